@@ -1,0 +1,7 @@
+"""`python -m simd` is the `simd` command."""
+
+import sys
+
+from simd.cli import main
+
+sys.exit(main())
