@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set up everything the tests need on a fresh machine and run them:
+# a virtualenv with simd and its dev extra, Prometheus/promtool/Alertmanager from Debian's packages.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+python3 -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q -e ".[dev]"
+bash scripts/fetch-tools.sh
+export PATH="$root/.cache/tools/usr/bin:$PATH"
+exec .venv/bin/python -m pytest -q "$@"

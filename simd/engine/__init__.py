@@ -1,0 +1,22 @@
+"""The simulation core: pure and deterministic, numpy + stdlib only (DESIGN.md sections 3 and 4).
+
+No clock, file, environment variable or global random generator is read here, and neither
+prometheus_client nor apscheduler is imported (a test checks it).
+"""
+
+from simd.engine.core import (
+    Event,
+    JobResult,
+    advance,
+    bucket_seconds,
+    new_state,
+    run_job,
+)
+from simd.engine.hazard import per_step_cluster_hazard
+from simd.engine.spec import US_PER_SECOND, Cause, JobSpec, to_us
+from simd.engine.state import BUCKETS, State, Totals
+
+__all__ = [
+    "BUCKETS", "US_PER_SECOND", "Cause", "Event", "JobResult", "JobSpec", "State", "Totals", "advance",
+    "bucket_seconds", "new_state", "per_step_cluster_hazard", "run_job", "to_us",
+]

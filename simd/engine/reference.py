@@ -1,0 +1,105 @@
+"""Seed 000's per-step loop, kept as the oracle the event-driven engine is tested and benchmarked against.
+
+This is the seed's ``TrainingSimulator.run`` (quoted in full in the seed), with ``random.Random(seed)`` and
+one or two Bernoulli draws per step. Extended only where the engine is: each hard failure draws a cause
+(one more uniform, only when there are several causes) that sets its detection and restart time.
+It is O(steps): use it for tests and benchmarks only.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left
+
+from simd.engine.hazard import per_step_cluster_hazard
+from simd.engine.spec import JobSpec
+
+
+def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
+    rng = random.Random(spec.seed if seed is None else seed)
+    hard_hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    sdc_hazard = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    causes = spec.cause_list
+    cumulative, acc = [], 0.0
+    for c in causes:
+        acc += c.share
+        cumulative.append(acc)
+    cumulative[-1] = 1.0
+    by_cause = dict.fromkeys((c.name for c in causes), 0)
+
+    step_s, target = spec.step_seconds, spec.target_steps
+    vi, ci = spec.validation_interval_steps, spec.ckpt_interval_steps
+    wall = 0.0
+    last_ckpt = cur = 0
+    corrupted = False
+    interruptions = sdc_detected = sdc_baked = recompute = final_void = 0
+    ckpt_t = restart_t = valid_t = detect_t = 0.0
+
+    while cur < target:
+        cur += 1
+        wall += step_s
+        # (a) hard failure: stop, roll back to last_ckpt
+        if rng.random() < hard_hazard:
+            cause = causes[0]
+            if len(causes) > 1:
+                cause = causes[min(bisect_left(cumulative, rng.random()), len(causes) - 1)]
+            by_cause[cause.name] += 1
+            interruptions += 1
+            recompute += cur - last_ckpt
+            cur = last_ckpt
+            corrupted = False
+            detect_t += cause.detection_seconds
+            restart_t += cause.restart_seconds
+            wall += cause.detection_seconds + cause.restart_seconds
+            continue
+        # (b) SDC onset (silent)
+        if not corrupted and rng.random() < sdc_hazard:
+            corrupted = True
+        # (c) validation point, before the checkpoint
+        if vi and cur % vi == 0:
+            valid_t += spec.validation_seconds
+            wall += spec.validation_seconds
+            if corrupted:
+                sdc_detected += 1
+                recompute += cur - last_ckpt
+                cur = last_ckpt
+                corrupted = False
+                restart_t += spec.restart_seconds
+                wall += spec.restart_seconds
+                continue
+        # (d) checkpoint point: commit or bake in
+        if cur % ci == 0:
+            ckpt_t += spec.ckpt_seconds
+            wall += spec.ckpt_seconds
+            if corrupted:
+                sdc_baked += 1
+                recompute += cur - last_ckpt
+                cur = last_ckpt
+                corrupted = False
+                restart_t += spec.restart_seconds
+                wall += spec.restart_seconds
+            else:
+                last_ckpt = cur
+    # end of job: an SDC still present is baked in and its steps are void
+    if corrupted:
+        sdc_baked += 1
+        recompute += cur - last_ckpt
+        final_void = cur - last_ckpt
+
+    productive = (target - final_void) * step_s
+    return {
+        "target_steps": target,
+        "recompute_steps": recompute,
+        "interruptions": interruptions,
+        "interruptions_by_cause": by_cause,
+        "sdc_detected": sdc_detected,
+        "sdc_baked": sdc_baked,
+        "wall_seconds": wall,
+        "checkpoint_seconds": ckpt_t,
+        "validation_seconds": valid_t,
+        "restart_seconds": restart_t,
+        "detection_seconds": detect_t,
+        # simd's definition (productive / wall: void work is not productive) and the seed's
+        "effective_utilization": productive / wall,
+        "seed_effective_utilization": target * step_s / wall,
+    }

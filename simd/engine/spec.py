@@ -1,0 +1,134 @@
+"""The job specification (seed 000's JobConfig, plus failure causes) and its compiled, integer form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from simd.engine.hazard import geometric_rate, per_step_cluster_hazard
+
+# The engine's clock counts integer microseconds: sums of durations are then exact, so the buckets add up
+# to the elapsed time bit for bit and any partition of time into ticks gives the identical state.
+US_PER_SECOND = 1_000_000
+
+
+def to_us(seconds: float) -> int:
+    """Seconds -> integer microseconds (the engine's resolution)."""
+    return round(seconds * US_PER_SECOND)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A class of hard failure: its share of interruptions and what recovering from it costs."""
+
+    name: str
+    share: float
+    detection_seconds: float = 0.0  # time from the failure to the job noticing it (seed 001, scenario 3)
+    restart_seconds: float = 0.0  # time to resume from the last checkpoint once noticed
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One synchronous training job (seed 000's JobConfig). Durations in seconds, rates per GPU-hour."""
+
+    n_gpus: int
+    step_seconds: float
+    target_steps: int
+    hard_per_gpu_hour: float
+    sdc_per_gpu_hour: float
+    ckpt_interval_steps: int
+    ckpt_seconds: float
+    validation_interval_steps: int  # 0 = no validation
+    validation_seconds: float
+    restart_seconds: float
+    seed: int = 0
+    # Causes of hard failures. Empty = seed 000's single kind ("hardware"), detected at once, recovered in
+    # restart_seconds. SDC rollbacks always pay restart_seconds.
+    causes: tuple[Cause, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.n_gpus < 1:
+            problems.append(f"n_gpus must be >= 1, got {self.n_gpus}")
+        if not self.step_seconds > 0:
+            problems.append(f"step_seconds must be > 0, got {self.step_seconds}")
+        if self.target_steps < 1:
+            problems.append(f"target_steps must be >= 1, got {self.target_steps}")
+        if self.ckpt_interval_steps < 1:
+            problems.append(f"ckpt_interval_steps must be >= 1, got {self.ckpt_interval_steps}")
+        if self.validation_interval_steps < 0:
+            problems.append(f"validation_interval_steps must be >= 0, got {self.validation_interval_steps}")
+        for name in ("hard_per_gpu_hour", "sdc_per_gpu_hour", "ckpt_seconds", "validation_seconds",
+                     "restart_seconds"):
+            if not getattr(self, name) >= 0:
+                problems.append(f"{name} must be >= 0, got {getattr(self, name)}")
+        for rate in ("hard_per_gpu_hour", "sdc_per_gpu_hour"):
+            if getattr(self, rate) * self.step_seconds / 3600.0 > 1.0:
+                problems.append(f"{rate} * step_seconds / 3600 must be <= 1 (a probability per GPU-step)")
+        if self.causes and abs(sum(c.share for c in self.causes) - 1.0) > 1e-9:
+            problems.append("cause shares must sum to 1")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def cause_list(self) -> tuple[Cause, ...]:
+        return self.causes or (Cause("hardware", 1.0, 0.0, self.restart_seconds),)
+
+    @property
+    def validation_divides_checkpoint(self) -> bool:
+        """Seed 000 erratum: only then is every SDC caught before a checkpoint can bake it in."""
+        v = self.validation_interval_steps
+        return v > 0 and self.ckpt_interval_steps % v == 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A JobSpec compiled for the engine: integer microseconds and geometric rates."""
+
+    spec: JobSpec
+    step_us: int
+    ckpt_us: int
+    val_us: int
+    sdc_restart_us: int
+    target: int
+    ckpt_every: int
+    val_every: int
+    hard_hazard: float
+    sdc_hazard: float
+    hard_rate: float  # -log(1 - hard_hazard)
+    sdc_rate: float
+    cause_names: tuple[str, ...]
+    cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
+    cause_detect_us: tuple[int, ...]
+    cause_restart_us: tuple[int, ...]
+
+
+def compile_spec(spec: JobSpec) -> Plan:
+    causes = spec.cause_list
+    cumulative, acc = [], 0.0
+    for c in causes:
+        acc += c.share
+        cumulative.append(acc)
+    cumulative[-1] = 1.0
+    hard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    sdc = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    step_us = to_us(spec.step_seconds)
+    if step_us < 1:
+        raise ValueError(f"step_seconds must be at least 1 microsecond, got {spec.step_seconds}")
+    return Plan(
+        spec=spec,
+        step_us=step_us,
+        ckpt_us=to_us(spec.ckpt_seconds),
+        val_us=to_us(spec.validation_seconds),
+        sdc_restart_us=to_us(spec.restart_seconds),
+        target=spec.target_steps,
+        ckpt_every=spec.ckpt_interval_steps,
+        val_every=spec.validation_interval_steps,
+        hard_hazard=hard,
+        sdc_hazard=sdc,
+        hard_rate=geometric_rate(hard),
+        sdc_rate=geometric_rate(sdc),
+        cause_names=tuple(c.name for c in causes),
+        cause_cumulative=tuple(cumulative),
+        cause_detect_us=tuple(to_us(c.detection_seconds) for c in causes),
+        cause_restart_us=tuple(to_us(c.restart_seconds) for c in causes),
+    )

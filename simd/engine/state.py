@@ -1,0 +1,73 @@
+"""The engine's state: integer counters and positions only, so that it compares exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from simd.engine.spec import US_PER_SECOND, Plan
+
+# Every simulated microsecond ends in exactly one of these (DESIGN.md section 3.5), or is in flight:
+# compute of steps not yet committed by a checkpoint, or the unit (step, validation, checkpoint, restart)
+# that is still running when a tick ends.
+BUCKETS = ("productive", "rollback", "checkpoint", "validation", "restart", "detection", "straggler")
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Monotone counters since the start of the simulation."""
+
+    steps_executed: int = 0
+    steps_committed: int = 0
+    steps_recomputed: int = 0
+    checkpoints: int = 0  # committed checkpoints
+    validations: int = 0
+    sdc_onsets: int = 0
+    sdc_detected: int = 0
+    sdc_baked: int = 0
+    interruptions: tuple[int, ...] = ()  # hard failures, per cause (Plan.cause_names)
+    productive_us: int = 0
+    rollback_us: int = 0
+    checkpoint_us: int = 0
+    validation_us: int = 0
+    restart_us: int = 0
+    detection_us: int = 0
+    straggler_us: int = 0
+    jobs_completed: int = 0
+
+    def bucket_us(self) -> dict[str, int]:
+        return {b: getattr(self, f"{b}_us") for b in BUCKETS}
+
+    def minus(self, other: Totals) -> Totals:
+        values = {}
+        for f in fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            values[f.name] = tuple(x - y for x, y in zip(a, b, strict=True)) if isinstance(a, tuple) else a - b
+        return Totals(**values)
+
+
+@dataclass(frozen=True)
+class State:
+    """Where a job stands. ``clock`` is the simulated time reached; ``t`` the end of the last whole unit."""
+
+    plan: Plan
+    clock: int  # microseconds
+    t: int  # microseconds, <= clock; (clock - t) is the unit in progress
+    step: int  # steps done in the current job, including uncommitted ones (seed's `cur`)
+    last_ckpt: int  # step of the last clean checkpoint
+    corrupted: bool  # an undetected SDC is in the state
+    hard_countdown: int  # the hard failure strikes on the hard_countdown-th step from here
+    next_cause: int  # index of the cause of that failure (drawn with it)
+    sdc_countdown: int  # the next SDC sets in on the sdc_countdown-th clean, uncorrupted step from here
+    pending_us: int  # base compute time of the uncommitted steps (last_ckpt, step]
+    totals: Totals
+    job_start: Totals  # totals when the current job started
+    job_start_t: int
+    rng: tuple[dict, ...]
+
+    @property
+    def clock_seconds(self) -> float:
+        return self.clock / US_PER_SECOND
+
+    def in_flight_us(self) -> int:
+        """Elapsed time not yet in a bucket: uncommitted compute plus the unit in progress."""
+        return self.pending_us + (self.clock - self.t)

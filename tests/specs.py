@@ -1,0 +1,28 @@
+"""Job specifications shared by the engine tests."""
+
+from simd.engine import JobSpec
+
+
+def spec(**overrides) -> JobSpec:
+    """Seed 000's optimized job (1024 GPUs, 60 s steps, 3000 steps), with overrides."""
+    base = dict(n_gpus=1024, step_seconds=60.0, target_steps=3000, hard_per_gpu_hour=2.0e-4,
+                sdc_per_gpu_hour=1.5e-4, ckpt_interval_steps=25, ckpt_seconds=300.0,
+                validation_interval_steps=25, validation_seconds=20.0, restart_seconds=60.0, seed=0)
+    base.update(overrides)
+    return JobSpec(**base)
+
+
+# Configurations for the statistical equivalence with seed 000's per-step loop.
+ORACLE_CONFIGS = {
+    "optimized": spec(),
+    # validation every 40 does not divide checkpoint every 50: SDCs get baked in (seed README, errata)
+    "nondividing": spec(ckpt_interval_steps=50, validation_interval_steps=40),
+    # no validation at all: every SDC is baked in at the next checkpoint or at the end
+    "no_validation": spec(ckpt_interval_steps=200, validation_interval_steps=0, sdc_per_gpu_hour=3.0e-4),
+    # zero hard-failure rate: only SDCs interrupt
+    "sdc_only": spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=4.0e-4, ckpt_interval_steps=50,
+                     validation_interval_steps=25),
+    # failures so frequent that most checkpoint intervals are lost
+    "stormy": spec(n_gpus=4096, hard_per_gpu_hour=1.0e-3, ckpt_interval_steps=40, target_steps=600,
+                   validation_interval_steps=20),
+}
