@@ -165,3 +165,14 @@ def count_by_cause(causes: Iterable[str]) -> dict[str, int]:
     for c in causes:
         counts[c] += 1
     return counts
+
+
+def expected_lost_seconds_per_failure(
+    strategy: str, shares: Mapping[str, float], rollback_seconds_per_failure: float
+) -> float:
+    """Mean lost time of one failure whose cause is drawn from ``shares`` (normalized)."""
+    total = math.fsum(shares.values())
+    return math.fsum(
+        share / total * (DETECTION_SECONDS[c] + restart_seconds(c, strategy) + rollback_seconds_per_failure)
+        for c, share in shares.items()
+    )
