@@ -53,7 +53,8 @@ DIFFERENTIAL_COST_FACTOR = 0.3  # differential checkpoint costs 0.3 of a full on
 MTBF_SECONDS = availability.KOKOLIS_JOB_MTTF_HOURS * 3600.0
 # The cold restart, TrainMover's 6.47 min = 388.2 s (recovery.COLD_RESTART_SECONDS).
 RESTART_SECONDS = recovery.COLD_RESTART_SECONDS
-# The run of the grid search, steps: inferred (module docstring), the only length giving the seed's 27.38%.
+# The run of the grid search, steps: inferred (module docstring): the only length giving the seed's
+# no-checkpoint efficiency.
 RUN_STEPS = 5000
 # The stride of the seed's interval-efficiency table, steps (rows 300, 600, ..., up to RUN_STEPS).
 TABLE_STRIDE_STEPS = 300
