@@ -74,7 +74,8 @@ def scenario_availability() -> Section:
     model_anchor = av.job_mtbf_hours(node, av.KOKOLIS_JOB_GPUS)
 
     s.line(
-        f"Calibration: node MTBF = {node:.1f} h (Kokolis HPCA'25: a {av.KOKOLIS_JOB_GPUS}-GPU job fails every "
+        f"Calibration: node MTBF = {node:.1f} h (Kokolis HPCA'25: a {av.KOKOLIS_JOB_GPUS}-GPU job fails "
+        "every "
         f"{av.KOKOLIS_JOB_MTTF_HOURS:g} h; node MTBF = {av.KOKOLIS_JOB_MTTF_HOURS:g} h x "
         f"{av.KOKOLIS_JOB_GPUS}; job MTBF = node MTBF / N; availability = MTBF / (MTBF + MTTR))"
     )
@@ -85,8 +86,10 @@ def scenario_availability() -> Section:
             f"cold repair MTTR={av.COLD_MTTR_MINUTES:g}min availability",
             f"hot swap MTTR={av.HOT_SWAP_MTTR_MINUTES:g}min availability",
         ],
-        [[str(r.n_gpus), f"{r.job_mtbf_hours:.3f}", _pct(r.availability_cold), _pct(r.availability_hot)]
-         for r in rows],
+        [
+            [str(r.n_gpus), f"{r.job_mtbf_hours:.3f}", _pct(r.availability_cold), _pct(r.availability_hot)]
+            for r in rows
+        ],
     )
     s.line(
         f"Llama 3 calibration: {av.LLAMA3_GPUS:,} GPUs, one interruption every {llama_h:.2f} h measured "
@@ -156,21 +159,29 @@ def scenario_checkpoint() -> Section:
         "checkpoint cost C per segment, failures at rate 1/M during compute, each losing half a segment plus "
         "the restart R"
     )
-    s.bullets([
-        f"No checkpoint: long-run efficiency {_pct(no_ckpt)} (a failure loses all progress: one checkpoint at "
-        f"the end of a {run}-step run)",
-        f"\"Daly approximation\" optimum interval: {young_n} steps (the seed's name; the formula is Young 1974's "
-        f"sqrt(2CM) = {young_s:.1f} s)",
-        f"Daly 2006 higher-order estimate: {daly_s:.1f} s = {daly_n} steps, efficiency {_pct(eff(daly_n, full))} "
-        f"(it targets the exact exponential-failure model, whose grid optimum is {int(steps[ren_i])} steps at "
-        f"{_pct(float(renewal[ren_i]))} in that model)",
-        f"Exact grid optimum: {grid_n} steps, efficiency {_pct(grid_e)}",
-        f"Differential checkpoint (cost x{ck.DIFFERENTIAL_COST_FACTOR:g}) optimum: {diff_n} steps, efficiency "
-        f"{_pct(diff_e)} (Young: {diff_young_n} steps, Daly 2006: {diff_daly_n} steps)",
-    ])
+    s.bullets(
+        [
+            f"No checkpoint: long-run efficiency {_pct(no_ckpt)} (a failure loses all progress: one "
+            "checkpoint at "
+            f"the end of a {run}-step run)",
+            f'"Daly approximation" optimum interval: {young_n} steps (the seed\'s name; the formula is '
+            "Young 1974's "
+            f"sqrt(2CM) = {young_s:.1f} s)",
+            f"Daly 2006 higher-order estimate: {daly_s:.1f} s = {daly_n} steps, efficiency "
+            f"{_pct(eff(daly_n, full))} "
+            f"(it targets the exact exponential-failure model, whose grid optimum is {int(steps[ren_i])} "
+            "steps at "
+            f"{_pct(float(renewal[ren_i]))} in that model)",
+            f"Exact grid optimum: {grid_n} steps, efficiency {_pct(grid_e)}",
+            f"Differential checkpoint (cost x{ck.DIFFERENTIAL_COST_FACTOR:g}) optimum: {diff_n} steps, "
+            "efficiency "
+            f"{_pct(diff_e)} (Young: {diff_young_n} steps, Daly 2006: {diff_daly_n} steps)",
+        ]
+    )
     s.line(
         "Young's sqrt(2CM) is the exact optimum of this first-order model, so it and the grid agree by "
-        "construction; Daly's higher-order estimate lands on a shorter interval and a slightly lower efficiency."
+        "construction; Daly's higher-order estimate lands on a shorter interval and a slightly lower "
+        "efficiency."
     )
     s.line("Interval-efficiency curve (excerpt):")
     s.table(
@@ -207,17 +218,22 @@ def scenario_checkpoint() -> Section:
 # --- scenario 3 ---------------------------------------------------------------------------------------------
 def scenario_recovery(seed: int) -> Section:
     hours = rc.WEEK_HOURS
-    s = Section(3, f"Scenario 3: failure injection and elastic recovery ({hours / 24:g} days, "
-                   f"{rc.SCENARIO_GPUS} GPUs)")
+    s = Section(
+        3,
+        f"Scenario 3: failure injection and elastic recovery ({hours / 24:g} days, {rc.SCENARIO_GPUS} GPUs)",
+    )
     failures = rc.sample_failures(_rng(seed, 3), hours, rc.SCENARIO_MTBF_HOURS, rc.LLAMA3_CAUSE_SHARES)
     causes = [c for _, c in failures]
     counts = rc.count_by_cause(causes)
     rollback = rc.expected_rollback_seconds(rc.SCENARIO_CHECKPOINT_INTERVAL_SECONDS)
-    parts = " + ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in rc.TRAINMOVER_COLD_RESTART_MINUTES.items())
+    parts = " + ".join(
+        f"{k.replace('_', ' ')} {v:.2f}" for k, v in rc.TRAINMOVER_COLD_RESTART_MINUTES.items()
+    )
     lost = {strategy: rc.lost_time(causes, strategy, rollback) for strategy in rc.STRATEGIES}
     expected_n = hours / rc.SCENARIO_MTBF_HOURS
     expected_lost = {
-        strategy: expected_n * rc.expected_lost_seconds_per_failure(strategy, rc.LLAMA3_CAUSE_SHARES, rollback)
+        strategy: expected_n
+        * rc.expected_lost_seconds_per_failure(strategy, rc.LLAMA3_CAUSE_SHARES, rollback)
         / SECONDS_PER_HOUR
         for strategy in rc.STRATEGIES
     }
@@ -244,8 +260,14 @@ def scenario_recovery(seed: int) -> Section:
     s.table(
         ["strategy", "detection (s)", "restart (s)", "rollback (s)", "lost hours (h)", "ETTR"],
         [
-            [names[k], f"{v.detection_seconds:g}", f"{v.restart_seconds:.1f}", f"{v.rollback_seconds:g}",
-             f"{v.total_hours:.3f}", _pct(rc.ettr(v.total_hours, hours))]
+            [
+                names[k],
+                f"{v.detection_seconds:g}",
+                f"{v.restart_seconds:.1f}",
+                f"{v.rollback_seconds:g}",
+                f"{v.total_hours:.3f}",
+                _pct(rc.ettr(v.total_hours, hours)),
+            ]
             for k, v in lost.items()
         ],
     )
@@ -257,7 +279,8 @@ def scenario_recovery(seed: int) -> Section:
     )
     saved = lost["cold"].total_hours - lost["warm"].total_hours
     s.line(
-        f"{len(causes)} failures vs the expected {hours:g} h / {rc.SCENARIO_MTBF_HOURS:g} h = {expected_n:.1f}; "
+        f"{len(causes)} failures vs the expected {hours:g} h / {rc.SCENARIO_MTBF_HOURS:g} h = "
+        f"{expected_n:.1f}; "
         f"warm standby saves {saved:.2f} h this week. Expected over many weeks: lost "
         f"{expected_lost['cold']:.3f} h (ETTR {_pct(rc.ettr(expected_lost['cold'], hours))}) cold, "
         f"{expected_lost['warm']:.3f} h (ETTR {_pct(rc.ettr(expected_lost['warm'], hours))}) warm."
@@ -292,8 +315,10 @@ def scenario_straggler(seed: int) -> Section:
     n, base, sigma = st.SCENARIO_RANKS, st.BASE_STEP_SECONDS, st.JITTER_SIGMA_SECONDS
     slow = {st.SLOW_RANK: st.SLOWDOWN}
     pct_slow = 100.0 * (st.SLOWDOWN - 1.0)
-    s = Section(4, f"Scenario 4: straggler detection and mitigation ({n} GPUs, rank {st.SLOW_RANK} "
-                   f"{pct_slow:g}% slow)")
+    s = Section(
+        4,
+        f"Scenario 4: straggler detection and mitigation ({n} GPUs, rank {st.SLOW_RANK} {pct_slow:g}% slow)",
+    )
     rng = _rng(seed, 4)
     truth = np.zeros(n, dtype=bool)
     truth[list(slow)] = True
@@ -336,38 +361,49 @@ def scenario_straggler(seed: int) -> Section:
     ind_flag_sim = [int(i) for i in np.flatnonzero(ind < st.SCORE_THRESHOLD)]
 
     detected = [int(i) for i in np.flatnonzero(flagged)]
-    s.bullets([
-        f"Synchronous step = max(rank times): {step_slow:.2f} s (base {base:g} s, straggler +{pct_slow:g}%)",
-        f"Median detection (threshold median x {1 + st.DETECTION_THRESHOLD:g}): {detected} "
-        f"(precision={precision:.2f}, recall={recall:.2f})",
-        f"Step after replacement: {step_healthy:.2f} s (back to the no-straggler baseline; the replacement "
-        f"rank reuses the slot's jitter draw)",
-    ])
+    s.bullets(
+        [
+            f"Synchronous step = max(rank times): {step_slow:.2f} s (base {base:g} s, straggler "
+            f"+{pct_slow:g}%)",
+            f"Median detection (threshold median x {1 + st.DETECTION_THRESHOLD:g}): {detected} "
+            f"(precision={precision:.2f}, recall={recall:.2f})",
+            f"Step after replacement: {step_healthy:.2f} s (back to the no-straggler baseline; the "
+            "replacement "
+            f"rank reuses the slot's jitter draw)",
+        ]
+    )
     s.line(f"Control (no straggler, sigma={sigma:g}s jitter):")
     s.bullets([f"step = {step_healthy:.2f} s, false positives {fp_one}"])
     s.line(f"Over {STRAGGLER_TRIALS} independent steps:")
-    s.bullets([
-        f"straggler found with precision {t_precision:.3f}, recall {t_recall:.3f} "
-        f"(exactly the straggler flagged in {exact_trials}/{STRAGGLER_TRIALS} steps)",
-        f"jitter alone: {fp_jitter} false positives in {trials.size:,} rank-steps (rate {fp_rate:.2e}"
-        + (f"; 95% upper bound 3/n = {3.0 / trials.size:.2e})" if fp_jitter == 0 else ")"),
-        f"mean step without straggler {mean_step:.3f} s +- {se_step:.3f} (1 s.e.); expected maximum of {n} "
-        f"normal draws: {expected_step:.3f} s",
-        f"mean step with the straggler {mean_step_slow:.3f} s: until replaced it costs "
-        f"{_pct(1.0 - mean_step / mean_step_slow)} of the healthy cluster's throughput "
-        f"(against the jitter-free base: 1 - 1/{st.SLOWDOWN:g} = {_pct(1.0 - 1.0 / st.SLOWDOWN)})",
-    ])
+    s.bullets(
+        [
+            f"straggler found with precision {t_precision:.3f}, recall {t_recall:.3f} "
+            f"(exactly the straggler flagged in {exact_trials}/{STRAGGLER_TRIALS} steps)",
+            f"jitter alone: {fp_jitter} false positives in {trials.size:,} rank-steps (rate {fp_rate:.2e}"
+            + (f"; 95% upper bound 3/n = {3.0 / trials.size:.2e})" if fp_jitter == 0 else ")"),
+            f"mean step without straggler {mean_step:.3f} s +- {se_step:.3f} (1 s.e.); expected maximum of "
+            f"{n} "
+            f"normal draws: {expected_step:.3f} s",
+            f"mean step with the straggler {mean_step_slow:.3f} s: until replaced it costs "
+            f"{_pct(1.0 - mean_step / mean_step_slow)} of the healthy cluster's throughput "
+            f"(against the jitter-free base: 1 - 1/{st.SLOWDOWN:g} = {_pct(1.0 - 1.0 / st.SLOWDOWN)})",
+        ]
+    )
     s.line(
-        f"NVRx-style scores (nvidia-resiliency-ext; medians over {NVRX_WINDOWS} windows of {NVRX_WINDOW_STEPS} "
+        f"NVRx-style scores (nvidia-resiliency-ext; medians over {NVRX_WINDOWS} windows of "
+        f"{NVRX_WINDOW_STEPS} "
         f"steps, rank {st.SLOW_RANK} slow from window {onset}):"
     )
-    s.bullets([
-        f"rank {st.SLOW_RANK}: relative score {rel[st.SLOW_RANK]:.3f} (vs the best rank), individual score "
-        f"{ind[st.SLOW_RANK]:.3f} (vs its own best); healthy ranks: relative >= "
-        f"{float(np.min(rel[healthy_mask])):.3f}, individual >= {float(np.min(ind[healthy_mask])):.3f}",
-        f"flagged below the NVRx default {st.NVRX_SCORE_THRESHOLD:g}: relative {rel_flag}, individual "
-        f"{ind_flag}; below {st.SCORE_THRESHOLD:g}: relative {rel_flag_sim}, individual {ind_flag_sim}",
-    ])
+    s.bullets(
+        [
+            f"rank {st.SLOW_RANK}: relative score {rel[st.SLOW_RANK]:.3f} (vs the best rank), individual "
+            "score "
+            f"{ind[st.SLOW_RANK]:.3f} (vs its own best); healthy ranks: relative >= "
+            f"{float(np.min(rel[healthy_mask])):.3f}, individual >= {float(np.min(ind[healthy_mask])):.3f}",
+            f"flagged below the NVRx default {st.NVRX_SCORE_THRESHOLD:g}: relative {rel_flag}, individual "
+            f"{ind_flag}; below {st.SCORE_THRESHOLD:g}: relative {rel_flag_sim}, individual {ind_flag_sim}",
+        ]
+    )
     s.data = {
         "seed": seed,
         "n_ranks": n,
@@ -420,15 +456,20 @@ def scenario_sdc(seed: int) -> Section:
     hits = sdc.spike_guard(spiked)
     clean_alarms = sdc.spike_guard(loss)
 
-    s.bullets([
-        f"Bit flips injected into ranks {ranks} (1-{sdc.MAX_BITS_PER_RANK} bits per rank, {len(flips)} in all)",
-        f"Shard fingerprints locate {len(located)} ranks: {located} (exact match = {located == ranks})",
-        f"Bitwise dual run over all {n} ranks: caught {caught}/{len(ranks)}, false positives {dual_fp}",
-        f"Dual run on clean data: false positives {clean_fp}",
-        f"Loss-spike guard ({sdc.SPIKE_FACTOR:g}x rolling median of {sdc.SPIKE_WINDOW_STEPS} steps): steps "
-        f"{hits} (injected at step {sdc.SPIKE_STEP}, loss x{sdc.INJECTED_SPIKE_MULTIPLIER:g}); clean curve: "
-        f"{len(clean_alarms)} false alarms",
-    ])
+    s.bullets(
+        [
+            f"Bit flips injected into ranks {ranks} (1-{sdc.MAX_BITS_PER_RANK} bits per rank, {len(flips)} "
+            "in all)",
+            f"Shard fingerprints locate {len(located)} ranks: {located} (exact match = {located == ranks})",
+            f"Bitwise dual run over all {n} ranks: caught {caught}/{len(ranks)}, false positives {dual_fp}",
+            f"Dual run on clean data: false positives {clean_fp}",
+            f"Loss-spike guard ({sdc.SPIKE_FACTOR:g}x rolling median of {sdc.SPIKE_WINDOW_STEPS} steps): "
+            "steps "
+            f"{hits} (injected at step {sdc.SPIKE_STEP}, loss x{sdc.INJECTED_SPIKE_MULTIPLIER:g}); clean "
+            "curve: "
+            f"{len(clean_alarms)} false alarms",
+        ]
+    )
     s.line(
         "Fingerprints are compared rank by rank (n_ranks comparisons); production systems fold this into the "
         "communication stack. Dual run: no misses, twice the compute; fingerprints: cheap, see only "
@@ -465,8 +506,10 @@ def build(scenarios: list[int], seed: int) -> list[Section]:
 
 def _text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
     def fmt(cells):
         return "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
     return [fmt(headers), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
 
 
@@ -508,12 +551,18 @@ def render(sections: list[Section], fmt: str) -> str:
 def configure_parser(parser: argparse.ArgumentParser) -> None:
     """Add `simd report`'s options to ``parser``."""
     parser.add_argument(
-        "--scenario", type=int, choices=SCENARIOS, action="append", metavar="{1..5}",
+        "--scenario",
+        type=int,
+        choices=SCENARIOS,
+        action="append",
+        metavar="{1..5}",
         help="scenario to print (repeatable; default: all five)",
     )
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
     parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED,
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
         help=f"random seed of scenarios 3-5 (default: {DEFAULT_SEED}); scenarios 1-2 are closed form",
     )
 

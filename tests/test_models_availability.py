@@ -8,7 +8,7 @@ from hypothesis import strategies as hst
 
 from simd.models import availability as av
 
-# Seed 001, scenario 1, as printed: GPUs -> (job MTBF h, cold 60 min availability, hot swap 5 min availability).
+# Seed 001, scenario 1, as printed: GPUs -> (job MTBF h, availability cold 60 min, hot swap 5 min).
 SEED_ROWS = {
     128: ("63.200", "98.44%", "99.87%"),
     1024: ("7.900", "88.76%", "98.96%"),

@@ -27,10 +27,18 @@ def test_constants():
     assert rc.WARM_SWAP_SECONDS == 55.0
     assert tuple(rc.LLAMA3_CAUSE_SHARES) == rc.CAUSES == tuple(rc.DETECTION_SECONDS)
     assert math.fsum(rc.LLAMA3_CAUSE_SHARES.values()) == pytest.approx(1.0, abs=1e-12)
-    assert rc.LLAMA3_CAUSE_SHARES == {"gpu": 0.587, "network": 0.084, "host": 0.10, "software": 0.145,
-                                      "other": 0.084}
+    assert rc.LLAMA3_CAUSE_SHARES == {
+        "gpu": 0.587,
+        "network": 0.084,
+        "host": 0.10,
+        "software": 0.145,
+        "other": 0.084,
+    }
     assert (rc.DETECTION_SECONDS["gpu"], rc.DETECTION_SECONDS["network"], rc.DETECTION_SECONDS["host"]) == (
-        10.0, 30.0, 2.0)
+        10.0,
+        30.0,
+        2.0,
+    )
     assert rc.WARM_CAPABLE_CAUSES == {"gpu", "network", "host"}
 
 
@@ -82,8 +90,9 @@ def test_failure_count_and_causes_over_many_seeds():
     n_seeds = 4000
     counts, causes = [], []
     for seed in range(n_seeds):
-        week = rc.sample_failures(np.random.default_rng(seed), rc.WEEK_HOURS, rc.SCENARIO_MTBF_HOURS,
-                                  rc.LLAMA3_CAUSE_SHARES)
+        week = rc.sample_failures(
+            np.random.default_rng(seed), rc.WEEK_HOURS, rc.SCENARIO_MTBF_HOURS, rc.LLAMA3_CAUSE_SHARES
+        )
         counts.append(len(week))
         causes += [c for _, c in week]
         assert all(0 <= t < rc.WEEK_HOURS for t, _ in week)
@@ -107,14 +116,22 @@ def test_expected_lost_time_matches_simulation():
         week = rc.sample_failures(rng, rc.WEEK_HOURS, rc.SCENARIO_MTBF_HOURS, rc.LLAMA3_CAUSE_SHARES)
         lost.append(rc.lost_time([c for _, c in week], "cold", rollback).total_seconds)
     lost = np.array(lost)
-    expected = rc.WEEK_HOURS / rc.SCENARIO_MTBF_HOURS * rc.expected_lost_seconds_per_failure(
-        "cold", rc.LLAMA3_CAUSE_SHARES, rollback)
+    expected = (
+        rc.WEEK_HOURS
+        / rc.SCENARIO_MTBF_HOURS
+        * rc.expected_lost_seconds_per_failure("cold", rc.LLAMA3_CAUSE_SHARES, rollback)
+    )
     assert abs(lost.mean() - expected) < 4 * lost.std(ddof=1) / math.sqrt(lost.size)
 
 
 def test_count_by_cause_and_validation():
-    assert rc.count_by_cause(["gpu", "gpu", "other"]) == {"gpu": 2, "network": 0, "host": 0, "software": 0,
-                                                          "other": 1}
+    assert rc.count_by_cause(["gpu", "gpu", "other"]) == {
+        "gpu": 2,
+        "network": 0,
+        "host": 0,
+        "software": 0,
+        "other": 1,
+    }
     with pytest.raises(ValueError):
         rc.ettr(1.0, 0.0)
     with pytest.raises(ValueError):

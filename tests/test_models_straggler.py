@@ -14,11 +14,13 @@ TRIALS = 1000
 
 
 def test_norm_ppf_matches_stdlib_everywhere():
-    p = np.concatenate([
-        np.linspace(1e-12, 1 - 1e-12, 20001),
-        np.logspace(-300, -1, 600),
-        1 - np.logspace(-15, -1, 200),
-    ])
+    p = np.concatenate(
+        [
+            np.linspace(1e-12, 1 - 1e-12, 20001),
+            np.logspace(-300, -1, 600),
+            1 - np.logspace(-15, -1, 200),
+        ]
+    )
     got = st.norm_ppf(p)
     want = np.array([NormalDist().inv_cdf(float(x)) for x in p])
     assert np.max(np.abs(got - want)) < 1e-12
@@ -37,7 +39,9 @@ def test_norm_ppf_edges_and_scalars():
     assert isinstance(st.norm_ppf(0.975), float)
     assert st.norm_ppf(0.975) == pytest.approx(1.959963984540054, abs=1e-14)
     assert st.norm_ppf(0.0) == -math.inf and st.norm_ppf(1.0) == math.inf
-    assert math.isnan(st.norm_ppf(-0.1)) and math.isnan(st.norm_ppf(1.5)) and math.isnan(st.norm_ppf(math.nan))
+    assert (
+        math.isnan(st.norm_ppf(-0.1)) and math.isnan(st.norm_ppf(1.5)) and math.isnan(st.norm_ppf(math.nan))
+    )
     assert st.norm_ppf(np.array([[0.1, 0.9]])).shape == (1, 2)
 
 
@@ -71,8 +75,9 @@ def test_expected_max_normal_matches_sampling():
 
 def _trials(seed, slow=True):
     rng = np.random.default_rng(seed)
-    healthy = st.rank_step_seconds(rng, (TRIALS, st.SCENARIO_RANKS), st.BASE_STEP_SECONDS,
-                                   st.JITTER_SIGMA_SECONDS)
+    healthy = st.rank_step_seconds(
+        rng, (TRIALS, st.SCENARIO_RANKS), st.BASE_STEP_SECONDS, st.JITTER_SIGMA_SECONDS
+    )
     return healthy, st.apply_slowdown(healthy, {st.SLOW_RANK: st.SLOWDOWN})
 
 
@@ -132,8 +137,13 @@ def test_nvrx_scores():
 
 def test_scores_find_the_straggler_at_simds_threshold_not_nvrxs_default():
     rng = np.random.default_rng(4)
-    times = st.rank_step_seconds(rng, (100, st.SCENARIO_RANKS), st.BASE_STEP_SECONDS, st.JITTER_SIGMA_SECONDS,
-                                 {st.SLOW_RANK: st.SLOWDOWN})
+    times = st.rank_step_seconds(
+        rng,
+        (100, st.SCENARIO_RANKS),
+        st.BASE_STEP_SECONDS,
+        st.JITTER_SIGMA_SECONDS,
+        {st.SLOW_RANK: st.SLOWDOWN},
+    )
     rel = st.relative_scores(np.median(times, axis=0))
     assert list(np.flatnonzero(rel < st.SCORE_THRESHOLD)) == [st.SLOW_RANK]
     assert list(np.flatnonzero(rel < st.NVRX_SCORE_THRESHOLD)) == []

@@ -36,11 +36,21 @@ SEED_DALY_STEPS = "123 steps"
 SEED_OPTIMUM = ("123 steps", "87.45%")
 SEED_DIFFERENTIAL = ("67 steps", "92.18%")
 SEED_S2_ROWS = [
-    ("300", "83.43%", "84.75%"), ("600", "74.44%", "74.96%"), ("900", "66.79%", "67.07%"),
-    ("1200", "60.49%", "60.66%"), ("1500", "55.24%", "55.36%"), ("1800", "50.83%", "50.91%"),
-    ("2100", "47.06%", "47.12%"), ("2400", "43.81%", "43.85%"), ("2700", "40.97%", "41.01%"),
-    ("3000", "38.48%", "38.51%"), ("3300", "36.28%", "36.30%"), ("3600", "34.31%", "34.33%"),
-    ("3900", "32.55%", "32.56%"), ("4200", "30.95%", "30.97%"), ("4500", "29.51%", "29.52%"),
+    ("300", "83.43%", "84.75%"),
+    ("600", "74.44%", "74.96%"),
+    ("900", "66.79%", "67.07%"),
+    ("1200", "60.49%", "60.66%"),
+    ("1500", "55.24%", "55.36%"),
+    ("1800", "50.83%", "50.91%"),
+    ("2100", "47.06%", "47.12%"),
+    ("2400", "43.81%", "43.85%"),
+    ("2700", "40.97%", "41.01%"),
+    ("3000", "38.48%", "38.51%"),
+    ("3300", "36.28%", "36.30%"),
+    ("3600", "34.31%", "34.33%"),
+    ("3900", "32.55%", "32.56%"),
+    ("4200", "30.95%", "30.97%"),
+    ("4500", "29.51%", "29.52%"),
     ("4800", "28.19%", "28.20%"),
 ]
 # Literals of the seed's scenario 1-3 output that must never be stored in simd/ (they must be computed).
@@ -64,8 +74,11 @@ def _run(capsys, argv=()):
 
 def _rows(text, ncols):
     """Table rows of the text format: lines of ncols whitespace-separated cells starting with a number."""
-    return [tuple(line.split()) for line in text.splitlines()
-            if re.match(r"^\s*\d+\s", line) and len(line.split()) == ncols]
+    return [
+        tuple(line.split())
+        for line in text.splitlines()
+        if re.match(r"^\s*\d+\s", line) and len(line.split()) == ncols
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -99,13 +112,28 @@ def test_markdown_and_json_carry_the_same_numbers(capsys):
     doc = json.loads(_run(capsys, ["--format", "json", "--scenario", "1", "--scenario", "2"]))
     s1, s2 = doc["scenarios"]
     assert f"{s1['node_mtbf_hours']:.1f}" == SEED_NODE_MTBF
-    assert [(str(r["n_gpus"]), f"{r['job_mtbf_hours']:.3f}", f"{100 * r['availability_cold']:.2f}%",
-             f"{100 * r['availability_hot_swap']:.2f}%") for r in s1["rows"]] == SEED_S1_ROWS
-    assert [(str(r["interval_steps"]), f"{100 * r['full_efficiency']:.2f}%",
-             f"{100 * r['differential_efficiency']:.2f}%") for r in s2["table"]] == SEED_S2_ROWS
+    assert [
+        (
+            str(r["n_gpus"]),
+            f"{r['job_mtbf_hours']:.3f}",
+            f"{100 * r['availability_cold']:.2f}%",
+            f"{100 * r['availability_hot_swap']:.2f}%",
+        )
+        for r in s1["rows"]
+    ] == SEED_S1_ROWS
+    assert [
+        (
+            str(r["interval_steps"]),
+            f"{100 * r['full_efficiency']:.2f}%",
+            f"{100 * r['differential_efficiency']:.2f}%",
+        )
+        for r in s2["table"]
+    ] == SEED_S2_ROWS
     assert (s2["grid_optimum_steps"], f"{100 * s2['grid_optimum_efficiency']:.2f}%") == (123, "87.45%")
     assert (s2["differential_optimum_steps"], f"{100 * s2['differential_optimum_efficiency']:.2f}%") == (
-        67, "92.18%")
+        67,
+        "92.18%",
+    )
 
 
 @pytest.mark.parametrize(

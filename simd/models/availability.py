@@ -82,7 +82,9 @@ def scale_table(
     rows = []
     for n in gpus:
         mtbf = job_mtbf_hours(node_mtbf, n)
-        rows.append(ScaleRow(n, mtbf, availability(mtbf, cold_mttr_hours), availability(mtbf, hot_mttr_hours)))
+        rows.append(
+            ScaleRow(n, mtbf, availability(mtbf, cold_mttr_hours), availability(mtbf, hot_mttr_hours))
+        )
     return rows
 
 

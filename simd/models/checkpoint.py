@@ -68,7 +68,7 @@ def young_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> fl
 
 
 def daly_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> float:
-    """Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps" (FGCS 22(3)).
+    """Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps", FGCS 22.
 
     ``sqrt(2CM) * (1 + sqrt(C/(2M))/3 + (C/(2M))/9) - C`` for ``C < 2M``, else ``M``: the compute time
     between checkpoints. It approximates the optimum of the exponential-failure model.
@@ -109,7 +109,11 @@ def renewal_efficiency(interval_steps, step_seconds, checkpoint_seconds, mtbf_se
 
 
 def optimal_interval_grid(
-    max_steps: int, step_seconds: float, checkpoint_seconds: float, mtbf_seconds: float, restart_seconds: float
+    max_steps: int,
+    step_seconds: float,
+    checkpoint_seconds: float,
+    mtbf_seconds: float,
+    restart_seconds: float,
 ) -> tuple[int, float]:
     """The exact optimum of ``efficiency`` over the integer intervals ``1..max_steps``: (steps, efficiency).
 
