@@ -506,9 +506,13 @@ def build(scenarios: list[int], seed: int) -> list[Section]:
 
 def _text_table(headers: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+    # Columns of text (the strategies of scenario 3) are left-aligned, columns of numbers right-aligned.
+    left = [not (rows and rows[0][i][:1].isdigit()) for i in range(len(headers))]
 
     def fmt(cells):
-        return "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+        return "  ".join(
+            c.ljust(w) if lft else c.rjust(w) for c, w, lft in zip(cells, widths, left, strict=True)
+        ).rstrip()
 
     return [fmt(headers), "  ".join("-" * w for w in widths), *(fmt(r) for r in rows)]
 
