@@ -10,17 +10,20 @@ from simd.engine import US_PER_SECOND, advance, new_state, run_job
 from simd.engine.hazard import NEVER
 
 S = US_PER_SECOND
+TINY = 1e-15  # a rate whose next events after a placed one lie ~1e14 steps away
 
 
 def _placed(s, hard=NEVER, sdc=NEVER):
-    return replace(new_state(s), hard_countdown=hard, sdc_countdown=sdc)
+    """A fresh state whose next hard failure / SDC candidate is the hard-th / sdc-th executed step."""
+    s = replace(s, hard_per_gpu_hour=TINY if hard < NEVER else 0.0, sdc_per_gpu_hour=TINY if sdc < NEVER else 0.0)
+    return replace(new_state(s), hard=(0, hard), sdc=(0, sdc))
 
 
 def test_failure_on_a_checkpoint_step_rolls_back_without_committing():
     s = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, ckpt_interval_steps=10, validation_interval_steps=0,
              step_seconds=60.0, ckpt_seconds=300.0, restart_seconds=60.0)
     state = _placed(s, hard=20)  # the failure strikes on step 20, a checkpoint step
-    state, events = advance(state, (20 * 60 + 300 + 60) * S)
+    state, events = advance(state, (20 * 60 + 300 + 60) * S, trace=True)
     assert [e.kind for e in events] == ["interruption"]
     assert events[0].t_us == (20 * 60 + 300 + 60) * S  # step 10's checkpoint paid, step 20's not
     assert state.step == state.last_ckpt == 10
@@ -33,7 +36,7 @@ def test_failure_on_a_checkpoint_step_rolls_back_without_committing():
 def test_sdc_on_a_validation_step_is_detected_at_once():
     s = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, ckpt_interval_steps=50, validation_interval_steps=25)
     state = _placed(s, sdc=25)
-    state, events = advance(state, (25 * 60 + 20 + 60) * S)
+    state, events = advance(state, (25 * 60 + 20 + 60) * S, trace=True)
     assert [e.kind for e in events] == ["sdc_detected"]
     assert state.step == 0 and not state.corrupted
     assert state.totals.steps_recomputed == 25 and state.totals.sdc_baked == 0
@@ -42,7 +45,7 @@ def test_sdc_on_a_validation_step_is_detected_at_once():
 def test_sdc_between_validations_is_baked_in_when_validation_does_not_divide_checkpoint():
     s = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, ckpt_interval_steps=50, validation_interval_steps=40)
     state = _placed(s, sdc=45)  # onset at step 45: the validation at 40 is past, the checkpoint at 50 bakes
-    state, events = advance(state, 3600 * S)
+    state, events = advance(state, 3600 * S, trace=True)
     assert [e.kind for e in events] == ["sdc_baked"]
     assert state.totals.steps_recomputed == 50 and state.totals.checkpoints == 0
 
@@ -50,10 +53,10 @@ def test_sdc_between_validations_is_baked_in_when_validation_does_not_divide_che
 def test_hard_failure_and_sdc_on_the_same_step_is_a_hard_failure():
     s = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, ckpt_interval_steps=50, validation_interval_steps=25)
     state = _placed(s, hard=7, sdc=7)
-    state, events = advance(state, (7 * 60 + 60) * S)
+    state, events = advance(state, (7 * 60 + 60) * S, trace=True)
     assert [e.kind for e in events] == ["interruption"]
     assert not state.corrupted
-    assert state.sdc_countdown == 1  # the failed step drew no SDC: it sets in on the next clean step
+    assert state.totals.sdc_onsets == 0  # the failed step's SDC draw is void (seed: `continue` before it)
 
 
 def test_tick_ending_exactly_on_a_step_boundary_completes_that_step():
@@ -86,7 +89,7 @@ def test_zero_rates_give_the_closed_form_ideal():
 def test_rates_so_high_that_nothing_commits_still_advance_time_and_terminate():
     # per-GPU probability 1 per step: every step fails
     s = spec(hard_per_gpu_hour=3600 / 60.0, n_gpus=8)
-    state, events = advance(new_state(s), 10**6 * S)
+    state, events = advance(new_state(s), 10**6 * S, trace=True)
     assert state.clock == 10**6 * S
     assert state.totals.checkpoints == 0 and state.step == 0
     assert len(events) == state.totals.interruptions[0] > 0

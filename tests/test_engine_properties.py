@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
 
-from simd.engine import BUCKETS, US_PER_SECOND, advance, new_state
+from simd.engine import BUCKETS, US_PER_SECOND, Cause, advance, new_state
 
 specs = st.builds(
     spec,
@@ -24,6 +24,30 @@ specs = st.builds(
 )
 
 
+@st.composite
+def vectorizable_specs(draw):
+    """Specs whose validation divides the checkpoint interval (or is off), with several causes."""
+    v = draw(st.integers(1, 30))
+    causes = draw(st.sampled_from([(), CAUSES]))
+    return spec(
+        n_gpus=draw(st.integers(1, 20000)),
+        step_seconds=draw(st.sampled_from([1.0, 30.0, 7.3])),
+        target_steps=draw(st.integers(1, 3000)),
+        hard_per_gpu_hour=draw(st.sampled_from([0.0, 1e-5, 2e-4, 1e-3, 3e-2])),
+        sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1e-5, 1.5e-4, 1e-3, 3e-2])),
+        ckpt_interval_steps=v * draw(st.integers(1, 5)),
+        ckpt_seconds=draw(st.sampled_from([0.0, 300.0, 12.25])),
+        validation_interval_steps=draw(st.sampled_from([0, v])),
+        validation_seconds=draw(st.sampled_from([0.0, 20.0])),
+        restart_seconds=draw(st.sampled_from([0.0, 60.0])),
+        causes=causes,
+        seed=draw(st.integers(0, 2**32)),
+    )
+
+
+CAUSES = (Cause("gpu", 0.6, 10.0, 55.0), Cause("network", 0.3, 30.0, 388.2), Cause("software", 0.1, 2.0, 388.2))
+
+
 def _totals_flat(state):
     t = state.totals
     out = []
@@ -34,14 +58,15 @@ def _totals_flat(state):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=specs, horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=12))
+@given(s=st.one_of(specs, vectorizable_specs()), horizon_steps=st.integers(1, 3000),
+       cuts=st.lists(st.floats(0, 1), max_size=12))
 def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
     horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
-    whole, whole_events = advance(new_state(s), horizon)
+    whole, whole_events = advance(new_state(s), horizon, trace=True)
     state, events = new_state(s), []
     previous = _totals_flat(state)
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
-        state, ev = advance(state, c)
+        state, ev = advance(state, c, trace=True)
         events.extend(ev)
         # buckets + in flight == elapsed, exactly (integer microseconds)
         assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock == c
@@ -50,6 +75,19 @@ def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
         previous = now
     assert state == whole
     assert events == whole_events
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=vectorizable_specs(), horizon_steps=st.integers(1, 20000), cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_vectorized_path_equals_segment_walk(s, horizon_steps, cuts):
+    """The numpy batch path and the one-segment-at-a-time path compute the identical trajectory."""
+    horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
+    fast, slow = new_state(s), new_state(s)
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        fast, fast_events = advance(fast, c, trace=True)
+        slow, slow_events = advance(slow, c, trace=True, vectorize=False)
+        assert fast == slow
+        assert fast_events == slow_events
 
 
 @settings(max_examples=40, deadline=None)

@@ -1,34 +1,38 @@
 """The event-driven engine: ``advance(state, until) -> (state, events)``, seed 000's loop without the loop.
 
-Seed 000 walks every step and draws two Bernoulli variables per step. Here the step of the next hard failure
-and the number of clean steps before the next SDC onset are drawn geometrically (memoryless, so the process
-is the same in distribution) and kept in the state; everything between two such events is clean and is
-crossed in closed form, whole checkpoint intervals included. The cost of a call grows with the number of
-failures and SDCs, not with the number of steps.
+Hard failures and SDC candidates are Bernoulli point sets over ``g``, the executed-step index (streams.py);
+the trajectory is a deterministic function of them. Between two rollbacks the job runs a *segment*: clean
+steps with their validations and checkpoints (commits), possibly an SDC onset, and then the event that ends
+it. Each segment is crossed in closed form, so the cost grows with failures and SDCs, not with steps.
 
 Order within a step, as the seed's loop: (a) hard failure -> roll back to the last clean checkpoint, detect,
 restart; (b) SDC onset (silent; not on a step that failed); (c) validation point: pay validation, a present
 SDC is *detected* -> roll back, restart; (d) checkpoint point (unless (c) rolled back): pay the checkpoint, a
 present SDC is *baked in* -> roll back, restart, else commit. At the target step the job ends; an SDC still
-present then is counted baked in and its steps recomputed (the seed's end-of-job rule), and the next job
-starts (continuous mode).
+present then is counted baked in and its steps void (the seed's end-of-job rule), and the next job starts.
 
-Tick-size invariance: a call processes exactly the units (a step with its validation, checkpoint and
-recovery) that end at or before ``until``; every random draw is made when the event that needs it happens,
-and all time is integer microseconds. So any partition of [0, T] into calls gives the identical state.
+Two paths compute the same trajectory: ``_segment`` walks one segment at a time and handles every
+configuration; ``_batch`` computes many segments at once with numpy when validation divides the checkpoint
+interval (or there is none). Then every detection point lies on a lattice of period V anchored at the last
+hard failure, so the SDC detections between two hard failures are the lattice cells holding a candidate,
+and the segment boundaries need no sequential walk. Tests check both paths give identical states.
+
+Tick-size invariance: a call completes exactly the units (a step with its validation, checkpoint and
+recovery) that end at or before ``until``; all time is integer microseconds.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass, replace
 
-from simd.engine.hazard import NEVER, geometric_from_exponential
-from simd.engine.rng import Streams, initial_states
+import numpy as np
+
+from simd.engine.hazard import NEVER
 from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
 from simd.engine.state import BUCKETS, State, Totals
+from simd.engine.streams import Buffer, first_position, uniforms
 
-_HARD, _SDC, _CAUSE = 0, 1, 2  # indices into rng.STREAMS
+_HARD, _SDC, _END = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -87,28 +91,17 @@ class Event:
 
 
 def new_state(spec: JobSpec) -> State:
-    """The state at simulated time 0: a fresh job, the first failure and SDC already drawn."""
+    """The state at simulated time 0: a fresh job."""
     plan = compile_spec(spec)
-    streams = Streams(initial_states(spec.seed))
-    hard_cd, cause = _draw_hard(plan, streams)
-    sdc_cd = geometric_from_exponential(streams.gen(_SDC).standard_exponential(), plan.sdc_rate)
     totals = Totals(interruptions=(0,) * len(plan.cause_names))
-    return State(plan=plan, clock=0, t=0, step=0, last_ckpt=0, corrupted=False, hard_countdown=hard_cd,
-                 next_cause=cause, sdc_countdown=sdc_cd, pending_us=0, totals=totals, job_start=totals,
-                 job_start_t=0, rng=streams.states())
-
-
-def _draw_hard(plan: Plan, streams: Streams) -> tuple[int, int]:
-    countdown = geometric_from_exponential(streams.gen(_HARD).standard_exponential(), plan.hard_rate)
-    cause = 0
-    if len(plan.cause_cumulative) > 1:
-        cause = min(bisect_left(plan.cause_cumulative, streams.gen(_CAUSE).random()),
-                    len(plan.cause_cumulative) - 1)
-    return countdown, cause
+    return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
+                 hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
+                 sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
+                 pending_us=0, totals=totals, job_start=totals, job_start_t=0)
 
 
 def stretch_us(plan: Plan, a: int, m: int) -> int:
-    """Time of the clean steps a+1..m with their validations and checkpoints (closed form)."""
+    """Time of the clean steps a+1..m of a job with their validations and checkpoints (closed form)."""
     t = (m - a) * plan.step_us + (m // plan.ckpt_every - a // plan.ckpt_every) * plan.ckpt_us
     if plan.val_every:
         t += (m // plan.val_every - a // plan.val_every) * plan.val_us
@@ -127,168 +120,297 @@ def fit_steps(plan: Plan, a: int, b: int, budget_us: int) -> int:
     return lo
 
 
-def advance(state: State, until_us: int, *, max_jobs: int | None = None) -> tuple[State, list[Event]]:
+def _ceil_mult(q: int, m: int) -> int:
+    return -(-q // m) * m
+
+
+class _Work:
+    """Mutable working copy of a State for one ``advance`` call."""
+
+    def __init__(self, state: State, trace: bool):
+        p = self.p = state.plan
+        self.t, self.g, self.step, self.last = state.t, state.g, state.step, state.last_ckpt
+        self.corrupted, self.pending = state.corrupted, state.pending_us
+        self.totals = {k: (list(v) if isinstance(v, tuple) else v) for k, v in state.totals.__dict__.items()}
+        self.job_start, self.job_start_t = state.job_start, state.job_start_t
+        self.hard = Buffer(p.hard_stream, p.hard_log1m, *state.hard)
+        self.sdc = Buffer(p.sdc_stream, p.sdc_log1m, *state.sdc)
+        self.events: list[Event] = []
+        self.trace = trace
+
+    def pack(self) -> Totals:
+        return Totals(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in self.totals.items()})
+
+    def cause_of(self, index: int) -> int:
+        p = self.p
+        if len(p.cause_names) == 1:
+            return 0
+        u = uniforms(p.cause_stream, index, 1)
+        return min(int(np.searchsorted(p.cause_cumulative, u[0])), len(p.cause_names) - 1)
+
+    def quiet(self, m: int, onset_at: int) -> int:
+        """Run m clean steps (their validations and checkpoints); an SDC sets in at g == onset_at."""
+        p, T = self.p, self.totals
+        a, b = self.step, self.step + m
+        dur = stretch_us(p, a, b)
+        nc = b // p.ckpt_every - a // p.ckpt_every
+        T["steps_executed"] += m
+        T["checkpoint_us"] += nc * p.ckpt_us
+        if p.val_every:
+            nv = b // p.val_every - a // p.val_every
+            T["validations"] += nv
+            T["validation_us"] += nv * p.val_us
+        self.pending += m * p.step_us
+        if nc:  # every checkpoint before an onset is clean (no point lies between an onset and its detection)
+            new_last = (b // p.ckpt_every) * p.ckpt_every
+            gained = new_last - self.last
+            T["steps_committed"] += gained
+            T["productive_us"] += gained * p.step_us
+            T["checkpoints"] += nc
+            self.pending -= gained * p.step_us
+            self.last = new_last
+        self.t += dur
+        self.step, self.g = b, self.g + m
+        if not self.corrupted and onset_at <= self.g:
+            self.corrupted = True
+            T["sdc_onsets"] += 1
+        return dur
+
+    def rollback(self, lost_steps: int) -> None:
+        T = self.totals
+        T["steps_recomputed"] += lost_steps
+        T["rollback_us"] += self.pending
+        self.step, self.pending, self.corrupted = self.last, 0, False
+
+    def end_job(self) -> None:
+        p, T = self.p, self.totals
+        lost = self.step - self.last
+        if self.corrupted:  # seed's end-of-job rule: the SDC is baked in, its steps are void
+            T["sdc_baked"] += 1
+            self.rollback(lost)
+            if self.trace:
+                self.events.append(Event(self.t, "sdc_baked"))
+        else:
+            T["steps_committed"] += lost
+            T["productive_us"] += self.pending
+        T["jobs_completed"] += 1
+        now = self.pack()
+        self.events.append(Event(self.t, "job_end", job=_job_result(p, now.minus(self.job_start),
+                                                                     T["jobs_completed"] - 1,
+                                                                     self.t - self.job_start_t)))
+        self.step = self.last = self.pending = 0
+        self.corrupted = False
+        self.job_start, self.job_start_t = now, self.t
+
+
+def _segment(w: _Work, until: int) -> bool:
+    """Advance through the current segment; False if ``until`` came first (the state is then mid-way)."""
+    p, T = w.p, w.totals
+    C, V = p.ckpt_every, p.val_every
+    g, step = w.g, w.step
+    h = w.hard.next_after(g)
+    s = NEVER
+    d = NEVER
+    if w.corrupted:
+        q0 = step + 1  # no validation or checkpoint point lies between the onset and here
+    else:
+        s = w.sdc.next_after(g)
+        q0 = step + (s - g) if s < h else 0
+    if q0:
+        detect = _ceil_mult(q0, C)
+        if V:
+            detect = min(detect, _ceil_mult(q0, V))
+        d = g + (detect - step)
+    g_end = g + (p.target - step)
+    if h <= d and h <= g_end:
+        kind, e = _HARD, h
+    elif d <= g_end:
+        kind, e = _SDC, d
+    else:
+        kind, e = _END, g_end
+    q_e = step + (e - g)
+    caught = kind == _SDC and bool(V) and q_e % V == 0
+    cause = 0
+    if kind == _HARD:
+        cause = w.cause_of(w.hard.index())
+        unit = p.step_us + p.cause_detect_us[cause] + p.cause_restart_us[cause]
+    elif kind == _SDC:
+        unit = p.step_us + (p.val_us if caught else p.ckpt_us) + p.sdc_restart_us
+    else:
+        unit = p.step_us + (p.val_us if V and q_e % V == 0 else 0) + (p.ckpt_us if q_e % C == 0 else 0)
+
+    if w.t + stretch_us(p, step, q_e - 1) + unit > until:
+        m = fit_steps(p, step, q_e - 1, until - w.t)
+        if m > step:
+            w.quiet(m - step, s)
+        return False
+    if q_e - 1 > step:
+        w.quiet(q_e - 1 - step, s)
+    # the unit of step q_e
+    T["steps_executed"] += 1
+    w.g, w.step, w.t = e, q_e, w.t + unit
+    w.pending += p.step_us
+    if kind == _HARD:
+        T["detection_us"] += p.cause_detect_us[cause]
+        T["restart_us"] += p.cause_restart_us[cause]
+        T["interruptions"][cause] += 1
+        w.rollback(q_e - w.last)
+        if w.trace:
+            w.events.append(Event(w.t, "interruption", p.cause_names[cause]))
+        return True
+    if not w.corrupted and s == e:
+        w.corrupted = True
+        T["sdc_onsets"] += 1
+    if V and q_e % V == 0:
+        T["validations"] += 1
+        T["validation_us"] += p.val_us
+    if kind == _SDC:
+        if not caught:
+            T["checkpoint_us"] += p.ckpt_us
+        T["sdc_detected" if caught else "sdc_baked"] += 1
+        T["restart_us"] += p.sdc_restart_us
+        w.rollback(q_e - w.last)
+        if w.trace:
+            w.events.append(Event(w.t, "sdc_detected" if caught else "sdc_baked"))
+        return True
+    if q_e % C == 0:  # the target step is a checkpoint point, clean (a corrupted one would be _SDC)
+        T["checkpoint_us"] += p.ckpt_us
+        T["checkpoints"] += 1
+        T["steps_committed"] += q_e - w.last
+        T["productive_us"] += w.pending
+        w.last, w.pending = q_e, 0
+    w.end_job()
+    return True
+
+
+def _batch(w: _Work, until: int) -> int:
+    """Complete many whole segments at once (numpy); returns how many. Needs a clean segment start and
+    validation dividing the checkpoint interval. Stops before a job's end, at ``until``, or at the end of
+    the generated stretch of the streams."""
+    p, T = w.p, w.totals
+    C, V = p.ckpt_every, p.val_every
+    lattice = V or C
+    r0, k0 = w.g, w.step
+    remaining = min(p.target - k0, (until - w.t) // p.step_us + 1)
+    w.hard.next_after(r0)
+    w.sdc.next_after(r0)
+    for buf, hz in ((w.hard, p.hard_hazard), (w.sdc, p.sdc_hazard)):
+        buf.ensure(int(min(65536, max(16, 2.0 * remaining * hz + 16))))
+    H = w.hard.pos[w.hard.ptr:] if not w.hard.empty else np.array([NEVER], dtype=np.int64)
+    S = w.sdc.pos[w.sdc.ptr:] if not w.sdc.empty else np.empty(0, dtype=np.int64)
+    horizon = min(int(H[-1]), int(S[-1]) if len(S) else NEVER)
+    if horizon >= NEVER:
+        return 0
+
+    # SDC detections: the lattice cells (anchored at the last hard failure) that hold a candidate.
+    Sv = S[S <= horizon]
+    j = np.searchsorted(H, Sv, side="left")
+    nxt = H[j]
+    anchor = np.where(j == 0, r0, H[np.maximum(j - 1, 0)])
+    d = anchor + (Sv - anchor + lattice - 1) // lattice * lattice
+    D = np.unique(d[(Sv != nxt) & (d < nxt) & (d <= horizon)])
+    He = H[H <= horizon]
+    E = np.concatenate((He, D))
+    if not len(E):
+        return 0
+    order = np.argsort(E, kind="stable")
+    E = E[order]
+    is_sdc = order >= len(He)
+    r = np.empty_like(E)
+    r[0] = r0
+    r[1:] = E[:-1]
+    n = E - r
+    ncommit = (n - 1) // C
+    nval = np.where(is_sdc, n // V, (n - 1) // V) if V else np.zeros_like(n)
+    nckpt = ncommit + (is_sdc if not V else 0)
+    hard_pos = np.cumsum(~is_sdc) - 1  # index among this batch's hard failures
+    if len(p.cause_names) > 1 and len(He):
+        u = uniforms(p.cause_stream, w.hard.index(), len(He))
+        causes = np.minimum(np.searchsorted(p.cause_cumulative, u), len(p.cause_names) - 1)
+    else:
+        causes = np.zeros(len(He), dtype=np.int64)
+    seg_cause = causes[np.maximum(hard_pos, 0)] if len(He) else np.zeros(len(E), dtype=np.int64)
+    hard_extra = (np.asarray(p.cause_detect_us) + np.asarray(p.cause_restart_us))[seg_cause]
+    extra = np.where(is_sdc, p.sdc_restart_us, hard_extra)
+    dur = n * p.step_us + nval * p.val_us + nckpt * p.ckpt_us + extra
+    k = k0 + C * (np.cumsum(ncommit) - ncommit)
+    ends = (p.target - k) < n
+    t_end = w.t + np.cumsum(dur)
+    cnt = int(np.searchsorted(t_end, until, side="right"))
+    if ends.any():
+        cnt = min(cnt, int(np.argmax(ends)))
+    if cnt == 0:
+        return 0
+
+    sl = slice(0, cnt)
+    n_, is_sdc_, ncommit_ = n[sl], is_sdc[sl], ncommit[sl]
+    recompute = n_ - C * ncommit_
+    hard_n = int(cnt - is_sdc_.sum())
+    sdc_n = cnt - hard_n
+    # onsets that vanished with a hard failure: a candidate inside the hard failure's segment
+    lo = np.searchsorted(S, r[sl], side="right")
+    hi = np.searchsorted(S, E[sl], side="left")
+    vanished = int(((hi > lo) & ~is_sdc_).sum())
+
+    T["steps_executed"] += int(n_.sum())
+    T["steps_committed"] += C * int(ncommit_.sum())
+    T["steps_recomputed"] += int(recompute.sum())
+    T["checkpoints"] += int(ncommit_.sum())
+    T["validations"] += int(nval[sl].sum())
+    T["sdc_onsets"] += sdc_n + vanished
+    if V:
+        T["sdc_detected"] += sdc_n
+    else:
+        T["sdc_baked"] += sdc_n
+    counts = np.bincount(causes[:hard_n], minlength=len(p.cause_names))
+    for i, c in enumerate(counts):
+        T["interruptions"][i] += int(c)
+    T["productive_us"] += C * int(ncommit_.sum()) * p.step_us
+    T["rollback_us"] += int(recompute.sum()) * p.step_us
+    T["checkpoint_us"] += int(nckpt[sl].sum()) * p.ckpt_us
+    T["validation_us"] += int(nval[sl].sum()) * p.val_us
+    T["restart_us"] += sdc_n * p.sdc_restart_us + int(np.asarray(p.cause_restart_us)[causes[:hard_n]].sum())
+    T["detection_us"] += int(np.asarray(p.cause_detect_us)[causes[:hard_n]].sum())
+    if w.trace:
+        for i in range(cnt):
+            if is_sdc[i]:
+                w.events.append(Event(int(t_end[i]), "sdc_detected" if V else "sdc_baked"))
+            else:
+                w.events.append(Event(int(t_end[i]), "interruption", p.cause_names[int(seg_cause[i])]))
+    w.g = int(E[cnt - 1])
+    w.step = w.last = int(k[cnt - 1] + C * ncommit[cnt - 1])
+    w.t = int(t_end[cnt - 1])
+    return cnt
+
+
+def advance(state: State, until_us: int, *, max_jobs: int | None = None,
+            trace: bool = False, vectorize: bool = True) -> tuple[State, list[Event]]:
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
 
-    With ``max_jobs``, stops as soon as that many jobs have completed in total; the clock then stays at the
-    end of the last job (offline simulation), otherwise it is ``until_us``.
+    Returns the new state and the events that happened: every job end, and with ``trace`` also every
+    interruption and SDC verdict. ``vectorize=False`` forces the one-segment-at-a-time path (the result is
+    identical; tests compare the two). With ``max_jobs`` it stops as soon as that many jobs have completed in
+    total; the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``.
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    p = state.plan
-    step_us, ckpt_us, val_us = p.step_us, p.ckpt_us, p.val_us
-    C, V, target = p.ckpt_every, p.val_every, p.target
-    streams = Streams(state.rng)
-    tt = state.totals
-
-    t, step, last, corrupted = state.t, state.step, state.last_ckpt, state.corrupted
-    hard_cd, cause, sdc_cd, pending = state.hard_countdown, state.next_cause, state.sdc_countdown, state.pending_us
-    job_start, job_start_t = state.job_start, state.job_start_t
-    executed, committed, recomputed = tt.steps_executed, tt.steps_committed, tt.steps_recomputed
-    checkpoints, validations = tt.checkpoints, tt.validations
-    onsets, detected, baked = tt.sdc_onsets, tt.sdc_detected, tt.sdc_baked
-    interruptions = list(tt.interruptions)
-    productive, rollback, ckpt_t, val_t = tt.productive_us, tt.rollback_us, tt.checkpoint_us, tt.validation_us
-    restart_t, detect_t, straggler_t, jobs = tt.restart_us, tt.detection_us, tt.straggler_us, tt.jobs_completed
-    events: list[Event] = []
+    w = _Work(state, trace)
+    vectorize = vectorize and state.plan.vectorizable
     halted = False
-
-    def pack() -> Totals:
-        return Totals(executed, committed, recomputed, checkpoints, validations, onsets, detected, baked,
-                      tuple(interruptions), productive, rollback, ckpt_t, val_t, restart_t, detect_t,
-                      straggler_t, jobs)
-
     while True:
-        if max_jobs is not None and jobs >= max_jobs:
+        if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             halted = True
             break
-        # The step e of the next unit that is not a clean, quiet one.
-        e = step + hard_cd
-        if corrupted:
-            nxt = (step // C + 1) * C
-            if V:
-                nxt = min(nxt, (step // V + 1) * V)
-            e = min(e, nxt)
-        else:
-            e = min(e, step + sdc_cd)  # on a tie the hard failure wins: a failed step has no SDC draw
-        e = min(e, target)
-
-        # (1) The quiet steps step+1 .. e-1, in closed form.
-        quiet = e - 1 - step
-        if quiet > 0:
-            dur = stretch_us(p, step, e - 1)
-            m = e - 1
-            if t + dur > until_us:
-                m = fit_steps(p, step, e - 1, until_us - t)
-                dur = stretch_us(p, step, m)
-            n = m - step
-            if n:
-                executed += n
-                hard_cd -= n
-                if not corrupted:
-                    sdc_cd -= n
-                nc = m // C - step // C  # zero while corrupted: e is then at or before the next point
-                ckpt_t += nc * ckpt_us
-                if V:
-                    nv = m // V - step // V
-                    validations += nv
-                    val_t += nv * val_us
-                pending += n * step_us
-                if nc:
-                    new_last = (m // C) * C
-                    gained = new_last - last
-                    committed += gained
-                    productive += gained * step_us
-                    pending -= gained * step_us
-                    checkpoints += nc
-                    last = new_last
-                t += dur
-                step = m
-            if m < e - 1:
-                break
-
-        # (2) The unit of step e: its outcome is known from the state, so its duration is too.
-        if e == step + hard_cd:
-            dur = step_us + p.cause_detect_us[cause] + p.cause_restart_us[cause]
-            if t + dur > until_us:
-                break
-            t += dur
-            executed += 1  # the failed step draws no SDC (seed: `continue` before the SDC draw)
-            lost = e - last
-            recomputed += lost
-            rollback += pending + step_us
-            detect_t += p.cause_detect_us[cause]
-            restart_t += p.cause_restart_us[cause]
-            interruptions[cause] += 1
-            events.append(Event(t, "interruption", p.cause_names[cause]))
-            step, pending, corrupted = last, 0, False
-            hard_cd, cause = _draw_hard(p, streams)
+        if vectorize and not w.corrupted and w.step == w.last and _batch(w, until_us):
             continue
-
-        onset = not corrupted and e == step + sdc_cd
-        bad = corrupted or onset
-        val_point = bool(V) and e % V == 0
-        ckpt_point = e % C == 0
-        caught = bad and val_point
-        bake = bad and not caught and ckpt_point
-        dur = step_us + (val_us if val_point else 0) + (ckpt_us if ckpt_point and not caught else 0)
-        if caught or bake:
-            dur += p.sdc_restart_us
-        if t + dur > until_us:
+        if not _segment(w, until_us):
             break
-        t += dur
-        executed += 1
-        hard_cd -= 1
-        if onset:
-            onsets += 1
-            corrupted = True
-            sdc_cd = geometric_from_exponential(streams.gen(_SDC).standard_exponential(), p.sdc_rate)
-        elif not corrupted:
-            sdc_cd -= 1
-        pending += step_us
-        step = e
-        if val_point:
-            validations += 1
-            val_t += val_us
-        if ckpt_point and not caught:
-            ckpt_t += ckpt_us
-        if caught or bake:
-            if caught:
-                detected += 1
-            else:
-                baked += 1
-            recomputed += step - last
-            rollback += pending
-            restart_t += p.sdc_restart_us
-            events.append(Event(t, "sdc_detected" if caught else "sdc_baked"))
-            step, pending, corrupted = last, 0, False
-            continue
-        if ckpt_point:
-            committed += step - last
-            productive += pending
-            checkpoints += 1
-            last, pending = step, 0
-        if step == target:
-            if corrupted:  # seed's end-of-job rule: the SDC is baked in, its steps are void
-                baked += 1
-                recomputed += step - last
-                rollback += pending
-                events.append(Event(t, "sdc_baked"))
-            else:
-                committed += step - last
-                productive += pending
-            jobs += 1
-            now = pack()
-            events.append(Event(t, "job_end", job=_job_result(p, now.minus(job_start), jobs - 1,
-                                                              t - job_start_t)))
-            step, last, pending, corrupted = 0, 0, 0, False
-            job_start, job_start_t = now, t
-
-    new = replace(state, clock=t if halted else until_us, t=t, step=step, last_ckpt=last,
-                  corrupted=corrupted, hard_countdown=hard_cd, next_cause=cause, sdc_countdown=sdc_cd,
-                  pending_us=pending, totals=pack(), job_start=job_start, job_start_t=job_start_t,
-                  rng=streams.states())
-    return new, events
+    w.hard.next_after(w.g)
+    w.sdc.next_after(w.g)
+    new = replace(state, clock=w.t if halted else until_us, t=w.t, g=w.g, step=w.step, last_ckpt=w.last,
+                  corrupted=w.corrupted, hard=w.hard.saved(), sdc=w.sdc.saved(), pending_us=w.pending,
+                  totals=w.pack(), job_start=w.job_start, job_start_t=w.job_start_t)
+    return new, w.events
 
 
 def _job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
@@ -314,7 +436,8 @@ def bucket_seconds(state: State) -> dict[str, float]:
     return out
 
 
-def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None) -> JobResult | None:
+def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None,
+            vectorize: bool = True) -> JobResult | None:
     """Run one job from a fresh state to completion; None if ``limit_us`` of simulated time pass first.
 
     With ``tick_us`` the job advances in ticks of that size (the result is the same, by construction).
@@ -323,13 +446,9 @@ def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None =
     limit = limit_us if limit_us is not None else NEVER
     while True:
         until = limit if tick_us is None else min(limit, state.clock + tick_us)
-        state, events = advance(state, until, max_jobs=1)
+        state, events = advance(state, until, max_jobs=1, vectorize=vectorize)
         for ev in events:
             if ev.kind == "job_end":
                 return ev.job
         if state.clock >= limit:
             return None
-
-
-__all__ = ["BUCKETS", "Event", "JobResult", "advance", "bucket_seconds", "new_state", "run_job",
-           "stretch_us", "fit_steps"]

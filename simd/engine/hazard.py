@@ -21,28 +21,3 @@ def per_step_cluster_hazard(rate_per_gpu_hour: float, n_gpus: int, step_seconds:
     if p_gpu == 1.0:
         return 1.0
     return -math.expm1(n_gpus * math.log1p(-p_gpu))
-
-
-def geometric_rate(p: float) -> float:
-    """``-log(1 - p)``: the exponential rate whose ceiling is a geometric(p) waiting time."""
-    if p <= 0.0:
-        return 0.0
-    if p >= 1.0:
-        return math.inf
-    return -math.log1p(-p)
-
-
-def geometric_from_exponential(e: float, rate: float) -> int:
-    """The number of Bernoulli(p) trials up to and including the first success, ``rate = -log(1-p)``.
-
-    ``ceil(E / rate)`` with ``E ~ Exp(1)`` is exactly geometric: ``P(K > k) = exp(-k rate) = (1-p)^k``.
-    Unlike numpy's ``geometric`` it cannot overflow for tiny ``p``: results are capped at ``NEVER``.
-    """
-    if rate == 0.0:
-        return NEVER
-    if rate == math.inf:
-        return 1
-    x = e / rate
-    if x >= NEVER:
-        return NEVER
-    return max(1, math.ceil(x))

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simd.engine.hazard import geometric_rate, per_step_cluster_hazard
+import math
+
+from simd.engine.hazard import per_step_cluster_hazard
+from simd.engine.streams import stream_state
 
 # The engine's clock counts integer microseconds: sums of durations are then exact, so the buckets add up
 # to the elapsed time bit for bit and any partition of time into ticks gives the identical state.
@@ -94,8 +97,12 @@ class Plan:
     val_every: int
     hard_hazard: float
     sdc_hazard: float
-    hard_rate: float  # -log(1 - hard_hazard)
-    sdc_rate: float
+    hard_log1m: float  # log(1 - hard_hazard): 0 = never, -inf = every step
+    sdc_log1m: float
+    hard_stream: dict  # initial PCG64 states of the named streams (streams.py)
+    sdc_stream: dict
+    cause_stream: dict
+    vectorizable: bool  # validation divides the checkpoint interval (or there is none): see core.py
     cause_names: tuple[str, ...]
     cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
     cause_detect_us: tuple[int, ...]
@@ -125,10 +132,18 @@ def compile_spec(spec: JobSpec) -> Plan:
         val_every=spec.validation_interval_steps,
         hard_hazard=hard,
         sdc_hazard=sdc,
-        hard_rate=geometric_rate(hard),
-        sdc_rate=geometric_rate(sdc),
+        hard_log1m=_log1m(hard),
+        sdc_log1m=_log1m(sdc),
+        hard_stream=stream_state(spec.seed, "hard"),
+        sdc_stream=stream_state(spec.seed, "sdc"),
+        cause_stream=stream_state(spec.seed, "cause"),
+        vectorizable=spec.validation_interval_steps == 0 or spec.validation_divides_checkpoint,
         cause_names=tuple(c.name for c in causes),
         cause_cumulative=tuple(cumulative),
         cause_detect_us=tuple(to_us(c.detection_seconds) for c in causes),
         cause_restart_us=tuple(to_us(c.restart_seconds) for c in causes),
     )
+
+
+def _log1m(p: float) -> float:
+    return -math.inf if p >= 1.0 else math.log1p(-p)

@@ -55,14 +55,13 @@ class State:
     step: int  # steps done in the current job, including uncommitted ones (seed's `cur`)
     last_ckpt: int  # step of the last clean checkpoint
     corrupted: bool  # an undetected SDC is in the state
-    hard_countdown: int  # the hard failure strikes on the hard_countdown-th step from here
-    next_cause: int  # index of the cause of that failure (drawn with it)
-    sdc_countdown: int  # the next SDC sets in on the sdc_countdown-th clean, uncorrupted step from here
+    g: int  # steps executed since the simulation started (all jobs, recomputed ones included)
+    hard: tuple[int, int]  # (index, g position) of the next hard failure (streams.py)
+    sdc: tuple[int, int]  # (index, g position) of the next SDC candidate
     pending_us: int  # base compute time of the uncommitted steps (last_ckpt, step]
     totals: Totals
     job_start: Totals  # totals when the current job started
     job_start_t: int
-    rng: tuple[dict, ...]
 
     @property
     def clock_seconds(self) -> float:

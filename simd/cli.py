@@ -1,0 +1,181 @@
+"""``simd``: argument parsing, then a call into the module that does the work. No logic of its own."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from simd import __version__
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # exit 2 with one line, never a traceback
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _load(path):
+    from simd.config import default_config, load_config
+
+    return load_config(path) if path else default_config()
+
+
+def _warn(config) -> None:
+    for w in config.warnings():
+        print(f"warning: {w}", file=sys.stderr)
+
+
+def cmd_check_config(args) -> int:
+    from simd.config import load_config, summary
+
+    config = load_config(args.file)
+    _warn(config)
+    for s in config.scenarios:
+        print(summary(s))
+    return 0
+
+
+def cmd_simulate(args) -> int:
+    from simd import simulate as sim
+
+    config = _load(args.config)
+    names = args.scenario or None
+    for n in names or []:
+        try:
+            config.scenario(n)
+        except KeyError:
+            known = ", ".join(s.name for s in config.scenarios)
+            print(f"simd simulate: error: --scenario: no scenario named {n!r} (known: {known})", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        seeds = sim.parse_seeds(args.seeds) if args.seeds is not None else None
+    except ValueError as exc:
+        print(f"simd simulate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    chosen = [s for s in config.scenarios if not names or s.name in names]
+    for s in chosen:
+        for w in s.warnings():
+            print(f"warning: {w}", file=sys.stderr)
+    unfinished = 0
+    current, group = None, []
+    if not args.json:
+        print(sim.HEADER)
+    for outcome in sim.run_all(config, names, seeds, args.tick_seconds):
+        unfinished += outcome.job is None
+        if args.json:
+            print(sim.json_line(outcome), flush=True)
+            continue
+        if current is not None and outcome.scenario != current and len(group) > 1:
+            print(sim.mean_row(current, group))
+        if outcome.scenario != current:
+            current, group = outcome.scenario, []
+        group.append(outcome)
+        print(sim.table_row(outcome), flush=True)
+    if not args.json and len(group) > 1:
+        print(sim.mean_row(current, group))
+    if unfinished:
+        print(f"warning: {unfinished} job(s) did not finish within {sim.LIMIT_FACTOR}x their failure-free "
+              "duration", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from simd import demo
+    from simd.config import default_config
+    from simd.simulate import parse_seeds
+
+    config = default_config()
+    for name, _ in demo.ROWS:
+        for w in config.scenario(name).warnings():
+            print(f"warning: {w}", file=sys.stderr)
+    try:
+        seeds = parse_seeds(args.seeds) if args.seeds else list(range(demo.DEFAULT_SEEDS))
+    except ValueError as exc:
+        print(f"simd demo: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    rows = demo.compute(config, seeds)
+    if args.json:
+        print(json.dumps([r.__dict__ for r in rows]))
+    else:
+        print(demo.render(rows, len(seeds)))
+    return 0
+
+
+def cmd_report(args) -> int:
+    from simd import report
+
+    return report.run(args)
+
+
+def cmd_config(args) -> int:
+    from simd.config import default_config_text
+
+    sys.stdout.write(default_config_text())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="simd", description="Simulate the reliability of large synchronous training jobs.")
+    p.add_argument("--version", action="version", version=f"simd {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    c = sub.add_parser("check-config", help="validate a scenario file")
+    c.add_argument("file")
+    c.set_defaults(func=cmd_check_config)
+
+    s = sub.add_parser("simulate", help="run jobs to completion offline")
+    s.add_argument("--config", help="scenario file (default: the embedded configuration)")
+    s.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all)")
+    s.add_argument("--seeds", help="N (seeds 0..N-1) or A..B (inclusive); default: each scenario's seed")
+    s.add_argument("--tick-seconds", type=_positive_float,
+                   help="advance in ticks of this many simulated seconds (results do not change)")
+    s.add_argument("--json", action="store_true", help="one JSON object per line")
+    s.set_defaults(func=cmd_simulate)
+
+    d = sub.add_parser("demo", help="seed 000's ideal / naive / optimized table")
+    d.add_argument("--seeds", help="N or A..B (default: 200 seeds)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("report", help="seed 001's five reliability models")
+    try:
+        from simd import report
+
+        report.configure_parser(r)
+    except ImportError:
+        pass
+    r.set_defaults(func=cmd_report)
+
+    g = sub.add_parser("config", help="print the embedded default configuration")
+    g.add_argument("--default", action="store_true", required=True)
+    g.set_defaults(func=cmd_config)
+    return p
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return v
+
+
+def main(argv: list[str] | None = None) -> int:
+    from simd.config import ConfigError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        for line in exc.errors:
+            print(f"error: {line}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,117 @@
+"""Offline simulation: each selected scenario's job run to completion for each seed (``simd simulate``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from simd.config import Config, Scenario
+from simd.engine import US_PER_SECOND, JobResult, run_job, to_us
+
+# A job that has not finished after this many times its failure-free duration is reported incomplete
+# rather than simulated forever (a configuration whose failures outpace its checkpoints never finishes).
+LIMIT_FACTOR = 1000
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``N`` -> seeds 0..N-1; ``A..B`` -> seeds A..B inclusive."""
+    m = re.fullmatch(r"\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?", text)
+    if not m:
+        raise ValueError(f"--seeds: expected N or A..B with non-negative integers, got {text!r}")
+    if m.group(2) is None:
+        n = int(m.group(1))
+        if n < 1:
+            raise ValueError(f"--seeds: N must be >= 1, got {n}")
+        return list(range(n))
+    a, b = int(m.group(1)), int(m.group(2))
+    if b < a:
+        raise ValueError(f"--seeds: A..B needs A <= B, got {text!r}")
+    return list(range(a, b + 1))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    scenario: str
+    seed: int
+    target_steps: int
+    job: JobResult | None  # None: not finished within the limit
+    limit_seconds: float
+
+    def as_json(self) -> dict:
+        base = {"scenario": self.scenario, "seed": self.seed, "target_steps": self.target_steps}
+        j = self.job
+        if j is None:
+            return {**base, "completed": False, "wall_seconds": self.limit_seconds}
+        return {
+            **base,
+            "completed": True,
+            "recompute_steps": j.recompute_steps,
+            "interruptions": j.interruptions,
+            "sdc_detected": j.sdc_detected,
+            "sdc_baked": j.sdc_baked,
+            "wall_seconds": j.wall_seconds,
+            "checkpoint_seconds": j.checkpoint_seconds,
+            "validation_seconds": j.validation_seconds,
+            "restart_seconds": j.restart_seconds,
+            "effective_utilization": j.effective_utilization,
+            "interruptions_by_cause": j.interruptions_by_cause,
+            "mean_step_seconds": j.mean_step_seconds,
+            "bucket_seconds": j.bucket_seconds,
+        }
+
+
+def ideal_seconds(s: Scenario) -> float:
+    v = s.validation.interval_steps
+    return (s.target_steps * s.step_seconds + (s.target_steps // s.checkpoint.interval_steps) * s.checkpoint.seconds
+            + ((s.target_steps // v) * s.validation.seconds if v else 0.0))
+
+
+def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -> Outcome:
+    limit_us = to_us(LIMIT_FACTOR * ideal_seconds(scenario)) + 1
+    tick_us = None if tick_seconds is None else max(1, to_us(tick_seconds))
+    job = run_job(scenario.job_spec(seed), tick_us=tick_us, limit_us=limit_us)
+    return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND)
+
+
+def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,
+            tick_seconds: float | None) -> Iterator[Outcome]:
+    chosen = config.scenarios if not names else [config.scenario(n) for n in names]
+    for s in chosen:
+        for seed in seeds if seeds is not None else [s.seed]:
+            yield simulate(s, seed, tick_seconds)
+
+
+def json_line(o: Outcome) -> str:
+    return json.dumps(o.as_json(), sort_keys=False)
+
+
+HEADER = (f"{'scenario':<16}{'seed':>6}{'util':>8}{'rollback%':>10}{'ckpt%':>7}{'interr':>8}"
+          f"{'sdc det':>8}{'sdc baked':>10}{'wall h':>10}")
+
+
+def table_row(o: Outcome) -> str:
+    j = o.job
+    if j is None:
+        return f"{o.scenario:<16}{o.seed:>6}  not finished within {o.limit_seconds / 3600:.0f} simulated hours"
+    w = j.wall_seconds
+    return (f"{o.scenario:<16}{o.seed:>6}{j.effective_utilization:>8.1%}"
+            f"{j.bucket_seconds['rollback'] / w:>10.1%}{j.checkpoint_seconds / w:>7.1%}"
+            f"{j.interruptions:>8}{j.sdc_detected:>8}{j.sdc_baked:>10}{w / 3600:>10.2f}")
+
+
+def mean_row(name: str, outcomes: list[Outcome]) -> str:
+    done = [o.job for o in outcomes if o.job is not None]
+    if not done:
+        return f"{name:<16}{'mean':>6}  no job finished"
+
+    def m(f):
+        return statistics.fmean(f(j) for j in done)
+
+    return (f"{name:<16}{'mean':>6}{m(lambda j: j.effective_utilization):>8.1%}"
+            f"{m(lambda j: j.bucket_seconds['rollback'] / j.wall_seconds):>10.1%}"
+            f"{m(lambda j: j.checkpoint_seconds / j.wall_seconds):>7.1%}{m(lambda j: j.interruptions):>8.2f}"
+            f"{m(lambda j: j.sdc_detected):>8.2f}{m(lambda j: j.sdc_baked):>10.2f}"
+            f"{m(lambda j: j.wall_seconds) / 3600:>10.2f}")
