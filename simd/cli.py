@@ -32,7 +32,7 @@ def cmd_check_config(args) -> int:
 
     config = load_config(args.file)
     _warn(config)
-    for s in config.scenarios:
+    for s in config.all_scenarios:
         print(summary(s))
     return 0
 
@@ -46,7 +46,7 @@ def cmd_simulate(args) -> int:
         try:
             config.scenario(n)
         except KeyError:
-            known = ", ".join(s.name for s in config.scenarios)
+            known = ", ".join(s.name for s in config.all_scenarios)
             print(f"simd simulate: error: --scenario: no scenario named {n!r} (known: {known})", file=sys.stderr)
             return EXIT_USAGE
     try:
@@ -54,7 +54,7 @@ def cmd_simulate(args) -> int:
     except ValueError as exc:
         print(f"simd simulate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    chosen = [s for s in config.scenarios if not names or s.name in names]
+    chosen = [s for s in config.all_scenarios if not names or s.name in names]
     for s in chosen:
         for w in s.warnings():
             print(f"warning: {w}", file=sys.stderr)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from simd.engine import JobSpec, per_step_cluster_hazard
+from simd.engine import Cause, JobSpec, Stragglers, per_step_cluster_hazard
+from simd.models import recovery
 
 DEFAULT_RESOURCE = "default.yaml"
 
@@ -36,9 +37,53 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
 
+CauseName = Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
+# Named cause mixes. llama3: Llama 3 paper's root causes of interruptions as seed 001 groups them.
+CAUSE_PRESETS: dict[str, dict[str, float]] = {"llama3": recovery.LLAMA3_CAUSE_SHARES}
+
+
 class Failures(_Strict):
     hard_per_gpu_hour: NonNegative
     sdc_per_gpu_hour: NonNegative
+    # None: seed 000's single kind of hard failure ("hardware"), detected at once
+    causes: Literal["llama3"] | dict[CauseName, Annotated[float, Field(gt=0, le=1)]] | None = None
+
+    @field_validator("causes")
+    @classmethod
+    def _shares_sum_to_one(cls, v):
+        if isinstance(v, dict):
+            if not v:
+                raise ValueError("must name at least one cause")
+            total = math.fsum(v.values())
+            if abs(total - 1.0) > 1e-3:
+                raise ValueError(f"shares must sum to 1, got {total:g}")
+        return v
+
+    def cause_shares(self) -> dict[str, float] | None:
+        if self.causes is None:
+            return None
+        shares = CAUSE_PRESETS[self.causes] if isinstance(self.causes, str) else self.causes
+        total = math.fsum(shares.values())
+        return {k: v / total for k, v in shares.items()}
+
+
+class Recovery(_Strict):
+    # cold: every failure takes the full restart (restart_seconds); warm: gpu, network and host failures swap
+    # in a warm standby (ByteRobust hot update, 55 s), software and other failures still restart cold
+    # (seed 001, scenario 3)
+    strategy: Literal["cold", "warm"] = "cold"
+
+
+class Mitigation(_Strict):
+    # a median-based detector flags the slow ranks after this many steps of a job and replaces them
+    detect_after_steps: Annotated[int, Field(gt=0, le=10**9)]
+
+
+class StragglerConfig(_Strict):
+    jitter_seconds: Annotated[float, Field(ge=0, le=3600, allow_inf_nan=False)] = 0.0
+    slow_ranks: Annotated[int, Field(ge=0)] = 0
+    slowdown: Annotated[float, Field(ge=1, le=100, allow_inf_nan=False)] = 1.0
+    mitigation: Mitigation | None = None
 
 
 class Checkpoint(_Strict):
@@ -51,8 +96,9 @@ class Validation(_Strict):
     seconds: NonNegative = 0.0
 
 
-class Scenario(_Strict):
-    name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=64)]
+class ScenarioBody(_Strict):
+    """A scenario without its name (a sweep's template)."""
+
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
     n_gpus: Annotated[int, Field(gt=0, le=10_000_000)]
     step_seconds: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
@@ -60,17 +106,38 @@ class Scenario(_Strict):
     failures: Failures
     checkpoint: Checkpoint
     validation: Validation = Validation()
-    restart_seconds: NonNegative
+    # the cold restart; absent: TrainMover's measured timeline, 6.47 min = 388.2 s (seed 001)
+    restart_seconds: NonNegative = recovery.COLD_RESTART_SECONDS
+    recovery: Recovery = Recovery()
+    stragglers: StragglerConfig | None = None
+    # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
+    replicas: Annotated[int, Field(ge=1, le=64)] = 1
 
     @model_validator(mode="after")
-    def _probabilities(self) -> Scenario:
+    def _probabilities(self) -> ScenarioBody:
         for rate in ("hard_per_gpu_hour", "sdc_per_gpu_hour"):
             value = getattr(self.failures, rate)
             if value * self.step_seconds / 3600.0 > 1.0:
                 raise ValueError(
                     f"failures.{rate} * step_seconds / 3600 is a probability per GPU-step and must be <= 1, "
                     f"got {value} * {self.step_seconds} / 3600")
+        if self.stragglers and self.stragglers.slow_ranks > self.n_gpus:
+            raise ValueError(f"stragglers.slow_ranks must be <= n_gpus ({self.n_gpus}), "
+                             f"got {self.stragglers.slow_ranks}")
         return self
+
+    def causes(self) -> tuple[Cause, ...]:
+        """Each cause with its detection latency and its restart under the recovery strategy."""
+        shares = self.failures.cause_shares()
+        warm = self.recovery.strategy == "warm"
+        if shares is None:  # seed 000: one kind of failure, detected at once
+            restart = recovery.WARM_SWAP_SECONDS if warm else self.restart_seconds
+            return (Cause("hardware", 1.0, 0.0, restart),)
+        return tuple(
+            Cause(name, share, recovery.DETECTION_SECONDS.get(name, 0.0),
+                  recovery.WARM_SWAP_SECONDS if warm and name in recovery.WARM_CAPABLE_CAUSES
+                  else self.restart_seconds)
+            for name, share in shares.items())
 
     def job_spec(self, seed: int | None = None) -> JobSpec:
         return JobSpec(
@@ -85,7 +152,16 @@ class Scenario(_Strict):
             validation_seconds=self.validation.seconds,
             restart_seconds=self.restart_seconds,
             seed=self.seed if seed is None else seed,
+            causes=self.causes(),
+            stragglers=None if self.stragglers is None else Stragglers(
+                jitter_seconds=self.stragglers.jitter_seconds, slow_ranks=self.stragglers.slow_ranks,
+                slowdown=self.stragglers.slowdown,
+                replace_after_steps=self.stragglers.mitigation.detect_after_steps
+                if self.stragglers.mitigation else 0),
         )
+
+    def replica_seeds(self) -> list[int]:
+        return [self.seed + r for r in range(self.replicas)]
 
     def warnings(self) -> list[str]:
         v, c = self.validation.interval_steps, self.checkpoint.interval_steps
@@ -96,28 +172,69 @@ class Scenario(_Strict):
         return []
 
 
+class Scenario(ScenarioBody):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=64)]
+    sweep: str | None = Field(default=None, exclude=True)  # set on the scenarios a sweep expands to
+
+
+class Sweep(_Strict):
+    """The same job at several checkpoint intervals: scenarios named ``<name>-<interval>``."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
+    checkpoint_intervals: Annotated[list[Annotated[int, Field(gt=0)]], Field(min_length=2, max_length=64)]
+    scenario: ScenarioBody
+
+    @field_validator("checkpoint_intervals")
+    @classmethod
+    def _distinct(cls, v):
+        if len(set(v)) != len(v):
+            raise ValueError(f"must be distinct, got {v}")
+        return sorted(v)
+
+    def expand(self) -> list[Scenario]:
+        body = self.scenario.model_dump()
+        return [Scenario.model_validate({**body, "name": f"{self.name}-{iv}",
+                                         "checkpoint": {**body["checkpoint"], "interval_steps": iv}},
+                                        strict=False).model_copy(update={"sweep": self.name})
+                for iv in self.checkpoint_intervals]
+
+
 class Config(_Strict):
     speedup: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] = 600.0
     tick_seconds: Annotated[float, Field(ge=0.01, le=3600, allow_inf_nan=False)] = 1.0
-    scenarios: Annotated[list[Scenario], Field(min_length=1)]
+    scenarios: list[Scenario] = []
+    sweeps: list[Sweep] = []
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:
-        seen: dict[str, int] = {}
-        for i, s in enumerate(self.scenarios):
+        if not self.scenarios and not self.sweeps:
+            raise ValueError("scenarios: at least one scenario or sweep is required")
+        seen: dict[str, str] = {}
+        for where, s in self._named():
             if s.name in seen:
-                raise ValueError(f"scenarios[{i}].name: duplicate of scenarios[{seen[s.name]}].name, got {s.name!r}")
-            seen[s.name] = i
+                raise ValueError(f"{where}.name: {s.name!r} is already the name of {seen[s.name]}")
+            seen[s.name] = where
         return self
 
+    def _named(self) -> list[tuple[str, Scenario]]:
+        out = [(f"scenarios[{i}]", s) for i, s in enumerate(self.scenarios)]
+        for i, sw in enumerate(self.sweeps):
+            out += [(f"sweeps[{i}] ({sw.name}, interval {s.checkpoint.interval_steps})", s) for s in sw.expand()]
+        return out
+
+    @property
+    def all_scenarios(self) -> list[Scenario]:
+        """The scenarios and every sweep point, in file order."""
+        return [s for _, s in self._named()]
+
     def scenario(self, name: str) -> Scenario:
-        for s in self.scenarios:
+        for s in self.all_scenarios:
             if s.name == name:
                 return s
         raise KeyError(name)
 
     def warnings(self) -> list[str]:
-        return [w for s in self.scenarios for w in s.warnings()]
+        return [w for s in self.all_scenarios for w in s.warnings()]
 
 
 _PHRASES = {
@@ -155,7 +272,7 @@ def _format(err: dict) -> str:
     kind = err["type"]
     if kind == "value_error":  # our own validators: the message already names its field
         msg = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
-        return msg if msg.startswith("scenarios[") or not path else f"{path}: {msg}"
+        return msg if msg.startswith(("scenarios", "sweeps[")) or not path else f"{path}: {msg}"
     phrase = _PHRASES.get(kind)
     text = phrase.format(**err.get("ctx", {})) if phrase else err["msg"][0].lower() + err["msg"][1:]
     if kind in ("missing",):
@@ -205,7 +322,16 @@ def summary(s: Scenario) -> str:
     spec = s.job_spec()
     h = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
+    extra = ""
+    if s.failures.causes is not None:
+        extra += f", causes {s.failures.causes if isinstance(s.failures.causes, str) else 'custom'}"
+    if s.recovery.strategy != "cold":
+        extra += f", {s.recovery.strategy} recovery"
+    if s.stragglers:
+        extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
+    if s.replicas > 1:
+        extra += f", {s.replicas} replicas"
     return (f"{s.name}: {s.n_gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
             f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s), "
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
-            + f", job MTBF {mtbf:.3g} h")
+            + f", job MTBF {mtbf:.3g} h" + extra)

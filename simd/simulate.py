@@ -78,7 +78,7 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,
             tick_seconds: float | None) -> Iterator[Outcome]:
-    chosen = config.scenarios if not names else [config.scenario(n) for n in names]
+    chosen = config.all_scenarios if not names else [config.scenario(n) for n in names]
     for s in chosen:
         for seed in seeds if seeds is not None else [s.seed]:
             yield simulate(s, seed, tick_seconds)

@@ -1,6 +1,7 @@
 """Job specifications shared by the engine tests."""
 
-from simd.engine import JobSpec
+from simd.engine import Cause, JobSpec
+from simd.models import recovery
 
 
 def spec(**overrides) -> JobSpec:
@@ -26,3 +27,14 @@ ORACLE_CONFIGS = {
     "stormy": spec(n_gpus=4096, hard_per_gpu_hour=1.0e-3, ckpt_interval_steps=40, target_steps=600,
                    validation_interval_steps=20),
 }
+
+
+def llama3_causes(strategy: str = "cold", restart: float = recovery.COLD_RESTART_SECONDS) -> tuple[Cause, ...]:
+    """Llama 3 cause shares, seed 001 detection latencies, cold or warm recovery (as config.py builds them)."""
+    warm = strategy == "warm"
+    return tuple(Cause(name, share, recovery.DETECTION_SECONDS[name],
+                       recovery.WARM_SWAP_SECONDS if warm and name in recovery.WARM_CAPABLE_CAUSES else restart)
+                 for name, share in recovery.LLAMA3_CAUSE_SHARES.items())
+
+
+ORACLE_CONFIGS["llama3_warm"] = spec(causes=llama3_causes("warm"), restart_seconds=recovery.COLD_RESTART_SECONDS)

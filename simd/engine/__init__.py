@@ -13,10 +13,10 @@ from simd.engine.core import (
     run_job,
 )
 from simd.engine.hazard import per_step_cluster_hazard
-from simd.engine.spec import US_PER_SECOND, Cause, JobSpec, to_us
+from simd.engine.spec import US_PER_SECOND, Cause, JobSpec, Stragglers, to_us
 from simd.engine.state import BUCKETS, State, Totals
 
 __all__ = [
-    "BUCKETS", "US_PER_SECOND", "Cause", "Event", "JobResult", "JobSpec", "State", "Totals", "advance",
+    "BUCKETS", "US_PER_SECOND", "Cause", "Stragglers", "Event", "JobResult", "JobSpec", "State", "Totals", "advance",
     "bucket_seconds", "new_state", "per_step_cluster_hazard", "run_job", "to_us",
 ]

@@ -30,9 +30,12 @@ import numpy as np
 from simd.engine.hazard import NEVER
 from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
 from simd.engine.state import BUCKETS, State, Totals
+from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import Buffer, first_position, uniforms
 
 _HARD, _SDC, _END = 0, 1, 2
+_CHUNK = 1 << 16  # steps whose durations are computed at once under stragglers
+_WINDOW = 1 << 18  # at most this many steps per numpy batch under stragglers
 
 
 @dataclass(frozen=True)
@@ -93,11 +96,11 @@ class Event:
 def new_state(spec: JobSpec) -> State:
     """The state at simulated time 0: a fresh job."""
     plan = compile_spec(spec)
-    totals = Totals(interruptions=(0,) * len(plan.cause_names))
+    totals = Totals(interruptions=(0,) * len(plan.cause_names), step_hist=(0,) * (len(BUCKET_FACTORS) + 1))
     return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
-                 pending_us=0, totals=totals, job_start=totals, job_start_t=0)
+                 pending_us=0, totals=totals, job_start=totals, job_start_t=0, job_start_g=0)
 
 
 def stretch_us(plan: Plan, a: int, m: int) -> int:
@@ -132,14 +135,62 @@ class _Work:
         self.t, self.g, self.step, self.last = state.t, state.g, state.step, state.last_ckpt
         self.corrupted, self.pending = state.corrupted, state.pending_us
         self.totals = {k: (list(v) if isinstance(v, tuple) else v) for k, v in state.totals.__dict__.items()}
-        self.job_start, self.job_start_t = state.job_start, state.job_start_t
+        self.job_start, self.job_start_t, self.job_start_g = state.job_start, state.job_start_t, state.job_start_g
         self.hard = Buffer(p.hard_stream, p.hard_log1m, *state.hard)
         self.sdc = Buffer(p.sdc_stream, p.sdc_log1m, *state.sdc)
         self.events: list[Event] = []
         self.trace = trace
 
     def pack(self) -> Totals:
+        if self.p.step_times is None:  # every step takes exactly the base step time: the first bucket
+            self.totals["step_hist"][0] = self.totals["steps_executed"]
         return Totals(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in self.totals.items()})
+
+    # -- stragglers: the time of executed steps above the base step time -------------------------------------
+
+    def slow_count(self, g0: int, n: int) -> int:
+        """How many of the executed steps g0+1 .. g0+n still have the slow ranks."""
+        return max(0, min(n, self.job_start_g + self.p.slow_steps - g0))
+
+    def durations(self, g0: int, n: int):
+        return self.p.step_times.durations(g0, n, self.slow_count(g0, n))
+
+    def account_steps(self, g0: int, durations) -> int:
+        """Book the excess and the histogram of executed steps g0+1 ..; returns the excess (us)."""
+        T, p = self.totals, self.p
+        excess = int(durations.sum()) - len(durations) * p.step_us
+        T["straggler_us"] += excess
+        hist = p.step_times.histogram(durations)
+        for i, c in enumerate(hist):
+            T["step_hist"][i] += int(c)
+        self.moved(g0, g0 + len(durations))
+        return excess
+
+    def moved(self, g_from: int, g_to: int) -> None:
+        """The median detector replaces the slow ranks once a job has run ``slow_steps`` steps."""
+        limit = self.job_start_g + self.p.slow_steps
+        if self.p.slow_ranks and self.p.slow_steps < NEVER and g_from < limit <= g_to:
+            self.totals["stragglers_replaced"] += self.p.slow_ranks
+
+    def fit(self, a: int, b: int, budget: int) -> int:
+        """The largest m in [a, b] such that job steps a+1..m (from the current g) take <= budget."""
+        p = self.p
+        if p.step_times is None:
+            return fit_steps(p, a, b, budget)
+        g, m = self.g, a
+        while m < b:
+            n = min(b - m, _CHUNK)
+            q = np.arange(m + 1, m + n + 1)
+            cost = self.durations(g + (m - a), n) + np.where(q % p.ckpt_every == 0, p.ckpt_us, 0)
+            if p.val_every:
+                cost += np.where(q % p.val_every == 0, p.val_us, 0)
+            cum = np.cumsum(cost)
+            if cum[-1] <= budget:
+                budget -= int(cum[-1])
+                m += n
+                continue
+            return m + int(np.searchsorted(cum, budget, side="right"))
+        return m
 
     def cause_of(self, index: int) -> int:
         p = self.p
@@ -153,6 +204,9 @@ class _Work:
         p, T = self.p, self.totals
         a, b = self.step, self.step + m
         dur = stretch_us(p, a, b)
+        if p.step_times is not None:
+            for g0 in range(self.g, self.g + m, _CHUNK):
+                dur += self.account_steps(g0, self.durations(g0, min(_CHUNK, self.g + m - g0)))
         nc = b // p.ckpt_every - a // p.ckpt_every
         T["steps_executed"] += m
         T["checkpoint_us"] += nc * p.ckpt_us
@@ -200,7 +254,7 @@ class _Work:
                                                                      self.t - self.job_start_t)))
         self.step = self.last = self.pending = 0
         self.corrupted = False
-        self.job_start, self.job_start_t = now, self.t
+        self.job_start, self.job_start_t, self.job_start_g = now, self.t, self.g
 
 
 def _segment(w: _Work, until: int) -> bool:
@@ -230,6 +284,8 @@ def _segment(w: _Work, until: int) -> bool:
         kind, e = _END, g_end
     q_e = step + (e - g)
     caught = kind == _SDC and bool(V) and q_e % V == 0
+    d_e = w.durations(e - 1, 1) if p.step_times is not None else None
+    excess_e = int(d_e[0]) - p.step_us if d_e is not None else 0
     cause = 0
     if kind == _HARD:
         cause = w.cause_of(w.hard.index())
@@ -239,14 +295,26 @@ def _segment(w: _Work, until: int) -> bool:
     else:
         unit = p.step_us + (p.val_us if V and q_e % V == 0 else 0) + (p.ckpt_us if q_e % C == 0 else 0)
 
-    if w.t + stretch_us(p, step, q_e - 1) + unit > until:
-        m = fit_steps(p, step, q_e - 1, until - w.t)
+    unit += excess_e
+    if p.step_times is not None and q_e - 1 - step > _CHUNK:
+        # a long quiet stretch under stragglers: cross it a chunk at a time (memory stays bounded)
+        m = w.fit(step, step + _CHUNK, until - w.t)
+        if m > step:
+            w.quiet(m - step, s)
+        return m == step + _CHUNK
+    quiet_us = stretch_us(p, step, q_e - 1)
+    if p.step_times is not None and q_e - 1 > step:
+        quiet_us += int(w.durations(g, q_e - 1 - step).sum()) - (q_e - 1 - step) * p.step_us
+    if w.t + quiet_us + unit > until:
+        m = w.fit(step, q_e - 1, until - w.t)
         if m > step:
             w.quiet(m - step, s)
         return False
     if q_e - 1 > step:
         w.quiet(q_e - 1 - step, s)
     # the unit of step q_e
+    if d_e is not None:
+        w.account_steps(e - 1, d_e)
     T["steps_executed"] += 1
     w.g, w.step, w.t = e, q_e, w.t + unit
     w.pending += p.step_us
@@ -299,6 +367,9 @@ def _batch(w: _Work, until: int) -> int:
     H = w.hard.pos[w.hard.ptr:] if not w.hard.empty else np.array([NEVER], dtype=np.int64)
     S = w.sdc.pos[w.sdc.ptr:] if not w.sdc.empty else np.empty(0, dtype=np.int64)
     horizon = min(int(H[-1]), int(S[-1]) if len(S) else NEVER)
+    st = p.step_times
+    if st is not None:  # step durations are computed for the whole window: keep it to what can be reached
+        horizon = min(horizon, r0 + min(_WINDOW, (until - w.t) // p.step_us + 1))
     if horizon >= NEVER:
         return 0
 
@@ -333,6 +404,10 @@ def _batch(w: _Work, until: int) -> int:
     hard_extra = (np.asarray(p.cause_detect_us) + np.asarray(p.cause_restart_us))[seg_cause]
     extra = np.where(is_sdc, p.sdc_restart_us, hard_extra)
     dur = n * p.step_us + nval * p.val_us + nckpt * p.ckpt_us + extra
+    if st is not None:
+        steps = w.durations(r0, int(E[-1]) - r0)
+        prefix = np.concatenate(([0], np.cumsum(steps - p.step_us)))
+        dur += prefix[E - r0] - prefix[r - r0]
     k = k0 + C * (np.cumsum(ncommit) - ncommit)
     ends = (p.target - k) < n
     t_end = w.t + np.cumsum(dur)
@@ -377,6 +452,8 @@ def _batch(w: _Work, until: int) -> int:
                 w.events.append(Event(int(t_end[i]), "sdc_detected" if V else "sdc_baked"))
             else:
                 w.events.append(Event(int(t_end[i]), "interruption", p.cause_names[int(seg_cause[i])]))
+    if st is not None:
+        w.account_steps(r0, steps[: int(E[cnt - 1]) - r0])
     w.g = int(E[cnt - 1])
     w.step = w.last = int(k[cnt - 1] + C * ncommit[cnt - 1])
     w.t = int(t_end[cnt - 1])
@@ -409,7 +486,7 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     w.sdc.next_after(w.g)
     new = replace(state, clock=w.t if halted else until_us, t=w.t, g=w.g, step=w.step, last_ckpt=w.last,
                   corrupted=w.corrupted, hard=w.hard.saved(), sdc=w.sdc.saved(), pending_us=w.pending,
-                  totals=w.pack(), job_start=w.job_start, job_start_t=w.job_start_t)
+                  totals=w.pack(), job_start=w.job_start, job_start_t=w.job_start_t, job_start_g=w.job_start_g)
     return new, w.events
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import math
 
-from simd.engine.hazard import per_step_cluster_hazard
+from simd.engine.hazard import NEVER, per_step_cluster_hazard
+from simd.engine.stragglers import StepTimes
 from simd.engine.streams import stream_state
 
 # The engine's clock counts integer microseconds: sums of durations are then exact, so the buckets add up
@@ -30,6 +31,18 @@ class Cause:
 
 
 @dataclass(frozen=True)
+class Stragglers:
+    """Per-rank step-time variation (seed 001, scenario 4): jitter around the base step time on every rank,
+    ``slow_ranks`` ranks slowed by ``slowdown``; with ``replace_after_steps`` > 0 a median-based detector
+    flags the slow ranks after that many steps of each job and replaces them (each job starts with them)."""
+
+    jitter_seconds: float = 0.0
+    slow_ranks: int = 0
+    slowdown: float = 1.0
+    replace_after_steps: int = 0
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """One synchronous training job (seed 000's JobConfig). Durations in seconds, rates per GPU-hour."""
 
@@ -47,6 +60,7 @@ class JobSpec:
     # Causes of hard failures. Empty = seed 000's single kind ("hardware"), detected at once, recovered in
     # restart_seconds. SDC rollbacks always pay restart_seconds.
     causes: tuple[Cause, ...] = field(default=())
+    stragglers: Stragglers | None = None
 
     def __post_init__(self) -> None:
         problems = []
@@ -69,6 +83,10 @@ class JobSpec:
                 problems.append(f"{rate} * step_seconds / 3600 must be <= 1 (a probability per GPU-step)")
         if self.causes and abs(sum(c.share for c in self.causes) - 1.0) > 1e-9:
             problems.append("cause shares must sum to 1")
+        st = self.stragglers
+        if st is not None and (st.jitter_seconds < 0 or st.slow_ranks < 0 or st.slowdown < 1
+                               or st.replace_after_steps < 0):
+            problems.append(f"stragglers out of range: {st}")
         if problems:
             raise ValueError("; ".join(problems))
 
@@ -83,9 +101,9 @@ class JobSpec:
         return v > 0 and self.ckpt_interval_steps % v == 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Plan:
-    """A JobSpec compiled for the engine: integer microseconds and geometric rates."""
+    """A JobSpec compiled for the engine: integer microseconds and geometric rates. Equal when the specs are."""
 
     spec: JobSpec
     step_us: int
@@ -103,10 +121,19 @@ class Plan:
     sdc_stream: dict
     cause_stream: dict
     vectorizable: bool  # validation divides the checkpoint interval (or there is none): see core.py
+    step_times: StepTimes | None  # None: every step takes step_us exactly
+    slow_steps: int  # steps at the start of each job that have the slow ranks (NEVER: always)
+    slow_ranks: int
     cause_names: tuple[str, ...]
     cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
     cause_detect_us: tuple[int, ...]
     cause_restart_us: tuple[int, ...]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Plan) and self.spec == other.spec
+
+    def __hash__(self) -> int:
+        return hash(self.spec)
 
 
 def compile_spec(spec: JobSpec) -> Plan:
@@ -142,8 +169,26 @@ def compile_spec(spec: JobSpec) -> Plan:
         cause_cumulative=tuple(cumulative),
         cause_detect_us=tuple(to_us(c.detection_seconds) for c in causes),
         cause_restart_us=tuple(to_us(c.restart_seconds) for c in causes),
+        step_times=_step_times(spec, step_us),
+        slow_steps=_slow_steps(spec),
+        slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,
     )
 
 
 def _log1m(p: float) -> float:
     return -math.inf if p >= 1.0 else math.log1p(-p)
+
+
+def _step_times(spec: JobSpec, step_us: int) -> StepTimes | None:
+    st = spec.stragglers
+    if st is None or (st.jitter_seconds == 0 and (st.slow_ranks == 0 or st.slowdown == 1.0)):
+        return None
+    return StepTimes(spec.n_gpus, step_us, st.jitter_seconds * US_PER_SECOND, st.slow_ranks, st.slowdown,
+                     stream_state(spec.seed, "straggler"))
+
+
+def _slow_steps(spec: JobSpec) -> int:
+    st = spec.stragglers
+    if st is None or st.slow_ranks == 0 or st.slowdown == 1.0:
+        return 0
+    return st.replace_after_steps or NEVER

@@ -33,6 +33,8 @@ class Totals:
     detection_us: int = 0
     straggler_us: int = 0
     jobs_completed: int = 0
+    step_hist: tuple[int, ...] = ()  # executed steps per step-time bucket (stragglers.BUCKET_FACTORS, +Inf)
+    stragglers_replaced: int = 0  # slow ranks flagged by the median detector and replaced
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -62,6 +64,7 @@ class State:
     totals: Totals
     job_start: Totals  # totals when the current job started
     job_start_t: int
+    job_start_g: int  # g when the current job started
 
     @property
     def clock_seconds(self) -> float:

@@ -1,0 +1,112 @@
+"""Stragglers in the engine: step = max over ranks, sampled exactly; invariances kept."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from specs import spec
+
+from simd.engine import US_PER_SECOND, Stragglers, advance, new_state, run_job
+from simd.engine.stragglers import StepTimes
+from simd.engine.streams import stream_state, uniforms
+from simd.models.straggler import expected_max_normal, norm_ppf
+
+BASE_US = 30 * US_PER_SECOND
+
+
+def _mean_se(x):
+    return float(np.mean(x)), float(np.std(x, ddof=1) / math.sqrt(len(x)))
+
+
+def test_table_equals_closed_form_max_of_normals_to_the_microsecond():
+    times = StepTimes(1024, BASE_US, 0.5 * US_PER_SECOND, 0, 1.0, stream_state(3, "straggler"))
+    d = times.durations(0, 200_000, 0)
+    u = uniforms(stream_state(3, "straggler"), 0, 200_000)
+    exact = BASE_US + 0.5e6 * -norm_ppf(-np.expm1(np.log(u) / 1024))  # Phi^-1(u^(1/n)), through 1 - u^(1/n)
+    assert np.max(np.abs(d - np.maximum(exact, BASE_US))) <= 0.5 + 1e-3  # rounding to 1 us, nothing more
+
+
+def test_mean_step_with_jitter_is_the_expected_max_of_1024_normals():
+    times = StepTimes(1024, BASE_US, 0.5 * US_PER_SECOND, 0, 1.0, stream_state(4, "straggler"))
+    m, se = _mean_se(times.durations(0, 400_000, 0) / US_PER_SECOND)
+    expected = expected_max_normal(1024, 30.0, 0.5)  # about 31.62 s (seed 001, scenario 4)
+    assert abs(expected - 31.62) < 0.01
+    assert abs(m - expected) < 4 * se
+
+
+def test_one_rank_20_percent_slow_gives_36_seconds():
+    times = StepTimes(1024, BASE_US, 0.5 * US_PER_SECOND, 1, 1.2, stream_state(5, "straggler"))
+    m, se = _mean_se(times.durations(0, 400_000, 400_000) / US_PER_SECOND)
+    assert abs(m - 36.0) < 4 * se + 1e-3  # the slow rank dominates: E[max] = 36.0 + O(1e-9)
+
+
+def test_mixed_slow_and_healthy_ranks_match_brute_force():
+    """4 ranks, 2 of them 20% slow: the table against drawing every rank (4 standard errors)."""
+    times = StepTimes(4, BASE_US, 0.5 * US_PER_SECOND, 2, 1.2, stream_state(6, "straggler"))
+    d = times.durations(0, 200_000, 200_000) / US_PER_SECOND
+    rng = np.random.default_rng(6)
+    ranks = np.concatenate([30 + 0.5 * rng.standard_normal((200_000, 2)),
+                            36 + 0.5 * rng.standard_normal((200_000, 2))], axis=1)
+    brute = np.maximum(ranks.max(axis=1), 30.0)
+    for q in (0.01, 0.5, 0.99):
+        assert abs(np.quantile(d, q) - np.quantile(brute, q)) < 0.02, q
+    (m1, se1), (m2, se2) = _mean_se(d), _mean_se(brute)
+    assert abs(m1 - m2) < 4 * math.hypot(se1, se2)
+
+
+STRAGGLERS = [Stragglers(0.5, 0, 1.0), Stragglers(0.5, 1, 1.2), Stragglers(0.5, 1, 1.2, replace_after_steps=40),
+              Stragglers(0.0, 2, 1.5)]
+
+
+@st.composite
+def straggler_specs(draw):
+    v = draw(st.integers(1, 20))
+    return spec(n_gpus=draw(st.sampled_from([8, 1024])), step_seconds=30.0,
+                target_steps=draw(st.integers(1, 1500)),
+                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
+                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
+                ckpt_interval_steps=v * draw(st.integers(1, 4)),
+                validation_interval_steps=draw(st.sampled_from([0, v, v + 1])),
+                stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=straggler_specs(), horizon_steps=st.integers(1, 4000), cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_stragglers_keep_tick_invariance_conservation_and_path_equality(s, horizon_steps, cuts):
+    horizon = int(horizon_steps * 36 * US_PER_SECOND)
+    whole, whole_events = advance(new_state(s), horizon, trace=True)
+    walk, _ = advance(new_state(s), horizon, trace=True, vectorize=False)
+    assert whole == walk
+    state, events = new_state(s), []
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        state, ev = advance(state, c, trace=True)
+        events.extend(ev)
+        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock
+        assert sum(state.totals.step_hist) == state.totals.steps_executed
+    assert state == whole and events == whole_events
+
+
+def test_mitigation_replaces_slow_ranks_after_the_detection_delay():
+    s = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, target_steps=500, ckpt_interval_steps=50,
+             validation_interval_steps=0, step_seconds=30.0, n_gpus=1024,
+             stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=100))
+    state, events = advance(new_state(s), 10**7 * US_PER_SECOND, max_jobs=3)
+    assert state.totals.stragglers_replaced == 3  # one slow rank, found once in each job
+    job = events[0].job
+    # 100 steps at ~36 s, 400 at ~31.62 s
+    assert abs(job.mean_step_seconds - (100 * 36.0 + 400 * 31.624) / 500) < 0.05
+
+
+def test_stragglers_off_keeps_the_base_step_time():
+    job = run_job(spec(stragglers=Stragglers(0.0, 0, 1.0)))
+    assert job.bucket_seconds["straggler"] == 0 and job.mean_step_seconds == 60.0
+
+
+def test_straggler_time_is_its_own_bucket_and_lowers_utilization():
+    plain = run_job(spec(seed=3))
+    slow = run_job(spec(seed=3, stragglers=Stragglers(0.5, 1, 1.2)))
+    assert slow.bucket_seconds["straggler"] > 0.19 * (slow.target_steps + slow.recompute_steps) * 60 * 0.99
+    assert slow.effective_utilization < plain.effective_utilization
+    assert replace(spec(), stragglers=None) == spec()
