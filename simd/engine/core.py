@@ -155,15 +155,14 @@ class _Work:
     def durations(self, g0: int, n: int):
         return self.p.step_times.durations(g0, n, self.slow_count(g0, n))
 
-    def account_steps(self, g0: int, durations) -> int:
-        """Book the excess and the histogram of executed steps g0+1 ..; returns the excess (us)."""
+    def account_steps(self, g0: int, durations, count: int, total_us: int) -> int:
+        """Book the excess and histogram of executed steps g0+1 .. g0+count; returns the excess (us)."""
         T, p = self.totals, self.p
-        excess = int(durations.sum()) - len(durations) * p.step_us
+        excess = total_us - count * p.step_us
         T["straggler_us"] += excess
-        hist = p.step_times.histogram(durations)
-        for i, c in enumerate(hist):
+        for i, c in enumerate(p.step_times.histogram_of(*durations, count)):
             T["step_hist"][i] += int(c)
-        self.moved(g0, g0 + len(durations))
+        self.moved(g0, g0 + count)
         return excess
 
     def moved(self, g_from: int, g_to: int) -> None:
@@ -181,7 +180,7 @@ class _Work:
         while m < b:
             n = min(b - m, _CHUNK)
             q = np.arange(m + 1, m + n + 1)
-            cost = self.durations(g + (m - a), n) + np.where(q % p.ckpt_every == 0, p.ckpt_us, 0)
+            cost = self.durations(g + (m - a), n)[0] + np.where(q % p.ckpt_every == 0, p.ckpt_us, 0)
             if p.val_every:
                 cost += np.where(q % p.val_every == 0, p.val_us, 0)
             cum = np.cumsum(cost)
@@ -206,7 +205,9 @@ class _Work:
         dur = stretch_us(p, a, b)
         if p.step_times is not None:
             for g0 in range(self.g, self.g + m, _CHUNK):
-                dur += self.account_steps(g0, self.durations(g0, min(_CHUNK, self.g + m - g0)))
+                n = min(_CHUNK, self.g + m - g0)
+                d = self.durations(g0, n)
+                dur += self.account_steps(g0, d, n, int(d[0].sum()))
         nc = b // p.ckpt_every - a // p.ckpt_every
         T["steps_executed"] += m
         T["checkpoint_us"] += nc * p.ckpt_us
@@ -285,7 +286,7 @@ def _segment(w: _Work, until: int) -> bool:
     q_e = step + (e - g)
     caught = kind == _SDC and bool(V) and q_e % V == 0
     d_e = w.durations(e - 1, 1) if p.step_times is not None else None
-    excess_e = int(d_e[0]) - p.step_us if d_e is not None else 0
+    excess_e = int(d_e[0][0]) - p.step_us if d_e is not None else 0
     cause = 0
     if kind == _HARD:
         cause = w.cause_of(w.hard.index())
@@ -304,7 +305,7 @@ def _segment(w: _Work, until: int) -> bool:
         return m == step + _CHUNK
     quiet_us = stretch_us(p, step, q_e - 1)
     if p.step_times is not None and q_e - 1 > step:
-        quiet_us += int(w.durations(g, q_e - 1 - step).sum()) - (q_e - 1 - step) * p.step_us
+        quiet_us += int(w.durations(g, q_e - 1 - step)[0].sum()) - (q_e - 1 - step) * p.step_us
     if w.t + quiet_us + unit > until:
         m = w.fit(step, q_e - 1, until - w.t)
         if m > step:
@@ -314,7 +315,7 @@ def _segment(w: _Work, until: int) -> bool:
         w.quiet(q_e - 1 - step, s)
     # the unit of step q_e
     if d_e is not None:
-        w.account_steps(e - 1, d_e)
+        w.account_steps(e - 1, d_e, 1, int(d_e[0][0]))
     T["steps_executed"] += 1
     w.g, w.step, w.t = e, q_e, w.t + unit
     w.pending += p.step_us
@@ -406,8 +407,8 @@ def _batch(w: _Work, until: int) -> int:
     dur = n * p.step_us + nval * p.val_us + nckpt * p.ckpt_us + extra
     if st is not None:
         steps = w.durations(r0, int(E[-1]) - r0)
-        prefix = np.concatenate(([0], np.cumsum(steps - p.step_us)))
-        dur += prefix[E - r0] - prefix[r - r0]
+        seg_steps_us = np.add.reduceat(steps[0], r - r0)  # segments are contiguous and cover the window
+        dur += seg_steps_us - n * p.step_us
     k = k0 + C * (np.cumsum(ncommit) - ncommit)
     ends = (p.target - k) < n
     t_end = w.t + np.cumsum(dur)
@@ -453,7 +454,7 @@ def _batch(w: _Work, until: int) -> int:
             else:
                 w.events.append(Event(int(t_end[i]), "interruption", p.cause_names[int(seg_cause[i])]))
     if st is not None:
-        w.account_steps(r0, steps[: int(E[cnt - 1]) - r0])
+        w.account_steps(r0, steps, int(E[cnt - 1]) - r0, int(seg_steps_us[:cnt].sum()))
     w.g = int(E[cnt - 1])
     w.step = w.last = int(k[cnt - 1] + C * ncommit[cnt - 1])
     w.t = int(t_end[cnt - 1])

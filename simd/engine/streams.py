@@ -33,15 +33,20 @@ def stream_state(seed: int, name: str) -> dict:
     return np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(zlib.crc32(name.encode()),))).state
 
 
-def uniforms(state: dict, first: int, count: int) -> np.ndarray:
-    """Uniforms number ``first`` .. ``first + count - 1`` of the stream, in (0, 1]."""
+def generator_at(state: dict, first: int) -> np.random.Generator:
+    """A generator whose next double is the stream's uniform number ``first`` (valid until the next call)."""
     bits = getattr(_local, "bits", None)
     if bits is None:
         bits = _local.bits = np.random.PCG64(0)
     bits.state = state
     if first:
         bits.advance(first)  # one double = one 64-bit output for PCG64
-    return 1.0 - np.random.Generator(bits).random(count)
+    return np.random.Generator(bits)
+
+
+def uniforms(state: dict, first: int, count: int) -> np.ndarray:
+    """Uniforms number ``first`` .. ``first + count - 1`` of the stream, in (0, 1]."""
+    return 1.0 - generator_at(state, first).random(count)
 
 
 def gaps(state: dict, log1m_p: float, first: int, count: int) -> np.ndarray:
