@@ -110,6 +110,26 @@ def cmd_report(args) -> int:
     return report.run(args)
 
 
+def cmd_run(args) -> int:
+    from simd import daemon
+
+    config = _load(args.config)
+    return daemon.run(config, listen=args.listen, speedup=args.speedup, tick_seconds=args.tick_seconds)
+
+
+def _checked(parse):
+    """An argparse type from one of runflags' ``parse_*`` functions (ValueError -> a one-line usage error)."""
+
+    def check(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    check.__name__ = parse.__name__.removeprefix("parse_")
+    return check
+
+
 def cmd_config(args) -> int:
     from simd.config import default_config_text
 
@@ -148,6 +168,18 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:
         pass
     r.set_defaults(func=cmd_report)
+
+    from simd import runflags as daemon
+
+    n = sub.add_parser("run", help="the daemon: advance every scenario in accelerated ticks, serve /metrics")
+    n.add_argument("--config", help="scenario file (default: the embedded configuration)")
+    n.add_argument("--listen", type=_checked(daemon.parse_listen), default=daemon.DEFAULT_LISTEN,
+                   help=f"HOST:PORT to serve /metrics and /healthz on (default {daemon.DEFAULT_LISTEN})")
+    n.add_argument("--speedup", type=_checked(daemon.parse_speedup),
+                   help="simulated seconds per wall second (default: the scenario file's)")
+    n.add_argument("--tick-seconds", type=_checked(daemon.parse_tick_seconds),
+                   help="wall seconds between ticks (default: the scenario file's)")
+    n.set_defaults(func=cmd_run)
 
     g = sub.add_parser("config", help="print the embedded default configuration")
     g.add_argument("--default", action="store_true", required=True)

@@ -277,7 +277,19 @@ def _format(err: dict) -> str:
     text = phrase.format(**err.get("ctx", {})) if phrase else err["msg"][0].lower() + err["msg"][1:]
     if kind in ("missing",):
         return f"{path}: {text}"
-    return f"{path}: {text}, got {err['input']!r}"
+    hint = ""
+    if kind == "float_type" and isinstance(err["input"], str) and _is_number(err["input"]):
+        # PyYAML follows YAML 1.1, where a float needs a dot: 1e-3 is text, 1.0e-3 a number
+        hint = " (YAML reads exponents without a dot as text: write e.g. 1.0e-3)"
+    return f"{path}: {text}, got {err['input']!r}{hint}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_config(text: str, source: str = "<config>") -> Config:

@@ -29,7 +29,7 @@ import numpy as np
 
 from simd.engine.hazard import NEVER
 from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
-from simd.engine.state import BUCKETS, State, Totals
+from simd.engine.state import State, Totals
 from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import Buffer, first_position, uniforms
 

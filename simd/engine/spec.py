@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import math
+from dataclasses import dataclass, field
 
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
 from simd.engine.stragglers import StepTimes

@@ -1,0 +1,123 @@
+"""Scenario files: validation errors name the field path and the constraint; unknown keys are errors."""
+
+import pytest
+
+from simd.config import ConfigError, default_config, parse_config
+from simd.models import recovery
+
+GOOD = """
+speedup: 600
+tick_seconds: 1.0
+scenarios:
+  - name: optimized
+    seed: 8
+    n_gpus: 1024
+    step_seconds: 60
+    target_steps: 3000
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}
+    checkpoint: {interval_steps: 25, seconds: 300}
+    validation: {interval_steps: 25, seconds: 20}
+    restart_seconds: 60
+"""
+
+
+def errors(text):
+    with pytest.raises(ConfigError) as exc:
+        parse_config(text)
+    return exc.value.errors
+
+
+def test_design_example_is_valid_and_means_seed_000():
+    c = parse_config(GOOD)
+    s = c.scenarios[0]
+    spec = s.job_spec()
+    assert (spec.n_gpus, spec.step_seconds, spec.target_steps, spec.ckpt_interval_steps) == (1024, 60, 3000, 25)
+    assert spec.causes[0].name == "hardware" and spec.causes[0].restart_seconds == 60
+    assert spec.stragglers is None and s.replicas == 1
+    assert c.warnings() == []
+
+
+def test_error_names_the_field_path_and_constraint():
+    assert errors(GOOD.replace("interval_steps: 25, seconds: 300", "interval_steps: -5, seconds: 300")) == [
+        "scenarios[0].checkpoint.interval_steps: must be > 0, got -5"]
+
+
+def test_every_problem_is_reported_one_per_line():
+    bad = GOOD.replace("n_gpus: 1024", "n_gpus: 0").replace("step_seconds: 60", "step_seconds: fast") \
+        .replace("seed: 8", "seed: 8\n    colour: blue")
+    assert sorted(errors(bad)) == sorted([
+        "scenarios[0].n_gpus: must be > 0, got 0",
+        "scenarios[0].step_seconds: must be a number, got 'fast'",
+        "scenarios[0].colour: unknown key, got 'blue'",
+    ])
+
+
+def test_unknown_top_level_key_and_missing_keys():
+    errs = errors("scenarios:\n  - name: a\n    n_gpus: 4\nspeeed: 3\n")
+    assert "speeed: unknown key, got 3" in errs
+    assert "scenarios[0].step_seconds: required key is missing" in errs
+    assert "scenarios[0].failures: required key is missing" in errs
+
+
+def test_strings_are_not_coerced_to_numbers():
+    assert errors(GOOD.replace("n_gpus: 1024", "n_gpus: '1024'")) == [
+        "scenarios[0].n_gpus: must be an integer, got '1024'"]
+
+
+def test_yaml_syntax_and_shape_errors():
+    assert errors("scenarios: [")[0].startswith("<config>: not valid YAML at line 1")
+    assert errors("- 1\n- 2\n") == ["<config>: the top level must be a mapping with a 'scenarios' list, got list"]
+
+
+def test_duplicate_names_and_probability_bounds():
+    two = GOOD + GOOD.split("scenarios:\n", 1)[1]
+    assert errors(two) == ["scenarios[1].name: 'optimized' is already the name of scenarios[0]"]
+    assert errors(GOOD.replace("hard_per_gpu_hour: 2.0e-4", "hard_per_gpu_hour: 100")) == [
+        "scenarios[0]: failures.hard_per_gpu_hour * step_seconds / 3600 is a probability per GPU-step and must "
+        "be <= 1, got 100.0 * 60.0 / 3600"]
+
+
+def test_nondividing_validation_warns():
+    c = parse_config(GOOD.replace("validation: {interval_steps: 25", "validation: {interval_steps: 40"))
+    assert len(c.warnings()) == 1 and "does not divide" in c.warnings()[0]
+
+
+def test_causes_recovery_and_stragglers():
+    text = GOOD.replace("sdc_per_gpu_hour: 1.5e-4}", "sdc_per_gpu_hour: 1.5e-4, causes: llama3}").replace(
+        "restart_seconds: 60", "recovery: {strategy: warm}\n    stragglers: {jitter_seconds: 0.5, slow_ranks: 1, "
+                               "slowdown: 1.2, mitigation: {detect_after_steps: 50}}")
+    spec = parse_config(text).scenarios[0].job_spec()
+    by = {c.name: c for c in spec.causes}
+    assert set(by) == set(recovery.LLAMA3_CAUSE_SHARES)
+    assert by["gpu"].restart_seconds == recovery.WARM_SWAP_SECONDS and by["gpu"].detection_seconds == 10.0
+    assert by["software"].restart_seconds == recovery.COLD_RESTART_SECONDS  # absent restart: TrainMover
+    assert spec.stragglers.replace_after_steps == 50
+    assert errors(GOOD.replace("sdc_per_gpu_hour: 1.5e-4}", "sdc_per_gpu_hour: 1.5e-4, causes: {gpu: 0.5}}")) == [
+        "scenarios[0].failures.causes: shares must sum to 1, got 0.5"]
+
+
+def test_sweeps_expand_to_named_scenarios():
+    text = GOOD + """sweeps:
+  - name: sw
+    checkpoint_intervals: [40, 10, 20]
+    scenario: {n_gpus: 8, step_seconds: 30, target_steps: 100, failures: {hard_per_gpu_hour: 1.0e-3,
+               sdc_per_gpu_hour: 0}, checkpoint: {interval_steps: 1, seconds: 5}, replicas: 3}
+"""
+    c = parse_config(text)
+    names = [s.name for s in c.all_scenarios]
+    assert names == ["optimized", "sw-10", "sw-20", "sw-40"]
+    assert c.scenario("sw-20").checkpoint.interval_steps == 20 and c.scenario("sw-20").sweep == "sw"
+    assert c.scenario("sw-20").replica_seeds() == [0, 1, 2]
+    clash = text.replace("name: optimized", "name: sw-20")
+    assert "is already the name of" in errors(clash)[0]
+
+
+def test_embedded_default_is_valid():
+    c = default_config()
+    assert {"ideal", "naive", "optimized"} <= {s.name for s in c.all_scenarios}
+
+
+def test_exponent_without_dot_gets_a_hint():
+    assert errors(GOOD.replace("hard_per_gpu_hour: 2.0e-4", "hard_per_gpu_hour: 2e-4")) == [
+        "scenarios[0].failures.hard_per_gpu_hour: must be a number, got '2e-4' "
+        "(YAML reads exponents without a dot as text: write e.g. 1.0e-3)"]
