@@ -96,6 +96,11 @@ class Validation(_Strict):
     seconds: NonNegative = 0.0
 
 
+class Slo(_Strict):
+    # the effective utilization (goodput) the scenario should keep; alerting rules compare against it
+    goodput_target: Annotated[float, Field(gt=0, le=1)]
+
+
 class ScenarioBody(_Strict):
     """A scenario without its name (a sweep's template)."""
 
@@ -112,6 +117,7 @@ class ScenarioBody(_Strict):
     stragglers: StragglerConfig | None = None
     # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
     replicas: Annotated[int, Field(ge=1, le=64)] = 1
+    slo: Slo | None = None
 
     @model_validator(mode="after")
     def _probabilities(self) -> ScenarioBody:
@@ -163,6 +169,19 @@ class ScenarioBody(_Strict):
     def replica_seeds(self) -> list[int]:
         return [self.seed + r for r in range(self.replicas)]
 
+    def with_effects(self, effects: DrillEffects) -> ScenarioBody:
+        """This scenario while a drill runs: rates and checkpoint cost scaled, stragglers replaced."""
+        update = {
+            "failures": self.failures.model_copy(update={
+                "hard_per_gpu_hour": self.failures.hard_per_gpu_hour * effects.hard_rate_factor,
+                "sdc_per_gpu_hour": self.failures.sdc_per_gpu_hour * effects.sdc_rate_factor}),
+            "checkpoint": self.checkpoint.model_copy(update={
+                "seconds": self.checkpoint.seconds * effects.checkpoint_seconds_factor}),
+        }
+        if effects.stragglers is not None:
+            update["stragglers"] = effects.stragglers
+        return self.model_copy(update=update)
+
     def warnings(self) -> list[str]:
         v, c = self.validation.interval_steps, self.checkpoint.interval_steps
         if self.failures.sdc_per_gpu_hour > 0 and (v == 0 or c % v != 0):
@@ -199,11 +218,34 @@ class Sweep(_Strict):
                 for iv in self.checkpoint_intervals]
 
 
+class DrillEffects(_Strict):
+    """What a drill changes while it runs (every factor defaults to no change)."""
+
+    hard_rate_factor: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 1.0
+    sdc_rate_factor: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 1.0
+    checkpoint_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
+    stragglers: StragglerConfig | None = None  # replaces the scenario's stragglers
+    stall_seconds: Annotated[float, Field(ge=0, le=86400, allow_inf_nan=False)] = 0.0  # wall seconds without ticks
+
+
+class Drill(_Strict):
+    """A named fault timeline for alerting-rule rehearsal: effects on some scenarios for a stretch of
+    simulated time, started at ``start_at_seconds`` of simulated time or on demand (HTTP API, `simd drill`)."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
+    description: Annotated[str, Field(min_length=1, max_length=300)]
+    duration_seconds: Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]  # simulated
+    start_at_seconds: Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)] | None = None
+    scenarios: Annotated[list[str], Field(min_length=1)] | None = None  # default: every scenario outside sweeps
+    effects: DrillEffects
+
+
 class Config(_Strict):
     speedup: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] = 600.0
     tick_seconds: Annotated[float, Field(ge=0.01, le=3600, allow_inf_nan=False)] = 1.0
     scenarios: list[Scenario] = []
     sweeps: list[Sweep] = []
+    drills: list[Drill] = []
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:
@@ -214,7 +256,33 @@ class Config(_Strict):
             if s.name in seen:
                 raise ValueError(f"{where}.name: {s.name!r} is already the name of {seen[s.name]}")
             seen[s.name] = where
+        drill_names: dict[str, int] = {}
+        for i, d in enumerate(self.drills):
+            if d.name in drill_names:
+                raise ValueError(f"drills[{i}].name: {d.name!r} is already the name of drills[{drill_names[d.name]}]")
+            drill_names[d.name] = i
+            for j, target in enumerate(d.scenarios or []):
+                if target not in seen:
+                    raise ValueError(f"drills[{i}].scenarios[{j}]: no scenario named {target!r}")
+            for s in self.drill_targets(d):
+                try:
+                    ScenarioBody.model_validate(s.with_effects(d.effects).model_dump(exclude={"name", "sweep"}),
+                                                strict=False)
+                except ValidationError as exc:
+                    raise ValueError(f"drills[{i}] on scenario {s.name}: " + "; ".join(
+                        _format(e) for e in exc.errors(include_url=False))) from None
         return self
+
+    def drill_targets(self, drill: Drill) -> list[Scenario]:
+        if drill.scenarios is None:
+            return [s for s in self.all_scenarios if s.sweep is None]
+        return [s for s in self.all_scenarios if s.name in drill.scenarios]
+
+    def drill(self, name: str) -> Drill:
+        for d in self.drills:
+            if d.name == name:
+                return d
+        raise KeyError(name)
 
     def _named(self) -> list[tuple[str, Scenario]]:
         out = [(f"scenarios[{i}]", s) for i, s in enumerate(self.scenarios)]
@@ -272,7 +340,7 @@ def _format(err: dict) -> str:
     kind = err["type"]
     if kind == "value_error":  # our own validators: the message already names its field
         msg = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
-        return msg if msg.startswith(("scenarios", "sweeps[")) or not path else f"{path}: {msg}"
+        return msg if msg.startswith(("scenarios", "sweeps[", "drills[")) or not path else f"{path}: {msg}"
     phrase = _PHRASES.get(kind)
     text = phrase.format(**err.get("ctx", {})) if phrase else err["msg"][0].lower() + err["msg"][1:]
     if kind in ("missing",):

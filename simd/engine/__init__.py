@@ -10,6 +10,7 @@ from simd.engine.core import (
     advance,
     bucket_seconds,
     new_state,
+    retarget,
     run_job,
 )
 from simd.engine.hazard import per_step_cluster_hazard
@@ -18,5 +19,5 @@ from simd.engine.state import BUCKETS, State, Totals
 
 __all__ = [
     "BUCKETS", "US_PER_SECOND", "Cause", "Stragglers", "Event", "JobResult", "JobSpec", "State", "Totals", "advance",
-    "bucket_seconds", "new_state", "per_step_cluster_hazard", "run_job", "to_us",
+    "bucket_seconds", "new_state", "per_step_cluster_hazard", "retarget", "run_job", "to_us",
 ]

@@ -491,6 +491,30 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     return new, w.events
 
 
+def retarget(state: State, spec: JobSpec) -> State:
+    """The same job from ``state.clock`` on, under new parameters (a drill starting or ending).
+
+    Counters, position, pending work and the unit in progress carry over; the unit in progress finishes under
+    the new parameters. Hard failures and SDCs are redrawn from the current step on, from streams of the new
+    epoch: both are memoryless, so this is exactly the process with the new rates. Step durations stay a pure
+    function of the executed-step index. The causes must keep their names (their counters carry over), and
+    the target and intervals may change only at a job boundary-safe value: the position must stay valid.
+    """
+    old = state.plan.spec
+    if tuple(c.name for c in spec.cause_list) != tuple(c.name for c in old.cause_list):
+        raise ValueError("retarget cannot change the failure causes")
+    if spec.target_steps < state.step:
+        raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
+    if state.last_ckpt % spec.ckpt_interval_steps:
+        raise ValueError("retarget: the last checkpoint must be on the new checkpoint lattice")
+    epoch = state.epoch + 1
+    plan = compile_spec(spec, epoch)
+    g = state.g
+    hard = (0, g + first_position(plan.hard_stream, plan.hard_log1m)) if plan.hard_log1m else (0, NEVER)
+    sdc = (0, g + first_position(plan.sdc_stream, plan.sdc_log1m)) if plan.sdc_log1m else (0, NEVER)
+    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch)
+
+
 def _job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
     return JobResult(
         job=index,

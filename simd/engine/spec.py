@@ -135,7 +135,9 @@ class Plan:
         return hash(self.spec)
 
 
-def compile_spec(spec: JobSpec) -> Plan:
+def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
+    """``epoch`` counts the parameter changes so far (engine.retarget): each epoch draws its failures and
+    SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
     causes = spec.cause_list
     cumulative, acc = [], 0.0
     for c in causes:
@@ -160,9 +162,9 @@ def compile_spec(spec: JobSpec) -> Plan:
         sdc_hazard=sdc,
         hard_log1m=_log1m(hard),
         sdc_log1m=_log1m(sdc),
-        hard_stream=stream_state(spec.seed, "hard"),
-        sdc_stream=stream_state(spec.seed, "sdc"),
-        cause_stream=stream_state(spec.seed, "cause"),
+        hard_stream=stream_state(spec.seed, _epoch_name("hard", epoch)),
+        sdc_stream=stream_state(spec.seed, _epoch_name("sdc", epoch)),
+        cause_stream=stream_state(spec.seed, _epoch_name("cause", epoch)),
         vectorizable=spec.validation_interval_steps == 0 or spec.validation_divides_checkpoint,
         cause_names=tuple(c.name for c in causes),
         cause_cumulative=tuple(cumulative),
@@ -191,3 +193,7 @@ def _slow_steps(spec: JobSpec) -> int:
     if st is None or st.slow_ranks == 0 or st.slowdown == 1.0:
         return 0
     return st.replace_after_steps or NEVER
+
+
+def _epoch_name(stream: str, epoch: int) -> str:
+    return stream if epoch == 0 else f"{stream}@{epoch}"

@@ -65,6 +65,7 @@ class State:
     job_start: Totals  # totals when the current job started
     job_start_t: int
     job_start_g: int  # g when the current job started
+    epoch: int = 0  # parameter changes so far (core.retarget)
 
     @property
     def clock_seconds(self) -> float:
