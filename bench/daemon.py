@@ -1,0 +1,152 @@
+"""Benchmarks of ``simd run`` (not a test): prints measured numbers next to their targets.
+
+Default mode: start ``python -m simd run`` with the embedded configuration at speedup 3600 (tick every
+1 s, the configuration's own tick), wait for its first tick, then for 30 s scrape ``/metrics`` once a second
+(Prometheus' tightest usual interval; the scrapes' CPU is part of the daemon's) and measure
+
+- the daemon's CPU use: its utime + stime from /proc/<pid>/stat over the window / the window's wall time
+  (target: under 5% of one core);
+- the median wall time of a ``/metrics`` scrape, request to last byte (target: under 20 ms).
+
+``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
+daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
+its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
+
+Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] | --sweep-precision
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CPU_TARGET = 0.05  # of one core (issue #3)
+SCRAPE_TARGET_SECONDS = 0.020  # median /metrics scrape (issue #3)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process, seconds (proc(5): fields 14 and 15 of /proc/<pid>/stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; field 3 is fields[0]
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def wait_for_first_tick(base: str, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"simd run exited with {proc.returncode}")
+        try:
+            status, body = get(base + "/metrics", timeout=1.0)
+            if status == 200 and b"\nsimd_ticks_total 0.0\n" not in body:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("simd run did not complete a tick in time")
+
+
+def bench_daemon(seconds: float, speedup: float, scrape_every: float) -> bool:
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cmd = [sys.executable, "-m", "simd", "run", "--listen", f"127.0.0.1:{port}", "--speedup", f"{speedup:g}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for_first_tick(base, proc)
+        scrapes = []
+        cpu0, wall0 = cpu_seconds(proc.pid), time.monotonic()
+        next_scrape = wall0
+        while time.monotonic() - wall0 < seconds:
+            t = time.perf_counter()
+            status, body = get(base + "/metrics")
+            scrapes.append(time.perf_counter() - t)
+            assert status == 200 and body
+            next_scrape += scrape_every
+            time.sleep(max(0.0, next_scrape - time.monotonic()))
+        cpu1, wall1 = cpu_seconds(proc.pid), time.monotonic()
+        samples = sum(1 for line in body.splitlines() if line and not line.startswith(b"#"))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    cpu = (cpu1 - cpu0) / (wall1 - wall0)
+    median = statistics.median(scrapes)
+    print(f"simd run, embedded default configuration, speedup {speedup:g}, {wall1 - wall0:.1f} s window, "
+          f"one /metrics scrape every {scrape_every:g} s ({samples} samples per scrape)")
+    ok_cpu, ok_scrape = cpu < CPU_TARGET, median < SCRAPE_TARGET_SECONDS
+    print(f"  daemon CPU:            {cpu * 100:6.2f}% of one core   target < {CPU_TARGET * 100:.0f}%   "
+          f"{'ok' if ok_cpu else 'FAIL'}")
+    print(f"  /metrics scrape:       median {median * 1e3:6.2f} ms  (p90 {sorted(scrapes)[int(0.9 * len(scrapes))] * 1e3:.2f} ms, "
+          f"max {max(scrapes) * 1e3:.2f} ms, n={len(scrapes)})   target median < {SCRAPE_TARGET_SECONDS * 1e3:.0f} ms   "
+          f"{'ok' if ok_scrape else 'FAIL'}")
+    print(f"  exit code after SIGTERM: {proc.returncode}")
+    return ok_cpu and ok_scrape and proc.returncode == 0
+
+
+def sweep_precision() -> None:
+    import numpy as np
+
+    from simd.config import default_config
+    from simd.engine import US_PER_SECOND, advance, new_state
+    from simd.snapshot import scenario_info
+
+    config = default_config()
+    hours = config.speedup  # simulated hours per replica in one wall hour
+    until = round(3600 * config.speedup * US_PER_SECOND)
+    print(f"checkpoint-interval sweep: {hours:g} simulated hours per replica (one wall hour at speedup "
+          f"{config.speedup:g})")
+    print(f"{'scenario':<18} {'interval':>8} {'replicas':>8} {'utilization':>12} {'std err':>8} {'model':>7} "
+          f"{'cpu s':>6}")
+    for s in config.all_scenarios:
+        if s.sweep is None:
+            continue
+        t = time.process_time()
+        states = [advance(new_state(s.job_spec(seed)), until)[0] for seed in s.replica_seeds()]
+        u = np.array([st.totals.productive_us / st.clock for st in states])
+        info = scenario_info(s.name, s.sweep, s.replicas, False, states[0])
+        se = u.std(ddof=1) / np.sqrt(len(u))
+        print(f"{s.name:<18} {s.checkpoint.interval_steps:>8} {len(u):>8} {u.mean():>12.4f} {se:>8.4f} "
+              f"{info.analytic_efficiency:>7.4f} {time.process_time() - t:>6.2f}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--speedup", type=float, default=3600.0)
+    p.add_argument("--scrape-every", type=float, default=1.0)
+    p.add_argument("--sweep-precision", action="store_true")
+    args = p.parse_args()
+    if args.sweep_precision:
+        sweep_precision()
+        return 0
+    return 0 if bench_daemon(args.seconds, args.speedup, args.scrape_every) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

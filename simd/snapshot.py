@@ -1,0 +1,155 @@
+"""Immutable snapshots of the simulation, published after each tick and read by the exporter.
+
+A :class:`Snapshot` holds plain numbers only (ints, floats, tuples): once built it never changes, so a
+scrape that reads the latest one sees one whole tick, never half of one (DESIGN.md 3.6). Counters are
+summed over a scenario's replicas, exactly (integer microseconds); ratios are left to the exporter.
+
+What is static per scenario (configured interval, analytic optimum, histogram bounds) is computed once,
+in :func:`scenario_info`, from the configuration and the engine's compiled plan.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+from simd.engine import State, Totals
+from simd.engine.stragglers import BUCKET_FACTORS
+from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
+
+SECONDS_PER_HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class ScenarioInfo:
+    """What the configuration says about a scenario (does not change while the daemon runs)."""
+
+    name: str
+    sweep: str  # "" for a scenario that is not a sweep point
+    replicas: int
+    step_seconds: float
+    checkpoint_interval_steps: int
+    cause_names: tuple[str, ...]
+    # upper bounds (seconds) of the step-time histogram's finite buckets; the engine's step_hist has one
+    # more entry, the +Inf bucket
+    step_bounds_seconds: tuple[float, ...]
+    # interruptions per simulated hour of one replica's compute: hard_hazard / step_seconds * 3600
+    expected_interruptions_per_hour: float
+    # analytic optimum, steps, by method ("young", "daly"); empty when the hard-failure rate is 0
+    optimal_interval_steps: tuple[tuple[str, float], ...]
+    analytic_efficiency: float | None  # seed 001's first-order model at the configured interval
+    slowdown: float | None  # the slow ranks' slowdown; None when the scenario has no stragglers configured
+
+
+@dataclass(frozen=True)
+class ScenarioSnapshot:
+    """One scenario at the snapshot's simulated time: counters summed over its replicas."""
+
+    info: ScenarioInfo
+    clock_us: int  # each replica's simulated clock (they all share it)
+    totals: Totals  # summed over replicas
+    in_flight_us: int  # summed over replicas
+    slowest_rank_score: float | None  # None when the scenario has no stragglers configured
+
+    @property
+    def elapsed_us(self) -> int:
+        """Simulated time summed over replicas: the buckets plus in flight add up to it exactly."""
+        return self.clock_us * self.info.replicas
+
+
+@dataclass(frozen=True)
+class DaemonStats:
+    """The tick loop's own health, as of the snapshot."""
+
+    ticks: int = 0
+    overruns_slow: int = 0  # ticks that took longer than tick_seconds
+    overruns_missed: int = 0  # scheduled ticks that did not run (coalesced into a later one, or skipped)
+    duration_bounds: tuple[float, ...] = ()  # histogram of tick wall durations: finite upper bounds
+    duration_counts: tuple[int, ...] = ()  # per bucket, not cumulative; one more entry (+Inf)
+    duration_sum: float = 0.0
+    last_tick_unix: float = 0.0  # wall time at the end of the last tick; 0 before the first
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    simulated_us: int  # the shared simulated clock
+    speedup: float
+    scenarios: tuple[ScenarioSnapshot, ...]
+    daemon: DaemonStats
+
+
+def sum_totals(totals: list[Totals]) -> Totals:
+    """Field-wise sum (tuples element-wise) of equally shaped Totals."""
+    first = totals[0]
+    if len(totals) == 1:
+        return first
+    values = {}
+    for f in fields(Totals):
+        column = [getattr(t, f.name) for t in totals]
+        if isinstance(column[0], tuple):
+            values[f.name] = tuple(map(sum, zip(*column, strict=True)))
+        else:
+            values[f.name] = sum(column)
+    return Totals(**values)
+
+
+def _mean_recovery_seconds(state: State) -> float:
+    """Detection plus restart, weighted by the causes' shares: the model's R for this scenario."""
+    p = state.plan
+    shares = [b - a for a, b in zip((0.0,) + p.cause_cumulative[:-1], p.cause_cumulative, strict=True)]
+    return math.fsum(s * (d + r) for s, d, r in zip(shares, p.cause_detect_us, p.cause_restart_us, strict=True)) \
+        / 1e6
+
+
+def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: bool, state: State) -> ScenarioInfo:
+    """Static facts of a scenario, from its name and replica 0's initial state (its compiled plan)."""
+    p, spec = state.plan, state.plan.spec
+    step = spec.step_seconds
+    if p.step_times is not None:
+        bounds_us = [int(b) for b in p.step_times.bounds]
+    else:  # the engine's bounds when stragglers are off (stragglers.StepTimes.bounds)
+        bounds_us = [round(p.step_us * f) for f in BUCKET_FACTORS]
+    optimal: tuple[tuple[str, float], ...] = ()
+    analytic = None
+    if p.hard_hazard > 0:
+        mtbf = step / p.hard_hazard  # job MTBF in seconds of compute (one failure per 1/hazard steps)
+        c = spec.ckpt_seconds
+        optimal = (("young", young_interval_seconds(c, mtbf) / step), ("daly", daly_interval_seconds(c, mtbf) / step))
+        analytic = efficiency(spec.ckpt_interval_steps, step, c, mtbf, _mean_recovery_seconds(state))
+    return ScenarioInfo(
+        name=name,
+        sweep=sweep or "",
+        replicas=replicas,
+        step_seconds=step,
+        checkpoint_interval_steps=spec.ckpt_interval_steps,
+        cause_names=p.cause_names,
+        step_bounds_seconds=tuple(b / 1e6 for b in bounds_us),
+        expected_interruptions_per_hour=p.hard_hazard / step * SECONDS_PER_HOUR,
+        optimal_interval_steps=optimal,
+        analytic_efficiency=analytic,
+        slowdown=spec.stragglers.slowdown if has_stragglers and spec.stragglers is not None else None,
+    )
+
+
+def slowest_rank_score(info: ScenarioInfo, state: State) -> float | None:
+    """NVIDIA nvidia-resiliency-ext style relative score of the slowest rank, in [0, 1]: its performance
+    relative to the best rank. 1/slowdown while the slow ranks are in ``state``'s current job, else 1."""
+    if info.slowdown is None:
+        return None
+    p = state.plan
+    present = p.slow_ranks > 0 and state.g - state.job_start_g < p.slow_steps
+    return 1.0 / info.slowdown if present else 1.0
+
+
+def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> ScenarioSnapshot:
+    """Sum a scenario's replicas (all at the same simulated clock); the score is replica 0's."""
+    clock = states[0].clock
+    if any(s.clock != clock for s in states):
+        raise ValueError("replicas of a scenario must share the simulated clock")
+    return ScenarioSnapshot(
+        info=info,
+        clock_us=clock,
+        totals=sum_totals([s.totals for s in states]),
+        in_flight_us=sum(s.in_flight_us() for s in states),
+        slowest_rank_score=slowest_rank_score(info, states[0]),
+    )

@@ -1,0 +1,119 @@
+"""The tick logic: advance every replica of every scenario to ``speedup`` x the wall time since the start.
+
+The clock is injected (a callable returning monotonic seconds; the daemon passes ``time.monotonic``), so
+tests drive it by hand and never sleep. Promises:
+
+- After a tick that read the clock at ``now``, every state is at simulated time
+  ``floor(speedup * (now - start) * 1e6)`` microseconds. A late tick, or one standing in for several
+  coalesced ones, catches up exactly; nothing is counted twice, and since the engine is tick-size invariant
+  the states depend only on that last time, not on how the wall time was cut into ticks.
+- All scenarios and replicas share that one simulated clock.
+- After each tick a new immutable :class:`~simd.snapshot.Snapshot` replaces the previous one in a single
+  reference assignment: a reader sees the previous complete tick or this complete tick, never a mixture.
+- Overruns are counted by kind: ``slow`` (a tick that took longer than ``tick_seconds``) and ``missed``
+  (a scheduled slot ``start + k * tick_seconds`` in which no tick started: coalesced into a later tick or
+  skipped). A tick is assigned to the nearest slot, so a tick more than half an interval late counts the
+  slot it was meant for as missed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+
+from simd.config import Config
+from simd.engine import US_PER_SECOND, State, advance, new_state
+from simd.snapshot import DaemonStats, ScenarioInfo, Snapshot, scenario_info, scenario_snapshot
+
+log = logging.getLogger(__name__)
+
+# Upper bounds of the tick-duration histogram, wall seconds: 1 ms (an idle tick of a small configuration)
+# to 10 s (far beyond any tick_seconds the default configuration needs); the 5% CPU budget at one tick per
+# second is 50 ms, in the middle.
+TICK_DURATION_BOUNDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
+
+# /healthz reports a stall when no tick completed for this many tick intervals plus STALL_GRACE_SECONDS.
+STALL_TICKS = 3
+STALL_GRACE_SECONDS = 1.0
+
+Clock = Callable[[], float]
+
+
+class Ticker:
+    """Owns the engine states; ``tick()`` advances them and publishes a snapshot."""
+
+    def __init__(self, config: Config, clock: Clock, wall: Clock, speedup: float | None = None,
+                 tick_seconds: float | None = None, advance_fn=advance):
+        self.speedup = float(config.speedup if speedup is None else speedup)
+        self.tick_seconds = float(config.tick_seconds if tick_seconds is None else tick_seconds)
+        if not (self.speedup > 0 and math.isfinite(self.speedup)):
+            raise ValueError(f"speedup must be a finite number > 0, got {self.speedup}")
+        if not (self.tick_seconds > 0 and math.isfinite(self.tick_seconds)):
+            raise ValueError(f"tick_seconds must be a finite number > 0, got {self.tick_seconds}")
+        self._clock, self._wall, self._advance = clock, wall, advance_fn
+        self._lock = threading.Lock()
+        scenarios = config.all_scenarios
+        self.states: tuple[tuple[State, ...], ...] = tuple(
+            tuple(new_state(s.job_spec(seed)) for seed in s.replica_seeds()) for s in scenarios)
+        self.infos: tuple[ScenarioInfo, ...] = tuple(
+            scenario_info(s.name, s.sweep, s.replicas, s.stragglers is not None, states[0])
+            for s, states in zip(scenarios, self.states, strict=True))
+        self.start = clock()
+        self._slot = 0  # the slot of the last tick (slot 0: the start)
+        self._last_done = self.start  # clock at the end of the last tick (the start before any)
+        self._stats = DaemonStats(duration_bounds=TICK_DURATION_BOUNDS,
+                                  duration_counts=(0,) * (len(TICK_DURATION_BOUNDS) + 1))
+        self.snapshot: Snapshot = self._build(0, self._stats)
+
+    def target_us(self, now: float) -> int:
+        """The simulated time (microseconds) that wall time ``now`` maps to."""
+        return max(0, math.floor(self.speedup * (now - self.start) * US_PER_SECOND))
+
+    def tick(self) -> Snapshot:
+        """Advance everything to the simulated time of now, publish and return the new snapshot."""
+        with self._lock:
+            began = self._clock()
+            slot = math.floor((began - self.start) / self.tick_seconds + 0.5)
+            missed = max(0, slot - self._slot - 1)
+            self._slot = max(self._slot, slot)
+            until = max(self.target_us(began), self.snapshot.simulated_us)
+            self.states = tuple(tuple(self._advance(s, until)[0] for s in states) for states in self.states)
+            scenarios = self._scenarios()
+            ended = self._clock()
+            duration = max(0.0, ended - began)
+            slow = duration > self.tick_seconds
+            st = self._stats
+            counts = list(st.duration_counts)
+            counts[bisect.bisect_left(TICK_DURATION_BOUNDS, duration)] += 1
+            self._stats = replace(st, ticks=st.ticks + 1, overruns_slow=st.overruns_slow + slow,
+                                  overruns_missed=st.overruns_missed + missed, duration_counts=tuple(counts),
+                                  duration_sum=st.duration_sum + duration, last_tick_unix=self._wall())
+            self.snapshot = Snapshot(simulated_us=until, speedup=self.speedup, scenarios=scenarios,
+                                     daemon=self._stats)
+            self._last_done = ended
+        if slow:
+            log.warning("tick overrun: took %.3f s, longer than tick_seconds %g", duration, self.tick_seconds)
+        if missed:
+            log.warning("tick overrun: %d scheduled tick(s) missed (coalesced into the tick at %.3f s)",
+                        missed, began - self.start)
+        return self.snapshot
+
+    def health(self) -> tuple[bool, str]:
+        """(True, "ok") while ticks are recent; else (False, why)."""
+        limit = STALL_TICKS * self.tick_seconds + STALL_GRACE_SECONDS
+        quiet = self._clock() - self._last_done
+        if quiet > limit:
+            what = "no tick completed since the start" if self._stats.ticks == 0 else "no tick completed"
+            return False, f"stalled: {what} for {quiet:.1f} s (limit {limit:g} s = {STALL_TICKS} x tick_seconds + " \
+                          f"{STALL_GRACE_SECONDS:g} s)"
+        return True, "ok"
+
+    def _scenarios(self):
+        return tuple(scenario_snapshot(info, states) for info, states in zip(self.infos, self.states, strict=True))
+
+    def _build(self, until: int, stats: DaemonStats) -> Snapshot:
+        return Snapshot(simulated_us=until, speedup=self.speedup, scenarios=self._scenarios(), daemon=stats)
