@@ -121,3 +121,29 @@ def test_exponent_without_dot_gets_a_hint():
     assert errors(GOOD.replace("hard_per_gpu_hour: 2.0e-4", "hard_per_gpu_hour: 2e-4")) == [
         "scenarios[0].failures.hard_per_gpu_hour: must be a number, got '2e-4' "
         "(YAML reads exponents without a dot as text: write e.g. 1.0e-3)"]
+
+
+DRILL = """drills:
+  - name: storm
+    description: hard failures x10 for ten simulated hours
+    duration_seconds: 36000
+    effects: {hard_rate_factor: 10, checkpoint_seconds_factor: 2}
+"""
+
+
+def test_drills_scale_their_scenarios():
+    c = parse_config(GOOD + DRILL)
+    d = c.drill("storm")
+    s = c.drill_targets(d)[0].with_effects(d.effects)
+    assert s.failures.hard_per_gpu_hour == pytest.approx(2.0e-3) and s.checkpoint.seconds == 600
+    assert d.start_at_seconds is None  # on demand only
+
+
+def test_drill_errors_name_the_drill():
+    assert errors(GOOD + DRILL + "    scenarios: [nope]\n") == ["drills[0].scenarios[0]: no scenario named 'nope'"]
+    assert errors(GOOD + DRILL + DRILL.split("drills:\n")[1]) == [
+        "drills[1].name: 'storm' is already the name of drills[0]"]
+    huge = (GOOD + DRILL).replace("hard_rate_factor: 10", "hard_rate_factor: 1000000")
+    assert errors(huge)[0].startswith("drills[0] on scenario optimized: failures.hard_per_gpu_hour * step_seconds")
+    assert errors((GOOD + DRILL).replace("duration_seconds: 36000", "duration_seconds: 0")) == [
+        "drills[0].duration_seconds: must be > 0, got 0"]
