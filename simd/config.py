@@ -234,7 +234,7 @@ class Drill(_Strict):
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
     description: Annotated[str, Field(min_length=1, max_length=300)]
-    duration_seconds: Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]  # simulated
+    duration_seconds: Annotated[float, Field(gt=0, le=10**12, allow_inf_nan=False)]  # simulated
     start_at_seconds: Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)] | None = None
     scenarios: Annotated[list[str], Field(min_length=1)] | None = None  # default: every scenario outside sweeps
     effects: DrillEffects
@@ -342,7 +342,8 @@ def _format(err: dict) -> str:
         msg = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
         return msg if msg.startswith(("scenarios", "sweeps[", "drills[")) or not path else f"{path}: {msg}"
     phrase = _PHRASES.get(kind)
-    text = phrase.format(**err.get("ctx", {})) if phrase else err["msg"][0].lower() + err["msg"][1:]
+    ctx = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in err.get("ctx", {}).items()}
+    text = phrase.format(**ctx) if phrase else err["msg"][0].lower() + err["msg"][1:]
     if kind in ("missing",):
         return f"{path}: {text}"
     hint = ""
