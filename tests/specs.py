@@ -1,6 +1,6 @@
 """Job specifications shared by the engine tests."""
 
-from simd.engine import Cause, JobSpec
+from simd.engine import Cause, JobSpec, Stragglers
 from simd.models import recovery
 
 
@@ -38,3 +38,5 @@ def llama3_causes(strategy: str = "cold", restart: float = recovery.COLD_RESTART
 
 
 ORACLE_CONFIGS["llama3_warm"] = spec(causes=llama3_causes("warm"), restart_seconds=recovery.COLD_RESTART_SECONDS)
+# stragglers: one rank 20% slow for the first 500 steps of the job, jitter 0.5 s on 1024 ranks
+ORACLE_CONFIGS["stragglers"] = spec(stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=500))

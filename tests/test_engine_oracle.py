@@ -11,7 +11,7 @@ from simd.engine.reference import reference_run
 
 SEEDS = 300
 FIELDS = ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked", "recompute_steps",
-          "wall_seconds")
+          "wall_seconds", "mean_step_seconds")
 
 
 def _mean_se(xs):

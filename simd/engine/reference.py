@@ -12,11 +12,14 @@ import random
 from bisect import bisect_left
 
 from simd.engine.hazard import per_step_cluster_hazard
-from simd.engine.spec import JobSpec
+from simd.engine.spec import US_PER_SECOND, JobSpec, compile_spec
 
 
 def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
+    """Run one job step by step. Under stragglers, the g-th executed step lasts the engine's duration of
+    executed step g (a pure function of g and the spec's seed, see stragglers.py) instead of step_seconds."""
     rng = random.Random(spec.seed if seed is None else seed)
+    durations = _StepDurations(spec)
     hard_hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     sdc_hazard = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     causes = spec.cause_list
@@ -35,9 +38,11 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     interruptions = sdc_detected = sdc_baked = recompute = final_void = 0
     ckpt_t = restart_t = valid_t = detect_t = 0.0
 
+    executed = 0
     while cur < target:
         cur += 1
-        wall += step_s
+        executed += 1
+        wall += durations(executed)
         # (a) hard failure: stop, roll back to last_ckpt
         if rng.random() < hard_hazard:
             cause = causes[0]
@@ -88,6 +93,8 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     productive = (target - final_void) * step_s
     return {
+        "steps_executed": executed,
+        "mean_step_seconds": durations.total(executed) / executed,
         "target_steps": target,
         "recompute_steps": recompute,
         "interruptions": interruptions,
@@ -103,3 +110,24 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "effective_utilization": productive / wall,
         "seed_effective_utilization": target * step_s / wall,
     }
+
+
+class _StepDurations:
+    """Seconds of the g-th executed step: step_seconds, or the engine's straggler durations (in blocks)."""
+
+    def __init__(self, spec: JobSpec):
+        plan = compile_spec(spec)
+        self.step_s, self.times, self.slow = spec.step_seconds, plan.step_times, plan.slow_steps
+        self.block: list[float] = []
+
+    def __call__(self, g: int) -> float:
+        if self.times is None:
+            return self.step_s
+        while g > len(self.block):
+            g0, n = len(self.block), max(4096, len(self.block))
+            us = self.times.durations(g0, n, max(0, min(n, self.slow - g0)))[0]
+            self.block.extend((us / US_PER_SECOND).tolist())
+        return self.block[g - 1]
+
+    def total(self, executed: int) -> float:
+        return self.step_s * executed if self.times is None else sum(self.block[:executed])
