@@ -39,6 +39,9 @@ TICK_DURATION_BOUNDS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 # /healthz reports a stall when no tick completed for this many tick intervals plus STALL_GRACE_SECONDS.
 STALL_TICKS = 3
 STALL_GRACE_SECONDS = 1.0
+# Overruns are logged at most once per this many wall seconds (a summary of those since the last line), so
+# an overloaded host gets a warning a minute rather than one per tick.
+OVERRUN_LOG_SECONDS = 60.0
 
 Clock = Callable[[], float]
 
@@ -65,6 +68,7 @@ class Ticker:
         self.start = clock()
         self._slot = 0  # the slot of the last tick (slot 0: the start)
         self._last_done = self.start  # clock at the end of the last tick (the start before any)
+        self._pending, self._last_warned = (0, 0), -math.inf  # overruns not logged yet (slow, missed)
         self._stats = DaemonStats(duration_bounds=TICK_DURATION_BOUNDS,
                                   duration_counts=(0,) * (len(TICK_DURATION_BOUNDS) + 1))
         self.snapshot: Snapshot = self._build(0, self._stats)
@@ -95,12 +99,20 @@ class Ticker:
             self.snapshot = Snapshot(simulated_us=until, speedup=self.speedup, scenarios=scenarios,
                                      daemon=self._stats)
             self._last_done = ended
-        if slow:
-            log.warning("tick overrun: took %.3f s, longer than tick_seconds %g", duration, self.tick_seconds)
-        if missed:
-            log.warning("tick overrun: %d scheduled tick(s) missed (coalesced into the tick at %.3f s)",
-                        missed, began - self.start)
+        self._report_overruns(ended, slow, missed, duration)
         return self.snapshot
+
+    def _report_overruns(self, now: float, slow: bool, missed: int, duration: float) -> None:
+        """Log overruns: each one while they are rare, then one summary per OVERRUN_LOG_SECONDS."""
+        if not (slow or missed):
+            return
+        self._pending = (self._pending[0] + slow, self._pending[1] + missed)
+        if now - self._last_warned < OVERRUN_LOG_SECONDS:
+            return
+        n_slow, n_missed = self._pending
+        log.warning("tick overruns: %d slow (the last took %.3f s, tick_seconds %g), %d scheduled tick(s) missed "
+                    "(coalesced: the next tick catches up)", n_slow, duration, self.tick_seconds, n_missed)
+        self._pending, self._last_warned = (0, 0), now
 
     def health(self) -> tuple[bool, str]:
         """(True, "ok") while ticks are recent; else (False, why)."""

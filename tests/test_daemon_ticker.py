@@ -180,3 +180,17 @@ def test_health_reports_a_stall_after_three_intervals_and_a_second():
 def test_bad_speedup_or_tick_is_refused(kw):
     with pytest.raises(ValueError):
         make(**kw)
+
+
+def test_overruns_are_logged_then_summarized_once_a_minute(caplog):
+    clock = FakeClock(START)
+    t = make(clock)
+    with caplog.at_level("WARNING", logger="simd.ticker"):
+        tick_at(t, clock, 3)  # slots 1, 2 missed: logged at once
+        tick_at(t, clock, 6, 9, 12)  # 2 missed each: within the minute, held back
+        tick_at(t, clock, 64)  # a minute later: one summary of everything since
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2
+    assert "0 slow" in lines[0] and "2 scheduled tick(s) missed" in lines[0]
+    assert "57 scheduled tick(s) missed" in lines[1]  # the 6 held back and the 51 of the last tick
+    assert t.snapshot.daemon.overruns_missed == 2 + 6 + 51
