@@ -34,6 +34,7 @@ from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import Buffer, first_position, uniforms
 
 _HARD, _SDC, _END = 0, 1, 2
+_TUPLE_TOTALS = ("interruptions", "step_hist")  # the Totals fields that are per-cause / per-bucket tuples
 _CHUNK = 1 << 16  # steps whose durations are computed at once under stragglers
 _WINDOW = 1 << 18  # at most this many steps per numpy batch under stragglers
 
@@ -112,7 +113,19 @@ def stretch_us(plan: Plan, a: int, m: int) -> int:
 
 
 def fit_steps(plan: Plan, a: int, b: int, budget_us: int) -> int:
-    """The largest m in [a, b] whose clean stretch a+1..m takes at most ``budget_us`` (binary search)."""
+    """The largest m in [a, b] whose clean stretch a+1..m takes at most ``budget_us``.
+
+    A first guess from the mean cost of a step (pauses included) is within a few steps; a short walk
+    settles it, and a binary search takes over should the walk be long."""
+    mean = plan.step_us + plan.ckpt_us / plan.ckpt_every + (plan.val_us / plan.val_every if plan.val_every else 0)
+    m = min(b, a + int(budget_us // mean))
+    for _ in range(8):
+        if stretch_us(plan, a, m) > budget_us:
+            m -= 1
+        elif m < b and stretch_us(plan, a, m + 1) <= budget_us:
+            m += 1
+        else:
+            return m
     lo, hi = a, b
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -134,7 +147,9 @@ class _Work:
         p = self.p = state.plan
         self.t, self.g, self.step, self.last = state.t, state.g, state.step, state.last_ckpt
         self.corrupted, self.pending = state.corrupted, state.pending_us
-        self.totals = {k: (list(v) if isinstance(v, tuple) else v) for k, v in state.totals.__dict__.items()}
+        self.totals = dict(state.totals.__dict__)
+        for k in _TUPLE_TOTALS:
+            self.totals[k] = list(self.totals[k])
         self.job_start, self.job_start_t, self.job_start_g = state.job_start, state.job_start_t, state.job_start_g
         self.hard = Buffer(p.hard_stream, p.hard_log1m, *state.hard)
         self.sdc = Buffer(p.sdc_stream, p.sdc_log1m, *state.sdc)
@@ -144,7 +159,10 @@ class _Work:
     def pack(self) -> Totals:
         if self.p.step_times is None:  # every step takes exactly the base step time: the first bucket
             self.totals["step_hist"][0] = self.totals["steps_executed"]
-        return Totals(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in self.totals.items()})
+        out = dict(self.totals)
+        for k in _TUPLE_TOTALS:
+            out[k] = tuple(out[k])
+        return Totals(**out)
 
     # -- stragglers: the time of executed steps above the base step time -------------------------------------
 
@@ -461,6 +479,12 @@ def _batch(w: _Work, until: int) -> int:
     return cnt
 
 
+def _worth_a_batch(w: _Work, until_us: int) -> bool:
+    """Whether a failure or SDC can happen before ``until`` (else the segment walk crosses it in O(1))."""
+    reach = w.g + (until_us - w.t) // w.p.step_us + 1  # no more steps than this fit before until
+    return min(w.hard.next_after(w.g), w.sdc.next_after(w.g)) <= reach
+
+
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,
             trace: bool = False, vectorize: bool = True) -> tuple[State, list[Event]]:
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
@@ -479,7 +503,8 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             halted = True
             break
-        if vectorize and not w.corrupted and w.step == w.last and _batch(w, until_us):
+        if vectorize and not w.corrupted and w.step == w.last and _worth_a_batch(w, until_us) \
+                and _batch(w, until_us):
             continue
         if not _segment(w, until_us):
             break
