@@ -60,6 +60,12 @@ EXPECTED: dict[str, str] = {
     "simd_build_info": "gauge",
 }
 
+# Names of the list (#6) that the rules and the dashboard use but that the exporter does not declare
+# yet (its owner adds them with the SLO targets and the drills). tests/test_assets_metric_names.py reports
+# them as an expected failure, visibly (pytest -ra prints XFAIL with the names), and only while every missing
+# name is in this set: any other undeclared name fails. Empty this set once the exporter declares them.
+PENDING_IN_EXPORTER = frozenset({"simd_goodput_target_ratio", "simd_drill_active", "simd_drill_starts_total"})
+
 _CONSTANTS = ("METRIC_NAMES", "METRIC_FAMILIES", "FAMILIES")
 
 
@@ -83,7 +89,7 @@ def _from_constant(value: object) -> set[str]:
         return exposed({str(k): str(v) for k, v in value.items()})
     names = set()
     for item in value if isinstance(value, Iterable) else ():
-        names.add(item if isinstance(item, str) else getattr(item, "name"))
+        names.add(item if isinstance(item, str) else item.name)
     return names
 
 

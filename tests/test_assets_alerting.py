@@ -192,8 +192,8 @@ def test_every_recording_rule_has_an_exact_value_test():
 
 
 def _pending_expr(name: str) -> re.Pattern:
-    return re.compile(r'ALERTS\{(alertname="%s",alertstate="pending"|alertstate="pending",alertname="%s")\}'
-                      % (name, name))
+    n = re.escape(name)
+    return re.compile(rf'ALERTS\{{(alertname="{n}",alertstate="pending"|alertstate="pending",alertname="{n}")\}}')
 
 
 @pytest.mark.parametrize("alert", ALERTS, ids=lambda a: a["alert"])
