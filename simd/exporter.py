@@ -48,6 +48,7 @@ class SimdCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         snap = self._source()
         yield from self._scenario_families(snap.scenarios)
+        yield from self._drill_families(snap)
         yield from self._clock_families(snap)
         yield from self._daemon_families(snap)
 
@@ -91,6 +92,8 @@ class SimdCollector(Collector):
                      "interval (seed 001 scenario 2).", labels=[S])
         expected = g("simd_expected_interruptions_per_hour", "Configured hard-failure rate: interruptions per "
                      "simulated hour of compute of one replica.", labels=[S])
+        expected_sdc = g("simd_expected_sdc_per_hour", "Configured SDC rate: SDC onsets per simulated hour of "
+                         "compute of one replica.", labels=[S])
         replicas = g("simd_scenario_replicas", "Independent replicas whose counters are summed.", labels=[S])
         info = g("simd_scenario_info", "Scenario metadata (sweep: the sweep it belongs to, or empty).",
                  labels=[S, "sweep"])
@@ -98,6 +101,8 @@ class SimdCollector(Collector):
                                      "steps, summed over replicas.", labels=[S])
         score = g("simd_slowest_rank_score", "Relative performance of the slowest rank (NVRx style, 0..1] in "
                   "replica 0's current job; 1 = no straggler.", labels=[S])
+        target = g("simd_goodput_target_ratio", "The scenario's goodput SLO (slo.goodput_target), for alerting.",
+                   labels=[S])
         for sc in scenarios:
             i, t, name = sc.info, sc.totals, sc.info.name
             el = sc.elapsed_us
@@ -118,15 +123,29 @@ class SimdCollector(Collector):
             if i.analytic_efficiency is not None:
                 analytic.add_metric([name], i.analytic_efficiency)
             expected.add_metric([name], i.expected_interruptions_per_hour)
+            expected_sdc.add_metric([name], i.expected_sdc_per_hour)
             replicas.add_metric([name], i.replicas)
             info.add_metric([name, i.sweep], 1)
             total_us = t.steps_executed * round(i.step_seconds * US_PER_SECOND) + t.straggler_us
             hist.add_metric([name], _buckets(i.step_bounds_seconds, t.step_hist), _seconds(total_us))
             if sc.slowest_rank_score is not None:
                 score.add_metric([name], sc.slowest_rank_score)
+            if i.goodput_target is not None:
+                target.add_metric([name], i.goodput_target)
         yield from (util, rollback, ckpt, buckets, in_flight, elapsed, interruptions)
         yield from (family for family, _ in counters)
-        yield from (interval, optimal, analytic, expected, replicas, info, hist, score)
+        yield from (interval, optimal, analytic, expected, expected_sdc, replicas, info, hist, score, target)
+
+    # --- drills -------------------------------------------------------------------------------------
+    def _drill_families(self, snap: Snapshot) -> Iterator[Metric]:
+        active = GaugeMetricFamily("simd_drill_active", "1 while the drill runs, else 0.", labels=["drill"])
+        starts = CounterMetricFamily("simd_drill_starts", "Runs of the drill started (scheduled or on demand).",
+                                     labels=["drill"])
+        for d in snap.drills:
+            active.add_metric([d.name], 1 if d.active else 0)
+            starts.add_metric([d.name], d.starts)
+        yield active
+        yield starts
 
     # --- the simulated clock and the daemon ---------------------------------------------------------
     def _clock_families(self, snap: Snapshot) -> Iterator[Metric]:

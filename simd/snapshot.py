@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 
-from simd.engine import State, Totals
+from simd.engine import JobSpec, State, Totals, per_step_cluster_hazard
 from simd.engine.stragglers import BUCKET_FACTORS
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
 
@@ -33,12 +33,15 @@ class ScenarioInfo:
     # upper bounds (seconds) of the step-time histogram's finite buckets; the engine's step_hist has one
     # more entry, the +Inf bucket
     step_bounds_seconds: tuple[float, ...]
-    # interruptions per simulated hour of one replica's compute: hard_hazard / step_seconds * 3600
+    # interruptions per simulated hour of one replica's compute: hard_hazard / step_seconds * 3600, as
+    # configured (calibrated): a drill changes the rate, not this
     expected_interruptions_per_hour: float
     # analytic optimum, steps, by method ("young", "daly"); empty when the hard-failure rate is 0
     optimal_interval_steps: tuple[tuple[str, float], ...]
     analytic_efficiency: float | None  # seed 001's first-order model at the configured interval
     slowdown: float | None  # the slow ranks' slowdown; None when the scenario has no stragglers configured
+    goodput_target: float | None = None  # the scenario's SLO (slo.goodput_target), if it has one
+    expected_sdc_per_hour: float = 0.0  # SDC onsets per simulated hour of one replica's compute, as configured
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,19 @@ class DaemonStats:
 
 
 @dataclass(frozen=True)
+class DrillSnapshot:
+    name: str
+    active: bool
+    starts: int  # runs started so far (scheduled and on demand)
+
+
+@dataclass(frozen=True)
 class Snapshot:
     simulated_us: int  # the shared simulated clock
     speedup: float
     scenarios: tuple[ScenarioSnapshot, ...]
     daemon: DaemonStats
+    drills: tuple[DrillSnapshot, ...] = ()
 
 
 def sum_totals(totals: list[Totals]) -> Totals:
@@ -101,8 +112,19 @@ def _mean_recovery_seconds(state: State) -> float:
         / 1e6
 
 
-def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: bool, state: State) -> ScenarioInfo:
-    """Static facts of a scenario, from its name and replica 0's initial state (its compiled plan)."""
+def expected_per_hour(spec: JobSpec) -> tuple[float, float]:
+    """(interruptions, SDC onsets) per simulated hour of compute of one replica under ``spec``."""
+    def per_hour(rate: float) -> float:
+        return per_step_cluster_hazard(rate, spec.n_gpus, spec.step_seconds) / spec.step_seconds * SECONDS_PER_HOUR
+
+    return per_hour(spec.hard_per_gpu_hour), per_hour(spec.sdc_per_gpu_hour)
+
+
+def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: bool, state: State,
+                  goodput_target: float | None = None, configured: JobSpec | None = None) -> ScenarioInfo:
+    """Facts of a scenario that change only with its parameters (a drill retargets them), from its name and
+    replica 0's state (its compiled plan). The expected rates are the ``configured`` spec's (default: the
+    state's): alerts compare what happens against the calibrated rates, also while a drill runs."""
     p, spec = state.plan, state.plan.spec
     step = spec.step_seconds
     if p.step_times is not None:
@@ -116,6 +138,7 @@ def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: b
         c = spec.ckpt_seconds
         optimal = (("young", young_interval_seconds(c, mtbf) / step), ("daly", daly_interval_seconds(c, mtbf) / step))
         analytic = efficiency(spec.ckpt_interval_steps, step, c, mtbf, _mean_recovery_seconds(state))
+    expected = expected_per_hour(configured or spec)
     return ScenarioInfo(
         name=name,
         sweep=sweep or "",
@@ -124,10 +147,12 @@ def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: b
         checkpoint_interval_steps=spec.ckpt_interval_steps,
         cause_names=p.cause_names,
         step_bounds_seconds=tuple(b / 1e6 for b in bounds_us),
-        expected_interruptions_per_hour=p.hard_hazard / step * SECONDS_PER_HOUR,
+        expected_interruptions_per_hour=expected[0],
+        expected_sdc_per_hour=expected[1],
         optimal_interval_steps=optimal,
         analytic_efficiency=analytic,
         slowdown=spec.stragglers.slowdown if has_stragglers and spec.stragglers is not None else None,
+        goodput_target=goodput_target,
     )
 
 

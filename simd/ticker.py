@@ -25,9 +25,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 
-from simd.config import Config
-from simd.engine import US_PER_SECOND, State, advance, new_state
-from simd.snapshot import DaemonStats, ScenarioInfo, Snapshot, scenario_info, scenario_snapshot
+from simd.config import Config, Scenario, ScenarioBody
+from simd.drills import DrillBook
+from simd.engine import US_PER_SECOND, State, advance, new_state, retarget
+from simd.snapshot import DaemonStats, DrillSnapshot, ScenarioInfo, Snapshot, scenario_info, scenario_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +60,17 @@ class Ticker:
             raise ValueError(f"tick_seconds must be a finite number > 0, got {self.tick_seconds}")
         self._clock, self._wall, self._advance = clock, wall, advance_fn
         self._lock = threading.Lock()
-        scenarios = config.all_scenarios
+        self.config = config
+        self.book = DrillBook(config)
+        self._configured: list[Scenario] = config.all_scenarios
+        # each scenario's parameters now: as configured, or changed by the drills that run
+        self._bodies: list[ScenarioBody] = [self.book.scenario_body(s, s.name, 0.0) for s in self._configured]
         self.states: tuple[tuple[State, ...], ...] = tuple(
-            tuple(new_state(s.job_spec(seed)) for seed in s.replica_seeds()) for s in scenarios)
+            tuple(new_state(b.job_spec(seed)) for seed in s.replica_seeds())
+            for s, b in zip(self._configured, self._bodies, strict=True))
         self.infos: tuple[ScenarioInfo, ...] = tuple(
-            scenario_info(s.name, s.sweep, s.replicas, s.stragglers is not None, states[0])
-            for s, states in zip(scenarios, self.states, strict=True))
+            self._info(s, b, states[0]) for s, b, states in zip(self._configured, self._bodies, self.states, strict=True))
+        self._stalled_until: float | None = None  # a stall drill: no tick runs before this clock() value
         self.start = clock()
         self._slot = 0  # the slot of the last tick (slot 0: the start)
         self._last_done = self.start  # clock at the end of the last tick (the start before any)
@@ -81,11 +87,23 @@ class Ticker:
         """Advance everything to the simulated time of now, publish and return the new snapshot."""
         with self._lock:
             began = self._clock()
+            if self._stalled_until is not None:
+                if began < self._stalled_until:  # a stall drill: no tick runs (health and last-tick time show it)
+                    return self.snapshot
+                self._stalled_until = None
             slot = math.floor((began - self.start) / self.tick_seconds + 0.5)
             missed = max(0, slot - self._slot - 1)
             self._slot = max(self._slot, slot)
-            until = max(self.target_us(began), self.snapshot.simulated_us)
-            self.states = tuple(tuple(self._advance(s, until)[0] for s in states) for states in self.states)
+            t0 = self.snapshot.simulated_us
+            until = max(self.target_us(began), t0)
+            # drills start and end at their exact simulated times, whatever the tick size
+            for b in self.book.boundaries(t0 / US_PER_SECOND, until / US_PER_SECOND):
+                self._advance_all(min(until, round(b * US_PER_SECOND)))
+                self._apply_drills(b)
+            self._advance_all(until)
+            stall = max((self.book.stall_seconds(r.drill) for r in self.book.runs
+                         if not r.on_demand and t0 / US_PER_SECOND <= r.start < until / US_PER_SECOND), default=0.0)
+            self.book.count_scheduled_starts(t0 / US_PER_SECOND, until / US_PER_SECOND)
             scenarios = self._scenarios()
             ended = self._clock()
             duration = max(0.0, ended - began)
@@ -97,8 +115,10 @@ class Ticker:
                                   overruns_missed=st.overruns_missed + missed, duration_counts=tuple(counts),
                                   duration_sum=st.duration_sum + duration, last_tick_unix=self._wall())
             self.snapshot = Snapshot(simulated_us=until, speedup=self.speedup, scenarios=scenarios,
-                                     daemon=self._stats)
+                                     daemon=self._stats, drills=self._drills(until))
             self._last_done = ended
+            if stall:
+                self._stalled_until = ended + stall
         self._report_overruns(ended, slow, missed, duration)
         return self.snapshot
 
@@ -124,8 +144,55 @@ class Ticker:
                           f"{STALL_GRACE_SECONDS:g} s)"
         return True, "ok"
 
+    def start_drill(self, name: str, duration_seconds: float | None = None) -> dict:
+        """Start drill ``name`` now (at the current simulated time); DrillError (404/409) if it cannot."""
+        with self._lock:
+            now_us = self.snapshot.simulated_us
+            run = self.book.start(name, now_us / US_PER_SECOND, duration_seconds)
+            self._apply_drills(run.start)
+            stall = self.book.stall_seconds(name)
+            if stall:
+                self._stalled_until = self._clock() + stall
+            self.snapshot = replace(self.snapshot, scenarios=self._scenarios(), drills=self._drills(now_us))
+        log.info("drill %s started at simulated second %.0f, until %.0f%s", name, run.start, run.end,
+                 f"; ticks stall for {stall:g} wall seconds" if stall else "")
+        return {"name": name, "active": True, "start_seconds": run.start, "end_seconds": run.end,
+                "stall_seconds": stall}
+
+    def list_drills(self) -> list[dict]:
+        with self._lock:
+            return self.book.listing(self.snapshot.simulated_us / US_PER_SECOND)
+
+    def _advance_all(self, until: int) -> None:
+        self.states = tuple(tuple(self._advance(s, until)[0] for s in states) for states in self.states)
+
+    def _apply_drills(self, t: float) -> None:
+        """Retarget the scenarios whose parameters the drills change at simulated second ``t`` (every replica
+        is at that time), and refresh their analytic facts (a slower checkpoint moves the optimum)."""
+        states, infos = list(self.states), list(self.infos)
+        for i, s in enumerate(self._configured):
+            body = self.book.scenario_body(s, s.name, t)
+            if body == self._bodies[i]:
+                continue
+            self._bodies[i] = body
+            states[i] = tuple(retarget(st, body.job_spec(seed)) for st, seed in zip(states[i], s.replica_seeds(),
+                                                                                     strict=True))
+            infos[i] = self._info(s, body, states[i][0])
+        self.states, self.infos = tuple(states), tuple(infos)
+
+    def _drills(self, until_us: int) -> tuple[DrillSnapshot, ...]:
+        t = until_us / US_PER_SECOND
+        return tuple(DrillSnapshot(d.name, self.book.active(d.name, t), self.book.starts[d.name])
+                     for d in self.config.drills)
+
+    @staticmethod
+    def _info(s: Scenario, body: ScenarioBody, state: State) -> ScenarioInfo:
+        return scenario_info(s.name, s.sweep, s.replicas, body.stragglers is not None, state,
+                             s.slo.goodput_target if s.slo else None, configured=s.job_spec())
+
     def _scenarios(self):
         return tuple(scenario_snapshot(info, states) for info, states in zip(self.infos, self.states, strict=True))
 
     def _build(self, until: int, stats: DaemonStats) -> Snapshot:
-        return Snapshot(simulated_us=until, speedup=self.speedup, scenarios=self._scenarios(), daemon=stats)
+        return Snapshot(simulated_us=until, speedup=self.speedup, scenarios=self._scenarios(), daemon=stats,
+                        drills=self._drills(until))
