@@ -112,9 +112,49 @@ def cmd_report(args) -> int:
 
 def cmd_run(args) -> int:
     from simd import daemon
+    from simd.drillclient import read_token
 
     config = _load(args.config)
-    return daemon.run(config, listen=args.listen, speedup=args.speedup, tick_seconds=args.tick_seconds)
+    try:
+        token = read_token(args.api_token_file)
+    except ValueError as exc:
+        print(f"simd run: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return daemon.run(config, listen=args.listen, speedup=args.speedup, tick_seconds=args.tick_seconds,
+                      api_token=token)
+
+
+def cmd_drill(args) -> int:
+    from simd import drillclient as dc
+
+    base = args.url.rstrip("/") + "/api/v1/drills"
+    try:
+        if args.list or not args.name:
+            status, body = dc.request(base)
+            if status == 200:
+                print("\n".join(dc.list_lines(body["drills"])))
+                return 0
+        else:
+            token = dc.read_token(args.api_token_file)
+            if token is None:
+                print(f"simd drill: error: no API token: set {dc.TOKEN_ENV} or pass --api-token-file",
+                      file=sys.stderr)
+                return EXIT_USAGE
+            payload = {"duration_seconds": args.duration_seconds} if args.duration_seconds else None
+            status, body = dc.request(f"{base}/{args.name}", "POST", token, payload)
+            if status == 200:
+                end = body["end_seconds"] - body["start_seconds"]
+                print(f"drill {body['name']} started at simulated second {body['start_seconds']:.0f}, "
+                      f"runs for {end:.0f} simulated seconds")
+                return 0
+    except ValueError as exc:
+        print(f"simd drill: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"simd drill: error: cannot reach {args.url}: {getattr(exc, 'reason', exc)}", file=sys.stderr)
+        return 1
+    print(f"simd drill: error: HTTP {status}: {body.get('error', body)}", file=sys.stderr)
+    return 1
 
 
 def _checked(parse):
@@ -179,7 +219,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulated seconds per wall second (default: the scenario file's)")
     n.add_argument("--tick-seconds", type=_checked(daemon.parse_tick_seconds),
                    help="wall seconds between ticks (default: the scenario file's)")
+    n.add_argument("--api-token-file", help="file holding the bearer token of the drill control API "
+                   "(default: $SIMD_API_TOKEN; without either, the control API refuses every POST)")
     n.set_defaults(func=cmd_run)
+
+    dr = sub.add_parser("drill", help="start a drill on a running daemon (or --list them)")
+    dr.add_argument("name", nargs="?", help="the drill to start")
+    dr.add_argument("--list", action="store_true", help="list the drills and whether they run")
+    dr.add_argument("--url", default="http://127.0.0.1:9109", help="the daemon (default http://127.0.0.1:9109)")
+    dr.add_argument("--api-token-file", help="file holding the bearer token (default: $SIMD_API_TOKEN)")
+    dr.add_argument("--duration-seconds", type=_positive_float, help="simulated seconds (default: the drill's)")
+    dr.set_defaults(func=cmd_drill)
 
     g = sub.add_parser("config", help="print the embedded default configuration")
     g.add_argument("--default", action="store_true", required=True)

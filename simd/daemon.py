@@ -42,15 +42,17 @@ def setup_logging() -> None:
 
 
 def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup: float | None = None,
-        tick_seconds: float | None = None, stop: threading.Event | None = None) -> int:
-    """Run until SIGTERM/SIGINT (or until ``stop`` is set); return the exit code."""
+        tick_seconds: float | None = None, stop: threading.Event | None = None, api_token: str | None = None) -> int:
+    """Run until SIGTERM/SIGINT (or until ``stop`` is set); return the exit code. ``api_token`` enables the
+    drill control API (POST /api/v1/drills/{name}); without it every POST is refused."""
     setup_logging()
     host, port = parse_listen(listen) if isinstance(listen, str) else listen
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     ticker = Ticker(config, clock=time.monotonic, wall=time.time, speedup=speedup, tick_seconds=tick_seconds)
     registry = new_registry(lambda: ticker.snapshot)
     try:
-        server = MetricsServer((host, port), lambda: render_text(registry), ticker.health)
+        server = MetricsServer((host, port), lambda: render_text(registry), ticker.health, drills=ticker,
+                               token=api_token)
     except socket.gaierror as exc:
         log.error("cannot listen on %s: cannot resolve host %r: %s", where, host, exc.strerror or exc)
         return EXIT_USAGE
@@ -89,6 +91,10 @@ def _log_summary(config: Config, ticker: Ticker, server: MetricsServer) -> None:
     log.info("speedup %g (1 wall second = %g simulated seconds), a tick every %g s", ticker.speedup,
              ticker.speedup, ticker.tick_seconds)
     log.info("%d scenarios, %d replicas: %s", len(names), replicas, ", ".join(names))
+    if config.drills:
+        log.info("%d drills: %s; control API %s", len(config.drills), ", ".join(d.name for d in config.drills),
+                 "enabled (POST /api/v1/drills/NAME with the bearer token)" if server.token else
+                 "disabled (no SIMD_API_TOKEN or --api-token-file): drills start only when scheduled")
     for w in config.warnings():
         log.warning("config: %s", w)
 

@@ -69,7 +69,8 @@ class Ticker:
             tuple(new_state(b.job_spec(seed)) for seed in s.replica_seeds())
             for s, b in zip(self._configured, self._bodies, strict=True))
         self.infos: tuple[ScenarioInfo, ...] = tuple(
-            self._info(s, b, states[0]) for s, b, states in zip(self._configured, self._bodies, self.states, strict=True))
+            self._info(s, b, states[0])
+            for s, b, states in zip(self._configured, self._bodies, self.states, strict=True))
         self._stalled_until: float | None = None  # a stall drill: no tick runs before this clock() value
         self.start = clock()
         self._slot = 0  # the slot of the last tick (slot 0: the start)

@@ -1,0 +1,49 @@
+"""``simd drill``: the client of the daemon's drill API (GET/POST /api/v1/drills)."""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+TOKEN_ENV = "SIMD_API_TOKEN"
+DEFAULT_URL = "http://127.0.0.1:9109"
+
+
+def read_token(token_file: str | None) -> str | None:
+    """The API token: from ``token_file`` (first line, stripped) or $SIMD_API_TOKEN; None if neither.
+    ValueError naming the problem when the file cannot be used."""
+    if token_file:
+        try:
+            token = Path(token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ValueError(f"--api-token-file: cannot read {token_file}: {exc.strerror or exc}") from None
+        if not token:
+            raise ValueError(f"--api-token-file: {token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV, "").strip() or None
+
+
+def request(url: str, method: str = "GET", token: str | None = None, body: dict | None = None,
+            timeout: float = 10.0) -> tuple[int, dict]:
+    """(status, JSON body) of one API call; OSError when the daemon cannot be reached."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status, json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        try:
+            return exc.code, json.loads(exc.read() or b"{}")
+        except json.JSONDecodeError:
+            return exc.code, {"error": exc.reason}
+
+
+def list_lines(drills: list[dict]) -> list[str]:
+    return [f"{d['name']:<16}{'ACTIVE' if d['active'] else 'idle':<8}{d['description']}" for d in drills]
