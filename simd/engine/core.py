@@ -216,12 +216,15 @@ class _Work:
         u = uniforms(p.cause_stream, index, 1)
         return min(int(np.searchsorted(p.cause_cumulative, u[0])), len(p.cause_names) - 1)
 
-    def quiet(self, m: int, onset_at: int) -> int:
-        """Run m clean steps (their validations and checkpoints); an SDC sets in at g == onset_at."""
+    def quiet(self, m: int, onset_at: int, known=None) -> int:
+        """Run m clean steps (their validations and checkpoints); an SDC sets in at g == onset_at.
+        ``known``: the durations of (at least) these steps, if the caller has them already."""
         p, T = self.p, self.totals
         a, b = self.step, self.step + m
         dur = stretch_us(p, a, b)
-        if p.step_times is not None:
+        if known is not None:
+            dur += self.account_steps(self.g, known, m, int(known[0][:m].sum()))
+        elif p.step_times is not None:
             for g0 in range(self.g, self.g + m, _CHUNK):
                 n = min(_CHUNK, self.g + m - g0)
                 d = self.durations(g0, n)
@@ -322,15 +325,17 @@ def _segment(w: _Work, until: int) -> bool:
             w.quiet(m - step, s)
         return m == step + _CHUNK
     quiet_us = stretch_us(p, step, q_e - 1)
+    known = None
     if p.step_times is not None and q_e - 1 > step:
-        quiet_us += int(w.durations(g, q_e - 1 - step)[0].sum()) - (q_e - 1 - step) * p.step_us
+        known = w.durations(g, q_e - 1 - step)
+        quiet_us += int(known[0].sum()) - (q_e - 1 - step) * p.step_us
     if w.t + quiet_us + unit > until:
         m = w.fit(step, q_e - 1, until - w.t)
         if m > step:
-            w.quiet(m - step, s)
+            w.quiet(m - step, s, known)
         return False
     if q_e - 1 > step:
-        w.quiet(q_e - 1 - step, s)
+        w.quiet(q_e - 1 - step, s, known)
     # the unit of step q_e
     if d_e is not None:
         w.account_steps(e - 1, d_e, 1, int(d_e[0][0]))
