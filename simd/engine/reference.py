@@ -12,22 +12,19 @@ import random
 from bisect import bisect_left
 
 from simd.engine.hazard import per_step_cluster_hazard
-from simd.engine.spec import US_PER_SECOND, JobSpec, compile_spec
+from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
 
 
 def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     """Run one job step by step. Under stragglers, the g-th executed step lasts the engine's duration of
     executed step g (a pure function of g and the spec's seed, see stragglers.py) instead of step_seconds."""
     rng = random.Random(spec.seed if seed is None else seed)
-    durations = _StepDurations(spec)
+    plan = compile_spec(spec)  # only its cumulative cause shares and step durations are used here
+    durations = _StepDurations(spec, plan)
     hard_hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     sdc_hazard = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     causes = spec.cause_list
-    cumulative, acc = [], 0.0
-    for c in causes:
-        acc += c.share
-        cumulative.append(acc)
-    cumulative[-1] = 1.0
+    cumulative = plan.cause_cumulative
     by_cause = dict.fromkeys((c.name for c in causes), 0)
 
     step_s, target = spec.step_seconds, spec.target_steps
@@ -115,8 +112,7 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 class _StepDurations:
     """Seconds of the g-th executed step: step_seconds, or the engine's straggler durations (in blocks)."""
 
-    def __init__(self, spec: JobSpec):
-        plan = compile_spec(spec)
+    def __init__(self, spec: JobSpec, plan: Plan):
         self.step_s, self.times, self.slow = spec.step_seconds, plan.step_times, plan.slow_steps
         self.block: list[float] = []
 
