@@ -23,8 +23,8 @@ def _mean_se(x):
 def test_table_equals_closed_form_max_of_normals_to_the_microsecond():
     times = StepTimes(1024, BASE_US, 0.5 * US_PER_SECOND, 0, 1.0, stream_state(3, "straggler"))
     d = times.durations(0, 200_000, 0)[0]
-    t = times.exponentials(0, 200_000)  # u = exp(-t)
-    exact = BASE_US + 0.5e6 * -norm_ppf(-np.expm1(-t / 1024))  # Phi^-1(u^(1/n)), through 1 - u^(1/n)
+    u = times.uniforms(0, 200_000)
+    exact = BASE_US + 0.5e6 * -norm_ppf(-np.expm1(np.log(u) / 1024))  # Phi^-1(u^(1/n)), through 1 - u^(1/n)
     # rounding to 1 us, plus the table interpolation error the module documents (about 1e-7 of the jitter)
     assert np.max(np.abs(d - np.maximum(exact, BASE_US))) <= 0.5 + 0.05
 

@@ -403,7 +403,10 @@ def _batch(w: _Work, until: int) -> int:
     nxt = H[j]
     anchor = np.where(j == 0, r0, H[np.maximum(j - 1, 0)])
     d = anchor + (Sv - anchor + lattice - 1) // lattice * lattice
-    D = np.unique(d[(Sv != nxt) & (d < nxt) & (d <= horizon)])
+    # sorted already: a detection lies before the next hard failure and the next gap's after it
+    D = d[(Sv != nxt) & (d < nxt) & (d <= horizon)]
+    if len(D) > 1:
+        D = D[np.concatenate(([True], D[1:] != D[:-1]))]  # one detection per cell: the first onset's
     He = H[H <= horizon]
     E = np.concatenate((He, D))
     if not len(E):

@@ -16,11 +16,12 @@ from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
 
 
 def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
-    """Run one job step by step. Under stragglers, the g-th executed step lasts the engine's duration of
-    executed step g (a pure function of g and the spec's seed, see stragglers.py) instead of step_seconds."""
+    """Run one job step by step: the seed's loop. Under stragglers, the g-th executed step lasts the engine's
+    duration of executed step g (a pure function of g and the spec's seed, see stragglers.py) instead of
+    step_seconds. Step durations never change what happens in the loop, so their excess over step_seconds is
+    added after it, for executed steps 1..N: the loop itself stays the seed's, as fast as the seed's."""
     rng = random.Random(spec.seed if seed is None else seed)
     plan = compile_spec(spec)  # only its cumulative cause shares and step durations are used here
-    durations = _StepDurations(spec, plan)
     hard_hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     sdc_hazard = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     causes = spec.cause_list
@@ -35,11 +36,9 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     interruptions = sdc_detected = sdc_baked = recompute = final_void = 0
     ckpt_t = restart_t = valid_t = detect_t = 0.0
 
-    executed = 0
     while cur < target:
         cur += 1
-        executed += 1
-        wall += durations(executed)
+        wall += step_s
         # (a) hard failure: stop, roll back to last_ckpt
         if rng.random() < hard_hazard:
             cause = causes[0]
@@ -88,10 +87,13 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         recompute += cur - last_ckpt
         final_void = cur - last_ckpt
 
+    executed = target + recompute - final_void  # every iteration moved cur up by one; rollbacks are recomputed
+    excess = _straggler_seconds(plan, executed)
+    wall += excess
     productive = (target - final_void) * step_s
     return {
         "steps_executed": executed,
-        "mean_step_seconds": durations.total(executed) / executed,
+        "mean_step_seconds": step_s + excess / executed,
         "target_steps": target,
         "recompute_steps": recompute,
         "interruptions": interruptions,
@@ -109,21 +111,12 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     }
 
 
-class _StepDurations:
-    """Seconds of the g-th executed step: step_seconds, or the engine's straggler durations (in blocks)."""
-
-    def __init__(self, spec: JobSpec, plan: Plan):
-        self.step_s, self.times, self.slow = spec.step_seconds, plan.step_times, plan.slow_steps
-        self.block: list[float] = []
-
-    def __call__(self, g: int) -> float:
-        if self.times is None:
-            return self.step_s
-        while g > len(self.block):
-            g0, n = len(self.block), max(4096, len(self.block))
-            us = self.times.durations(g0, n, max(0, min(n, self.slow - g0)))[0]
-            self.block.extend((us / US_PER_SECOND).tolist())
-        return self.block[g - 1]
-
-    def total(self, executed: int) -> float:
-        return self.step_s * executed if self.times is None else sum(self.block[:executed])
+def _straggler_seconds(plan: Plan, executed: int) -> float:
+    """Time of executed steps 1..executed above step_seconds under the plan's stragglers (0 without)."""
+    if plan.step_times is None:
+        return 0.0
+    total_us = 0
+    for g0 in range(0, executed, 1 << 16):
+        n = min(1 << 16, executed - g0)
+        total_us += int(plan.step_times.durations(g0, n, max(0, min(n, plan.slow_steps - g0)))[0].sum())
+    return (total_us - executed * plan.step_us) / US_PER_SECOND

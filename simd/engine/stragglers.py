@@ -7,18 +7,18 @@ CDF ``F(x) = Phi((x - base)/jitter)^(n-k) * Phi((x - base*slowdown)/jitter)^k``,
 step is enough, with no work proportional to the number of ranks: with ``t ~ Exp(1)`` and ``u = exp(-t)``
 uniform, the step is ``F^-1(exp(-t))``.
 
-``x(t) = F^-1(exp(-t))`` is tabulated once per configuration on a pseudo-logarithmic grid in t: every
-binary octave of t split into 2**10 equal cells, so that the cell of a float64 ``t`` is its bit pattern
-shifted right (no logarithm per step) and linear interpolation inside a cell is exact to
-``|x''| (t 2^-10)^2 / 8``; since x is close to linear in log t, that is about 1e-7 of the jitter (0.05 us
-for 0.5 s of jitter), under the engine's 1 us resolution (tests compare against the exact
-``base + jitter * Phi^-1(u^(1/n))``). The table is built by evaluating ``log(-log F(x))`` on a fine grid
-of x (F in closed form) and inverting it by interpolation.
+``x(u) = F^-1(u)`` is tabulated once per configuration on a pseudo-logarithmic grid, in two halves: for
+u < 1/2 in v = u, for u >= 1/2 in v = 1 - u (exact in floating point there), each binary octave of v in
+[2^-64, 1/2] split into 2**10 equal cells. The cell of a float64 v is its bit pattern shifted right (no
+logarithm or exponential per step) and linear interpolation inside a cell is exact to about 1e-7 of the
+jitter (0.05 us for 0.5 s of jitter), under the engine's 1 us resolution; tests compare against the exact
+``base + jitter * Phi^-1(u^(1/n))``. The uniforms have 53 bits, so the distribution is exact down to tail
+probabilities of 2^-53 per step. The table is built by evaluating ``log(-log F(x))`` on a fine grid of x
+(F in closed form) and inverting it by interpolation.
 
-Step ``g`` (the g-th executed step since the simulation started) takes the ``((g-1) % 4096)``-th exponential
-of chunk ``(g-1) // 4096`` of the "straggler" stream; each chunk has its own stretch of 2**20 raw draws of
-the generator (a chunk needs about 4.2e3), so durations are a pure function of ``g``: tick-size invariance
-holds.
+Step ``g`` (the g-th executed step since the simulation started) uses uniform number ``g - 1`` of the
+"straggler" stream (PCG64 jumps straight to it): durations are a pure function of ``g``, so tick-size
+invariance holds.
 """
 
 from __future__ import annotations
@@ -33,20 +33,20 @@ from simd.models.straggler import norm_ppf
 
 # Histogram buckets of the simulated step time, as multiples of the base step time.
 BUCKET_FACTORS = (1.0, 1.01, 1.02, 1.05, 1.1, 1.15, 1.2, 1.3, 1.5, 2.0)
-_STRADDLE = len(BUCKET_FACTORS) + 1  # histogram column of steps in a cell that straddles a bucket bound
+_STRADDLE = len(BUCKET_FACTORS) + 1  # marks a cell that straddles a bucket bound (one past +Inf)
 
-MANTISSA_BITS = 10  # cells per octave of t: 2**10
+MANTISSA_BITS = 10  # cells per octave of v: 2**10
 _SHIFT = 52 - MANTISSA_BITS
-T_LO_EXP, T_HI_EXP = -64, 7  # t in [2**-64, 2**7): u from 1 - 5e-20 down to e^-128; clamped outside
-_I_LO = (1023 + T_LO_EXP) << MANTISSA_BITS
-_I_HI = (1023 + T_HI_EXP) << MANTISSA_BITS
-CHUNK = 1 << 12  # exponentials per generator chunk
-BLOCK = 1 << 14  # steps per in-cache pass of the table lookup (and per histogram row)
-_RAW_PER_CHUNK = 1 << 20  # raw 64-bit draws reserved per chunk (ziggurat: ~1.02 per exponential)
+V_LO_EXP = -64  # v in [2**-64, 2**-1]; below 2**-64 (probability 5e-20) the end cell is used
+_I_LO = (1023 + V_LO_EXP) << MANTISSA_BITS
+_I_HI = (1023 - 1) << MANTISSA_BITS  # the bit pattern of v = 1/2
+_CELLS = _I_HI - _I_LO  # per half
+_V_MIN = 2.0 ** V_LO_EXP
+BLOCK = 1 << 14  # steps per in-cache pass of the table lookup
 
 
-def _grid_t() -> np.ndarray:
-    """t at every cell boundary of the table (float64 bit patterns _I_LO << _SHIFT, ...)."""
+def _grid_v() -> np.ndarray:
+    """v at every cell boundary of one half of the table: 2**-64 .. 1/2."""
     return (np.arange(_I_LO, _I_HI + 1, dtype=np.int64) << _SHIFT).view(np.float64)
 
 
@@ -66,13 +66,14 @@ def _closed_max_quantile(m: int, t: float) -> float:
 
 @lru_cache(maxsize=64)
 def quantile_table(healthy: int, slow: int, shift: float) -> np.ndarray:
-    """Standardized x(t) at the grid's cell boundaries: the max of ``healthy`` N(0,1) and ``slow``
-    N(shift, 1) draws at the quantile u = exp(-t)."""
-    t = _grid_t()
+    """Standardized F^-1 (the max of ``healthy`` N(0,1) and ``slow`` N(shift, 1) draws) at the cell
+    boundaries of both halves: u = v (lower half), then u = 1 - v (upper half)."""
+    v = _grid_v()
+    t = np.concatenate((-np.log(v), -np.log1p(-v)))  # u = exp(-t): t of the lower half, then the upper
     ends = []
     for m, off in ((healthy, 0.0), (slow, shift)):
         if m:
-            ends += [off + _closed_max_quantile(m, t[0]), off + _closed_max_quantile(m, t[-1])]
+            ends += [off + _closed_max_quantile(m, t.min()), off + _closed_max_quantile(m, t.max())]
     lo, hi = min(ends) - 1.0, max(ends) + 1.0
     x = np.linspace(lo, hi, 1 << 19)
     log_f = np.zeros_like(x)
@@ -93,7 +94,7 @@ class StepTimes:
                  stream: dict):
         self.base_us, self.stream = base_us, stream
         k = min(slow_ranks, n_gpus) if slowdown > 1.0 else 0
-        size = _I_HI - _I_LO + 1
+        size = 2 * (_CELLS + 1)
         if jitter_us > 0:
             healthy = base_us + jitter_us * quantile_table(n_gpus, 0, 0.0)
             slow = base_us + jitter_us * quantile_table(n_gpus - k, k, base_us * (slowdown - 1.0) / jitter_us) \
@@ -106,10 +107,15 @@ class StepTimes:
         self.slow = self._prepare(slow)
 
     def _prepare(self, table: np.ndarray):
-        """The table, its forward differences, each cell's histogram bucket, and whether the floor at the
-        base step time can bind."""
+        """Each cell's line ``x = a + b * v`` through its two boundary values (a carries +0.5: truncating
+        then rounds to the microsecond), each cell's histogram bucket, and whether the floor at the base
+        step time can bind. Index i < _CELLS: lower half; _CELLS + 1 + j: upper half; the two boundaries
+        at v = 1/2 (indices _CELLS and 2 * _CELLS + 1) are constant lines through their value."""
+        v = np.concatenate((_grid_v(), _grid_v()))
+        slope = np.append(np.diff(table) / np.diff(v), 0.0)
+        slope[_CELLS] = 0.0
         floor = bool(table.min() < self.base_us + 0.5)
-        return table, np.append(np.diff(table), 0.0), self._cell_buckets(table), floor
+        return table - slope * v + 0.5, slope, self._cell_buckets(table), floor
 
     def _bucket(self, durations_us: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.bounds, durations_us, side="left")
@@ -117,68 +123,54 @@ class StepTimes:
     def _cell_buckets(self, table: np.ndarray) -> np.ndarray:
         """The bucket of every step whose t falls in cell i, or _STRADDLE when the cell's two ends fall in
         different buckets (those few steps are classified one by one)."""
-        ends = self._bucket(np.maximum(np.rint(table), self.base_us))
+        ends = self._bucket(np.maximum(np.floor(table + 0.5), self.base_us))
         out = ends.astype(np.int8)
         out[:-1][ends[:-1] != ends[1:]] = _STRADDLE
         return out
 
-    def exponentials(self, g0: int, n: int) -> np.ndarray:
-        """The Exp(1) draws of executed steps g0+1 .. g0+n."""
-        out = np.empty(n)
-        first = g0 // CHUNK
-        for c in range(first, (g0 + n - 1) // CHUNK + 1):
-            gen = generator_at(self.stream, c * _RAW_PER_CHUNK)
-            lo = max(g0, c * CHUNK)  # first step index (0-based) of this chunk in the range
-            hi = min(g0 + n, (c + 1) * CHUNK)
-            if lo == c * CHUNK:
-                gen.standard_exponential(out=out[lo - g0: hi - g0])
-            else:
-                out[lo - g0: hi - g0] = gen.standard_exponential(hi - c * CHUNK)[lo - c * CHUNK:]
-        return out
+    def uniforms(self, g0: int, n: int) -> np.ndarray:
+        """The uniforms u in [0, 1) of executed steps g0+1 .. g0+n (the step is F^-1(u))."""
+        return generator_at(self.stream, g0).random(n)
 
     def durations(self, g0: int, n: int, slow_steps: int) -> tuple[np.ndarray, np.ndarray]:
-        """Durations of executed steps g0+1 .. g0+n (the first ``slow_steps`` have the slow ranks), and the
-        histogram of each block of BLOCK steps (rows; columns: buckets, then +Inf, then a spare).
-        Vectorized in cache-sized chunks: this is the engine's per-step cost."""
-        t = self.exponentials(g0, n)
+        """Durations of executed steps g0+1 .. g0+n (the first ``slow_steps`` have the slow ranks), and each
+        step's histogram bucket (0 .. len(BUCKET_FACTORS), the last one +Inf).
+        Vectorized in cache-sized blocks: this is the engine's per-step cost."""
         out = np.empty(n, dtype=np.int64)
-        hists = np.zeros((-(-n // BLOCK), _STRADDLE + 1), dtype=np.int64)
-        bits = t.view(np.int64)
-        for c, lo in enumerate(range(0, n, BLOCK)):
+        buckets = np.empty(n, dtype=np.int8)  # each step's histogram bucket (histogram_of)
+        gen = generator_at(self.stream, g0)
+        u = np.empty(min(n, BLOCK))
+        v = np.empty(min(n, BLOCK))
+        for lo in range(0, n, BLOCK):
             hi = min(n, lo + BLOCK)
-            b = bits[lo:hi]
-            cell = b >> _SHIFT
-            frac = (b & ((1 << _SHIFT) - 1)).astype(np.float64)
-            frac *= 1.0 / (1 << _SHIFT)  # position inside the cell, linear in t
+            uu, vv = u[: hi - lo], v[: hi - lo]
+            gen.random(out=uu)
+            np.subtract(1.0, uu, out=vv)
+            upper = uu >= 0.5
+            np.minimum(uu, vv, out=vv)  # v = u below 1/2, 1 - u (exact) above
+            np.maximum(vv, _V_MIN, out=vv)  # u = 0 (probability 2**-53): the grid's end
+            cell = vv.view(np.int64) >> _SHIFT
             cell -= _I_LO
-            # t outside [2**-64, 2**7) (probability < 1e-19 per step) stays within the end cells
-            np.maximum(cell, 0, out=cell)
-            np.minimum(cell, _I_HI - _I_LO - 1, out=cell)
+            np.add(cell, _CELLS + 1, out=cell, where=upper)  # the upper half follows the lower half
             cut = min(max(slow_steps - lo, 0), hi - lo)
             for a, z, (table, delta, cells, floor) in ((0, cut, self.slow), (cut, hi - lo, self.healthy)):
                 if z <= a:
                     continue
                 ii = cell[a:z]
                 x = delta[ii]
-                x *= frac[a:z]
+                x *= vv[a:z]
                 x += table[ii]
-                np.rint(x, out=x)
                 if floor:
                     np.maximum(x, self.base_us, out=x)
-                out[lo + a: lo + z] = x
-                bucket = cells[ii]
-                hists[c] += np.bincount(bucket, minlength=_STRADDLE + 1)
+                out[lo + a: lo + z] = x  # truncates: the table carries +0.5, so this rounds
+                bucket = buckets[lo + a: lo + z]
+                np.take(cells, ii, out=bucket)
                 straddling = np.flatnonzero(bucket == _STRADDLE)
                 if len(straddling):
-                    hists[c, _STRADDLE] -= len(straddling)
-                    hists[c, :_STRADDLE] += np.bincount(self._bucket(out[lo + a + straddling]),
-                                                        minlength=_STRADDLE)
-        return out, hists
+                    bucket[straddling] = self._bucket(out[lo + a + straddling])
+        return out, buckets
 
-    def histogram_of(self, durations: np.ndarray, hists: np.ndarray, count: int) -> np.ndarray:
+    @staticmethod
+    def histogram_of(durations: np.ndarray, buckets: np.ndarray, count: int) -> np.ndarray:
         """Histogram (buckets, then +Inf) of the first ``count`` steps of a ``durations`` result."""
-        full = count // BLOCK
-        total = hists[:full, :_STRADDLE].sum(axis=0)
-        if count % BLOCK:
-            total = total + np.bincount(self._bucket(durations[full * BLOCK: count]), minlength=_STRADDLE)
-        return total
+        return np.bincount(buckets[:count], minlength=_STRADDLE)
