@@ -77,8 +77,8 @@ def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
     assert events == whole_events
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=vectorizable_specs(), horizon_steps=st.integers(1, 20000), cuts=st.lists(st.floats(0, 1), max_size=6))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=vectorizable_specs(), horizon_steps=st.integers(1, 12000), cuts=st.lists(st.floats(0, 1), max_size=6))
 def test_vectorized_path_equals_segment_walk(s, horizon_steps, cuts):
     """The numpy batch path and the one-segment-at-a-time path compute the identical trajectory."""
     horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
