@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from bisect import bisect_right
 
 import numpy as np
 
@@ -68,11 +69,12 @@ class Buffer:
     ``pos[ptr]`` is the next element not yet passed; its global index is ``base + ptr``.
     """
 
-    __slots__ = ("state", "log1m_p", "base", "pos", "ptr", "block")
+    __slots__ = ("state", "log1m_p", "base", "pos", "ptr", "block", "_list")
 
     def __init__(self, state: dict, log1m_p: float, index: int, next_pos: int):
         self.state, self.log1m_p, self.base, self.ptr = state, log1m_p, index, 0
         self.pos = np.array([next_pos], dtype=np.int64)
+        self._list = [next_pos]  # the same positions as Python ints: scalar reads without numpy's overhead
         self.block = 64
 
     @property
@@ -85,6 +87,7 @@ class Buffer:
         first = self.base + len(self.pos)
         new = int(self.pos[-1]) + np.cumsum(gaps(self.state, self.log1m_p, first, count))
         self.pos = np.concatenate((self.pos, new))
+        self._list.extend(new.tolist())
 
     def ensure(self, count: int) -> None:
         """At least ``count`` elements from ``ptr`` on."""
@@ -97,12 +100,15 @@ class Buffer:
         """Pass every element <= g; the position of the next one (NEVER when the rate is zero)."""
         if self.empty:
             return NEVER
-        while True:
-            if self.pos[-1] > g:
-                self.ptr += int(np.searchsorted(self.pos[self.ptr:], g, side="right"))
-                return int(self.pos[self.ptr])
-            self.ptr = len(self.pos)
+        lst = self._list
+        while lst[-1] <= g:  # everything generated is passed: generate more
+            self.ptr = len(lst)
             self.ensure(self.block)
+        ptr = self.ptr
+        if lst[ptr] <= g:  # usually a step or two ahead; a long way only after a long quiet stretch
+            ptr = bisect_right(lst, g, ptr)
+        self.ptr = ptr
+        return lst[ptr]
 
     def index(self) -> int:
         return self.base + self.ptr
@@ -112,4 +118,4 @@ class Buffer:
         if self.empty:
             return (0, NEVER)
         self.ensure(1)
-        return (self.base + self.ptr, int(self.pos[self.ptr]))
+        return (self.base + self.ptr, self._list[self.ptr])
