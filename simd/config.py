@@ -7,6 +7,7 @@ Unknown keys are errors. Nothing starts until the whole file is valid.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
@@ -290,10 +291,10 @@ class Config(_Strict):
             out += [(f"sweeps[{i}] ({sw.name}, interval {s.checkpoint.interval_steps})", s) for s in sw.expand()]
         return out
 
-    @property
-    def all_scenarios(self) -> list[Scenario]:
-        """The scenarios and every sweep point, in file order."""
-        return [s for _, s in self._named()]
+    @cached_property
+    def all_scenarios(self) -> tuple[Scenario, ...]:
+        """The scenarios and every sweep point, in file order (sweeps expanded once per configuration)."""
+        return tuple(s for _, s in self._named())
 
     def scenario(self, name: str) -> Scenario:
         for s in self.all_scenarios:

@@ -67,11 +67,13 @@ class DrillBook:
         """Simulated times in (t0, t1] at which some drill starts or ends."""
         return sorted({x for r in self.runs for x in (r.start, r.end) if t0 < x <= t1})
 
+    def scheduled_starts(self, t0: float, t1: float) -> list[Run]:
+        """The scheduled runs starting in [t0, t1): ticks partition time, so each is found once."""
+        return [r for r in self.runs if not r.on_demand and t0 <= r.start < t1]
+
     def count_scheduled_starts(self, t0: float, t1: float) -> None:
-        """Count the scheduled drills starting in [t0, t1): ticks partition time, so each counts once."""
-        for r in self.runs:
-            if not r.on_demand and t0 <= r.start < t1:
-                self.starts[r.drill] += 1
+        for r in self.scheduled_starts(t0, t1):
+            self.starts[r.drill] += 1
 
     def effects(self, scenario: str, t: float) -> list[DrillEffects]:
         out = []

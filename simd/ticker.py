@@ -62,7 +62,7 @@ class Ticker:
         self._lock = threading.Lock()
         self.config = config
         self.book = DrillBook(config)
-        self._configured: list[Scenario] = config.all_scenarios
+        self._configured: tuple[Scenario, ...] = config.all_scenarios
         # each scenario's parameters now: as configured, or changed by the drills that run
         self._bodies: list[ScenarioBody] = [self.book.scenario_body(s, s.name, 0.0) for s in self._configured]
         self.states: tuple[tuple[State, ...], ...] = tuple(
@@ -102,8 +102,8 @@ class Ticker:
                 self._advance_all(min(until, round(b * US_PER_SECOND)))
                 self._apply_drills(b)
             self._advance_all(until)
-            stall = max((self.book.stall_seconds(r.drill) for r in self.book.runs
-                         if not r.on_demand and t0 / US_PER_SECOND <= r.start < until / US_PER_SECOND), default=0.0)
+            stall = max((self.book.stall_seconds(r.drill)
+                         for r in self.book.scheduled_starts(t0 / US_PER_SECOND, until / US_PER_SECOND)), default=0.0)
             self.book.count_scheduled_starts(t0 / US_PER_SECOND, until / US_PER_SECOND)
             scenarios = self._scenarios()
             ended = self._clock()
