@@ -4,13 +4,14 @@ import math
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
 
 from simd.engine import US_PER_SECOND, Stragglers, advance, new_state, run_job
-from simd.engine.stragglers import StepTimes
-from simd.engine.streams import stream_state
+from simd.engine.stragglers import _SHIFT, StepTimes, _lines
+from simd.engine.streams import generator_at, stream_state
 from simd.models.straggler import expected_max_normal, norm_ppf
 
 BASE_US = 30 * US_PER_SECOND
@@ -27,6 +28,34 @@ def test_table_equals_closed_form_max_of_normals_to_the_microsecond():
     exact = BASE_US + 0.5e6 * -norm_ppf(-np.expm1(np.log(u) / 1024))  # Phi^-1(u^(1/n)), through 1 - u^(1/n)
     # rounding to 1 us, plus the table interpolation error the module documents (about 1e-7 of the jitter)
     assert np.max(np.abs(d - np.maximum(exact, BASE_US))) <= 0.5 + 0.05
+
+
+@pytest.mark.parametrize("r", [0.0, 2.0**-53, 0.25, 0.5 - 2.0**-53, 0.5, 0.5 + 2.0**-53, 0.75, 1.0 - 2.0**-53])
+def test_table_lookup_at_the_ends_of_both_halves(r):
+    """The direct bit-pattern index of v = r - 1/2 at the extremes: r = 1/2 exactly (v = +0, u = 0), r = 0
+    (v = -1/2, u = 1/2), the tails on either side of r = 1/2 and the ends of [0, 1)."""
+    n, jitter = 1024, 0.5 * US_PER_SECOND
+    lines = _lines(n, 0, BASE_US, jitter, 1.0)
+    v = np.array([r - 0.5])
+    i = int((v.view(np.uint64) >> np.uint64(_SHIFT))[0])
+    x = lines.a[i] + lines.b[i] * v[0] - 0.5  # the table carries +0.5 for rounding
+    u = max(v[0] if v[0] >= 0 else 1.0 + v[0], 2.0**-64)  # u = 0 is the grid's lower end
+    exact = BASE_US + jitter * -norm_ppf(-math.expm1(math.log(u) / n))
+    assert abs(x - exact) < 0.05
+
+
+@pytest.mark.parametrize("kind", ["PCG64", "PCG64DXSM"])
+def test_stream_uniform_number_i_does_not_depend_on_where_reading_starts(kind):
+    state = stream_state(9, "straggler", kind)
+    assert state["bit_generator"] == kind
+    whole = generator_at(state, 0).random(1000)
+    for first in (1, 17, 999):
+        assert np.array_equal(generator_at(state, first).random(1000 - first), whole[first:])
+
+
+def test_unknown_bit_generator_is_refused():
+    with pytest.raises(ValueError, match="bit_generator"):
+        stream_state(1, "straggler", "MT19937")
 
 
 def test_mean_step_with_jitter_is_the_expected_max_of_1024_normals():

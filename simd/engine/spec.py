@@ -185,7 +185,7 @@ def _step_times(spec: JobSpec, step_us: int) -> StepTimes | None:
     if st is None or (st.jitter_seconds == 0 and (st.slow_ranks == 0 or st.slowdown == 1.0)):
         return None
     return StepTimes(spec.n_gpus, step_us, st.jitter_seconds * US_PER_SECOND, st.slow_ranks, st.slowdown,
-                     stream_state(spec.seed, "straggler"))
+                     stream_state(spec.seed, "straggler", "PCG64DXSM"))
 
 
 def _slow_steps(spec: JobSpec) -> int:

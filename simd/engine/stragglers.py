@@ -8,30 +8,34 @@ step is enough, with no work proportional to the number of ranks: with ``t ~ Exp
 uniform, the step is ``F^-1(exp(-t))``.
 
 ``x(u) = F^-1(u)`` is tabulated once per configuration on a pseudo-logarithmic grid, in two halves: for
-u < 1/2 in v = u, for u >= 1/2 in v = 1 - u (exact in floating point there), each binary octave of v in
-[2^-64, 1/2] split into 2**10 equal cells. The cell of a float64 v is its bit pattern shifted right (no
-logarithm or exponential per step) and linear interpolation inside a cell is exact to about 1e-7 of the
-jitter (0.05 us for 0.5 s of jitter), under the engine's 1 us resolution; tests compare against the exact
-``base + jitter * Phi^-1(u^(1/n))``. The uniforms have 53 bits, so the distribution is exact down to tail
-probabilities of 2^-53 per step. The table is built by evaluating ``log(-log F(x))`` on a fine grid of x
-(F in closed form) and inverting it by interpolation.
+u < 1/2 in v = u, for u >= 1/2 in |v| = 1 - u, each binary octave of |v| in [2^-64, 1/2] split into 2**10
+equal cells. A step draws r uniform in [0, 1) and sets v = r - 1/2 (exact): v >= 0 stands for u = v and
+v < 0 for u = 1 + v, so the sign of v picks the half and its magnitude is the distance to the tail. The cell
+is v's bit pattern shifted right (sign, exponent, top mantissa bits: no logarithm, exponential or branch per
+step) and indexes the tables directly (the layout is described at ``_NEG``); linear interpolation inside a
+cell is exact to about 1e-7 of the jitter (0.05 us for 0.5 s of jitter), under the engine's 1 us resolution.
+Tests compare against the exact ``base + jitter * Phi^-1(u^(1/n))``. The uniforms have 53 bits, so the
+distribution is exact down to tail probabilities of 2^-53 per step. The table is built by evaluating
+``log(-log F(x))`` on a fine grid of x (F in closed form) and inverting it by interpolation.
 
 Step ``g`` (the g-th executed step since the simulation started) uses uniform number ``g - 1`` of the
-"straggler" stream (PCG64 jumps straight to it): durations are a pure function of ``g``, so tick-size
+"straggler" stream (PCG64DXSM jumps straight to it): durations are a pure function of ``g``, so tick-size
 invariance holds.
 
-Cost (measured on the project's 2-core machine, `python bench/engine.py`): about 22 ns per step for
-the sampler on its own (the uniform ~5 ns, the table lookup and interpolation ~10 ns, the histogram bucket
-~4 ns) and 25-31 ns per executed step in the engine, against about 0.2-0.3 us per step for seed 000's
-per-step loop without stragglers: 6-9x, short of the 10x issue 5 asks for. Faster exact sampling would need
-compiled code (the engine is numpy + stdlib only) or fewer random numbers per step, which exactness rules
-out; an approximate sampler (e.g. 24-bit uniforms) would be faster but truncate the tails.
+Cost (measured on the project's 2-core machine; `python bench/engine.py` prints the engine's): per step, the
+uniform ~2.8 ns, the subtraction and shift ~0.8 ns, three table gathers ~5 ns, interpolation and rounding
+~1.4 ns, the histogram bucket and its count ~2 ns; in the engine about 14 ns per executed step in all,
+against about 0.23 us per step for seed 000's per-step loop without stragglers (about 15x faster). What made
+the difference against an earlier version (25-31 ns): a faster bit generator for this stream, the signed
+uniform instead of folding u at 1/2 (five passes fewer), numpy's unbuffered gather (``mode="clip"``) and
+preallocated blocks.
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,12 +48,11 @@ _STRADDLE = len(BUCKET_FACTORS) + 1  # marks a cell that straddles a bucket boun
 
 MANTISSA_BITS = 10  # cells per octave of v: 2**10
 _SHIFT = 52 - MANTISSA_BITS
-V_LO_EXP = -64  # v in [2**-64, 2**-1]; below 2**-64 (probability 5e-20) the end cell is used
+V_LO_EXP = -64  # |v| in [2**-64, 2**-1]: every nonzero |v| (at least 2**-53) falls in the grid
 _I_LO = (1023 + V_LO_EXP) << MANTISSA_BITS
 _I_HI = (1023 - 1) << MANTISSA_BITS  # the bit pattern of v = 1/2
 _CELLS = _I_HI - _I_LO  # per half
-_V_MIN = 2.0 ** V_LO_EXP
-BLOCK = 1 << 14  # steps per in-cache pass of the table lookup
+BLOCK = 1 << 16  # steps per pass of the table lookup (2**14 .. 2**16 measured: 2**16 fastest)
 
 
 def _grid_v() -> np.ndarray:
@@ -94,6 +97,72 @@ def quantile_table(healthy: int, slow: int, shift: float) -> np.ndarray:
     return np.interp(np.log(t), log_t[keep][::-1], x[keep][::-1])
 
 
+class _Lines(NamedTuple):
+    """Per-cell lines ``x = a + b * v`` in the signed v of ``StepTimes.durations``, indexed by v's bit
+    pattern shifted right by _SHIFT (see _layout); ``cells``: each cell's histogram bucket or _STRADDLE."""
+    a: np.ndarray
+    b: np.ndarray
+    cells: np.ndarray
+    floor: bool  # whether the floor at the base step time can bind
+
+
+# Table layout. v = r - 1/2 for a uniform r in [0, 1): v >= 0 stands for u = v (the lower half of F^-1), v < 0
+# for u = 1 + v (the upper half; both exact in floating point). The bit pattern of a float64 v, read as an
+# unsigned integer and shifted right by _SHIFT, is its exponent and top MANTISSA_BITS mantissa bits, with the
+# sign above them: |v| in [2**-64, 1/2] gives indices _I_LO .. _I_HI for v >= 0 and _NEG + (_I_LO .. _I_HI)
+# for v < 0, and v = +0.0 (r = 1/2 exactly, u = 0) gives index 0. The tables are indexed by that number
+# directly, so the per-step work is one subtraction and one shift: no folding, no offset. Indices in between
+# are never produced (r has 53 bits, so a nonzero |v| is at least 2**-53); those entries are zeros that are
+# never written or read, so the operating system never backs them with memory (measured: 5.4 MB resident
+# of the 53 MB reserved per table set; table sets are shared by every job with the same parameters).
+_NEG = 1 << (63 - _SHIFT)
+_TABLE_LEN = _NEG + _I_HI + 1
+
+
+def _layout(values: np.ndarray, at_zero, dtype) -> np.ndarray:
+    """One array over the whole index range, from per-half values (lower half, then upper half) and the
+    value for v = +0.0 (u = 0, probability 2**-53: the grid's lower end, a constant line)."""
+    out = np.zeros(_TABLE_LEN, dtype=dtype)
+    out[_I_LO:_I_HI + 1] = values[:_CELLS + 1]
+    out[_NEG + _I_LO:] = values[_CELLS + 1:]
+    out[0] = at_zero
+    return out
+
+
+@lru_cache(maxsize=32)
+def _lines(n_gpus: int, slow: int, base_us: int, jitter_us: float, slowdown: float) -> _Lines:
+    """The lines and cell buckets of F^-1 for ``slow`` of ``n_gpus`` ranks slowed by ``slowdown``."""
+    if jitter_us > 0:
+        x = base_us + jitter_us * quantile_table(n_gpus - slow, slow, base_us * (slowdown - 1.0) / jitter_us)
+    else:  # no jitter: every step takes exactly the slowest rank's time
+        x = np.full(2 * (_CELLS + 1), float(round(base_us * slowdown)) if slow else float(base_us))
+    v = _grid_v()
+    slope = []
+    for half in (x[:_CELLS + 1], x[_CELLS + 1:]):
+        s = np.append(np.diff(half) / np.diff(v), 0.0)  # the boundary at |v| = 1/2: a constant line
+        slope.append(s)
+    b = np.concatenate(slope)
+    a = x - b * np.concatenate((v, v)) + 0.5  # +0.5: truncating to integer microseconds then rounds
+    b[_CELLS + 1:] *= -1.0  # the upper half runs in |v| = -v
+    buckets = np.concatenate([_cell_buckets(half, base_us) for half in (x[:_CELLS + 1], x[_CELLS + 1:])])
+    return _Lines(_layout(a, x[0] + 0.5, np.float64), _layout(b, 0.0, np.float64),
+                  _layout(buckets, buckets[0], np.int8), bool(x.min() < base_us + 0.5))
+
+
+def bucket_bounds(base_us: int) -> np.ndarray:
+    """The histogram's upper bounds in integer microseconds."""
+    return np.array([round(base_us * f) for f in BUCKET_FACTORS], dtype=np.int64)
+
+
+def _cell_buckets(half: np.ndarray, base_us: int) -> np.ndarray:
+    """The bucket of every step in cell i of one half, or _STRADDLE when the cell's two ends fall in different
+    buckets (those few steps are classified one by one)."""
+    ends = np.searchsorted(bucket_bounds(base_us), np.maximum(np.floor(half + 0.5), base_us), side="left")
+    out = ends.astype(np.int8)
+    out[:-1][ends[:-1] != ends[1:]] = _STRADDLE
+    return out
+
+
 class StepTimes:
     """Durations (integer microseconds) of executed steps for one job specification."""
 
@@ -101,77 +170,49 @@ class StepTimes:
                  stream: dict):
         self.base_us, self.stream = base_us, stream
         k = min(slow_ranks, n_gpus) if slowdown > 1.0 else 0
-        size = 2 * (_CELLS + 1)
-        if jitter_us > 0:
-            healthy = base_us + jitter_us * quantile_table(n_gpus, 0, 0.0)
-            slow = base_us + jitter_us * quantile_table(n_gpus - k, k, base_us * (slowdown - 1.0) / jitter_us) \
-                if k else healthy
-        else:  # no jitter: every step takes exactly the slowest rank's time
-            healthy = np.full(size, float(base_us))
-            slow = np.full(size, float(round(base_us * slowdown))) if k else healthy
-        self.bounds = np.array([round(base_us * f) for f in BUCKET_FACTORS], dtype=np.int64)
-        self.healthy = self._prepare(healthy)
-        self.slow = self._prepare(slow)
-
-    def _prepare(self, table: np.ndarray):
-        """Each cell's line ``x = a + b * v`` through its two boundary values (a carries +0.5: truncating
-        then rounds to the microsecond), each cell's histogram bucket, and whether the floor at the base
-        step time can bind. Index i < _CELLS: lower half; _CELLS + 1 + j: upper half; the two boundaries
-        at v = 1/2 (indices _CELLS and 2 * _CELLS + 1) are constant lines through their value."""
-        v = np.concatenate((_grid_v(), _grid_v()))
-        slope = np.append(np.diff(table) / np.diff(v), 0.0)
-        slope[_CELLS] = 0.0
-        floor = bool(table.min() < self.base_us + 0.5)
-        return table - slope * v + 0.5, slope, self._cell_buckets(table), floor
+        self.bounds = bucket_bounds(base_us)
+        self.healthy = _lines(n_gpus, 0, base_us, float(jitter_us), 1.0)
+        self.slow = _lines(n_gpus, k, base_us, float(jitter_us), float(slowdown)) if k else self.healthy
 
     def _bucket(self, durations_us: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.bounds, durations_us, side="left")
 
-    def _cell_buckets(self, table: np.ndarray) -> np.ndarray:
-        """The bucket of every step whose t falls in cell i, or _STRADDLE when the cell's two ends fall in
-        different buckets (those few steps are classified one by one)."""
-        ends = self._bucket(np.maximum(np.floor(table + 0.5), self.base_us))
-        out = ends.astype(np.int8)
-        out[:-1][ends[:-1] != ends[1:]] = _STRADDLE
-        return out
-
     def uniforms(self, g0: int, n: int) -> np.ndarray:
-        """The uniforms u in [0, 1) of executed steps g0+1 .. g0+n (the step is F^-1(u))."""
-        return generator_at(self.stream, g0).random(n)
+        """The u in [0, 1) of executed steps g0+1 .. g0+n (the step is F^-1(u)): r + 1/2 modulo 1."""
+        v = generator_at(self.stream, g0).random(n) - 0.5
+        return np.where(v >= 0.0, v, 1.0 + v)
 
     def durations(self, g0: int, n: int, slow_steps: int) -> tuple[np.ndarray, np.ndarray]:
         """Durations of executed steps g0+1 .. g0+n (the first ``slow_steps`` have the slow ranks), and each
         step's histogram bucket (0 .. len(BUCKET_FACTORS), the last one +Inf).
-        Vectorized in cache-sized blocks: this is the engine's per-step cost."""
+        Vectorized in blocks, every pass writing into preallocated arrays: this is the engine's per-step
+        cost (the module docstring gives its parts)."""
         out = np.empty(n, dtype=np.int64)
         buckets = np.empty(n, dtype=np.int8)  # each step's histogram bucket (histogram_of)
         gen = generator_at(self.stream, g0)
-        u = np.empty(min(n, BLOCK))
-        v = np.empty(min(n, BLOCK))
+        m = min(n, BLOCK)
+        v, cell, x, y = np.empty(m), np.empty(m, dtype=np.int64), np.empty(m), np.empty(m)
         for lo in range(0, n, BLOCK):
             hi = min(n, lo + BLOCK)
-            uu, vv = u[: hi - lo], v[: hi - lo]
-            gen.random(out=uu)
-            np.subtract(1.0, uu, out=vv)
-            upper = uu >= 0.5
-            np.minimum(uu, vv, out=vv)  # v = u below 1/2, 1 - u (exact) above
-            np.maximum(vv, _V_MIN, out=vv)  # u = 0 (probability 2**-53): the grid's end
-            cell = vv.view(np.int64) >> _SHIFT
-            cell -= _I_LO
-            np.add(cell, _CELLS + 1, out=cell, where=upper)  # the upper half follows the lower half
+            vv, cc = v[: hi - lo], cell[: hi - lo]
+            gen.random(out=vv)
+            vv -= 0.5  # exact: v >= 0 means u = v, v < 0 means u = 1 + v
+            np.right_shift(vv.view(np.uint64), _SHIFT, out=cc.view(np.uint64))  # the table index (_layout)
             cut = min(max(slow_steps - lo, 0), hi - lo)
-            for a, z, (table, delta, cells, floor) in ((0, cut, self.slow), (cut, hi - lo, self.healthy)):
+            for a, z, lines in ((0, cut, self.slow), (cut, hi - lo, self.healthy)):
                 if z <= a:
                     continue
-                ii = cell[a:z]
-                x = delta[ii]
-                x *= vv[a:z]
-                x += table[ii]
-                if floor:
-                    np.maximum(x, self.base_us, out=x)
-                out[lo + a: lo + z] = x  # truncates: the table carries +0.5, so this rounds
+                ii, xx, yy = cc[a:z], x[a:z], y[a:z]
+                # mode="clip" only selects numpy's unbuffered gather; every index is in range (_layout)
+                np.take(lines.b, ii, out=xx, mode="clip")
+                xx *= vv[a:z]
+                np.take(lines.a, ii, out=yy, mode="clip")
+                xx += yy
+                if lines.floor:
+                    np.maximum(xx, self.base_us, out=xx)
+                out[lo + a: lo + z] = xx  # truncates: the table carries +0.5, so this rounds
                 bucket = buckets[lo + a: lo + z]
-                np.take(cells, ii, out=bucket)
+                np.take(lines.cells, ii, out=bucket, mode="clip")
                 straddling = np.flatnonzero(bucket == _STRADDLE)
                 if len(straddling):
                     bucket[straddling] = self._bucket(out[lo + a + straddling])
