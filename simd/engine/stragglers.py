@@ -24,11 +24,11 @@ invariance holds.
 
 Cost (measured on the project's 2-core machine; `python bench/engine.py` prints the engine's): per step, the
 uniform ~2.8 ns, the subtraction and shift ~0.8 ns, three table gathers ~5 ns, interpolation and rounding
-~1.4 ns, the histogram bucket and its count ~2 ns; in the engine about 14 ns per executed step in all,
-against about 0.23 us per step for seed 000's per-step loop without stragglers (about 15x faster). What made
-the difference against an earlier version (25-31 ns): a faster bit generator for this stream, the signed
-uniform instead of folding u at 1/2 (five passes fewer), numpy's unbuffered gather (``mode="clip"``) and
-preallocated blocks.
+~1.4 ns, the histogram bucket and its count ~2 ns; in the engine 14-23 ns per executed step in all, 10-15x
+faster than seed 000's per-step loop without stragglers (0.24-0.35 us per step) timed in turns with it.
+What made the difference against an earlier version (25-31 ns): a faster bit generator for this stream, the
+signed uniform instead of folding u at 1/2 (five passes fewer), numpy's unbuffered gather (``mode="clip"``)
+and preallocated blocks.
 """
 
 from __future__ import annotations
