@@ -126,6 +126,7 @@ def _layout(values: np.ndarray, at_zero, dtype) -> np.ndarray:
     out[_I_LO:_I_HI + 1] = values[:_CELLS + 1]
     out[_NEG + _I_LO:] = values[_CELLS + 1:]
     out[0] = at_zero
+    out.flags.writeable = False  # shared by every job with the same parameters (_lines is cached)
     return out
 
 
