@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, fields
 
 from simd.engine import JobSpec, State, Totals, per_step_cluster_hazard
-from simd.engine.stragglers import BUCKET_FACTORS
+from simd.engine.stragglers import bucket_bounds
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
 
 SECONDS_PER_HOUR = 3600.0
@@ -127,10 +127,7 @@ def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: b
     state's): alerts compare what happens against the calibrated rates, also while a drill runs."""
     p, spec = state.plan, state.plan.spec
     step = spec.step_seconds
-    if p.step_times is not None:
-        bounds_us = [int(b) for b in p.step_times.bounds]
-    else:  # the engine's bounds when stragglers are off (stragglers.StepTimes.bounds)
-        bounds_us = [round(p.step_us * f) for f in BUCKET_FACTORS]
+    bounds_us = [int(b) for b in bucket_bounds(p.step_us)]  # the engine's, with or without stragglers
     optimal: tuple[tuple[str, float], ...] = ()
     analytic = None
     if p.hard_hazard > 0:

@@ -138,14 +138,13 @@ def _lines(n_gpus: int, slow: int, base_us: int, jitter_us: float, slowdown: flo
     else:  # no jitter: every step takes exactly the slowest rank's time
         x = np.full(2 * (_CELLS + 1), float(round(base_us * slowdown)) if slow else float(base_us))
     v = _grid_v()
-    slope = []
-    for half in (x[:_CELLS + 1], x[_CELLS + 1:]):
-        s = np.append(np.diff(half) / np.diff(v), 0.0)  # the boundary at |v| = 1/2: a constant line
-        slope.append(s)
-    b = np.concatenate(slope)
+    halves = (x[:_CELLS + 1], x[_CELLS + 1:])
+    # each cell's slope; the last boundary of a half (|v| = 1/2) gets a constant line
+    b = np.concatenate([np.append(np.diff(half) / np.diff(v), 0.0) for half in halves])
     a = x - b * np.concatenate((v, v)) + 0.5  # +0.5: truncating to integer microseconds then rounds
     b[_CELLS + 1:] *= -1.0  # the upper half runs in |v| = -v
-    buckets = np.concatenate([_cell_buckets(half, base_us) for half in (x[:_CELLS + 1], x[_CELLS + 1:])])
+    bounds = bucket_bounds(base_us)
+    buckets = np.concatenate([_cell_buckets(half, base_us, bounds) for half in halves])
     return _Lines(_layout(a, x[0] + 0.5, np.float64), _layout(b, 0.0, np.float64),
                   _layout(buckets, buckets[0], np.int8), bool(x.min() < base_us + 0.5))
 
@@ -155,10 +154,15 @@ def bucket_bounds(base_us: int) -> np.ndarray:
     return np.array([round(base_us * f) for f in BUCKET_FACTORS], dtype=np.int64)
 
 
-def _cell_buckets(half: np.ndarray, base_us: int) -> np.ndarray:
+def bucket_of(bounds: np.ndarray, durations_us: np.ndarray) -> np.ndarray:
+    """The histogram bucket (0 .. len(bounds), the last one +Inf) of each duration."""
+    return np.searchsorted(bounds, durations_us, side="left")
+
+
+def _cell_buckets(half: np.ndarray, base_us: int, bounds: np.ndarray) -> np.ndarray:
     """The bucket of every step in cell i of one half, or _STRADDLE when the cell's two ends fall in different
     buckets (those few steps are classified one by one)."""
-    ends = np.searchsorted(bucket_bounds(base_us), np.maximum(np.floor(half + 0.5), base_us), side="left")
+    ends = bucket_of(bounds, np.maximum(np.floor(half + 0.5), base_us))
     out = ends.astype(np.int8)
     out[:-1][ends[:-1] != ends[1:]] = _STRADDLE
     return out
@@ -174,9 +178,6 @@ class StepTimes:
         self.bounds = bucket_bounds(base_us)
         self.healthy = _lines(n_gpus, 0, base_us, float(jitter_us), 1.0)
         self.slow = _lines(n_gpus, k, base_us, float(jitter_us), float(slowdown)) if k else self.healthy
-
-    def _bucket(self, durations_us: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.bounds, durations_us, side="left")
 
     def uniforms(self, g0: int, n: int) -> np.ndarray:
         """The u in [0, 1) of executed steps g0+1 .. g0+n (the step is F^-1(u)): r + 1/2 modulo 1."""
@@ -216,7 +217,7 @@ class StepTimes:
                 np.take(lines.cells, ii, out=bucket, mode="clip")
                 straddling = np.flatnonzero(bucket == _STRADDLE)
                 if len(straddling):
-                    bucket[straddling] = self._bucket(out[lo + a + straddling])
+                    bucket[straddling] = bucket_of(self.bounds, out[lo + a + straddling])
         return out, buckets
 
     @staticmethod
