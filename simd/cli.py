@@ -158,7 +158,7 @@ def cmd_drill(args) -> int:
 
 
 def _checked(parse):
-    """An argparse type from one of runflags' ``parse_*`` functions (ValueError -> a one-line usage error)."""
+    """An argparse type from a ``parse(text)`` that raises ValueError (-> a one-line usage error)."""
 
     def check(text: str):
         try:
@@ -166,8 +166,21 @@ def _checked(parse):
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
-    check.__name__ = parse.__name__.removeprefix("parse_")
+    check.__name__ = getattr(parse, "__name__", "value").removeprefix("parse_")
     return check
+
+
+def _typed(kind: str):
+    """An argparse type checked against ``simd.config``'s type ``kind`` (the one home of its limits);
+    simd.config (pydantic) is imported only when the flag is given."""
+
+    def parse(text: str):
+        from simd import config
+
+        return config.parse_value(getattr(config, kind), text)
+
+    parse.__name__ = kind
+    return _checked(parse)
 
 
 def cmd_config(args) -> int:
@@ -190,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", help="scenario file (default: the embedded configuration)")
     s.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all)")
     s.add_argument("--seeds", help="N (seeds 0..N-1) or A..B (inclusive); default: each scenario's seed")
-    s.add_argument("--tick-seconds", type=_positive_float,
+    s.add_argument("--tick-seconds", type=_typed("SimulatedSeconds"),
                    help="advance in ticks of this many simulated seconds (results do not change)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.set_defaults(func=cmd_simulate)
@@ -215,9 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--config", help="scenario file (default: the embedded configuration)")
     n.add_argument("--listen", type=_checked(daemon.parse_listen), default=daemon.DEFAULT_LISTEN,
                    help=f"HOST:PORT to serve /metrics and /healthz on (default {daemon.DEFAULT_LISTEN})")
-    n.add_argument("--speedup", type=_checked(daemon.parse_speedup),
+    n.add_argument("--speedup", type=_typed("Speedup"),
                    help="simulated seconds per wall second (default: the scenario file's)")
-    n.add_argument("--tick-seconds", type=_checked(daemon.parse_tick_seconds),
+    n.add_argument("--tick-seconds", type=_typed("TickSeconds"),
                    help="wall seconds between ticks (default: the scenario file's)")
     n.add_argument("--api-token-file", help="file holding the bearer token of the drill control API "
                    "(default: $SIMD_API_TOKEN; without either, the control API refuses every POST)")
@@ -228,23 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
     dr.add_argument("--list", action="store_true", help="list the drills and whether they run")
     dr.add_argument("--url", default="http://127.0.0.1:9109", help="the daemon (default http://127.0.0.1:9109)")
     dr.add_argument("--api-token-file", help="file holding the bearer token (default: $SIMD_API_TOKEN)")
-    dr.add_argument("--duration-seconds", type=_positive_float, help="simulated seconds (default: the drill's)")
+    dr.add_argument("--duration-seconds", type=_typed("SimulatedSeconds"),
+                    help="simulated seconds (default: the drill's)")
     dr.set_defaults(func=cmd_drill)
 
     g = sub.add_parser("config", help="print the embedded default configuration")
     g.add_argument("--default", action="store_true", required=True)
     g.set_defaults(func=cmd_config)
     return p
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return v
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,9 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 
+from simd import yamlfile
 from simd.engine import Cause, JobSpec, Stragglers, per_step_cluster_hazard
 from simd.models import recovery
 
@@ -34,8 +34,23 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+# The one home of every limit (issue 10): the scenario file's fields, the flags of `simd run`, `simd simulate`
+# and `simd drill` (parse_value) and the body of the drill API (parse_drill_request) are all checked against
+# these types, and nothing else re-checks them (the engine takes a JobSpec built from a validated scenario).
+# The upper bounds keep every product the engine forms in integer microseconds finite and far inside int64
+# (9.2e18 us = 292,000 years): no real job comes near them.
+Speedup = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]  # simulated seconds per wall second
+TickSeconds = Annotated[float, Field(ge=0.01, le=3600, allow_inf_nan=False)]  # wall seconds between ticks
+# a stretch of simulated time (a drill's duration, an offline tick): up to ~31,700 years
+SimulatedSeconds = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
+# a blocking cost (checkpoint, validation, restart): up to 10^6 s (11.6 days; a real one takes minutes)
+CostSeconds = Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+# step time: 1 ms (the engine counts microseconds; a real step takes 0.1-100 s) to a day
+StepSeconds = Annotated[float, Field(ge=1e-3, le=86400, allow_inf_nan=False)]
+# checkpoint and validation intervals: up to 10^9 steps (beyond target_steps simply means "never")
+IntervalSteps = Annotated[int, Field(gt=0, le=10**9)]
+Rate = Annotated[float, Field(ge=0, le=3.6e6, allow_inf_nan=False)]  # per GPU-hour (bounded again per step)
+MAX_JOB_SECONDS = 1e12  # target_steps * step_seconds: a failure-free job of at most ~31,700 years
 
 
 CauseName = Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
@@ -44,8 +59,8 @@ CAUSE_PRESETS: dict[str, dict[str, float]] = {"llama3": recovery.LLAMA3_CAUSE_SH
 
 
 class Failures(_Strict):
-    hard_per_gpu_hour: NonNegative
-    sdc_per_gpu_hour: NonNegative
+    hard_per_gpu_hour: Rate
+    sdc_per_gpu_hour: Rate
     # None: seed 000's single kind of hard failure ("hardware"), detected at once
     causes: Literal["llama3"] | dict[CauseName, Annotated[float, Field(gt=0, le=1)]] | None = None
 
@@ -88,13 +103,13 @@ class StragglerConfig(_Strict):
 
 
 class Checkpoint(_Strict):
-    interval_steps: Annotated[int, Field(gt=0)]
-    seconds: NonNegative
+    interval_steps: IntervalSteps
+    seconds: CostSeconds
 
 
 class Validation(_Strict):
-    interval_steps: Annotated[int, Field(ge=0)] = 0  # 0 = no validation
-    seconds: NonNegative = 0.0
+    interval_steps: Annotated[int, Field(ge=0, le=10**9)] = 0  # 0 = no validation
+    seconds: CostSeconds = 0.0
 
 
 class Slo(_Strict):
@@ -107,13 +122,13 @@ class ScenarioBody(_Strict):
 
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
     n_gpus: Annotated[int, Field(gt=0, le=10_000_000)]
-    step_seconds: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)]
+    step_seconds: StepSeconds
     target_steps: Annotated[int, Field(gt=0, le=10**12)]
     failures: Failures
     checkpoint: Checkpoint
     validation: Validation = Validation()
     # the cold restart; absent: TrainMover's measured timeline, 6.47 min = 388.2 s (seed 001)
-    restart_seconds: NonNegative = recovery.COLD_RESTART_SECONDS
+    restart_seconds: CostSeconds = recovery.COLD_RESTART_SECONDS
     recovery: Recovery = Recovery()
     stragglers: StragglerConfig | None = None
     # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
@@ -122,6 +137,9 @@ class ScenarioBody(_Strict):
 
     @model_validator(mode="after")
     def _probabilities(self) -> ScenarioBody:
+        if self.target_steps * self.step_seconds > MAX_JOB_SECONDS:
+            raise ValueError(f"target_steps * step_seconds is the failure-free job and must be <= {MAX_JOB_SECONDS:g} "
+                             f"simulated seconds, got {self.target_steps} * {self.step_seconds:g}")
         for rate in ("hard_per_gpu_hour", "sdc_per_gpu_hour"):
             value = getattr(self.failures, rate)
             if value * self.step_seconds / 3600.0 > 1.0:
@@ -201,7 +219,7 @@ class Sweep(_Strict):
     """The same job at several checkpoint intervals: scenarios named ``<name>-<interval>``."""
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
-    checkpoint_intervals: Annotated[list[Annotated[int, Field(gt=0)]], Field(min_length=2, max_length=64)]
+    checkpoint_intervals: Annotated[list[IntervalSteps], Field(min_length=2, max_length=64)]
     scenario: ScenarioBody
 
     @field_validator("checkpoint_intervals")
@@ -235,23 +253,37 @@ class Drill(_Strict):
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
     description: Annotated[str, Field(min_length=1, max_length=300)]
-    duration_seconds: Annotated[float, Field(gt=0, le=10**12, allow_inf_nan=False)]  # simulated
+    duration_seconds: SimulatedSeconds
     start_at_seconds: Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)] | None = None
     scenarios: Annotated[list[str], Field(min_length=1)] | None = None  # default: every scenario outside sweeps
     effects: DrillEffects
 
 
+class DrillRequest(_Strict):
+    """The body of ``POST /api/v1/drills/{name}`` (every key optional)."""
+
+    duration_seconds: SimulatedSeconds | None = None  # default: the drill's configured duration
+
+
+# Sane upper limits of a scenario file (issue 13): each scenario is work on every tick.
+MAX_SCENARIOS, MAX_SWEEPS, MAX_DRILLS = 1000, 100, 100
+MAX_ALL_SCENARIOS = 2000  # scenarios plus every sweep point
+
+
 class Config(_Strict):
-    speedup: Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)] = 600.0
-    tick_seconds: Annotated[float, Field(ge=0.01, le=3600, allow_inf_nan=False)] = 1.0
-    scenarios: list[Scenario] = []
-    sweeps: list[Sweep] = []
-    drills: list[Drill] = []
+    speedup: Speedup = 600.0
+    tick_seconds: TickSeconds = 1.0
+    scenarios: Annotated[list[Scenario], Field(max_length=MAX_SCENARIOS)] = []
+    sweeps: Annotated[list[Sweep], Field(max_length=MAX_SWEEPS)] = []
+    drills: Annotated[list[Drill], Field(max_length=MAX_DRILLS)] = []
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:
         if not self.scenarios and not self.sweeps:
             raise ValueError("scenarios: at least one scenario or sweep is required")
+        points = len(self.scenarios) + sum(len(sw.checkpoint_intervals) for sw in self.sweeps)
+        if points > MAX_ALL_SCENARIOS:
+            raise ValueError(f"scenarios and sweep points: at most {MAX_ALL_SCENARIOS} in all, got {points}")
         seen: dict[str, str] = {}
         for where, s in self._named():
             if s.name in seen:
@@ -323,6 +355,10 @@ _PHRASES = {
     "too_short": "must have at least {min_length} item(s)",
     "string_too_long": "must be at most {max_length} characters",
     "finite_number": "must be a finite number",
+    "float_parsing": "must be a number",
+    "int_parsing": "must be an integer",
+    "too_long": "must have at most {max_length} item(s)",
+    "bool_type": "must be true or false",
 }
 
 
@@ -345,32 +381,50 @@ def _format(err: dict) -> str:
     phrase = _PHRASES.get(kind)
     ctx = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in err.get("ctx", {}).items()}
     text = phrase.format(**ctx) if phrase else err["msg"][0].lower() + err["msg"][1:]
+    where = f"{path}: " if path else ""
     if kind in ("missing",):
-        return f"{path}: {text}"
-    hint = ""
-    if kind == "float_type" and isinstance(err["input"], str) and _is_number(err["input"]):
-        # PyYAML follows YAML 1.1, where a float needs a dot: 1e-3 is text, 1.0e-3 a number
-        hint = " (YAML reads exponents without a dot as text: write e.g. 1.0e-3)"
-    return f"{path}: {text}, got {err['input']!r}{hint}"
+        return f"{where}{text}"
+    return f"{where}{text}, got {_shown(err['input'])}"
 
 
-def _is_number(text: str) -> bool:
+def _shown(value, limit: int = 80) -> str:
+    """repr of an offending value, cut to ``limit`` characters (a long list is not echoed whole)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def _one_line(exc: ValidationError) -> str:
+    return "; ".join(_format(e) for e in exc.errors(include_url=False))
+
+
+def parse_value(kind, text: str):
+    """A command-line value checked against one of the types above (``parse_value(Speedup, "600")``);
+    ValueError with a one-line message naming the constraint (``must be > 0, got '0'``)."""
     try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+        return TypeAdapter(kind).validate_strings(text)
+    except ValidationError as exc:
+        raise ValueError(_one_line(exc)) from None
+
+
+def parse_drill_request(raw: bytes) -> DrillRequest:
+    """The drill API's JSON body (empty: every default); ValueError with a one-line message otherwise."""
+    if not raw.strip():
+        return DrillRequest()
+    try:
+        return DrillRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        errs = exc.errors(include_url=False)
+        if any(e["type"] == "json_invalid" for e in errs):
+            raise ValueError("the body must be a JSON object, e.g. {\"duration_seconds\": 3600}") from None
+        raise ValueError("; ".join(_format({**e, "loc": ("body", *e["loc"])}) for e in errs)) from None
 
 
 def parse_config(text: str, source: str = "<config>") -> Config:
     """Parse and validate a scenario file's text; raise ConfigError with every problem."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError([f"{source}: not valid YAML{where}: {problem}"]) from None
+        data = yamlfile.loads(text)
+    except yamlfile.YamlError as exc:
+        raise ConfigError([f"{source}: {exc}"]) from None
     if not isinstance(data, dict):
         raise ConfigError([f"{source}: the top level must be a mapping with a 'scenarios' list, "
                            f"got {type(data).__name__}"])
@@ -382,11 +436,13 @@ def parse_config(text: str, source: str = "<config>") -> Config:
 
 def load_config(path: str | Path) -> Config:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = yamlfile.read_text(path)
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
     except UnicodeDecodeError:
         raise ConfigError([f"{path}: not UTF-8 text"]) from None
+    except yamlfile.YamlError as exc:
+        raise ConfigError([f"{path}: {exc}"]) from None
     return parse_config(text, str(path))
 
 

@@ -97,7 +97,8 @@ def test_simulate_human_table(good):
     (["--seeds", "5..2"], "--seeds: A..B needs A <= B"),
     (["--seeds", "x"], "--seeds: expected N or A..B"),
     (["--scenario", "nope"], "no scenario named 'nope'"),
-    (["--tick-seconds", "-1"], "must be a finite number > 0"),
+    (["--tick-seconds", "-1"], "argument --tick-seconds: must be > 0, got '-1'"),
+    (["--tick-seconds", "inf"], "argument --tick-seconds: must be a finite number, got 'inf'"),
 ])
 def test_simulate_bad_flags_exit_2(good, args, message):
     r = simd("simulate", "--config", str(good), *args)

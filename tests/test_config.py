@@ -117,10 +117,41 @@ def test_embedded_default_is_valid():
     assert {"ideal", "naive", "optimized"} <= {s.name for s in c.all_scenarios}
 
 
-def test_exponent_without_dot_gets_a_hint():
-    assert errors(GOOD.replace("hard_per_gpu_hour: 2.0e-4", "hard_per_gpu_hour: 2e-4")) == [
-        "scenarios[0].failures.hard_per_gpu_hour: must be a number, got '2e-4' "
-        "(YAML reads exponents without a dot as text: write e.g. 1.0e-3)"]
+def test_numbers_are_read_as_yaml_1_2():
+    # YAML 1.1 (PyYAML's default) reads 2e-4 as text and `no` as false; YAML 1.2, like every other tool, does not
+    c = parse_config(GOOD.replace("hard_per_gpu_hour: 2.0e-4", "hard_per_gpu_hour: 2e-4")
+                     .replace("sdc_per_gpu_hour: 1.5e-4", "sdc_per_gpu_hour: 15E-5"))
+    assert c.scenarios[0].failures.hard_per_gpu_hour == 2e-4 and c.scenarios[0].failures.sdc_per_gpu_hour == 1.5e-4
+    assert parse_config(GOOD.replace("seed: 8", "seed: 0x10")).scenarios[0].seed == 16
+    assert parse_config(GOOD.replace("seed: 8", "seed: 010")).scenarios[0].seed == 10  # 1.1: octal 8
+    assert parse_config(GOOD.replace("name: optimized", "name: no")).scenarios[0].name == "no"  # 1.1: False
+    assert errors(GOOD.replace("seed: 8", "seed: .inf")) == ["scenarios[0].seed: must be an integer, got inf"]
+    assert errors(GOOD.replace("step_seconds: 60", 'step_seconds: "1e-3"')) == [
+        "scenarios[0].step_seconds: must be a number, got '1e-3'"]  # quoted: text, as YAML says
+
+
+def test_engine_limits_are_validated_with_their_range():
+    assert errors(GOOD.replace("step_seconds: 60", "step_seconds: 1.0e-9")) == [
+        "scenarios[0].step_seconds: must be >= 0.001, got 1e-09"]
+    assert errors(GOOD.replace("interval_steps: 25, seconds: 300", "interval_steps: 1000000000000000000000000000000,"
+                               " seconds: 300")) == [
+        "scenarios[0].checkpoint.interval_steps: must be <= 1000000000, got 1000000000000000000000000000000"]
+    assert errors(GOOD.replace("seconds: 300", "seconds: 1.0e+300")) == [
+        "scenarios[0].checkpoint.seconds: must be <= 1e+06, got 1e+300"]
+    assert errors(GOOD.replace("target_steps: 3000", "target_steps: 100000000000")) == [
+        "scenarios[0]: target_steps * step_seconds is the failure-free job and must be <= 1e+12 simulated seconds, "
+        "got 100000000000 * 60"]
+
+
+def test_long_values_are_not_echoed_whole():
+    (line,) = errors(GOOD.replace("seed: 8", "seed: [" + ", ".join(["1"] * 20_000) + "]"))
+    assert line.startswith("scenarios[0].seed: must be an integer, got [1, 1,") and len(line) < 200
+
+
+def test_the_file_size_of_scenarios_is_bounded():
+    one = GOOD.split("scenarios:\n")[1]
+    many = "scenarios:\n" + "".join(one.replace("name: optimized", f"name: s{i}") for i in range(1001))
+    assert errors(many)[0].startswith("scenarios: must have at most 1000 item(s)")
 
 
 DRILL = """drills:
