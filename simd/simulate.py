@@ -88,30 +88,41 @@ def json_line(o: Outcome) -> str:
     return json.dumps(o.as_json(), sort_keys=False)
 
 
-HEADER = (f"{'scenario':<16}{'seed':>6}{'util':>8}{'rollback%':>10}{'ckpt%':>7}{'interr':>8}"
-          f"{'sdc det':>8}{'sdc baked':>10}{'wall h':>10}")
+# The table's columns: (title, width). Cells are right-aligned to the width (the scenario left-aligned) and
+# joined by a space, so a value wider than its column (a long name, 10505 interruptions) shifts the rest of
+# its row but never runs into its neighbour.
+COLUMNS = (("scenario", 15), ("seed", 5), ("util", 7), ("rollback%", 9), ("ckpt%", 6), ("interr", 7),
+           ("sdc det", 7), ("sdc baked", 9), ("wall h", 9))
+
+
+def _line(cells: list[str]) -> str:
+    first, *rest = cells
+    return " ".join([first.ljust(COLUMNS[0][1])] + [c.rjust(w) for c, (_, w) in zip(rest, COLUMNS[1:], strict=False)])
+
+
+HEADER = _line([title for title, _ in COLUMNS])
 
 
 def table_row(o: Outcome) -> str:
     j = o.job
     if j is None:
-        return f"{o.scenario:<16}{o.seed:>6}  not finished within {o.limit_seconds / 3600:.0f} simulated hours"
+        return _line([o.scenario, str(o.seed)]) + f"  not finished within {o.limit_seconds / 3600:.0f} simulated hours"
     w = j.wall_seconds
-    return (f"{o.scenario:<16}{o.seed:>6}{j.effective_utilization:>8.1%}"
-            f"{j.bucket_seconds['rollback'] / w:>10.1%}{j.checkpoint_seconds / w:>7.1%}"
-            f"{j.interruptions:>8}{j.sdc_detected:>8}{j.sdc_baked:>10}{w / 3600:>10.2f}")
+    return _line([o.scenario, str(o.seed), f"{j.effective_utilization:.1%}", f"{j.bucket_seconds['rollback'] / w:.1%}",
+                  f"{j.checkpoint_seconds / w:.1%}", str(j.interruptions), str(j.sdc_detected), str(j.sdc_baked),
+                  f"{w / 3600:.2f}"])
 
 
 def mean_row(name: str, outcomes: list[Outcome]) -> str:
     done = [o.job for o in outcomes if o.job is not None]
     if not done:
-        return f"{name:<16}{'mean':>6}  no job finished"
+        return _line([name, "mean"]) + "  no job finished"
 
     def m(f):
         return statistics.fmean(f(j) for j in done)
 
-    return (f"{name:<16}{'mean':>6}{m(lambda j: j.effective_utilization):>8.1%}"
-            f"{m(lambda j: j.bucket_seconds['rollback'] / j.wall_seconds):>10.1%}"
-            f"{m(lambda j: j.checkpoint_seconds / j.wall_seconds):>7.1%}{m(lambda j: j.interruptions):>8.2f}"
-            f"{m(lambda j: j.sdc_detected):>8.2f}{m(lambda j: j.sdc_baked):>10.2f}"
-            f"{m(lambda j: j.wall_seconds) / 3600:>10.2f}")
+    return _line([name, "mean", f"{m(lambda j: j.effective_utilization):.1%}",
+                  f"{m(lambda j: j.bucket_seconds['rollback'] / j.wall_seconds):.1%}",
+                  f"{m(lambda j: j.checkpoint_seconds / j.wall_seconds):.1%}", f"{m(lambda j: j.interruptions):.2f}",
+                  f"{m(lambda j: j.sdc_detected):.2f}", f"{m(lambda j: j.sdc_baked):.2f}",
+                  f"{m(lambda j: j.wall_seconds) / 3600:.2f}"])
