@@ -1,10 +1,19 @@
-"""The CLI as users meet it: a real subprocess, bad input gives one line and exit 2, never a traceback."""
+"""The CLI as users meet it: bad input gives one line and exit 2, never a traceback.
 
+``simd(...)`` runs ``simd.cli.main`` in-process (the fast inner loop, ``pytest -m "not integration"``): an
+exception escaping it fails the test, as a traceback would. The ``integration`` tests at the end run the same
+commands as a real subprocess (``python -m simd``) and compare.
+"""
+
+import contextlib
+import io
 import json
 import subprocess
 import sys
 
 import pytest
+
+from simd import cli
 
 GOOD = """scenarios:
   - name: small
@@ -29,7 +38,19 @@ CONTRACT = ["scenario", "seed", "target_steps", "recompute_steps", "interruption
             "wall_seconds", "checkpoint_seconds", "validation_seconds", "restart_seconds", "effective_utilization"]
 
 
-def simd(*args, check=False):
+def simd(*args):
+    """``simd ARGS`` in-process: (returncode, stdout, stderr) as a CompletedProcess."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exc:  # argparse's usage errors, --version
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(["simd", *args], code, out.getvalue(), err.getvalue())
+
+
+def simd_process(*args):
+    """``python -m simd ARGS`` as a real subprocess."""
     r = subprocess.run([sys.executable, "-m", "simd", *args], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in r.stderr, r.stderr
     return r
@@ -131,3 +152,13 @@ def test_config_default_prints_a_valid_file(tmp_path):
 def test_unknown_command_exit_2():
     r = simd("frobnicate")
     assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("args", [
+    ["frobnicate"], ["simulate", "--tick-seconds", "-1"], ["check-config", "/nonexistent/x.yaml"],
+    ["simulate", "--seeds", "0..1", "--scenario", "optimized", "--json"], ["config", "--default"],
+])
+def test_a_real_process_prints_and_exits_as_in_process(args):
+    real, inproc = simd_process(*args), simd(*args)
+    assert (real.returncode, real.stdout, real.stderr) == (inproc.returncode, inproc.stdout, inproc.stderr)
