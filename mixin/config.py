@@ -28,3 +28,51 @@ INTERVAL_OVER_YOUNG = "scenario:simd_checkpoint_interval_steps:ratio_young"
 
 def runbook_url(alert: str) -> str:
     return f"{RUNBOOK_BASE_URL}#{alert.lower()}"
+
+
+# --- Rules (mixin/rules.py) ------------------------------------------------------------------------------
+# Wall-clock windows of the recording rules. At the default speedup of 600, 5m of wall time is 50 simulated
+# hours per replica and 10m is 100 (llama3-16k: ~18 and ~36 interruptions). The recording-rule names above
+# carry these production windows; tests/test_e2e_drills.py builds a copy with shorter windows under the
+# same names.
+RATE_WINDOW = "5m"
+GOODPUT_WINDOW = "10m"
+
+# Alert thresholds.
+# Interruptions and SDC detections per simulated hour against the configured rate
+# (simd_expected_interruptions_per_hour, simd_expected_sdc_per_hour): "high" is over 3x. At speedup 600,
+# llama3-16k expects ~18 interruptions in 5 minutes, and Poisson(18) >= 54 does not happen by chance.
+RATE_FACTOR = 3
+# Fewest events in the rate window for a rate alert: at a low speedup a window holds little simulated time,
+# and one or two events in it are no trend.
+MIN_INTERRUPTIONS = 5
+MIN_SDC_DETECTIONS = 4
+# The slowest rank's relative score (nvidia-resiliency-ext style, 1 = healthy) below which a straggler is
+# slowing the job: 90% of the best rank's speed.
+STRAGGLER_SCORE = 0.9
+# The checkpoint interval is "far" from Young's optimum beyond this factor either way.
+INTERVAL_FACTOR = 3
+# Wall seconds without a completed tick: 15 ticks at the default tick_seconds of 1.
+STALL_SECONDS = 15
+
+# How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
+# prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
+# through restarts; SimdMetricsAbsent waits as long as SimdDown, the other "no simd metrics" alert.
+FOR = {
+    "SimdGoodputBelowTarget": "3m",
+    "SimdInterruptionRateHigh": "2m",
+    "SimdSDCBakedIn": "1m",
+    "SimdSDCDetectionsSpike": "2m",
+    "SimdStragglerSlowingSteps": "3m",
+    "SimdCheckpointIntervalFarFromOptimum": "10m",
+    "SimdDown": "1m",
+    "SimdMetricsAbsent": "1m",
+    "SimdTicksStalled": "30s",
+}
+
+# Scenarios that are far from the checkpoint optimum on purpose and opt out of
+# SimdCheckpointIntervalFarFromOptimum (the exporter has no label that marks them). The default
+# configuration's `naive` checkpoints every 200 steps against Young's optimum of 54 (3.7x) to show what a
+# badly chosen interval costs; without the opt-out it fires for as long as simd runs. Sweep points
+# (simd_scenario_info{sweep!=""}) are left out by the rule itself. Names are scenario names ([a-z0-9_-]+).
+INTERVAL_ALERT_EXCLUDED_SCENARIOS = ("naive",)

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from mixin.config import JOB
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -142,7 +144,8 @@ class Prometheus:
         return {
             "global": {"scrape_interval": self.scrape_interval, "evaluation_interval": self.scrape_interval},
             "rule_files": self.rule_files,
-            "scrape_configs": [{"job_name": "simd", "static_configs": [{"targets": self.targets}]}],
+            # the job the mixin's rules select (mixin/config.py), as in prometheus/prometheus.yml
+            "scrape_configs": [{"job_name": JOB, "static_configs": [{"targets": self.targets}]}],
         }
 
     def start(self, timeout: float = 30.0) -> Prometheus:

@@ -1,14 +1,18 @@
-"""Prometheus and Alertmanager assets (DESIGN.md 3.9): promtool and amtool accept them, every alert carries
-severity, summary, description and a runbook anchor that exists, every recording rule is named
+"""Prometheus and Alertmanager assets (DESIGN.md 3.9): the committed rules are what mixin.rules generates,
+promtool and amtool accept them, every alert carries severity, summary, description and a runbook anchor
+that exists, every selector carries the mixin's job selector, every recording rule is named
 level:metric:operation and has an exact-value test, and every alert is tested one evaluation before its
 ``for:`` expires and at expiry.
 
 promtool and amtool come from Debian's packages (scripts/fetch-tools.sh; tests/conftest.py puts them on
-PATH). Locally a missing tool skips; in CI (CI=true) it fails.
+PATH). Locally a missing tool skips; in CI (CI=true) it fails. The tests that run them start processes and
+are marked ``integration``; the structural checks (generated = committed, coverage of every for: boundary,
+runbook anchors) run in the inner loop.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -18,12 +22,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mixin import config as mixin_config
+from mixin import rules as mixin_rules
+
 ROOT = Path(__file__).resolve().parents[1]
 PROM = ROOT / "prometheus"
 RULE_FILES = sorted((PROM / "rules").glob("*.yml"))
 TEST_FILES = sorted((PROM / "tests").glob("*_test.yml"))
 RUNBOOK = ROOT / "docs" / "runbook.md"
-RUNBOOK_URL = "https://github.com/simd/simd/blob/main/docs/runbook.md#"
 SEVERITIES = {"critical", "warning", "info"}
 
 
@@ -65,12 +71,82 @@ def seconds(duration: str | int | float) -> float:
     return sum(float(n) * _UNITS[u] for n, u in parts)
 
 
+# --- generated from mixin/ -------------------------------------------------------------------------------
+def test_committed_rules_are_the_generated_ones():
+    generated = mixin_rules.render()
+    assert sorted(generated) == [f.name for f in RULE_FILES], "prometheus/rules/ holds exactly the generated files"
+    for name, text in generated.items():
+        assert (PROM / "rules" / name).read_text() == text, \
+            f"prometheus/rules/{name} differs from mixin/rules.py's output: run `python -m mixin`"
+
+
+def test_generated_yaml_reads_back_as_the_rules():
+    """The hand-rolled layout (comments, literal expressions, folded descriptions) loses nothing."""
+    o = mixin_rules.Options()
+    for name, built in ((mixin_rules.RECORDING_FILE, mixin_rules.recording_rules(o)),
+                        (mixin_rules.ALERTS_FILE, mixin_rules.alerting_rules(o))):
+        (group,) = yaml.safe_load(mixin_rules.render(o)[name])["groups"]
+        assert group["rules"] == [json.loads(json.dumps(r.as_dict())) for r in built]
+        for loaded, rule in zip(group["rules"], built, strict=True):
+            assert "\n" not in loaded.get("annotations", {}).get("description", ""), "descriptions are one line"
+            assert loaded["expr"].strip() == rule.expr.strip()
+
+
+def test_runbook_base_url_and_job_selector_are_written_once():
+    """kubernetes-mixin style: mixin/config.py is the only source of the runbook URL and the job selector."""
+    for f in sorted((ROOT / "mixin").glob("*.py")):
+        if f.name != "config.py":
+            assert mixin_config.RUNBOOK_BASE_URL not in f.read_text(), f"{f.name} repeats mixin/config.py's runbook URL"
+    assert 'job="' not in (ROOT / "mixin" / "rules.py").read_text(), "rules.py repeats the job selector"
+    assert mixin_config.RUNBOOK_BASE_URL.endswith("/blob/main/docs/runbook.md"), "the URL names docs/runbook.md"
+
+
+_METRIC = re.compile(r"(?<![\w:{,])(up|simd_[a-z0-9_]+)(?![\w:])(\{[^}]*\})?")
+
+
+def test_every_selector_carries_the_job_selector():
+    """Every metric in an expression or in an annotation's query, with the job selector first."""
+    selectors = 0
+    for r in rules():
+        texts = [r["expr"], *r.get("annotations", {}).values()]
+        for text in texts:
+            text = re.sub(r"\b[a-z][a-z0-9_]*:simd_[a-z0-9_]+:[a-z0-9_]+(\{[^}]*\})?", " ", text)  # recorded names
+            text = re.sub(r"simd_build_info\{job=\\?\"simd\\?\"\} series", " ", text)  # prose in a description
+            for name, matchers in _METRIC.findall(text):
+                if name == "simd_build_info" and not matchers and "absent" not in text:
+                    continue
+                assert matchers.startswith("{" + mixin_config.JOB_SELECTOR), \
+                    f"{r.get('alert') or r.get('record')}: {name}{matchers} lacks {mixin_config.JOB_SELECTOR}"
+                selectors += 1
+    assert selectors >= 25
+
+
+def test_options_reject_bad_values():
+    with pytest.raises(ValueError, match="rate_window: not a Prometheus duration"):
+        mixin_rules.Options(rate_window="5 minutes")
+    with pytest.raises(ValueError, match=r"interval_excluded: scenario names match \[a-z0-9_-\]\+, got 'a|b'"):
+        mixin_rules.Options(interval_excluded=("a|b",))
+
+
+def test_shortened_copy_changes_windows_and_for_only():
+    """What tests/test_e2e_drills.py runs: the same rules and names, windows and for: shortened."""
+    short = mixin_rules.Options(rate_window="8s", goodput_window="12s", hold="2s")
+    base, copy = mixin_rules.Options(), short
+    for make in (mixin_rules.recording_rules, mixin_rules.alerting_rules):
+        a, b = make(base), make(copy)
+        assert [(r.record, r.alert, dict(r.labels)) for r in a] == [(r.record, r.alert, dict(r.labels)) for r in b]
+        for ra, rb in zip(a, b, strict=True):
+            assert rb.expr == ra.expr.replace("[5m]", "[8s]").replace("[10m]", "[12s]")
+            assert rb.for_ == ("2s" if ra.alert else "")
+
+
 # --- the tools accept the files ----------------------------------------------------------------------------
 def test_rule_and_test_files_exist():
     assert RULE_FILES and TEST_FILES
     assert ALERTS and RECORDS
 
 
+@pytest.mark.integration  # runs promtool/amtool
 def test_promtool_check_config(tmp_path):
     """prometheus.yml as the container sees it names /etc/prometheus/rules/*.yml; the check runs on a copy
     whose rule_files point at the repository's rules (promtool would otherwise check absent paths)."""
@@ -86,23 +162,27 @@ def test_promtool_check_config(tmp_path):
         assert str(f) in out
 
 
+@pytest.mark.integration  # runs promtool/amtool
 def test_promtool_check_rules():
     run(tool("promtool"), "check", "rules", *RULE_FILES)
 
 
+@pytest.mark.integration  # runs promtool/amtool
 def test_promtool_test_rules():
     out = run(tool("promtool"), "test", "rules", *TEST_FILES).stdout
     assert out.count("SUCCESS") == len(TEST_FILES)
 
 
+@pytest.mark.integration  # runs promtool/amtool
 def test_amtool_check_config():
     run(tool("amtool"), "check-config", ROOT / "alertmanager" / "alertmanager.yml")
 
 
 # --- prometheus.yml wiring --------------------------------------------------------------------------------
 def test_prometheus_config_wiring():
+    """The scrape job is the one the rules select (mixin/config.py)."""
     config = yaml.safe_load((PROM / "prometheus.yml").read_text())
-    simd = [j for j in config["scrape_configs"] if j["job_name"] == "simd"]
+    simd = [j for j in config["scrape_configs"] if j["job_name"] == mixin_config.JOB]
     assert len(simd) == 1
     assert simd[0]["static_configs"][0]["targets"] == ["simd:9109"]
     assert seconds(simd[0].get("scrape_interval", config["global"]["scrape_interval"])) <= 15
@@ -115,6 +195,8 @@ def test_unit_tests_use_the_production_evaluation_interval():
     production = seconds(yaml.safe_load((PROM / "prometheus.yml").read_text())["global"]["evaluation_interval"])
     for f in TEST_FILES:
         assert seconds(yaml.safe_load(f.read_text()).get("evaluation_interval", "1m")) == production, f.name
+    for alert, hold in mixin_config.FOR.items():
+        assert seconds(hold) % production == 0, f"{alert}: for: {hold} is not on the {production:g} s grid"
 
 
 # --- alerts: names, labels, annotations, runbook --------------------------------------------------------
@@ -132,8 +214,10 @@ def test_alert_names_are_unique_and_prefixed():
     assert len(names) == len(set(names))
     assert all(re.fullmatch(r"Simd[A-Z][A-Za-z0-9]+", n) for n in names), names
     expected = {"SimdGoodputBelowTarget", "SimdInterruptionRateHigh", "SimdSDCBakedIn", "SimdSDCDetectionsSpike",
-                "SimdStragglerSlowingSteps", "SimdCheckpointIntervalFarFromOptimum", "SimdDown", "SimdTicksStalled"}
+                "SimdStragglerSlowingSteps", "SimdCheckpointIntervalFarFromOptimum", "SimdDown", "SimdMetricsAbsent",
+                "SimdTicksStalled"}
     assert expected <= set(names)
+    assert set(mixin_config.FOR) == set(names), "mixin/config.py's FOR has exactly one for: per alert"
 
 
 @pytest.mark.parametrize("alert", ALERTS, ids=lambda a: a["alert"])
@@ -143,7 +227,7 @@ def test_alert_has_severity_annotations_and_runbook_anchor(alert):
     for key in ("summary", "description", "runbook_url"):
         assert ann.get(key, "").strip(), f"{alert['alert']}: annotation {key} missing"
     url = ann["runbook_url"]
-    assert url == RUNBOOK_URL + alert["alert"].lower()
+    assert url == mixin_config.RUNBOOK_BASE_URL + "#" + alert["alert"].lower()
     assert url.split("#", 1)[1] in runbook_anchors(), f"docs/runbook.md has no heading for {url}"
     assert seconds(alert.get("for", "0s")) > 0, "every alert has a for: so that its boundary is tested"
 
@@ -155,10 +239,21 @@ def test_every_runbook_section_is_an_alert():
 
 # --- recording rules ----------------------------------------------------------------------------------
 def test_recording_rule_names_are_level_metric_operation():
-    names = [r["record"] for r in RECORDS]
-    assert len(names) == len(set(names))
-    for n in names:
+    """Names are unique up to the rule's own labels (one name, one series per quantile)."""
+    keys = [(r["record"], tuple(sorted(r.get("labels", {}).items()))) for r in RECORDS]
+    assert len(keys) == len(set(keys))
+    for n, _ in keys:
         assert re.fullmatch(r"[a-z][a-z0-9_]*:simd_[a-z0-9_]+:[a-z0-9_]+", n), n
+
+
+def test_recording_rules_have_the_names_the_dashboard_queries():
+    c = mixin_config
+    names = {r["record"] for r in RECORDS}
+    assert names == {c.GOODPUT_10M, c.BUCKET_RATIO_10M, c.INTERRUPTIONS_PER_SIM_HOUR,
+                     c.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR, c.SDC_DETECTED_PER_SIM_HOUR, c.SDC_BAKED_PER_SIM_HOUR,
+                     c.STEP_DURATION_QUANTILES, c.INTERVAL_OVER_YOUNG}
+    quantiles = [r.get("labels", {}).get("quantile") for r in RECORDS if r["record"] == c.STEP_DURATION_QUANTILES]
+    assert quantiles == list(mixin_config.STEP_QUANTILES)
 
 
 def test_rates_are_per_simulated_time():
@@ -178,6 +273,7 @@ def load_tests() -> list[tuple[str, dict, float]]:
 
 
 def test_every_recording_rule_has_an_exact_value_test():
+    """A test of the recorded name whose expected samples carry the rule's own labels (each quantile)."""
     tested = {}
     for _, group, _ in load_tests():
         for case in group.get("promql_expr_test", []):
@@ -185,10 +281,12 @@ def test_every_recording_rule_has_an_exact_value_test():
     for r in RECORDS:
         cases = tested.get(r["record"])
         assert cases, f"no promql_expr_test of {r['record']}"
-        assert any(c.get("exp_samples") for c in cases), f"{r['record']}: no expected samples"
-        for c in cases:
-            for s in c.get("exp_samples", []):
-                assert isinstance(s["value"], int | float), f"{r['record']}: expected values are exact numbers"
+        own = {f'{k}="{v}"' for k, v in r.get("labels", {}).items()}
+        samples = [s for c in cases for s in c.get("exp_samples", [])]
+        assert any(own <= set(re.findall(r'\w+="[^"]*"', s["labels"])) for s in samples), \
+            f"{r['record']} {own or ''}: no expected samples"
+        for s in samples:
+            assert isinstance(s["value"], int | float), f"{r['record']}: expected values are exact numbers"
 
 
 def _pending_expr(name: str) -> re.Pattern:
@@ -223,3 +321,33 @@ def test_alert_is_tested_before_and_at_its_for_boundary(alert):
             found.append((fname, group.get("name"), t))
     assert found, f"{name}: no test group with pending at T - {alert['for']}, not firing at T - one evaluation " \
                   f"and firing at T"
+
+
+# --- the opt-out of SimdCheckpointIntervalFarFromOptimum ----------------------------------------------------
+@pytest.mark.integration  # runs promtool/amtool
+@pytest.mark.parametrize("excluded, firing", [((), {"naive", "wide"}), (("naive",), {"wide"}),
+                                               (("naive", "wide"), set())])
+def test_interval_alert_opt_out(tmp_path, excluded, firing):
+    """Rules generated with another opt-out list: an excluded scenario never fires, any other still does
+    (naive and wide both checkpoint at 4x their optimum)."""
+    o = mixin_rules.Options(interval_excluded=excluded)
+    for name, text in mixin_rules.render(o).items():
+        (tmp_path / name).write_text(text)
+    series = []
+    for s in ("naive", "wide"):
+        series += [{"series": f'simd_checkpoint_interval_steps{{scenario="{s}",{mixin_config.JOB_SELECTOR}}}',
+                    "values": "200x60"},
+                   {"series": f'simd_checkpoint_interval_optimal_steps{{scenario="{s}",method="young",'
+                              f'{mixin_config.JOB_SELECTOR}}}', "values": "50x60"},
+                   {"series": f'simd_scenario_info{{scenario="{s}",sweep="",{mixin_config.JOB_SELECTOR}}}',
+                    "values": "1x60"}]
+    alert = "SimdCheckpointIntervalFarFromOptimum"
+    expected = [{"labels": f'ALERTS{{alertname="{alert}",alertstate="firing",scenario="{s}",severity="info"}}',
+                 "value": 1} for s in sorted(firing)]
+    doc = {"rule_files": [mixin_rules.RECORDING_FILE, mixin_rules.ALERTS_FILE], "evaluation_interval": "15s",
+           "group_eval_order": ["simd-recording", "simd-alerts"],
+           "tests": [{"interval": "15s", "input_series": series, "promql_expr_test": [
+               {"expr": f'ALERTS{{alertname="{alert}"}}', "eval_time": mixin_config.FOR[alert],
+                "exp_samples": expected}]}]}
+    (tmp_path / "opt_out_test.yml").write_text(yaml.safe_dump(doc))
+    run(tool("promtool"), "test", "rules", tmp_path / "opt_out_test.yml")
