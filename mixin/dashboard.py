@@ -1,0 +1,533 @@
+"""simd's Grafana dashboard, built with grafana-foundation-sdk (the SDK's Python builders and types).
+
+:func:`dashboard` returns it as a dict, :func:`write` writes ``grafana/dashboards/simd.json`` (what
+provisioning loads; ``python -m mixin`` calls it). Every selector carries the mixin's job selector
+(:mod:`mixin.config`); the per-simulated-hour rates, goodput, bucket shares, step-time quantiles and the
+interval over Young's optimum come from the recording rules named there, so a panel shows the numbers the
+alerts judge.
+
+Two things are written without the SDK, each for a reason given where it is done: the Prometheus options
+of the drill annotation (:class:`_PromAnnotation`) and the ``pluginVersion`` of the panels
+(:func:`_versioned`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+from grafana_foundation_sdk.builders import barchart, stat, table, timeseries, xychart
+from grafana_foundation_sdk.builders import common as cb
+from grafana_foundation_sdk.builders import dashboard as db
+from grafana_foundation_sdk.builders import prometheus as prom
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models import prometheus as pm
+from grafana_foundation_sdk.models import xychart as xm
+
+from . import config as c
+
+ROOT = Path(__file__).resolve().parents[1]
+PATH = ROOT / "grafana" / "dashboards" / "simd.json"
+
+UID = "simd-overview"
+# grafana/provisioning/datasources/prometheus.yml provisions the stack's Prometheus with this uid.
+DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="simd-prometheus")
+# docker-compose.yml runs grafana/grafana:11.4.0. Grafana migrates a panel's options by its pluginVersion
+# (the Grafana version that saved it): the XY chart's from the pre-11.1 format whenever pluginVersion is
+# below 11.1 or missing, which would throw away the series below. Every panel says the version it is for.
+PLUGIN_VERSION = "11.4.0"
+# The dashboard schema of Grafana 11.4 (what grafana-foundation-sdk's 11.4 branch writes). The SDK pinned
+# here is its 11.6 branch (its XY chart types are the >= 11.1 format that 11.4 runs; the 11.4 branch still
+# has the old ones) and writes 41 by default, a schema that Grafana 11.4 does not know.
+SCHEMA_VERSION = 39
+
+# The variables' defaults, from simd/default.yaml: llama3-16k has every feature a panel shows (interruption
+# causes, stragglers, a goodput target, SDC); the sweep is the file's first (ckpt-sweep).
+DEFAULT_CONFIG = ROOT / "simd" / "default.yaml"
+DEFAULT_SCENARIO = "llama3-16k"
+
+W = c.RATE_WINDOW  # the recording rules' rate window (increase() of raw counters uses the same)
+HOUR = 3600  # seconds per simulated hour: rates are per simulated hour of one replica
+
+
+# --- PromQL -----------------------------------------------------------------------------------------------
+def sel(**labels: str) -> str:
+    """A selector with the job selector first: sel(scenario="$scenario") -> {job="simd",scenario="$scenario"}."""
+    return "{" + ",".join([c.JOB_SELECTOR, *(f'{k}="{v}"' for k, v in labels.items())]) + "}"
+
+
+def rule(name: str, **labels: str) -> str:
+    """A recording rule's series. The rules aggregate to the scenario (sum by (scenario)), which drops the
+    job label, so they are selected by scenario only."""
+    inner = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    return f"{name}{{{inner}}}" if inner else name
+
+
+def per_sim_hour(counter: str, **labels: str) -> str:
+    """Increase of a per-scenario counter per simulated hour of one replica, as the recording rules compute
+    it (for counters that have no rule)."""
+    return (f"sum(increase({counter}{sel(**labels)}[{W}]))\n  /\n"
+            f"sum(increase(simd_scenario_simulated_seconds_total{sel(**labels)}[{W}])) * {HOUR}")
+
+
+def outside_sweeps(expr: str) -> str:
+    return f'max by (scenario) ({expr} and on (scenario) simd_scenario_info{sel(sweep="")})'
+
+
+def in_sweep(expr: str) -> str:
+    return f'max by (scenario) ({expr} and on (scenario) simd_scenario_info{sel(sweep="$sweep")})'
+
+
+def query(ref: str, expr: str, legend: str | None = None) -> prom.Dataquery:
+    """A range query (time series)."""
+    q = prom.Dataquery().ref_id(ref).expr(expr).range().datasource(DATASOURCE)
+    return q.legend_format(legend) if legend else q
+
+
+def instant(ref: str, expr: str, legend: str | None = None, table_format: bool = False) -> prom.Dataquery:
+    q = prom.Dataquery().ref_id(ref).expr(expr).instant().datasource(DATASOURCE)
+    if legend:
+        q = q.legend_format(legend)
+    return q.format(pm.PromQueryFormat.TABLE) if table_format else q
+
+
+# --- panel pieces -----------------------------------------------------------------------------------------
+def thresholds(*steps: tuple[float | None, str]) -> db.ThresholdsConfig:
+    return (db.ThresholdsConfig().mode(dm.ThresholdsMode.ABSOLUTE)
+            .steps([dm.Threshold(value=v, color=col) for v, col in steps]))
+
+
+def legend(placement: cm.LegendPlacement = cm.LegendPlacement.BOTTOM, calcs: list[str] = ()) -> cb.VizLegendOptions:
+    mode = cm.LegendDisplayMode.TABLE if calcs else cm.LegendDisplayMode.LIST
+    return cb.VizLegendOptions().show_legend(True).display_mode(mode).placement(placement).calcs(list(calcs))
+
+
+def dashed(dash: list[float], color: str | None = None) -> list[dm.DynamicConfigValue]:
+    props = [dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": dash}),
+             dm.DynamicConfigValue(id_val="custom.fillOpacity", value=0)]
+    if color:
+        props.append(dm.DynamicConfigValue(id_val="color", value={"mode": "fixed", "fixedColor": color}))
+    return props
+
+
+def ts(title: str, description: str, unit: str, h: int, w: int) -> timeseries.Panel:
+    """A line chart of range queries, multi-series tooltip."""
+    return (timeseries.Panel().title(title).description(description).datasource(DATASOURCE).unit(unit)
+            .height(h).span(w).line_width(2).fill_opacity(10).show_points(cm.VisibilityMode.NEVER)
+            .span_nulls(True).legend(legend())
+            .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.MULTI).sort(cm.SortOrder.DESCENDING)))
+
+
+def single(title: str, description: str, unit: str, h: int, w: int, steps=((None, "green"),),
+           names: bool = True) -> stat.Panel:
+    """A stat of instant queries, the last value of each."""
+    text = cm.BigValueTextMode.VALUE_AND_NAME if names else cm.BigValueTextMode.AUTO
+    return (stat.Panel().title(title).description(description).datasource(DATASOURCE).unit(unit)
+            .height(h).span(w).thresholds(thresholds(*steps))
+            .reduce_options(cb.ReduceDataOptions().values(False).calcs(["lastNotNull"]))
+            .text_mode(text).color_mode(cm.BigValueColorMode.VALUE).graph_mode(cm.BigValueGraphMode.NONE))
+
+
+def merged_table(title: str, description: str, h: int, w: int, renames: dict[str, str],
+                 sort_by: str | None = None) -> table.Panel:
+    """A table of instant table queries joined on their labels (merge), value columns renamed."""
+    transformations = [dm.DataTransformerConfig(id_val="merge", options={}), organize(renames, ["Time"])]
+    if sort_by:
+        transformations.append(sort_by_field(sort_by))
+    return (table.Panel().title(title).description(description).datasource(DATASOURCE)
+            .height(h).span(w).transformations(transformations))
+
+
+def organize(renames: dict[str, str], exclude: list[str]) -> dm.DataTransformerConfig:
+    return dm.DataTransformerConfig(id_val="organize", options={
+        "excludeByName": {name: True for name in exclude}, "indexByName": {}, "renameByName": renames})
+
+
+def sort_by_field(field: str) -> dm.DataTransformerConfig:
+    return dm.DataTransformerConfig(id_val="sortBy", options={"fields": {}, "sort": [{"field": field, "desc": False}]})
+
+
+def value_columns(names: list[str]) -> dict[str, str]:
+    """organize's renames for instant table queries A, B, ...: Grafana names their columns "Value #<refId>"."""
+    return {f"Value #{chr(ord('A') + i)}": name for i, name in enumerate(names)}
+
+
+# --- rows -------------------------------------------------------------------------------------------------
+def goodput_row() -> list:
+    util = ts("Effective utilization by scenario (cumulative)",
+              "Productive over elapsed simulated time since the daemon started (simd_effective_utilization_ratio),"
+              " every scenario outside sweeps; dashed \"<scenario> target\": the goodput SLO "
+              "(simd_goodput_target_ratio) of the scenarios that configure one.", "percentunit", 8, 12)
+    util = (util.min(0).max(1).legend(legend(cm.LegendPlacement.RIGHT, ["lastNotNull"]))
+            .with_target(query("A", outside_sweeps(f"simd_effective_utilization_ratio{sel()}"), "{{scenario}}"))
+            .with_target(query("B", f"max by (scenario) (simd_goodput_target_ratio{sel()})", "{{scenario}} target"))
+            .override_by_query("B", dashed([10, 10])))
+    now = (single("Effective utilization: $scenario",
+                  f"Since the daemon started (simd_effective_utilization_ratio), over the last {c.GOODPUT_WINDOW}"
+                  f" ({c.GOODPUT_10M}, what SimdGoodputBelowTarget compares) and the goodput target if the "
+                  "scenario has one.", "percentunit", 8, 6, ((None, "red"), (0.6, "orange"), (0.8, "green")))
+           .with_target(instant("A", f'max(simd_effective_utilization_ratio{sel(scenario="$scenario")})',
+                                "since start"))
+           .with_target(instant("B", rule(c.GOODPUT_10M, scenario="$scenario"), f"last {c.GOODPUT_WINDOW}"))
+           .with_target(instant("C", f'max(simd_goodput_target_ratio{sel(scenario="$scenario")})', "target")))
+    waste = (single("Rollback waste and checkpoint overhead: $scenario",
+                    "Share of the elapsed simulated time lost to recomputed work (rollback) and spent blocking on "
+                    "checkpoints, cumulative.", "percentunit", 8, 6,
+                    ((None, "green"), (0.1, "orange"), (0.3, "red")))
+             .with_target(instant("A", f'max(simd_rollback_waste_ratio{sel(scenario="$scenario")})',
+                                  "rollback waste"))
+             .with_target(instant("B", f'max(simd_checkpoint_overhead_ratio{sel(scenario="$scenario")})',
+                                  "checkpoint overhead")))
+    return [db.Row("Goodput"), util, now, waste]
+
+
+def badput_row() -> list:
+    buckets = (ts("Goodput and badput by bucket: $scenario",
+                  f"Where the simulated time of the last {c.GOODPUT_WINDOW} went ({c.BUCKET_RATIO_10M}: increase of "
+                  "simd_bucket_seconds_total per bucket over the increase of the scenario's simulated seconds; "
+                  "stacked, the gap to 100% is work in flight, not yet committed).", "percentunit", 9, 12)
+               .min(0).max(1).fill_opacity(60)
+               .stacking(cb.StackingConfig().mode(cm.StackingMode.NORMAL).group("A"))
+               .with_target(query("A", rule(c.BUCKET_RATIO_10M, scenario="$scenario"), "{{bucket}}")))
+    rollback = (ts("Rollback waste by scenario (cumulative)",
+                   "Recomputed work lost to rollbacks over elapsed simulated time (simd_rollback_waste_ratio).",
+                   "percentunit", 9, 6).min(0)
+                .with_target(query("A", outside_sweeps(f"simd_rollback_waste_ratio{sel()}"), "{{scenario}}")))
+    overhead = (ts("Checkpoint overhead by scenario (cumulative)",
+                   "Blocking checkpoint time over elapsed simulated time (simd_checkpoint_overhead_ratio).",
+                   "percentunit", 9, 6).min(0)
+                .with_target(query("A", outside_sweeps(f"simd_checkpoint_overhead_ratio{sel()}"), "{{scenario}}")))
+    return [db.Row("Badput"), buckets, rollback, overhead]
+
+
+def events_row() -> list:
+    configured = f'max(simd_expected_interruptions_per_hour{sel(scenario="$scenario")})'
+    interruptions = (
+        ts("Interruptions per simulated hour by cause: $scenario",
+           f"Interruptions in the last {W} per simulated hour of one replica ({c.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR}"
+           f" and, all causes, {c.INTERRUPTIONS_PER_SIM_HOUR}), the same at any speedup. Dashed: the configured "
+           f"(calibrated) rate, simd_expected_interruptions_per_hour; dotted: {c.RATE_FACTOR}x that, above which "
+           "SimdInterruptionRateHigh fires.", "short", 8, 12).min(0).axis_label("per simulated hour")
+        .with_target(query("A", rule(c.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR, scenario="$scenario"), "{{cause}}"))
+        .with_target(query("B", rule(c.INTERRUPTIONS_PER_SIM_HOUR, scenario="$scenario"), "all causes"))
+        .with_target(query("C", configured, "configured rate"))
+        .with_target(query("D", f"{c.RATE_FACTOR} * {configured}", f"alert threshold ({c.RATE_FACTOR}x configured)"))
+        .override_by_query("C", dashed([10, 10]))
+        .override_by_query("D", dashed([2, 6], "red")))
+    sdc = (ts("SDC detected vs baked in, per simulated hour: $scenario",
+              "Silent data corruptions that set in, that a validation caught before a checkpoint "
+              f"({c.SDC_DETECTED_PER_SIM_HOUR}), and that a checkpoint baked in ({c.SDC_BAKED_PER_SIM_HOUR}), "
+              f"per simulated hour of one replica over the last {W}. Dashed: the configured SDC rate "
+              "(simd_expected_sdc_per_hour) that SimdSDCDetectionsSpike compares detections against.",
+              "short", 8, 12).min(0).axis_label("per simulated hour")
+           .with_target(query("A", per_sim_hour("simd_sdc_onsets_total", scenario="$scenario"), "onsets"))
+           .with_target(query("B", rule(c.SDC_DETECTED_PER_SIM_HOUR, scenario="$scenario"), "detected"))
+           .with_target(query("C", rule(c.SDC_BAKED_PER_SIM_HOUR, scenario="$scenario"), "baked in"))
+           .with_target(query("D", f'max(simd_expected_sdc_per_hour{sel(scenario="$scenario")})', "configured rate"))
+           .override_by_query("D", dashed([10, 10])))
+    counters = ["simd_sdc_onsets_total", "simd_sdc_detected_total", "simd_sdc_baked_total", "simd_validations_total"]
+    totals = merged_table("SDC totals by scenario",
+                          "Counters since the daemon started, every scenario outside sweeps. A scenario without "
+                          "validation (naive) bakes every SDC in.", 7, 24,
+                          value_columns(["SDC onsets", "detected", "baked in", "validations"])).unit("short")
+    for i, name in enumerate(counters):
+        totals = totals.with_target(instant(chr(ord("A") + i), outside_sweeps(f"{name}{sel()}"), table_format=True))
+    return [db.Row("Interruptions and silent data corruption"), interruptions, sdc, totals]
+
+
+def stragglers_row() -> list:
+    quantiles = (ts("Step time quantiles (simulated): $scenario",
+                    f"Quantiles {', '.join(c.STEP_QUANTILES)} of the simulated step time over the last {W} "
+                    f"({c.STEP_DURATION_QUANTILES}, from simd_step_duration_seconds_bucket, le at 1.0, 1.01, ... "
+                    "2.0 x the base step time): a synchronous step lasts as long as its slowest rank.", "s", 8, 12)
+                 .with_target(query("A", rule(c.STEP_DURATION_QUANTILES, scenario="$scenario"),
+                                    "quantile {{quantile}}")))
+    score = (ts("Slowest rank score",
+                "Relative performance of the slowest rank (NVIDIA nvidia-resiliency-ext style, 1 = healthy), for the"
+                f" scenarios with stragglers. SimdStragglerSlowingSteps fires below {c.STRAGGLER_SCORE} (dashed).",
+                "percentunit", 8, 8).min(0).max(1)
+             .thresholds(thresholds((None, "red"), (c.STRAGGLER_SCORE, "green")))
+             .thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED))
+             .with_target(query("A", f"min by (scenario) (simd_slowest_rank_score{sel()})", "{{scenario}}")))
+    replaced = (single("Stragglers replaced: $scenario",
+                       "Slow ranks the median detector flagged and replaced since the daemon started (summed over "
+                       "replicas).", "short", 8, 4, names=False)
+                .with_target(instant("A", f'max(simd_stragglers_replaced_total{sel(scenario="$scenario")})',
+                                     "replaced")))
+    return [db.Row("Stragglers"), quantiles, score, replaced]
+
+
+# The sweep chart's columns, in query order (A, B, ...): the x fields end in _steps.
+SWEEP_COLUMNS = ["interval_steps", "simulated", "analytic", "young_steps", "daly_steps"]
+X_FIELDS = r"^(interval|young|daly)_steps$"
+MARKERS = {"young_marker": ("Young optimum", "purple"), "daly_marker": ("Daly optimum", "orange")}
+
+
+def sweep_queries(refs: int) -> list[prom.Dataquery]:
+    exprs = [f"simd_checkpoint_interval_steps{sel()}", f"simd_effective_utilization_ratio{sel()}",
+             f"simd_analytic_efficiency_ratio{sel()}",
+             f'simd_checkpoint_interval_optimal_steps{sel(method="young")}',
+             f'simd_checkpoint_interval_optimal_steps{sel(method="daly")}'][:refs]
+    return [instant(chr(ord("A") + i), in_sweep(e), table_format=True) for i, e in enumerate(exprs)]
+
+
+def xy_series(name: str, x: str, y: str) -> xychart.XYSeriesConfig:
+    def by_name(field: str) -> xychart.MatcherConfig:
+        return xychart.MatcherConfig().id("byName").options(field)
+    return (xychart.XYSeriesConfig().name(xychart.XychartXYSeriesConfigName().fixed(name))
+            .frame(xychart.XychartXYSeriesConfigFrame().matcher(xychart.MatcherConfig().id("byIndex").options(0)))
+            .x(xychart.XychartXYSeriesConfigX().matcher(by_name(x)))
+            .y(xychart.XychartXYSeriesConfigY().matcher(by_name(y))))
+
+
+def utilization_against_interval() -> xychart.Panel:
+    """The headline chart. One point per sweep scenario: instant table queries joined on the scenario
+    (merge), sorted by interval. The Young and Daly markers are vertical lines: their x column is the same
+    optimum on every row, their y column a copy of the analytic curve made by a transformation (no second
+    query of it).
+
+    Axes: utilization (y) linear from 0 to 1 in percent, because differences of a few points are what the
+    chart is for and a log scale squeezes them; interval (x) log2, because the sweep spans 5 to 1000 steps
+    (200x) and its points are nearly geometric, so on a linear axis the rise and the optimum (5..180) would
+    take the left sixth of the chart; log2 spaces them evenly with a tick per doubling.
+    """
+    transformations = [
+        dm.DataTransformerConfig(id_val="merge", options={}),
+        organize(value_columns(SWEEP_COLUMNS), ["Time", "scenario"]),
+        *(dm.DataTransformerConfig(id_val="calculateField", options={
+            "mode": "reduceRow", "reduce": {"include": ["analytic"], "reducer": "max"}, "alias": marker,
+            "replaceFields": False, "timeSeries": False}) for marker in MARKERS),
+        sort_by_field("interval_steps"),
+    ]
+    x_axis = [dm.DynamicConfigValue(id_val="unit", value="none"),
+              dm.DynamicConfigValue(id_val="decimals", value=0),
+              dm.DynamicConfigValue(id_val="custom.scaleDistribution", value={"type": "log", "log": 2}),
+              dm.DynamicConfigValue(id_val="custom.axisLabel", value="checkpoint interval (steps)")]
+    panel = (xychart.Panel().title("Effective utilization against checkpoint interval: sweep $sweep")
+             .description("One point per sweep scenario (instant queries joined on the scenario label, sorted by "
+                          "interval): the simulated effective utilization (all replicas, since the daemon started) "
+                          "and seed 001's first-order model (simd_analytic_efficiency_ratio, dashed). The two "
+                          "vertical lines mark the analytic optima of simd_checkpoint_interval_optimal_steps: Young "
+                          "sqrt(2CM) and Daly. The interval axis is log2 (the sweep spans 5 to 1000 steps).")
+             .datasource(DATASOURCE).height(12).span(16).targets(sweep_queries(len(SWEEP_COLUMNS)))
+             .transformations(transformations)
+             .unit("percentunit").min(0).max(1)
+             .scale_distribution(cb.ScaleDistributionConfig().type(cm.ScaleDistribution.LINEAR))
+             .axis_label("effective utilization").axis_placement(cm.AxisPlacement.AUTO)
+             .show(xm.XYShowMode.POINTS_AND_LINES).point_size(xychart.XychartFieldConfigPointSize().fixed(7))
+             .line_width(2).color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
+             .mapping(xm.SeriesMapping.MANUAL)
+             .series([xy_series("simulated utilization", "interval_steps", "simulated"),
+                      xy_series("analytic model", "interval_steps", "analytic"),
+                      *(xy_series(name, marker.replace("_marker", "_steps"), marker)
+                        for marker, (name, _) in MARKERS.items())])
+             .legend(legend())
+             .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
+             .override_by_regexp(X_FIELDS, x_axis)
+             .override_by_name("analytic", [
+                 dm.DynamicConfigValue(id_val="custom.show", value=xm.XYShowMode.LINES),
+                 dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [10, 10]})]))
+    for marker, (_, color) in MARKERS.items():
+        panel = panel.override_by_name(marker, [
+            dm.DynamicConfigValue(id_val="custom.show", value=xm.XYShowMode.LINES),
+            dm.DynamicConfigValue(id_val="custom.lineStyle", value={"fill": "dash", "dash": [4, 4]}),
+            dm.DynamicConfigValue(id_val="color", value={"mode": "fixed", "fixedColor": color})])
+    return panel
+
+
+def checkpoint_row() -> list:
+    points = merged_table("Sweep points: $sweep", "The points of the chart on the left, ordered by interval.", 12, 8,
+                          value_columns(["interval (steps)", "simulated utilization", "analytic model"]),
+                          sort_by="interval (steps)")
+    for q in sweep_queries(3):
+        points = points.with_target(q)
+    percent = [dm.DynamicConfigValue(id_val="unit", value="percentunit"),
+               dm.DynamicConfigValue(id_val="decimals", value=1)]
+    points = (points.unit("none").override_by_name("simulated utilization", percent)
+              .override_by_name("analytic model", percent))
+    configured = (barchart.Panel().title("Configured checkpoint interval against the optimum (steps)")
+                  .description("Every scenario outside sweeps: the configured interval "
+                               "(simd_checkpoint_interval_steps) next to Young's and Daly's optima.")
+                  .datasource(DATASOURCE).height(8).span(12).unit("short").x_field("scenario")
+                  .show_value(cm.VisibilityMode.AUTO).stacking(cm.StackingMode.NONE).legend(legend())
+                  .transformations([dm.DataTransformerConfig(id_val="merge", options={}),
+                                    organize(value_columns(["configured", "Young optimum", "Daly optimum"]),
+                                             ["Time"])])
+                  .with_target(instant("A", outside_sweeps(f"simd_checkpoint_interval_steps{sel()}"),
+                                       table_format=True))
+                  .with_target(instant("B", outside_sweeps(
+                      f'simd_checkpoint_interval_optimal_steps{sel(method="young")}'), table_format=True))
+                  .with_target(instant("C", outside_sweeps(
+                      f'simd_checkpoint_interval_optimal_steps{sel(method="daly")}'), table_format=True)))
+    f = c.INTERVAL_FACTOR
+    ratio = (single("Interval over Young's optimum",
+                    f"Configured checkpoint interval over Young's optimum ({c.INTERVAL_OVER_YOUNG}), every scenario "
+                    f"outside sweeps. SimdCheckpointIntervalFarFromOptimum fires beyond {f}x or below 1/{f} "
+                    "(naive is far on purpose and opts out).", "none", 8, 6,
+                    ((None, "red"), (1 / f, "green"), (f, "red")))
+             .decimals(2)
+             .with_target(instant("A", f'{c.INTERVAL_OVER_YOUNG} and on (scenario) simd_scenario_info{sel(sweep="")}',
+                                  "{{scenario}}")))
+    optimum = (single("Analytic optimum interval: sweep $sweep",
+                      "Young (sqrt(2 C M)) and Daly (2006) optimal checkpoint intervals, in steps, of the sweep's "
+                      "job.", "short", 8, 6, ((None, "blue"),))
+               .with_target(instant("A", f'max by (method) (simd_checkpoint_interval_optimal_steps{sel()} '
+                                         f'and on (scenario) simd_scenario_info{sel(sweep="$sweep")})', "{{method}}")))
+    return [db.Row("Checkpoint interval"), utilization_against_interval(), points, configured, ratio, optimum]
+
+
+def daemon_row() -> list:
+    up = (single("simd up", f"Prometheus's scrape of simd (up{sel()}); SimdDown fires after a minute at 0.",
+                 "none", 6, 3, ((None, "red"), (1, "green")), names=False)
+          .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.THRESHOLDS))
+          .with_target(instant("A", f"min(up{sel()})", "up")))
+    since = (single("Time since last tick",
+                    "Wall seconds since simd completed a tick (time() - simd_last_tick_timestamp_seconds); "
+                    f"SimdTicksStalled fires beyond {c.STALL_SECONDS} s.", "s", 6, 4,
+                    ((None, "green"), (c.STALL_SECONDS / 3, "orange"), (c.STALL_SECONDS, "red")), names=False)
+             .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.THRESHOLDS))
+             .with_target(instant("A", f"time() - max(simd_last_tick_timestamp_seconds{sel()})", "since last tick")))
+    clock = (single("Speedup and simulated time",
+                    "Simulated seconds per wall second (simd_speedup) and the simulated clock "
+                    "(simd_simulated_seconds_total).", "none", 6, 5)
+             .with_target(instant("A", f"max(simd_speedup{sel()})", "speedup"))
+             .with_target(instant("B", f"max(simd_simulated_seconds_total{sel()})", "simulated time"))
+             .override_by_query("B", [dm.DynamicConfigValue(id_val="unit", value="s")]))
+    ticks = (ts("Ticks per second (wall)",
+                "Completed ticks per wall second: the daemon's own health is wall time, so rate() is right here.",
+                "short", 6, 4).min(0)
+             .with_target(query("A", f"sum(rate(simd_ticks_total{sel()}[1m]))", "ticks/s")))
+    duration = (ts("Tick duration (wall)", "Quantiles of the wall time a tick takes (simd_tick_duration_seconds).",
+                   "s", 6, 4).min(0)
+                .with_target(query("A", "histogram_quantile(0.5, sum by (le) "
+                                        f"(rate(simd_tick_duration_seconds_bucket{sel()}[1m])))", "p50"))
+                .with_target(query("B", "histogram_quantile(0.99, sum by (le) "
+                                        f"(rate(simd_tick_duration_seconds_bucket{sel()}[1m])))", "p99")))
+    overruns = (ts("Tick overruns",
+                   f"Ticks slower than tick_seconds (slow) and scheduled ticks that did not run (missed), last {W}.",
+                   "short", 6, 4).min(0).draw_style(cm.GraphDrawStyle.BARS).fill_opacity(80)
+                .with_target(query("A", f"sum by (kind) (increase(simd_tick_overruns_total{sel()}[{W}]))", "{{kind}}")))
+    build = (table.Panel().title("Build").description("simd_build_info: the version of simd and of the Python "
+                                                       "running it.")
+             .datasource(DATASOURCE).height(4).span(12)
+             .transformations([organize({}, ["Time", "Value"])])
+             .with_target(instant("A", f"max by (version, python) (simd_build_info{sel()})", table_format=True)))
+    replicas = (single("Replicas: $scenario", "Independent replicas whose counters the scenario's metrics sum "
+                                              "(simd_scenario_replicas).", "short", 4, 12, names=False)
+                .with_target(instant("A", f'max(simd_scenario_replicas{sel(scenario="$scenario")})', "replicas")))
+    return [db.Row("Daemon"), up, since, clock, ticks, duration, overruns, build, replicas]
+
+
+# --- the dashboard ----------------------------------------------------------------------------------------
+class _PromAnnotation(dm.AnnotationQuery):
+    """An annotation query with the Prometheus data source's options (step, title and text format, tag
+    keys), which Grafana's dashboard schema has (../shared/schemas) and the SDK's AnnotationQuery type lacks."""
+
+    def __init__(self, prom_options: dict[str, object], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.prom_options = prom_options
+
+    def to_json(self) -> dict[str, object]:
+        return super().to_json() | self.prom_options
+
+
+class _Built:
+    """A finished model in the builder protocol (``build()``), for the dashboard builder's adders."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+
+    def build(self):
+        return self.model
+
+
+def drill_annotation() -> _Built:
+    return _Built(_PromAnnotation(
+        {"step": "15s", "titleFormat": "drill {{drill}}", "textFormat": "drill {{drill}} active",
+         "tagKeys": "drill", "useValueForTime": False},
+        name="Drills", datasource=DATASOURCE, enable=True, hide=False, icon_color="orange",
+        expr=f"max by (drill) (simd_drill_active{sel()}) == 1"))
+
+
+def default_sweep(path: Path = DEFAULT_CONFIG) -> str:
+    sweeps = yaml.safe_load(path.read_text()).get("sweeps") or []
+    if not sweeps:
+        raise ValueError(f"{path}: no sweep, so the dashboard's $sweep has no default")
+    return sweeps[0]["name"]
+
+
+def variable(name: str, selector: str, default: str) -> db.QueryVariable:
+    q = f"label_values(simd_scenario_info{selector}, {name})"
+    return (db.QueryVariable(name).label(name).datasource(DATASOURCE).query(q)
+            .current(dm.VariableOption(text=default, value=default))
+            .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED).sort(dm.VariableSort.ALPHABETICAL_ASC)
+            .multi(False).include_all(False))
+
+
+def _versioned(panel):
+    """The SDK's panel builders have no pluginVersion setter (only its generic dashboard.Panel has one):
+    set it on the built model, which build() returns again to the dashboard builder."""
+    model = panel.build()
+    if model.type_val != "row":
+        model.plugin_version = PLUGIN_VERSION
+    return panel
+
+
+def dashboard() -> dict:
+    """The dashboard as the JSON object Grafana provisions."""
+    d = (db.Dashboard("simd: training-job reliability").uid(UID)
+         .description("Goodput, badput, interruptions, SDC and stragglers of the simulated training jobs, the "
+                      "checkpoint-interval sweep against the analytic optimum, and the daemon's health. Rates are "
+                      "per simulated hour (increase over increase of simulated seconds), so they read the same at "
+                      "any speedup.")
+         .tags(["simd", "reliability", "goodput"]).readonly().tooltip(dm.DashboardCursorSync.CROSSHAIR)
+         .timezone("browser").time("now-30m", "now").refresh("10s").version(1)
+         .with_variable(variable("scenario", sel(sweep=""), DEFAULT_SCENARIO))
+         .with_variable(variable("sweep", f'{{{c.JOB_SELECTOR},sweep!=""}}', default_sweep()))
+         .annotation(drill_annotation()))
+    for row in (goodput_row(), badput_row(), events_row(), stragglers_row(), checkpoint_row(), daemon_row()):
+        d = d.with_row(row[0])
+        for panel in row[1:]:
+            d = d.with_panel(_versioned(panel))
+    model = d.build()
+    model.schema_version = SCHEMA_VERSION
+    for i, panel in enumerate(model.panels, start=1):
+        panel.id_val = i
+    return json.loads(json.dumps(model, cls=JSONEncoder))
+
+
+def field_config(panel: dict, field: str = "", ref_id: str | None = None) -> dict:
+    """How Grafana resolves the config of one field of a generated panel (a dict): the defaults with every
+    matching override applied in order ("custom.x" sets custom["x"]). ``field`` is the field's display
+    name, ``ref_id`` the query it came from. The tests and scripts/render_panels.py read panels with it."""
+    cfg = json.loads(json.dumps(panel["fieldConfig"]["defaults"]))
+    for o in panel["fieldConfig"]["overrides"]:
+        kind, opt = o["matcher"]["id"], o["matcher"].get("options")
+        if kind == "byName":
+            hit = field == opt
+        elif kind == "byRegexp":
+            hit = re.search(opt, field) is not None
+        elif kind == "byFrameRefID":
+            hit = ref_id == opt
+        else:
+            raise ValueError(f"{panel.get('title')}: matcher {kind!r} is not one field_config resolves")
+        for prop in o["properties"] if hit else ():
+            if prop["id"].startswith("custom."):
+                cfg.setdefault("custom", {})[prop["id"].removeprefix("custom.")] = prop["value"]
+            else:
+                cfg[prop["id"]] = prop["value"]
+    return cfg
+
+
+def render(d: dict) -> str:
+    return json.dumps(d, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(path: Path = PATH) -> Path:
+    """Write the dashboard to ``path`` (default grafana/dashboards/simd.json)."""
+    path.write_text(render(dashboard()))
+    return path
