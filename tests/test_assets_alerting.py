@@ -80,6 +80,25 @@ def test_committed_rules_are_the_generated_ones():
             f"prometheus/rules/{name} differs from mixin/rules.py's output: run `python -m mixin`"
 
 
+def test_python_m_mixin_writes_and_checks_every_asset(tmp_path, monkeypatch, capsys):
+    """`python -m mixin --check` names what is stale and exits 1; `python -m mixin` writes it; then the check
+    passes. Pointed at a temporary directory, so the shared tree is not written."""
+    import mixin.__main__ as main
+    from mixin import dashboard
+
+    monkeypatch.setattr(main, "RULES_DIR", tmp_path / "rules")
+    monkeypatch.setattr(dashboard, "PATH", tmp_path / "simd.json")
+    assert main.main(["--check"]) == 1
+    stale = capsys.readouterr().err
+    for name in (*mixin_rules.render(), "simd.json"):
+        assert f"{name}: differs" in stale
+    assert main.main([]) == 0
+    assert main.main(["--check"]) == 0
+    for name, text in mixin_rules.render().items():
+        assert (tmp_path / "rules" / name).read_text() == text
+    assert (tmp_path / "simd.json").read_text() == dashboard.render(dashboard.dashboard())
+
+
 def test_generated_yaml_reads_back_as_the_rules():
     """The hand-rolled layout (comments, literal expressions, folded descriptions) loses nothing."""
     o = mixin_rules.Options()
