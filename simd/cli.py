@@ -110,6 +110,12 @@ def cmd_report(args) -> int:
     return report.run(args)
 
 
+def cmd_sweep(args) -> int:
+    from simd import sweepcmd
+
+    return sweepcmd.run(args)
+
+
 def cmd_run(args) -> int:
     from simd import daemon
     from simd.drillclient import read_token
@@ -221,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
     except ImportError:
         pass
     r.set_defaults(func=cmd_report)
+
+    w = sub.add_parser("sweep", help="replicas of a scenario over a grid of one or two parameters, with 95% CIs")
+    from simd import sweepcmd
+
+    sweepcmd.configure_parser(w)
+    w.set_defaults(func=cmd_sweep)
 
     from simd import runflags as daemon
 

@@ -1,0 +1,203 @@
+"""``simd sweep``'s core: replicas of each grid point run as tasks, aggregated in a fixed order.
+
+The replicas of a grid point use seeds ``seed_base, seed_base + 1, ...``, the same at every grid point (common
+random numbers: neighbouring points see the same failure streams, so their difference is estimated with less
+noise than their levels). The work is cut into tasks of (grid point, a run of consecutive seeds); an executor
+(``simd.sweepexec``: in-process, a local process pool, or a dask.distributed cluster) runs them in any order
+and the results are put back in seed order before anything is summed, so the numbers are identical whichever
+executor ran them.
+
+:func:`run_point` is the one place that turns a configuration and seeds into per-replica results; a batch
+engine that advances many replicas at once replaces its body and nothing else.
+
+Two modes: a fixed number of replicas per point, or adaptive (:func:`adaptive_sweep`): replicas are added in
+rounds until the 95% confidence half-width of the mean effective utilization is at most the target at every
+point, or the point has ``max_replicas``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from simd.config import Scenario
+from simd.engine import BUCKETS, per_step_cluster_hazard
+from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
+from simd.simulate import Outcome, simulate
+from simd.sweepgrid import Point
+from simd.sweepstats import PointStats, summarize
+
+# Adaptive mode. Law & Kelton, Simulation Modeling and Analysis (3rd ed., section 9.4.1): the sequential
+# procedure starts from n0 >= 10 replications to estimate the variance before trusting a half-width.
+ADAPTIVE_START = 10
+# A task holds at most this many replicas (~2 s of llama3-16k: the progress bar moves and the last task is
+# short), and the work of a round is cut into at least TASKS_PER_WORKER tasks per worker so that tasks of
+# unequal cost (intervals, cluster sizes) still keep every worker busy to the end.
+MAX_TASK_REPLICAS = 100
+TASKS_PER_WORKER = 8
+
+
+@dataclass(frozen=True)
+class ReplicaResult:
+    """What a sweep keeps of one replica (a completed job, or one that did not finish within the limit)."""
+
+    seed: int
+    completed: bool
+    effective_utilization: float  # productive / wall time; nan when not completed
+    bucket_shares: tuple[float, ...]  # share of wall time per bucket, in BUCKETS order; nan when not completed
+    interruptions: int
+    sdc_detected: int
+    sdc_baked: int
+    wall_seconds: float
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> ReplicaResult:
+        j = outcome.job
+        if j is None:
+            nan = math.nan
+            return cls(outcome.seed, False, nan, (nan,) * len(BUCKETS), 0, 0, 0, outcome.limit_seconds)
+        w = j.wall_seconds
+        return cls(outcome.seed, True, j.effective_utilization, tuple(j.bucket_seconds[b] / w for b in BUCKETS),
+                   j.interruptions, j.sdc_detected, j.sdc_baked, w)
+
+
+def run_point(scenario: Scenario, seeds: Sequence[int]) -> list[ReplicaResult]:
+    """R replicas of one configuration, one per seed, in seed order: each runs ``scenario``'s job to completion
+    with the single-replica engine (as ``simd simulate`` does). A batch engine replaces this body."""
+    return [ReplicaResult.of(simulate(scenario, seed)) for seed in seeds]
+
+
+@dataclass(frozen=True)
+class Task:
+    point: int  # index into the grid
+    seeds: tuple[int, ...]  # consecutive seeds
+
+
+# An executor (simd.sweepexec): called as executor(fn, [(task, scenario), ...]), it yields
+# (task, fn(scenario, task.seeds)) in any order.
+Executor = Callable[[Callable, list[tuple[Task, Scenario]]], Iterable[tuple[Task, list[ReplicaResult]]]]
+RunPoint = Callable[[Scenario, Sequence[int]], list[ReplicaResult]]
+Progress = Callable[[int, int], None]  # (replicas planned so far, replicas done so far)
+
+
+def chunk_size(replicas: int, workers: int) -> int:
+    """Replicas per task for a round of ``replicas`` replicas on ``workers`` workers."""
+    return max(1, min(MAX_TASK_REPLICAS, math.ceil(replicas / (TASKS_PER_WORKER * max(1, workers)))))
+
+
+def plan_tasks(ranges: dict[int, range], workers: int) -> list[Task]:
+    """Tasks for seed ranges per point: each range cut into runs of at most ``chunk_size`` seeds."""
+    size = chunk_size(sum(len(r) for r in ranges.values()), workers)
+    return [Task(i, tuple(r[k:k + size])) for i, r in sorted(ranges.items()) for k in range(0, len(r), size)]
+
+
+@dataclass(frozen=True)
+class PointResult:
+    point: Point
+    replicas: tuple[ReplicaResult, ...]  # in seed order
+    stats: PointStats
+    hit_cap: bool = False  # adaptive mode: stopped at max_replicas before reaching the target half-width
+    rounds: tuple[int, ...] = ()  # adaptive mode: the point's replicas after each round it took part in
+
+
+class Runner:
+    """Runs rounds of seed ranges over the grid with one executor, keeping every replica in seed order."""
+
+    def __init__(self, points: list[Point], execute: Executor, workers: int, fn: RunPoint = run_point,
+                 progress: Progress | None = None):
+        self.points, self.execute, self.workers, self.fn = points, execute, workers, fn
+        self.progress = progress or (lambda planned, done: None)
+        self.results: list[list[ReplicaResult]] = [[] for _ in points]
+        self.planned = self.done = 0
+
+    def round(self, ranges: dict[int, range]) -> None:
+        """Run each point's seed range (each must continue the point's seeds so far) and append the results."""
+        tasks = plan_tasks({i: r for i, r in ranges.items() if len(r)}, self.workers)
+        self.planned += sum(len(t.seeds) for t in tasks)
+        self.progress(self.planned, self.done)
+        got: dict[tuple[int, int], list[ReplicaResult]] = {}
+        for task, results in self.execute(self.fn, [(t, self.points[t.point].scenario) for t in tasks]):
+            if [r.seed for r in results] != list(task.seeds):
+                raise RuntimeError(f"run_point returned seeds {[r.seed for r in results]} for {task.seeds}")
+            got[(task.point, task.seeds[0])] = results
+            self.done += len(results)
+            self.progress(self.planned, self.done)
+        for (point, _), results in sorted(got.items()):  # seed order, whatever the completion order
+            self.results[point].extend(results)
+
+
+def fixed_sweep(runner: Runner, seed_base: int, replicas: int) -> list[PointResult]:
+    """Every point with seeds seed_base .. seed_base + replicas - 1."""
+    runner.round({i: range(seed_base, seed_base + replicas) for i in range(len(runner.points))})
+    return [PointResult(p, tuple(r), summarize(r)) for p, r in zip(runner.points, runner.results, strict=True)]
+
+
+def next_count(n: int, half_width: float, target: float, cap: int) -> int:
+    """The replicas a point should have after the next round (``n`` if it is done or capped).
+
+    The half-width shrinks as 1/sqrt(n) at a fixed standard deviation, so ``n * (half_width / target)^2``
+    replicas would reach the target; at most doubling per round, because the standard deviation of a small
+    sample is itself uncertain (and the t quantile falls with n, so the estimate errs on the safe side); at
+    least a tenth more, because each round waits for its slowest task: rounds of a handful of replicas cost
+    more in waiting than a few replicas beyond the need."""
+    if half_width <= target or n >= cap:
+        return n
+    need = math.ceil(n * (half_width / target) ** 2) if math.isfinite(half_width) else 2 * n
+    return min(cap, max(n + max(1, n // 10), min(need, 2 * n)))
+
+
+def adaptive_sweep(runner: Runner, seed_base: int, target: float, max_replicas: int,
+                   start: int = ADAPTIVE_START) -> list[PointResult]:
+    """Rounds of replicas until every point's 95% half-width of mean utilization is <= ``target`` or the point
+    has ``max_replicas`` replicas. Each point's seeds stay consecutive from ``seed_base``, so a point stopped
+    after n replicas has exactly the replicas a fixed sweep of n would have."""
+    k = len(runner.points)
+    start = min(start, max_replicas)
+    counts = [start] * k
+    history: list[list[int]] = [[] for _ in range(k)]
+    runner.round({i: range(seed_base, seed_base + start) for i in range(k)})
+    while True:
+        stats = [summarize(r) for r in runner.results]
+        for i in range(k):
+            if not history[i] or history[i][-1] != counts[i]:
+                history[i].append(counts[i])
+        nxt = [next_count(counts[i], stats[i].utilization_half_width, target, max_replicas) for i in range(k)]
+        if nxt == counts:
+            break
+        runner.round({i: range(seed_base + counts[i], seed_base + nxt[i]) for i in range(k) if nxt[i] > counts[i]})
+        counts = nxt
+    return [PointResult(p, tuple(r), s, hit_cap=s.utilization_half_width > target, rounds=tuple(h))
+            for p, r, s, h in zip(runner.points, runner.results, stats, history, strict=True)]
+
+
+@dataclass(frozen=True)
+class FirstOrder:
+    """Seed 001's first-order checkpoint model applied to a scenario (as simd.snapshot does for the gauges)."""
+
+    step_seconds: float
+    checkpoint_seconds: float
+    mtbf_seconds: float  # of compute: one hard failure per 1 / hazard steps
+    recovery_seconds: float  # detection plus restart, averaged over the causes' shares
+
+    def efficiency(self, interval_steps):
+        return efficiency(interval_steps, self.step_seconds, self.checkpoint_seconds, self.mtbf_seconds,
+                          self.recovery_seconds)
+
+    @property
+    def young_steps(self) -> float:
+        return young_interval_seconds(self.checkpoint_seconds, self.mtbf_seconds) / self.step_seconds
+
+    @property
+    def daly_steps(self) -> float:
+        return daly_interval_seconds(self.checkpoint_seconds, self.mtbf_seconds) / self.step_seconds
+
+
+def first_order(scenario: Scenario) -> FirstOrder | None:
+    """The model's inputs for ``scenario``; None without hard failures (no MTBF, no optimum)."""
+    spec = scenario.job_spec()
+    hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    if hazard <= 0:
+        return None
+    recovery = math.fsum(c.share * (c.detection_seconds + c.restart_seconds) for c in spec.cause_list)
+    return FirstOrder(spec.step_seconds, spec.ckpt_seconds, spec.step_seconds / hazard, recovery)

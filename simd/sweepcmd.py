@@ -1,0 +1,199 @@
+"""``simd sweep``: its flags, and the run from parsed flags to the table, the files and the exit code.
+
+Every check happens before any work: the scenario, each --param and every grid point it makes (validated by the
+scenario model), the output directory, the executor (dask importable, the scheduler reachable). A bad input
+is one line on stderr and exit 2; an executor that cannot start, exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+PROG = "simd sweep"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
+    return n
+
+
+def _seed(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= n < 2**63:  # the scenario model's range of seeds (simd.config.ScenarioBody.seed)
+        raise argparse.ArgumentTypeError(f"must be 0 to 2^63 - 1, got {n}")
+    return n
+
+
+def _half_width(text: str) -> float:
+    """A fraction of 1 (0.002) or percentage points with a % sign (0.2%)."""
+    t = text.strip()
+    try:
+        x = float(t[:-1]) / 100.0 if t.endswith("%") else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number like 0.002 or 0.2%, got {text!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (a fraction of utilization), got {text!r}")
+    return x
+
+
+DEFAULT_REPLICAS = 100  # fixed mode: +-0.1 to 0.3 points at 95% on llama3-16k and ckpt-sweep (sd 0.5-1.5 points)
+# Adaptive mode's cap on a point's replicas: a bound on work, not a statistical constant (at ~20-80 ms per
+# llama3-16k replica, 10,000 replicas are minutes of CPU per point).
+MAX_REPLICAS = 10_000
+
+
+def configure_parser(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", help="scenario file (default: the embedded configuration)")
+    p.add_argument("--scenario", required=True,
+                   help="the scenario to vary (a name from the file; a sweep's name means its template)")
+    p.add_argument("--param", action="append", required=True, metavar="KEY=SPEC",
+                   help="a dotted scenario key and its values: A:B:N (N points, linear), A:B:Nlog (N points, "
+                        "log-spaced) or a,b,c; integer keys are rounded and de-duplicated. Once or twice")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--replicas", type=_positive_int,
+                     help=f"replicas per grid point (default {DEFAULT_REPLICAS})")
+    how.add_argument("--ci", type=_half_width, metavar="HALF_WIDTH",
+                     help="add replicas until the 95%% confidence half-width of mean utilization is at most this "
+                          "at every point (0.002 or 0.2%%)")
+    p.add_argument("--max-replicas", type=_positive_int,
+                   help=f"with --ci: stop a point at this many replicas (default {MAX_REPLICAS})")
+    p.add_argument("--seed-base", type=_seed,
+                   help="first seed (default: the scenario's seed); every point uses the same seeds")
+    p.add_argument("--out", help="directory for sweep.csv, sweep.json and sweep.png (default: print only)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run the tasks on this dask.distributed scheduler (pip install -e .[dask])")
+    p.add_argument("--workers", type=_positive_int, help="local worker processes (default: one per core)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def _scenario(config, name: str):
+    from simd.config import Scenario
+
+    for sw in config.sweeps:
+        if sw.name == name:
+            return Scenario.model_validate({**sw.scenario.model_dump(), "name": sw.name})
+    return config.scenario(name)
+
+
+class _Bar:
+    """tqdm on stderr, or nothing when stderr is not a terminal or with --quiet."""
+
+    def __init__(self, enabled: bool):
+        self.bar = None
+        if enabled:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=0, unit="replica", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
+
+    def __call__(self, planned: int, done: int) -> None:
+        if self.bar is not None:
+            self.bar.total = planned
+            self.bar.n = done
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _executor(args):
+    from simd import sweepexec
+
+    if args.scheduler:
+        return sweepexec.DaskExecutor(args.scheduler)
+    if args.workers == 1:
+        return sweepexec.Serial()
+    return sweepexec.LocalPool(args.workers)
+
+
+def run(args) -> int:
+    from simd import sweep, sweepout
+    from simd.config import default_config, load_config
+    from simd.sweepexec import ExecutorError
+    from simd.sweepgrid import GridError, grid, parse_params
+
+    config = load_config(args.config) if args.config else default_config()
+    try:
+        base = _scenario(config, args.scenario)
+    except KeyError:
+        known = ", ".join([s.name for s in config.all_scenarios] + [sw.name for sw in config.sweeps])
+        return _fail(f"--scenario: no scenario named {args.scenario!r} (known: {known})")
+    if args.scheduler and args.workers:
+        return _fail("--workers is for local runs; the scheduler's workers are its own")
+    if args.ci is None and args.max_replicas is not None:
+        return _fail("--max-replicas applies to --ci only")
+    cap = MAX_REPLICAS if args.max_replicas is None else args.max_replicas
+    if args.ci is not None and cap < 2:
+        return _fail("--max-replicas: --ci needs at least 2 replicas per point")
+    try:
+        params = parse_params(args.param)
+        points = grid(base, params)
+    except GridError as exc:
+        return _fail(str(exc))
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return _fail(f"--out {args.out}: cannot create: {exc.strerror or exc}")
+    for p in params:
+        if p.note:
+            print(f"note: {p.note}", file=sys.stderr)
+    for w in base.warnings():
+        print(f"warning: {w}", file=sys.stderr)
+    seed_base = base.seed if args.seed_base is None else args.seed_base
+    try:
+        execute = _executor(args)
+    except ExecutorError as exc:
+        return _fail(str(exc), 1)
+    bar = _Bar(not args.quiet and sys.stderr.isatty())
+    try:
+        runner = sweep.Runner(points, execute, execute.workers, progress=bar)
+        if args.ci is not None:
+            results = sweep.adaptive_sweep(runner, seed_base, args.ci, cap)
+        else:
+            results = sweep.fixed_sweep(runner, seed_base, args.replicas or DEFAULT_REPLICAS)
+    finally:
+        bar.close()
+        execute.close()
+    meta = {"scenario": base.name, "config": args.config or "<embedded default>", "seed_base": seed_base,
+            "mode": "adaptive" if args.ci is not None else "fixed",
+            **({"ci_half_width": args.ci, "max_replicas": cap} if args.ci is not None
+               else {"replicas": args.replicas or DEFAULT_REPLICAS})}
+    print(sweepout.table(params, results))
+    print(sweepout.TABLE_NOTE)
+    capped = sum(r.hit_cap for r in results)
+    if capped:
+        print(sweepout.CAPPED_NOTE)
+        print(f"warning: {capped} point(s) stopped at --max-replicas {cap} with the half-width above "
+              f"{args.ci:g}", file=sys.stderr)
+    unfinished = sum(r.stats.unfinished for r in results)
+    if unfinished:
+        from simd.simulate import LIMIT_FACTOR
+
+        print(f"warning: {unfinished} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free duration "
+              "and are left out of the means (column unfinished)", file=sys.stderr)
+    if out is not None:
+        from simd import sweepplot
+
+        sweepout.write_csv(out / "sweep.csv", params, results)
+        sweepout.write_json(out / "sweep.json", meta, params, results)
+        sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
+        print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
+    return 0

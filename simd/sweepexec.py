@@ -1,0 +1,103 @@
+"""Executors of a sweep's tasks: in-process, a local process pool (the default), or a dask.distributed cluster.
+
+An executor is called as ``executor(fn, jobs)`` with ``jobs`` a list of ``(task, scenario)`` and yields
+``(task, fn(scenario, task.seeds))`` in completion order; it decides nothing else (simd.sweep puts the results
+back in seed order). ``workers`` says how many tasks it runs at once, so the sweep can cut the work to keep
+them all busy.
+
+dask is optional (``pip install -e .[dask]``) and imported only by :class:`DaskExecutor`.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+DASK_HINT = "--scheduler needs dask.distributed: pip install -e .[dask]"
+# How long to wait for the scheduler to answer before giving up with an error (dask's own default is 30 s).
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+class ExecutorError(RuntimeError):
+    """The executor cannot run (dask missing, scheduler unreachable): one line."""
+
+
+class Serial:
+    """Every task in this process, in order (tests, and --workers 1)."""
+
+    workers = 1
+
+    def __call__(self, fn, jobs):
+        for task, scenario in jobs:
+            yield task, fn(scenario, task.seeds)
+
+    def close(self) -> None:
+        pass
+
+
+def cpu_count() -> int:
+    """The cores this process may run on (the affinity mask, as a container or taskset sets it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+class LocalPool:
+    """A pool of worker processes on this machine (default: one per core), kept for the whole sweep so each
+    worker's caches (straggler tables) serve every task it runs."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers or cpu_count()
+        self._pool = ProcessPoolExecutor(max_workers=self.workers)
+
+    def __call__(self, fn, jobs):
+        futures = {self._pool.submit(fn, scenario, task.seeds): task for task, scenario in jobs}
+        pending = set(futures)
+        try:
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in done:
+                    yield futures[f], f.result()
+        finally:
+            for f in pending:
+                f.cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor:
+    """The same tasks submitted to a dask.distributed scheduler (``tcp://HOST:PORT``), or to a ``Client``
+    the caller made (tests pass one on a LocalCluster). The workers must be able to import simd."""
+
+    def __init__(self, address: str | None = None, client=None):
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ExecutorError(DASK_HINT) from None
+        if client is None:
+            try:
+                client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise ExecutorError(f"--scheduler {address}: cannot connect: {exc}") from None
+            self._own = True
+        else:
+            self._own = False
+        self.client = client
+        self.workers = max(1, sum(client.nthreads().values()))
+
+    def __call__(self, fn, jobs):
+        from distributed import as_completed
+
+        # pure=False: two tasks with equal arguments are still two tasks (never deduplicated by key)
+        futures = {self.client.submit(fn, scenario, task.seeds, pure=False): task for task, scenario in jobs}
+        try:
+            for f in as_completed(futures):
+                yield futures[f], f.result()
+        finally:
+            self.client.cancel([f for f in futures if not f.done()])
+
+    def close(self) -> None:
+        if self._own:
+            self.client.close()

@@ -1,0 +1,215 @@
+"""``simd sweep``'s grid: ``--param KEY=SPEC`` parsed against the scenario's fields, and the scenario variants.
+
+A key is a dotted path into a scenario (``checkpoint.interval_steps``, ``n_gpus``, ``failures.hard_per_gpu_hour``,
+``recovery.strategy``). Its kind comes from the scenario model of ``simd.config``: an integer field, a float field,
+or a categorical (``Literal``) field. A SPEC is one of
+
+- ``A:B:N``     N points from A to B inclusive, evenly spaced (``numpy.linspace``);
+- ``A:B:Nlog``  N points from A to B inclusive, evenly spaced in log (``numpy.geomspace``; needs 0 < A);
+- ``a,b,c``     explicit values (one value is allowed: a fixed override); numbers are sorted ascending,
+                categorical names keep their order; duplicates are refused.
+
+On an integer field every point is rounded to the nearest integer (``numpy.rint``) and duplicates are dropped, so
+``10:12:5`` gives 10, 11, 12 (``Param.note`` says so); explicit values on an integer field must be integers.
+
+Every grid point is validated by the scenario model (``Scenario.model_validate``) before any work: a value the
+model refuses (``checkpoint.interval_steps=0``, a rate whose per-step probability exceeds 1, more slow ranks
+than GPUs) is a :class:`GridError` whose one line names the param and the value.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import types
+import typing
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ValidationError
+
+from simd.config import Scenario
+
+# Bounds on the work one sweep asks for (not statistical constants): a param of more points than a plot can
+# show apart, or a two-parameter grid beyond this many configurations, is more likely a typo than a plan.
+MAX_POINTS_PER_PARAM = 1000
+MAX_GRID_POINTS = 10_000
+MAX_PARAMS = 2  # a curve or a heat map
+# Keys the sweep itself sets: the seeds of each replica and their number.
+RESERVED = {"seed": "--seed-base", "replicas": "--replicas or --ci", "name": None, "sweep": None}
+
+
+class GridError(ValueError):
+    """A bad --param: the message is one line that names it."""
+
+
+@dataclass(frozen=True)
+class Param:
+    key: str  # dotted path
+    kind: str  # "int", "float" or "choice"
+    values: tuple  # ints, floats or strings, in grid order
+    log: bool = False  # spaced in log (A:B:Nlog): the plot uses a log axis
+    note: str = ""  # e.g. that rounding to integers dropped points
+
+    @property
+    def numeric(self) -> bool:
+        return self.kind != "choice"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One grid point: its parameter values (in --param order) and the scenario variant."""
+
+    values: tuple
+    scenario: Scenario
+
+
+def _unwrap(annotation):
+    """The non-None members of ``X | None`` (or of a Union), else ``(annotation,)``."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return tuple(a for a in typing.get_args(annotation) if a is not type(None))
+    return (annotation,)
+
+
+def field_kind(key: str) -> tuple[str, tuple]:
+    """(kind, choices) of a dotted scenario key: ("int", ()), ("float", ()) or ("choice", names)."""
+    if not re.fullmatch(r"[a-z_]+(\.[a-z_]+)*", key):
+        raise GridError(f"--param {key}: a key is a dotted path of scenario fields, e.g. checkpoint.interval_steps")
+    parts = key.split(".")
+    if parts[0] in RESERVED:
+        by = RESERVED[parts[0]]
+        raise GridError(f"--param {key}: not a sweep parameter" + (f" (the sweep sets it: {by})" if by else ""))
+    model: type[BaseModel] = Scenario
+    for i, part in enumerate(parts):
+        where = ".".join(parts[:i]) or "a scenario"
+        field = model.model_fields.get(part)
+        if field is None:
+            known = ", ".join(n for n in model.model_fields if n not in RESERVED)
+            raise GridError(f"--param {key}: unknown key {part!r} in {where} (known: {known})")
+        members = _unwrap(field.annotation)
+        if i < len(parts) - 1:
+            nested = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+            if not nested:
+                raise GridError(f"--param {key}: {'.'.join(parts[:i + 1])} is a value, not a group of keys")
+            model = nested[0]
+            continue
+        if len(members) == 1 and members[0] is int:
+            return "int", ()
+        if len(members) == 1 and members[0] is float:
+            return "float", ()
+        if len(members) == 1 and typing.get_origin(members[0]) is typing.Literal:
+            return "choice", tuple(typing.get_args(members[0]))
+        raise GridError(f"--param {key}: not a numeric or categorical key (a group of keys or a mapping)")
+    raise AssertionError("unreachable")
+
+
+def _number(key: str, text: str, kind: str) -> int | float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise GridError(f"--param {key}: {text!r} is not a number") from None
+    if not math.isfinite(x):
+        raise GridError(f"--param {key}: {text!r} is not a finite number")
+    if kind == "int":
+        if not x.is_integer():
+            raise GridError(f"--param {key}: {text!r} is not an integer ({key} is an integer key)")
+        return int(x)
+    return x
+
+
+_RANGE = re.compile(r"(?P<a>[^:]+):(?P<b>[^:]+):(?P<n>\d+)(?P<log>log)?")
+
+
+def parse_param(text: str) -> Param:
+    """``KEY=SPEC`` -> a :class:`Param` (see the module docstring), or GridError."""
+    import numpy as np
+
+    key, eq, spec = text.partition("=")
+    key, spec = key.strip(), spec.strip()
+    if not eq or not key or not spec:
+        raise GridError(f"--param {text!r}: expected KEY=A:B:N, KEY=A:B:Nlog or KEY=a,b,c")
+    kind, choices = field_kind(key)
+    m = _RANGE.fullmatch(spec)
+    if m:
+        if kind == "choice":
+            raise GridError(f"--param {key}: a categorical key takes a list of {', '.join(choices)}, not a range")
+        a, b, n = _number(key, m["a"], "float"), _number(key, m["b"], "float"), int(m["n"])
+        log = m["log"] is not None
+        if not a < b:
+            raise GridError(f"--param {key}: A:B:N needs A < B, got {spec!r}")
+        if not 2 <= n <= MAX_POINTS_PER_PARAM:
+            raise GridError(f"--param {key}: N must be 2 to {MAX_POINTS_PER_PARAM}, got {n}")
+        if log and a <= 0:
+            raise GridError(f"--param {key}: log spacing needs 0 < A, got {spec!r}")
+        grid = np.geomspace(a, b, n) if log else np.linspace(a, b, n)
+        if kind == "float":
+            return Param(key, kind, tuple(float(x) for x in grid), log)
+        values = tuple(dict.fromkeys(int(x) for x in np.rint(grid)))
+        note = "" if len(values) == n else f"{key}={spec}: {len(values)} distinct integers of the {n} points"
+        return Param(key, kind, values, log, note)
+    if ":" in spec:
+        raise GridError(f"--param {key}: a range is A:B:N or A:B:Nlog with N a whole number, got {spec!r}")
+    items = [t.strip() for t in spec.split(",")]
+    if any(not t for t in items):
+        raise GridError(f"--param {key}: empty value in {spec!r}")
+    if len(items) > MAX_POINTS_PER_PARAM:
+        raise GridError(f"--param {key}: at most {MAX_POINTS_PER_PARAM} values, got {len(items)}")
+    if kind == "choice":
+        for t in items:
+            if t not in choices:
+                raise GridError(f"--param {key}: {t!r} is not one of {', '.join(choices)}")
+        values = tuple(items)
+    else:
+        values = tuple(sorted(_number(key, t, kind) for t in items))
+    if len(set(values)) != len(values):
+        raise GridError(f"--param {key}: duplicate values in {spec!r}")
+    return Param(key, kind, values)
+
+
+def parse_params(texts: list[str]) -> list[Param]:
+    params = [parse_param(t) for t in texts]
+    if not 1 <= len(params) <= MAX_PARAMS:
+        raise GridError(f"--param: give one or two (a curve or a heat map), got {len(params)}")
+    keys = [p.key for p in params]
+    if len(set(keys)) != len(keys):
+        raise GridError(f"--param {keys[0]}: given twice")
+    if math.prod(len(p.values) for p in params) > MAX_GRID_POINTS:
+        raise GridError(f"--param: at most {MAX_GRID_POINTS} grid points, got "
+                        + " x ".join(str(len(p.values)) for p in params))
+    return params
+
+
+def _set(data: dict, parts: list[str], value) -> None:
+    for part in parts[:-1]:
+        if data.get(part) is None:  # an absent optional group (stragglers: null): its defaults apply
+            data[part] = {}
+        data = data[part]
+    data[parts[-1]] = value
+
+
+def _error_line(exc: ValidationError) -> str:
+    err = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
+
+
+def variant(base: Scenario, settings: dict[str, object]) -> Scenario:
+    """``base`` with each dotted key set to its value, validated by the scenario model (ValidationError)."""
+    data = base.model_dump()
+    for key, value in settings.items():
+        _set(data, key.split("."), value)
+    return Scenario.model_validate(data)
+
+
+def grid(base: Scenario, params: list[Param]) -> list[Point]:
+    """Every combination of the params' values (the first param varies slowest), each validated."""
+    points = []
+    for values in itertools.product(*(p.values for p in params)):
+        settings = dict(zip((p.key for p in params), values, strict=True))
+        try:
+            points.append(Point(values, variant(base, settings)))
+        except ValidationError as exc:
+            shown = ", ".join(f"{k}={v}" for k, v in settings.items())
+            raise GridError(f"--param {shown}: scenario {base.name} refuses it: {_error_line(exc)}") from None
+    return points
