@@ -263,8 +263,9 @@ def stragglers_row() -> list:
 
 # The sweep chart's columns, in query order (A, B, ...): the x fields end in _steps.
 SWEEP_COLUMNS = ["interval_steps", "simulated", "analytic", "young_steps", "daly_steps"]
-X_FIELDS = r"^(interval|young|daly)_steps$"
 MARKERS = {"young_marker": ("Young optimum", "purple"), "daly_marker": ("Daly optimum", "orange")}
+X_FIELDS = r"^(interval|young|daly)_steps$"
+Y_FIELDS = f"^(simulated|analytic|{'|'.join(MARKERS)})$"
 
 
 def sweep_queries(refs: int) -> list[prom.Dataquery]:
@@ -303,6 +304,11 @@ def utilization_against_interval() -> xychart.Panel:
             "replaceFields": False, "timeSeries": False}) for marker in MARKERS),
         sort_by_field("interval_steps"),
     ]
+    # Each axis is configured on its own fields: an XY chart's x axis takes its scale, limits and unit from
+    # the x field, so defaults shared by both (min/max 0..1) would squeeze the intervals into 0..1 steps.
+    y_axis = [dm.DynamicConfigValue(id_val="unit", value="percentunit"),
+              dm.DynamicConfigValue(id_val="min", value=0), dm.DynamicConfigValue(id_val="max", value=1),
+              dm.DynamicConfigValue(id_val="custom.axisLabel", value="effective utilization")]
     x_axis = [dm.DynamicConfigValue(id_val="unit", value="none"),
               dm.DynamicConfigValue(id_val="decimals", value=0),
               dm.DynamicConfigValue(id_val="custom.scaleDistribution", value={"type": "log", "log": 2}),
@@ -315,9 +321,8 @@ def utilization_against_interval() -> xychart.Panel:
                           "sqrt(2CM) and Daly. The interval axis is log2 (the sweep spans 5 to 1000 steps).")
              .datasource(DATASOURCE).height(12).span(16).targets(sweep_queries(len(SWEEP_COLUMNS)))
              .transformations(transformations)
-             .unit("percentunit").min(0).max(1)
              .scale_distribution(cb.ScaleDistributionConfig().type(cm.ScaleDistribution.LINEAR))
-             .axis_label("effective utilization").axis_placement(cm.AxisPlacement.AUTO)
+             .axis_placement(cm.AxisPlacement.AUTO)
              .show(xm.XYShowMode.POINTS_AND_LINES).point_size(xychart.XychartFieldConfigPointSize().fixed(7))
              .line_width(2).color_scheme(db.FieldColor().mode(dm.FieldColorModeId.PALETTE_CLASSIC))
              .mapping(xm.SeriesMapping.MANUAL)
@@ -327,6 +332,7 @@ def utilization_against_interval() -> xychart.Panel:
                         for marker, (name, _) in MARKERS.items())])
              .legend(legend())
              .tooltip(cb.VizTooltipOptions().mode(cm.TooltipDisplayMode.SINGLE).sort(cm.SortOrder.NONE))
+             .override_by_regexp(Y_FIELDS, y_axis)
              .override_by_regexp(X_FIELDS, x_axis)
              .override_by_name("analytic", [
                  dm.DynamicConfigValue(id_val="custom.show", value=xm.XYShowMode.LINES),

@@ -186,7 +186,8 @@ def test_xychart_type_check_catches_the_old_format_and_unknown_keys():
                       "series": [{"x": "interval_steps", "y": "simulated"}], "legend": p["options"]["legend"],
                       "tooltip": p["options"]["tooltip"]}
     old["fieldConfig"]["defaults"]["custom"]["pointColor"] = {"fixed": "red"}  # not an XY chart v2 option
-    old["fieldConfig"]["overrides"][0]["properties"].append({"id": "custom.showPoints", "value": "never"})
+    (x_override,) = [o for o in old["fieldConfig"]["overrides"] if o["matcher"]["options"] == X_FIELDS]
+    x_override["properties"].append({"id": "custom.showPoints", "value": "never"})  # a timeseries option
     assert xychart_type_problems(old) == ["options", "fieldConfig.defaults.custom",
                                           f"override {X_FIELDS} custom.showPoints"]
 
@@ -238,7 +239,7 @@ def test_utilization_against_checkpoint_interval_series():
 
 def test_utilization_against_checkpoint_interval_axes():
     """Utilization: one linear axis from 0 to 1 in percent for every y field. Interval: log2 for the x fields
-    (all three, so they share one axis), in plain steps."""
+    (all three, so they share one axis), in plain steps, without the y axis's limits."""
     p = xy()
     ys = {s["y"]["matcher"]["options"] for s in p["options"]["series"]}
     xs = {s["x"]["matcher"]["options"] for s in p["options"]["series"]}
@@ -250,6 +251,7 @@ def test_utilization_against_checkpoint_interval_axes():
         cfg = field_config(p, f)
         assert cfg["custom"]["scaleDistribution"] == {"type": "log", "log": 2}, f
         assert cfg["unit"] == "none" and cfg["custom"]["axisLabel"] == "checkpoint interval (steps)", f
+        assert "min" not in cfg and "max" not in cfg, f"{f}: the x axis must hold 5..1000 steps"
     assert field_config(p, "analytic")["custom"]["lineStyle"]["fill"] == "dash"
     marker_colors = {field_config(p, f)["color"]["fixedColor"] for f in ("young_marker", "daly_marker")}
     assert len(marker_colors) == 2
