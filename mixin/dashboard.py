@@ -419,13 +419,20 @@ def daemon_row() -> list:
                 .with_target(query("A", f"sum by (kind) (increase(simd_tick_overruns_total{sel()}[{W}]))", "{{kind}}")))
     build = (table.Panel().title("Build").description("simd_build_info: the version of simd and of the Python "
                                                        "running it.")
-             .datasource(DATASOURCE).height(4).span(12)
+             .datasource(DATASOURCE).height(6).span(8)
              .transformations([organize({}, ["Time", "Value"])])
              .with_target(instant("A", f"max by (version, python) (simd_build_info{sel()})", table_format=True)))
     replicas = (single("Replicas: $scenario", "Independent replicas whose counters the scenario's metrics sum "
-                                              "(simd_scenario_replicas).", "short", 4, 12, names=False)
+                                              "(simd_scenario_replicas).", "short", 6, 4, names=False)
                 .with_target(instant("A", f'max(simd_scenario_replicas{sel(scenario="$scenario")})', "replicas")))
-    return [db.Row("Daemon"), up, since, clock, ticks, duration, overruns, build, replicas]
+    # prometheus-client's process collector (simd/exporter.py): wall-time counters, so rate() is right
+    cpu = (ts("Daemon CPU (wall)", "CPU seconds the simd process uses per wall second (rate of "
+                                   "process_cpu_seconds_total): 100% is one core.", "percentunit", 6, 6).min(0)
+           .with_target(query("A", f"sum(rate(process_cpu_seconds_total{sel()}[1m]))", "CPU")))
+    memory = (ts("Daemon memory", "Resident memory of the simd process (process_resident_memory_bytes).",
+                 "bytes", 6, 6).min(0)
+              .with_target(query("A", f"max(process_resident_memory_bytes{sel()})", "resident")))
+    return [db.Row("Daemon"), up, since, clock, ticks, duration, overruns, build, replicas, cpu, memory]
 
 
 # --- the dashboard ----------------------------------------------------------------------------------------

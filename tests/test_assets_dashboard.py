@@ -344,9 +344,9 @@ def test_step_time_quantiles_are_one_query_by_quantile_label():
 
 
 def test_every_raw_selector_carries_the_job_selector():
-    """Every simd_* series and up{} is selected with the mixin's job selector; recording rules (level:metric:
-    operation, aggregated to the scenario) carry no job label and are selected by scenario."""
-    metric = re.compile(r"(?<![\w:])(simd_[a-z0-9_]+|up)\b(\{[^}]*\})?")
+    """Every simd_* and process_* series and up{} is selected with the mixin's job selector; recording rules
+    (level:metric:operation, aggregated to the scenario) carry no job label and are selected by scenario."""
+    metric = re.compile(r"(?<![\w:])(simd_[a-z0-9_]+|process_[a-z0-9_]+|up)\b(\{[^}]*\})?")
     for title, expr in all_exprs():
         for m in metric.finditer(expr):
             assert m.group(2) and config.JOB_SELECTOR in m.group(2), f"{title}: {m.group(0)}"
@@ -357,7 +357,8 @@ def test_queries_never_rate_simulated_counters():
     daemon's own wall-time counters may be rate()d."""
     for title, expr in all_exprs():
         for m in re.finditer(r"\brate\((\w+)", expr):
-            assert m.group(1) in {"simd_ticks_total", "simd_tick_duration_seconds_bucket"}, title
+            assert m.group(1) in {"simd_ticks_total", "simd_tick_duration_seconds_bucket",
+                                  "process_cpu_seconds_total"}, title
 
 
 def test_no_panel_repeats_a_query():
@@ -447,7 +448,8 @@ def test_panel_types_cover_the_issue():
 def test_daemon_health_panels():
     exprs = " ".join(e for _, e in all_exprs())
     for name in ("simd_ticks_total", "simd_tick_duration_seconds_bucket", "simd_tick_overruns_total",
-                 "simd_last_tick_timestamp_seconds", f"up{{{config.JOB_SELECTOR}}}"):
+                 "simd_last_tick_timestamp_seconds", f"up{{{config.JOB_SELECTOR}}}", "process_cpu_seconds_total",
+                 "process_resident_memory_bytes"):
         assert name in exprs
 
 
