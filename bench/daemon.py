@@ -6,7 +6,8 @@ Default mode: start ``python -m simd run`` with the embedded configuration at sp
 
 - the daemon's CPU use: its utime + stime from /proc/<pid>/stat over the window / the window's wall time
   (target: under 5% of one core);
-- the median wall time of a ``/metrics`` scrape, request to last byte (target: under 20 ms).
+- the median wall time of a ``/metrics`` scrape, request to last byte (target: under 20 ms);
+- the size of one scrape as served plain and gzipped (``Accept-Encoding: gzip``, as Prometheus asks).
 
 ``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
@@ -18,6 +19,7 @@ Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1]
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import socket
 import statistics
@@ -46,9 +48,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+def get(url: str, timeout: float = 5.0, **headers: str) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as r:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout) as r:
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -88,6 +90,8 @@ def bench_daemon(seconds: float, speedup: float, scrape_every: float) -> bool:
             time.sleep(max(0.0, next_scrape - time.monotonic()))
         cpu1, wall1 = cpu_seconds(proc.pid), time.monotonic()
         samples = sum(1 for line in body.splitlines() if line and not line.startswith(b"#"))
+        zipped = get(base + "/metrics", **{"Accept-Encoding": "gzip"})[1]
+        assert gzip.decompress(zipped).count(b"\n") == body.count(b"\n")  # the same scrape, compressed
     finally:
         proc.terminate()
         try:
@@ -106,6 +110,8 @@ def bench_daemon(seconds: float, speedup: float, scrape_every: float) -> bool:
     print(f"  /metrics scrape:       median {median * 1e3:6.2f} ms   target < {SCRAPE_TARGET_SECONDS * 1e3:.0f} ms   "
           f"{'ok' if ok_scrape else 'FAIL'}   (p90 {p90 * 1e3:.2f} ms, max {max(scrapes) * 1e3:.2f} ms, "
           f"n={len(scrapes)})")
+    print(f"  scrape size:           {len(body) / 1e3:.1f} kB plain, {len(zipped) / 1e3:.1f} kB gzip "
+          f"({len(body) / len(zipped):.1f}x smaller)")
     print(f"  exit code after SIGTERM: {proc.returncode}")
     return ok_cpu and ok_scrape and proc.returncode == 0
 
@@ -130,7 +136,7 @@ def sweep_precision() -> None:
         t = time.process_time()
         states = [advance(new_state(s.job_spec(seed)), until)[0] for seed in s.replica_seeds()]
         u = np.array([st.totals.productive_us / st.clock for st in states])
-        info = scenario_info(s.name, s.sweep, s.replicas, False, states[0])
+        info = scenario_info(s, s, states[0])
         se = u.std(ddof=1) / np.sqrt(len(u))
         print(f"{s.name:<18} {s.checkpoint.interval_steps:>8} {len(u):>8} {u.mean():>12.4f} {se:>8.4f} "
               f"{info.analytic_efficiency:>7.4f} {time.process_time() - t:>6.2f}")

@@ -21,9 +21,10 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from simd import __version__
 from simd.config import Config
-from simd.exporter import new_registry, render_text
+from simd.drills import DrillControl
+from simd.exporter import new_registry
 from simd.runflags import DEFAULT_LISTEN, parse_listen
-from simd.server import MetricsServer
+from simd.server import HttpServer, make_app
 from simd.ticker import Ticker
 
 log = logging.getLogger("simd.daemon")
@@ -48,11 +49,9 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
     setup_logging()
     host, port = parse_listen(listen) if isinstance(listen, str) else listen
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    ticker = Ticker(config, clock=time.monotonic, wall=time.time, speedup=speedup, tick_seconds=tick_seconds)
-    registry = new_registry(lambda: ticker.snapshot)
+    ticker, app = assemble(config, time.monotonic, time.time, speedup, tick_seconds, api_token)
     try:
-        server = MetricsServer((host, port), lambda: render_text(registry), ticker.health, drills=ticker,
-                               token=api_token)
+        server = HttpServer((host, port), app)
     except socket.gaierror as exc:
         log.error("cannot listen on %s: cannot resolve host %r: %s", where, host, exc.strerror or exc)
         return EXIT_USAGE
@@ -68,7 +67,7 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
         scheduler.add_job(ticker.tick, "interval", seconds=ticker.tick_seconds, id="tick", max_instances=1,
                           coalesce=True, misfire_grace_time=None)
         scheduler.start()
-        _log_summary(config, ticker, server)
+        _log_summary(config, ticker, server, api_token)
         while not stop.wait(1.0):  # a timed wait: signal handlers run between the waits
             pass
         log.info("stopping: finishing the tick in progress")
@@ -77,12 +76,22 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
         server.shutdown()
         server.server_close()
         _restore_signals(previous)
-    log.info("stopped after %d ticks, %.0f simulated seconds", ticker.snapshot.daemon.ticks,
+    log.info("stopped after %d ticks, %.0f simulated seconds", ticker.registry.get_sample_value("simd_ticks_total"),
              ticker.snapshot.simulated_us / 1e6)
     return EXIT_OK
 
 
-def _log_summary(config: Config, ticker: Ticker, server: MetricsServer) -> None:
+def assemble(config: Config, clock, wall, speedup: float | None = None, tick_seconds: float | None = None,
+             api_token: str | None = None) -> tuple[Ticker, object]:
+    """The tick loop and the WSGI app serving it (no thread, no socket): one private registry holds the
+    simulation's collector, the process collector and the tick loop's health."""
+    registry = new_registry(lambda: ticker.snapshot)
+    ticker = Ticker(config, clock=clock, wall=wall, speedup=speedup, tick_seconds=tick_seconds, registry=registry)
+    drills = DrillControl(config, lambda: ticker.snapshot, ticker.start_drill)
+    return ticker, make_app(registry, ticker.health.status, drills=drills, token=api_token)
+
+
+def _log_summary(config: Config, ticker: Ticker, server: HttpServer, api_token: str | None) -> None:
     host = server.server_address[0]
     shown = f"[{host}]" if ":" in host else host
     names = [i.name for i in ticker.infos]
@@ -93,7 +102,7 @@ def _log_summary(config: Config, ticker: Ticker, server: MetricsServer) -> None:
     log.info("%d scenarios, %d replicas: %s", len(names), replicas, ", ".join(names))
     if config.drills:
         log.info("%d drills: %s; control API %s", len(config.drills), ", ".join(d.name for d in config.drills),
-                 "enabled (POST /api/v1/drills/NAME with the bearer token)" if server.token else
+                 "enabled (POST /api/v1/drills/NAME with the bearer token)" if api_token else
                  "disabled (no SIMD_API_TOKEN or --api-token-file): drills start only when scheduled")
     for w in config.warnings():
         log.warning("config: %s", w)

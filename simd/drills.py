@@ -1,29 +1,47 @@
-"""Drills: named fault timelines for rehearsing alerting rules (which drills run, and what they change).
+"""Drills: named fault timelines for rehearsing alerting rules: which drills run, what they change, and how.
 
 A drill applies its effects to its scenarios from its start to ``start + duration_seconds`` of simulated
-time. It starts at ``start_at_seconds`` (if configured) or on demand (``DrillBook.start``). The book is a
-plain value holder with no clock: the daemon asks it where, inside a tick, the set of active drills
-changes (``boundaries``), advances the engine to each boundary and retargets the scenarios whose
-parameters changed (``scenario_body``), so a scheduled drill changes the simulation at exactly its
-simulated time, whatever the tick size.
+time. It starts at ``start_at_seconds`` (if configured) or on demand. Three layers, none with a clock of its
+own (times are passed in) or an HTTP status:
 
-Several drills on one scenario compose: rate and checkpoint factors multiply, the stragglers of the
-latest-started drill win.
+- :class:`DrillBook`: the runs (scheduled and on demand), which are active when, where inside a stretch of
+  simulated time the set of active drills changes (``boundaries``), and each scenario's parameters at a
+  simulated time (``scenario_body``). Several drills on one scenario compose: rate and checkpoint factors
+  multiply, the stragglers of the latest-started drill win.
+- :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.ticker): it
+  retargets the replicas whose parameters change at a boundary (so a drill changes the simulation at
+  exactly its simulated time, whatever the tick size), counts the scheduled starts, holds ticks back while
+  a stall drill runs, and starts drills on demand.
+- :class:`DrillControl`: what the control API (simd.server) calls: the listing, read from the published
+  snapshot without taking the tick loop's lock, and on-demand starts through the tick loop.
+
+Requests that cannot be carried out raise :class:`UnknownDrill` or :class:`DrillAlreadyRunning`; the server
+maps them to HTTP statuses.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from simd.config import Config, Drill, DrillEffects, ScenarioBody
+from simd.engine import JobSpec, State, retarget
+from simd.snapshot import DrillSnapshot, Snapshot
+
+log = logging.getLogger(__name__)
 
 
 class DrillError(Exception):
-    """A drill request that cannot be carried out; ``status`` is the HTTP status that says why."""
+    """A drill request that cannot be carried out."""
 
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
+
+class UnknownDrill(DrillError, LookupError):
+    """No drill of that name is configured."""
+
+
+class DrillAlreadyRunning(DrillError):
+    """The drill is running; it can start again once it has ended."""
 
 
 @dataclass(frozen=True)
@@ -34,7 +52,23 @@ class Run:
     on_demand: bool
 
 
+@dataclass(frozen=True)
+class Started:
+    """An on-demand start: the run's simulated window and the wall seconds of ticks it holds back."""
+
+    name: str
+    start_seconds: float
+    end_seconds: float
+    stall_seconds: float
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "active": True, "start_seconds": self.start_seconds,
+                "end_seconds": self.end_seconds, "stall_seconds": self.stall_seconds}
+
+
 class DrillBook:
+    """The runs of the configured drills; a plain value holder (no clock, no simulation)."""
+
     def __init__(self, config: Config):
         self.config = config
         self.runs: list[Run] = [Run(d.name, d.start_at_seconds, d.start_at_seconds + d.duration_seconds, False)
@@ -45,13 +79,13 @@ class DrillBook:
         try:
             return self.config.drill(name)
         except KeyError:
-            raise DrillError(404, f"no drill named {name!r}") from None
+            raise UnknownDrill(f"no drill named {name!r}") from None
 
     def start(self, name: str, now: float, duration_seconds: float | None = None) -> Run:
-        """Start ``name`` at simulated time ``now`` (on demand). 409 if it is running, 404 if unknown."""
+        """Start ``name`` at simulated time ``now`` (on demand)."""
         d = self.drill(name)
         if self.active(name, now):
-            raise DrillError(409, f"drill {name!r} is already running")
+            raise DrillAlreadyRunning(f"drill {name!r} is already running")
         run = Run(name, now, now + (duration_seconds or d.duration_seconds), True)
         self.runs.append(run)
         self.starts[name] += 1
@@ -63,6 +97,10 @@ class DrillBook:
     def active_runs(self, t: float) -> list[Run]:
         return sorted((r for r in self.runs if r.start <= t < r.end), key=lambda r: r.start)
 
+    def last_run(self, name: str, t: float) -> Run | None:
+        """The run of ``name`` that started last by simulated time ``t``."""
+        return max((r for r in self.runs if r.drill == name and r.start <= t), key=lambda r: r.start, default=None)
+
     def boundaries(self, t0: float, t1: float) -> list[float]:
         """Simulated times in (t0, t1] at which some drill starts or ends."""
         return sorted({x for r in self.runs for x in (r.start, r.end) if t0 < x <= t1})
@@ -71,9 +109,12 @@ class DrillBook:
         """The scheduled runs starting in [t0, t1): ticks partition time, so each is found once."""
         return [r for r in self.runs if not r.on_demand and t0 <= r.start < t1]
 
-    def count_scheduled_starts(self, t0: float, t1: float) -> None:
-        for r in self.scheduled_starts(t0, t1):
+    def count_scheduled_starts(self, t0: float, t1: float) -> list[Run]:
+        """Count the scheduled starts in [t0, t1); return those runs."""
+        runs = self.scheduled_starts(t0, t1)
+        for r in runs:
             self.starts[r.drill] += 1
+        return runs
 
     def effects(self, scenario: str, t: float) -> list[DrillEffects]:
         out = []
@@ -93,20 +134,106 @@ class DrillBook:
     def stall_seconds(self, name: str) -> float:
         return self.drill(name).effects.stall_seconds
 
-    def listing(self, t: float) -> list[dict]:
-        """For GET /api/v1/drills."""
+
+class DrillRunner:
+    """The drills of a running simulation. The tick loop owns the engine states and the lock; it calls
+    ``stalled`` before a tick, ``retarget`` at each of ``boundaries``, ``scheduled`` once per tick and
+    ``hold`` at its end, and ``start`` for an on-demand start (then ``retarget`` at its time)."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.book = DrillBook(config)
+        self._scenarios = config.all_scenarios
+        # each scenario's parameters now: as configured, or changed by the drills that run
+        self.bodies: list[ScenarioBody] = [self.book.scenario_body(s, s.name, 0.0) for s in self._scenarios]
+        self._stalled_until: float | None = None  # a stall drill: no tick runs before this clock value
+
+    def specs(self, i: int) -> list[JobSpec]:
+        """The engine parameters of scenario ``i``'s replicas now."""
+        return [self.bodies[i].job_spec(seed) for seed in self._scenarios[i].replica_seeds()]
+
+    def boundaries(self, t0: float, t1: float) -> list[float]:
+        return self.book.boundaries(t0, t1)
+
+    def retarget(self, t: float, states: Sequence[tuple[State, ...]]) -> tuple[list[tuple[State, ...]], list[int]]:
+        """The states (every replica at simulated second ``t``) under the parameters in effect at ``t``, and
+        the indices of the scenarios whose parameters changed."""
+        out, changed = list(states), []
+        for i, s in enumerate(self._scenarios):
+            body = self.book.scenario_body(s, s.name, t)
+            if body == self.bodies[i]:
+                continue
+            self.bodies[i] = body
+            out[i] = tuple(retarget(st, spec) for st, spec in zip(states[i], self.specs(i), strict=True))
+            changed.append(i)
+        return out, changed
+
+    def scheduled(self, t0: float, t1: float) -> float:
+        """A tick covers simulated [t0, t1): count the scheduled starts in it; return the longest stall among
+        them (wall seconds; the tick loop passes it to ``hold`` when the tick ends)."""
+        starts = self.book.count_scheduled_starts(t0, t1)
+        return max((self.book.stall_seconds(r.drill) for r in starts), default=0.0)
+
+    def hold(self, now: float, stall: float) -> None:
+        """Hold ticks back for ``stall`` wall seconds from clock ``now`` (nothing for 0)."""
+        if stall:
+            self._stalled_until = now + stall
+
+    def stalled(self, now: float) -> bool:
+        """True while a stall drill holds ticks back at clock ``now``."""
+        if self._stalled_until is not None and now < self._stalled_until:
+            return True
+        self._stalled_until = None
+        return False
+
+    def start(self, name: str, t: float, duration_seconds: float | None, now: float) -> Started:
+        """Start ``name`` on demand at simulated second ``t`` (clock ``now``). The caller retargets at ``t``."""
+        run = self.book.start(name, t, duration_seconds)
+        stall = self.book.stall_seconds(name)
+        self.hold(now, stall)
+        log.info("drill %s started at simulated second %.0f, until %.0f%s", name, run.start, run.end,
+                 f"; ticks stall for {stall:g} wall seconds" if stall else "")
+        return Started(name, run.start, run.end, stall)
+
+    def snapshot(self, t: float) -> tuple[DrillSnapshot, ...]:
+        """Every configured drill at simulated second ``t``."""
         out = []
         for d in self.config.drills:
-            runs = [r for r in self.runs if r.drill == d.name and r.start <= t]
-            last = runs[-1] if runs else None
-            out.append({
-                "name": d.name,
-                "description": d.description,
-                "active": self.active(d.name, t),
-                "scenarios": [s.name for s in self.config.drill_targets(d)],
-                "duration_seconds": d.duration_seconds,
-                "start_at_seconds": d.start_at_seconds,
-                "last_start_seconds": last.start if last else None,
-                "last_end_seconds": last.end if last else None,
-            })
-        return out
+            last = self.book.last_run(d.name, t)
+            out.append(DrillSnapshot(d.name, self.book.active(d.name, t), self.book.starts[d.name],
+                                     last.start if last else None, last.end if last else None))
+        return tuple(out)
+
+
+class DrillControl:
+    """The control API's operations, as plain values (the server turns them into HTTP)."""
+
+    def __init__(self, config: Config, snapshot: Callable[[], Snapshot],
+                 start: Callable[[str, float | None], Started]):
+        self._config, self._snapshot, self._start = config, snapshot, start
+
+    def list(self) -> list[dict]:
+        """Every drill, as of the published snapshot (no lock: one reference read)."""
+        return [_listing(self._config.drill(d.name), self._config, d) for d in self._snapshot().drills]
+
+    def get(self, name: str) -> dict:
+        for row in self.list():
+            if row["name"] == name:
+                return row
+        raise UnknownDrill(f"no drill named {name!r}")
+
+    def start(self, name: str, duration_seconds: float | None = None) -> dict:
+        return self._start(name, duration_seconds).as_json()
+
+
+def _listing(d: Drill, config: Config, state: DrillSnapshot) -> dict:
+    return {
+        "name": d.name,
+        "description": d.description,
+        "active": state.active,
+        "scenarios": [s.name for s in config.drill_targets(d)],
+        "duration_seconds": d.duration_seconds,
+        "start_at_seconds": d.start_at_seconds,
+        "last_start_seconds": state.last_start_seconds,
+        "last_end_seconds": state.last_end_seconds,
+    }

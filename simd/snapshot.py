@@ -5,24 +5,27 @@ scrape that reads the latest one sees one whole tick, never half of one (DESIGN.
 summed over a scenario's replicas, exactly (integer microseconds); ratios are left to the exporter.
 
 What is static per scenario (configured interval, analytic optimum, histogram bounds) is computed once,
-in :func:`scenario_info`, from the configuration and the engine's compiled plan.
+in :func:`scenario_info`, from the configuration and the engine's compiled plan; the maths is
+simd.models.analytic's. The daemon's own health (ticks, overruns) is not in the snapshot: simd.health keeps
+it in prometheus-client metrics.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING
 
 from simd.engine import JobSpec, State, Totals, per_step_cluster_hazard
 from simd.engine.stragglers import bucket_bounds
-from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
+from simd.models import analytic
 
-SECONDS_PER_HOUR = 3600.0
+if TYPE_CHECKING:
+    from simd.config import Scenario, ScenarioBody
 
 
 @dataclass(frozen=True)
 class ScenarioInfo:
-    """What the configuration says about a scenario (does not change while the daemon runs)."""
+    """What the parameters say about a scenario: constant, except while a drill changes the parameters."""
 
     name: str
     sweep: str  # "" for a scenario that is not a sweep point
@@ -61,23 +64,12 @@ class ScenarioSnapshot:
 
 
 @dataclass(frozen=True)
-class DaemonStats:
-    """The tick loop's own health, as of the snapshot."""
-
-    ticks: int = 0
-    overruns_slow: int = 0  # ticks that took longer than tick_seconds
-    overruns_missed: int = 0  # scheduled ticks that did not run (coalesced into a later one, or skipped)
-    duration_bounds: tuple[float, ...] = ()  # histogram of tick wall durations: finite upper bounds
-    duration_counts: tuple[int, ...] = ()  # per bucket, not cumulative; one more entry (+Inf)
-    duration_sum: float = 0.0
-    last_tick_unix: float = 0.0  # wall time at the end of the last tick; 0 before the first
-
-
-@dataclass(frozen=True)
 class DrillSnapshot:
     name: str
     active: bool
     starts: int  # runs started so far (scheduled and on demand)
+    last_start_seconds: float | None = None  # the latest run started by the snapshot's time (simulated s)
+    last_end_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +77,6 @@ class Snapshot:
     simulated_us: int  # the shared simulated clock
     speedup: float
     scenarios: tuple[ScenarioSnapshot, ...]
-    daemon: DaemonStats
     drills: tuple[DrillSnapshot, ...] = ()
 
 
@@ -104,53 +95,36 @@ def sum_totals(totals: list[Totals]) -> Totals:
     return Totals(**values)
 
 
-def _mean_recovery_seconds(state: State) -> float:
-    """Detection plus restart, weighted by the causes' shares: the model's R for this scenario."""
-    p = state.plan
-    shares = [b - a for a, b in zip((0.0,) + p.cause_cumulative[:-1], p.cause_cumulative, strict=True)]
-    return math.fsum(s * (d + r) for s, d, r in zip(shares, p.cause_detect_us, p.cause_restart_us, strict=True)) \
-        / 1e6
-
-
-def expected_per_hour(spec: JobSpec) -> tuple[float, float]:
-    """(interruptions, SDC onsets) per simulated hour of compute of one replica under ``spec``."""
-    def per_hour(rate: float) -> float:
-        return per_step_cluster_hazard(rate, spec.n_gpus, spec.step_seconds) / spec.step_seconds * SECONDS_PER_HOUR
-
-    return per_hour(spec.hard_per_gpu_hour), per_hour(spec.sdc_per_gpu_hour)
-
-
-def scenario_info(name: str, sweep: str | None, replicas: int, has_stragglers: bool, state: State,
-                  goodput_target: float | None = None, configured: JobSpec | None = None) -> ScenarioInfo:
-    """Facts of a scenario that change only with its parameters (a drill retargets them), from its name and
-    replica 0's state (its compiled plan). The expected rates are the ``configured`` spec's (default: the
-    state's): alerts compare what happens against the calibrated rates, also while a drill runs."""
+def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> ScenarioInfo:
+    """Facts of ``scenario`` that change only with its parameters ``body`` (as configured, or changed by the
+    drills that run), from replica 0's ``state`` (its compiled plan). The expected rates are the configured
+    ones: alerts compare what happens against the calibrated rates, also while a drill runs."""
     p, spec = state.plan, state.plan.spec
     step = spec.step_seconds
-    bounds_us = [int(b) for b in bucket_bounds(p.step_us)]  # the engine's, with or without stragglers
-    optimal: tuple[tuple[str, float], ...] = ()
-    analytic = None
-    if p.hard_hazard > 0:
-        mtbf = step / p.hard_hazard  # job MTBF in seconds of compute (one failure per 1/hazard steps)
-        c = spec.ckpt_seconds
-        optimal = (("young", young_interval_seconds(c, mtbf) / step), ("daly", daly_interval_seconds(c, mtbf) / step))
-        analytic = efficiency(spec.ckpt_interval_steps, step, c, mtbf, _mean_recovery_seconds(state))
-    expected = expected_per_hour(configured or spec)
+    configured = scenario.job_spec()
+    shares = [b - a for a, b in zip((0.0,) + p.cause_cumulative[:-1], p.cause_cumulative, strict=True)]
+    recovery_us = [d + r for d, r in zip(p.cause_detect_us, p.cause_restart_us, strict=True)]
     return ScenarioInfo(
-        name=name,
-        sweep=sweep or "",
-        replicas=replicas,
+        name=scenario.name,
+        sweep=scenario.sweep or "",
+        replicas=scenario.replicas,
         step_seconds=step,
         checkpoint_interval_steps=spec.ckpt_interval_steps,
         cause_names=p.cause_names,
-        step_bounds_seconds=tuple(b / 1e6 for b in bounds_us),
-        expected_interruptions_per_hour=expected[0],
-        expected_sdc_per_hour=expected[1],
-        optimal_interval_steps=optimal,
-        analytic_efficiency=analytic,
-        slowdown=spec.stragglers.slowdown if has_stragglers and spec.stragglers is not None else None,
-        goodput_target=goodput_target,
+        step_bounds_seconds=tuple(int(b) / 1e6 for b in bucket_bounds(p.step_us)),  # the engine's bounds
+        expected_interruptions_per_hour=_expected_per_hour(configured.hard_per_gpu_hour, configured),
+        expected_sdc_per_hour=_expected_per_hour(configured.sdc_per_gpu_hour, configured),
+        optimal_interval_steps=analytic.optimal_interval_steps(step, spec.ckpt_seconds, p.hard_hazard),
+        analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, spec.ckpt_seconds, p.hard_hazard,
+                                                   analytic.mean_recovery(shares, recovery_us) / 1e6),
+        slowdown=spec.stragglers.slowdown if body.stragglers is not None and spec.stragglers is not None else None,
+        goodput_target=scenario.slo.goodput_target if scenario.slo else None,
     )
+
+
+def _expected_per_hour(rate_per_gpu_hour: float, spec: JobSpec) -> float:
+    hazard = per_step_cluster_hazard(rate_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    return analytic.per_hour(hazard, spec.step_seconds)
 
 
 def slowest_rank_score(info: ScenarioInfo, state: State) -> float | None:

@@ -68,3 +68,24 @@ class FakeClock:
 
     def advance(self, dt: float) -> None:
         self.t += dt
+
+
+def wsgi_call(app, method: str = "GET", path: str = "/metrics", body: bytes = b"", content_length: str | None = None,
+              **headers: str):
+    """(status, headers, body) of one in-process request to a WSGI app. ``headers`` as CGI names without the
+    HTTP_ prefix (``ACCEPT_ENCODING="gzip"``); Content-Length is the body's length unless given."""
+    import io
+    from wsgiref.util import setup_testing_defaults
+
+    path, _, query = path.partition("?")
+    environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "wsgi.input": io.BytesIO(body),
+               "CONTENT_LENGTH": (str(len(body)) if body else "") if content_length is None else content_length}
+    environ.update({f"HTTP_{k}": v for k, v in headers.items()})
+    setup_testing_defaults(environ)
+    got = {}
+
+    def start_response(status, response_headers, exc_info=None):
+        got["status"], got["headers"] = int(status.split()[0]), dict(response_headers)
+
+    out = b"".join(app(environ, start_response))
+    return got["status"], got["headers"], out

@@ -1,8 +1,8 @@
 """Every simd_* name the dashboard, the rules and the rule tests use is one the exporter declares
 (DESIGN.md 3.9; kubernetes-mixin's check that every metric a rule or panel uses exists).
 
-The declared names come from tests/metric_names.py: from the exporter itself (its collector on the default
-configuration), or, only while simd.exporter does not exist, from the list of issue #6.
+The declared names come from tests/metric_names.py: the metric table (simd.metric_table), which the exporter
+is built from (tests/test_exporter.py checks that the exposition has exactly the table's families).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import metric_names
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSET_DIRS = [ROOT / "grafana", ROOT / "prometheus"]
@@ -48,21 +47,13 @@ def test_the_regex_separates_metrics_from_recording_rules_and_files():
 
 
 def test_every_used_name_is_declared_by_the_exporter():
-    declared, source = metric_names.declared()
+    declared = metric_names.declared()
     missing = {n: sorted(files) for n, files in used_names().items() if n not in declared}
-    if missing and set(missing) <= metric_names.PENDING_IN_EXPORTER:
-        pytest.xfail(f"{source} does not declare {sorted(missing)} yet (metric_names.PENDING_IN_EXPORTER)")
-    assert not missing, f"not declared by {source}: " + "; ".join(f"{n} (used in {', '.join(f)})"
-                                                                   for n, f in sorted(missing.items()))
+    assert not missing, "not in simd.metric_table: " + "; ".join(f"{n} (used in {', '.join(f)})"
+                                                                for n, f in sorted(missing.items()))
 
 
-def test_exporter_declares_the_issue_list():
-    """The exporter declares every name of the issue's list (metric_names.EXPECTED), expanded the way
-    Prometheus exposes them."""
-    declared, source = metric_names.declared()
-    if source.startswith("EXPECTED"):
-        pytest.skip(source)
-    missing = sorted(metric_names.exposed(metric_names.EXPECTED) - declared)
-    if missing and set(missing) <= metric_names.PENDING_IN_EXPORTER:
-        pytest.xfail(f"{source} does not declare {missing} yet (metric_names.PENDING_IN_EXPORTER)")
-    assert not missing, f"{source} lacks {missing}"
+def test_declared_names_are_the_tables_exposed_names():
+    declared = metric_names.declared()
+    assert {"simd_ticks_total", "simd_step_duration_seconds_bucket", "simd_speedup"} <= declared
+    assert "simd_ticks" not in declared and "simd_step_duration_seconds" not in declared

@@ -11,10 +11,12 @@ import threading
 
 import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock
+from prometheus_client import generate_latest
 
 from simd.config import parse_config
-from simd.exporter import new_registry, render_text
-from simd.server import MetricsServer
+from simd.drills import DrillControl
+from simd.exporter import new_registry
+from simd.server import HttpServer, make_app
 from simd.ticker import Ticker
 
 DRILLS = """drills:
@@ -80,7 +82,7 @@ def test_scheduled_drill_is_active_in_its_window():
     t.tick()
     assert drill(t, "sched").active
     assert spec_of(t, "plain").hard_per_gpu_hour == pytest.approx(10 * 2.0e-3)
-    assert b'simd_drill_active{drill="sched"} 1.0' in render_text(new_registry(lambda: t.snapshot))
+    assert b'simd_drill_active{drill="sched"} 1.0' in generate_latest(new_registry(lambda: t.snapshot))
 
 
 def test_on_demand_drill_retargets_now_and_moves_the_optimum_not_the_calibrated_rate():
@@ -91,7 +93,7 @@ def test_on_demand_drill_retargets_now_and_moves_the_optimum_not_the_calibrated_
     i = [x.name for x in t.infos].index("big")
     before = t.infos[i]
     out = t.start_drill("storage")
-    assert out["start_seconds"] == 600.0 and out["end_seconds"] == 7800.0
+    assert (out.start_seconds, out.end_seconds, out.stall_seconds) == (600.0, 7800.0, 0.0)
     after = t.infos[i]
     assert spec_of(t, "big").ckpt_seconds == 12 * 30
     young = dict(after.optimal_interval_steps)["young"] / dict(before.optimal_interval_steps)["young"]
@@ -105,16 +107,19 @@ def test_stall_drill_stops_ticks_then_catches_up():
     t = ticker(clock)
     clock.t = 1.0
     t.tick()
-    ticks = t.snapshot.daemon.ticks
+    def ticks():
+        return t.registry.get_sample_value("simd_ticks_total")
+
+    before = ticks()
     t.start_drill("hang")
     for now in (2.0, 3.0, 4.0, 5.5):
         clock.t = now
-        assert t.tick().daemon.ticks == ticks  # no tick runs
-    assert t.health()[0] is False
+        assert t.tick() is t.snapshot and ticks() == before  # no tick runs
+    assert t.health.status()[0] is False
     clock.t = 6.5
     snap = t.tick()
-    assert snap.daemon.ticks == ticks + 1 and snap.simulated_us == 6.5 * 600 * 1_000_000
-    assert t.health() == (True, "ok")
+    assert ticks() == before + 1 and snap.simulated_us == 6.5 * 600 * 1_000_000
+    assert t.health.status() == (True, "ok")
 
 
 @pytest.fixture()
@@ -126,7 +131,8 @@ def served():
     servers = []
 
     def serve(token):
-        s = MetricsServer(("127.0.0.1", 0), lambda: b"", t.health, drills=t, token=token)
+        drills = DrillControl(t.config, lambda: t.snapshot, t.start_drill)
+        s = HttpServer(("127.0.0.1", 0), make_app(t.registry, t.health.status, drills=drills, token=token))
         threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(s)
         return s
@@ -164,28 +170,29 @@ def test_list_and_one_drill(served):
     ({}, 401, "bearer token"),
     ({"token": "wrong"}, 401, "bearer token"),
     ({"token": TOKEN, "path": "/api/v1/drills/nope"}, 404, "no drill named 'nope'"),
+    # the body's messages are simd.config.parse_drill_request's
     ({"token": TOKEN, "body": b"{not json"}, 400, "must be a JSON object"),
-    ({"token": TOKEN, "body": b"[1, 2]"}, 400, "got list"),
-    ({"token": TOKEN, "body": b'{"duration": 5}'}, 400, "unknown key(s) duration"),
-    ({"token": TOKEN, "body": b'{"duration_seconds": -5}'}, 400, "duration_seconds must be a number"),
+    ({"token": TOKEN, "body": b"[1, 2]"}, 400, "body: must be a mapping, got [1, 2]"),
+    ({"token": TOKEN, "body": b'{"duration": 5}'}, 400, "body.duration: unknown key"),
+    ({"token": TOKEN, "body": b'{"duration_seconds": -5}'}, 400, "body.duration_seconds: must be > 0, got -5"),
     ({"token": TOKEN, "body": b"x" * 5000}, 413, "at most 4096 bytes"),
 ])
 def test_bad_requests_are_refused_and_change_nothing(served, kwargs, status, message):
     t, serve = served
     s = serve(TOKEN)
-    before = (list(t.book.runs), t.states)
+    before = (list(t.drills.book.runs), t.states)
     got, body = call(s, "POST", kwargs.get("path", "/api/v1/drills/storage"), kwargs.get("body"),
                      kwargs.get("token"))
     assert got == status and message in body["error"]
-    assert (list(t.book.runs), t.states) == before
+    assert (list(t.drills.book.runs), t.states) == before
 
 
 def test_without_a_token_every_post_is_refused(served):
     t, serve = served
     s = serve(None)
-    before = list(t.book.runs)
+    before = list(t.drills.book.runs)
     status, body = call(s, "POST", "/api/v1/drills/storage", token=TOKEN)
-    assert status == 403 and "disabled" in body["error"] and t.book.runs == before
+    assert status == 403 and "disabled" in body["error"] and t.drills.book.runs == before
 
 
 def test_start_then_conflict(served):
@@ -198,6 +205,7 @@ def test_start_then_conflict(served):
     assert drill(t, "storage").active
 
 
+@pytest.mark.integration
 def test_simd_drill_client(served, tmp_path):
     t, serve = served
     s = serve(TOKEN)

@@ -1,16 +1,21 @@
-"""simd.server in-process: /metrics, /healthz, 404, 405, and a scrape during a tick. No sleeps."""
+"""simd.server over a real socket in-process: /metrics, /healthz, 404, 405, a scrape during a tick, gzip and
+OpenMetrics, IPv6, a port in use. No sleeps."""
 
 from __future__ import annotations
 
+import gzip
 import http.client
+import socket
 import threading
 
 import pytest
 from daemon_fixtures import FakeClock, small_config
+from prometheus_client import generate_latest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 
 from simd.engine import advance
-from simd.exporter import new_registry, render_text
-from simd.server import MetricsServer
+from simd.exporter import new_registry
+from simd.server import HttpServer, make_app
 from simd.ticker import Ticker
 
 
@@ -25,9 +30,10 @@ def served():
             assert gate["release"].wait(10)
         return advance(state, until)
 
-    ticker = Ticker(small_config(), clock=clock, wall=lambda: 1.7e9, advance_fn=gated_advance)
-    registry = new_registry(lambda: ticker.snapshot)
-    server = MetricsServer(("127.0.0.1", 0), lambda: render_text(registry), ticker.health)
+    # without the process collector, so that two scrapes of one tick are equal byte for byte
+    registry = new_registry(lambda: ticker.snapshot, process=False)
+    ticker = Ticker(small_config(), clock=clock, wall=lambda: 1.7e9, advance_fn=gated_advance, registry=registry)
+    server = HttpServer(("127.0.0.1", 0), make_app(registry, ticker.health.status))
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
@@ -39,10 +45,10 @@ def served():
         thread.join(5)
 
 
-def request(server, method, path):
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+def request(server, method, path, host="127.0.0.1", **headers):
+    conn = http.client.HTTPConnection(host, server.port, timeout=5)
     try:
-        conn.request(method, path)
+        conn.request(method, path, headers=headers)
         r = conn.getresponse()
         return r.status, dict(r.getheaders()), r.read()
     finally:
@@ -56,7 +62,7 @@ def test_metrics(served):
     status, headers, body = request(server, "GET", "/metrics")
     assert status == 200
     assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
-    assert body == render_text(registry)
+    assert body == generate_latest(registry)
     assert b'simd_effective_utilization_ratio{scenario="plain"}' in body
     assert request(server, "GET", "/metrics?debug=1")[2] == body  # a query string does not matter
 
@@ -108,3 +114,44 @@ def test_a_scrape_during_a_tick_gets_the_previous_tick(served):
         worker.join(10)
     after = request(server, "GET", "/metrics")[2]
     assert after != before and b"simd_ticks_total 2.0" in after
+
+
+def test_gzip_and_openmetrics_are_negotiated(served):
+    server, ticker, clock, registry, _ = served
+    clock.t = 1.0
+    ticker.tick()
+    plain = request(server, "GET", "/metrics")[2]
+    status, headers, body = request(server, "GET", "/metrics", **{"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["Content-Encoding"] == "gzip" and int(headers["Content-Length"]) == len(body)
+    assert gzip.decompress(body) == plain and len(body) < len(plain) / 4
+    status, headers, body = request(server, "GET", "/metrics", Accept="application/openmetrics-text; version=1.0.0")
+    assert headers["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
+    assert body.endswith(b"# EOF\n")
+    ticks = {f.name: f for f in openmetrics_families(body.decode())}["simd_ticks"]
+    assert ticks.type == "counter" and [s.value for s in ticks.samples if s.name == "simd_ticks_total"] == [1]
+
+
+def test_a_port_in_use_fails_at_construction():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(OSError, match="Address already in use"):
+            HttpServer(("127.0.0.1", busy.getsockname()[1]), make_app(new_registry(lambda: None), lambda: (True, "")))
+
+
+def test_an_ipv6_host_is_served():
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 in this Python")
+    try:
+        server = HttpServer(("::1", 0), make_app(new_registry(lambda: None, process=False), lambda: (True, "ok")))
+    except OSError as exc:  # a host without ::1 (IPv6 disabled in the kernel or the container)
+        pytest.skip(f"cannot bind ::1: {exc}")
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        assert server.address_family == socket.AF_INET6
+        assert request(server, "GET", "/healthz", host="::1")[::2] == (200, b"ok\n")
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

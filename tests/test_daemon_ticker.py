@@ -1,4 +1,4 @@
-"""The tick logic (simd.ticker) with an injected clock: no sleeps, exact values."""
+"""The tick loop (simd.ticker) and its health (simd.health) with an injected clock: no sleeps, exact values."""
 
 from __future__ import annotations
 
@@ -6,10 +6,12 @@ import threading
 
 import pytest
 from daemon_fixtures import FakeClock, small_config
+from prometheus_client import generate_latest
 
 from simd.engine import US_PER_SECOND, advance
-from simd.exporter import new_registry, render_text
-from simd.ticker import STALL_GRACE_SECONDS, STALL_TICKS, TICK_DURATION_BOUNDS, Ticker
+from simd.exporter import new_registry
+from simd.health import STALL_GRACE_SECONDS, STALL_TICKS, TICK_DURATION_BOUNDS
+from simd.ticker import Ticker
 
 START = 1000.0
 
@@ -17,6 +19,19 @@ START = 1000.0
 def make(clock=None, advance_fn=advance, **kw) -> Ticker:
     clock = clock or FakeClock(START)
     return Ticker(small_config(), clock=clock, wall=lambda: 1.7e9 + clock(), advance_fn=advance_fn, **kw)
+
+
+def health(ticker: Ticker, name: str, **labels: str) -> float:
+    """A daemon-health sample of the ticker's registry."""
+    return ticker.registry.get_sample_value(name, labels)
+
+
+def ticks(ticker: Ticker) -> float:
+    return health(ticker, "simd_ticks_total")
+
+
+def missed(ticker: Ticker) -> float:
+    return health(ticker, "simd_tick_overruns_total", kind="missed")
 
 
 def tick_at(ticker: Ticker, clock: FakeClock, *walls: float) -> None:
@@ -29,14 +44,14 @@ def test_simulated_time_is_speedup_times_wall_time_since_start():
     clock = FakeClock(START)
     t = make(clock)
     assert t.speedup == 600 and t.tick_seconds == 1.0  # from the file
-    assert t.snapshot.simulated_us == 0 and t.snapshot.daemon.ticks == 0
+    assert t.snapshot.simulated_us == 0 and ticks(t) == 0
     tick_at(t, clock, 2.5)
     assert t.snapshot.simulated_us == 1500 * US_PER_SECOND
     for states in t.states:
         assert all(s.clock == 1500 * US_PER_SECOND for s in states)  # one shared simulated clock
     assert all(sc.clock_us == 1500 * US_PER_SECOND for sc in t.snapshot.scenarios)
-    assert t.snapshot.daemon.ticks == 1
-    assert t.snapshot.daemon.last_tick_unix == 1.7e9 + START + 2.5
+    assert ticks(t) == 1
+    assert health(t, "simd_last_tick_timestamp_seconds") == 1.7e9 + START + 2.5
 
 
 def test_flags_override_the_file():
@@ -58,15 +73,15 @@ def test_a_late_tick_catches_up_exactly_and_counts_the_missed_ticks():
     assert late.snapshot.simulated_us == on_time.snapshot.simulated_us == 3000 * US_PER_SECOND
     assert late.states == on_time.states
     assert late.snapshot.scenarios == on_time.snapshot.scenarios
-    assert (late.snapshot.daemon.overruns_missed, on_time.snapshot.daemon.overruns_missed) == (3, 0)
-    assert (late.snapshot.daemon.ticks, on_time.snapshot.daemon.ticks) == (2, 5)
+    assert (missed(late), missed(on_time)) == (3, 0)
+    assert (ticks(late), ticks(on_time)) == (2, 5)
 
 
 def test_a_tick_within_half_an_interval_of_its_slot_is_not_a_miss():
     clock = FakeClock(START)
     t = make(clock)
     tick_at(t, clock, 1.02, 2.49, 3.0, 4.51)  # 4.51 rounds to slot 5: slot 4 had no tick
-    assert t.snapshot.daemon.overruns_missed == 1
+    assert missed(t) == 1
 
 
 def test_repeated_or_early_ticks_never_double_count_or_go_back():
@@ -76,7 +91,7 @@ def test_repeated_or_early_ticks_never_double_count_or_go_back():
     before = t.states, t.snapshot.simulated_us
     tick_at(t, clock, 3, 3)
     assert (t.states, t.snapshot.simulated_us) == before
-    assert t.snapshot.daemon.overruns_missed == 2  # slots 1 and 2, counted once
+    assert missed(t) == 2  # slots 1 and 2, counted once
     clock.t = START + 2.0  # a clock that stepped back (it cannot, monotonic; but never go backwards)
     t.tick()
     assert (t.states, t.snapshot.simulated_us) == before
@@ -94,17 +109,17 @@ def test_a_slow_tick_is_an_overrun_and_lands_in_the_duration_histogram():
 
     t = make(clock, advance_fn=slow_advance)
     tick_at(t, clock, 1)
-    d = t.snapshot.daemon
-    assert (d.ticks, d.overruns_slow, d.overruns_missed) == (1, 1, 0)
-    assert d.duration_sum == pytest.approx(2.5)
-    assert d.duration_bounds == TICK_DURATION_BOUNDS
-    assert d.duration_counts[TICK_DURATION_BOUNDS.index(2.5)] == 1 and sum(d.duration_counts) == 1
+    assert (ticks(t), health(t, "simd_tick_overruns_total", kind="slow"), missed(t)) == (1, 1, 0)
+    assert health(t, "simd_tick_duration_seconds_sum") == pytest.approx(2.5)
+    cumulative = [health(t, "simd_tick_duration_seconds_bucket", le=str(b)) for b in TICK_DURATION_BOUNDS]
+    assert cumulative == [0] * TICK_DURATION_BOUNDS.index(2.5) + [1] * (len(TICK_DURATION_BOUNDS)
+                                                                         - TICK_DURATION_BOUNDS.index(2.5))
     # the simulated time is the one of the tick's start; the next tick (now at 3.5, slot 4) catches up
     assert t.snapshot.simulated_us == 600 * US_PER_SECOND
     t.tick()
     assert t.snapshot.simulated_us == round(3.5 * 600 * US_PER_SECOND)
-    assert t.snapshot.daemon.overruns_missed == 2  # slots 2 and 3
-    assert t.snapshot.daemon.overruns_slow == 1
+    assert missed(t) == 2  # slots 2 and 3
+    assert health(t, "simd_tick_overruns_total", kind="slow") == 1
 
 
 def test_tick_size_invariance_at_the_daemon_level():
@@ -139,9 +154,9 @@ def test_a_reader_during_a_tick_sees_the_previous_complete_snapshot():
         return advance(state, until)
 
     t = make(clock, advance_fn=gated_advance)
-    registry = new_registry(lambda: t.snapshot)
+    registry = new_registry(lambda: t.snapshot, process=False)
     tick_at(t, clock, 1)
-    before_snapshot, before_text = t.snapshot, render_text(registry)
+    before_snapshot, before_text = t.snapshot, generate_latest(registry)
     clock.t = START + 2
     blocking.set()
     worker = threading.Thread(target=t.tick)
@@ -149,37 +164,31 @@ def test_a_reader_during_a_tick_sees_the_previous_complete_snapshot():
     try:
         assert entered.wait(10)  # the tick is now blocked half-way through advancing the states
         assert t.snapshot is before_snapshot
-        assert render_text(registry) == before_text
+        assert generate_latest(registry) == before_text
     finally:
         blocking.clear()
         release.set()
         worker.join(10)
     assert t.snapshot is not before_snapshot
-    assert t.snapshot.simulated_us == 1200 * US_PER_SECOND and t.snapshot.daemon.ticks == 2
-    assert render_text(registry) != before_text
+    assert t.snapshot.simulated_us == 1200 * US_PER_SECOND and ticks(t) == 2
+    assert generate_latest(registry) != before_text
 
 
 def test_health_reports_a_stall_after_three_intervals_and_a_second():
     clock = FakeClock(START)
     t = make(clock)
     limit = STALL_TICKS * t.tick_seconds + STALL_GRACE_SECONDS
-    assert t.health() == (True, "ok")
+    assert t.health.status() == (True, "ok")
     clock.t = START + limit + 0.01
-    ok, reason = t.health()
+    ok, reason = t.health.status()
     assert not ok and "no tick completed since the start" in reason
     t.tick()
-    assert t.health() == (True, "ok")
+    assert t.health.status() == (True, "ok")
     clock.advance(limit - 0.01)
-    assert t.health()[0]
+    assert t.health.status()[0]
     clock.advance(0.02)
-    ok, reason = t.health()
+    ok, reason = t.health.status()
     assert not ok and reason.startswith("stalled: no tick completed for 4.0 s")
-
-
-@pytest.mark.parametrize("kw", [{"speedup": 0}, {"speedup": float("inf")}, {"tick_seconds": -1}])
-def test_bad_speedup_or_tick_is_refused(kw):
-    with pytest.raises(ValueError):
-        make(**kw)
 
 
 def test_overruns_are_logged_then_summarized_once_a_minute(caplog):
@@ -193,4 +202,4 @@ def test_overruns_are_logged_then_summarized_once_a_minute(caplog):
     assert len(lines) == 2
     assert "0 slow" in lines[0] and "2 scheduled tick(s) missed" in lines[0]
     assert "57 scheduled tick(s) missed" in lines[1]  # the 6 held back and the 51 of the last tick
-    assert t.snapshot.daemon.overruns_missed == 2 + 6 + 51
+    assert missed(t) == 2 + 6 + 51

@@ -1,10 +1,9 @@
-"""simd.exporter and simd.snapshot: exact sample values from known engine states, no HTTP, no sleeps."""
+"""simd.exporter, simd.metric_table and simd.snapshot: exact sample values from known engine states, no HTTP,
+no sleeps."""
 
 from __future__ import annotations
 
 import math
-import re
-from pathlib import Path
 
 import pytest
 from daemon_fixtures import FakeClock, small_config
@@ -13,24 +12,26 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
 from simd.config import default_config
+from simd.daemon import assemble
 from simd.engine import BUCKETS, US_PER_SECOND
 from simd.engine.stragglers import BUCKET_FACTORS
-from simd.exporter import SimdCollector, new_registry, render_text
+from simd.exporter import SimdCollector, new_registry
+from simd.metric_table import METRICS
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
 from simd.ticker import Ticker
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
 WALL = 6 * 3600 / 600  # wall seconds for 6 simulated hours at the file's speedup 600
 
 
 @pytest.fixture(scope="module")
 def ticked():
+    """The small configuration after one tick at simulated hour 6, with the daemon's registry."""
     clock = FakeClock(0.0)
     config = small_config()
-    t = Ticker(config, clock=clock, wall=lambda: 1.7e9)
+    t, _ = assemble(config, clock=clock, wall=lambda: 1.7e9)
     clock.t = WALL
     t.tick()
-    return config, t, new_registry(lambda: t.snapshot)
+    return config, t, t.registry
 
 
 def value(registry, name, **labels):
@@ -179,22 +180,23 @@ def test_slowest_rank_score_follows_the_slow_ranks():
 
 def test_daemon_self_metrics(ticked):
     _, t, reg = ticked
-    d = t.snapshot.daemon
     assert value(reg, "simd_ticks_total") == 1
     assert value(reg, "simd_tick_overruns_total", kind="slow") == 0
     assert value(reg, "simd_tick_overruns_total", kind="missed") == WALL - 1  # slots 1 .. 35 had no tick
     assert value(reg, "simd_tick_duration_seconds_count") == 1
     assert value(reg, "simd_tick_duration_seconds_bucket", le="+Inf") == 1
-    assert value(reg, "simd_tick_duration_seconds_sum") == d.duration_sum == 0.0  # the fake clock stood still
+    assert value(reg, "simd_tick_duration_seconds_sum") == 0.0  # the fake clock stood still
     assert value(reg, "simd_last_tick_timestamp_seconds") == 1.7e9
     build = [s for f in reg.collect() if f.name == "simd_build_info" for s in f.samples]
     assert len(build) == 1 and build[0].value == 1 and set(build[0].labels) == {"version", "python"}
+    # the daemon's process, from prometheus_client's process collector on the same registry
+    assert value(reg, "process_resident_memory_bytes") > 0 and value(reg, "process_cpu_seconds_total") > 0
 
 
 def test_counters_never_decrease_between_ticks():
     clock = FakeClock(0.0)
     t = Ticker(small_config(), clock=clock, wall=lambda: 0.0)
-    reg = new_registry(lambda: t.snapshot)
+    reg = new_registry(lambda: t.snapshot, process=False)
 
     def counters():
         return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in reg.collect()
@@ -210,36 +212,27 @@ def test_counters_never_decrease_between_ticks():
         before = now
 
 
-def test_render_text_is_byte_for_byte_generate_latest():
+def test_the_exposition_has_exactly_the_tables_families():
+    """Every row of the metric table is exported with its type, HELP and labels, and nothing else under simd_."""
     clock = FakeClock(0.0)
-    t = Ticker(default_config(), clock=clock, wall=lambda: 1.7e9)
+    t, _ = assemble(default_config(), clock=clock, wall=lambda: 1.7e9)
     clock.t = 30.0
     t.tick()
-    reg = new_registry(lambda: t.snapshot)
-    assert render_text(reg) == generate_latest(reg)
+    exported = {}
+    for f in t.registry.collect():
+        if f.name.startswith("simd_"):
+            labels = {k for s in f.samples for k in s.labels if k != "le"}
+            exported[f.name] = (f.type, f.documentation, labels)
+    assert exported == {m.name: (m.type, m.help, set(m.labels)) for m in METRICS}
 
 
 def test_exposition_has_help_and_parses(ticked):
     _, _, reg = ticked
-    families = list(text_string_to_metric_families(render_text(reg).decode()))
-    assert families
+    families = list(text_string_to_metric_families(generate_latest(reg).decode()))
+    assert {f.name for f in families if f.name.startswith("process_")} >= {"process_cpu_seconds"}
     for f in families:
-        assert f.name.startswith("simd_") and f.documentation.strip(), f.name
+        assert f.name.startswith(("simd_", "process_")) and f.documentation.strip(), f.name
         assert f.type in ("counter", "gauge", "histogram")
-
-
-def _documented_names() -> dict[str, str]:
-    """name -> type from the tables of docs/metrics.md."""
-    rows = re.findall(r"^\| `(simd_[a-z_]+)` \| (\w+) \|", DOC.read_text(), flags=re.M)
-    return dict(rows)
-
-
-def test_docs_list_exactly_the_exported_metrics():
-    t = Ticker(default_config(), clock=FakeClock(), wall=lambda: 0.0)
-    exported = {}
-    for f in new_registry(lambda: t.snapshot).collect():
-        exported[f.name + ("_total" if f.type == "counter" else "")] = f.type
-    assert _documented_names() == exported
 
 
 def test_default_configuration_exports_every_scenario():

@@ -6,6 +6,8 @@
 - ``straggler``: step = max over ranks, median-based detection, NVRx-style scores, normal order statistics
   (scenario 4).
 - ``sdc``: bit flips, shard fingerprints, bitwise dual run, loss-spike guard (scenario 5).
+- ``analytic``: the closed-form facts the daemon exports beside a configured job (optimum interval,
+  first-order efficiency, mean recovery, rates per hour), from the models above.
 
 Every constant names its source (paper, seed) where it is defined.
 """

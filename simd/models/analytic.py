@@ -1,0 +1,55 @@
+"""Closed-form facts of one configured job, exported beside its simulation (seed 001's models applied).
+
+Inputs are plain numbers (the caller reads them from the engine's compiled plan), so this module, like the
+other models, imports nothing of simd's outer layers:
+
+- ``per_hour``: a per-step probability as events per hour of compute (the configured rates' gauges);
+- ``mean_recovery``: the cost of one interruption averaged over the causes (the model's R);
+- ``optimal_interval_steps``: Young's and Daly's optimum of the checkpoint interval, in steps;
+- ``efficiency_at``: the first-order long-run efficiency at the configured interval (checkpoint.efficiency).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def per_hour(hazard_per_step: float, step_seconds: float) -> float:
+    """Events per hour of compute when each step of ``step_seconds`` has probability ``hazard_per_step``."""
+    return hazard_per_step / step_seconds * SECONDS_PER_HOUR
+
+
+def mtbf_seconds(hazard_per_step: float, step_seconds: float) -> float:
+    """Mean compute time between failures: one failure per ``1 / hazard`` steps. Needs ``hazard > 0``."""
+    return step_seconds / hazard_per_step
+
+
+def mean_recovery(shares: Sequence[float], recovery_per_cause: Sequence[float]) -> float:
+    """The recovery (detection plus restart) of one interruption, weighted by the causes' shares; in the
+    unit of ``recovery_per_cause``. Summed exactly (``math.fsum``)."""
+    return math.fsum(s * r for s, r in zip(shares, recovery_per_cause, strict=True))
+
+
+def optimal_interval_steps(step_seconds: float, checkpoint_seconds: float,
+                           hazard_per_step: float) -> tuple[tuple[str, float], ...]:
+    """(("young", steps), ("daly", steps)): the optimum interval of each method, not rounded; empty when
+    the hard-failure hazard is 0 (no failure, no optimum)."""
+    if hazard_per_step <= 0:
+        return ()
+    m = mtbf_seconds(hazard_per_step, step_seconds)
+    return (("young", young_interval_seconds(checkpoint_seconds, m) / step_seconds),
+            ("daly", daly_interval_seconds(checkpoint_seconds, m) / step_seconds))
+
+
+def efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: float, hazard_per_step: float,
+                  recovery_seconds: float) -> float | None:
+    """Seed 001's first-order efficiency at ``interval_steps``; None when the hazard is 0."""
+    if hazard_per_step <= 0:
+        return None
+    return efficiency(interval_steps, step_seconds, checkpoint_seconds, mtbf_seconds(hazard_per_step, step_seconds),
+                      recovery_seconds)
