@@ -125,7 +125,7 @@ def _executor(args):
 def run(args) -> int:
     from simd import sweep, sweepout
     from simd.config import default_config, load_config
-    from simd.sweepexec import ExecutorError
+    from simd.sweepexec import ExecutorError, MissingDask
     from simd.sweepgrid import GridError, grid, parse_params
 
     config = load_config(args.config) if args.config else default_config()
@@ -160,8 +160,8 @@ def run(args) -> int:
     seed_base = base.seed if args.seed_base is None else args.seed_base
     try:
         execute = _executor(args)
-    except ExecutorError as exc:
-        return _fail(str(exc), 1)
+    except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable: a failure
+        return _fail(str(exc), EXIT_USAGE if isinstance(exc, MissingDask) else 1)
     bar = _Bar(not args.quiet and sys.stderr.isatty())
     try:
         runner = sweep.Runner(points, execute, execute.workers, progress=bar)

@@ -19,7 +19,11 @@ CONNECT_TIMEOUT_SECONDS = 10
 
 
 class ExecutorError(RuntimeError):
-    """The executor cannot run (dask missing, scheduler unreachable): one line."""
+    """The executor cannot run (scheduler unreachable): one line."""
+
+
+class MissingDask(ExecutorError):
+    """--scheduler without dask.distributed installed."""
 
 
 class Serial:
@@ -75,10 +79,10 @@ class DaskExecutor:
         try:
             from distributed import Client
         except ImportError:
-            raise ExecutorError(DASK_HINT) from None
+            raise MissingDask(DASK_HINT) from None
         if client is None:
             try:
-                client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS)
+                client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS)  # read at call time (tests shorten it)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise ExecutorError(f"--scheduler {address}: cannot connect: {exc}") from None
             self._own = True

@@ -82,7 +82,7 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
     ax.set_xlabel(axis_label(p))
     ax.set_ylabel(UTILIZATION_LABEL)
     ax.grid(True, alpha=0.3)
-    ax.legend(loc="lower center", fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     ax.set_title(_title(meta), fontsize="medium")
 
 
@@ -102,7 +102,7 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     ax.set_xlabel(axis_label(p))
     ax.set_ylabel(UTILIZATION_LABEL)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize="small")
+    ax.legend(loc="best", fontsize="small")
     ax.set_title(_title(meta), fontsize="medium")
 
 
