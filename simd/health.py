@@ -8,6 +8,9 @@ Overruns are counted by kind: ``slow`` (a tick that took longer than ``tick_seco
 scheduled slot ``start + k * tick_seconds`` in which no tick started: coalesced into a later tick or
 skipped). A tick is assigned to the nearest slot, so a tick more than half an interval late counts the slot
 it was meant for as missed. Overruns are logged, each while they are rare, then one summary a minute.
+
+The tick loop records a tick right after publishing its snapshot, so a scrape in between sees the new
+tick's simulation with the previous tick's count (the simulation's own samples are always one whole tick).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class Drills(Protocol):
 class Response:
     """A status, headers and a body; ``__call__`` sends it through WSGI's ``start_response``."""
 
-    def __init__(self, status: int, body: bytes, headers: Iterable[tuple[str, str]] = (("Content-Type", TEXT),)):
+    def __init__(self, status: int, body: bytes, headers: Iterable[tuple[str, str]]):
         self.status, self.body, self.headers = status, body, list(headers)
 
     def __call__(self, start_response, head: bool) -> list[bytes]:

@@ -1,8 +1,12 @@
 """Shared by the daemon and exporter tests: a small configuration that exercises every feature the exporter
 reads (replicas, a sweep, causes, warm recovery, stragglers with mitigation, a failure-free scenario, jobs
-that complete within minutes of simulated time), and a clock the tests move by hand."""
+that complete within minutes of simulated time), a clock the tests move by hand, and an in-process WSGI
+client (no socket)."""
 
 from __future__ import annotations
+
+import io
+from wsgiref.util import setup_testing_defaults
 
 from simd.config import parse_config
 
@@ -74,9 +78,6 @@ def wsgi_call(app, method: str = "GET", path: str = "/metrics", body: bytes = b"
               **headers: str):
     """(status, headers, body) of one in-process request to a WSGI app. ``headers`` as CGI names without the
     HTTP_ prefix (``ACCEPT_ENCODING="gzip"``); Content-Length is the body's length unless given."""
-    import io
-    from wsgiref.util import setup_testing_defaults
-
     path, _, query = path.partition("?")
     environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "wsgi.input": io.BytesIO(body),
                "CONTENT_LENGTH": (str(len(body)) if body else "") if content_length is None else content_length}
