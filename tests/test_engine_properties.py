@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from specs import spec
 
 from simd.engine import BUCKETS, US_PER_SECOND, Cause, advance, new_state
+from simd.engine.work import Work
 
 specs = st.builds(
     spec,
@@ -88,6 +89,15 @@ def test_vectorized_path_equals_segment_walk(s, horizon_steps, cuts):
         slow, slow_events = advance(slow, c, trace=True, vectorize=False)
         assert fast == slow
         assert fast_events == slow_events
+
+
+@settings(max_examples=40, deadline=None)
+@given(s=specs, horizon_steps=st.integers(0, 2000))
+def test_working_copy_round_trips(s, horizon_steps):
+    """The seam both paths share: a State taken into a Work and back, with no step between, is unchanged."""
+    state, _ = advance(new_state(s), int(horizon_steps * s.step_seconds * US_PER_SECOND))
+    for at in (state, new_state(s)):
+        assert Work(at, trace=False).to_state(at.clock) == at
 
 
 @settings(max_examples=40, deadline=None)

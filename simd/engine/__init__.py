@@ -4,16 +4,9 @@ No clock, file, environment variable or global random generator is read here, an
 prometheus_client nor apscheduler is imported (a test checks it).
 """
 
-from simd.engine.core import (
-    Event,
-    JobResult,
-    advance,
-    bucket_seconds,
-    new_state,
-    retarget,
-    run_job,
-)
+from simd.engine.core import advance, new_state, retarget, run_job
 from simd.engine.hazard import per_step_cluster_hazard
+from simd.engine.results import Event, JobResult, bucket_seconds
 from simd.engine.spec import US_PER_SECOND, Cause, JobSpec, Stragglers, to_us
 from simd.engine.state import BUCKETS, State, Totals
 

@@ -94,7 +94,7 @@ class Plan:
     hard_stream: dict  # initial PCG64 states of the named streams (streams.py)
     sdc_stream: dict
     cause_stream: dict
-    vectorizable: bool  # validation divides the checkpoint interval (or there is none): see core.py
+    vectorizable: bool  # validation divides the checkpoint interval (or there is none): see batch.py
     step_times: StepTimes | None  # None: every step takes step_us exactly
     slow_steps: int  # steps at the start of each job that have the slow ranks (NEVER: always)
     slow_ranks: int

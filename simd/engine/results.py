@@ -1,0 +1,92 @@
+"""What the engine hands out: completed jobs and events, in seconds (seed 000's SimResult vocabulary).
+
+Promises: plain frozen values built from a State's integer counters; no simulation logic. Every second of a
+job is in exactly one bucket (state.BUCKETS), so the buckets of a JobResult sum to its wall time, and
+``bucket_seconds`` of a state plus its ``in_flight`` sum to the state's clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simd.engine.spec import US_PER_SECOND, Plan
+from simd.engine.state import State, Totals
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """One completed job, in seed 000's SimResult vocabulary (seconds)."""
+
+    job: int  # 0-based index of the job in this simulation
+    target_steps: int
+    step_seconds: float
+    recompute_steps: int
+    interruptions: int
+    interruptions_by_cause: dict[str, int]
+    sdc_detected: int
+    sdc_baked: int
+    checkpoints: int
+    wall_seconds: float
+    bucket_seconds: dict[str, float]
+
+    @property
+    def checkpoint_seconds(self) -> float:
+        return self.bucket_seconds["checkpoint"]
+
+    @property
+    def validation_seconds(self) -> float:
+        return self.bucket_seconds["validation"]
+
+    @property
+    def restart_seconds(self) -> float:
+        return self.bucket_seconds["restart"]
+
+    @property
+    def effective_utilization(self) -> float:
+        """Productive (committed, kept) compute over wall time.
+
+        Seed 000 divides ``target * step_seconds`` by wall time. The two agree except when a job ends with
+        an SDC present: the seed voids those steps (counts them recomputed) yet still counts them useful in
+        the numerator; here void work is never productive, so every second is in exactly one bucket.
+        """
+        return self.bucket_seconds["productive"] / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    @property
+    def mean_step_seconds(self) -> float:
+        executed = self.target_steps + self.recompute_steps
+        compute = self.bucket_seconds["productive"] + self.bucket_seconds["rollback"]
+        return (compute + self.bucket_seconds["straggler"]) / executed if executed else 0.0
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened at simulated time ``t_us``: an interruption, an SDC verdict, a job end."""
+
+    t_us: int
+    kind: str  # "interruption" | "sdc_detected" | "sdc_baked" | "job_end"
+    cause: str = ""
+    job: JobResult | None = None
+
+
+def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
+    """The JobResult of a job whose counters grew by ``d`` over ``wall_us`` of simulated time."""
+    return JobResult(
+        job=index,
+        target_steps=p.target,
+        step_seconds=p.spec.step_seconds,
+        recompute_steps=d.steps_recomputed,
+        interruptions=sum(d.interruptions),
+        interruptions_by_cause=dict(zip(p.cause_names, d.interruptions, strict=True)),
+        sdc_detected=d.sdc_detected,
+        sdc_baked=d.sdc_baked,
+        checkpoints=d.checkpoints,
+        wall_seconds=wall_us / US_PER_SECOND,
+        bucket_seconds={b: us / US_PER_SECOND for b, us in d.bucket_us().items()},
+    )
+
+
+def bucket_seconds(state: State) -> dict[str, float]:
+    """Seconds per bucket since the start, plus ``in_flight``; they sum to ``state.clock_seconds``."""
+    out = {b: us / US_PER_SECOND for b, us in state.totals.bucket_us().items()}
+    out["in_flight"] = state.in_flight_us() / US_PER_SECOND
+    return out
