@@ -384,6 +384,8 @@ def _format(err: dict) -> str:
     where = f"{path}: " if path else ""
     if kind in ("missing",):
         return f"{where}{text}"
+    if kind == "too_long" and isinstance(err["input"], list | dict):  # the count says it; the items do not
+        return f"{where}{text}, got {len(err['input'])}"
     return f"{where}{text}, got {_shown(err['input'])}"
 
 

@@ -65,7 +65,7 @@ def test_strings_are_not_coerced_to_numbers():
 
 
 def test_yaml_syntax_and_shape_errors():
-    assert errors("scenarios: [")[0].startswith("<config>: not valid YAML at line 1")
+    assert errors("scenarios: [")[0].startswith("<config>: not valid YAML at line 2")  # libyaml: at the end
     assert errors("- 1\n- 2\n") == ["<config>: the top level must be a mapping with a 'scenarios' list, got list"]
 
 

@@ -81,6 +81,6 @@ def test_size_is_bounded_when_reading(tmp_path):
 
 
 def test_syntax_errors_are_one_line_with_the_position():
-    with pytest.raises(YamlError, match=r"^not valid YAML at line 2, column 1: expected the node content"):
+    with pytest.raises(YamlError, match=r"^not valid YAML at line 2, column 1: did not find expected node content"):
         loads("scenarios: [\n")
     assert yamlfile.MAX_BYTES == 1 << 20
