@@ -1,22 +1,26 @@
 """`simd report`: seed 001's scenarios 1 and 2 printed exactly, from the models; determinism; saved output.
 
-To refresh the saved output after an intended change: SIMD_UPDATE_SAVED_OUTPUT=1 python3 -m pytest
-tests/test_report.py, then review the diff of tests/data/report_text.txt.
+To refresh the saved outputs after an intended change: SIMD_UPDATE_SAVED_OUTPUT=1 python3 -m pytest
+tests/test_report.py, then review the diff of tests/data/report_{text.txt,markdown.md,json.json}.
 """
 
 import argparse
 import json
 import os
 import re
+from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 
 import pytest
 
 from simd import report
 from simd.models import availability, checkpoint, recovery, straggler
+from simd.report.compute import in_json
 
 ROOT = Path(__file__).resolve().parents[1]
-SAVED = ROOT / "tests" / "data" / "report_text.txt"
+SAVED = {fmt: ROOT / "tests" / "data" / name
+         for fmt, name in (("text", "report_text.txt"), ("markdown", "report_markdown.md"),
+                           ("json", "report_json.json"))}
 
 # Seed 001 as printed. Scenario 1: GPUs, job MTBF (h), cold 60 min, hot swap 5 min availability.
 SEED_S1_ROWS = [
@@ -163,7 +167,8 @@ def test_scenario_3_follows_the_recovery_constants(monkeypatch, capsys):
 
 
 def test_no_seed_output_literal_in_the_code():
-    sources = [*(ROOT / "simd" / "models").glob("*.py"), ROOT / "simd" / "report.py"]
+    sources = [*(ROOT / "simd" / "models").glob("*.py"), *(ROOT / "simd" / "report").glob("*.py")]
+    assert len(sources) > len(list((ROOT / "simd" / "models").glob("*.py")))
     for path in sources:
         text = path.read_text()
         for literal in SEED_LITERALS:
@@ -206,11 +211,21 @@ def test_deterministic_per_seed(capsys):
     assert a == b != c
 
 
-def test_saved_text_output(capsys):
-    out = _run(capsys)
+@pytest.mark.parametrize("fmt", sorted(SAVED))
+def test_saved_output(capsys, fmt):
+    out = _run(capsys, ["--format", fmt])
     if os.environ.get("SIMD_UPDATE_SAVED_OUTPUT"):
-        SAVED.write_text(out)
-    assert out == SAVED.read_text()
+        SAVED[fmt].write_text(out)
+    assert out == SAVED[fmt].read_text()
+
+
+def test_json_is_each_results_json_fields():
+    """The numbers are held once, in the frozen results; the JSON document is their JSON fields, in order."""
+    for result in report.build(list(report.SCENARIOS), report.DEFAULT_SEED):
+        doc = json.loads(report.render([result], "json"))["scenarios"][0]
+        assert list(doc) == ["scenario", "title", *(f.name for f in fields(result) if in_json(f))]
+        with pytest.raises(FrozenInstanceError):
+            result.seed = 0
 
 
 def test_parser():
