@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from simd.config import Scenario
 from simd.engine import BUCKETS, per_step_cluster_hazard
+from simd.models import analytic
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
 from simd.simulate import Outcome, simulate
 from simd.sweepgrid import Point
@@ -173,7 +174,9 @@ def adaptive_sweep(runner: Runner, seed_base: int, target: float, max_replicas: 
 
 @dataclass(frozen=True)
 class FirstOrder:
-    """Seed 001's first-order checkpoint model applied to a scenario (as simd.snapshot does for the gauges)."""
+    """Seed 001's first-order checkpoint model applied to a scenario, from the same functions as the daemon's
+    gauges (simd.snapshot: simd.models.analytic's MTBF and mean recovery, simd.models.checkpoint's efficiency
+    and optima)."""
 
     step_seconds: float
     checkpoint_seconds: float
@@ -199,5 +202,7 @@ def first_order(scenario: Scenario) -> FirstOrder | None:
     hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
     if hazard <= 0:
         return None
-    recovery = math.fsum(c.share * (c.detection_seconds + c.restart_seconds) for c in spec.cause_list)
-    return FirstOrder(spec.step_seconds, spec.ckpt_seconds, spec.step_seconds / hazard, recovery)
+    causes = spec.cause_list
+    recovery = analytic.mean_recovery([c.share for c in causes], [c.detection_seconds + c.restart_seconds
+                                                                  for c in causes])
+    return FirstOrder(spec.step_seconds, spec.ckpt_seconds, analytic.mtbf_seconds(hazard, spec.step_seconds), recovery)

@@ -157,6 +157,10 @@ def run(args) -> int:
             print(f"note: {p.note}", file=sys.stderr)
     for w in base.warnings():
         print(f"warning: {w}", file=sys.stderr)
+    warned = [w for pt in points for w in pt.scenario.warnings()]
+    if warned and not base.warnings():
+        more = f" (and {len(warned) - 1} more of the {len(points)} points)" if len(warned) > 1 else ""
+        print(f"warning: {warned[0]}{more}", file=sys.stderr)
     seed_base = base.seed if args.seed_base is None else args.seed_base
     try:
         execute = _executor(args)
@@ -169,6 +173,9 @@ def run(args) -> int:
             results = sweep.adaptive_sweep(runner, seed_base, args.ci, cap)
         else:
             results = sweep.fixed_sweep(runner, seed_base, args.replicas or DEFAULT_REPLICAS)
+    except ExecutorError as exc:
+        bar.close()
+        return _fail(str(exc), 1)
     finally:
         bar.close()
         execute.close()

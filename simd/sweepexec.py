@@ -98,7 +98,13 @@ class DaskExecutor:
         futures = {self.client.submit(fn, scenario, task.seeds, pure=False): task for task, scenario in jobs}
         try:
             for f in as_completed(futures):
-                yield futures[f], f.result()
+                try:
+                    results = f.result()
+                except Exception as exc:  # raised on a worker or the scheduler: one line, the cause's first
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                    raise ExecutorError(f"a task failed on the cluster: {type(exc).__name__}: {first} "
+                                        "(the scheduler and workers need the same simd installed)") from exc
+                yield futures[f], results
         finally:
             self.client.cancel([f for f in futures if not f.done()])
 

@@ -55,13 +55,24 @@ def _title(meta: dict) -> str:
     return f"{meta['scenario']}: {how}, seeds from {meta['seed_base']}"
 
 
+def _ci_label(half, what: str = "95% confidence interval of the mean") -> str:
+    finite = half[np.isfinite(half)]
+    return f"{what} (+-{finite.max():.2g} points at most)" if finite.size else what
+
+
 def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> None:
-    ax = fig.add_subplot()
+    ax, zoom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     x = np.array(p.values, dtype=float)
     mean = _pct([r.stats.utilization_mean for r in results])
     half = _pct([r.stats.utilization_half_width for r in results])
-    ax.fill_between(x, mean - half, mean + half, alpha=0.3, color="C0", label="95% confidence interval of the mean")
+    ax.fill_between(x, mean - half, mean + half, alpha=0.3, color="C0", label=_ci_label(half))
     ax.errorbar(x, mean, yerr=half, fmt="o-", color="C0", ms=4, capsize=3, label="simulated mean")
+    # The interval is often far thinner than the curve's range (thousands of replicas, long jobs): the lower
+    # panel shows it at its own scale, around the mean.
+    zoom.fill_between(x, -half, half, alpha=0.3, color="C0")
+    zoom.axhline(0.0, color="C0", lw=1)
+    zoom.set_ylabel("95% CI around the\nmean (% points)")
+    zoom.grid(True, alpha=0.3)
     model = first_order(results[0].point.scenario)
     if p.key == INTERVAL_KEY and model is not None:
         dense = np.geomspace(x[0], x[-1], DENSE_POINTS) if p.log else np.linspace(x[0], x[-1], DENSE_POINTS)
@@ -79,7 +90,7 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
                     "--", color="C1", label="first-order model at each point (seed 001)")
     if p.log:
         ax.set_xscale("log")
-    ax.set_xlabel(axis_label(p))
+    zoom.set_xlabel(axis_label(p))
     ax.set_ylabel(UTILIZATION_LABEL)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
@@ -91,7 +102,8 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     x = np.arange(len(p.values))
     mean = _pct([r.stats.utilization_mean for r in results])
     half = _pct([r.stats.utilization_half_width for r in results])
-    ax.errorbar(x, mean, yerr=half, fmt="o", color="C0", capsize=6, label="simulated mean, 95% confidence interval")
+    ax.errorbar(x, mean, yerr=half, fmt="o", color="C0", capsize=6,
+                label=_ci_label(half, "simulated mean, 95% confidence interval"))
     models = [first_order(r.point.scenario) for r in results]
     if all(m is not None for m in models):
         ax.plot(x, _pct([m.efficiency(r.point.scenario.checkpoint.interval_steps)

@@ -356,3 +356,14 @@ def test_importing_the_sweep_needs_no_dask():
             "assert not bad, bad")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+
+
+def test_points_that_can_bake_sdcs_are_warned_once(small_file):
+    # the base (checkpoint 40, validation 20) is safe; 30 and 50 are not divisible by 20
+    r = simd("sweep", "--config", str(small_file), "--scenario", "small", "--param",
+             "checkpoint.interval_steps=30,40,50", "--replicas", "2", "--workers", "1")
+    assert r.returncode == 0
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
+    assert warnings == ["warning: scenario small: validation every 20 steps does not divide checkpoint every 30: SDCs "
+                        "can be baked into checkpoints (seed 000 erratum: only checkpoint_interval % "
+                        "validation_interval == 0 prevents it) (and 1 more of the 3 points)"]

@@ -81,3 +81,18 @@ def test_sweep_on_worker_processes_equals_the_local_run(small):
         finally:
             executor.close()
     assert remote == local
+
+
+def failing_point(scenario, seeds):
+    raise ValueError("boom on the worker\nsecond line")
+
+
+def test_a_task_failing_on_the_cluster_is_one_line(small):
+    points = grid(small, parse_params(["checkpoint.seconds=30"]))
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
+            distributed.Client(c) as client:
+        executor = DaskExecutor(client=client)
+        with pytest.raises(sweepexec.ExecutorError) as err:
+            fixed_sweep(Runner(points, executor, 1, fn=failing_point), 0, 2)
+    assert str(err.value) == ("a task failed on the cluster: ValueError: boom on the worker (the scheduler and "
+                              "workers need the same simd installed)")

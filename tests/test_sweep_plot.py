@@ -33,11 +33,13 @@ def _legend(ax) -> list[str]:
 def test_interval_sweep_curve(small, tmp_path):
     params, results = _sweep(small, "checkpoint.interval_steps=10:200:6")
     fig = sweepplot.render(params, results, META)
-    (ax,) = fig.axes
-    assert ax.get_xlabel() == "checkpoint.interval_steps (steps)"
+    ax, zoom = fig.axes
+    assert zoom.get_xlabel() == "checkpoint.interval_steps (steps)"  # the shared x axis, labelled below
     assert ax.get_ylabel() == "effective utilization (productive / wall time, %)"
+    assert zoom.get_ylabel() == "95% CI around the\nmean (% points)"
     model = first_order(small)
-    assert _legend(ax) == ["95% confidence interval of the mean",
+    widest = max(100 * r.stats.utilization_half_width for r in results)
+    assert _legend(ax) == [f"95% confidence interval of the mean (+-{widest:.2g} points at most)",
                            "first-order model (seed 001; no validation, SDC or stragglers)",
                            f"Young optimum sqrt(2CM): {model.young_steps:.0f} steps",
                            f"Daly (2006) optimum: {model.daly_steps:.0f} steps", "simulated mean"]
@@ -49,6 +51,10 @@ def test_interval_sweep_curve(small, tmp_path):
     high = [100 * r.stats.ci_high for r in results]
     assert ys.min() == pytest.approx(min(low)) and ys.max() == pytest.approx(max(high))
     assert all(h - lo > 0 for lo, h in zip(low, high, strict=True))  # a band, not a line
+    # and at its own scale below: +- the half-width around 0
+    (zband,) = [c for c in zoom.collections if isinstance(c, FillBetweenPolyCollection)]
+    zys = zband.get_paths()[0].vertices[:, 1]
+    assert zys.max() == pytest.approx(widest) and zys.min() == pytest.approx(-widest)
     # the optima: vertical lines at Young's and Daly's interval
     verticals = sorted(line.get_xdata()[0] for line in ax.lines
                        if len(set(np.asarray(line.get_xdata(), dtype=float))) == 1)
@@ -64,8 +70,9 @@ def test_interval_sweep_curve(small, tmp_path):
 
 def test_log_spaced_param_gets_a_log_axis(small):
     params, results = _sweep(small, "failures.hard_per_gpu_hour=1e-4:1e-3:3log", replicas=3)
-    (ax,) = sweepplot.render(params, results, META).axes
-    assert ax.get_xscale() == "log" and ax.get_xlabel() == "failures.hard_per_gpu_hour (per GPU-hour)"
+    ax, zoom = sweepplot.render(params, results, META).axes
+    assert ax.get_xscale() == zoom.get_xscale() == "log"
+    assert zoom.get_xlabel() == "failures.hard_per_gpu_hour (per GPU-hour)"
     assert "first-order model at each point (seed 001)" in _legend(ax)
     assert not any(t.startswith("Young") for t in _legend(ax))  # optima only for the interval itself
 
@@ -75,7 +82,9 @@ def test_categorical_param(small):
     (ax,) = sweepplot.render(params, results, META).axes
     assert [t.get_text() for t in ax.get_xticklabels()] == ["cold", "warm"]
     assert ax.get_xlabel() == "recovery.strategy"
-    assert sorted(_legend(ax)) == ["first-order model (seed 001)", "simulated mean, 95% confidence interval"]
+    widest = max(100 * r.stats.utilization_half_width for r in results)
+    assert sorted(_legend(ax)) == ["first-order model (seed 001)",
+                                   f"simulated mean, 95% confidence interval (+-{widest:.2g} points at most)"]
 
 
 def test_two_params_heat_map(small, tmp_path):

@@ -1,0 +1,101 @@
+"""Benchmark: ``simd sweep`` against ``simd simulate`` over the same configurations and seeds (issue 12).
+
+Both sides run as the real commands, in the same run, one after the other:
+  - baseline: ``simd simulate --json`` once per grid point (a scenario file holding that point's variant),
+    seeds 0..N-1, as one would script a sweep today;
+  - sweep: one ``simd sweep --param KEY=A:B:P --replicas N --seed-base 0`` (all cores by default).
+Prints both wall times and their ratio (issue 12's target: >= 10x, and the sweep under 60 s on a 2-core
+machine, for 20 intervals x 1000 seeds of the default configuration's llama3-16k), and checks that both give
+the same mean effective utilization at every point, bit for bit (the same seeds, the same engine).
+
+Usage: python bench/sweep.py [--seeds 1000] [--points 20] [--scenario llama3-16k] [--config FILE]
+                             [--param-range checkpoint.interval_steps=10:400] [--workers N]
+Scaled down for a quick run: python bench/sweep.py --seeds 100 --points 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from simd.config import default_config, load_config
+from simd.sweepexec import cpu_count
+from simd.sweepgrid import grid, parse_params
+
+SIMD = [sys.executable, "-m", "simd"]
+
+
+def run(cmd: list[str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
+    return wall, r.stdout
+
+
+def baseline(points, seeds: int, tmp: Path) -> tuple[float, list[float]]:
+    """``simd simulate`` per point; the mean utilization per point (summed in seed order, as the sweep sums)."""
+    total, means = 0.0, []
+    for i, p in enumerate(points):
+        path = tmp / f"point{i}.yaml"
+        path.write_text(yaml.safe_dump({"scenarios": [p.scenario.model_dump(mode="json")]}, sort_keys=False))
+        wall, out = run([*SIMD, "simulate", "--config", str(path), "--seeds", f"0..{seeds - 1}", "--json"])
+        total += wall
+        rows = [json.loads(line) for line in out.splitlines()]
+        assert [r["seed"] for r in rows] == list(range(seeds))
+        done = [r["effective_utilization"] for r in rows if r["completed"]]
+        means.append(math.fsum(done) / len(done))
+        print(f"  simulate point {i + 1}/{len(points)} ({p.values[0]}): {wall:.1f} s", flush=True)
+    return total, means
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=1000, help="replicas per point (seeds 0..N-1)")
+    ap.add_argument("--points", type=int, default=20, help="grid points")
+    ap.add_argument("--scenario", default="llama3-16k")
+    ap.add_argument("--config", help="scenario file (default: the embedded configuration)")
+    ap.add_argument("--param-range", default="checkpoint.interval_steps=10:400", help="KEY=A:B (linear)")
+    ap.add_argument("--workers", type=int, help="simd sweep --workers (default: one per core)")
+    args = ap.parse_args()
+
+    config = load_config(args.config) if args.config else default_config()
+    param = f"{args.param_range}:{args.points}"
+    points = grid(config.scenario(args.scenario), parse_params([param]))
+    workers = args.workers or cpu_count()
+    print(f"{args.scenario}: {param}, {len(points)} points x {args.seeds} seeds = {len(points) * args.seeds} jobs; "
+          f"{workers} worker(s) on {cpu_count()} core(s), load average {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        t_base, base_means = baseline(points, args.seeds, Path(tmp))
+        cmd = [*SIMD, "sweep", "--scenario", args.scenario, "--param", param, "--replicas", str(args.seeds),
+               "--seed-base", "0", "--quiet", "--out", str(Path(tmp) / "out")]
+        if args.config:
+            cmd[3:3] = ["--config", args.config]
+        if args.workers:
+            cmd += ["--workers", str(args.workers)]
+        t_sweep, _ = run(cmd)
+        doc = json.loads((Path(tmp) / "out" / "sweep.json").read_text())
+    sweep_means = [p["utilization_mean"] for p in doc["points"]]
+    same = sweep_means == base_means
+    print(f"simd simulate, {len(points)} runs: {t_base:.1f} s ({1e3 * t_base / (len(points) * args.seeds):.1f} ms "
+          "per job)")
+    print(f"simd sweep:                {t_sweep:.1f} s ({1e3 * t_sweep / (len(points) * args.seeds):.1f} ms per job)")
+    print(f"ratio simulate / sweep:    {t_base / t_sweep:.2f}x (issue 12 target: >= 10x; sweep < 60 s for 20 x 1000 "
+          "on 2 cores)")
+    print(f"same mean utilization at every point: {'yes' if same else 'NO'}")
+    if not same:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
