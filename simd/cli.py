@@ -127,7 +127,8 @@ def cmd_run(args) -> int:
         print(f"simd run: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return daemon.run(config, listen=args.listen, speedup=args.speedup, tick_seconds=args.tick_seconds,
-                      api_token=token)
+                      api_token=token, config_path=args.config, state_dir=args.state_dir,
+                      save_every_ticks=args.save_every_ticks)
 
 
 def cmd_drill(args) -> int:
@@ -189,6 +190,12 @@ def _typed(kind: str):
     return _checked(parse)
 
 
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
 def cmd_config(args) -> int:
     from simd.config import default_config_text
 
@@ -246,6 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall seconds between ticks (default: the scenario file's)")
     n.add_argument("--api-token-file", help="file holding the bearer token of the drill control API "
                    "(default: $SIMD_API_TOKEN; without either, the control API refuses every POST)")
+    n.add_argument("--state-dir", help="directory to keep the simulation state in across restarts "
+                   "(default: none, every start is from simulated time 0)")
+    n.add_argument("--save-every-ticks", type=_checked(_positive_int), default=10,
+                   help="with --state-dir, save the state every N ticks and at shutdown (default 10)")
     n.set_defaults(func=cmd_run)
 
     dr = sub.add_parser("drill", help="start a drill on a running daemon (or --list them)")
