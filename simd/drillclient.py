@@ -18,12 +18,24 @@ def read_token(token_file: str | None) -> str | None:
     if token_file:
         try:
             token = Path(token_file).read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ValueError(f"--api-token-file: cannot read {token_file}: {exc.strerror or exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--api-token-file: cannot read {token_file}: {getattr(exc, 'strerror', None) or exc}") \
+                from None
         if not token:
             raise ValueError(f"--api-token-file: {token_file} is empty")
-        return token
-    return os.environ.get(TOKEN_ENV, "").strip() or None
+        return _one_token(token, f"--api-token-file: {token_file}")
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    return _one_token(token, f"${TOKEN_ENV}") if token else None
+
+
+def _one_token(token: str, where: str) -> str:
+    """A bearer token is one line of visible ASCII without spaces (RFC 6750's b64token is narrower still):
+    anything else is a token no client could send in a header."""
+    if "\n" in token or "\r" in token:
+        raise ValueError(f"{where} has more than one line: the bearer token must be a single line")
+    if not all("!" <= c <= "~" for c in token):
+        raise ValueError(f"{where}: the bearer token must be visible ASCII characters without spaces")
+    return token
 
 
 def request(url: str, method: str = "GET", token: str | None = None, body: dict | None = None,

@@ -8,10 +8,10 @@ own (times are passed in) or an HTTP status:
   simulated time the set of active drills changes (``boundaries``), and each scenario's parameters at a
   simulated time (``scenario_body``). Several drills on one scenario compose: rate and checkpoint factors
   multiply, the stragglers of the latest-started drill win.
-- :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.ticker): it
-  retargets the replicas whose parameters change at a boundary (so a drill changes the simulation at
-  exactly its simulated time, whatever the tick size), counts the scheduled starts, holds ticks back while
-  a stall drill runs, and starts drills on demand.
+- :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.ticker, which
+  retargets each scenario's replicas at the boundaries where its parameters change, so a drill changes the
+  simulation at exactly its simulated time, whatever the tick size): it counts the scheduled starts, holds
+  ticks back while a stall drill runs, starts drills on demand, and carries runs over a reload.
 - :class:`DrillControl`: what the control API (simd.server) calls: the listing, read from the published
   snapshot without taking the tick loop's lock, and on-demand starts through the tick loop.
 
@@ -22,11 +22,10 @@ maps them to HTTP statuses.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from simd.config import Config, Drill, DrillEffects, ScenarioBody
-from simd.engine import JobSpec, State, retarget
+from simd.config import Config, Drill, DrillEffects, Scenario, ScenarioBody
 from simd.snapshot import DrillSnapshot, Snapshot
 
 log = logging.getLogger(__name__)
@@ -136,37 +135,35 @@ class DrillBook:
 
 
 class DrillRunner:
-    """The drills of a running simulation. The tick loop owns the engine states and the lock; it calls
-    ``stalled`` before a tick, ``retarget`` at each of ``boundaries``, ``scheduled`` once per tick and
-    ``hold`` at its end, and ``start`` for an on-demand start (then ``retarget`` at its time)."""
+    """The drills of a running simulation. The tick loop owns the engine states and the lock; it asks for the
+    ``boundaries`` inside each stretch it advances a scenario over and for the scenario's ``body`` at each
+    of them (retargeting the replicas when it changed), calls ``stalled`` before a tick, ``scheduled`` once
+    per tick and ``hold`` at its end, and ``start`` for an on-demand start."""
 
     def __init__(self, config: Config):
         self.config = config
         self.book = DrillBook(config)
-        self._scenarios = config.all_scenarios
-        # each scenario's parameters now: as configured, or changed by the drills that run
-        self.bodies: list[ScenarioBody] = [self.book.scenario_body(s, s.name, 0.0) for s in self._scenarios]
         self._stalled_until: float | None = None  # a stall drill: no tick runs before this clock value
 
-    def specs(self, i: int) -> list[JobSpec]:
-        """The engine parameters of scenario ``i``'s replicas now."""
-        return [self.bodies[i].job_spec(seed) for seed in self._scenarios[i].replica_seeds()]
+    def carry_over(self, old: DrillRunner) -> list[str]:
+        """Keep the runs, start counts and stall of ``old``'s drills that this configuration defines the same
+        way (a reload); return the names of those whose runs were dropped (changed or removed)."""
+        kept = {d.name for d in self.config.drills if d in old.config.drills}
+        # a kept drill's runs are the old ones (its scheduled run included); the others start anew
+        self.book.runs = [r for r in self.book.runs if r.drill not in kept] + [
+            r for r in old.book.runs if r.drill in kept]
+        for name in kept:
+            self.book.starts[name] = old.book.starts[name]
+        self._stalled_until = old._stalled_until
+        return sorted({r.drill for r in old.book.runs} - kept)
+
+    def body(self, scenario: Scenario, t: float) -> ScenarioBody:
+        """The parameters of ``scenario`` at simulated second ``t``: as configured, or changed by the drills
+        that run then."""
+        return self.book.scenario_body(scenario, scenario.name, t)
 
     def boundaries(self, t0: float, t1: float) -> list[float]:
         return self.book.boundaries(t0, t1)
-
-    def retarget(self, t: float, states: Sequence[tuple[State, ...]]) -> tuple[list[tuple[State, ...]], list[int]]:
-        """The states (every replica at simulated second ``t``) under the parameters in effect at ``t``, and
-        the indices of the scenarios whose parameters changed."""
-        out, changed = list(states), []
-        for i, s in enumerate(self._scenarios):
-            body = self.book.scenario_body(s, s.name, t)
-            if body == self.bodies[i]:
-                continue
-            self.bodies[i] = body
-            out[i] = tuple(retarget(st, spec) for st, spec in zip(states[i], self.specs(i), strict=True))
-            changed.append(i)
-        return out, changed
 
     def scheduled(self, t0: float, t1: float) -> float:
         """A tick covers simulated [t0, t1): count the scheduled starts in it; return the longest stall among
@@ -196,25 +193,27 @@ class DrillRunner:
         return Started(name, run.start, run.end, stall)
 
     def snapshot(self, t: float) -> tuple[DrillSnapshot, ...]:
-        """Every configured drill at simulated second ``t``."""
+        """Every configured drill at simulated second ``t``, with what the listing shows of its definition."""
         out = []
         for d in self.config.drills:
             last = self.book.last_run(d.name, t)
-            out.append(DrillSnapshot(d.name, self.book.active(d.name, t), self.book.starts[d.name],
-                                     last.start if last else None, last.end if last else None))
+            out.append(DrillSnapshot(
+                d.name, self.book.active(d.name, t), self.book.starts[d.name], last.start if last else None,
+                last.end if last else None, d.description, tuple(s.name for s in self.config.drill_targets(d)),
+                d.duration_seconds, d.start_at_seconds))
         return tuple(out)
 
 
 class DrillControl:
     """The control API's operations, as plain values (the server turns them into HTTP)."""
 
-    def __init__(self, config: Config, snapshot: Callable[[], Snapshot],
-                 start: Callable[[str, float | None], Started]):
-        self._config, self._snapshot, self._start = config, snapshot, start
+    def __init__(self, snapshot: Callable[[], Snapshot], start: Callable[[str, float | None], Started]):
+        self._snapshot, self._start = snapshot, start
 
     def list(self) -> list[dict]:
-        """Every drill, as of the published snapshot (no lock: one reference read)."""
-        return [_listing(self._config.drill(d.name), self._config, d) for d in self._snapshot().drills]
+        """Every drill, as of the published snapshot (no lock: one reference read; a reload publishes a
+        snapshot with the new configuration's drills)."""
+        return [_listing(d) for d in self._snapshot().drills]
 
     def get(self, name: str) -> dict:
         for row in self.list():
@@ -226,14 +225,14 @@ class DrillControl:
         return self._start(name, duration_seconds).as_json()
 
 
-def _listing(d: Drill, config: Config, state: DrillSnapshot) -> dict:
+def _listing(d: DrillSnapshot) -> dict:
     return {
         "name": d.name,
         "description": d.description,
-        "active": state.active,
-        "scenarios": [s.name for s in config.drill_targets(d)],
+        "active": d.active,
+        "scenarios": list(d.scenarios),
         "duration_seconds": d.duration_seconds,
         "start_at_seconds": d.start_at_seconds,
-        "last_start_seconds": state.last_start_seconds,
-        "last_end_seconds": state.last_end_seconds,
+        "last_start_seconds": d.last_start_seconds,
+        "last_end_seconds": d.last_end_seconds,
     }

@@ -2,7 +2,8 @@
 
 The metrics (names, HELP and labels from simd.metric_table's ``health`` rows) live on the registry they are
 given, never on prometheus_client's global one: ``simd_ticks_total``, ``simd_tick_duration_seconds``,
-``simd_tick_overruns_total{kind}`` and ``simd_last_tick_timestamp_seconds``.
+``simd_tick_overruns_total{kind}``, ``simd_last_tick_timestamp_seconds`` and ``simd_tick_errors_total``
+(a scenario's advance raised: simd.ticker quarantines it).
 
 Overruns are counted by kind: ``slow`` (a tick that took longer than ``tick_seconds``) and ``missed`` (a
 scheduled slot ``start + k * tick_seconds`` in which no tick started: coalesced into a later tick or
@@ -57,10 +58,13 @@ class TickHealth:
         overruns = Counter(**_args("simd_tick_overruns"), registry=registry)
         self.slow, self.missed = overruns.labels(kind="slow"), overruns.labels(kind="missed")
         self.last_tick = Gauge(**_args("simd_last_tick_timestamp_seconds"), registry=registry)
+        self.errors = Counter(**_args("simd_tick_errors"), registry=registry)
         self._slot = 0  # the slot of the last tick (slot 0: the start)
+        self.generation = 0  # counts the ticks recorded (simd.server reuses a rendering until it changes)
         self._last_done = start  # clock at the end of the last tick (the start before any)
         self._any = False
         self._pending, self._last_warned = (0, 0), -math.inf  # overruns not logged yet (slow, missed)
+        self._event_overruns, self._events_warned = 0, -math.inf  # work-limit overruns not logged yet
 
     def done(self, began: float, ended: float) -> None:
         """A tick that started at clock ``began`` completed at ``ended``."""
@@ -75,7 +79,23 @@ class TickHealth:
         self.missed.inc(missed)
         self.last_tick.set(self._wall())
         self._last_done, self._any = ended, True
+        self.generation += 1
         self._report_overruns(ended, slow, missed, duration)
+
+    def retime(self, now: float, tick_seconds: float) -> None:
+        """The ticks are rescheduled every ``tick_seconds`` from ``now`` (a reload changed the interval)."""
+        self.start, self.tick_seconds, self._slot = now, tick_seconds, 0
+
+    def event_overrun(self, scenario: str, work: int, limit: int, behind_seconds: float) -> None:
+        """A scenario reached its work limit in a tick (simd.lane): logged while rare, then once a minute."""
+        now = self._clock()
+        self._event_overruns += 1
+        if now - self._events_warned < OVERRUN_LOG_SECONDS:
+            return
+        log.warning("scenario %s reached the work limit of a tick (%d events, limit %d) and is %.0f simulated "
+                    "seconds behind (it catches up exactly when it can); %d such overrun(s) since the last line",
+                    scenario, work, limit, behind_seconds, self._event_overruns)
+        self._event_overruns, self._events_warned = 0, now
 
     def status(self) -> tuple[bool, str]:
         """(True, "ok") while ticks are recent; else (False, why)."""
@@ -98,3 +118,35 @@ class TickHealth:
         log.warning("tick overruns: %d slow (the last took %.3f s, tick_seconds %g), %d scheduled tick(s) missed "
                     "(coalesced: the next tick catches up)", n_slow, duration, self.tick_seconds, n_missed)
         self._pending, self._last_warned = (0, 0), now
+
+
+class DaemonStatus:
+    """The daemon's configuration reloads and state saves, as plain prometheus-client gauges and a counter on
+    ``registry``: ``simd_config_last_reload_successful`` and ``simd_config_last_reload_success_timestamp_seconds``
+    (as Prometheus exports its own; both say success at start), ``simd_state_last_save_timestamp_seconds`` and
+    ``simd_state_save_errors_total``."""
+
+    def __init__(self, registry: CollectorRegistry, wall: Clock):
+        self._wall = wall
+        self.reload_ok = Gauge(**_args("simd_config_last_reload_successful"), registry=registry)
+        self.reload_time = Gauge(**_args("simd_config_last_reload_success_timestamp_seconds"), registry=registry)
+        self.last_save = Gauge(**_args("simd_state_last_save_timestamp_seconds"), registry=registry)
+        self.save_errors = Counter(**_args("simd_state_save_errors"), registry=registry)
+        self.generation = 0  # changes whenever a value here does (simd.server reuses a rendering until then)
+        self.reload_successful = True
+        self.reloaded(True)
+
+    def reloaded(self, ok: bool) -> None:
+        self.reload_successful = ok
+        self.reload_ok.set(1 if ok else 0)
+        if ok:
+            self.reload_time.set(self._wall())
+        self.generation += 1
+
+    def saved(self, wall: float) -> None:
+        self.last_save.set(wall)
+        self.generation += 1
+
+    def save_failed(self) -> None:
+        self.save_errors.inc()
+        self.generation += 1

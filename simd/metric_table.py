@@ -233,6 +233,25 @@ METRICS: tuple[Metric, ...] = (
            "The scenario's goodput SLO (`slo.goodput_target` in the scenario file); only for scenarios that set "
            "one. `SimdGoodputBelowTarget` compares the recent goodput against it.", _MODELS),
 
+    Metric("simd_scenario_failed", "gauge", "1 when the scenario is quarantined: one of its ticks raised (see the "
+           "log); else 0.", _S, "scenario", _one(lambda sc: 1 if sc.failed else 0),
+           "1 once a tick of the scenario raised: the daemon logged the cause once, counted it in "
+           "`simd_tick_errors_total` and stopped advancing the scenario (its counters stay where they were, its "
+           "clock falls behind) while the others go on; a reload that changes the scenario restarts it. Else 0.",
+           _MODELS),
+    Metric("simd_scenario_behind_seconds", "gauge", "Simulated seconds the scenario's clock is behind the shared "
+           "simulated clock (work limit reached, or quarantined).", _S, "scenario",
+           _one(lambda sc: _seconds(sc.behind_us)),
+           "How far the scenario is behind the shared clock (`simd_simulated_seconds_total`): 0 normally; more "
+           "after a tick in which it reached the per-tick work limit (`simd_scenario_overruns_total`), until later "
+           "ticks catch up (exactly: the result does not depend on it), or growing while it is quarantined.",
+           _MODELS),
+    Metric("simd_scenario_overruns", "counter", "Ticks in which the scenario reached the per-tick work limit and "
+           "was left behind.", _S, "scenario", _one(lambda sc: sc.overruns),
+           "Ticks in which the scenario reached the work limit of one tick (20,000 events: failures, SDC "
+           "rollbacks, job ends, all replicas) and was left behind the shared clock, so that one scenario "
+           "cannot hold the daemon. Steady growth means its events outpace the speedup.", _MODELS),
+
     Metric("simd_drill_active", "gauge", "1 while the drill runs, else 0.", ("drill",), "drill",
            _one(lambda d: 1 if d.active else 0),
            "1 while the drill runs (from its start to start + `duration_seconds` of simulated time), else 0. One "
@@ -259,6 +278,24 @@ METRICS: tuple[Metric, ...] = (
            "catches up exactly).", _DAEMON),
     Metric("simd_last_tick_timestamp_seconds", "gauge", "Unix time at the end of the last tick (0 before the "
            "first).", (), "health", None, "Unix time at the end of the last tick (0 before the first).", _DAEMON),
+    Metric("simd_tick_errors", "counter", "Scenario advances that raised (each quarantines its scenario).", (),
+           "health", None, "Scenario advances that raised an exception: each is logged once with its cause and "
+           "quarantines its scenario (`simd_scenario_failed`).", _DAEMON),
+    Metric("simd_config_last_reload_successful", "gauge", "Whether the last configuration reload attempt "
+           "succeeded (1) or not (0).", (), "health", None,
+           "1 if the last reload (SIGHUP or `POST /-/reload`) succeeded, 0 if the file was invalid or could not "
+           "be read (the previous configuration keeps running), as Prometheus' "
+           "`prometheus_config_last_reload_successful`. 1 at start.", _DAEMON),
+    Metric("simd_config_last_reload_success_timestamp_seconds", "gauge", "Unix time of the last successful "
+           "configuration load.", (), "health", None,
+           "Unix time of the last successful configuration load (the start, or the last good reload).", _DAEMON),
+    Metric("simd_state_last_save_timestamp_seconds", "gauge", "Unix time of the last state snapshot written to "
+           "--state-dir (0: none yet).", (), "health", None,
+           "Unix time of the last state snapshot written to `--state-dir` (every `--save-every-ticks` ticks and "
+           "at shutdown); 0 before the first or without `--state-dir`.", _DAEMON),
+    Metric("simd_state_save_errors", "counter", "State snapshots that could not be written.", (), "health", None,
+           "State snapshots that could not be written (disk full, permissions: see the log); the previous "
+           "snapshot stays in place.", _DAEMON),
     Metric("simd_build_info", "gauge", "simd's version and the Python running it (always 1).",
            ("version", "python"), "snapshot", lambda snap: (((__version__, platform.python_version()), 1),),
            "Always 1: simd's version and the Python version.", _DAEMON),

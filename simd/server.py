@@ -1,19 +1,33 @@
-"""The daemon's HTTP endpoint: a plain WSGI app (:func:`make_app`) and the threaded stdlib server that runs
-it (:class:`HttpServer`; any WSGI server can run the app instead).
+"""The daemon's HTTP endpoint: a plain WSGI app (:func:`make_app`) and the server that runs it
+(:class:`HttpServer`: waitress; any WSGI server can run the app instead).
 
 - ``GET /metrics``: the registry's metrics, written by prometheus_client (``make_wsgi_app``): the text
   format 0.0.4, or OpenMetrics 1.0 when ``Accept`` asks for ``application/openmetrics-text``; gzipped when
-  ``Accept-Encoding`` allows gzip. ``?name[]=simd_ticks_total`` restricts the output to those names.
+  ``Accept-Encoding`` allows gzip. ``?name[]=simd_ticks_total`` restricts the output to those names. A
+  rendering is reused while nothing it shows has changed (the same published tick and daemon status) and
+  for at most :data:`RENDER_REUSE_SECONDS`, so a burst of scrapers costs one rendering per tick, not one each.
 - ``GET /healthz``: ``200 ok`` while ticks are recent; ``503`` with the reason in the body when they stall.
 - ``GET /api/v1/drills`` (and ``/api/v1/drills/{name}``): the drills, as JSON.
-- ``POST /api/v1/drills/{name}``: start a drill now. Only with ``Authorization: Bearer <token>``; without a
-  configured token every POST is refused (403). The optional body is a JSON object
-  ``{"duration_seconds": <simulated seconds>}`` of at most 4 KiB (simd.config.DrillRequest). Errors, as
-  JSON ``{"error": ...}``: 401 no or wrong token, 413 body too large, 400 malformed body, 404 unknown
-  drill, 409 already running. A refused request changes nothing.
+- ``POST /api/v1/drills/{name}``: start a drill now. ``POST /-/reload``: reload the scenario file (as
+  Prometheus' endpoint; 200 with what changed, 400 with the errors while the old configuration keeps
+  running). Both only with ``Authorization: Bearer <token>`` (the scheme is case-insensitive, RFC 7235
+  section 2.1); without a configured token every POST is refused (403). Failed authentication is logged, at
+  most one line per :data:`AUTH_LOG_SECONDS` (with the count since the last). The drill's optional body is a
+  JSON object ``{"duration_seconds": <simulated seconds>}`` of at most 4 KiB (simd.config.DrillRequest),
+  delimited by ``Content-Length`` or chunked transfer coding; a request with neither has no body (RFC 9112
+  section 6.3), and a body shorter than its ``Content-Length`` is refused. Errors, as JSON ``{"error": ...}``:
+  401 no or wrong token, 413 body too large, 400 malformed body or ``Content-Length``, 404 unknown drill,
+  409 already running. A refused request changes nothing.
 
 ``HEAD`` is ``GET`` without the body. Any other path is 404; any other method is 405 with an ``Allow``
-header. The server runs each request in its own thread and closes the connection after it (HTTP/1.0).
+header. No request waits for the tick loop's lock except an authorized POST.
+
+The server (waitress) reads and writes sockets on one asynchronous I/O thread and runs the app on a bounded
+pool of :data:`THREADS` threads; it buffers a whole request before the app sees it (so a slow or half-open
+client holds a connection, never a thread, and a truncated body never reaches the app), closes connections
+idle for :data:`CHANNEL_TIMEOUT_SECONDS`, accepts at most ``connection_limit`` connections (from the file
+descriptor limit, see :func:`connection_limit`) with a listen backlog of :data:`BACKLOG`, and handles
+chunked bodies and malformed ``Content-Length`` itself (400).
 """
 
 from __future__ import annotations
@@ -21,15 +35,18 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import resource
 import socket
+import threading
+import time
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from socketserver import ThreadingMixIn
 from typing import Protocol
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
+import waitress
 from prometheus_client import make_wsgi_app
 from prometheus_client.registry import Collector
+from waitress import wasyncore
 
 from simd.config import parse_drill_request
 from simd.drills import DrillAlreadyRunning, UnknownDrill
@@ -39,9 +56,23 @@ log = logging.getLogger(__name__)
 Health = Callable[[], tuple[bool, str]]
 MAX_BODY_BYTES = 4096  # a drill request is a few dozen bytes
 DRILLS = "/api/v1/drills"
+RELOAD = "/-/reload"  # Prometheus' path for the same operation
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
 READ = ("GET", "HEAD")
+RENDER_REUSE_SECONDS = 1.0  # the process_* samples (CPU, memory) of a reused rendering are at most this old
+AUTH_LOG_SECONDS = 10.0  # at most one line about failed authentication per this many seconds
+# The server's bounds. 4 threads run the app (waitress' default): a scrape renders in ~10 ms, so they serve
+# hundreds of scrapes a second, and the tick loop keeps its share of the interpreter. Connections idle for
+# 10 s are closed (Prometheus reconnects at its next scrape). A backlog of 1024 (waitress' default, Linux's
+# default somaxconn 4096 allows it) holds bursts of connections while all slots are taken.
+THREADS = 4
+CHANNEL_TIMEOUT_SECONDS = 10
+BACKLOG = 1024
+RESERVED_FDS = 64  # file descriptors kept for the rest of the daemon (state file, logs, Python's own)
+MAX_CONNECTIONS = 10_000
+# waitress refuses (413) a body larger than this before the app sees it; the app's own limit is lower
+MAX_REQUEST_BODY = 64 * 1024
 
 
 class Drills(Protocol):
@@ -52,6 +83,12 @@ class Drills(Protocol):
     def get(self, name: str) -> dict: ...
 
     def start(self, name: str, duration_seconds: float | None = None) -> dict: ...
+
+
+class Reload(Protocol):
+    """What ``POST /-/reload`` calls (simd.reload.Reloader): (True, what changed) or (False, the errors)."""
+
+    def __call__(self, trigger: str) -> tuple[bool, dict | list[str]]: ...
 
 
 class Response:
@@ -78,36 +115,61 @@ def _error(status: int, message: str, *headers: tuple[str, str]) -> Response:
     return _json(status, {"error": message}, *headers)
 
 
-def make_app(registry: Collector, health: Health, drills: Drills | None = None, token: str | None = None):
-    """The WSGI app of the routes in the module docstring. ``drills`` None: no control API (its paths 404)."""
-    return _App(registry, health, drills, token or None)
+def make_app(registry: Collector, health: Health, drills: Drills | None = None, token: str | None = None,
+             reload: Reload | None = None, version: Callable[[], tuple] | None = None,
+             clock: Callable[[], float] = time.monotonic):
+    """The WSGI app of the routes in the module docstring. ``drills`` None: no control API (its paths 404);
+    ``reload`` None: no ``/-/reload``. ``version()`` names what a /metrics rendering shows (objects compared
+    by identity): a rendering is reused while it returns the same and for RENDER_REUSE_SECONDS of ``clock``;
+    None: every scrape renders."""
+    return _App(registry, health, drills, token or None, reload, version, clock)
 
 
 class _App:
-    def __init__(self, registry: Collector, health: Health, drills: Drills | None, token: str | None):
+    def __init__(self, registry: Collector, health: Health, drills: Drills | None, token: str | None,
+                 reload: Reload | None, version, clock):
         self.metrics = make_wsgi_app(registry)
-        self.health, self.drills, self.token = health, drills, token
+        self.health, self.drills, self.token, self.reload = health, drills, token, reload
+        self._version, self._clock = version, clock
+        self._cache: tuple[tuple, float, dict] = ((), -1e300, {})  # (version, when, {request key: Response})
+        self._auth_failures, self._auth_logged = 0, -1e300
 
     def __call__(self, environ: dict, start_response) -> list[bytes]:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
         name = _drill_name(path) if self.drills is not None else None
+        writable = name is not None or (path == RELOAD and self.reload is not None)
         if method in READ:
             response = self.metrics_response(environ) if path == "/metrics" else self.read(path)
-        elif method == "POST" and name is not None:
-            response = self.start(environ, name)
+        elif method == "POST" and writable:
+            response = self.post(environ, name)
         else:
-            response = _text(405, "method not allowed\n", ("Allow", "GET, HEAD" if name is None else "GET, HEAD, POST"))
+            allow = "POST" if path == RELOAD and self.reload is not None else \
+                "GET, HEAD" if name is None else "GET, HEAD, POST"
+            response = _text(405, "method not allowed\n", ("Allow", allow))
         return response(start_response, head=method == "HEAD")
 
     def metrics_response(self, environ: dict) -> Response:
-        """prometheus_client's exposition, negotiated on Accept and Accept-Encoding."""
+        """prometheus_client's exposition, negotiated on Accept and Accept-Encoding (reused: see make_app)."""
+        key = (environ.get("QUERY_STRING", ""), environ.get("HTTP_ACCEPT", ""),
+               "gzip" in environ.get("HTTP_ACCEPT_ENCODING", ""))
+        version, now = (self._version() if self._version else None), self._clock()
+        cached_version, when, responses = self._cache
+        fresh = version is not None and now - when < RENDER_REUSE_SECONDS and len(version) == len(cached_version) \
+            and all(a is b or (type(a) is int and a == b) for a, b in zip(version, cached_version, strict=True))
+        if fresh and key in responses:
+            return responses[key]
         got: dict = {}
 
         def capture(status: str, headers: list, exc_info=None) -> None:
             got["status"], got["headers"] = int(status.split()[0]), headers
 
         body = b"".join(self.metrics({**environ, "REQUEST_METHOD": "GET"}, capture))
-        return Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
+        response = Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
+        if version is not None:
+            if not fresh:
+                self._cache = (version, now, {})
+            self._cache[2][key] = response
+        return response
 
     def read(self, path: str) -> Response:
         if path == "/healthz":
@@ -122,21 +184,20 @@ class _App:
                 return _error(404, str(exc))
         return _text(404, "not found: try /metrics, /healthz or /api/v1/drills\n")
 
-    def start(self, environ: dict, name: str) -> Response:
+    def post(self, environ: dict, name: str | None) -> Response:
         if self.token is None:
             return _error(403, "the control API is disabled: start simd run with SIMD_API_TOKEN set or "
                                "--api-token-file")
-        given = environ.get("HTTP_AUTHORIZATION", "")
-        if not (given.startswith("Bearer ") and hmac.compare_digest(given[7:].encode(), self.token.encode())):
+        if not self.authorized(environ.get("HTTP_AUTHORIZATION", "")):
+            self._log_auth_failure(environ)
             return _error(401, "missing or wrong bearer token", ("WWW-Authenticate", "Bearer"))
+        raw = _body(environ)
+        if isinstance(raw, Response):
+            return raw
+        if name is None:
+            return self.reload_response()
         try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            return _error(400, "Content-Length must be an integer")
-        if length > MAX_BODY_BYTES or length < 0:
-            return _error(413, f"the body must be at most {MAX_BODY_BYTES} bytes, got {length}")
-        try:
-            request = parse_drill_request(environ["wsgi.input"].read(length) if length else b"")
+            request = parse_drill_request(raw)
         except ValueError as exc:
             return _error(400, str(exc))
         try:
@@ -146,6 +207,54 @@ class _App:
         except DrillAlreadyRunning as exc:
             return _error(409, str(exc))
 
+    def reload_response(self) -> Response:
+        ok, detail = self.reload("POST /-/reload")
+        if ok:
+            return _json(200, {"status": "success", **detail})
+        return _json(400, {"error": "the configuration was not reloaded: the previous one keeps running",
+                           "errors": detail})
+
+    def authorized(self, header: str) -> bool:
+        """``Bearer <token>``, the scheme in any case (RFC 7235 2.1), one or more spaces before the token."""
+        scheme, _, credentials = header.partition(" ")
+        given = credentials.lstrip(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.encode(), self.token.encode())
+
+    def _log_auth_failure(self, environ: dict) -> None:
+        self._auth_failures += 1
+        now = self._clock()
+        if now - self._auth_logged < AUTH_LOG_SECONDS:
+            return
+        log.warning("refused %s %s from %s: %s (%d failed authentication(s) since the last such line)",
+                    environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("REMOTE_ADDR", "?"),
+                    "no Authorization header" if not environ.get("HTTP_AUTHORIZATION") else "wrong bearer token",
+                    self._auth_failures)
+        self._auth_failures, self._auth_logged = 0, now
+
+
+def _body(environ: dict) -> bytes | Response:
+    """The request body (b"" without one), or the error response for a bad Content-Length, a too large body or
+    one shorter than announced."""
+    length_header = environ.get("CONTENT_LENGTH") or ""
+    stream = environ["wsgi.input"]
+    if not length_header:
+        # no length: chunked input that the server has not de-chunked (WSGI's wsgi.input_terminated), else none
+        if environ.get("wsgi.input_terminated") and "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+            raw = stream.read(MAX_BODY_BYTES + 1)
+            if len(raw) > MAX_BODY_BYTES:
+                return _error(413, f"the body must be at most {MAX_BODY_BYTES} bytes")
+            return raw
+        return b""
+    if not length_header.isdigit():
+        return _error(400, f"Content-Length must be a non-negative integer, got {length_header[:40]!r}")
+    length = int(length_header)
+    if length > MAX_BODY_BYTES:
+        return _error(413, f"the body must be at most {MAX_BODY_BYTES} bytes, got {length}")
+    raw = stream.read(length) if length else b""
+    if len(raw) != length:
+        return _error(400, f"the body is shorter than its Content-Length ({len(raw)} of {length} bytes)")
+    return raw
+
 
 def _drill_name(path: str) -> str | None:
     """The NAME of /api/v1/drills/NAME (any string without a slash); None for any other path."""
@@ -154,23 +263,61 @@ def _drill_name(path: str) -> str | None:
     return path[len(DRILLS) + 1:]
 
 
-class HttpServer(ThreadingMixIn, WSGIServer):
-    """Serves ``app``, a thread per request. Binds at construction (so a bad address or a port in use fails
-    before anything starts); an IPv6 host (with a colon) gets an IPv6 socket."""
+def connection_limit() -> int:
+    """How many connections the server accepts at once: the file descriptors the process may open, less
+    RESERVED_FDS, at most MAX_CONNECTIONS. The soft limit is raised to the hard one first (Go's runtime does
+    the same: a container's soft limit of 1024 is a legacy of select(), which waitress does not use here)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else max(soft, MAX_CONNECTIONS + RESERVED_FDS)
+    want = min(want, MAX_CONNECTIONS + RESERVED_FDS)
+    if want > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            soft = want
+        except (ValueError, OSError):
+            pass
+    return max(1, min(MAX_CONNECTIONS, soft - RESERVED_FDS))
 
-    daemon_threads = True  # request threads never hold up shutdown
 
-    def __init__(self, address: tuple[str, int], app):
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
-        self.set_app(app)
+class HttpServer:
+    """Serves ``app`` with waitress within the bounds of the module docstring. Binds at construction (so a bad
+    address or a port in use fails before anything starts); an IPv6 host (with a colon) gets an IPv6 socket.
+    ``serve_forever`` runs the I/O loop until ``shutdown``; ``server_close`` closes the socket and stops the
+    threads."""
+
+    def __init__(self, address: tuple[str, int], app, threads: int = THREADS,
+                 channel_timeout: int = CHANNEL_TIMEOUT_SECONDS, max_connections: int | None = None):
+        host, port = address
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)  # socket.gaierror: unresolvable
+        self.connection_limit = max_connections or connection_limit()
+        self._server = waitress.create_server(
+            app, host=infos[0][4][0], port=port, ipv4=family == socket.AF_INET, ipv6=family == socket.AF_INET6,
+            threads=threads, connection_limit=self.connection_limit, channel_timeout=channel_timeout,
+            cleanup_interval=max(1, channel_timeout // 2), backlog=BACKLOG, asyncore_use_poll=True,
+            max_request_body_size=MAX_REQUEST_BODY, ident="simd", expose_tracebacks=False)
+        self.address_family = family
+        self.server_address = (host, int(self._server.effective_port))
+        self._stop, self._stopped = threading.Event(), threading.Event()
+        self._stopped.set()
 
     @property
     def port(self) -> int:
         return self.server_address[1]
 
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        self._stopped.clear()
+        try:
+            while not self._stop.is_set():
+                wasyncore.loop(timeout=poll_interval, map=self._server._map, use_poll=True, count=1)
+        finally:
+            self._stopped.set()
 
-class _Handler(WSGIRequestHandler):
-    def log_message(self, format: str, *args) -> None:  # noqa: A002 (http.server's signature)
-        log.debug("%s %s", self.address_string(), format % args)
+    def shutdown(self) -> None:
+        """Stop ``serve_forever`` (from another thread) and wait until it has returned."""
+        self._stop.set()
+        self._server.trigger.pull_trigger()
+        self._stopped.wait(10)
+
+    def server_close(self) -> None:
+        self._server.close()

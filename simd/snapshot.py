@@ -56,6 +56,9 @@ class ScenarioSnapshot:
     totals: Totals  # summed over replicas
     in_flight_us: int  # summed over replicas
     slowest_rank_score: float | None  # None when the scenario has no stragglers configured
+    failed: bool = False  # quarantined: a tick raised (simd.lane); its counters stay where they were
+    behind_us: int = 0  # how far its clock is behind the shared simulated clock (work limit, quarantine)
+    overruns: int = 0  # ticks in which it reached its work limit
 
     @property
     def elapsed_us(self) -> int:
@@ -70,6 +73,11 @@ class DrillSnapshot:
     starts: int  # runs started so far (scheduled and on demand)
     last_start_seconds: float | None = None  # the latest run started by the snapshot's time (simulated s)
     last_end_seconds: float | None = None
+    # the definition, as the control API lists it (from the configuration in force)
+    description: str = ""
+    scenarios: tuple[str, ...] = ()
+    duration_seconds: float = 0.0
+    start_at_seconds: float | None = None
 
 
 @dataclass(frozen=True)

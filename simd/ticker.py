@@ -1,63 +1,104 @@
-"""The tick loop: advance every replica of every scenario to ``speedup`` x the wall time since the start, and
+"""The tick loop: advance every scenario (simd.lane) to ``speedup`` x the wall time since the start, and
 publish a snapshot.
 
 The clock is injected (a callable returning monotonic seconds; the daemon passes ``time.monotonic``), so
 tests drive it by hand and never sleep. Promises:
 
-- After a tick that read the clock at ``now``, every state is at simulated time
-  ``floor(speedup * (now - start) * 1e6)`` microseconds. A late tick, or one standing in for several
-  coalesced ones, catches up exactly; nothing is counted twice, and since the engine is tick-size invariant
-  the states depend only on that last time, not on how the wall time was cut into ticks.
-- All scenarios and replicas share that one simulated clock.
+- After a tick that read the clock at ``now``, the shared simulated clock is at
+  ``floor(speedup * (now - start) * 1e6)`` microseconds (plus where a resumed snapshot left it), and every
+  lane is there unless it is behind: it reached its work limit this tick (counted, caught up exactly by the
+  next ticks) or it is quarantined. A late tick, or one standing in for several coalesced ones, catches up
+  exactly; nothing is counted twice, and since the engine is tick-size invariant the states depend only on
+  the simulated time reached, not on how the wall time was cut into ticks.
 - After each tick a new immutable :class:`~simd.snapshot.Snapshot` replaces the previous one in a single
-  reference assignment: a reader sees the previous complete tick or this complete tick, never a mixture.
+  reference assignment: a reader sees the previous complete tick or this complete tick, never a mixture,
+  and never waits for the tick's lock.
+- A lane whose advance raises is quarantined (``failed``: exported, logged once with its cause, counted in
+  ``simd_tick_errors_total``); the other lanes go on.
+- Per tick, each lane does at most ``event_limit`` work (simd.lane); and once a tick has run for
+  ``tick_seconds`` it leaves the remaining lanes where they are (behind) for the next tick, which starts
+  with the lanes furthest behind.
+- ``reload(config)`` swaps in a new configuration between ticks: an unchanged scenario (same
+  simd.lane.scenario_key) keeps its lane, a changed or new one starts fresh at the current simulated time, a
+  removed one disappears; unchanged drills keep their runs.
 
-What the drills do (retargeting at their exact simulated times, stalls, on-demand starts) is
-simd.drills.DrillRunner's; the loop's own health (tick counts, durations, overruns, /healthz) is
-simd.health.TickHealth's, on ``registry``. ``speedup`` and ``tick_seconds`` are valid values of the
-configuration's types (simd.config; the CLI flags are parsed with them).
+What the drills do (their boundaries, stalls, on-demand starts) is simd.drills.DrillRunner's; the loop's
+own health (tick counts, durations, overruns, /healthz) is simd.health.TickHealth's, on ``registry``.
+``speedup`` and ``tick_seconds`` are valid values of the configuration's types (simd.config; the CLI flags
+are parsed with them); given here they override the file's, also across reloads.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from prometheus_client.registry import CollectorRegistry
 
 from simd.config import Config
 from simd.drills import DrillRunner, Started
-from simd.engine import US_PER_SECOND, State, advance, new_state
+from simd.engine import US_PER_SECOND, State, advance
 from simd.health import TickHealth
-from simd.snapshot import ScenarioInfo, Snapshot, scenario_info, scenario_snapshot
+from simd.lane import EVENTS_PER_TICK, Lane, advance_lane, new_lane, scenario_key, with_body
+from simd.snapshot import ScenarioInfo, Snapshot
+
+log = logging.getLogger("simd.ticker")
 
 Clock = Callable[[], float]
 
 
+@dataclass(frozen=True)
+class Reloaded:
+    """What a reload did, by scenario name."""
+
+    kept: tuple[str, ...]
+    restarted: tuple[str, ...]  # changed: started fresh
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    drills_reset: tuple[str, ...]  # drills whose runs were dropped (changed or removed)
+
+    def as_json(self) -> dict:
+        return {k: list(v) for k, v in self.__dict__.items()}
+
+
 class Ticker:
-    """Owns the engine states; ``tick()`` advances them and publishes a snapshot."""
+    """Owns the lanes; ``tick()`` advances them and publishes a snapshot."""
 
     def __init__(self, config: Config, clock: Clock, wall: Clock, speedup: float | None = None,
-                 tick_seconds: float | None = None, advance_fn=advance, registry: CollectorRegistry | None = None):
+                 tick_seconds: float | None = None, advance_fn=advance, registry: CollectorRegistry | None = None,
+                 event_limit: int = EVENTS_PER_TICK, lanes: tuple[Lane, ...] | None = None, at_us: int = 0,
+                 drills: DrillRunner | None = None):
+        """``lanes``, ``at_us`` and ``drills``: resume where a saved state left off (simd.persist)."""
+        self._speedup_flag, self._tick_flag = speedup, tick_seconds
         self.speedup = float(config.speedup if speedup is None else speedup)
         self.tick_seconds = float(config.tick_seconds if tick_seconds is None else tick_seconds)
-        self._clock, self._advance = clock, advance_fn
+        self._clock, self._advance, self.event_limit = clock, advance_fn, event_limit
         self._lock = threading.Lock()
         self.config = config
-        self.drills = DrillRunner(config)
-        self._scenarios = config.all_scenarios
-        self.states: tuple[tuple[State, ...], ...] = tuple(
-            tuple(new_state(spec) for spec in self.drills.specs(i)) for i in range(len(self._scenarios)))
-        self.infos: tuple[ScenarioInfo, ...] = tuple(self._info(i) for i in range(len(self._scenarios)))
-        self.start = clock()
+        self.drills = drills or DrillRunner(config)
+        self.lanes: tuple[Lane, ...] = lanes if lanes is not None else tuple(
+            new_lane(s, self.drills.body(s, at_us / US_PER_SECOND), at_us) for s in config.all_scenarios)
+        self.start = clock()  # the wall clock reading at which the shared simulated clock was at_us
+        self._anchor_us = at_us
         self.registry = CollectorRegistry() if registry is None else registry
         self.health = TickHealth(self.start, self.tick_seconds, clock, wall, self.registry)
-        self.snapshot: Snapshot = self._snapshot(0)
+        self.snapshot: Snapshot = self._snapshot(at_us)
+
+    # --- views kept for callers that index scenarios by position -------------------------------------
+    @property
+    def states(self) -> tuple[tuple[State, ...], ...]:
+        return tuple(lane.states for lane in self.lanes)
+
+    @property
+    def infos(self) -> tuple[ScenarioInfo, ...]:
+        return tuple(lane.info for lane in self.lanes)
 
     def target_us(self, now: float) -> int:
         """The simulated time (microseconds) that wall time ``now`` maps to."""
-        return max(0, math.floor(self.speedup * (now - self.start) * US_PER_SECOND))
+        return max(0, self._anchor_us + math.floor(self.speedup * (now - self.start) * US_PER_SECOND))
 
     def tick(self) -> Snapshot:
         """Advance everything to the simulated time of now, publish and return the new snapshot."""
@@ -67,11 +108,7 @@ class Ticker:
                 return self.snapshot
             t0 = self.snapshot.simulated_us
             until = max(self.target_us(began), t0)
-            # drills start and end at their exact simulated times, whatever the tick size
-            for b in self.drills.boundaries(t0 / US_PER_SECOND, until / US_PER_SECOND):
-                self._advance_all(min(until, round(b * US_PER_SECOND)))
-                self._retarget(b)
-            self._advance_all(until)
+            self.lanes = self._advance_lanes(until, began)
             stall = self.drills.scheduled(t0 / US_PER_SECOND, until / US_PER_SECOND)
             snapshot = self._snapshot(until)
             ended = self._clock()
@@ -80,35 +117,96 @@ class Ticker:
             self.health.done(began, ended)
         return snapshot
 
+    def _advance_lanes(self, until: int, began: float) -> tuple[Lane, ...]:
+        lanes = list(self.lanes)
+        # the lanes furthest behind first, so that a tick cut short by its time budget starves none
+        for i in sorted(range(len(lanes)), key=lambda k: lanes[k].at_us):
+            lane = lanes[i]
+            if lane.failed is not None or lane.at_us >= until:
+                continue
+            if self._clock() - began > self.tick_seconds:
+                continue  # this tick is over its time: the lane waits for the next one (behind meanwhile)
+            try:
+                out = advance_lane(lane, until, lambda t, s=lane.scenario: self.drills.body(s, t),
+                                   self.drills.boundaries, self.event_limit, self._advance)
+            except Exception as exc:  # noqa: BLE001 (any failure of one scenario must not stop the others)
+                lanes[i] = self._quarantine(lane, exc)
+                continue
+            lanes[i] = out.lane if not out.cut else replace(out.lane, overruns=out.lane.overruns + 1)
+            if out.cut:
+                self.health.event_overrun(lane.scenario.name, out.work, self.event_limit,
+                                          (until - out.lane.at_us) / US_PER_SECOND)
+        return tuple(lanes)
+
+    def _quarantine(self, lane: Lane, exc: Exception) -> Lane:
+        cause = f"{type(exc).__name__}: {exc}"
+        self.health.errors.inc()
+        log.error("scenario %s failed at simulated second %.0f and is quarantined (simd_scenario_failed 1; its "
+                  "counters stay where they were; a reload that changes it restarts it): %s", lane.scenario.name,
+                  lane.at_us / US_PER_SECOND, cause, exc_info=exc)
+        return replace(lane, failed=cause[:500])
+
     def start_drill(self, name: str, duration_seconds: float | None = None) -> Started:
         """Start drill ``name`` now (at the current simulated time) and publish the changed parameters;
         simd.drills.UnknownDrill or DrillAlreadyRunning if it cannot."""
         with self._lock:
             now_us = self.snapshot.simulated_us
-            started = self.drills.start(name, now_us / US_PER_SECOND, duration_seconds, self._clock())
-            self._retarget(started.start_seconds)
+            t = now_us / US_PER_SECOND
+            started = self.drills.start(name, t, duration_seconds, self._clock())
+            # the lanes at the current time change now; a lane behind meets the start as a boundary later
+            self.lanes = tuple(self._rebody(lane, t) if lane.at_us == now_us and lane.failed is None else lane
+                               for lane in self.lanes)
             self.snapshot = self._snapshot(now_us)
         return started
 
-    def _advance_all(self, until: int) -> None:
-        self.states = tuple(tuple(self._advance(s, until)[0] for s in states) for states in self.states)
+    def _rebody(self, lane: Lane, t: float) -> Lane:
+        try:
+            return with_body(lane, self.drills.body(lane.scenario, t))
+        except Exception as exc:  # noqa: BLE001 (as in a tick: one scenario's failure stops no other)
+            return self._quarantine(lane, exc)
 
-    def _retarget(self, t: float) -> None:
-        """Apply the drills' parameters at simulated second ``t`` (every replica is at that time), and refresh
-        the changed scenarios' analytic facts (a slower checkpoint moves the optimum)."""
-        states, changed = self.drills.retarget(t, self.states)
-        self.states = tuple(states)
-        if changed:
-            infos = list(self.infos)
-            for i in changed:
-                infos[i] = self._info(i)
-            self.infos = tuple(infos)
+    def reload(self, config: Config) -> Reloaded:
+        """Swap in ``config`` (validated already) between two ticks; see the module docstring. Everything new
+        is built before anything is replaced, so an exception leaves the running configuration as it was."""
+        with self._lock:
+            now_us = self.snapshot.simulated_us
+            t = now_us / US_PER_SECOND
+            drills = DrillRunner(config)
+            reset = drills.carry_over(self.drills)
+            old = {lane.scenario.name: lane for lane in self.lanes}
+            lanes, kept, restarted, added = [], [], [], []
+            for s in config.all_scenarios:
+                lane = old.get(s.name)
+                if lane is not None and lane.key == scenario_key(s) and lane.failed is None:
+                    # the same scenario: its state goes on; drills that changed may change its parameters
+                    lanes.append(with_body(replace(lane, scenario=s), drills.body(s, lane.at_us / US_PER_SECOND)))
+                    kept.append(s.name)
+                elif lane is not None and lane.key == scenario_key(s):
+                    lanes.append(replace(lane, scenario=s))  # still quarantined: the same inputs fail again
+                    kept.append(s.name)
+                else:
+                    lanes.append(new_lane(s, drills.body(s, t), now_us))
+                    (restarted if lane is not None else added).append(s.name)
+            removed = tuple(n for n in old if n not in {s.name for s in config.all_scenarios})
+            speedup = float(config.speedup if self._speedup_flag is None else self._speedup_flag)
+            tick_seconds = float(config.tick_seconds if self._tick_flag is None else self._tick_flag)
+            # nothing has been replaced yet; from here on nothing raises
+            now = self._clock()
+            self._anchor_us, self.start = max(self.target_us(now), now_us), now  # the clock goes on from here
+            self.config, self.drills, self.lanes, self.speedup = config, drills, tuple(lanes), speedup
+            if tick_seconds != self.tick_seconds:
+                self.tick_seconds = tick_seconds
+                self.health.retime(now, tick_seconds)
+            self.snapshot = self._snapshot(now_us)
+        return Reloaded(tuple(kept), tuple(restarted), tuple(added), removed, tuple(reset))
 
-    def _info(self, i: int) -> ScenarioInfo:
-        return scenario_info(self._scenarios[i], self.drills.bodies[i], self.states[i][0])
+    def saved(self) -> tuple[int, tuple[Lane, ...], DrillRunner]:
+        """What simd.persist writes: the shared clock, the lanes and the drills, as of the last tick (taken
+        under the lock, so never half a tick; the lanes are immutable)."""
+        with self._lock:
+            return self.snapshot.simulated_us, self.lanes, self.drills
 
     def _snapshot(self, until_us: int) -> Snapshot:
-        scenarios = tuple(scenario_snapshot(info, states) for info, states in zip(self.infos, self.states,
-                                                                                  strict=True))
-        return Snapshot(simulated_us=until_us, speedup=self.speedup, scenarios=scenarios,
+        return Snapshot(simulated_us=until_us, speedup=self.speedup,
+                        scenarios=tuple(lane.snapshot(until_us) for lane in self.lanes),
                         drills=self.drills.snapshot(until_us / US_PER_SECOND))

@@ -77,11 +77,13 @@ class FakeClock:
 def wsgi_call(app, method: str = "GET", path: str = "/metrics", body: bytes = b"", content_length: str | None = None,
               **headers: str):
     """(status, headers, body) of one in-process request to a WSGI app. ``headers`` as CGI names without the
-    HTTP_ prefix (``ACCEPT_ENCODING="gzip"``); Content-Length is the body's length unless given."""
+    HTTP_ prefix (``ACCEPT_ENCODING="gzip"``), or WSGI keys (``wsgi.input_terminated``); Content-Length is the
+    body's length unless given."""
     path, _, query = path.partition("?")
     environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": query, "wsgi.input": io.BytesIO(body),
                "CONTENT_LENGTH": (str(len(body)) if body else "") if content_length is None else content_length}
-    environ.update({f"HTTP_{k}": v for k, v in headers.items()})
+    environ.update({k if k.startswith("wsgi.") else f"HTTP_{k}": v for k, v in headers.items()})
+    environ.setdefault("REMOTE_ADDR", "127.0.0.1")
     setup_testing_defaults(environ)
     got = {}
 

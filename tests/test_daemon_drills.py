@@ -131,7 +131,7 @@ def served():
     servers = []
 
     def serve(token):
-        drills = DrillControl(t.config, lambda: t.snapshot, t.start_drill)
+        drills = DrillControl(lambda: t.snapshot, t.start_drill)
         s = HttpServer(("127.0.0.1", 0), make_app(t.registry, t.health.status, drills=drills, token=token))
         threading.Thread(target=s.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(s)

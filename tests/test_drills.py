@@ -6,7 +6,6 @@ from test_config import GOOD
 
 from simd.config import parse_config
 from simd.drills import DrillAlreadyRunning, DrillBook, DrillControl, DrillError, DrillRunner, UnknownDrill
-from simd.engine import new_state
 from simd.snapshot import Snapshot
 
 DRILLS = GOOD + """drills:
@@ -70,29 +69,35 @@ def test_listing():
     config = parse_config(DRILLS)
     runner = DrillRunner(config)
     runner.start("burst", 50.0, None, now=0.0)
-    control = DrillControl(config, lambda: Snapshot(0, 1.0, (), runner.snapshot(60.0)), runner.start)
+    control = DrillControl(lambda: Snapshot(0, 1.0, (), runner.snapshot(60.0)), runner.start)
     rows = {r["name"]: r for r in control.list()}
     assert rows["burst"]["active"] and rows["burst"]["scenarios"] == ["optimized"]
     assert not rows["storm"]["active"] and rows["storm"]["last_start_seconds"] is None
     assert rows["slow-storage"]["start_at_seconds"] == 7200
 
 
-def test_runner_retargets_only_the_scenarios_whose_parameters_change():
+def test_runner_gives_each_scenario_its_parameters_at_a_time():
     config = parse_config(DRILLS)
     runner = DrillRunner(config)
-    states = [tuple(new_state(spec) for spec in runner.specs(i)) for i in range(len(config.all_scenarios))]
-    same, changed = runner.retarget(100.0, states)
-    assert changed == [] and same == states
+    opt = config.scenario("optimized")
+    assert runner.body(opt, 100.0) == opt
     runner.start("burst", 100.0, None, now=0.0)
-    out, changed = runner.retarget(100.0, states)
-    names = [s.name for s in config.all_scenarios]
-    assert [names[i] for i in changed] == ["optimized"]
-    i = names.index("optimized")
-    base = config.scenario("optimized").failures.sdc_per_gpu_hour
-    assert all(st.plan.spec.sdc_per_gpu_hour == pytest.approx(20 * base) for st in out[i])
-    assert all(out[k] is states[k] for k in range(len(states)) if k != i)
-    _, changed = runner.retarget(700.0, out)  # burst ended at 100 + 600
-    assert [names[k] for k in changed] == ["optimized"] and runner.bodies[i] == config.scenario("optimized")
+    assert runner.body(opt, 100.0).failures.sdc_per_gpu_hour == pytest.approx(20 * opt.failures.sdc_per_gpu_hour)
+    assert runner.body(opt, 700.0) == opt  # burst ended at 100 + 600
+    assert runner.boundaries(0.0, 1000.0) == [100.0, 700.0]
+
+
+def test_a_reload_keeps_the_runs_of_unchanged_drills_only():
+    config = parse_config(DRILLS)
+    old = DrillRunner(config)
+    old.start("storm", 10.0, None, now=0.0)
+    old.start("burst", 20.0, None, now=0.0)
+    changed = parse_config(DRILLS.replace("effects: {sdc_rate_factor: 20, hard_rate_factor: 2}",
+                                          "effects: {sdc_rate_factor: 30}"))
+    new = DrillRunner(changed)
+    assert new.carry_over(old) == ["burst"]
+    assert [r.drill for r in new.book.runs] == ["slow-storage", "storm"]
+    assert new.book.starts == {"storm": 1, "slow-storage": 0, "burst": 0}
 
 
 def test_runner_holds_ticks_for_a_stall_drill():
@@ -117,7 +122,7 @@ def test_control_lists_from_the_published_snapshot():
     config = parse_config(DRILLS)
     runner = DrillRunner(config)
     published = [Snapshot(0, 1.0, (), runner.snapshot(0.0))]
-    control = DrillControl(config, lambda: published[0], lambda name, d: runner.start(name, 50.0, d, 0.0))
+    control = DrillControl(lambda: published[0], lambda name, d: runner.start(name, 50.0, d, 0.0))
     assert [r["last_start_seconds"] for r in control.list()] == [None, None, None]
     out = control.start("burst", 10.0)
     assert out == {"name": "burst", "active": True, "start_seconds": 50.0, "end_seconds": 60.0, "stall_seconds": 0.0}

@@ -140,11 +140,44 @@ def test_drill_start_statuses(daemon):
 def test_content_length(daemon):
     ticker, app, _ = daemon
     status, _, body = post(app, "/api/v1/drills/storage", content_length="ten")
-    assert status == 400 and body == {"error": "Content-Length must be an integer"}
-    assert post(app, "/api/v1/drills/storage", content_length="-1")[0] == 413
+    assert status == 400 and body == {"error": "Content-Length must be a non-negative integer, got 'ten'"}
+    status, _, body = post(app, "/api/v1/drills/storage", content_length="-1")  # issue 13: was 413
+    assert status == 400 and body == {"error": "Content-Length must be a non-negative integer, got '-1'"}
+    # a truncated body (fewer bytes than announced) never starts the drill
+    status, _, body = post(app, "/api/v1/drills/storage", b'{"duration_seconds": 6', content_length="24")
+    assert status == 400 and body == {"error": "the body is shorter than its Content-Length (22 of 24 bytes)"}
     assert ticker.drills.book.runs == []
     status, _, body = post(app, "/api/v1/drills/storage")  # no body: the drill's own duration
     assert status == 200 and body["end_seconds"] - body["start_seconds"] == 7200
+
+
+def test_a_chunked_body_that_the_server_did_not_dechunk_is_read(daemon):
+    """A WSGI server may hand over chunked input without CONTENT_LENGTH (wsgi.input_terminated)."""
+    ticker, app, _ = daemon
+    status, _, body = post(app, "/api/v1/drills/storage", b'{"duration_seconds": 60}', content_length="",
+                           TRANSFER_ENCODING="chunked", **{"wsgi.input_terminated": True})
+    assert status == 200 and body["end_seconds"] - body["start_seconds"] == 60
+
+
+@pytest.mark.parametrize("header", ["Bearer t0ken", "bearer t0ken", "BEARER t0ken", "Bearer   t0ken"])
+def test_the_bearer_scheme_is_case_insensitive(daemon, header):
+    _, app, _ = daemon
+    assert post(app, "/api/v1/drills/storage", token=None, AUTHORIZATION=header)[0] == 200
+
+
+@pytest.mark.parametrize("header", ["Basic t0ken", "Bearer", "Bearer t0ken2", "Bearert0ken", "t0ken",
+                                    "Bearer T0KEN", "Bearer t0ken "])
+def test_other_authorizations_are_401_and_logged_once_per_interval(daemon, header, caplog):
+    ticker, app, clock = daemon
+    with caplog.at_level("WARNING", logger="simd.server"):
+        for _ in range(3):
+            assert post(app, "/api/v1/drills/storage", token=None, AUTHORIZATION=header)[0] == 401
+        clock.advance(11.0)
+        assert post(app, "/api/v1/drills/storage", token=None, AUTHORIZATION=header)[0] == 401
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 2 and lines[0].startswith("refused POST /api/v1/drills/storage from 127.0.0.1: wrong")
+    assert lines[1].endswith("(3 failed authentication(s) since the last such line)")
+    assert ticker.drills.book.runs == []
 
 
 def test_without_a_token_posts_are_403():

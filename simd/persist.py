@@ -1,0 +1,290 @@
+"""``--state-dir``: the daemon's state on disk, so that a restart continues where the last run left off.
+
+What is saved: the shared simulated clock, every scenario's lane (its configuration hash, where it started on
+the shared clock, whether it is quarantined, and each replica's engine State with the JobSpec it runs under),
+and the drills' runs and start counts. Not saved: the tick loop's own health counters (a restart resets
+them, as it does any Prometheus counter) and a stall drill's wall-clock hold.
+
+Format: one JSON document, ``state.json``, versioned (``format``, ``version``, and ``layout``: the engine
+dataclasses' field names, so a snapshot written by an engine with other fields is recognized as foreign),
+with the SHA-256 of its canonical payload. JSON keeps every integer exact and every float bit for bit
+(``repr`` round-trips), so a resumed State equals the saved one; the engine state is read and rebuilt from
+outside the engine, through its public dataclasses and ``compile_spec``.
+
+Writes are atomic: a temporary file in the same directory, fsync, rename over ``state.json``, fsync of the
+directory. A kill at any moment leaves the previous complete snapshot or the new one, never a torn file.
+
+On start (:func:`load`): no file, a fresh start. A file that does not parse, fails its checksum, or is of
+another format, version or engine layout is moved aside to ``state.json.bad-<UTC time>`` with a warning,
+and the daemon starts fresh; it never crashes on it. A scenario whose configuration hash changed (or that
+is new) starts fresh at the saved simulated time, with a warning; a scenario no longer configured is dropped;
+the others resume exactly (the engine is deterministic and tick-size invariant, so the resumed run equals an
+uninterrupted one from the snapshot's time). A directory is used by one daemon at a time (a lock file).
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from simd import __version__
+from simd.config import Config
+from simd.drills import DrillRunner, Run
+from simd.engine import US_PER_SECOND, Cause, JobSpec, State, Stragglers, Totals, retarget
+from simd.engine.spec import compile_spec
+from simd.lane import Lane, new_lane, scenario_key
+from simd.snapshot import scenario_info
+
+log = logging.getLogger("simd.persist")
+
+FORMAT, VERSION = "simd-state", 1
+STATE_FILE, LOCK_FILE = "state.json", "lock"
+LAYOUT = ",".join(f"{cls.__name__}:{'/'.join(f.name for f in fields(cls))}" for cls in (State, Totals, JobSpec))
+
+
+class StateError(Exception):
+    """The saved state cannot be used (the message says why, in one line)."""
+
+
+class StateDirBusy(Exception):
+    """Another daemon holds the state directory."""
+
+
+def _canonical(payload: dict) -> bytes:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+# --- encoding --------------------------------------------------------------------------------------------
+
+def _state(state: State) -> dict:
+    out = {f.name: getattr(state, f.name) for f in fields(State) if f.name != "plan"}
+    out["totals"], out["job_start"] = asdict(state.totals), asdict(state.job_start)
+    return {"spec": asdict(state.plan.spec), "state": out}
+
+
+def encode(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> bytes:
+    """The document for ``state.json``."""
+    payload = {
+        "simd_version": __version__,
+        "written_unix": wall,
+        "simulated_us": simulated_us,
+        "drills": {
+            "definitions": {d.name: _drill_key(d) for d in drills.config.drills},
+            "runs": [[r.drill, r.start, r.end, r.on_demand] for r in drills.book.runs],
+            "starts": dict(drills.book.starts),
+        },
+        "lanes": [{"name": lane.scenario.name, "key": lane.key, "origin_us": lane.origin_us, "failed": lane.failed,
+                   "overruns": lane.overruns, "replicas": [_state(s) for s in lane.states]} for lane in lanes],
+    }
+    doc = {"format": FORMAT, "version": VERSION, "layout": LAYOUT,
+           "sha256": hashlib.sha256(_canonical(payload)).hexdigest(), "payload": payload}
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+
+
+def _drill_key(drill) -> str:
+    return hashlib.sha256(_canonical(drill.model_dump(mode="json"))).hexdigest()[:32]
+
+
+# --- decoding --------------------------------------------------------------------------------------------
+
+def _spec(d: dict) -> JobSpec:
+    d = dict(d)
+    d["causes"] = tuple(Cause(**c) for c in d["causes"])
+    d["stragglers"] = None if d["stragglers"] is None else Stragglers(**d["stragglers"])
+    return JobSpec(**d)
+
+
+def _totals(d: dict) -> Totals:
+    return Totals(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+def _restore_state(d: dict) -> State:
+    spec, s = _spec(d["spec"]), dict(d["state"])
+    s["totals"], s["job_start"] = _totals(s["totals"]), _totals(s["job_start"])
+    s["hard"], s["sdc"] = tuple(s["hard"]), tuple(s["sdc"])
+    state = State(plan=compile_spec(spec, s["epoch"]), **s)
+    # the engine's invariant (DESIGN.md 3.5): every simulated microsecond is in a bucket or in flight
+    if sum(state.totals.bucket_us().values()) + state.in_flight_us() != state.clock:
+        raise StateError("a replica's buckets do not add up to its clock")
+    return state
+
+
+def decode(raw: bytes) -> dict:
+    """The payload of a ``state.json`` document; StateError if it is not one this simd can use."""
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StateError(f"not JSON ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise StateError("not a simd state file")
+    if doc.get("version") != VERSION or doc.get("layout") != LAYOUT:
+        raise StateError(f"written by another simd (format version {doc.get('version')!r}, engine layout "
+                         f"{'the same' if doc.get('layout') == LAYOUT else 'different'})")
+    payload = doc.get("payload")
+    if not isinstance(payload, dict) or hashlib.sha256(_canonical(payload)).hexdigest() != doc.get("sha256"):
+        raise StateError("checksum mismatch")
+    return payload
+
+
+@dataclass(frozen=True)
+class Resumed:
+    """What :func:`resume` rebuilt: the arguments of simd.ticker.Ticker's resume."""
+
+    at_us: int
+    lanes: tuple[Lane, ...]
+    drills: DrillRunner
+
+
+def resume(payload: dict, config: Config) -> Resumed:
+    """Lanes and drills of ``config`` from a decoded payload: unchanged scenarios resume, changed and new ones
+    start fresh at the saved time (a warning each), removed ones are dropped. StateError if the payload's
+    shape is wrong."""
+    try:
+        at_us = int(payload["simulated_us"])
+        drills = _resume_drills(payload["drills"], config)
+        saved = {d["name"]: d for d in payload["lanes"]}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateError(f"malformed ({type(exc).__name__}: {exc})") from None
+    lanes = []
+    for s in config.all_scenarios:
+        d = saved.pop(s.name, None)
+        if d is not None and d.get("key") == scenario_key(s):
+            try:
+                lanes.append(_resume_lane(d, s, drills))
+                continue
+            except (KeyError, TypeError, ValueError, StateError) as exc:
+                log.warning("state: scenario %s cannot be resumed (%s: %s): it starts fresh at simulated second "
+                            "%.0f", s.name, type(exc).__name__, exc, at_us / US_PER_SECOND)
+        elif d is not None:
+            log.warning("state: scenario %s changed since the snapshot: it starts fresh at simulated second %.0f",
+                        s.name, at_us / US_PER_SECOND)
+        else:
+            log.info("state: scenario %s is new: it starts at simulated second %.0f", s.name, at_us / US_PER_SECOND)
+        lanes.append(new_lane(s, drills.body(s, at_us / US_PER_SECOND), at_us))
+    for name in saved:
+        log.info("state: scenario %s of the snapshot is no longer configured: dropped", name)
+    return Resumed(at_us, tuple(lanes), drills)
+
+
+def _resume_drills(d: dict, config: Config) -> DrillRunner:
+    runner = DrillRunner(config)
+    same = {x.name for x in config.drills if d["definitions"].get(x.name) == _drill_key(x)}
+    runner.book.runs = [r for r in runner.book.runs if r.drill not in same] + [
+        Run(str(name), float(a), float(b), bool(on_demand)) for name, a, b, on_demand in d["runs"] if name in same]
+    for name in same:
+        runner.book.starts[name] = int(d["starts"][name])
+    return runner
+
+
+def _resume_lane(d: dict, scenario, drills: DrillRunner) -> Lane:
+    states = tuple(_restore_state(r) for r in d["replicas"])
+    if len(states) != scenario.replicas or len({s.clock for s in states}) != 1:
+        raise StateError("replicas do not match the scenario")
+    origin = int(d["origin_us"])
+    body = drills.body(scenario, (origin + states[0].clock) / US_PER_SECOND)
+    # the parameters in force at the saved time under this configuration's drills (a changed drill: retarget)
+    states = tuple(s if s.plan.spec == body.job_spec(seed) else retarget(s, body.job_spec(seed))
+                   for s, seed in zip(states, scenario.replica_seeds(), strict=True))
+    failed = d["failed"]
+    return Lane(scenario, scenario_key(scenario), origin, body, states, scenario_info(scenario, body, states[0]),
+                failed=None if failed is None else str(failed), overruns=int(d["overruns"]))
+
+
+# --- the directory ---------------------------------------------------------------------------------------
+
+class StateDir:
+    """A state directory: the lock, atomic saves, loading with corrupt or foreign files moved aside."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.file = self.path / STATE_FILE
+        self._lock_fd: int | None = None
+
+    def open(self) -> StateDir:
+        """Create the directory if needed and take its lock; StateDirBusy if another daemon has it, OSError
+        if it cannot be used. Removes temporary files a killed daemon left behind."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise StateDirBusy(f"{self.path} is in use by another simd run (its lock file is held)") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._lock_fd = fd
+        for leftover in self.path.glob(f".{STATE_FILE}.tmp-*"):
+            leftover.unlink(missing_ok=True)
+        return self
+
+    def close(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the lock
+            self._lock_fd = None
+
+    def load(self) -> dict | None:
+        """The saved payload, or None (no file, or one moved aside because it could not be used)."""
+        try:
+            raw = self.file.read_bytes()
+        except FileNotFoundError:
+            return None
+        try:
+            return decode(raw)
+        except StateError as exc:
+            self.move_aside(str(exc))
+            return None
+
+    def move_aside(self, why: str) -> Path:
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        aside = self.path / f"{STATE_FILE}.bad-{stamp}"
+        os.replace(self.file, aside)
+        log.warning("state: %s cannot be used (%s): moved to %s; starting fresh", self.file, why, aside.name)
+        return aside
+
+    def save(self, data: bytes) -> None:
+        """Write ``data`` as the state file atomically (temporary file, fsync, rename, fsync the directory)."""
+        tmp = self.path / f".{STATE_FILE}.tmp-{os.getpid()}"
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.file)
+        dir_fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+class Saver:
+    """Saves the ticker's state every ``every_ticks`` ticks and on demand (shutdown), recording the outcome in
+    ``status`` (simd.health.DaemonStatus: ``simd_state_last_save_timestamp_seconds``,
+    ``simd_state_save_errors_total``)."""
+
+    def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time):
+        self.dir, self.ticker, self.every, self.status, self._wall = state_dir, ticker, every_ticks, status, wall
+        self._ticks = 0
+
+    def after_tick(self) -> None:
+        self._ticks += 1
+        if self._ticks % self.every == 0:
+            self.save()
+
+    def save(self) -> bool:
+        simulated_us, lanes, drills = self.ticker.saved()
+        wall = self._wall()
+        try:
+            self.dir.save(encode(simulated_us, lanes, drills, wall))
+        except OSError as exc:
+            self.status.save_failed()
+            log.error("state: cannot write %s: %s (the previous snapshot stays)", self.dir.file, exc.strerror or exc)
+            return False
+        self.status.saved(wall)
+        return True
