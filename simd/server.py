@@ -138,7 +138,7 @@ class _App:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
         name = _drill_name(path) if self.drills is not None else None
         writable = name is not None or (path == RELOAD and self.reload is not None)
-        if method in READ:
+        if method in READ and not (path == RELOAD and self.reload is not None):
             response = self.metrics_response(environ) if path == "/metrics" else self.read(path)
         elif method == "POST" and writable:
             response = self.post(environ, name)
