@@ -109,4 +109,4 @@ def test_same_seed_same_result(s, horizon_steps):
 
 def test_bucket_names_are_the_design_vocabulary():
     assert BUCKETS == ("productive", "rollback", "checkpoint", "validation", "restart", "detection",
-                       "straggler")
+                       "straggler", "shadow")

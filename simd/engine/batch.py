@@ -75,16 +75,16 @@ def batch(w: Work, until: int) -> int:
     ncommit = (n - 1) // C
     nval = np.where(is_sdc, n // V, (n - 1) // V) if V else np.zeros_like(n)
     nckpt = ncommit + (is_sdc if not V else 0)
-    hard_pos = np.cumsum(~is_sdc) - 1  # index among this batch's hard failures
-    if len(p.cause_names) > 1 and len(He):
+    hard_pos = np.cumsum(~is_sdc) - 1  # index among this batch's hard failures (and shadow disagreements)
+    if len(p.stop_cumulative) > 1 and len(He):  # the kind of each: its cause, or a disagreement (shadow.py)
         u = uniforms(p.cause_stream, w.hard.index(), len(He))
-        causes = np.minimum(np.searchsorted(p.cause_cumulative, u), len(p.cause_names) - 1)
+        causes = np.minimum(np.searchsorted(p.stop_cumulative, u), len(p.stop_cumulative) - 1)
     else:
         causes = np.zeros(len(He), dtype=np.int64)
     seg_cause = causes[np.maximum(hard_pos, 0)] if len(He) else np.zeros(len(E), dtype=np.int64)
-    hard_extra = (np.asarray(p.cause_detect_us) + np.asarray(p.cause_restart_us))[seg_cause]
+    hard_extra = (np.asarray(p.stop_detect_us) + np.asarray(p.stop_restart_us))[seg_cause]
     extra = np.where(is_sdc, p.sdc_restart_us, hard_extra)
-    dur = n * p.step_us + nval * p.val_us + nckpt * p.ckpt_us + extra
+    dur = n * (p.step_us + p.shadow_us) + nval * p.val_us + nckpt * p.ckpt_us + extra
     if st is not None:
         steps = w.durations(r0, int(E[-1]) - r0)
         seg_steps_us = np.add.reduceat(steps[0], r - r0)  # segments are contiguous and cover the window
@@ -106,31 +106,31 @@ def batch(w: Work, until: int) -> int:
     # onsets that vanished with a hard failure: a candidate inside the hard failure's segment
     lo = np.searchsorted(S, r[sl], side="right")
     hi = np.searchsorted(S, E[sl], side="left")
-    vanished = int(((hi > lo) & ~is_sdc_).sum())
+    onset_segments = is_sdc_ | (hi > lo)  # each segment's onset is its first candidate (it starts clean)
 
     T["steps_executed"] += int(n_.sum())
+    T["shadow_us"] += int(n_.sum()) * p.shadow_us
     T["steps_committed"] += C * int(ncommit_.sum())
     T["steps_recomputed"] += int(recompute.sum())
     T["checkpoints"] += int(ncommit_.sum())
     T["validations"] += int(nval[sl].sum())
-    T["sdc_onsets"] += sdc_n + vanished
+    w.onsets_counted(w.sdc.index() + lo[onset_segments])
     if V:
         T["sdc_detected"] += sdc_n
     else:
         T["sdc_baked"] += sdc_n
-    counts = np.bincount(causes[:hard_n], minlength=len(p.cause_names))
-    for i, c in enumerate(counts):
-        T["interruptions"][i] += int(c)
+    w.stops_counted(causes[:hard_n], w.hard.index())  # interruptions or disagreements, their recovery time
     T["productive_us"] += C * int(ncommit_.sum()) * p.step_us
     T["rollback_us"] += int(recompute.sum()) * p.step_us
     T["checkpoint_us"] += int(nckpt[sl].sum()) * p.ckpt_us
     T["validation_us"] += int(nval[sl].sum()) * p.val_us
-    T["restart_us"] += sdc_n * p.sdc_restart_us + int(np.asarray(p.cause_restart_us)[causes[:hard_n]].sum())
-    T["detection_us"] += int(np.asarray(p.cause_detect_us)[causes[:hard_n]].sum())
+    T["restart_us"] += sdc_n * p.sdc_restart_us
     if w.trace:
         for i in range(cnt):
             if is_sdc[i]:
                 w.events.append(Event(int(t_end[i]), "sdc_detected" if V else "sdc_baked"))
+            elif int(seg_cause[i]) == p.shadow_kind:
+                w.events.append(Event(int(t_end[i]), "sdc_detected", "shadow"))
             else:
                 w.events.append(Event(int(t_end[i]), "interruption", p.cause_names[int(seg_cause[i])]))
     if st is not None:

@@ -31,7 +31,8 @@ from simd.engine.work import Work
 def new_state(spec: JobSpec) -> State:
     """The state at simulated time 0: a fresh job."""
     plan = compile_spec(spec)
-    totals = Totals(interruptions=(0,) * len(plan.cause_names), step_hist=(0,) * (len(BUCKET_FACTORS) + 1))
+    totals = Totals(interruptions=(0,) * len(plan.cause_names), step_hist=(0,) * (len(BUCKET_FACTORS) + 1),
+                    interruptions_by_type=(0,) * len(plan.type_names), sdc_onsets_by_type=(0,) * len(plan.type_names))
     return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
@@ -73,6 +74,8 @@ def retarget(state: State, spec: JobSpec) -> State:
     old = state.plan.spec
     if tuple(c.name for c in spec.cause_list) != tuple(c.name for c in old.cause_list):
         raise ValueError("retarget cannot change the failure causes")
+    if tuple(a.name for a in spec.accelerator_list) != tuple(a.name for a in old.accelerator_list):
+        raise ValueError("retarget cannot change the accelerator types")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
     if state.last_ckpt % spec.ckpt_interval_steps:

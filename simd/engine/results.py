@@ -7,7 +7,7 @@ job is in exactly one bucket (state.BUCKETS), so the buckets of a JobResult sum 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from simd.engine.spec import US_PER_SECOND, Plan
 from simd.engine.state import State, Totals
@@ -28,6 +28,9 @@ class JobResult:
     checkpoints: int
     wall_seconds: float
     bucket_seconds: dict[str, float]
+    shadow_detected: int = 0  # SDCs found by shadow-rank disagreement (shadow.py), also in sdc_detected
+    interruptions_by_type: dict[str, int] = field(default_factory=dict)  # per accelerator type (fleet.py)
+    sdc_onsets_by_type: dict[str, int] = field(default_factory=dict)
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -55,7 +58,8 @@ class JobResult:
     def mean_step_seconds(self) -> float:
         executed = self.target_steps + self.recompute_steps
         compute = self.bucket_seconds["productive"] + self.bucket_seconds["rollback"]
-        return (compute + self.bucket_seconds["straggler"]) / executed if executed else 0.0
+        slower = self.bucket_seconds["straggler"] + self.bucket_seconds.get("shadow", 0.0)
+        return (compute + slower) / executed if executed else 0.0
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,9 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
         checkpoints=d.checkpoints,
         wall_seconds=wall_us / US_PER_SECOND,
         bucket_seconds={b: us / US_PER_SECOND for b, us in d.bucket_us().items()},
+        shadow_detected=d.shadow_detected,
+        interruptions_by_type=dict(zip(p.type_names, d.interruptions_by_type, strict=True)),
+        sdc_onsets_by_type=dict(zip(p.type_names, d.sdc_onsets_by_type, strict=True)),
     )
 
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from simd.engine.fleet import Accelerator, combined_hazard, cumulative_shares
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
-from simd.engine.stragglers import StepTimes
+from simd.engine.shadow import Shadow, Stops, shadow_ranks, stops
+from simd.engine.stragglers import StepTimes, bucket_bounds, bucket_of
 from simd.engine.streams import stream_state
 
 # The engine's clock counts integer microseconds: sums of durations are then exact, so the buckets add up
@@ -63,10 +67,19 @@ class JobSpec:
     # restart_seconds. SDC rollbacks always pay restart_seconds.
     causes: tuple[Cause, ...] = field(default=())
     stragglers: Stragglers | None = None
+    shadow: Shadow | None = None  # shadow-rank dual execution (shadow.py); None: no rank is shadowed
+    # accelerator types (fleet.py); empty: n_gpus GPUs at the two rates. With a fleet, n_gpus is the sum of
+    # the counts and the two rates are the fleet's count-weighted means (for display; the engine uses the types)
+    fleet: tuple[Accelerator, ...] = ()
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
         return self.causes or (Cause("hardware", 1.0, 0.0, self.restart_seconds),)
+
+    @property
+    def accelerator_list(self) -> tuple[Accelerator, ...]:
+        """The fleet, or the plain job's n_gpus GPUs as one type named "gpu"."""
+        return self.fleet or (Accelerator("gpu", self.n_gpus, self.hard_per_gpu_hour, self.sdc_per_gpu_hour),)
 
     @property
     def validation_divides_checkpoint(self) -> bool:
@@ -103,6 +116,21 @@ class Plan:
     cause_detect_us: tuple[int, ...]
     cause_restart_us: tuple[int, ...]
 
+    # shadow ranks (shadow.py): the hard stream carries hard failures and disagreements ("stops"); without
+    # shadow ranks the stop kinds are the causes
+    shadow_us: int = 0  # overhead of every executed step (the shadow bucket)
+    shadow_kind: int = -1  # the disagreements' index among the stop kinds; -1: no shadow ranks
+    stop_cumulative: tuple[float, ...] = (1.0,)  # cumulative shares of the stop kinds, last 1.0
+    stop_detect_us: tuple[int, ...] = (0,)
+    stop_restart_us: tuple[int, ...] = (0,)
+    step_bucket: int = 0  # the step-time histogram's bucket of every step when there are no stragglers
+    # accelerator types (fleet.py): attribution of hard failures and SDC onsets
+    type_names: tuple[str, ...] = ("gpu",)
+    hard_type_cumulative: tuple[float, ...] = (1.0,)
+    sdc_type_cumulative: tuple[float, ...] = (1.0,)
+    hard_type_stream: dict | None = None  # None for a single type (no draw)
+    sdc_type_stream: dict | None = None
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
 
@@ -119,11 +147,13 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         acc += c.share
         cumulative.append(acc)
     cumulative[-1] = 1.0
-    hard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
-    sdc = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    hard, sdc, disagree = job_hazards(spec)
     step_us = to_us(spec.step_seconds)
     if step_us < 1:
         raise ValueError(f"step_seconds must be at least 1 microsecond, got {spec.step_seconds}")
+    detect_us = tuple(to_us(c.detection_seconds) for c in causes)
+    restart_us = tuple(to_us(c.restart_seconds) for c in causes)
+    st = stops(hard, disagree, tuple(cumulative), detect_us, restart_us, to_us(spec.restart_seconds), _log1m)
     return Plan(
         spec=spec,
         step_us=step_us,
@@ -133,9 +163,9 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         target=spec.target_steps,
         ckpt_every=spec.ckpt_interval_steps,
         val_every=spec.validation_interval_steps,
-        hard_hazard=hard,
+        hard_hazard=st.hazard,  # hard failures, and disagreements with shadow ranks (shadow.py)
         sdc_hazard=sdc,
-        hard_log1m=_log1m(hard),
+        hard_log1m=st.log1m,
         sdc_log1m=_log1m(sdc),
         hard_stream=stream_state(spec.seed, _epoch_name("hard", epoch)),
         sdc_stream=stream_state(spec.seed, _epoch_name("sdc", epoch)),
@@ -143,12 +173,53 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         vectorizable=spec.validation_interval_steps == 0 or spec.validation_divides_checkpoint,
         cause_names=tuple(c.name for c in causes),
         cause_cumulative=tuple(cumulative),
-        cause_detect_us=tuple(to_us(c.detection_seconds) for c in causes),
-        cause_restart_us=tuple(to_us(c.restart_seconds) for c in causes),
+        cause_detect_us=detect_us,
+        cause_restart_us=restart_us,
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,
+        **_shadow_and_fleet(spec, epoch, st, step_us),
     )
+
+
+def job_hazards(spec: JobSpec) -> tuple[float, float, float]:
+    """Per-step hazards of a hard failure, an SDC onset on an unshadowed rank and a shadow disagreement: the
+    seed's cluster hazard over n_gpus (+ the shadow ranks' duplicates), or combined over the fleet's types."""
+    k = shadow_ranks(spec.n_gpus, spec.shadow)
+    if spec.fleet:
+        if k:
+            raise ValueError("shadow ranks on a fleet of several accelerator types are not modelled")
+        return (combined_hazard(tuple((a.count, a.hard_per_gpu_hour) for a in spec.fleet), spec.step_seconds),
+                combined_hazard(tuple((a.count, a.sdc_per_gpu_hour) for a in spec.fleet), spec.step_seconds), 0.0)
+    n, step = spec.n_gpus, spec.step_seconds
+    if not k:
+        return (per_step_cluster_hazard(spec.hard_per_gpu_hour, n, step),
+                per_step_cluster_hazard(spec.sdc_per_gpu_hour, n, step), 0.0)
+    return (per_step_cluster_hazard(spec.hard_per_gpu_hour, n + k, step),
+            per_step_cluster_hazard(spec.sdc_per_gpu_hour, n - k, step) + 0.0,  # + 0.0: no -0.0 when k = n
+            per_step_cluster_hazard(spec.sdc_per_gpu_hour, 2 * k, step))
+
+
+def _shadow_and_fleet(spec: JobSpec, epoch: int, st: Stops, step_us: int) -> dict:
+    """The Plan fields of shadow ranks (shadow.py) and accelerator types (fleet.py)."""
+    k = shadow_ranks(spec.n_gpus, spec.shadow)
+    shadow_us = to_us(spec.step_seconds * spec.shadow.overhead) if k else 0
+    if k and spec.stragglers is not None and _step_times(spec, step_us) is not None:
+        raise ValueError("shadow ranks together with stragglers are not modelled")
+    acc = spec.accelerator_list
+    several = len(acc) > 1
+    return dict(
+        shadow_us=shadow_us, shadow_kind=st.shadow_kind, stop_cumulative=st.cumulative,
+        stop_detect_us=st.detect_us, stop_restart_us=st.restart_us,
+        step_bucket=int(bucket_of(bucket_bounds(step_us), np.array([step_us + shadow_us]))[0]),
+        type_names=tuple(a.name for a in acc),
+        hard_type_cumulative=cumulative_shares(tuple((a.count, a.hard_per_gpu_hour) for a in acc), spec.step_seconds),
+        sdc_type_cumulative=cumulative_shares(tuple((a.count, a.sdc_per_gpu_hour) for a in acc), spec.step_seconds),
+        # streams of their own (DESIGN.md 3.4), drawn only with several types
+        hard_type_stream=stream_state(spec.seed, _epoch_name("accel-hard", epoch)) if several else None,
+        sdc_type_stream=stream_state(spec.seed, _epoch_name("accel-sdc", epoch)) if several else None,
+    )
+
 
 
 def _log1m(p: float) -> float:

@@ -9,7 +9,8 @@ from simd.engine.spec import US_PER_SECOND, Plan
 # Every simulated microsecond ends in exactly one of these (DESIGN.md section 3.5), or is in flight:
 # compute of steps not yet committed by a checkpoint, or the unit (step, validation, checkpoint, restart)
 # that is still running when a tick ends.
-BUCKETS = ("productive", "rollback", "checkpoint", "validation", "restart", "detection", "straggler")
+# "shadow": the shadow ranks' overhead on every executed step (shadow.py).
+BUCKETS = ("productive", "rollback", "checkpoint", "validation", "restart", "detection", "straggler", "shadow")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,10 @@ class Totals:
     jobs_completed: int = 0
     step_hist: tuple[int, ...] = ()  # executed steps per step-time bucket (stragglers.BUCKET_FACTORS, +Inf)
     stragglers_replaced: int = 0  # slow ranks flagged by the median detector and replaced
+    shadow_detected: int = 0  # SDCs found by a shadow rank's disagreement (shadow.py; also in sdc_detected)
+    shadow_us: int = 0  # the shadow bucket
+    interruptions_by_type: tuple[int, ...] = ()  # hard failures per accelerator type (Plan.type_names, fleet.py)
+    sdc_onsets_by_type: tuple[int, ...] = ()  # SDC onsets per accelerator type
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}

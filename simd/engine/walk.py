@@ -31,7 +31,7 @@ CHUNK = 1 << 16  # steps whose durations are computed at once under stragglers (
 
 def stretch_us(plan: Plan, a: int, m: int) -> int:
     """Time of the clean steps a+1..m of a job with their validations and checkpoints (closed form)."""
-    t = (m - a) * plan.step_us + (m // plan.ckpt_every - a // plan.ckpt_every) * plan.ckpt_us
+    t = (m - a) * (plan.step_us + plan.shadow_us) + (m // plan.ckpt_every - a // plan.ckpt_every) * plan.ckpt_us
     if plan.val_every:
         t += (m // plan.val_every - a // plan.val_every) * plan.val_us
     return t
@@ -42,7 +42,7 @@ def fit_steps(plan: Plan, a: int, b: int, budget_us: int) -> int:
 
     A first guess from the mean cost of a step (pauses included) is within a few steps; a short walk
     settles it, and a binary search takes over should the walk be long."""
-    mean = plan.step_us + plan.ckpt_us / plan.ckpt_every + (plan.val_us / plan.val_every if plan.val_every else 0)
+    mean = plan.step_us + plan.shadow_us + plan.ckpt_us / plan.ckpt_every + (plan.val_us / plan.val_every if plan.val_every else 0)
     m = min(b, a + int(budget_us // mean))
     for _ in range(8):
         if stretch_us(plan, a, m) > budget_us:
@@ -101,6 +101,7 @@ def _quiet(w: Work, m: int, onset_at: int, known=None) -> int:
             dur += w.account_steps(g0, d, n, int(d[0].sum()))
     nc = b // p.ckpt_every - a // p.ckpt_every
     T["steps_executed"] += m
+    T["shadow_us"] += m * p.shadow_us
     T["checkpoint_us"] += nc * p.ckpt_us
     if p.val_every:
         nv = b // p.val_every - a // p.val_every
@@ -118,8 +119,7 @@ def _quiet(w: Work, m: int, onset_at: int, known=None) -> int:
     w.t += dur
     w.step, w.g = b, w.g + m
     if not w.corrupted and onset_at <= w.g:
-        w.corrupted = True
-        T["sdc_onsets"] += 1
+        w.onset()
     return dur
 
 
@@ -153,15 +153,16 @@ def segment(w: Work, until: int) -> bool:
     d_e = w.durations(e - 1, 1) if p.step_times is not None else None
     excess_e = int(d_e[0][0]) - p.step_us if d_e is not None else 0
     cause = 0
-    if kind == _HARD:
-        cause = w.cause_of(w.hard.index())
-        unit = p.step_us + p.cause_detect_us[cause] + p.cause_restart_us[cause]
+    if kind == _HARD:  # a hard failure, or a shadow disagreement (shadow.py): a kind of stop
+        index = w.hard.index()
+        cause = w.cause_of(index)
+        unit = p.step_us + p.stop_detect_us[cause] + p.stop_restart_us[cause]
     elif kind == _SDC:
         unit = p.step_us + (p.val_us if caught else p.ckpt_us) + p.sdc_restart_us
     else:
         unit = p.step_us + (p.val_us if V and q_e % V == 0 else 0) + (p.ckpt_us if q_e % C == 0 else 0)
 
-    unit += excess_e
+    unit += excess_e + p.shadow_us
     if p.step_times is not None and q_e - 1 - step > CHUNK:
         # a long quiet stretch under stragglers: cross it a chunk at a time (memory stays bounded)
         m = _fit(w, step, step + CHUNK, until - w.t)
@@ -184,19 +185,15 @@ def segment(w: Work, until: int) -> bool:
     if d_e is not None:
         w.account_steps(e - 1, d_e, 1, int(d_e[0][0]))
     T["steps_executed"] += 1
+    T["shadow_us"] += p.shadow_us
     w.g, w.step, w.t = e, q_e, w.t + unit
     w.pending += p.step_us
     if kind == _HARD:
-        T["detection_us"] += p.cause_detect_us[cause]
-        T["restart_us"] += p.cause_restart_us[cause]
-        T["interruptions"][cause] += 1
+        w.stopped(cause, index)
         w.rollback(q_e - w.last)
-        if w.trace:
-            w.events.append(Event(w.t, "interruption", p.cause_names[cause]))
         return True
     if not w.corrupted and s == e:
-        w.corrupted = True
-        T["sdc_onsets"] += 1
+        w.onset()
     if V and q_e % V == 0:
         T["validations"] += 1
         T["validation_us"] += p.val_us

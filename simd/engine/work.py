@@ -17,12 +17,14 @@ from dataclasses import replace
 
 import numpy as np
 
+from simd.engine.fleet import type_of, types_of
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event, job_result
 from simd.engine.state import State, Totals
 from simd.engine.streams import Buffer, uniforms
 
-_TUPLE_TOTALS = ("interruptions", "step_hist")  # the Totals fields that are per-cause / per-bucket tuples
+# the Totals fields that are per-cause / per-bucket / per-accelerator-type tuples
+_TUPLE_TOTALS = ("interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type")
 
 
 class Work:
@@ -44,7 +46,7 @@ class Work:
 
     def pack(self) -> Totals:
         if self.p.step_times is None:  # every step takes exactly the base step time: the first bucket
-            self.totals["step_hist"][0] = self.totals["steps_executed"]
+            self.totals["step_hist"][self.p.step_bucket] = self.totals["steps_executed"]
         out = dict(self.totals)
         for k in _TUPLE_TOTALS:
             out[k] = tuple(out[k])
@@ -87,12 +89,60 @@ class Work:
     # -- failures, rollbacks, job ends ---------------------------------------------------------------------
 
     def cause_of(self, index: int) -> int:
-        """The cause of hard failure number ``index`` of the epoch (its own uniform of the cause stream)."""
+        """The kind of element number ``index`` of the epoch's hard stream (its own uniform of the cause
+        stream): a cause of hard failure, or with shadow ranks a disagreement (``Plan.shadow_kind``)."""
         p = self.p
-        if len(p.cause_names) == 1:
+        if len(p.stop_cumulative) == 1:
             return 0
         u = uniforms(p.cause_stream, index, 1)
-        return min(int(np.searchsorted(p.cause_cumulative, u[0])), len(p.cause_names) - 1)
+        return min(int(np.searchsorted(p.stop_cumulative, u[0])), len(p.stop_cumulative) - 1)
+
+    def stopped(self, kind: int, index: int) -> None:
+        """Count element ``index`` of the hard stream, of kind ``kind``: a hard failure (its cause, its
+        accelerator type) or a shadow disagreement (an SDC detected); its recovery time; its event."""
+        p, T = self.p, self.totals
+        T["detection_us"] += p.stop_detect_us[kind]
+        T["restart_us"] += p.stop_restart_us[kind]
+        if kind == p.shadow_kind:
+            T["shadow_detected"] += 1
+            T["sdc_detected"] += 1
+            if self.trace:
+                self.events.append(Event(self.t, "sdc_detected", "shadow"))
+            return
+        T["interruptions"][kind] += 1
+        T["interruptions_by_type"][type_of(p.hard_type_cumulative, p.hard_type_stream, index)] += 1
+        if self.trace:
+            self.events.append(Event(self.t, "interruption", p.cause_names[kind]))
+
+    def stops_counted(self, kinds: np.ndarray, first_index: int) -> None:
+        """``stopped`` for elements ``first_index`` .. of the hard stream at once (their kinds), without events."""
+        p, T = self.p, self.totals
+        T["detection_us"] += int(np.asarray(p.stop_detect_us)[kinds].sum())
+        T["restart_us"] += int(np.asarray(p.stop_restart_us)[kinds].sum())
+        hard = kinds != p.shadow_kind
+        n_shadow = len(kinds) - int(hard.sum())
+        T["shadow_detected"] += n_shadow
+        T["sdc_detected"] += n_shadow
+        for i, c in enumerate(np.bincount(kinds[hard], minlength=len(p.cause_names))):
+            T["interruptions"][i] += int(c)
+        types = types_of(p.hard_type_cumulative, p.hard_type_stream, first_index + np.flatnonzero(hard))
+        for i, c in enumerate(np.bincount(types, minlength=len(p.type_names))):
+            T["interruptions_by_type"][i] += int(c)
+
+    def onset(self) -> None:
+        """An SDC sets in: the next SDC candidate (the sdc buffer's current element) hit a clean state."""
+        p, T = self.p, self.totals
+        self.corrupted = True
+        T["sdc_onsets"] += 1
+        T["sdc_onsets_by_type"][type_of(p.sdc_type_cumulative, p.sdc_type_stream, self.sdc.index())] += 1
+
+    def onsets_counted(self, indices: np.ndarray) -> None:
+        """SDC onsets of the SDC candidates numbered ``indices`` (the batch's), per accelerator type."""
+        p, T = self.p, self.totals
+        T["sdc_onsets"] += len(indices)
+        types = types_of(p.sdc_type_cumulative, p.sdc_type_stream, indices)
+        for i, c in enumerate(np.bincount(types, minlength=len(p.type_names))):
+            T["sdc_onsets_by_type"][i] += int(c)
 
     def rollback(self, lost_steps: int) -> None:
         T = self.totals
