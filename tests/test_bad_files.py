@@ -18,18 +18,11 @@ import tracemalloc
 
 import pytest
 from promstack import require_tool
+from scenario_texts import SMALL
 
 from simd import cli
 
-GOOD = """scenarios:
-  - name: small
-    n_gpus: 512
-    step_seconds: 30
-    target_steps: 400
-    failures: {hard_per_gpu_hour: 5.0e-4, sdc_per_gpu_hour: 5.0e-4}
-    checkpoint: {interval_steps: 20, seconds: 60}
-    validation: {interval_steps: 10, seconds: 5}
-"""
+GOOD = SMALL
 ONE = GOOD.split("scenarios:\n")[1]
 CPU_LIMIT_SECONDS = 1.0  # issue 13: "in under a second"
 MEMORY_LIMIT_BYTES = 100 << 20  # issue 13: "under 100 MB"

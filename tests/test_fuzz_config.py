@@ -11,20 +11,13 @@ import io
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scenario_texts import SMALL
 
 from simd import cli
 from simd.config import ConfigError, default_config_text, parse_config
 
 DEFAULT = default_config_text()
-GOOD = """scenarios:
-  - name: small
-    n_gpus: 512
-    step_seconds: 30
-    target_steps: 400
-    failures: {hard_per_gpu_hour: 5.0e-4, sdc_per_gpu_hour: 5.0e-4}
-    checkpoint: {interval_steps: 20, seconds: 60}
-    validation: {interval_steps: 10, seconds: 5}
-"""
+GOOD = SMALL
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # YAML's own punctuation and the values that break naive validators
