@@ -24,6 +24,7 @@ uninterrupted one from the snapshot's time). A directory is used by one daemon a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import fcntl
 import hashlib
@@ -31,13 +32,15 @@ import json
 import logging
 import os
 import time
+import types
+import typing
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from simd import __version__
 from simd.config import Config
 from simd.drills import DrillRunner, Run
-from simd.engine import US_PER_SECOND, Cause, JobSpec, State, Stragglers, Totals, retarget
+from simd.engine import US_PER_SECOND, JobSpec, State, retarget
 from simd.engine.spec import compile_spec
 from simd.lane import Lane, new_lane, scenario_key
 from simd.snapshot import scenario_info
@@ -46,7 +49,31 @@ log = logging.getLogger("simd.persist")
 
 FORMAT, VERSION = "simd-state", 1
 STATE_FILE, LOCK_FILE = "state.json", "lock"
-LAYOUT = ",".join(f"{cls.__name__}:{'/'.join(f.name for f in fields(cls))}" for cls in (State, Totals, JobSpec))
+
+
+def _dataclasses(*roots: type) -> list[type]:
+    """Every dataclass reachable from ``roots`` through the type hints of their fields (Plan excluded: it is
+    compiled from the JobSpec, not saved)."""
+    seen: list[type] = []
+
+    def visit(tp) -> None:
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            if tp in seen or tp.__name__ == "Plan":
+                return
+            seen.append(tp)
+            for hint in typing.get_type_hints(tp).values():
+                visit(hint)
+        for arg in typing.get_args(tp):
+            visit(arg)
+
+    for root in roots:
+        visit(root)
+    return seen
+
+
+# The engine's saved dataclasses and their fields: a snapshot of another layout is foreign (the engine grows
+# mechanisms, and with them fields; a state saved without one cannot be resumed as if it had it).
+LAYOUT = ",".join(f"{cls.__name__}:{'/'.join(f.name for f in fields(cls))}" for cls in _dataclasses(State, JobSpec))
 
 
 class StateError(Exception):
@@ -94,21 +121,41 @@ def _drill_key(drill) -> str:
 
 # --- decoding --------------------------------------------------------------------------------------------
 
-def _spec(d: dict) -> JobSpec:
-    d = dict(d)
-    d["causes"] = tuple(Cause(**c) for c in d["causes"])
-    d["stragglers"] = None if d["stragglers"] is None else Stragglers(**d["stragglers"])
-    return JobSpec(**d)
-
-
-def _totals(d: dict) -> Totals:
-    return Totals(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+def _value(tp, v):
+    """``v`` (parsed JSON) as a value of type ``tp``: dataclasses field by field from their type hints, tuples
+    from lists, ``X | None``; ValueError (or TypeError, KeyError) when it does not fit."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (types.UnionType, typing.Union):
+        if v is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _value(inner, v)
+    if origin is tuple:
+        if not isinstance(v, list):
+            raise ValueError(f"expected a list, got {type(v).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_value(args[0], x) for x in v)
+        if len(args) != len(v):
+            raise ValueError(f"expected {len(args)} items, got {len(v)}")
+        return tuple(_value(a, x) for a, x in zip(args, v, strict=True))
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        if not isinstance(v, dict) or set(v) != {f.name for f in fields(tp)}:
+            raise ValueError(f"the fields of {tp.__name__} do not match")
+        return tp(**{k: _value(hints[k], x) for k, x in v.items()})
+    if tp is float and type(v) is int:
+        return float(v)
+    if tp in (int, float, bool, str, dict) and type(v) is tp:
+        return v
+    raise ValueError(f"expected {getattr(tp, '__name__', tp)}, got {type(v).__name__}")
 
 
 def _restore_state(d: dict) -> State:
-    spec, s = _spec(d["spec"]), dict(d["state"])
-    s["totals"], s["job_start"] = _totals(s["totals"]), _totals(s["job_start"])
-    s["hard"], s["sdc"] = tuple(s["hard"]), tuple(s["sdc"])
+    spec = _value(JobSpec, d["spec"])
+    hints = typing.get_type_hints(State)
+    s = {k: _value(hints[k], v) for k, v in d["state"].items()}
+    if set(s) != {f.name for f in fields(State)} - {"plan"}:
+        raise StateError("the fields of a replica's state do not match")
     state = State(plan=compile_spec(spec, s["epoch"]), **s)
     # the engine's invariant (DESIGN.md 3.5): every simulated microsecond is in a bucket or in flight
     if sum(state.totals.bucket_us().values()) + state.in_flight_us() != state.clock:
