@@ -1,0 +1,73 @@
+"""Shared by the engine's mechanism tests: engine against oracle within 4 standard errors, tick partitions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+
+from simd.engine import US_PER_SECOND, advance, new_state, run_job
+from simd.engine.reference import reference_run
+
+
+def mean_se(xs: list[float]) -> tuple[float, float]:
+    n = len(xs)
+    m = sum(xs) / n
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
+
+
+def agree_with_oracle(name: str, base, seeds: int, reads: dict) -> dict:
+    """Run the engine and the per-step oracle over ``seeds`` seeds; ``reads`` maps a field name to
+    (read from a JobResult, read from the oracle's dict). Asserts |difference| < 4 standard errors for each
+    field (equal means when both have none) and returns the engine's means."""
+    ours = {f: [] for f in reads}
+    theirs = {f: [] for f in reads}
+    for seed in range(seeds):
+        job = run_job(replace(base, seed=seed))
+        ref = reference_run(base, seed=seed)
+        for f, (read_job, read_ref) in reads.items():
+            ours[f].append(read_job(job))
+            theirs[f].append(read_ref(ref))
+    means = {}
+    for f in reads:
+        m1, se1 = mean_se(ours[f])
+        m2, se2 = mean_se(theirs[f])
+        means[f] = m1
+        if se1 == 0 and se2 == 0:
+            assert m1 == m2, (name, f, m1, m2)
+            continue
+        z = abs(m1 - m2) / math.sqrt(se1**2 + se2**2)
+        assert z < 4, f"{name}.{f}: engine {m1:.6g} +- {se1:.3g}, per-step {m2:.6g} +- {se2:.3g}, z={z:.2f}"
+    return means
+
+
+def field(name: str):
+    """The same field of a JobResult and of the oracle's dict."""
+    return (lambda j: getattr(j, name), lambda r: r[name])
+
+
+def totals_flat(state) -> list[int]:
+    out = []
+    for f in fields(state.totals):
+        v = getattr(state.totals, f.name)
+        out.extend(v if isinstance(v, tuple) else (v,))
+    return out
+
+
+def check_partitions(s, horizon_steps: int, cuts: list[float]) -> None:
+    """Advancing in one call or cut at ``cuts`` (fractions of the horizon) gives the identical state and events;
+    buckets + in flight == clock after every call; counters never decrease; the batch path equals the walk."""
+    horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
+    whole, whole_events = advance(new_state(s), horizon, trace=True)
+    walked, walked_events = advance(new_state(s), horizon, trace=True, vectorize=False)
+    assert walked == whole and walked_events == whole_events
+    state, events = new_state(s), []
+    previous = totals_flat(state)
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        state, ev = advance(state, c, trace=True)
+        events.extend(ev)
+        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock == c
+        now = totals_flat(state)
+        assert all(b >= a for a, b in zip(previous, now, strict=True)), "a counter decreased"
+        previous = now
+    assert state == whole
+    assert events == whole_events
