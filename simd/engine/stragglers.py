@@ -178,17 +178,50 @@ class StepTimes:
         self.bounds = bucket_bounds(base_us)
         self.healthy = _lines(n_gpus, 0, base_us, float(jitter_us), 1.0)
         self.slow = _lines(n_gpus, k, base_us, float(jitter_us), float(slowdown)) if k else self.healthy
+        self._kernel_args = None
 
     def uniforms(self, g0: int, n: int) -> np.ndarray:
         """The u in [0, 1) of executed steps g0+1 .. g0+n (the step is F^-1(u)): r + 1/2 modulo 1."""
         v = generator_at(self.stream, g0).random(n) - 0.5
         return np.where(v >= 0.0, v, 1.0 + v)
 
+    def kernel_args(self) -> tuple:
+        """The stream and both tables as the compiled kernels (stepkernel.py) take them."""
+        if self._kernel_args is None:
+            from simd.engine.pcg import words
+
+            h, s = self.healthy, self.slow
+            self._kernel_args = (words(self.stream), (h.a, h.b, h.cells, h.floor, s.a, s.b, s.cells, s.floor,
+                                                      self.base_us, self.bounds))
+        return self._kernel_args
+
     def durations(self, g0: int, n: int, slow_steps: int) -> tuple[np.ndarray, np.ndarray]:
         """Durations of executed steps g0+1 .. g0+n (the first ``slow_steps`` have the slow ranks), and each
-        step's histogram bucket (0 .. len(BUCKET_FACTORS), the last one +Inf).
-        Vectorized in blocks, every pass writing into preallocated arrays: this is the engine's per-step
-        cost (the module docstring gives its parts)."""
+        step's histogram bucket (0 .. len(BUCKET_FACTORS), the last one +Inf). Compiled (stepkernel.fill),
+        equal to ``durations_numpy``."""
+        from simd.engine import stepkernel
+
+        w, tables = self.kernel_args()
+        out, buckets = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int8)
+        stepkernel.fill(w, g0, n, min(max(slow_steps, 0), n), *tables, out, buckets)
+        return out, buckets
+
+    def fit(self, g0: int, a: int, b: int, budget_us: int, plan, slow_steps: int) -> tuple[int, int, np.ndarray]:
+        """Job steps a+1 .. b from executed step g0+1 on (each with its checkpoint and validation pause of
+        ``plan``) while they take at most ``budget_us``: (m, their summed durations, their histogram).
+        Each step is drawn once (stepkernel.fit)."""
+        from simd.engine import stepkernel
+
+        w, tables = self.kernel_args()
+        hist = np.zeros(_STRADDLE, dtype=np.int64)
+        m, total = stepkernel.fit(w, g0, a, b, budget_us, plan.ckpt_every, plan.ckpt_us, plan.val_every,
+                                  plan.val_us, min(max(slow_steps, 0), b - a), *tables, hist)
+        return int(m), int(total), hist
+
+    def durations_numpy(self, g0: int, n: int, slow_steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """``durations`` with numpy alone: the reference the compiled kernels are tested against.
+        Vectorized in blocks, every pass writing into preallocated arrays (the module docstring gives the
+        parts of its per-step cost)."""
         out = np.empty(n, dtype=np.int64)
         buckets = np.empty(n, dtype=np.int8)  # each step's histogram bucket (histogram_of)
         gen = generator_at(self.stream, g0)

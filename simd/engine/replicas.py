@@ -1,0 +1,230 @@
+"""The batch path over replicas (issue 12): R replicas of one configuration advanced together, one state array
+per field, by one compiled kernel (replkernel.py).
+
+Promises:
+
+- ``advance_replicas(states, until)`` equals ``tuple(core.advance(s, until)[0] for s in states)`` state for
+  state, bit for bit (the kernel runs the segment walk's logic on the same streams; tests compare the two on
+  random configurations and random cuts of time), so it is tick-size invariant as the engine is, and a replica
+  means the same whether it ran alone or in a batch.
+- ``run_jobs(specs, limit_us)`` equals ``[core.run_job(spec, limit_us=limit_us) for spec in specs]``.
+- Replicas whose plans differ in anything but their seed, or that use a mechanism the kernel does not have
+  (issue 11's hyper-checkpointing, committed SDCs with late detectors, shadow ranks, heterogeneous fleets:
+  ``batchable``), are advanced one by one with core.advance: the same results, without the speed.
+
+Cost per call: packing the states into arrays and back (about 2-4 us per replica: the States are immutable
+dataclasses), one kernel call, and in the kernel the work of the events and, under stragglers, one draw per
+executed step. There is no Python per event or per step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+
+import numpy as np
+
+from simd.engine.core import advance, new_state
+from simd.engine.results import JobResult, job_result
+from simd.engine.spec import JobSpec, Plan
+from simd.engine.state import State, Totals
+from simd.engine.stragglers import BUCKET_FACTORS
+
+_NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
+# issue 11's mechanisms, each at its "off" value: a plan with any of them on runs on core.advance
+_OFF = {"hyper": None, "committed_sdc": None, "shadow": None, "fleet": ()}
+_TOTALS = tuple(f.name for f in fields(Totals))
+# the kernel's counters (replkernel.C_* order) by Totals field
+_COUNTERS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoints", "validations", "sdc_onsets",
+             "sdc_detected", "sdc_baked", "productive_us", "rollback_us", "checkpoint_us", "validation_us",
+             "restart_us", "detection_us", "straggler_us", "jobs_completed", "stragglers_replaced",
+             "interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type")
+
+
+def batchable(plan: Plan) -> bool:
+    """Whether the kernel has every mechanism ``plan`` uses."""
+    spec = plan.spec
+    return (all(getattr(spec, k, off) == off for k, off in _OFF.items())
+            and getattr(plan, "shadow_kind", -1) == -1 and getattr(plan, "shadow_us", 0) == 0
+            and len(getattr(plan, "type_names", ("gpu",))) == 1 and not getattr(plan, "extended", False))
+
+
+def _stops(plan: Plan) -> tuple:
+    """The kinds of hard-stream element (shadow.py's stops; without shadow ranks, the causes): cumulative
+    shares, detection and restart times."""
+    return (getattr(plan, "stop_cumulative", plan.cause_cumulative),
+            getattr(plan, "stop_detect_us", plan.cause_detect_us),
+            getattr(plan, "stop_restart_us", plan.cause_restart_us))
+
+
+def _key(plan: Plan) -> tuple:
+    """Everything of a plan the kernel reads except its streams: replicas with equal keys share one call."""
+    k = plan.__dict__.get("_replica_key")  # cached on the (immutable) plan, as functools.cached_property does
+    if k is None:
+        st = plan.step_times
+        k = (plan.step_us, plan.ckpt_us, plan.val_us, plan.sdc_restart_us, plan.target, plan.ckpt_every,
+             plan.val_every, plan.hard_log1m, plan.sdc_log1m, _stops(plan), plan.slow_steps, plan.slow_ranks,
+             plan.cause_names,
+             None if st is None else (id(st.healthy), id(st.slow)), batchable(plan))
+        plan.__dict__["_replica_key"] = k
+    return k
+
+
+def _words(plan: Plan) -> np.ndarray:
+    """The plan's four streams as pcg.words rows (hard, sdc, cause, straggler), cached on the plan."""
+    w = plan.__dict__.get("_replica_words")
+    if w is None:
+        from simd.engine.pcg import words
+
+        st = plan.step_times
+        w = np.stack([words(plan.hard_stream), words(plan.sdc_stream), words(plan.cause_stream),
+                      words(st.stream) if st is not None else np.zeros(5, dtype=np.uint64)])
+        plan.__dict__["_replica_words"] = w
+    return w
+
+
+class _Layout:
+    """Columns of the totals array, shaped like ``example`` (Totals' field order, each tuple spread over as many
+    columns as it has entries). Fields the kernel does not count are carried through unchanged."""
+
+    def __init__(self, example: Totals):
+        self.start: dict[str, int] = {}
+        self.width_of: dict[str, int] = {}
+        i = 0
+        for name in _TOTALS:
+            v = getattr(example, name)
+            self.start[name] = i
+            if isinstance(v, tuple):
+                self.width_of[name] = len(v)
+                i += len(v)
+            else:
+                i += 1
+        self.width = i
+        self.col = np.array([self.start.get(n, -1) for n in _COUNTERS], dtype=np.int64)
+
+    def row(self, t: Totals) -> list[int]:
+        out: list[int] = []
+        for name in _TOTALS:
+            v = getattr(t, name)
+            if name in self.width_of:
+                out.extend(v)
+            else:
+                out.append(v)
+        return out
+
+    def totals(self, row: list[int], hist_bucket: int | None) -> Totals:
+        """A Totals from a row (``hist_bucket``: without stragglers every executed step is in this bucket,
+        as work.Work.pack books it)."""
+        d = {}
+        for name in _TOTALS:
+            i = self.start[name]
+            n = self.width_of.get(name)
+            if n is None:
+                d[name] = row[i]
+            elif name == "step_hist" and hist_bucket is not None:
+                h = [0] * n
+                h[hist_bucket] = row[self.start["steps_executed"]]
+                d[name] = tuple(h)
+            else:
+                d[name] = tuple(row[i:i + n])
+        t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
+        t.__dict__.update(d)
+        return t
+
+
+def _tables(plan: Plan):
+    st = plan.step_times
+    if st is None:
+        z = np.zeros(1)
+        zc = np.zeros(1, dtype=np.int8)
+        return (z, z, zc, False, z, z, zc, False, 0, np.zeros(1, dtype=np.int64))
+    return st.kernel_args()[1]
+
+
+def _plan_ints(plan: Plan, max_jobs: int | None) -> np.ndarray:
+    from simd.engine import replkernel as k
+
+    v = np.zeros(k.NPLAN, dtype=np.int64)
+    v[k.P_STEP], v[k.P_CKPT], v[k.P_VAL], v[k.P_SDC_RESTART] = plan.step_us, plan.ckpt_us, plan.val_us, \
+        plan.sdc_restart_us
+    v[k.P_TARGET], v[k.P_C], v[k.P_V] = plan.target, plan.ckpt_every, plan.val_every
+    v[k.P_SLOW_STEPS], v[k.P_SLOW_RANKS] = plan.slow_steps, plan.slow_ranks
+    v[k.P_HAS_ST], v[k.P_NCAUSE] = plan.step_times is not None, len(_stops(plan)[0])
+    v[k.P_MAX_JOBS] = -1 if max_jobs is None else max_jobs
+    return v
+
+
+def _run(plan: Plan, plans: Sequence[Plan], lay: _Layout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray,
+         until: int, max_jobs: int | None) -> None:
+    from simd.engine import replkernel
+
+    words = np.stack([_words(p) for p in plans])
+    cum, detect, restart = _stops(plan)
+    replkernel.advance_all(until, pos, tot, start, words, np.array([plan.hard_log1m, plan.sdc_log1m]),
+                           _plan_ints(plan, max_jobs), lay.col, np.asarray(cum, dtype=np.float64),
+                           np.asarray(detect, dtype=np.int64), np.asarray(restart, dtype=np.int64),
+                           *_tables(plan), np.zeros(_NB, dtype=np.int64))
+
+
+def _hist_bucket(plan: Plan) -> int | None:
+    return None if plan.step_times is not None else getattr(plan, "step_bucket", 0)
+
+
+def _one_batch(states: Sequence[State]) -> bool:
+    first = _key(states[0].plan)
+    return first[-1] and all(_key(s.plan) == first for s in states)
+
+
+def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> tuple[State, ...]:
+    """Every state advanced to ``until_us`` (see the module docstring); ``max_jobs`` as core.advance's."""
+    if not states:
+        return ()
+    for s in states:
+        if until_us < s.clock:
+            raise ValueError(f"cannot advance backwards: at {s.clock} us, asked for {until_us} us")
+    if not _one_batch(states):
+        return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
+    plan = states[0].plan
+    lay = _Layout(states[0].totals)
+    pos = np.array([(s.clock, s.t, s.g, s.step, s.last_ckpt, s.corrupted, s.pending_us, *s.hard, *s.sdc,
+                     s.job_start_g, s.job_start_t) for s in states], dtype=np.int64)
+    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+    start = np.zeros_like(tot)
+    jobs_before = tot[:, lay.start["jobs_completed"]].copy()
+    _run(plan, [s.plan for s in states], lay, pos, tot, start, until_us, max_jobs)
+    hb = _hist_bucket(plan)
+    out = []
+    ended = tot[:, lay.start["jobs_completed"]] != jobs_before
+    for s, p, row, srow, new_job in zip(states, pos.tolist(), tot.tolist(), start.tolist(), ended.tolist(),
+                                        strict=True):
+        d = dict(s.__dict__)
+        d.update(clock=p[0], t=p[1], g=p[2], step=p[3], last_ckpt=p[4], corrupted=bool(p[5]), pending_us=p[6],
+                 hard=(p[7], p[8]), sdc=(p[9], p[10]), job_start_g=p[11], job_start_t=p[12],
+                 totals=lay.totals(row, hb))
+        if new_job:
+            d["job_start"] = lay.totals(srow, hb)
+        state = State.__new__(State)  # as dataclasses.replace would build it, minus the frozen __init__'s cost
+        state.__dict__.update(d)
+        out.append(state)
+    return tuple(out)
+
+
+def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
+    """Each spec's first job run from a fresh state; None where ``limit_us`` passes first (core.run_job)."""
+    states = [new_state(s) for s in specs]
+    if not states:
+        return []
+    if not _one_batch(states):
+        from simd.engine.core import run_job
+
+        return [run_job(s, limit_us=limit_us) for s in specs]
+    plan = states[0].plan
+    lay = _Layout(states[0].totals)
+    pos = np.array([(0, 0, 0, 0, 0, 0, 0, *s.hard, *s.sdc, 0, 0) for s in states], dtype=np.int64)
+    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+    start = np.zeros_like(tot)
+    _run(plan, [s.plan for s in states], lay, pos, tot, start, limit_us, 1)
+    hb = _hist_bucket(plan)
+    done = tot[:, lay.start["jobs_completed"]] >= 1
+    return [job_result(s.plan, lay.totals(row, hb), 0, p[1]) if ok else None
+            for s, p, row, ok in zip(states, pos.tolist(), tot.tolist(), done.tolist(), strict=True)]

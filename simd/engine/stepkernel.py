@@ -1,0 +1,94 @@
+"""The straggler step sampler (stragglers.py), compiled: each executed step's duration and histogram bucket in
+one pass over the steps, with no array per step unless one is asked for.
+
+Bit for bit the numpy path (``StepTimes.durations_numpy``, the reference the tests compare against): the
+same PCG64DXSM stream (pcg.py), ``v = r - 1/2``, the table index from v's bit pattern, ``x = b[i] * v + a[i]``
+as two separate float64 operations (numba does not fuse them into an FMA without fastmath), the floor at the
+base step time, truncation to integer microseconds, and the bucket from the cell or, for a cell that
+straddles a bound, by counting the bounds below the duration (``searchsorted(side="left")``).
+
+A table is ``(a, b, cells, floor)`` as in stragglers._Lines; ``slow`` steps at the start of a range use the
+slow ranks' table. Kernels take the stream as pcg.words and find step ``g0 + 1``'s draw (number ``g0``) by
+jumping ahead: O(log g0), about 0.1 us, instead of numpy's per-call generator set-up.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from simd.engine.pcg import dxsm_next, float_bits, seek, to_double
+
+SHIFT = np.uint64(42)  # stragglers._SHIFT: 52 - MANTISSA_BITS
+STRADDLE = 11  # stragglers._STRADDLE: len(BUCKET_FACTORS) + 1
+
+
+@numba.njit(inline="always", cache=True)
+def draw(sh, sl, ih, il, a, b, cells, floor, base, bounds):
+    """One step from state (sh, sl): (new state, duration in us, histogram bucket)."""
+    sh, sl, x = dxsm_next(sh, sl, ih, il)
+    v = to_double(x) - 0.5
+    i = float_bits(v) >> SHIFT
+    y = b[i] * v
+    y = y + a[i]
+    if floor and y < base:
+        y = np.float64(base)
+    d = np.int64(y)
+    k = np.int64(cells[i])
+    if k == STRADDLE:
+        k = 0
+        while k < len(bounds) and bounds[k] < d:
+            k += 1
+    return sh, sl, d, k
+
+
+@numba.njit(cache=True)
+def fill(w, g0, n, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, out, buckets):
+    """Durations and buckets of steps g0+1 .. g0+n into ``out`` and ``buckets`` (the first ``slow`` steps with
+    the slow table)."""
+    sh, sl = seek(w, g0)
+    ih, il = w[2], w[3]
+    for j in range(n):
+        if j < slow:
+            sh, sl, d, k = draw(sh, sl, ih, il, sa, sb, sc, sf, base, bounds)
+        else:
+            sh, sl, d, k = draw(sh, sl, ih, il, ha, hb, hc, hf, base, bounds)
+        out[j] = d
+        buckets[j] = k
+
+
+@numba.njit(cache=True)
+def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
+        ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
+    """Job steps a+1 .. b from executed step g0+1 on, each with its checkpoint and validation pause, while
+    their time stays within ``budget`` (us): returns (m, the summed durations of steps a+1 .. m) and adds
+    those steps to ``hist``. Every step is drawn once; a step that does not fit is drawn and not counted."""
+    sh, sl = seek(w, g0)
+    ih, il = w[2], w[3]
+    used = 0
+    total = 0
+    m = a
+    # the next checkpoint and validation points after a (counters: a 64-bit division per step costs more
+    # than the rest of the step)
+    next_c = (a // ckpt_every + 1) * ckpt_every
+    next_v = (a // val_every + 1) * val_every if val_every else -1
+    while m < b:
+        if m - a < slow:
+            sh, sl, d, k = draw(sh, sl, ih, il, sa, sb, sc, sf, base, bounds)
+        else:
+            sh, sl, d, k = draw(sh, sl, ih, il, ha, hb, hc, hf, base, bounds)
+        q = m + 1
+        cost = d
+        if q == next_c:
+            cost += ckpt_us
+            next_c += ckpt_every
+        if q == next_v:
+            cost += val_us
+            next_v += val_every
+        if used + cost > budget:
+            break
+        used += cost
+        total += d
+        hist[k] += 1
+        m = q
+    return m, total
