@@ -101,6 +101,9 @@ class _Bar:
         if enabled:
             from tqdm import tqdm
 
+            # no monitor thread: the local pool forks its workers after the bar exists, and a fork copies
+            # no other thread (a lock that thread held would stay locked in the child)
+            tqdm.monitor_interval = 0
             self.bar = tqdm(total=0, unit="replica", file=sys.stderr, dynamic_ncols=True, smoothing=0.05)
 
     def __call__(self, planned: int, done: int) -> None:
@@ -124,8 +127,48 @@ def _executor(args):
     return sweepexec.LocalPool(args.workers)
 
 
+def _warn_points(base, params, points) -> None:
+    for p in params:
+        if p.note:
+            print(f"note: {p.note}", file=sys.stderr)
+    for w in base.warnings():
+        print(f"warning: {w}", file=sys.stderr)
+    warned = [w for pt in points for w in pt.scenario.warnings()]
+    if warned and not base.warnings():
+        more = f" (and {len(warned) - 1} more of the {len(points)} points)" if len(warned) > 1 else ""
+        print(f"warning: {warned[0]}{more}", file=sys.stderr)
+
+
+def _report(args, params, results, meta, out: Path | None) -> int:
+    """The table on stdout, warnings on stderr, the files; exit 1 if a replica did not finish (as simulate)."""
+    from simd import sweepout
+
+    print(sweepout.table(params, results))
+    print(sweepout.TABLE_NOTE)
+    capped = sum(r.hit_cap for r in results)
+    if capped:
+        print(sweepout.CAPPED_NOTE)
+        print(f"warning: {capped} point(s) stopped at --max-replicas {meta['max_replicas']} with the half-width "
+              f"above {args.ci:g}", file=sys.stderr)
+    if out is not None:
+        from simd import sweepplot
+
+        sweepout.write_csv(out / "sweep.csv", params, results)
+        sweepout.write_json(out / "sweep.json", meta, params, results)
+        sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
+        print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
+    unfinished = sum(r.stats.unfinished for r in results)
+    if unfinished:
+        from simd.simulate import LIMIT_FACTOR
+
+        print(f"warning: {unfinished} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free duration "
+              "and are left out of the means (column unfinished)", file=sys.stderr)
+        return 1
+    return 0
+
+
 def run(args) -> int:
-    from simd import sweep, sweepout
+    from simd import sweep
     from simd.config import default_config, load_config
     from simd.sweepexec import ExecutorError, MissingDask
     from simd.sweepgrid import GridError, grid, parse_params
@@ -154,16 +197,9 @@ def run(args) -> int:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             return _fail(f"--out {args.out}: cannot create: {exc.strerror or exc}")
-    for p in params:
-        if p.note:
-            print(f"note: {p.note}", file=sys.stderr)
-    for w in base.warnings():
-        print(f"warning: {w}", file=sys.stderr)
-    warned = [w for pt in points for w in pt.scenario.warnings()]
-    if warned and not base.warnings():
-        more = f" (and {len(warned) - 1} more of the {len(points)} points)" if len(warned) > 1 else ""
-        print(f"warning: {warned[0]}{more}", file=sys.stderr)
+    _warn_points(base, params, points)
     seed_base = base.seed if args.seed_base is None else args.seed_base
+    replicas = args.replicas or DEFAULT_REPLICAS
     try:
         execute = _executor(args)
     except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable: a failure
@@ -174,35 +210,14 @@ def run(args) -> int:
         if args.ci is not None:
             results = sweep.adaptive_sweep(runner, seed_base, args.ci, cap)
         else:
-            results = sweep.fixed_sweep(runner, seed_base, args.replicas or DEFAULT_REPLICAS)
-    except ExecutorError as exc:
+            results = sweep.fixed_sweep(runner, seed_base, replicas)
+    except ExecutorError as exc:  # a task failed on the cluster
         bar.close()
         return _fail(str(exc), 1)
     finally:
         bar.close()
         execute.close()
     meta = {"scenario": base.name, "config": args.config or "<embedded default>", "seed_base": seed_base,
-            "mode": "adaptive" if args.ci is not None else "fixed",
-            **({"ci_half_width": args.ci, "max_replicas": cap} if args.ci is not None
-               else {"replicas": args.replicas or DEFAULT_REPLICAS})}
-    print(sweepout.table(params, results))
-    print(sweepout.TABLE_NOTE)
-    capped = sum(r.hit_cap for r in results)
-    if capped:
-        print(sweepout.CAPPED_NOTE)
-        print(f"warning: {capped} point(s) stopped at --max-replicas {cap} with the half-width above "
-              f"{args.ci:g}", file=sys.stderr)
-    unfinished = sum(r.stats.unfinished for r in results)
-    if unfinished:
-        from simd.simulate import LIMIT_FACTOR
-
-        print(f"warning: {unfinished} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free duration "
-              "and are left out of the means (column unfinished)", file=sys.stderr)
-    if out is not None:
-        from simd import sweepplot
-
-        sweepout.write_csv(out / "sweep.csv", params, results)
-        sweepout.write_json(out / "sweep.json", meta, params, results)
-        sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
-        print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
-    return 0
+            **({"mode": "adaptive", "ci_half_width": args.ci, "max_replicas": cap} if args.ci is not None
+               else {"mode": "fixed", "replicas": replicas})}
+    return _report(args, params, results, meta, out)

@@ -89,8 +89,9 @@ def test_mean_ci_small_samples():
 
 
 def test_summarize_leaves_unfinished_replicas_out():
-    done = ReplicaResult(1, True, 0.8, (0.8, 0.1, 0.05, 0.05, 0.0, 0.0, 0.0), 3, 1, 0, 3600.0)
-    undone = ReplicaResult(2, False, math.nan, (math.nan,) * 7, 0, 0, 0, 1e9)
+    shares = (0.8, 0.1, 0.05, 0.05) + (0.0,) * (len(BUCKETS) - 4)  # productive, rollback, checkpoint, validation
+    done = ReplicaResult(1, True, 0.8, shares, 3, 1, 0, 3600.0)
+    undone = ReplicaResult(2, False, math.nan, (math.nan,) * len(BUCKETS), 0, 0, 0, 1e9)
     s = summarize([done, undone])
     assert (s.n, s.unfinished, s.utilization_mean, s.interruptions_mean, s.wall_hours_mean) == (1, 1, 0.8, 3, 1.0)
     assert s.shares["rollback"] == 0.1
@@ -161,8 +162,9 @@ def spread_point(scenario, seeds):
     """A fake run_point: utilization 0.5 + spread * u(seed), u a fixed pseudo-random pattern in [-1, 1] and
     spread = checkpoint seconds / 1000, so the points need different numbers of replicas."""
     spread = scenario.checkpoint.seconds / 1000.0
-    return [ReplicaResult(s, True, 0.5 + spread * (((s * 7919) % 201) / 100.0 - 1.0), (0.5,) + (0.5 / 6,) * 6,
-                          0, 0, 0, 1.0) for s in seeds]
+    u = [0.5 + spread * (((s * 7919) % 201) / 100.0 - 1.0) for s in seeds]
+    return [ReplicaResult(s, True, x, (x,) + ((1 - x) / (len(BUCKETS) - 1),) * (len(BUCKETS) - 1), 0, 0, 0, 1.0)
+            for s, x in zip(seeds, u, strict=True)]
 
 
 def test_adaptive_stops_at_the_first_round_within_the_target(small):
@@ -220,10 +222,11 @@ def test_csv_and_json_columns(small, tmp_path):
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["checkpoint.interval_steps", "recovery.strategy", "n", "unfinished", "utilization_mean",
                              "utilization_ci_low", "utilization_ci_high", "utilization_ci_half_width",
-                             "utilization_sd", "share_productive", "share_rollback", "share_checkpoint",
-                             "share_validation", "share_restart", "share_detection", "share_straggler",
-                             "interruptions_mean", "sdc_detected_mean", "sdc_baked_mean", "wall_hours_mean",
-                             "analytic_efficiency", "hit_cap"]
+                             "utilization_sd", *(f"share_{b}" for b in BUCKETS), "interruptions_mean",
+                             "sdc_detected_mean", "sdc_baked_mean", "wall_hours_mean", "analytic_efficiency",
+                             "hit_cap"]
+    assert {"share_productive", "share_rollback", "share_checkpoint", "share_validation", "share_restart",
+            "share_detection", "share_straggler"} <= set(rows[0])
     assert [(r["checkpoint.interval_steps"], r["recovery.strategy"]) for r in rows] == \
         [("20", "cold"), ("20", "warm"), ("80", "cold"), ("80", "warm")]
     for r, res in zip(rows, results, strict=True):
@@ -367,3 +370,23 @@ def test_points_that_can_bake_sdcs_are_warned_once(small_file):
     assert warnings == ["warning: scenario small: validation every 20 steps does not divide checkpoint every 30: SDCs "
                         "can be baked into checkpoints (seed 000 erratum: only checkpoint_interval % "
                         "validation_interval == 0 prevents it) (and 1 more of the 3 points)"]
+
+
+def test_replicas_that_never_finish_are_counted_and_exit_1(tmp_path):
+    # a failure every ~5 steps (hazard 0.19 per step) and one checkpoint per 100-step job: a job finishes with
+    # probability 0.81^100 ~ 1e-9 per attempt, so each replica stops at simulate's limit
+    p = tmp_path / "hopeless.yaml"
+    text = SMALL.replace("target_steps: 2000", "target_steps: 100").replace("hard_per_gpu_hour: 5.0e-4",
+                                                                          "hard_per_gpu_hour: 5.0e-2")
+    # ~10^4 failures each: on the engine's fast path (validation dividing the interval, no stragglers)
+    text = text.replace("interval_steps: 20, seconds: 5", "interval_steps: 10, seconds: 5")
+    p.write_text("\n".join(ln for ln in text.splitlines() if "stragglers" not in ln))
+    r = simd("sweep", "--config", str(p), "--scenario", "small", "--param", "checkpoint.interval_steps=50,100",
+             "--replicas", "2", "--workers", "1")
+    assert r.returncode == 1
+    assert "warning: 4 replica(s) did not finish within 1000x their failure-free duration" in r.stderr
+    assert [ln.split()[1:3] for ln in r.stdout.splitlines()[1:3]] == [["0", "-"], ["0", "-"]]  # n, util
+    points = grid(parse_config(p.read_text()).scenario("small"), parse_params(["checkpoint.interval_steps=100"]))
+    (result,) = fixed_sweep(Runner(points, Serial(), 1), 0, 2)
+    row = sweepout.row(parse_params(["checkpoint.interval_steps=100"]), result)
+    assert (row["n"], row["unfinished"]) == (0, 2) and math.isnan(row["utilization_mean"])
