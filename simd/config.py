@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails
 
 from simd import yamlfile
-from simd.engine import Cause, JobSpec, Stragglers, per_step_cluster_hazard
+from simd.engine import Accelerator, Cause, JobSpec, Shadow, Stragglers, job_hazards
 from simd.models import recovery
 
 DEFAULT_RESOURCE = "default.yaml"
@@ -59,8 +60,10 @@ CAUSE_PRESETS: dict[str, dict[str, float]] = {"llama3": recovery.LLAMA3_CAUSE_SH
 
 
 class Failures(_Strict):
-    hard_per_gpu_hour: Rate
-    sdc_per_gpu_hour: Rate
+    # both required, except with a fleet (which gives them per accelerator type: then they are refused)
+    # (Field(...) rather than `Rate | None`: the annotation stays `float | None`, which simd.sweepgrid reads)
+    hard_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
+    sdc_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
     # None: seed 000's single kind of hard failure ("hardware"), detected at once
     causes: Literal["llama3"] | dict[CauseName, Annotated[float, Field(gt=0, le=1)]] | None = None
 
@@ -112,6 +115,27 @@ class Validation(_Strict):
     seconds: CostSeconds = 0.0
 
 
+class ShadowRanks(_Strict):
+    """Shadow-rank dual execution (seed 000, exercise 3; simd/engine/shadow.py)."""
+
+    # share of the job's ranks that run twice, each copy on a GPU of its own: round(fraction * n_gpus) ranks;
+    # 0..1 (0: none, the plain job; 1: every rank, so no SDC ever reaches a validation or a checkpoint)
+    fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    # with at least one rank shadowed, every step lasts step_seconds * (1 + overhead) (the comparison of the
+    # copies); 0..10 (0: free; 1: the duplicates time-share the GPUs, twice as slow)
+    overhead: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)] = 0.0
+
+
+class AcceleratorType(_Strict):
+    """One accelerator type of a heterogeneous fleet (seed 000, exercise 4; simd/engine/fleet.py). No presets:
+    there are no public per-type failure and SDC rates to take them from, so the file gives them."""
+
+    type: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]  # the `accelerator` label's value
+    count: Annotated[int, Field(gt=0, le=10_000_000)]  # GPUs of this type in the job
+    hard_per_gpu_hour: Rate
+    sdc_per_gpu_hour: Rate
+
+
 class Slo(_Strict):
     # the effective utilization (goodput) the scenario should keep; alerting rules compare against it
     goodput_target: Annotated[float, Field(gt=0, le=1)]
@@ -121,10 +145,12 @@ class ScenarioBody(_Strict):
     """A scenario without its name (a sweep's template)."""
 
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
-    n_gpus: Annotated[int, Field(gt=0, le=10_000_000)]
+    # required unless `fleet` gives the GPUs (the counts add up to n_gpus); then refused
+    n_gpus: int | None = Field(default=None, gt=0, le=10_000_000)
     step_seconds: StepSeconds
     target_steps: Annotated[int, Field(gt=0, le=10**12)]
-    failures: Failures
+    # required; with a fleet only `causes` may be given (the rates are per type)
+    failures: Failures | None = None
     checkpoint: Checkpoint
     validation: Validation = Validation()
     # the cold restart; absent: TrainMover's measured timeline, 6.47 min = 388.2 s (seed 001)
@@ -134,6 +160,72 @@ class ScenarioBody(_Strict):
     # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
     replicas: Annotated[int, Field(ge=1, le=64)] = 1
     slo: Slo | None = None
+    # shadow-rank dual execution; absent: no rank shadowed
+    shadow: ShadowRanks | None = None
+    # accelerator types instead of n_gpus and one pair of rates (1..64 types, distinct names); absent: one type
+    fleet: Annotated[list[AcceleratorType], Field(min_length=1, max_length=64)] | None = None
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _required_without_fleet(cls, data, handler):
+        """n_gpus, failures and its two rates are required keys unless a fleet is given: reported as missing,
+        together with every other problem of the scenario (not only once the rest is valid)."""
+        missing = []
+        if isinstance(data, dict) and data.get("fleet") is None:
+            if data.get("n_gpus") is None:
+                missing.append(InitErrorDetails(type="missing", loc=("n_gpus",), input=data))
+            failures = data.get("failures")
+            if failures is None:
+                missing.append(InitErrorDetails(type="missing", loc=("failures",), input=data))
+            elif isinstance(failures, dict):
+                missing += [InitErrorDetails(type="missing", loc=("failures", k), input=failures)
+                            for k in ("hard_per_gpu_hour", "sdc_per_gpu_hour") if failures.get(k) is None]
+        try:
+            model = handler(data)
+        except ValidationError as exc:
+            if not missing:
+                raise
+            raise ValidationError.from_exception_data(exc.title, [
+                {k: e[k] for k in ("type", "loc", "input", "ctx") if k in e} for e in exc.errors()] + missing) from None
+        if missing:
+            raise ValidationError.from_exception_data(cls.__name__, missing)
+        return model
+
+    @property
+    def gpus(self) -> int:
+        """The job's GPUs: n_gpus, or the fleet's counts added up (shadow ranks' duplicates not included)."""
+        return self.n_gpus if self.fleet is None else sum(a.count for a in self.fleet)
+
+    @property
+    def sdc_possible(self) -> bool:
+        if self.fleet is not None:
+            return any(a.sdc_per_gpu_hour > 0 for a in self.fleet)
+        return self.failures is not None and bool(self.failures.sdc_per_gpu_hour)
+
+    @model_validator(mode="after")
+    def _fleet_and_shadow(self) -> ScenarioBody:
+        if self.fleet is None:
+            return self
+        if self.n_gpus is not None:
+            raise ValueError(f"n_gpus and fleet exclude each other (the fleet's counts add up to the job's GPUs), "
+                             f"got n_gpus {self.n_gpus}")
+        for rate in ("hard_per_gpu_hour", "sdc_per_gpu_hour"):
+            if self.failures is not None and getattr(self.failures, rate) is not None:
+                raise ValueError(f"failures.{rate} and fleet exclude each other (each accelerator type has its rates)")
+        names = [a.type for a in self.fleet]
+        if len(set(names)) != len(names):
+            raise ValueError(f"fleet: the types must have distinct names, got {names}")
+        if self.gpus > 10_000_000:
+            raise ValueError(f"fleet: the counts add up to the job's GPUs and must be <= 10000000, got {self.gpus}")
+        for i, a in enumerate(self.fleet):
+            for rate in ("hard_per_gpu_hour", "sdc_per_gpu_hour"):
+                value = getattr(a, rate)
+                if value * self.step_seconds / 3600.0 > 1.0:
+                    raise ValueError(f"fleet[{i}].{rate} * step_seconds / 3600 is a probability per GPU-step and "
+                                     f"must be <= 1, got {value} * {self.step_seconds} / 3600")
+        if self.shadow is not None:
+            raise ValueError("shadow and fleet cannot be combined (shadow ranks on a mixed fleet are not modelled)")
+        return self
 
     @model_validator(mode="after")
     def _probabilities(self) -> ScenarioBody:
@@ -141,19 +233,22 @@ class ScenarioBody(_Strict):
             raise ValueError(f"target_steps * step_seconds is the failure-free job and must be <= {MAX_JOB_SECONDS:g} "
                              f"simulated seconds, got {self.target_steps} * {self.step_seconds:g}")
         for rate in ("hard_per_gpu_hour", "sdc_per_gpu_hour"):
-            value = getattr(self.failures, rate)
-            if value * self.step_seconds / 3600.0 > 1.0:
+            value = getattr(self.failures, rate) if self.failures is not None else None
+            if value is not None and value * self.step_seconds / 3600.0 > 1.0:
                 raise ValueError(
                     f"failures.{rate} * step_seconds / 3600 is a probability per GPU-step and must be <= 1, "
                     f"got {value} * {self.step_seconds} / 3600")
-        if self.stragglers and self.stragglers.slow_ranks > self.n_gpus:
-            raise ValueError(f"stragglers.slow_ranks must be <= n_gpus ({self.n_gpus}), "
+        if self.stragglers and self.stragglers.slow_ranks > self.gpus:
+            raise ValueError(f"stragglers.slow_ranks must be <= n_gpus ({self.gpus}), "
                              f"got {self.stragglers.slow_ranks}")
+        if self.shadow is not None and self.stragglers is not None:
+            raise ValueError("shadow and stragglers cannot be combined (the step-time model of shadowed ranks "
+                             "is not modelled)")
         return self
 
     def causes(self) -> tuple[Cause, ...]:
         """Each cause with its detection latency and its restart under the recovery strategy."""
-        shares = self.failures.cause_shares()
+        shares = self.failures.cause_shares() if self.failures is not None else None
         warm = self.recovery.strategy == "warm"
         if shares is None:  # seed 000: one kind of failure, detected at once
             restart = recovery.WARM_SWAP_SECONDS if warm else self.restart_seconds
@@ -165,12 +260,19 @@ class ScenarioBody(_Strict):
             for name, share in shares.items())
 
     def job_spec(self, seed: int | None = None) -> JobSpec:
+        fleet = tuple(Accelerator(a.type, a.count, a.hard_per_gpu_hour, a.sdc_per_gpu_hour) for a in self.fleet or ())
+        n = self.gpus
+        if fleet:  # the fleet's count-weighted mean rates, for display (the engine uses the types)
+            hard = math.fsum(a.count * a.hard_per_gpu_hour for a in fleet) / n
+            sdc = math.fsum(a.count * a.sdc_per_gpu_hour for a in fleet) / n
+        else:
+            hard, sdc = self.failures.hard_per_gpu_hour, self.failures.sdc_per_gpu_hour
         return JobSpec(
-            n_gpus=self.n_gpus,
+            n_gpus=n,
             step_seconds=self.step_seconds,
             target_steps=self.target_steps,
-            hard_per_gpu_hour=self.failures.hard_per_gpu_hour,
-            sdc_per_gpu_hour=self.failures.sdc_per_gpu_hour,
+            hard_per_gpu_hour=hard,
+            sdc_per_gpu_hour=sdc,
             ckpt_interval_steps=self.checkpoint.interval_steps,
             ckpt_seconds=self.checkpoint.seconds,
             validation_interval_steps=self.validation.interval_steps,
@@ -183,6 +285,8 @@ class ScenarioBody(_Strict):
                 slowdown=self.stragglers.slowdown,
                 replace_after_steps=self.stragglers.mitigation.detect_after_steps
                 if self.stragglers.mitigation else 0),
+            shadow=None if self.shadow is None else Shadow(self.shadow.fraction, self.shadow.overhead),
+            fleet=fleet,
         )
 
     def replica_seeds(self) -> list[int]:
@@ -191,19 +295,25 @@ class ScenarioBody(_Strict):
     def with_effects(self, effects: DrillEffects) -> ScenarioBody:
         """This scenario while a drill runs: rates and checkpoint cost scaled, stragglers replaced."""
         update = {
-            "failures": self.failures.model_copy(update={
-                "hard_per_gpu_hour": self.failures.hard_per_gpu_hour * effects.hard_rate_factor,
-                "sdc_per_gpu_hour": self.failures.sdc_per_gpu_hour * effects.sdc_rate_factor}),
             "checkpoint": self.checkpoint.model_copy(update={
                 "seconds": self.checkpoint.seconds * effects.checkpoint_seconds_factor}),
         }
+        if self.fleet is not None:  # every type's rates scaled alike
+            update["fleet"] = [a.model_copy(update={"hard_per_gpu_hour": a.hard_per_gpu_hour * effects.hard_rate_factor,
+                                                    "sdc_per_gpu_hour": a.sdc_per_gpu_hour * effects.sdc_rate_factor})
+                               for a in self.fleet]
+        else:
+            update["failures"] = self.failures.model_copy(update={
+                "hard_per_gpu_hour": self.failures.hard_per_gpu_hour * effects.hard_rate_factor,
+                "sdc_per_gpu_hour": self.failures.sdc_per_gpu_hour * effects.sdc_rate_factor})
         if effects.stragglers is not None:
             update["stragglers"] = effects.stragglers
         return self.model_copy(update=update)
 
     def warnings(self) -> list[str]:
         v, c = self.validation.interval_steps, self.checkpoint.interval_steps
-        if self.failures.sdc_per_gpu_hour > 0 and (v == 0 or c % v != 0):
+        every_rank_shadowed = self.shadow is not None and round(self.shadow.fraction * self.gpus) == self.gpus
+        if self.sdc_possible and (v == 0 or c % v != 0) and not every_rank_shadowed:
             why = "no validation" if v == 0 else f"validation every {v} steps does not divide checkpoint every {c}"
             return [f"scenario {self.name}: {why}: SDCs can be baked into checkpoints "
                     "(seed 000 erratum: only checkpoint_interval % validation_interval == 0 prevents it)"]
@@ -460,10 +570,14 @@ def summary(s: Scenario) -> str:
     """One line per scenario for ``simd check-config``."""
     v = s.validation.interval_steps
     spec = s.job_spec()
-    h = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    h = job_hazards(spec)[0]  # over the fleet's types, and the shadow ranks' duplicates
     mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
     extra = ""
-    if s.failures.causes is not None:
+    if s.fleet is not None:
+        extra += ", fleet " + " + ".join(f"{a.count} {a.type}" for a in s.fleet)
+    if s.shadow is not None:
+        extra += f", shadow ranks ({s.shadow.fraction:g} of the ranks, overhead {s.shadow.overhead:g})"
+    if s.failures is not None and s.failures.causes is not None:
         extra += f", causes {s.failures.causes if isinstance(s.failures.causes, str) else 'custom'}"
     if s.recovery.strategy != "cold":
         extra += f", {s.recovery.strategy} recovery"
@@ -471,7 +585,7 @@ def summary(s: Scenario) -> str:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.replicas > 1:
         extra += f", {s.replicas} replicas"
-    return (f"{s.name}: {s.n_gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
+    return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
             f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s), "
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + extra)
