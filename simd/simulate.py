@@ -69,8 +69,13 @@ def ideal_seconds(s: Scenario) -> float:
             + ((s.target_steps // v) * s.validation.seconds if v else 0.0))
 
 
+def simulation_limit_us(scenario: Scenario) -> int:
+    """The simulated time after which a job is reported incomplete (LIMIT_FACTOR)."""
+    return to_us(LIMIT_FACTOR * ideal_seconds(scenario)) + 1
+
+
 def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -> Outcome:
-    limit_us = to_us(LIMIT_FACTOR * ideal_seconds(scenario)) + 1
+    limit_us = simulation_limit_us(scenario)
     tick_us = None if tick_seconds is None else max(1, to_us(tick_seconds))
     job = run_job(scenario.job_spec(seed), tick_us=tick_us, limit_us=limit_us)
     return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND)

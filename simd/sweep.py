@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from simd.config import Scenario
-from simd.engine import BUCKETS, per_step_cluster_hazard
+from simd.engine import BUCKETS, US_PER_SECOND, per_step_cluster_hazard
+from simd.engine.replicas import run_jobs
 from simd.models import analytic
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
-from simd.simulate import Outcome, simulate
+from simd.simulate import Outcome, simulation_limit_us
 from simd.sweepgrid import Point
 from simd.sweepstats import PointStats, summarize
 
@@ -65,9 +66,13 @@ class ReplicaResult:
 
 
 def run_point(scenario: Scenario, seeds: Sequence[int]) -> list[ReplicaResult]:
-    """R replicas of one configuration, one per seed, in seed order: each runs ``scenario``'s job to completion
-    with the single-replica engine (as ``simd simulate`` does). A batch engine replaces this body."""
-    return [ReplicaResult.of(simulate(scenario, seed)) for seed in seeds]
+    """R replicas of one configuration, one per seed, in seed order: each runs ``scenario``'s job to completion,
+    all of them at once on the engine's batch path over replicas (simd.engine.replicas.run_jobs), whose every
+    result equals the single-replica engine's (``simd simulate``'s) for the same seed, bit for bit."""
+    limit_us = simulation_limit_us(scenario)
+    jobs = run_jobs([scenario.job_spec(seed) for seed in seeds], limit_us)
+    return [ReplicaResult.of(Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND))
+            for seed, job in zip(seeds, jobs, strict=True)]
 
 
 @dataclass(frozen=True)
