@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 from simd.config import Scenario, ScenarioBody
 from simd.engine import US_PER_SECOND, State, advance, new_state, retarget
+from simd.engine.replicas import advance_replicas
 from simd.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
 
 # The work one scenario may do in one tick, in events (all replicas together). Measured (bench/daemon.py
@@ -128,7 +129,11 @@ def advance_lane(lane: Lane, until_us: int, body_at: Callable[[float], ScenarioB
                 return Advanced(lane, done, True)
             before = sum(work(s) for s in lane.states)
             to = min(target, lane.at_us + math.ceil(chunk_us(lane.states[0], len(lane.states), limit - done)))
-            lane = replace(lane, states=tuple(step(s, to - lane.origin_us)[0] for s in lane.states))
+            if step is advance:  # all replicas at once on the engine's batch path: the same states, bit for bit
+                states = advance_replicas(lane.states, to - lane.origin_us)
+            else:  # an injected advance (tests): one replica at a time
+                states = tuple(step(s, to - lane.origin_us)[0] for s in lane.states)
+            lane = replace(lane, states=states)
             done += sum(work(s) for s in lane.states) - before
         if b is None:
             return Advanced(lane, done, False)

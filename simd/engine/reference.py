@@ -76,6 +76,8 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if k and rng.random() < disagree:
             sdc_detected += 1
             shadow_detected += 1
+            onsets += 1
+            sdc_by_type[0] += 1
             recompute += cur - last_ckpt
             cur = last_ckpt
             corrupted = False

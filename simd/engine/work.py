@@ -103,9 +103,11 @@ class Work:
         p, T = self.p, self.totals
         T["detection_us"] += p.stop_detect_us[kind]
         T["restart_us"] += p.stop_restart_us[kind]
-        if kind == p.shadow_kind:
+        if kind == p.shadow_kind:  # an SDC that set in and was found at once (shadow.py)
             T["shadow_detected"] += 1
             T["sdc_detected"] += 1
+            T["sdc_onsets"] += 1
+            T["sdc_onsets_by_type"][0] += 1  # shadow ranks run on one accelerator type only (spec.job_hazards)
             if self.trace:
                 self.events.append(Event(self.t, "sdc_detected", "shadow"))
             return
@@ -123,6 +125,8 @@ class Work:
         n_shadow = len(kinds) - int(hard.sum())
         T["shadow_detected"] += n_shadow
         T["sdc_detected"] += n_shadow
+        T["sdc_onsets"] += n_shadow
+        T["sdc_onsets_by_type"][0] += n_shadow
         for i, c in enumerate(np.bincount(kinds[hard], minlength=len(p.cause_names))):
             T["interruptions"][i] += int(c)
         types = types_of(p.hard_type_cumulative, p.hard_type_stream, first_index + np.flatnonzero(hard))
