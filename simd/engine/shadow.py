@@ -8,8 +8,8 @@ duplicates are GPUs like the others: they fail, and they corrupt. Per executed s
 - a *disagreement*: an SDC on any of the ``2k`` GPUs of shadowed ranks (either copy) makes the pair disagree,
   found at the end of that step; the job rolls back to its last clean checkpoint and restarts, like an SDC a
   validation found: it pays the step, ``restart_seconds``, and neither the step's validation nor its
-  checkpoint (the comparison comes first); it counts as an SDC detected (``sdc_detected``) and as a shadow
-  detection (``shadow_detected``);
+  checkpoint (the comparison comes first); it counts as an SDC onset (``sdc_onsets``: an SDC set in), an SDC
+  detected (``sdc_detected``) and a shadow detection (``shadow_detected``);
 - an SDC on one of the ``n - k`` unshadowed ranks is silent and takes seed 000's path (validation point,
   checkpoint point, end of job). A corruption already in the state is not a disagreement: it reached the
   shadowed ranks through the gradient all-reduce, identically on both copies.
