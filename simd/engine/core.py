@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from simd.engine import xwalk
 from simd.engine.batch import batch, worth_a_batch
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event, JobResult
@@ -32,7 +33,8 @@ def new_state(spec: JobSpec) -> State:
     """The state at simulated time 0: a fresh job."""
     plan = compile_spec(spec)
     totals = Totals(interruptions=(0,) * len(plan.cause_names), step_hist=(0,) * (len(BUCKET_FACTORS) + 1),
-                    interruptions_by_type=(0,) * len(plan.type_names), sdc_onsets_by_type=(0,) * len(plan.type_names))
+                    interruptions_by_type=(0,) * len(plan.type_names), sdc_onsets_by_type=(0,) * len(plan.type_names),
+                    detector_finds=(0,) * len(plan.detector_names))
     return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
@@ -52,14 +54,22 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
     w = Work(state, trace)
     vectorize = vectorize and state.plan.vectorizable
+    walk = segment
+    if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py)
+        w.ext, walk = xwalk.Ext(state), xwalk.segment
     while True:
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
-            return w.to_state(w.t), w.events  # halted: the clock stays at the end of the last job
+            return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job
         if vectorize and not w.corrupted and w.step == w.last and worth_a_batch(w, until_us) \
                 and batch(w, until_us):
             continue
-        if not segment(w, until_us):
-            return w.to_state(until_us), w.events
+        if not walk(w, until_us):
+            return _reached(w, until_us), w.events
+
+
+def _reached(w: Work, clock: int) -> State:
+    state = w.to_state(clock)
+    return replace(state, **w.ext.fields()) if state.plan.extended else state
 
 
 def retarget(state: State, spec: JobSpec) -> State:
@@ -78,7 +88,7 @@ def retarget(state: State, spec: JobSpec) -> State:
         raise ValueError("retarget cannot change the accelerator types")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
-    if state.last_ckpt % spec.ckpt_interval_steps:
+    if state.last_ckpt % spec.ckpt_interval_steps and not state.plan.extended:  # (xwalk.py: any checkpoint)
         raise ValueError("retarget: the last checkpoint must be on the new checkpoint lattice")
     epoch = state.epoch + 1
     plan = compile_spec(spec, epoch)

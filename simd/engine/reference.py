@@ -28,6 +28,8 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     duration of executed step g (a pure function of g and the spec's seed, see stragglers.py) instead of
     step_seconds. Step durations never change what happens in the loop, so their excess over step_seconds is
     added after it, for executed steps 1..N: the loop itself stays the seed's, as fast as the seed's."""
+    if spec.hyper is not None or spec.committed_sdc is not None:
+        return reference_run_extended(spec, seed=seed)
     rng = random.Random(spec.seed if seed is None else seed)
     plan = compile_spec(spec)  # only its cumulative cause shares and step durations are used here
     k = shadow_ranks(spec.n_gpus, spec.shadow)  # 0 without shadow ranks: the seed's draws exactly
@@ -187,3 +189,171 @@ def _straggler_seconds(plan: Plan, executed: int) -> float:
         n = min(1 << 16, executed - g0)
         total_us += int(plan.step_times.durations(g0, n, max(0, min(n, plan.slow_steps - g0)))[0].sum())
     return (total_us - executed * plan.step_us) / US_PER_SECOND
+
+
+def reference_run_extended(spec: JobSpec, *, seed: int | None = None) -> dict:
+    """The seed's loop with hyper-checkpointing (hyper.py) and committed SDCs with late detectors (late.py): the
+    oracle of the extended walk (xwalk.py). Per step, in this order: (a) hard failure -> roll back to the newest
+    checkpoint (an SDC survives it if a checkpoint holds it); (b) SDC onset, each detector's coverage and latency
+    drawn (``random.Random``'s own expovariate / lognormvariate / uniform, not the engine's inverse transforms);
+    (b') the first detector's finding due by the end of the step -> roll back (to the newest retained checkpoint
+    older than the onset once a checkpoint holds the SDC; to the oldest retained one, the SDC accepted, if that
+    one is gone), restart; (c) validation: an SDC in no checkpoint is detected; (d) checkpoint point, on the hyper
+    lattice while a window is open: an SDC present is baked in and rolled back (reference semantics) or committed
+    with it. Detections (b'), (c), (d)-baked open a hyper window of window_steps executed steps, anchored at the
+    rollback point. Time is counted in integer microseconds, as the engine does, so that a latency and the end
+    of a step compare alike. Stragglers add their excess after the loop, as in ``reference_run``."""
+    if getattr(spec, "shadow", None) is not None or getattr(spec, "fleet", ()):
+        raise ValueError("reference_run_extended models neither shadow ranks nor fleets")
+    rng = random.Random(spec.seed if seed is None else seed)
+    plan = compile_spec(spec)
+    hard_hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    sdc_hazard = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    causes, cumulative = spec.cause_list, plan.cause_cumulative
+    by_cause = dict.fromkeys((c.name for c in causes), 0)
+    us = US_PER_SECOND
+    step_us, val_us, ckpt_us = round(spec.step_seconds * us), round(spec.validation_seconds * us), \
+        round(spec.ckpt_seconds * us)
+    restart_us = round(spec.restart_seconds * us)
+    target, vi, ci = spec.target_steps, spec.validation_interval_steps, spec.ckpt_interval_steps
+    hi = spec.hyper.interval_steps if spec.hyper else 0
+    window = spec.hyper.window_steps if spec.hyper else 0
+    committed = spec.committed_sdc is not None
+    detectors = spec.committed_sdc.detectors if committed else ()
+    retention = spec.committed_sdc.retention_checkpoints if committed else 0
+    found_by = dict.fromkeys((d.name for d in detectors), 0)
+
+    t = g = 0
+    last = clean = cur = 0
+    corrupted = False
+    deadline, det = math.inf, 0
+    n_corrupt, corrupt = 0, []  # checkpoints holding the present SDC, the newest `retention` of them
+    hyper_end = anchor = 0
+    c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "recompute", "final_void", "late", "lost",
+                       "unrecoverable", "activations", "hyper_steps", "committed_steps"), 0)
+    times = dict.fromkeys(("ckpt", "val", "restart", "detect"), 0)
+
+    def detection(target_step: int) -> None:
+        nonlocal cur, last, clean, corrupted, deadline, n_corrupt, hyper_end, anchor, t
+        c["recompute"] += cur - target_step
+        cur = last = clean = target_step
+        corrupted, deadline, n_corrupt = False, math.inf, 0
+        corrupt.clear()
+        times["restart"] += restart_us
+        t += restart_us
+        if hi:
+            if g >= hyper_end:
+                c["activations"] += 1
+            hyper_end, anchor = g + window, target_step
+
+    while cur < target:
+        cur += 1
+        g += 1
+        t += step_us
+        in_hyper = bool(hi) and g <= hyper_end
+        c["hyper_steps"] += in_hyper
+        # (a) hard failure
+        if rng.random() < hard_hazard:
+            cause = causes[0]
+            if len(causes) > 1:
+                cause = causes[min(bisect_left(cumulative, rng.random()), len(causes) - 1)]
+            by_cause[cause.name] += 1
+            c["interruptions"] += 1
+            c["recompute"] += cur - last
+            cur = last
+            if corrupted and n_corrupt == 0:
+                corrupted, deadline = False, math.inf
+            d_us, r_us = round(cause.detection_seconds * us), round(cause.restart_seconds * us)
+            times["detect"] += d_us
+            times["restart"] += r_us
+            t += d_us + r_us
+            continue
+        # (b) SDC onset, its detectors drawn
+        if not corrupted and rng.random() < sdc_hazard:
+            corrupted = True
+            deadline, det = math.inf, 0
+            for j, dt in enumerate(detectors):
+                covered = rng.random() < dt.coverage
+                if dt.distribution == "exponential":
+                    lat = rng.expovariate(1.0 / dt.scale_seconds) if dt.scale_seconds else 0.0
+                elif dt.distribution == "lognormal":
+                    lat = rng.lognormvariate(math.log(dt.scale_seconds), dt.sigma) if dt.scale_seconds else 0.0
+                else:
+                    lat = rng.uniform(0.0, dt.scale_seconds)
+                if covered and t + round(lat * us) < deadline:
+                    deadline, det = t + round(lat * us), j
+        # (b') a detector's finding due by the end of this step
+        if corrupted and deadline <= t:
+            found_by[detectors[det].name] += 1
+            if n_corrupt == 0:
+                c["sdc_detected"] += 1
+                detection(last)
+            else:
+                c["late"] += 1
+                if n_corrupt < retention:
+                    c["lost"] += n_corrupt
+                    detection(clean)
+                else:  # unrecoverable: the oldest retained checkpoint, its steps since the clean one kept
+                    c["unrecoverable"] += 1
+                    c["lost"] += retention - 1
+                    oldest = corrupt[-retention]
+                    c["committed_steps"] += oldest - clean
+                    detection(oldest)
+            continue
+        # (c) validation point, before the checkpoint
+        if vi and cur % vi == 0:
+            times["val"] += val_us
+            t += val_us
+            if corrupted and n_corrupt == 0:
+                c["sdc_detected"] += 1
+                detection(last)
+                continue
+        # (d) checkpoint point: on the hyper lattice while a window is open
+        if (cur - anchor) % hi == 0 if in_hyper else cur % ci == 0:
+            times["ckpt"] += ckpt_us
+            t += ckpt_us
+            if corrupted and not committed:
+                c["sdc_baked"] += 1
+                detection(last)
+                continue
+            if corrupted:  # committed with the checkpoint
+                c["sdc_baked"] += n_corrupt == 0
+                n_corrupt += 1
+                corrupt.append(cur)
+                del corrupt[:-retention]
+                last = cur
+            else:
+                last = clean = cur
+    # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
+    if corrupted:
+        c["sdc_baked"] += n_corrupt == 0
+        c["recompute"] += cur - clean
+        c["final_void"] = cur - clean
+
+    executed = g
+    excess = _straggler_seconds(plan, executed)
+    wall = t / us + excess
+    step_s = spec.step_seconds
+    return {
+        "steps_executed": executed,
+        "mean_step_seconds": step_s + excess / executed,
+        "target_steps": target,
+        "recompute_steps": c["recompute"],
+        "interruptions": c["interruptions"],
+        "interruptions_by_cause": by_cause,
+        "sdc_detected": c["sdc_detected"],
+        "sdc_baked": c["sdc_baked"],
+        "wall_seconds": wall,
+        "checkpoint_seconds": times["ckpt"] / us,
+        "validation_seconds": times["val"] / us,
+        "restart_seconds": times["restart"] / us,
+        "detection_seconds": times["detect"] / us,
+        "effective_utilization": (target - c["final_void"]) * step_s / wall,
+        "seed_effective_utilization": target * step_s / wall,
+        "hyper_activations": c["activations"],
+        "hyper_steps": c["hyper_steps"],
+        "sdc_late_found": c["late"],
+        "sdc_unrecoverable": c["unrecoverable"],
+        "checkpoints_lost": c["lost"],
+        "sdc_found_by_detector": found_by,
+    }

@@ -31,6 +31,12 @@ class JobResult:
     shadow_detected: int = 0  # SDCs found by shadow-rank disagreement (shadow.py), also in sdc_detected
     interruptions_by_type: dict[str, int] = field(default_factory=dict)  # per accelerator type (fleet.py)
     sdc_onsets_by_type: dict[str, int] = field(default_factory=dict)
+    hyper_activations: int = 0  # hyper-checkpointing windows opened (hyper.py)
+    hyper_steps: int = 0  # executed steps under hyper-checkpointing
+    sdc_late_found: int = 0  # committed SDCs found later by a detector (late.py)
+    sdc_unrecoverable: int = 0  # ... whose onset was older than the oldest retained checkpoint
+    checkpoints_lost: int = 0  # committed checkpoints discarded by late rollbacks
+    sdc_found_by_detector: dict[str, int] = field(default_factory=dict)  # per detector, committed or not
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -56,8 +62,10 @@ class JobResult:
 
     @property
     def mean_step_seconds(self) -> float:
-        executed = self.target_steps + self.recompute_steps
         compute = self.bucket_seconds["productive"] + self.bucket_seconds["rollback"]
+        # every executed step's base compute is productive or rollback (target + recompute counts the steps
+        # voided at the job's end twice: they are in both)
+        executed = round(compute / self.step_seconds)
         slower = self.bucket_seconds["straggler"] + self.bucket_seconds.get("shadow", 0.0)
         return (compute + slower) / executed if executed else 0.0
 
@@ -89,6 +97,12 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
         shadow_detected=d.shadow_detected,
         interruptions_by_type=dict(zip(p.type_names, d.interruptions_by_type, strict=True)),
         sdc_onsets_by_type=dict(zip(p.type_names, d.sdc_onsets_by_type, strict=True)),
+        hyper_activations=d.hyper_activations,
+        hyper_steps=d.hyper_steps,
+        sdc_late_found=d.sdc_late_found,
+        sdc_unrecoverable=d.sdc_unrecoverable,
+        checkpoints_lost=d.checkpoints_lost,
+        sdc_found_by_detector=dict(zip(p.detector_names, d.detector_finds, strict=True)),
     )
 
 

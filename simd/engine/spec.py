@@ -46,6 +46,40 @@ class Stragglers:
 
 
 @dataclass(frozen=True)
+class Hyper:
+    """Hyper-checkpointing (seed 000, exercise 2; hyper.py): after an SDC detection, checkpoint every
+    ``interval_steps`` steps, on the lattice anchored at the rollback point, for the next ``window_steps``
+    executed steps of the job, then again every ``ckpt_interval_steps``."""
+
+    interval_steps: int
+    window_steps: int
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A late SDC detector (late.py): it finds a present SDC with probability ``coverage``, ``latency`` simulated
+    seconds after the end of the SDC's onset step. ``distribution``: "exponential" (``scale_seconds`` = mean),
+    "lognormal" (``scale_seconds`` = median, ``sigma`` = the log's standard deviation) or "uniform" (on
+    [0, ``scale_seconds``]: a scanner that visits every host once per cycle)."""
+
+    name: str
+    distribution: str
+    scale_seconds: float
+    sigma: float = 0.0
+    coverage: float = 1.0
+
+
+@dataclass(frozen=True)
+class CommittedSdc:
+    """The committed-SDC model (late.py): an SDC present at a checkpoint is committed with it (not rolled back
+    there, as in seed 000's reference semantics); a detector finds it later and the job rolls back to the newest
+    retained checkpoint older than its onset. The job keeps its ``retention_checkpoints`` newest checkpoints."""
+
+    detectors: tuple[Detector, ...]
+    retention_checkpoints: int
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """One synchronous training job (seed 000's JobConfig). Durations in seconds, rates per GPU-hour.
 
@@ -67,6 +101,8 @@ class JobSpec:
     # restart_seconds. SDC rollbacks always pay restart_seconds.
     causes: tuple[Cause, ...] = field(default=())
     stragglers: Stragglers | None = None
+    hyper: Hyper | None = None  # None: checkpoints on the fixed interval only
+    committed_sdc: CommittedSdc | None = None  # None: seed 000's reference semantics
     shadow: Shadow | None = None  # shadow-rank dual execution (shadow.py); None: no rank is shadowed
     # accelerator types (fleet.py); empty: n_gpus GPUs at the two rates. With a fleet, n_gpus is the sum of
     # the counts and the two rates are the fleet's count-weighted means (for display; the engine uses the types)
@@ -115,6 +151,20 @@ class Plan:
     cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
     cause_detect_us: tuple[int, ...]
     cause_restart_us: tuple[int, ...]
+    # hyper-checkpointing (hyper.py): 0 = off
+    hyper_every: int = 0
+    hyper_window: int = 0
+    # committed SDCs (late.py): detectors as (distribution, scale in us, sigma, coverage)
+    committed: bool = False
+    retention: int = 0
+    detector_names: tuple[str, ...] = ()
+    detectors: tuple[tuple[str, float, float, float], ...] = ()
+    detect_stream: dict | None = None
+
+    @property
+    def extended(self) -> bool:
+        """Hyper-checkpointing or committed SDCs: the plan runs on the extended walk (xwalk.py)."""
+        return self.hyper_every > 0 or self.committed
 
     # shadow ranks (shadow.py): the hard stream carries hard failures and disagreements ("stops"); without
     # shadow ranks the stop kinds are the causes
@@ -170,7 +220,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         hard_stream=stream_state(spec.seed, _epoch_name("hard", epoch)),
         sdc_stream=stream_state(spec.seed, _epoch_name("sdc", epoch)),
         cause_stream=stream_state(spec.seed, _epoch_name("cause", epoch)),
-        vectorizable=spec.validation_interval_steps == 0 or spec.validation_divides_checkpoint,
+        vectorizable=(spec.validation_interval_steps == 0 or spec.validation_divides_checkpoint)
+        and spec.hyper is None and spec.committed_sdc is None,
         cause_names=tuple(c.name for c in causes),
         cause_cumulative=tuple(cumulative),
         cause_detect_us=detect_us,
@@ -178,6 +229,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,
+        **_extensions(spec, epoch),
         **_shadow_and_fleet(spec, epoch, st, step_us),
     )
 
@@ -220,6 +272,21 @@ def _shadow_and_fleet(spec: JobSpec, epoch: int, st: Stops, step_us: int) -> dic
         sdc_type_stream=stream_state(spec.seed, _epoch_name("accel-sdc", epoch)) if several else None,
     )
 
+
+def _extensions(spec: JobSpec, epoch: int) -> dict:
+    """The Plan fields of hyper-checkpointing and committed SDCs (none when both are off)."""
+    out: dict = {}
+    if spec.hyper is not None:
+        out.update(hyper_every=spec.hyper.interval_steps, hyper_window=spec.hyper.window_steps)
+    c = spec.committed_sdc
+    if c is not None:
+        out.update(committed=True, retention=c.retention_checkpoints,
+                   detector_names=tuple(d.name for d in c.detectors),
+                   detectors=tuple((d.distribution, d.scale_seconds * US_PER_SECOND, d.sigma, d.coverage)
+                                   for d in c.detectors),
+                   # its own stream: the draws of every other mechanism stay as they were (DESIGN.md 3.4)
+                   detect_stream=stream_state(spec.seed, _epoch_name("sdc-detect", epoch)))
+    return out
 
 
 def _log1m(p: float) -> float:

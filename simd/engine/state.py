@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from simd.engine.hazard import NEVER
 from simd.engine.spec import US_PER_SECOND, Plan
 
 # Every simulated microsecond ends in exactly one of these (DESIGN.md section 3.5), or is in flight:
@@ -40,6 +41,12 @@ class Totals:
     shadow_us: int = 0  # the shadow bucket
     interruptions_by_type: tuple[int, ...] = ()  # hard failures per accelerator type (Plan.type_names, fleet.py)
     sdc_onsets_by_type: tuple[int, ...] = ()  # SDC onsets per accelerator type
+    hyper_activations: int = 0  # SDC detections that switched hyper-checkpointing on (hyper.py)
+    hyper_steps: int = 0  # executed steps under hyper-checkpointing
+    sdc_late_found: int = 0  # committed SDCs found later by a detector (late.py)
+    sdc_unrecoverable: int = 0  # ... whose onset was older than the oldest retained checkpoint
+    checkpoints_lost: int = 0  # committed checkpoints discarded by a late rollback
+    detector_finds: tuple[int, ...] = ()  # SDCs found by each detector (Plan.detector_names), committed or not
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -71,6 +78,18 @@ class State:
     job_start_t: int
     job_start_g: int  # g when the current job started
     epoch: int = 0  # parameter changes so far (core.retarget)
+    # hyper-checkpointing (hyper.py): executed steps g + 1 .. hyper_end are under hyper, their checkpoints on the
+    # lattice hyper_anchor + k * interval; hyper_end <= g: off
+    hyper_end: int = 0
+    hyper_anchor: int = 0
+    # committed SDCs (late.py), while ``corrupted``: the job step of the onset, the simulated time (us) at which
+    # the first detector to find it does (NEVER: none will) and which one
+    sdc_onset: int = 0
+    sdc_deadline: int = NEVER
+    sdc_detector: int = 0
+    clean_ckpt: int = 0  # newest checkpoint without the present SDC (= last_ckpt when none is committed)
+    n_corrupt: int = 0  # checkpoints committed with the present SDC
+    corrupt_ckpts: tuple[int, ...] = ()  # the newest of them (at most the retention), oldest first
 
     @property
     def clock_seconds(self) -> float:

@@ -24,7 +24,8 @@ from simd.engine.state import State, Totals
 from simd.engine.streams import Buffer, uniforms
 
 # the Totals fields that are per-cause / per-bucket / per-accelerator-type tuples
-_TUPLE_TOTALS = ("interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type")
+_TUPLE_TOTALS = ("interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type",
+                 "detector_finds")
 
 
 class Work:

@@ -1,0 +1,100 @@
+"""Hypothesis strategies and helpers for the tests of hyper-checkpointing and committed SDCs (xwalk.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import fields, replace
+
+from hypothesis import strategies as st
+from specs import spec
+
+from simd.engine import Cause, Stragglers, advance, new_state
+from simd.engine.spec import CommittedSdc, Detector, Hyper
+
+CAUSES = (Cause("gpu", 0.6, 10.0, 55.0), Cause("network", 0.4, 30.0, 388.2))
+
+hypers = st.builds(Hyper, interval_steps=st.integers(1, 30), window_steps=st.integers(1, 600))
+detectors = st.builds(
+    Detector, name=st.sampled_from(["guard", "ripple", "scan"]),
+    distribution=st.sampled_from(["exponential", "lognormal", "uniform"]),
+    scale_seconds=st.sampled_from([0.0, 30.0, 600.0, 7200.0, 86400.0]), sigma=st.sampled_from([0.0, 0.5, 1.5]),
+    coverage=st.sampled_from([0.0, 0.3, 1.0]))
+committed = st.builds(CommittedSdc, detectors=st.lists(detectors, max_size=3).map(tuple),
+                      retention_checkpoints=st.integers(1, 6))
+
+
+@st.composite
+def extended_specs(draw, hyper=None, late=None):
+    """Jobs with hyper-checkpointing and/or committed SDCs (either forced on with ``hyper``/``late``)."""
+    h = draw(hypers) if hyper or (hyper is None and draw(st.booleans())) else None
+    c = draw(committed) if late or (late is None and (h is None or draw(st.booleans()))) else None
+    return spec(
+        n_gpus=draw(st.integers(1, 20000)),
+        step_seconds=draw(st.sampled_from([1.0, 30.0, 60.0, 7.3])),
+        target_steps=draw(st.integers(1, 600)),
+        hard_per_gpu_hour=draw(st.sampled_from([0.0, 1e-5, 2e-4, 1e-3])),
+        sdc_per_gpu_hour=draw(st.sampled_from([1e-5, 1.5e-4, 1e-3, 3e-3])),
+        ckpt_interval_steps=draw(st.integers(1, 60)),
+        ckpt_seconds=draw(st.sampled_from([0.0, 300.0, 12.25])),
+        validation_interval_steps=draw(st.integers(0, 40)),
+        validation_seconds=draw(st.sampled_from([0.0, 20.0])),
+        restart_seconds=draw(st.sampled_from([0.0, 60.0])),
+        causes=draw(st.sampled_from([(), CAUSES])),
+        stragglers=draw(st.sampled_from([None, Stragglers(0.5, 1, 1.2, replace_after_steps=100)])),
+        seed=draw(st.integers(0, 2**32)),
+        hyper=h, committed_sdc=c)
+
+
+def flat(state) -> list[int]:
+    out = []
+    for f in fields(state.totals):
+        v = getattr(state.totals, f.name)
+        out.extend(v if isinstance(v, tuple) else (v,))
+    return out
+
+
+def check_partition(s, horizon_us: int, cuts: list[float]) -> None:
+    """Any cut of [0, horizon] into advance calls gives the whole call's state and events; the buckets plus in
+    flight equal the clock after every call; no counter goes down."""
+    whole, whole_events = advance(new_state(s), horizon_us, trace=True)
+    state, events = new_state(s), []
+    previous = flat(state)
+    for c in sorted(int(c * horizon_us) for c in cuts) + [horizon_us]:
+        state, ev = advance(state, c, trace=True)
+        events.extend(ev)
+        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock == c
+        now = flat(state)
+        assert all(b >= a for a, b in zip(previous, now, strict=True)), "a counter decreased"
+        previous = now
+    assert state == whole
+    assert events == whole_events
+
+
+def mean_se(xs):
+    n = len(xs)
+    m = sum(xs) / n
+    var = sum((x - m) ** 2 for x in xs) / (n - 1)
+    return m, math.sqrt(var / n)
+
+
+def assert_agree(name, base, seeds: int, fields_: tuple[str, ...]) -> None:
+    """The engine and the per-step oracle over ``seeds`` seeds: every field's means within 4 standard errors."""
+    from simd.engine import run_job
+    from simd.engine.reference import reference_run
+
+    ours = {f: [] for f in fields_}
+    theirs = {f: [] for f in fields_}
+    for seed in range(seeds):
+        job = run_job(replace(base, seed=seed))
+        ref = reference_run(base, seed=seed)
+        for f in fields_:
+            ours[f].append(getattr(job, f))
+            theirs[f].append(ref[f])
+    for f in fields_:
+        m1, se1 = mean_se(ours[f])
+        m2, se2 = mean_se(theirs[f])
+        if se1 == 0 and se2 == 0:
+            assert m1 == m2, (name, f, m1, m2)
+            continue
+        z = abs(m1 - m2) / math.sqrt(se1**2 + se2**2)
+        assert z < 4, f"{name}.{f}: engine {m1:.6g} +- {se1:.3g}, per-step {m2:.6g} +- {se2:.3g}, z={z:.2f}"
