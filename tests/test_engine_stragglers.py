@@ -140,3 +140,50 @@ def test_straggler_time_is_its_own_bucket_and_lowers_utilization():
     assert slow.bucket_seconds["straggler"] > 0.19 * (slow.target_steps + slow.recompute_steps) * 60 * 0.99
     assert slow.effective_utilization < plain.effective_utilization
     assert replace(spec(), stragglers=None) == spec()
+
+
+# -- the compiled kernels (simd/engine/pcg.py, stepkernel.py) against numpy ------------------------------------
+
+@pytest.mark.parametrize("kind", ["PCG64", "PCG64DXSM"])
+@pytest.mark.parametrize("first", [0, 1, 63, 12345, 10**12 + 7])
+def test_compiled_generators_are_numpys_bit_for_bit(kind, first):
+    from simd.engine.pcg import doubles, words
+
+    state = stream_state(11, "x", kind)
+    assert np.array_equal(doubles(words(state), first, 2000), generator_at(state, first).random(2000))
+
+
+KERNEL_CASES = [(16384, 0.1, 1, 1.2), (1024, 0.5, 0, 1.0), (4, 0.0, 2, 1.5), (8, 0.5, 1, 1.2), (1, 0.5, 0, 1.0)]
+
+
+@pytest.mark.parametrize("n_gpus,jitter,slow,slowdown", KERNEL_CASES)
+@given(g0=st.integers(0, 2**40), n=st.integers(0, 3000), slow_steps=st.integers(-5, 3100))
+@settings(max_examples=25, deadline=None)
+def test_compiled_durations_equal_the_numpy_reference(n_gpus, jitter, slow, slowdown, g0, n, slow_steps):
+    times = StepTimes(n_gpus, BASE_US, jitter * US_PER_SECOND, slow, slowdown, stream_state(5, "straggler",
+                                                                                              "PCG64DXSM"))
+    ref = times.durations_numpy(g0, n, max(slow_steps, 0))
+    got = times.durations(g0, n, slow_steps)
+    assert np.array_equal(ref[0], got[0]) and np.array_equal(ref[1], got[1])
+
+
+@pytest.mark.parametrize("n_gpus,jitter,slow,slowdown", KERNEL_CASES)
+@given(g0=st.integers(0, 2**40), a=st.integers(0, 500), n=st.integers(0, 2000), budget=st.floats(0, 1.2),
+       slow_steps=st.integers(0, 2100), c=st.integers(1, 60), v=st.sampled_from([0, 7, 25]))
+@settings(max_examples=25, deadline=None)
+def test_compiled_fit_is_the_prefix_of_steps_that_fits(n_gpus, jitter, slow, slowdown, g0, a, n, budget,
+                                                       slow_steps, c, v):
+    """stepkernel.fit against the numpy definition: the longest prefix of steps (durations + pauses) within the
+    budget, its summed durations and its histogram."""
+    times = StepTimes(n_gpus, BASE_US, jitter * US_PER_SECOND, slow, slowdown, stream_state(6, "straggler",
+                                                                                              "PCG64DXSM"))
+    plan = type("P", (), {"ckpt_every": c, "ckpt_us": 300 * US_PER_SECOND, "val_every": v,
+                          "val_us": 20 * US_PER_SECOND})
+    d, buckets = times.durations_numpy(g0, n, slow_steps)
+    q = np.arange(a + 1, a + n + 1)
+    cost = d + np.where(q % c == 0, plan.ckpt_us, 0) + (np.where(q % v == 0, plan.val_us, 0) if v else 0)
+    limit = int(budget * (cost.sum() if n else 1))
+    k = int(np.searchsorted(np.cumsum(cost), limit, side="right"))
+    m, total, hist = times.fit(g0, a, a + n, limit, plan, slow_steps)
+    assert (m, total) == (a + k, int(d[:k].sum()))
+    assert np.array_equal(hist, StepTimes.histogram_of(d, buckets, k))

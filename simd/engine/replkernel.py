@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from simd.engine.pcg import pcg64_next, seek, to_double
-from simd.engine.stepkernel import draw
+from simd.engine.stepkernel import draw, run
 
 NEVER = 1 << 62  # hazard.NEVER
 GAP_CAP = float(1 << 50)  # streams._GAP_CAP
@@ -113,6 +113,7 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
     si_, sp = pos[r, SDC_I], pos[r, SDC_P]
     job_g, job_t = pos[r, JOB_G], pos[r, JOB_T]
     wh, ws, wc, wst = words[r, 0], words[r, 1], words[r, 2], words[r, 3]
+    st_dx = wst[4] == np.uint64(1)
     # each stream's generator, at the draw that gives its next element's gap (index + 1)
     hh, hl = seek(wh, hi_ + 1) if hard_log1m != 0.0 else (np.uint64(0), np.uint64(0))
     sh_, sl_ = seek(ws, si_ + 1) if sdc_log1m != 0.0 else (np.uint64(0), np.uint64(0))
@@ -193,40 +194,17 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
             slow = max(0, min(n_q, job_g + slow_steps - g))
             for k in range(len(hist)):
                 hist[k] = 0
-            used = 0
-            total = 0
-            m = step
-            next_c = (step // C + 1) * C
-            next_v = (step // V + 1) * V if V else -1
-            while m < q_e - 1:
-                if m - step < slow:
-                    xh, xl, dd, kk = draw(xh, xl, wst[2], wst[3], sa, sb, sc, sf, base, bounds)
-                else:
-                    xh, xl, dd, kk = draw(xh, xl, wst[2], wst[3], ha, hb, hc, hf, base, bounds)
-                q = m + 1
-                cost = dd
-                if q == next_c:
-                    cost += ckpt_us
-                    next_c += C
-                if q == next_v:
-                    cost += val_us
-                    next_v += V
-                if used + cost > budget:
-                    fits = False
-                    break
-                used += cost
-                total += dd
-                hist[kk] += 1
-                m = q
+            xh, xl, m, used, total, fits = run(xh, xl, wst[2], wst[3], st_dx, step, q_e - 1, budget, C, ckpt_us, V,
+                                               val_us, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist)
             st_at = g + (m - step) + (0 if fits else 1)
             n_done = m - step
             excess = total - n_done * step_us
             if fits:  # the event step's own duration
                 slow_e = 1 if e - 1 < job_g + slow_steps else 0
                 if slow_e:
-                    xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], sa, sb, sc, sf, base, bounds)
+                    xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], st_dx, sa, sb, sc, sf, base, bounds)
                 else:
-                    xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], ha, hb, hc, hf, base, bounds)
+                    xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], st_dx, ha, hb, hc, hf, base, bounds)
                 st_at += 1
                 unit += d_e - step_us
                 if used + unit > budget:

@@ -17,16 +17,20 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simd.engine.pcg import dxsm_next, float_bits, seek, to_double
+from simd.engine.pcg import dxsm_next, float_bits, pcg64_next, seek, to_double
 
 SHIFT = np.uint64(42)  # stragglers._SHIFT: 52 - MANTISSA_BITS
 STRADDLE = 11  # stragglers._STRADDLE: len(BUCKET_FACTORS) + 1
 
 
 @numba.njit(inline="always", cache=True)
-def draw(sh, sl, ih, il, a, b, cells, floor, base, bounds):
-    """One step from state (sh, sl): (new state, duration in us, histogram bucket)."""
-    sh, sl, x = dxsm_next(sh, sl, ih, il)
+def draw(sh, sl, ih, il, dx, a, b, cells, floor, base, bounds):
+    """One step from state (sh, sl) of a PCG64DXSM (``dx``, the engine's straggler streams) or PCG64 stream:
+    (new state, duration in us, histogram bucket)."""
+    if dx:
+        sh, sl, x = dxsm_next(sh, sl, ih, il)
+    else:
+        sh, sl, x = pcg64_next(sh, sl, ih, il)
     v = to_double(x) - 0.5
     i = float_bits(v) >> SHIFT
     y = b[i] * v
@@ -47,36 +51,36 @@ def fill(w, g0, n, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, out, buck
     """Durations and buckets of steps g0+1 .. g0+n into ``out`` and ``buckets`` (the first ``slow`` steps with
     the slow table)."""
     sh, sl = seek(w, g0)
-    ih, il = w[2], w[3]
+    ih, il, dx = w[2], w[3], w[4] == np.uint64(1)
     for j in range(n):
         if j < slow:
-            sh, sl, d, k = draw(sh, sl, ih, il, sa, sb, sc, sf, base, bounds)
+            sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
         else:
-            sh, sl, d, k = draw(sh, sl, ih, il, ha, hb, hc, hf, base, bounds)
+            sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
         out[j] = d
         buckets[j] = k
 
 
 @numba.njit(cache=True)
-def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
+def run(sh, sl, ih, il, dx, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
-    """Job steps a+1 .. b from executed step g0+1 on, each with its checkpoint and validation pause, while
-    their time stays within ``budget`` (us): returns (m, the summed durations of steps a+1 .. m) and adds
-    those steps to ``hist``. Every step is drawn once; a step that does not fit is drawn and not counted."""
-    sh, sl = seek(w, g0)
-    ih, il = w[2], w[3]
+    """From generator state (sh, sl), job steps a+1 .. b, each with its checkpoint and validation pause, while
+    their time stays within ``budget`` (us), the first ``slow`` with the slow table. Returns (state after the
+    last draw, m, the time used, the summed durations of steps a+1 .. m, whether all fitted) and adds the
+    counted steps to ``hist``. A step that does not fit is drawn and not counted."""
     used = 0
     total = 0
     m = a
+    fits = True
     # the next checkpoint and validation points after a (counters: a 64-bit division per step costs more
     # than the rest of the step)
     next_c = (a // ckpt_every + 1) * ckpt_every
     next_v = (a // val_every + 1) * val_every if val_every else -1
     while m < b:
         if m - a < slow:
-            sh, sl, d, k = draw(sh, sl, ih, il, sa, sb, sc, sf, base, bounds)
+            sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
         else:
-            sh, sl, d, k = draw(sh, sl, ih, il, ha, hb, hc, hf, base, bounds)
+            sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
         q = m + 1
         cost = d
         if q == next_c:
@@ -86,9 +90,20 @@ def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
             cost += val_us
             next_v += val_every
         if used + cost > budget:
+            fits = False
             break
         used += cost
         total += d
         hist[k] += 1
         m = q
+    return sh, sl, m, used, total, fits
+
+
+@numba.njit(cache=True)
+def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
+        ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
+    """``run`` from executed step g0+1 on (stream ``w``): (m, the summed durations of steps a+1 .. m)."""
+    sh, sl = seek(w, g0)
+    sh, sl, m, used, total, fits = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, ckpt_us,
+                                       val_every, val_us, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist)
     return m, total

@@ -1,0 +1,92 @@
+"""The batch path over replicas (simd.engine.replicas): the single-replica engine's states, bit for bit, under
+any cut of time into calls."""
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from specs import ORACLE_CONFIGS, llama3_causes, spec
+
+from simd.engine import US_PER_SECOND, Stragglers, advance, new_state, retarget, run_job
+from simd.engine.replicas import advance_replicas, batchable, run_jobs
+
+S = US_PER_SECOND
+STRAGGLERS = [None, Stragglers(0.5, 0, 1.0), Stragglers(0.5, 1, 1.2, replace_after_steps=40), Stragglers(0.0, 2, 1.5)]
+
+
+@st.composite
+def configurations(draw):
+    v = draw(st.integers(1, 12))
+    return spec(n_gpus=draw(st.sampled_from([8, 1024, 4096])), step_seconds=draw(st.sampled_from([30.0, 60.0])),
+                target_steps=draw(st.integers(1, 900)),
+                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
+                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
+                ckpt_interval_steps=v * draw(st.integers(1, 4)),
+                validation_interval_steps=draw(st.sampled_from([0, v, v + 1])),
+                causes=draw(st.sampled_from([(), llama3_causes("warm")])),
+                stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
+
+
+def _replicas(s, n):
+    return [new_state(replace(s, seed=s.seed + k)) for k in range(n)]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=configurations(), n=st.integers(1, 4), horizon_steps=st.integers(1, 3000),
+       cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_batch_equals_the_single_replica_engine_under_any_cut(s, n, horizon_steps, cuts):
+    horizon = horizon_steps * 75 * S
+    states = _replicas(s, n)
+    assert all(batchable(x.plan) for x in states)
+    whole = tuple(advance(x, horizon)[0] for x in states)
+    got = tuple(states)
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        got = advance_replicas(got, c)
+        for x in got:
+            assert sum(x.totals.bucket_us().values()) + x.in_flight_us() == x.clock
+            assert sum(x.totals.step_hist) == x.totals.steps_executed
+    assert got == whole
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=configurations(), n=st.integers(1, 3), jobs=st.integers(1, 3))
+def test_max_jobs_stops_where_the_single_replica_engine_stops(s, n, jobs):
+    states = _replicas(s, n)
+    until = 10**4 * s.target_steps * 60 * S
+    assert advance_replicas(states, until, max_jobs=jobs) == tuple(advance(x, until, max_jobs=jobs)[0]
+                                                                     for x in states)
+
+
+@pytest.mark.parametrize("name", sorted(ORACLE_CONFIGS))
+def test_run_jobs_equals_run_job_on_the_oracle_configurations(name):
+    """Bit for bit, so the batch path agrees with the single-replica engine (and through it with seed 000's
+    per-step loop, tests/test_engine_oracle.py) within any number of standard errors."""
+    specs = [replace(ORACLE_CONFIGS[name], seed=k) for k in range(40)]
+    limit = 10**4 * 3000 * 60 * S
+    assert run_jobs(specs, limit) == [run_job(x, limit_us=limit) for x in specs]
+
+
+def test_run_jobs_reports_a_job_cut_by_the_limit_as_none():
+    specs = [spec(seed=k, target_steps=3000) for k in range(3)]
+    limit = 2000 * 60 * S  # less than the failure-free job
+    assert run_jobs(specs, limit) == [None, None, None] == [run_job(x, limit_us=limit) for x in specs]
+
+
+def test_retargeted_replicas_stay_equal():
+    """A drill changes the parameters of every replica (a new epoch of streams) at a tick boundary."""
+    s = spec(stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40))
+    states = advance_replicas(_replicas(s, 3), 500 * 60 * S)
+    hot = [retarget(x, replace(x.plan.spec, hard_per_gpu_hour=2e-3)) for x in states]
+    assert advance_replicas(hot, 2000 * 60 * S) == tuple(advance(x, 2000 * 60 * S)[0] for x in hot)
+
+
+def test_replicas_of_different_configurations_fall_back_to_one_at_a_time():
+    states = [new_state(spec(seed=1)), new_state(spec(seed=2, ckpt_interval_steps=50))]
+    assert advance_replicas(states, 10**6 * S) == tuple(advance(x, 10**6 * S)[0] for x in states)
+
+
+def test_cannot_advance_backwards():
+    states = advance_replicas(_replicas(spec(), 2), 10**5 * S)
+    with pytest.raises(ValueError, match="backwards"):
+        advance_replicas(states, 10 * S)
