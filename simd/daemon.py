@@ -113,6 +113,7 @@ def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, conf
 
     def tick() -> None:
         ticker.tick()
+        parts.app.refresh()  # the scrapes after the tick find their rendering ready
         if saver is not None:
             saver.after_tick()
 

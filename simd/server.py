@@ -5,7 +5,9 @@
   format 0.0.4, or OpenMetrics 1.0 when ``Accept`` asks for ``application/openmetrics-text``; gzipped when
   ``Accept-Encoding`` allows gzip. ``?name[]=simd_ticks_total`` restricts the output to those names. A
   rendering is reused while nothing it shows has changed (the same published tick and daemon status) and
-  for at most :data:`RENDER_REUSE_SECONDS`, so a burst of scrapers costs one rendering per tick, not one each.
+  for at most :data:`RENDER_REUSE_SECONDS`, so a burst of scrapers costs one rendering per tick, not one each;
+  the tick loop renders ahead what scrapers asked for recently (``refresh``), and a scrape that arrives while
+  the current rendering is being made gets the previous one (one tick old) rather than wait for it.
 - ``GET /healthz``: ``200 ok`` while ticks are recent; ``503`` with the reason in the body when they stall.
 - ``GET /api/v1/drills`` (and ``/api/v1/drills/{name}``): the drills, as JSON.
 - ``POST /api/v1/drills/{name}``: start a drill now. ``POST /-/reload``: reload the scenario file (as
@@ -61,16 +63,23 @@ JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
 READ = ("GET", "HEAD")
 RENDER_REUSE_SECONDS = 1.0  # the process_* samples (CPU, memory) of a reused rendering are at most this old
+STALE_LIMIT_SECONDS = 5.0  # a scrape gets the previous rendering while the current one renders, if this young
+REFRESH_SECONDS, REFRESH_KEYS = 30.0, 4  # what ``refresh`` renders ahead: variants asked for this recently
+_RENDER_KEYS = ("QUERY_STRING", "HTTP_ACCEPT", "HTTP_ACCEPT_ENCODING", "SERVER_NAME", "SERVER_PORT",
+                "wsgi.url_scheme")
 AUTH_LOG_SECONDS = 10.0  # at most one line about failed authentication per this many seconds
-# The server's bounds. 4 threads run the app (waitress' default): a scrape renders in ~10 ms, so they serve
-# hundreds of scrapes a second, and the tick loop keeps its share of the interpreter. Connections idle for
+# The server's bounds. 2 threads run the app: a reused rendering is served in well under a millisecond, so
+# they serve hundreds of scrapes a second, and with fewer threads wanting the interpreter the tick loop keeps
+# its share (bench/soak.py: with waitress' default of 4, 200 scrapers back to back made ticks miss their
+# slot; with 2, none did). Connections idle for
 # 10 s are closed (Prometheus reconnects at its next scrape). A backlog of 1024 (waitress' default, Linux's
 # default somaxconn 4096 allows it) holds bursts of connections while all slots are taken.
-THREADS = 4
+THREADS = 2
 CHANNEL_TIMEOUT_SECONDS = 10
 BACKLOG = 1024
 RESERVED_FDS = 64  # file descriptors kept for the rest of the daemon (state file, logs, Python's own)
 MAX_CONNECTIONS = 10_000
+ACCEPT_BATCH = 128  # connections accepted per turn of the I/O loop (see HttpServer._accept_batch)
 # waitress refuses (413) a body larger than this before the app sees it; the app's own limit is lower
 MAX_REQUEST_BODY = 64 * 1024
 
@@ -132,6 +141,8 @@ class _App:
         self.health, self.drills, self.token, self.reload = health, drills, token, reload
         self._version, self._clock = version, clock
         self._cache: tuple[tuple, float, dict] = ((), -1e300, {})  # (version, when, {request key: Response})
+        self._rendering = threading.Lock()
+        self._wanted: dict[tuple, tuple[float, dict]] = {}  # request key -> (last asked, what it asked with)
         self._auth_failures, self._auth_logged = 0, -1e300
 
     def __call__(self, environ: dict, start_response) -> list[bytes]:
@@ -149,27 +160,57 @@ class _App:
         return response(start_response, head=method == "HEAD")
 
     def metrics_response(self, environ: dict) -> Response:
-        """prometheus_client's exposition, negotiated on Accept and Accept-Encoding (reused: see make_app)."""
+        """prometheus_client's exposition, negotiated on Accept and Accept-Encoding; a rendering is reused while
+        it is current (see make_app), and while another thread renders the current one, a concurrent scrape
+        gets the previous rendering (one tick old at most) instead of waiting or rendering it again."""
         key = (environ.get("QUERY_STRING", ""), environ.get("HTTP_ACCEPT", ""),
                "gzip" in environ.get("HTTP_ACCEPT_ENCODING", ""))
-        version, now = (self._version() if self._version else None), self._clock()
-        cached_version, when, responses = self._cache
-        fresh = version is not None and now - when < RENDER_REUSE_SECONDS and len(version) == len(cached_version) \
-            and all(a is b or (type(a) is int and a == b) for a, b in zip(version, cached_version, strict=True))
-        if fresh and key in responses:
+        if self._version is None:
+            return self._render(environ)
+        version, now = self._version(), self._clock()
+        self._wanted[key] = (now, {k: environ.get(k, "") for k in _RENDER_KEYS})
+        current, when, responses = self._cache
+        if key in responses and (self._current(version, current, when, now) or
+                                 (self._rendering.locked() and now - when < STALE_LIMIT_SECONDS)):
             return responses[key]
+        with self._rendering:  # one rendering at a time
+            current, when, responses = self._cache
+            if key in responses and self._current(version, current, when, now):
+                return responses[key]  # another thread rendered it meanwhile
+            response = self._render(environ)
+            if not self._current(version, current, when, now):
+                self._cache = (version, now, {})
+            self._cache[2][key] = response
+        return response
+
+    def refresh(self) -> None:
+        """Render, now, what scrapers asked for in the last REFRESH_SECONDS (at most REFRESH_KEYS variants), so
+        that the scrapes after a tick find it ready; the tick loop calls it after each tick."""
+        if self._version is None:
+            return
+        now = self._clock()
+        recent = sorted(((t, k, env) for k, (t, env) in list(self._wanted.items()) if now - t < REFRESH_SECONDS),
+                        key=lambda x: x[0], reverse=True)[:REFRESH_KEYS]
+        self._wanted = {k: (t, env) for t, k, env in recent}
+        with self._rendering:
+            version, responses = self._version(), {}
+            for _, k, env in recent:
+                responses[k] = self._render({**env, "REQUEST_METHOD": "GET", "PATH_INFO": "/metrics"})
+            self._cache = (version, now, responses)
+
+    @staticmethod
+    def _current(version: tuple, cached: tuple, when: float, now: float) -> bool:
+        return now - when < RENDER_REUSE_SECONDS and len(version) == len(cached) and all(
+            a is b or (type(a) is int and a == b) for a, b in zip(version, cached, strict=True))
+
+    def _render(self, environ: dict) -> Response:
         got: dict = {}
 
         def capture(status: str, headers: list, exc_info=None) -> None:
             got["status"], got["headers"] = int(status.split()[0]), headers
 
         body = b"".join(self.metrics({**environ, "REQUEST_METHOD": "GET"}, capture))
-        response = Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
-        if version is not None:
-            if not fresh:
-                self._cache = (version, now, {})
-            self._cache[2][key] = response
-        return response
+        return Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
 
     def read(self, path: str) -> Response:
         if path == "/healthz":
@@ -296,6 +337,8 @@ class HttpServer:
             threads=threads, connection_limit=self.connection_limit, channel_timeout=channel_timeout,
             cleanup_interval=max(1, channel_timeout // 2), backlog=BACKLOG, asyncore_use_poll=True,
             max_request_body_size=MAX_REQUEST_BODY, ident="simd", expose_tracebacks=False)
+        self._accept_one = self._server.handle_accept
+        self._server.handle_accept = self._accept_batch
         self.address_family = family
         self.server_address = (host, int(self._server.effective_port))
         self._stop, self._stopped = threading.Event(), threading.Event()
@@ -304,6 +347,17 @@ class HttpServer:
     @property
     def port(self) -> int:
         return self.server_address[1]
+
+    def _accept_batch(self) -> None:
+        """Accept up to ACCEPT_BATCH waiting connections per readable event (waitress takes one): each loop
+        turn polls every open connection, so after a burst of connects one at a time would keep a health
+        check waiting in the backlog for seconds."""
+        channels = self._server._map
+        for _ in range(ACCEPT_BATCH):
+            before = len(channels)
+            self._accept_one()
+            if len(channels) == before or len(channels) >= self.connection_limit:
+                return
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._stopped.clear()

@@ -185,3 +185,25 @@ def test_without_a_token_posts_are_403():
     _, app = assemble(parse_config(SMALL_YAML + DRILLS), clock=clock, wall=lambda: 0.0)
     status, _, body = post(app, "/api/v1/drills/storage")
     assert status == 403 and "disabled" in body["error"]
+
+
+def test_a_rendering_is_reused_within_a_tick_and_renewed_after_it(daemon):
+    ticker, app, clock = daemon
+    first = wsgi_call(app, ACCEPT_ENCODING="gzip")[2]
+    assert wsgi_call(app, ACCEPT_ENCODING="gzip")[2] is first  # the same tick: the same rendering
+    assert wsgi_call(app)[2] is not first  # another variant renders its own
+    clock.t = 2.0
+    ticker.tick()
+    after = wsgi_call(app, ACCEPT_ENCODING="gzip")[2]
+    assert after != first and b"simd_ticks_total 2.0" in gzip.decompress(after)
+    clock.t = 3.0
+    ticker.tick()
+    app.refresh()  # what the tick loop does: render ahead the variants asked for recently
+    with app._rendering:  # a rendering in progress elsewhere: the prepared one is served, not waited for
+        ready = wsgi_call(app, ACCEPT_ENCODING="gzip")[2]
+    assert b"simd_ticks_total 3.0" in gzip.decompress(ready)
+    clock.t = 4.0
+    ticker.tick()
+    with app._rendering:  # the new tick is not rendered yet and another thread is at it: the previous one
+        assert wsgi_call(app, ACCEPT_ENCODING="gzip")[2] is ready
+    assert b"simd_ticks_total 4.0" in gzip.decompress(wsgi_call(app, ACCEPT_ENCODING="gzip")[2])
