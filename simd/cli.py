@@ -88,7 +88,8 @@ def cmd_demo(args) -> int:
     from simd.simulate import parse_seeds
 
     config = default_config()
-    for name, _ in demo.ROWS:
+    extended = [demo.BASELINE] + [e.name for e in demo.EXTENDED] if args.extended else []
+    for name in [n for n, _ in demo.ROWS] + extended:
         for w in config.scenario(name).warnings():
             print(f"warning: {w}", file=sys.stderr)
     try:
@@ -97,10 +98,12 @@ def cmd_demo(args) -> int:
         print(f"simd demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     rows = demo.compute(config, seeds)
+    more = demo.compute_extended(config, seeds) if args.extended else []
     if args.json:
-        print(json.dumps([r.__dict__ for r in rows]))
+        print(json.dumps({"rows": [r.__dict__ for r in rows], "extended": [r.__dict__ for r in more]}
+                         if args.extended else [r.__dict__ for r in rows]))
     else:
-        print(demo.render(rows, len(seeds)))
+        print(demo.render(rows, len(seeds)) + ("\n\n" + demo.render_extended(more, len(seeds)) if more else ""))
     return 0
 
 
@@ -223,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="seed 000's ideal / naive / optimized table")
     d.add_argument("--seeds", help="N or A..B (default: 200 seeds)")
+    d.add_argument("--extended", action="store_true",
+                   help="also seed 000's extension exercises against the optimized baseline (issue 11)")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_demo)
 
