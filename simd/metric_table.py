@@ -118,9 +118,15 @@ def _cumulative(bounds: tuple[float, ...], counts: tuple[int, ...]) -> list[tupl
     return out
 
 
+def _by_accelerator(field: str) -> Callable[[ScenarioSnapshot], Samples]:
+    """A per-accelerator-type tuple of the engine's Totals, for scenarios with a fleet (none without)."""
+    return lambda sc: zip(((a,) for a in sc.info.accelerator_names), getattr(sc.totals, field), strict=True) \
+        if sc.info.accelerator_names else ()
+
+
 def _step_durations(sc: ScenarioSnapshot) -> Samples:
     t, i = sc.totals, sc.info
-    total_us = t.steps_executed * round(i.step_seconds * US_PER_SECOND) + t.straggler_us
+    total_us = t.steps_executed * round(i.step_seconds * US_PER_SECOND) + t.straggler_us + t.shadow_us
     return (((), (_cumulative(i.step_bounds_seconds, t.step_hist), _seconds(total_us))),)
 
 
@@ -145,7 +151,8 @@ METRICS: tuple[Metric, ...] = (
            lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us().items()),
            "Simulated seconds per bucket, summed over replicas. `bucket` is one of `productive`, `rollback`, "
            "`checkpoint`, `validation`, `restart`, `detection`, `straggler` (step time above the base step "
-           "time).", _TIME),
+           "time), `shadow` (the shadow ranks' overhead: `shadow.overhead` x base step time on every executed "
+           "step).", _TIME),
     Metric("simd_in_flight_seconds", "gauge", "Simulated seconds not yet in a bucket: uncommitted compute and the "
            "unit in progress, summed over replicas.", _S, "scenario", _one(lambda sc: _seconds(sc.in_flight_us)),
            "Simulated seconds not yet in a bucket: compute since the last checkpoint (productive if the next "
@@ -170,6 +177,23 @@ METRICS: tuple[Metric, ...] = (
            "scenario", _total("sdc_baked"),
            "SDCs still present at a checkpoint: baked in (seed 000 semantics: found at checkpoint time and rolled "
            "back). Zero when validation divides the checkpoint interval.", _EVENTS),
+    Metric("simd_shadow_detected", "counter", "SDCs found by a shadow rank's disagreement at the end of their step "
+           "(also in simd_sdc_detected_total).", _S, "scenario", _total("shadow_detected"),
+           "SDCs on the GPUs of shadowed ranks (either copy, `shadow` in the scenario file), found at the end of their "
+           "step because the two copies disagree: rolled back to the last checkpoint with a restart, before the "
+           "step's validation and checkpoint. Also counted in `simd_sdc_onsets_total` and `simd_sdc_detected_total`. "
+           "0 without shadow ranks.", _EVENTS),
+    Metric("simd_interruptions_by_accelerator", "counter", "Hard-failure interruptions, by accelerator type (the "
+           "type of the GPU that failed first in the step).", ("scenario", "accelerator"), "scenario",
+           _by_accelerator("interruptions_by_type"),
+           "Hard-failure interruptions by `accelerator`, the type (`fleet[].type`) of the GPU that failed first in "
+           "the step: each type's share is its share of the log-hazard, `-count * log(1 - rate * step / 3600)` "
+           "(simd/engine/fleet.py). They add up to `simd_interruptions_total`. Only for scenarios with a `fleet`.",
+           _EVENTS),
+    Metric("simd_sdc_onsets_by_accelerator", "counter", "SDC onsets, by accelerator type of the GPU that corrupted "
+           "first.", ("scenario", "accelerator"), "scenario", _by_accelerator("sdc_onsets_by_type"),
+           "SDC onsets by `accelerator`, attributed as the interruptions are; they add up to "
+           "`simd_sdc_onsets_total`. Only for scenarios with a `fleet`.", _EVENTS),
     Metric("simd_steps_executed", "counter", "Training steps executed, recomputed ones included.", _S, "scenario",
            _total("steps_executed"), "Training steps executed, recomputed ones included.", _EVENTS),
     Metric("simd_steps_committed", "counter", "Training steps committed by a clean checkpoint.", _S, "scenario",
@@ -191,7 +215,8 @@ METRICS: tuple[Metric, ...] = (
            "Simulated duration of executed steps (a synchronous step lasts as long as its slowest rank). Buckets "
            "`le` = base step time x 1, 1.01, 1.02, 1.05, 1.1, 1.15, 1.2, 1.3, 1.5, 2, +Inf. `_count` = "
            "`simd_steps_executed_total`; `_sum` = steps x base step time + straggler seconds. Without stragglers "
-           "every step is in the first bucket.", _STEPS),
+           "every step is in the first bucket. With shadow ranks every step lasts (1 + `shadow.overhead`) x the "
+           "base step time and `_sum` adds the shadow seconds.", _STEPS),
     Metric("simd_slowest_rank_score", "gauge", "Relative performance of the slowest rank (NVRx style, 0..1] in "
            "replica 0's current job; 1 = no straggler.", _S, "scenario", _one(lambda sc: sc.slowest_rank_score),
            "Relative performance of the slowest rank, as nvidia-resiliency-ext scores it (rank performance "
@@ -222,6 +247,15 @@ METRICS: tuple[Metric, ...] = (
            "The configured SDC rate as SDC onsets per simulated hour of compute of one replica (like "
            "`simd_expected_interruptions_per_hour`). Both stay at the configured (calibrated) values while a "
            "drill changes the rates, so alerts can compare against them.", _MODELS),
+    Metric("simd_shadow_ranks", "gauge", "Ranks run twice (shadow-rank dual execution): round(shadow.fraction x "
+           "n_gpus).", _S, "scenario", _info("shadow_ranks"),
+           "Ranks that run twice, each copy on a GPU of its own: `round(shadow.fraction * n_gpus)`; the job uses "
+           "n_gpus + this many GPUs. Only for scenarios with `shadow` configured.", _MODELS),
+    Metric("simd_accelerator_gpus", "gauge", "GPUs of each accelerator type of the scenario's fleet.",
+           ("scenario", "accelerator"), "scenario",
+           lambda sc: zip(((a,) for a in sc.info.accelerator_names), sc.info.accelerator_gpus, strict=True),
+           "GPUs of each accelerator type (`fleet[].count`); they add up to the job's GPUs. Only for scenarios with "
+           "a `fleet`.", _MODELS),
     Metric("simd_scenario_replicas", "gauge", "Independent replicas whose counters are summed.", _S, "scenario",
            _info("replicas"), "Replicas whose counters are summed.", _MODELS),
     Metric("simd_scenario_info", "gauge", "Scenario metadata (sweep: the sweep it belongs to, or empty).",

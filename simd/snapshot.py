@@ -12,10 +12,12 @@ it in prometheus-client metrics.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from simd.engine import JobSpec, State, Totals, per_step_cluster_hazard
+from simd.engine import JobSpec, State, Totals, job_hazards
+from simd.engine.shadow import shadow_ranks
 from simd.engine.stragglers import bucket_bounds
 from simd.models import analytic
 
@@ -45,6 +47,11 @@ class ScenarioInfo:
     slowdown: float | None  # the slow ranks' slowdown; None when the scenario has no stragglers configured
     goodput_target: float | None = None  # the scenario's SLO (slo.goodput_target), if it has one
     expected_sdc_per_hour: float = 0.0  # SDC onsets per simulated hour of one replica's compute, as configured
+    # issue 11: the fleet's accelerator types and their GPUs (empty without a fleet); the shadowed ranks (None
+    # without shadow ranks configured)
+    accelerator_names: tuple[str, ...] = ()
+    accelerator_gpus: tuple[int, ...] = ()
+    shadow_ranks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -120,19 +127,26 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         checkpoint_interval_steps=spec.ckpt_interval_steps,
         cause_names=p.cause_names,
         step_bounds_seconds=tuple(int(b) / 1e6 for b in bucket_bounds(p.step_us)),  # the engine's bounds
-        expected_interruptions_per_hour=_expected_per_hour(configured.hard_per_gpu_hour, configured),
-        expected_sdc_per_hour=_expected_per_hour(configured.sdc_per_gpu_hour, configured),
+        expected_interruptions_per_hour=_expected_per_hour(configured)[0],
+        expected_sdc_per_hour=_expected_per_hour(configured)[1],
         optimal_interval_steps=analytic.optimal_interval_steps(step, spec.ckpt_seconds, p.hard_hazard),
         analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, spec.ckpt_seconds, p.hard_hazard,
                                                    analytic.mean_recovery(shares, recovery_us) / 1e6),
         slowdown=spec.stragglers.slowdown if body.stragglers is not None and spec.stragglers is not None else None,
         goodput_target=scenario.slo.goodput_target if scenario.slo else None,
+        accelerator_names=tuple(a.type for a in scenario.fleet) if scenario.fleet is not None else (),
+        accelerator_gpus=tuple(a.count for a in scenario.fleet) if scenario.fleet is not None else (),
+        shadow_ranks=shadow_ranks(configured.n_gpus, configured.shadow) if scenario.shadow is not None else None,
     )
 
 
-def _expected_per_hour(rate_per_gpu_hour: float, spec: JobSpec) -> float:
-    hazard = per_step_cluster_hazard(rate_per_gpu_hour, spec.n_gpus, spec.step_seconds)
-    return analytic.per_hour(hazard, spec.step_seconds)
+def _expected_per_hour(spec: JobSpec) -> tuple[float, float]:
+    """(interruptions, SDC onsets) per hour of compute: over every GPU, the fleet's types and the shadow ranks'
+    duplicates included (an SDC on a shadowed rank is an onset found at once)."""
+    hard, sdc, disagree = job_hazards(spec)
+    if disagree:
+        sdc = -math.expm1(math.log1p(-sdc) + math.log1p(-disagree))
+    return analytic.per_hour(hard, spec.step_seconds), analytic.per_hour(sdc, spec.step_seconds)
 
 
 def slowest_rank_score(info: ScenarioInfo, state: State) -> float | None:
