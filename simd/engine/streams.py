@@ -92,8 +92,18 @@ class Buffer:
         return self.log1m_p == 0.0
 
     def extend(self, count: int) -> None:
+        """Generate ``count`` more elements. The elements already passed (before ``ptr``) are dropped first
+        when they are most of the buffer (``base`` moves on by as many), so a call that crosses many events
+        keeps O(block) elements and copies each one a bounded number of times: linear in time and memory
+        (concatenating onto the whole array at every refill was quadratic past ~4e6 events)."""
         if self.empty:
             return
+        drop = min(self.ptr, len(self.pos) - 1)  # the last element stays: the next gaps start from it
+        if drop and 2 * drop >= len(self.pos):
+            self.base += drop
+            self.pos = self.pos[drop:]
+            del self._list[:drop]
+            self.ptr -= drop
         first = self.base + len(self.pos)
         new = int(self.pos[-1]) + np.cumsum(gaps(self.state, self.log1m_p, first, count))
         self.pos = np.concatenate((self.pos, new))
