@@ -13,7 +13,8 @@ COPY pyproject.toml README.md ./
 COPY simd ./simd
 RUN pip install . \
     && rm -rf /src/build \
-    && useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin simd
+    && useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin simd \
+    && install -d -o simd -g simd /var/lib/simd
 
 WORKDIR /
 USER simd
@@ -24,4 +25,6 @@ EXPOSE 9109
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9109/healthz', timeout=2)"]
 
+# docker-compose.yml adds --state-dir /var/lib/simd (created above for the simd user) on a named volume, so
+# the simulation survives a restart of the container (`docker stop` sends SIGTERM, on which simd saves it).
 CMD ["simd", "run", "--listen", "0.0.0.0:9109"]
