@@ -158,9 +158,9 @@ class ScenarioBody(_Strict):
     recovery: Recovery = Recovery()
     stragglers: StragglerConfig | None = None
     # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
-    # At most 10,000: the engine's batch path over replicas (simd/engine/replicas.py) keeps a daemon with 10,000
-    # replicas of llama3-16k on its 1 s schedule at speedup 3600 (issue 12, bench/daemon.py --replicas); the cap
-    # bounds a scenario's memory (about 2 KB of state per replica) and the cost of a tick.
+    # At most 10,000 (was 64): the daemon advances a scenario's replicas together on the engine's batch path
+    # (simd/engine/replicas.py), and issue 12 asks for 10,000 replicas of llama3-16k at speedup 3600 on the 1 s
+    # schedule (bench/daemon.py --replicas 10000 measures it); the cap bounds a scenario's memory and tick cost.
     replicas: Annotated[int, Field(ge=1, le=10_000)] = 1
     slo: Slo | None = None
     # shadow-rank dual execution; absent: no rank shadowed
