@@ -298,8 +298,10 @@ METRICS: tuple[Metric, ...] = (
 
     Metric("simd_simulated_seconds", "counter", "The shared simulated clock, seconds since the start.", (),
            "snapshot", _one(lambda snap: _seconds(snap.simulated_us)),
-           "The shared simulated clock: seconds since the daemon started (every replica of every scenario is at "
-           "this time).", _DAEMON),
+           "The shared simulated clock: seconds since the first start (a start that resumes `--state-dir` goes "
+           "on from the saved time). Every scenario is at this time unless it is behind "
+           "(`simd_scenario_behind_seconds`); one that a reload or a resume restarted counts its own clock from "
+           "then (`simd_scenario_simulated_seconds_total`).", _DAEMON),
     Metric("simd_speedup", "gauge", "Simulated seconds per wall second.", (), "snapshot",
            _one(lambda snap: snap.speedup), "Simulated seconds per wall second.", _DAEMON),
     Metric("simd_ticks", "counter", "Ticks completed.", (), "health", None, "Ticks completed.", _DAEMON),
