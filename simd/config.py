@@ -17,6 +17,7 @@ from pydantic_core import InitErrorDetails
 
 from simd import yamlfile
 from simd.engine import Accelerator, Cause, JobSpec, Shadow, Stragglers, job_hazards
+from simd.engine.spec import CommittedSdc, Detector, Hyper
 from simd.models import recovery
 
 DEFAULT_RESOURCE = "default.yaml"
@@ -105,9 +106,23 @@ class StragglerConfig(_Strict):
     mitigation: Mitigation | None = None
 
 
+class HyperCheckpoint(_Strict):
+    """Hyper-checkpointing (seed 000, exercise 2; simd/engine/hyper.py): after each SDC detection (a validation
+    catching it, a checkpoint baking it in, a late detector finding it; not a job's end) the job checkpoints every
+    ``interval_steps`` steps on the lattice anchored at the rollback point, for the next ``window_steps`` executed
+    steps, then on the normal interval again. A job's end closes the window."""
+
+    # 1..10^9 steps; usually below checkpoint.interval_steps (equal to it: exactly the plain schedule). Unless
+    # validation divides it too, hyper checkpoints can bake SDCs in (check-config warns)
+    interval_steps: IntervalSteps
+    # 1..10^12 executed steps (recomputed and failed steps count); longer than the job: until the job ends
+    window_steps: Annotated[int, Field(gt=0, le=10**12)]
+
+
 class Checkpoint(_Strict):
     interval_steps: IntervalSteps
     seconds: CostSeconds
+    hyper: HyperCheckpoint | None = None  # absent: the fixed interval only
 
 
 class Validation(_Strict):
@@ -134,6 +149,76 @@ class AcceleratorType(_Strict):
     count: Annotated[int, Field(gt=0, le=10_000_000)]  # GPUs of this type in the job
     hard_per_gpu_hour: Rate
     sdc_per_gpu_hour: Rate
+
+
+# A late SDC detector's latency, simulated seconds from the end of the SDC's onset step (0 .. 10^10 s, ~317 years:
+# a latency beyond the job means "not in this job").
+LatencySeconds = Annotated[float, Field(ge=0, le=1e10, allow_inf_nan=False)]
+
+
+class ExponentialLatency(_Strict):
+    distribution: Literal["exponential"]
+    mean_seconds: LatencySeconds  # memoryless: a check that fires at a constant rate
+
+
+class LognormalLatency(_Strict):
+    distribution: Literal["lognormal"]
+    median_seconds: LatencySeconds
+    sigma: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)]  # the log's standard deviation; 0: fixed
+
+
+class UniformLatency(_Strict):
+    distribution: Literal["uniform"]
+    max_seconds: LatencySeconds  # on [0, max]: a scanner that visits every host once per cycle of max_seconds
+
+
+class SdcDetector(_Strict):
+    """A layer of SDC detection (simd/engine/late.py): it finds a present SDC with probability ``coverage``, after
+    its latency; the first detector to find it wins."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]  # the `detector` label's value
+    coverage: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 1.0  # 0..1: share of SDCs it can find
+    latency: Annotated[ExponentialLatency | LognormalLatency | UniformLatency, Field(discriminator="distribution")]
+
+    def engine(self) -> Detector:
+        lat = self.latency
+        if isinstance(lat, ExponentialLatency):
+            return Detector(self.name, "exponential", lat.mean_seconds, 0.0, self.coverage)
+        if isinstance(lat, LognormalLatency):
+            return Detector(self.name, "lognormal", lat.median_seconds, lat.sigma, self.coverage)
+        return Detector(self.name, "uniform", lat.max_seconds, 0.0, self.coverage)
+
+
+class SdcModel(_Strict):
+    """What happens to an SDC that reaches a checkpoint. ``reference`` (the default, seed 000): it is baked in and
+    rolled back there. ``committed`` (simd/engine/late.py): it is committed with the checkpoint and found later by
+    the ``detectors``, forcing a rollback to the newest retained checkpoint older than its onset; one that
+    outlives the retention is unrecoverable. Validation catches an SDC before a checkpoint under both."""
+
+    semantics: Literal["reference", "committed"] = "reference"
+    # committed only: 0..8 layers (none: a committed SDC is found by nothing, it stays to the job's end)
+    detectors: Annotated[list[SdcDetector], Field(max_length=8)] = []
+    # committed only (required there): the newest 1..1000 checkpoints are kept (the job's start counts as one)
+    retention_checkpoints: Annotated[int, Field(ge=1, le=1000)] | None = None
+
+    @model_validator(mode="after")
+    def _committed_keys(self) -> SdcModel:
+        if self.semantics == "reference":
+            if self.detectors or self.retention_checkpoints is not None:
+                raise ValueError("sdc.detectors and sdc.retention_checkpoints need semantics: committed (under the "
+                                 "reference semantics an SDC never outlives a checkpoint)")
+            return self
+        if self.retention_checkpoints is None:
+            raise ValueError("sdc.retention_checkpoints: required with semantics: committed")
+        names = [d.name for d in self.detectors]
+        if len(set(names)) != len(names):
+            raise ValueError(f"sdc.detectors: the names must be distinct, got {names}")
+        return self
+
+    def engine(self) -> CommittedSdc | None:
+        if self.semantics == "reference":
+            return None
+        return CommittedSdc(tuple(d.engine() for d in self.detectors), self.retention_checkpoints)
 
 
 class Slo(_Strict):
@@ -167,6 +252,8 @@ class ScenarioBody(_Strict):
     shadow: ShadowRanks | None = None
     # accelerator types instead of n_gpus and one pair of rates (1..64 types, distinct names); absent: one type
     fleet: Annotated[list[AcceleratorType], Field(min_length=1, max_length=64)] | None = None
+    # what an SDC that reaches a checkpoint does; absent: seed 000's reference semantics (baked in, rolled back)
+    sdc: SdcModel | None = None
 
     @model_validator(mode="wrap")
     @classmethod
@@ -198,6 +285,11 @@ class ScenarioBody(_Strict):
     def gpus(self) -> int:
         """The job's GPUs: n_gpus, or the fleet's counts added up (shadow ranks' duplicates not included)."""
         return self.n_gpus if self.fleet is None else sum(a.count for a in self.fleet)
+
+    @property
+    def committed_sdc(self) -> bool:
+        """Whether the scenario runs the committed-SDC model (sdc.semantics: committed)."""
+        return self.sdc is not None and self.sdc.semantics == "committed"
 
     @property
     def sdc_possible(self) -> bool:
@@ -247,6 +339,9 @@ class ScenarioBody(_Strict):
         if self.shadow is not None and self.stragglers is not None:
             raise ValueError("shadow and stragglers cannot be combined (the step-time model of shadowed ranks "
                              "is not modelled)")
+        if self.shadow is not None and (self.checkpoint.hyper is not None or self.committed_sdc):
+            raise ValueError("shadow cannot be combined with checkpoint.hyper or sdc.semantics: committed (not "
+                             "checked against the per-step oracle together)")
         return self
 
     def causes(self) -> tuple[Cause, ...]:
@@ -290,6 +385,9 @@ class ScenarioBody(_Strict):
                 if self.stragglers.mitigation else 0),
             shadow=None if self.shadow is None else Shadow(self.shadow.fraction, self.shadow.overhead),
             fleet=fleet,
+            hyper=None if self.checkpoint.hyper is None else Hyper(self.checkpoint.hyper.interval_steps,
+                                                                   self.checkpoint.hyper.window_steps),
+            committed_sdc=None if self.sdc is None else self.sdc.engine(),
         )
 
     def replica_seeds(self) -> list[int]:
@@ -318,8 +416,15 @@ class ScenarioBody(_Strict):
         every_rank_shadowed = self.shadow is not None and round(self.shadow.fraction * self.gpus) == self.gpus
         if self.sdc_possible and (v == 0 or c % v != 0) and not every_rank_shadowed:
             why = "no validation" if v == 0 else f"validation every {v} steps does not divide checkpoint every {c}"
-            return [f"scenario {self.name}: {why}: SDCs can be baked into checkpoints "
+            what = ("committed with checkpoints (sdc.semantics: committed: only sdc.detectors find them then)"
+                    if self.committed_sdc else "baked into checkpoints")
+            return [f"scenario {self.name}: {why}: SDCs can be {what} "
                     "(seed 000 erratum: only checkpoint_interval % validation_interval == 0 prevents it)"]
+        hyper = self.checkpoint.hyper
+        if self.sdc_possible and hyper is not None and v and hyper.interval_steps % v != 0:
+            return [f"scenario {self.name}: validation every {v} steps does not divide checkpoint.hyper.interval_steps "
+                    f"{hyper.interval_steps}: SDCs can be baked into hyper checkpoints (only a validation interval "
+                    "dividing both intervals prevents it)"]
         return []
 
 
@@ -472,6 +577,8 @@ _PHRASES = {
     "int_parsing": "must be an integer",
     "too_long": "must have at most {max_length} item(s)",
     "bool_type": "must be true or false",
+    "union_tag_invalid": "{discriminator} must be one of {expected_tags}",
+    "union_tag_not_found": "needs the key {discriminator}",
 }
 
 
@@ -588,6 +695,12 @@ def summary(s: Scenario) -> str:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.replicas > 1:
         extra += f", {s.replicas} replicas"
+    if s.checkpoint.hyper is not None:
+        extra += (f", hyper-checkpointing every {s.checkpoint.hyper.interval_steps} steps for "
+                  f"{s.checkpoint.hyper.window_steps} steps after an SDC detection")
+    if s.committed_sdc:
+        extra += (f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {s.sdc.retention_checkpoints} "
+                  "checkpoints)")
     return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
             f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s), "
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
