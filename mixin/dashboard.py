@@ -239,6 +239,68 @@ def events_row() -> list:
     return [db.Row("Interruptions and silent data corruption"), interruptions, sdc, totals]
 
 
+def by_scenario_per_sim_hour(counter: str, by: str = "scenario") -> str:
+    """Increase of a counter per simulated hour of one replica, by ``by`` (scenario and more labels): each
+    scenario's increase over the increase of its own simulated seconds."""
+    return (f"sum by ({by}) (increase({counter}{sel()}[{W}]))\n  / on (scenario) group_left\n"
+            f"sum by (scenario) (increase(simd_scenario_simulated_seconds_total{sel()}[{W}])) * {HOUR}")
+
+
+def shadow_fleet_row() -> list:
+    """Seed 000's exercises 3 and 4 (issue 11): shadow-rank dual execution and mixed fleets, for the scenarios
+    that have them (every scenario outside sweeps with `shadow` or `fleet`)."""
+    shadowed = f"on (scenario) simd_shadow_ranks{sel()}"
+    found = (ts("SDCs found by shadow ranks and by validation, per simulated hour",
+                f"Scenarios with shadow ranks (simd_shadow_ranks): SDCs found by a disagreement of a shadowed rank's "
+                f"two copies at the end of their step (simd_shadow_detected_total), by a validation (the rest of "
+                f"simd_sdc_detected_total) and baked into a checkpoint (simd_sdc_baked_total), per simulated hour "
+                f"of one replica over the last {W}.", "short", 8, 12).min(0).axis_label("per simulated hour")
+             .with_target(query("A", f"({by_scenario_per_sim_hour('simd_shadow_detected_total')}) and {shadowed}",
+                                "{{scenario}} shadow"))
+             .with_target(query("B", f"(({by_scenario_per_sim_hour('simd_sdc_detected_total')}) - "
+                                     f"({by_scenario_per_sim_hour('simd_shadow_detected_total')})) and {shadowed}",
+                                "{{scenario}} validation"))
+             .with_target(query("C", f"({by_scenario_per_sim_hour('simd_sdc_baked_total')}) and {shadowed}",
+                                "{{scenario}} baked in")))
+    cost = (merged_table("Shadow ranks: what they cost and found",
+                         "Scenarios with shadow ranks, since the daemon started: shadowed ranks (each one more GPU), "
+                         "effective utilization, the share of the elapsed time in the shadow bucket (the step "
+                         "overhead), SDCs found by disagreement and SDCs baked in.", 8, 12,
+                         value_columns(["shadow ranks", "utilization", "shadow overhead", "found by shadow",
+                                        "baked in"]))
+            .unit("short").override_by_name("utilization", [dm.DynamicConfigValue(id_val="unit", value="percentunit")])
+            .override_by_name("shadow overhead", [dm.DynamicConfigValue(id_val="unit", value="percentunit")]))
+    for i, expr in enumerate([f"simd_shadow_ranks{sel()}", f"simd_effective_utilization_ratio{sel()}",
+                              f'simd_bucket_seconds_total{sel(bucket="shadow")}\n  / ignoring (bucket)\n'
+                              f"simd_scenario_simulated_seconds_total{sel()}",
+                              f"simd_shadow_detected_total{sel()}", f"simd_sdc_baked_total{sel()}"]):
+        cost = cost.with_target(instant(chr(ord("A") + i), f"max by (scenario) ({expr}) and {shadowed}",
+                                        table_format=True))
+    interruptions = (
+        ts("Interruptions per simulated hour by accelerator type",
+           f"Scenarios with a fleet: hard-failure interruptions charged to the accelerator type of the GPU that "
+           f"failed first (simd_interruptions_by_accelerator_total), per simulated hour of one replica over the "
+           f"last {W}.", "short", 8, 8).min(0).axis_label("per simulated hour")
+        .with_target(query("A", by_scenario_per_sim_hour("simd_interruptions_by_accelerator_total",
+                                                         "scenario, accelerator"), "{{scenario}} {{accelerator}}")))
+    onsets = (
+        ts("SDC onsets per simulated hour by accelerator type",
+           f"Scenarios with a fleet: SDC onsets charged to an accelerator type as interruptions are "
+           f"(simd_sdc_onsets_by_accelerator_total), per simulated hour of one replica over the last {W}.",
+           "short", 8, 8).min(0).axis_label("per simulated hour")
+        .with_target(query("A", by_scenario_per_sim_hour("simd_sdc_onsets_by_accelerator_total",
+                                                         "scenario, accelerator"), "{{scenario}} {{accelerator}}")))
+    fleet = merged_table("Fleet by accelerator type",
+                         "Scenarios with a fleet, since the daemon started: GPUs of each type (simd_accelerator_gpus),"
+                         " interruptions and SDC onsets charged to it, summed over replicas.", 8, 8,
+                         value_columns(["GPUs", "interruptions", "SDC onsets"])).unit("short")
+    for i, name in enumerate(["simd_accelerator_gpus", "simd_interruptions_by_accelerator_total",
+                              "simd_sdc_onsets_by_accelerator_total"]):
+        fleet = fleet.with_target(instant(chr(ord("A") + i), f"max by (scenario, accelerator) ({name}{sel()})",
+                                          table_format=True))
+    return [db.Row("Shadow ranks and mixed fleets"), found, cost, interruptions, onsets, fleet]
+
+
 def stragglers_row() -> list:
     quantiles = (ts("Step time quantiles (simulated): $scenario",
                     f"Quantiles {', '.join(c.STEP_QUANTILES)} of the simulated step time over the last {W} "
@@ -502,7 +564,8 @@ def dashboard() -> dict:
          .with_variable(variable("scenario", sel(sweep=""), DEFAULT_SCENARIO))
          .with_variable(variable("sweep", f'{{{c.JOB_SELECTOR},sweep!=""}}', default_sweep()))
          .annotation(drill_annotation()))
-    for row in (goodput_row(), badput_row(), events_row(), stragglers_row(), checkpoint_row(), daemon_row()):
+    for row in (goodput_row(), badput_row(), events_row(), shadow_fleet_row(), stragglers_row(), checkpoint_row(),
+                daemon_row()):
         d = d.with_row(row[0])
         for panel in row[1:]:
             d = d.with_panel(_versioned(panel))
