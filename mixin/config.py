@@ -68,6 +68,8 @@ FOR = {
     "SimdDown": "1m",
     "SimdMetricsAbsent": "1m",
     "SimdTicksStalled": "30s",
+    "SimdConfigReloadFailed": "1m",
+    "SimdScenarioQuarantined": "1m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

@@ -284,6 +284,24 @@ def alerting_rules(o: Options) -> list[Rule]:
                "simd stopped ticking",
                "simd at {{ $labels.instance }} completed its last tick {{ $value | humanizeDuration }} ago: the "
                "simulation is not advancing."),
+        _alert(o, "SimdConfigReloadFailed",
+               "The last reload of the scenario file (SIGHUP or POST /-/reload) failed, so simd still runs the "
+               "configuration it had: the file on disk and the simulation disagree until the file is fixed and "
+               "reloaded (as Prometheus' own PrometheusBadConfig).",
+               f"max by (instance) ({sel('simd_config_last_reload_successful')}) == 0",
+               "warning",
+               "simd could not reload its scenario file",
+               "The last configuration reload of simd at {{ $labels.instance }} failed: it keeps running the "
+               "previous configuration. Its log names every error."),
+        _alert(o, "SimdScenarioQuarantined",
+               "A tick of the scenario raised: simd logged the cause once and stopped advancing that scenario "
+               "(its counters stay where they were) while the others go on. Its alerts and panels go quiet, "
+               "which this makes visible.",
+               f"max by (instance, scenario) ({sel('simd_scenario_failed')}) == 1",
+               "warning",
+               "Scenario {{ $labels.scenario }} is quarantined",
+               "A tick of scenario {{ $labels.scenario }} on simd at {{ $labels.instance }} raised: the scenario no "
+               "longer advances (the other scenarios do). The daemon's log has the cause."),
     ]
 
 
