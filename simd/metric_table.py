@@ -171,12 +171,13 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_sdc_onsets", "counter", "Silent data corruptions that set in.", _S, "scenario",
            _total("sdc_onsets"), "Silent data corruptions that set in.", _EVENTS),
     Metric("simd_sdc_detected", "counter", "SDCs caught by a validation before a checkpoint.", _S, "scenario",
-           _total("sdc_detected"), "SDCs caught by a validation before they reached a checkpoint (rolled back).",
-           _EVENTS),
+           _total("sdc_detected"), "SDCs caught by a validation (or a late detector, `sdc.detectors`) before they "
+           "reached a checkpoint (rolled back).", _EVENTS),
     Metric("simd_sdc_baked", "counter", "SDCs baked into a checkpoint (found at checkpoint time, rolled back).", _S,
            "scenario", _total("sdc_baked"),
            "SDCs still present at a checkpoint: baked in (seed 000 semantics: found at checkpoint time and rolled "
-           "back). Zero when validation divides the checkpoint interval.", _EVENTS),
+           "back; under `sdc.semantics: committed` kept in the checkpoint instead, counted once). Zero when "
+           "validation divides the checkpoint interval.", _EVENTS),
     Metric("simd_shadow_detected", "counter", "SDCs found by a shadow rank's disagreement at the end of their step "
            "(also in simd_sdc_detected_total).", _S, "scenario", _total("shadow_detected"),
            "SDCs on the GPUs of shadowed ranks (either copy, `shadow` in the scenario file), found at the end of their "
@@ -194,6 +195,37 @@ METRICS: tuple[Metric, ...] = (
            "first.", ("scenario", "accelerator"), "scenario", _by_accelerator("sdc_onsets_by_type"),
            "SDC onsets by `accelerator`, attributed as the interruptions are; they add up to "
            "`simd_sdc_onsets_total`. Only for scenarios with a `fleet`.", _EVENTS),
+    Metric("simd_hyper_activations", "counter", "Hyper-checkpointing windows opened by an SDC detection.", _S,
+           "scenario", _total("hyper_activations"),
+           "SDC detections that opened a hyper-checkpointing window while none was open (`checkpoint.hyper`): "
+           "validations that caught an SDC, checkpoints that baked one in and rolled it back, late detectors' "
+           "finds. A detection inside an open window extends it without counting. 0 without `checkpoint.hyper`.",
+           _EVENTS),
+    Metric("simd_hyper_steps", "counter", "Executed steps under hyper-checkpointing.", _S, "scenario",
+           _total("hyper_steps"),
+           "Executed steps (recomputed and failed ones included) inside a hyper-checkpointing window, whose "
+           "checkpoints fall every `checkpoint.hyper.interval_steps` steps from the rollback point: how long it "
+           "was on. Over `simd_steps_executed_total`: the share of the time it was on.", _EVENTS),
+    Metric("simd_sdc_late_found", "counter", "Committed SDCs found later by a detector (rolled back past "
+           "checkpoints).", _S, "scenario", _total("sdc_late_found"),
+           "SDCs that a checkpoint had committed (`sdc.semantics: committed`), found later by one of "
+           "`sdc.detectors`: the job rolled back to the newest retained checkpoint older than the onset. "
+           "Unrecoverable ones included. 0 under the reference semantics.", _EVENTS),
+    Metric("simd_sdc_unrecoverable", "counter", "Late-found SDCs older than every retained checkpoint.", _S,
+           "scenario", _total("sdc_unrecoverable"),
+           "Late-found SDCs whose onset was older than the oldest retained checkpoint "
+           "(`sdc.retention_checkpoints`): the job rolled back to the oldest retained one and carried on with "
+           "the SDC's effect in the model.", _EVENTS),
+    Metric("simd_checkpoints_lost", "counter", "Committed checkpoints discarded by late SDC rollbacks.", _S,
+           "scenario", _total("checkpoints_lost"),
+           "Committed checkpoints newer than a late find's rollback point, discarded (they held the SDC); "
+           "those that had already left the retention are not counted.", _EVENTS),
+    Metric("simd_sdc_detector_finds", "counter", "SDCs found by each late detector, committed or not.",
+           ("scenario", "detector"), "scenario",
+           lambda sc: zip(((d,) for d in sc.info.detector_names), sc.totals.detector_finds, strict=True),
+           "SDCs found by each of `sdc.detectors` (`detector` = its name), before a checkpoint took them (also in "
+           "`simd_sdc_detected_total`) or after (`simd_sdc_late_found_total`). Only for scenarios with detectors.",
+           _EVENTS),
     Metric("simd_steps_executed", "counter", "Training steps executed, recomputed ones included.", _S, "scenario",
            _total("steps_executed"), "Training steps executed, recomputed ones included.", _EVENTS),
     Metric("simd_steps_committed", "counter", "Training steps committed by a clean checkpoint.", _S, "scenario",

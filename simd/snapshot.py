@@ -52,6 +52,8 @@ class ScenarioInfo:
     accelerator_names: tuple[str, ...] = ()
     accelerator_gpus: tuple[int, ...] = ()
     shadow_ranks: int | None = None
+    # the late SDC detectors' names (sdc.detectors; empty without committed SDCs)
+    detector_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,7 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         accelerator_names=tuple(a.type for a in scenario.fleet) if scenario.fleet is not None else (),
         accelerator_gpus=tuple(a.count for a in scenario.fleet) if scenario.fleet is not None else (),
         shadow_ranks=shadow_ranks(configured.n_gpus, configured.shadow) if scenario.shadow is not None else None,
+        detector_names=p.detector_names,
     )
 
 
