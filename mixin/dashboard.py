@@ -301,6 +301,66 @@ def shadow_fleet_row() -> list:
     return [db.Row("Shadow ranks and mixed fleets"), found, cost, interruptions, onsets, fleet]
 
 
+def hyper_late_sdc_row() -> list:
+    """Seed 000's exercise 2 and the seeds' named extension (issue 11): hyper-checkpointing and committed SDCs
+    found late by layered detectors, for the scenarios that have them (simd_checkpoint_hyper_interval_steps,
+    simd_checkpoint_retention mark them)."""
+    hyper = f"on (scenario) simd_checkpoint_hyper_interval_steps{sel()}"
+    committed = f"on (scenario) simd_checkpoint_retention{sel()}"
+    share = (ts("Hyper-checkpointing: share of executed steps under it",
+                f"Scenarios with checkpoint.hyper: executed steps inside a hyper-checkpointing window "
+                f"(simd_hyper_steps_total) over all executed steps (simd_steps_executed_total), last {W}: how much "
+                "of the time the shorter interval was on.", "percentunit", 8, 8).min(0).max(1)
+             .with_target(query("A", f"(sum by (scenario) (increase(simd_hyper_steps_total{sel()}[{W}]))\n  /\n"
+                                     f"sum by (scenario) (increase(simd_steps_executed_total{sel()}[{W}])))"
+                                     f" and {hyper}", "{{scenario}}")))
+    windows = (ts("Hyper-checkpointing windows opened per simulated hour",
+                  f"Scenarios with checkpoint.hyper: SDC detections that opened a window while none was open "
+                  f"(simd_hyper_activations_total), per simulated hour of one replica over the last {W}; dashed: "
+                  "all SDC detections (simd_sdc_detected_total + simd_sdc_baked_total; a detection inside an open "
+                  "window extends it).", "short", 8, 8).min(0).axis_label("per simulated hour")
+               .with_target(query("A", f"({by_scenario_per_sim_hour('simd_hyper_activations_total')}) and {hyper}",
+                                  "{{scenario}} windows"))
+               .with_target(query("B", f"(({by_scenario_per_sim_hour('simd_sdc_detected_total')}) + "
+                                       f"({by_scenario_per_sim_hour('simd_sdc_baked_total')})) and {hyper}",
+                                  "{{scenario}} detections"))
+               .override_by_query("B", dashed([10, 10])))
+    late = (ts("Committed SDCs found late, unrecoverable, checkpoints lost, per simulated hour",
+               f"Scenarios with sdc.semantics committed: committed SDCs a detector found later "
+               f"(simd_sdc_late_found_total), those older than every retained checkpoint "
+               f"(simd_sdc_unrecoverable_total) and the committed checkpoints their rollbacks discarded "
+               f"(simd_checkpoints_lost_total), per simulated hour of one replica over the last {W}.", "short", 8, 8)
+            .min(0).axis_label("per simulated hour")
+            .with_target(query("A", f"({by_scenario_per_sim_hour('simd_sdc_late_found_total')}) and {committed}",
+                               "{{scenario}} found late"))
+            .with_target(query("B", f"({by_scenario_per_sim_hour('simd_sdc_unrecoverable_total')}) and {committed}",
+                               "{{scenario}} unrecoverable"))
+            .with_target(query("C", f"({by_scenario_per_sim_hour('simd_checkpoints_lost_total')}) and {committed}",
+                               "{{scenario}} checkpoints lost")))
+    finds = (ts("SDCs found per simulated hour by detector",
+                f"Scenarios with sdc.detectors: SDCs each detection layer found, before a checkpoint took them or "
+                f"after (simd_sdc_detector_finds_total), per simulated hour of one replica over the last {W}.",
+                "short", 8, 12).min(0).axis_label("per simulated hour")
+             .with_target(query("A", by_scenario_per_sim_hour("simd_sdc_detector_finds_total", "scenario, detector"),
+                                "{{scenario}} {{detector}}")))
+    columns = ["hyper interval", "hyper window", "windows opened", "steps under hyper", "retention",
+               "SDC committed", "found late", "unrecoverable", "checkpoints lost"]
+    totals = merged_table("Hyper-checkpointing and committed SDCs since the start",
+                          "Scenarios with checkpoint.hyper or sdc.semantics committed, counters summed over replicas "
+                          "since the daemon started. Under committed SDCs, \"SDC committed\" is simd_sdc_baked_total "
+                          "(SDCs kept in a checkpoint).", 8, 12, value_columns(columns)).unit("short")
+    exprs = ["simd_checkpoint_hyper_interval_steps", "simd_checkpoint_hyper_window_steps",
+             "simd_hyper_activations_total", "simd_hyper_steps_total", "simd_checkpoint_retention",
+             "simd_sdc_baked_total", "simd_sdc_late_found_total", "simd_sdc_unrecoverable_total",
+             "simd_checkpoints_lost_total"]
+    marked = (f"on (scenario) (simd_checkpoint_hyper_interval_steps{sel()} or "
+              f"simd_checkpoint_retention{sel()})")
+    for i, name in enumerate(exprs):
+        totals = totals.with_target(instant(chr(ord("A") + i), f"max by (scenario) ({name}{sel()}) and {marked}",
+                                            table_format=True))
+    return [db.Row("Hyper-checkpointing and late SDC detection"), share, windows, late, finds, totals]
+
+
 def stragglers_row() -> list:
     quantiles = (ts("Step time quantiles (simulated): $scenario",
                     f"Quantiles {', '.join(c.STEP_QUANTILES)} of the simulated step time over the last {W} "
@@ -564,8 +624,8 @@ def dashboard() -> dict:
          .with_variable(variable("scenario", sel(sweep=""), DEFAULT_SCENARIO))
          .with_variable(variable("sweep", f'{{{c.JOB_SELECTOR},sweep!=""}}', default_sweep()))
          .annotation(drill_annotation()))
-    for row in (goodput_row(), badput_row(), events_row(), shadow_fleet_row(), stragglers_row(), checkpoint_row(),
-                daemon_row()):
+    for row in (goodput_row(), badput_row(), events_row(), shadow_fleet_row(), hyper_late_sdc_row(),
+                stragglers_row(), checkpoint_row(), daemon_row()):
         d = d.with_row(row[0])
         for panel in row[1:]:
             d = d.with_panel(_versioned(panel))

@@ -288,6 +288,18 @@ METRICS: tuple[Metric, ...] = (
            lambda sc: zip(((a,) for a in sc.info.accelerator_names), sc.info.accelerator_gpus, strict=True),
            "GPUs of each accelerator type (`fleet[].count`); they add up to the job's GPUs. Only for scenarios with "
            "a `fleet`.", _MODELS),
+    Metric("simd_checkpoint_hyper_interval_steps", "gauge", "Hyper-checkpointing interval after an SDC "
+           "detection, steps.", _S, "scenario", _info("hyper_interval_steps"),
+           "`checkpoint.hyper.interval_steps`: the checkpoint interval inside a hyper-checkpointing window. Only for "
+           "scenarios with `checkpoint.hyper`.", _MODELS),
+    Metric("simd_checkpoint_hyper_window_steps", "gauge", "Hyper-checkpointing window after an SDC detection, "
+           "executed steps.", _S, "scenario", _info("hyper_window_steps"),
+           "`checkpoint.hyper.window_steps`: how many executed steps a window lasts. Only for scenarios with "
+           "`checkpoint.hyper`.", _MODELS),
+    Metric("simd_checkpoint_retention", "gauge", "Checkpoints kept (sdc.retention_checkpoints) under committed "
+           "SDCs.", _S, "scenario", _info("retention_checkpoints"),
+           "`sdc.retention_checkpoints`: the newest checkpoints a late SDC rollback can go back to. Only for "
+           "scenarios with `sdc.semantics: committed`.", _MODELS),
     Metric("simd_scenario_replicas", "gauge", "Independent replicas whose counters are summed.", _S, "scenario",
            _info("replicas"), "Replicas whose counters are summed.", _MODELS),
     Metric("simd_scenario_info", "gauge", "Scenario metadata (sweep: the sweep it belongs to, or empty).",

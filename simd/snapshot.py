@@ -54,6 +54,10 @@ class ScenarioInfo:
     shadow_ranks: int | None = None
     # the late SDC detectors' names (sdc.detectors; empty without committed SDCs)
     detector_names: tuple[str, ...] = ()
+    # checkpoint.hyper's interval and window (None without); sdc.retention_checkpoints (None without committed SDCs)
+    hyper_interval_steps: int | None = None
+    hyper_window_steps: int | None = None
+    retention_checkpoints: int | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,9 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         accelerator_gpus=tuple(a.count for a in scenario.fleet) if scenario.fleet is not None else (),
         shadow_ranks=shadow_ranks(configured.n_gpus, configured.shadow) if scenario.shadow is not None else None,
         detector_names=p.detector_names,
+        hyper_interval_steps=p.hyper_every or None,
+        hyper_window_steps=p.hyper_window or None,
+        retention_checkpoints=p.retention or None,
     )
 
 
