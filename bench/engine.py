@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 
 from simd.config import ScenarioBody
-from simd.engine import JobSpec, Stragglers, run_job
+from simd.engine import Accelerator, JobSpec, Shadow, Stragglers, run_job
 from simd.engine.reference import reference_run
 
 
@@ -96,6 +96,29 @@ def main() -> None:
           f"vs the per-step loop without stragglers: {t_loop / t_slow:6.1f}x faster   (target >= 10x)")
     print(f"validation 40 / checkpoint 100 (segment walk): per-step loop {t_odd_loop:8.3f} s   engine "
           f"{t_odd:8.4f} s   speed ratio {t_odd_loop / t_odd:8.1f}x")
+    shadow_and_fleet(spec, args)
+
+
+def shadow_and_fleet(spec: JobSpec, args) -> None:
+    """Issue 11, items 2 and 3: the same ratios with half the ranks shadowed (5% overhead) and on a fleet of two
+    accelerator types (768 GPUs at the job's rates, 256 at five and four times them: test rates), each against
+    the per-step loop extended with it (simd.engine.reference), and the cost at 10x the steps and rates / 10."""
+    fleet = (Accelerator("a", 768, 2.0e-4, 1.5e-4), Accelerator("b", 256, 1.0e-3, 6.0e-4))
+    for name, variant, scaled in (
+            ("shadow ranks (half, 5% overhead)", replace(spec, shadow=Shadow(0.5, 0.05)), None),
+            ("fleet of two types (768 + 256)", replace(spec, fleet=fleet),
+             tuple(replace(a, hard_per_gpu_hour=a.hard_per_gpu_hour / 10, sdc_per_gpu_hour=a.sdc_per_gpu_hour / 10)
+                   for a in fleet))):
+        (t_loop, ref), (t_engine, job) = side_by_side([lambda v=variant: reference_run(v),
+                                                        lambda v=variant: run_job(v)], args.repeat)
+        long = replace(variant, target_steps=variant.target_steps * 10, hard_per_gpu_hour=spec.hard_per_gpu_hour / 10,
+                       sdc_per_gpu_hour=spec.sdc_per_gpu_hour / 10, fleet=scaled or ())
+        (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
+                                                 args.repeat)
+        events = job.interruptions + job.sdc_detected + job.sdc_baked
+        print(f"{name}: per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio "
+              f"{t_loop / t_engine:8.1f}x   (target >= 100x; {events} events); 10x steps, rates / 10: cost ratio "
+              f"{t_long / min(t_engine, t_again):6.2f}x   (target < 2x)")
 
 
 if __name__ == "__main__":

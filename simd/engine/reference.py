@@ -8,6 +8,7 @@ is a disagreement over the 2k GPUs of shadowed ranks, rolled back at the end of 
 the n - k others; every step lasts step_seconds * (1 + overhead). With a fleet (fleet.py) each accelerator
 type draws its own Bernoulli per step, for hard failures and for SDC onsets; when several types fail in one
 step, each one's first failure time within the step is drawn and the earliest is charged (``_FirstFailure``).
+Both run in ``reference_run_shadow_fleet``, a copy of the loop with their draws.
 It is O(steps): use it for tests and benchmarks only.
 """
 
@@ -30,6 +31,106 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     added after it, for executed steps 1..N: the loop itself stays the seed's, as fast as the seed's."""
     if spec.hyper is not None or spec.committed_sdc is not None:
         return reference_run_extended(spec, seed=seed)
+    if spec.shadow is not None or spec.fleet:
+        return reference_run_shadow_fleet(spec, seed=seed)
+    rng = random.Random(spec.seed if seed is None else seed)
+    plan = compile_spec(spec)  # only its cumulative cause shares and step durations are used here
+    hard_hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    sdc_hazard = per_step_cluster_hazard(spec.sdc_per_gpu_hour, spec.n_gpus, spec.step_seconds)
+    causes = spec.cause_list
+    cumulative = plan.cause_cumulative
+    by_cause = dict.fromkeys((c.name for c in causes), 0)
+
+    step_s, target = spec.step_seconds, spec.target_steps
+    vi, ci = spec.validation_interval_steps, spec.ckpt_interval_steps
+    wall = 0.0
+    last_ckpt = cur = 0
+    corrupted = False
+    interruptions = sdc_detected = sdc_baked = recompute = final_void = 0
+    ckpt_t = restart_t = valid_t = detect_t = 0.0
+
+    while cur < target:
+        cur += 1
+        wall += step_s
+        # (a) hard failure: stop, roll back to last_ckpt
+        if rng.random() < hard_hazard:
+            cause = causes[0]
+            if len(causes) > 1:
+                cause = causes[min(bisect_left(cumulative, rng.random()), len(causes) - 1)]
+            by_cause[cause.name] += 1
+            interruptions += 1
+            recompute += cur - last_ckpt
+            cur = last_ckpt
+            corrupted = False
+            detect_t += cause.detection_seconds
+            restart_t += cause.restart_seconds
+            wall += cause.detection_seconds + cause.restart_seconds
+            continue
+        # (b) SDC onset (silent)
+        if not corrupted and rng.random() < sdc_hazard:
+            corrupted = True
+        # (c) validation point, before the checkpoint
+        if vi and cur % vi == 0:
+            valid_t += spec.validation_seconds
+            wall += spec.validation_seconds
+            if corrupted:
+                sdc_detected += 1
+                recompute += cur - last_ckpt
+                cur = last_ckpt
+                corrupted = False
+                restart_t += spec.restart_seconds
+                wall += spec.restart_seconds
+                continue
+        # (d) checkpoint point: commit or bake in
+        if cur % ci == 0:
+            ckpt_t += spec.ckpt_seconds
+            wall += spec.ckpt_seconds
+            if corrupted:
+                sdc_baked += 1
+                recompute += cur - last_ckpt
+                cur = last_ckpt
+                corrupted = False
+                restart_t += spec.restart_seconds
+                wall += spec.restart_seconds
+            else:
+                last_ckpt = cur
+    # end of job: an SDC still present is baked in and its steps are void
+    if corrupted:
+        sdc_baked += 1
+        recompute += cur - last_ckpt
+        final_void = cur - last_ckpt
+
+    executed = target + recompute - final_void  # every iteration moved cur up by one; rollbacks are recomputed
+    excess = _straggler_seconds(plan, executed)
+    wall += excess
+    productive = (target - final_void) * step_s
+    return {
+        "steps_executed": executed,
+        "mean_step_seconds": step_s + excess / executed,
+        "target_steps": target,
+        "recompute_steps": recompute,
+        "interruptions": interruptions,
+        "interruptions_by_cause": by_cause,
+        "sdc_detected": sdc_detected,
+        "sdc_baked": sdc_baked,
+        "shadow_detected": 0,
+        "shadow_seconds": 0.0,
+        "interruptions_by_type": {"gpu": interruptions},
+        "wall_seconds": wall,
+        "checkpoint_seconds": ckpt_t,
+        "validation_seconds": valid_t,
+        "restart_seconds": restart_t,
+        "detection_seconds": detect_t,
+        # simd's definition (productive / wall: void work is not productive) and the seed's
+        "effective_utilization": productive / wall,
+        "seed_effective_utilization": target * step_s / wall,
+    }
+
+
+
+def reference_run_shadow_fleet(spec: JobSpec, *, seed: int | None = None) -> dict:
+    """``reference_run`` with shadow ranks or a fleet (module docstring): the seed's loop with their draws. A
+    loop of its own, so that the seed's loop stays as fast as the seed's (what bench/engine.py measures)."""
     rng = random.Random(spec.seed if seed is None else seed)
     plan = compile_spec(spec)  # only its cumulative cause shares and step durations are used here
     k = shadow_ranks(spec.n_gpus, spec.shadow)  # 0 without shadow ranks: the seed's draws exactly
@@ -40,6 +141,8 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     disagree = per_step_cluster_hazard(spec.sdc_per_gpu_hour, 2 * k, step_seconds) if k else 0.0
     shadow_s = step_seconds * spec.shadow.overhead if k else 0.0
     hard_by_type, sdc_by_type = [0] * len(accelerators), [0] * len(accelerators)
+    one = len(accelerators) == 1  # one type: the draws inline, as the seed's (a call per draw costs as much)
+    hard_q, sdc_q = hard_draw.q[0], sdc_draw.q[0]
     shadow_detected = onsets = 0
     shadow_t = 0.0
     causes = spec.cause_list
@@ -59,7 +162,7 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         wall += step_s + shadow_s
         shadow_t += shadow_s
         # (a) hard failure: stop, roll back to last_ckpt
-        failed = hard_draw()
+        failed = (0 if rng.random() < hard_q else -1) if one else hard_draw()
         if failed >= 0:
             hard_by_type[failed] += 1
             cause = causes[0]
@@ -88,7 +191,7 @@ def reference_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             continue
         # (b) SDC onset (silent)
         if not corrupted:
-            onset = sdc_draw()
+            onset = (0 if rng.random() < sdc_q else -1) if one else sdc_draw()
             if onset >= 0:
                 corrupted = True
                 onsets += 1
