@@ -26,11 +26,13 @@ from simd.engine import US_PER_SECOND, State, advance, new_state, retarget
 from simd.engine.replicas import advance_replicas
 from simd.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
 
-# The work one scenario may do in one tick, in events (all replicas together). Measured (bench/daemon.py
-# --event-cost): the engine spends 5-15 us per event on this machine, so 20,000 events are 0.1-0.3 s: a tick
-# at the default 1 s interval stays on time with a few such scenarios at once, and a scenario that would do
-# more (a drill multiplying a rate by 10^6, a 1 ms step at speedup 10^9) is cut and reported.
-EVENTS_PER_TICK = 20_000
+# The work one scenario may do in one tick, in events (all replicas together). Measured on this 2-core machine
+# (CPU time of advance_lane until the limit): 0.5 us per event on the batch path (60 s steps, Llama 3 causes),
+# 44 us on the segment walk at a failure every other 1 s step, so 5,000 events cost at most ~0.2 s: a tick at
+# the default 1 s interval stays on time, while a busy scenario of the default configuration does ~100
+# events per tick at speedup 3600 and a runaway one (a drill multiplying a rate by 10^6, a 1 ms step at
+# speedup 10^9) is cut and reported.
+EVENTS_PER_TICK = 5_000
 # An executed step whose duration the straggler sampler draws costs ~14 ns (simd/engine/stragglers.py),
 # ~1/1000 of an event: that many such steps count as one event.
 STEPS_PER_EVENT = 1000

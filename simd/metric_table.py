@@ -326,7 +326,7 @@ METRICS: tuple[Metric, ...] = (
            _MODELS),
     Metric("simd_scenario_overruns", "counter", "Ticks in which the scenario reached the per-tick work limit and "
            "was left behind.", _S, "scenario", _one(lambda sc: sc.overruns),
-           "Ticks in which the scenario reached the work limit of one tick (20,000 events: failures, SDC "
+           "Ticks in which the scenario reached the work limit of one tick (5,000 events: failures, SDC "
            "rollbacks, job ends, all replicas) and was left behind the shared clock, so that one scenario "
            "cannot hold the daemon. Steady growth means its events outpace the speedup.", _MODELS),
 
