@@ -143,6 +143,7 @@ def reference_run_shadow_fleet(spec: JobSpec, *, seed: int | None = None) -> dic
     hard_by_type, sdc_by_type = [0] * len(accelerators), [0] * len(accelerators)
     one = len(accelerators) == 1  # one type: the draws inline, as the seed's (a call per draw costs as much)
     hard_q, sdc_q = hard_draw.q[0], sdc_draw.q[0]
+    hard_types, sdc_types = tuple(enumerate(hard_draw.q)), tuple(enumerate(sdc_draw.q))
     shadow_detected = onsets = 0
     shadow_t = 0.0
     causes = spec.cause_list
@@ -162,7 +163,16 @@ def reference_run_shadow_fleet(spec: JobSpec, *, seed: int | None = None) -> dic
         wall += step_s + shadow_s
         shadow_t += shadow_s
         # (a) hard failure: stop, roll back to last_ckpt
-        failed = (0 if rng.random() < hard_q else -1) if one else hard_draw()
+        if one:
+            failed = 0 if rng.random() < hard_q else -1
+        else:  # one Bernoulli per type (inline: a call per step would cost as much as the rest of the loop)
+            failed = -1
+            for i, qi in hard_types:
+                if rng.random() < qi:
+                    if failed >= 0:
+                        failed = hard_draw.several(failed, i)
+                        break
+                    failed = i
         if failed >= 0:
             hard_by_type[failed] += 1
             cause = causes[0]
@@ -191,7 +201,16 @@ def reference_run_shadow_fleet(spec: JobSpec, *, seed: int | None = None) -> dic
             continue
         # (b) SDC onset (silent)
         if not corrupted:
-            onset = (0 if rng.random() < sdc_q else -1) if one else sdc_draw()
+            if one:
+                onset = 0 if rng.random() < sdc_q else -1
+            else:
+                onset = -1
+                for i, qi in sdc_types:
+                    if rng.random() < qi:
+                        if onset >= 0:
+                            onset = sdc_draw.several(onset, i)
+                            break
+                        onset = i
             if onset >= 0:
                 corrupted = True
                 onsets += 1
@@ -257,9 +276,10 @@ def reference_run_shadow_fleet(spec: JobSpec, *, seed: int | None = None) -> dic
 
 
 class _FirstFailure:
-    """One step's draws for groups of GPUs (count, rate per GPU-hour): the index of the group charged with the
-    step's failure, or -1. One group: the seed's single Bernoulli. Several (a fleet): one Bernoulli per group;
-    when several groups fail in the step, the time of each one's first failure within the step is drawn (the
+    """Groups of GPUs (count, rate per GPU-hour) and their step hazards ``q``. The loop draws one Bernoulli per
+    group and step (inline: a call per step would cost as much as the rest of the loop); when several groups
+    fail in the step, ``several`` draws the remaining groups' Bernoullis and each failing group's first failure
+    time within the step (the
     first of ``n`` exponential clocks of rate ``-log(1 - p)`` per step, given that it rings within the step:
     ``t = -log(1 - u q) / L`` with ``q`` the group's step hazard and ``L = -log(1 - q)``) and the earliest is
     charged (fleet.py). A group whose GPUs fail surely (q = 1) fails at time 0; ties go to the first such."""
@@ -268,14 +288,12 @@ class _FirstFailure:
         self.rng = rng
         self.q = [per_step_cluster_hazard(rate, n, step_seconds) for n, rate in groups]
         self.rate = [math.inf if q >= 1.0 else -math.log1p(-q) for q in self.q]
+        self._indexed = tuple(enumerate(self.q))
 
-    def __call__(self) -> int:
-        rng, q = self.rng, self.q
-        if len(q) == 1:
-            return 0 if rng.random() < q[0] else -1
-        failed = [i for i, qi in enumerate(q) if rng.random() < qi]
-        if len(failed) <= 1:
-            return failed[0] if failed else -1
+    def several(self, first: int, second: int) -> int:
+        """Groups ``first`` and ``second`` failed: draw the remaining groups' Bernoullis, then the times."""
+        uniform = self.rng.random
+        failed = [first, second] + [i for i, qi in self._indexed[second + 1:] if uniform() < qi]
         return min(failed, key=self._first_time)
 
     def _first_time(self, i: int) -> float:
