@@ -96,6 +96,18 @@ def work(state: State) -> int:
     return n
 
 
+def work_of(states: tuple[State, ...]) -> int:
+    """``work`` summed over the replicas; from the batch path's arrays when the states come from it."""
+    b = getattr(states, "batch", None)
+    if b is None:
+        return sum(work(s) for s in states)
+    n = int(b.column("interruptions").sum() + b.column("sdc_detected").sum() + b.column("sdc_baked").sum()
+            + b.column("jobs_completed").sum())
+    if states[0].plan.step_times is not None:
+        n += int((b.column("steps_executed") // STEPS_PER_EVENT).sum())
+    return n
+
+
 def chunk_us(state: State, replicas: int, budget: int) -> float:
     """Simulated microseconds in which the replicas are expected to do CHUNK_SHARE of ``budget`` work."""
     p = state.plan
@@ -129,14 +141,14 @@ def advance_lane(lane: Lane, until_us: int, body_at: Callable[[float], ScenarioB
         while lane.at_us < target:
             if done >= limit:
                 return Advanced(lane, done, True)
-            before = sum(work(s) for s in lane.states)
+            before = work_of(lane.states)
             to = min(target, lane.at_us + math.ceil(chunk_us(lane.states[0], len(lane.states), limit - done)))
             if step is advance:  # all replicas at once on the engine's batch path: the same states, bit for bit
                 states = advance_replicas(lane.states, to - lane.origin_us)
             else:  # an injected advance (tests): one replica at a time
                 states = tuple(step(s, to - lane.origin_us)[0] for s in lane.states)
             lane = replace(lane, states=states)
-            done += sum(work(s) for s in lane.states) - before
+            done += work_of(lane.states) - before
         if b is None:
             return Advanced(lane, done, False)
         lane, since = with_body(lane, body_at(b)), b  # a drill starts or ends here

@@ -171,6 +171,14 @@ def slowest_rank_score(info: ScenarioInfo, state: State) -> float | None:
 
 def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> ScenarioSnapshot:
     """Sum a scenario's replicas (all at the same simulated clock); the score is replica 0's."""
+    batch = getattr(states, "batch", None)  # states from the engine's batch path: the sums from its arrays
+    if batch is not None:
+        clock = states[0].clock
+        if (batch.pos[:, 0] != clock).any():
+            raise ValueError("replicas of a scenario must share the simulated clock")
+        return ScenarioSnapshot(info=info, clock_us=clock, totals=batch.summed_totals(),
+                                in_flight_us=batch.in_flight_us(),
+                                slowest_rank_score=slowest_rank_score(info, states[0]))
     clock = states[0].clock
     if any(s.clock != clock for s in states):
         raise ValueError("replicas of a scenario must share the simulated clock")

@@ -175,38 +175,137 @@ def _one_batch(states: Sequence[State]) -> bool:
     return first[-1] and all(_key(s.plan) == first for s in states)
 
 
+_MANAGED = ("clock", "t", "g", "step", "last_ckpt", "corrupted", "pending_us", "hard", "sdc", "job_start_g",
+            "job_start_t", "totals", "job_start")  # the State fields the kernel moves
+_FIELDS = tuple(f.name for f in fields(State))
+
+
+class _Batch:
+    """The arrays of one advance_replicas result, from which its States are built on first use."""
+
+    def __init__(self, lay, pos, tot, start, ended, statics, job_starts, hb):
+        self.lay, self.pos, self.tot, self.start, self.hb = lay, pos, tot, start, hb
+        self.ended = ended  # replicas whose job_start the call changed (the start row holds it)
+        self.statics = statics  # per replica: its State fields the kernel does not move (plan, epoch, ...)
+        self.job_starts = job_starts  # per replica: the job_start Totals if unchanged by the call, else None
+
+    def job_start(self, i: int) -> Totals:
+        js = self.job_starts[i]
+        if js is None:
+            js = self.job_starts[i] = self.lay.totals(self.start[i].tolist(), self.hb)
+        return js
+
+    def state_fields(self, i: int) -> dict:
+        p = self.pos[i].tolist()
+        d = dict(self.statics[i])
+        d.update(clock=p[0], t=p[1], g=p[2], step=p[3], last_ckpt=p[4], corrupted=bool(p[5]), pending_us=p[6],
+                 hard=(p[7], p[8]), sdc=(p[9], p[10]), job_start_g=p[11], job_start_t=p[12],
+                 totals=self.lay.totals(self.tot[i].tolist(), self.hb), job_start=self.job_start(i))
+        return d
+
+    def column(self, name: str) -> np.ndarray:
+        """A Totals field over the replicas (R, or R x entries for a tuple field)."""
+        i, n = self.lay.start[name], self.lay.width_of.get(name)
+        return self.tot[:, i] if n is None else self.tot[:, i:i + n]
+
+    def summed_totals(self) -> Totals:
+        """The replicas' Totals summed field by field (snapshot.sum_totals, without building the States)."""
+        return self.lay.totals(self.tot.sum(axis=0).tolist(), self.hb)
+
+    def in_flight_us(self) -> int:
+        """Sum of State.in_flight_us over the replicas."""
+        return int(self.pos[:, 6].sum() + (self.pos[:, 0] - self.pos[:, 1]).sum())
+
+
+class _LazyState(State):
+    """A State of a _Batch, built from its arrays on first access (a daemon tick reads a few replicas' States;
+    the snapshot reads the batch's sums). Equal to the State with the same fields."""
+
+    def __getattr__(self, name: str):  # only for attributes not in __dict__: the first field access
+        b = self.__dict__.get("_batch")
+        if b is None or name.startswith("__"):
+            raise AttributeError(name)
+        d = self.__dict__
+        d.update(b.state_fields(d.pop("_index")))
+        del d["_batch"]
+        return d[name]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, State):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+
+    __hash__ = State.__hash__
+
+
+class Replicas(tuple):
+    """The tuple of States advance_replicas returns, with the arrays they come from (``batch``): passed back to
+    advance_replicas it starts from the arrays, and simd.lane / simd.snapshot read sums from them."""
+
+    batch: _Batch
+
+
+def _lazy(batch: _Batch, n: int) -> Replicas:
+    items = []
+    for i in range(n):
+        st = object.__new__(_LazyState)
+        st.__dict__.update(_batch=batch, _index=i)
+        items.append(st)
+    out = Replicas(items)
+    out.batch = batch
+    return out
+
+
+def _statics(s: State) -> dict:
+    b = s.__dict__.get("_batch")
+    if b is not None:
+        return b.statics[s.__dict__["_index"]]
+    return {k: v for k, v in s.__dict__.items() if k not in _MANAGED}
+
+
 def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> tuple[State, ...]:
     """Every state advanced to ``until_us`` (see the module docstring); ``max_jobs`` as core.advance's."""
     if not states:
         return ()
-    for s in states:
-        if until_us < s.clock:
-            raise ValueError(f"cannot advance backwards: at {s.clock} us, asked for {until_us} us")
-    if not _one_batch(states):
-        return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
-    plan = states[0].plan
-    lay = _Layout(states[0].totals)
-    pos = np.array([(s.clock, s.t, s.g, s.step, s.last_ckpt, s.corrupted, s.pending_us, *s.hard, *s.sdc,
-                     s.job_start_g, s.job_start_t) for s in states], dtype=np.int64)
-    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+    own = states.batch if isinstance(states, Replicas) and getattr(states, "batch", None) is not None else None
+    if own is not None:
+        clocks = own.pos[:, 0]
+        if until_us < int(clocks.max()):
+            raise ValueError(f"cannot advance backwards: at {int(clocks.max())} us, asked for {until_us} us")
+        plan = own.statics[0]["plan"]
+        plans = [st["plan"] for st in own.statics]
+        lay, statics = own.lay, own.statics
+        # copies: the States already handed out (a snapshot being saved) keep their values
+        pos, tot = own.pos.copy(), own.tot.copy()
+        job_starts = [None if own.ended[i] and own.job_starts[i] is None else own.job_starts[i]
+                      for i in range(len(states))]
+        start_prev = own.start
+    else:
+        for s in states:
+            if until_us < s.clock:
+                raise ValueError(f"cannot advance backwards: at {s.clock} us, asked for {until_us} us")
+        if not _one_batch(states):
+            return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
+        plan = states[0].plan
+        plans = [s.plan for s in states]
+        lay = _Layout(states[0].totals)
+        pos = np.array([(s.clock, s.t, s.g, s.step, s.last_ckpt, s.corrupted, s.pending_us, *s.hard, *s.sdc,
+                         s.job_start_g, s.job_start_t) for s in states], dtype=np.int64)
+        tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+        statics = [_statics(s) for s in states]
+        job_starts = [s.job_start for s in states]
+        start_prev = None
     start = np.zeros_like(tot)
+    if start_prev is not None:  # job starts of the previous batch not built yet: their rows carry over
+        pending = [i for i, js in enumerate(job_starts) if js is None]
+        start[pending] = start_prev[pending]
     jobs_before = tot[:, lay.start["jobs_completed"]].copy()
-    _run(plan, [s.plan for s in states], lay, pos, tot, start, until_us, max_jobs)
-    hb = _hist_bucket(plan)
-    out = []
+    _run(plan, plans, lay, pos, tot, start, until_us, max_jobs)
     ended = tot[:, lay.start["jobs_completed"]] != jobs_before
-    for s, p, row, srow, new_job in zip(states, pos.tolist(), tot.tolist(), start.tolist(), ended.tolist(),
-                                        strict=True):
-        d = dict(s.__dict__)
-        d.update(clock=p[0], t=p[1], g=p[2], step=p[3], last_ckpt=p[4], corrupted=bool(p[5]), pending_us=p[6],
-                 hard=(p[7], p[8]), sdc=(p[9], p[10]), job_start_g=p[11], job_start_t=p[12],
-                 totals=lay.totals(row, hb))
-        if new_job:
-            d["job_start"] = lay.totals(srow, hb)
-        state = State.__new__(State)  # as dataclasses.replace would build it, minus the frozen __init__'s cost
-        state.__dict__.update(d)
-        out.append(state)
-    return tuple(out)
+    for i in np.flatnonzero(ended).tolist():
+        job_starts[i] = None
+    ended = np.array([js is None for js in job_starts])
+    return _lazy(_Batch(lay, pos, tot, start, ended, statics, job_starts, _hist_bucket(plan)), len(states))
 
 
 def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
