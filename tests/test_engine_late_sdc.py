@@ -131,3 +131,17 @@ def test_an_sdc_present_at_the_end_of_the_job_is_baked_in_once_and_void_since_th
     job = events[-1].job
     assert job.sdc_baked == 1 and job.recompute_steps == 35 and job.checkpoints == 2
     assert job.bucket_seconds["productive"] == 25 * 60
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=extended_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_fast_loop_equals_the_segment_walk(s, horizon_steps, cuts):
+    """xwalk.run (locals, many segments per call; plans without stragglers) and xwalk.segment (one at a time,
+    forced by vectorize=False) compute the identical trajectory, events included."""
+    horizon = int(horizon_steps * s.step_seconds * S * 1.7)
+    fast, slow = new_state(s), new_state(s)
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        fast, fast_events = advance(fast, c, trace=True)
+        slow, slow_events = advance(slow, c, trace=True, vectorize=False)
+        assert fast == slow
+        assert fast_events == slow_events

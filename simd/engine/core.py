@@ -53,10 +53,11 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
     w = Work(state, trace)
-    vectorize = vectorize and state.plan.vectorizable
+    fast, vectorize = vectorize, vectorize and state.plan.vectorizable
     walk = segment
-    if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py)
-        w.ext, walk = xwalk.Ext(state), xwalk.segment
+    if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py), its fast loop
+        w.ext = xwalk.Ext(state)  # without stragglers unless vectorize=False (the result is identical)
+        walk = xwalk.run if fast and state.plan.step_times is None else xwalk.segment
     while True:
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job

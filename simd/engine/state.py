@@ -82,12 +82,12 @@ class State:
     # lattice hyper_anchor + k * interval; hyper_end <= g: off
     hyper_end: int = 0
     hyper_anchor: int = 0
-    # committed SDCs (late.py), while ``corrupted``: the job step of the onset, the simulated time (us) at which
-    # the first detector to find it does (NEVER: none will) and which one
+    # committed SDCs (late.py), while ``corrupted``: the job step of the onset (0 under the reference semantics),
+    # the simulated time (us) at which the first detector to find it does (NEVER: none will) and which one
     sdc_onset: int = 0
     sdc_deadline: int = NEVER
     sdc_detector: int = 0
-    clean_ckpt: int = 0  # newest checkpoint without the present SDC (= last_ckpt when none is committed)
+    clean_ckpt: int = 0  # newest checkpoint without the present SDC (committed SDCs only; else 0)
     n_corrupt: int = 0  # checkpoints committed with the present SDC
     corrupt_ckpts: tuple[int, ...] = ()  # the newest of them (at most the retention), oldest first
 
