@@ -217,53 +217,55 @@ class _Batch:
         return int(self.pos[:, 6].sum() + (self.pos[:, 0] - self.pos[:, 1]).sum())
 
 
-class _LazyState(State):
-    """A State of a _Batch, built from its arrays on first access (a daemon tick reads a few replicas' States;
-    the snapshot reads the batch's sums). Equal to the State with the same fields."""
+class Replicas(Sequence):
+    """The States advance_replicas returns, as a read-only sequence over the arrays they come from (``batch``):
+    a State is built on first access (a daemon tick reads a few; the snapshot and the work count read sums
+    from the arrays), and passed back to advance_replicas the sequence starts from the arrays. Equal to any
+    sequence of equal States (a tuple of them included). No per-replica object is made per call, so a tick
+    leaves the garbage collector nothing to walk."""
 
-    def __getattr__(self, name: str):  # only for attributes not in __dict__: the first field access
-        b = self.__dict__.get("_batch")
-        if b is None or name.startswith("__"):
-            raise AttributeError(name)
-        d = self.__dict__
-        d.update(b.state_fields(d.pop("_index")))
-        del d["_batch"]
-        return d[name]
+    __slots__ = ("batch", "_n", "_built")
+
+    def __init__(self, batch: _Batch, n: int):
+        self.batch, self._n, self._built = batch, n, {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(self._n)))
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        st = self._built.get(i)
+        if st is None:
+            st = State.__new__(State)  # as dataclasses.replace builds it, minus the frozen __init__'s cost
+            st.__dict__.update(self.batch.state_fields(i))
+            self._built[i] = st
+        return st
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, State):
+        if not isinstance(other, Sequence) or isinstance(other, str):
             return NotImplemented
-        return all(getattr(self, f) == getattr(other, f) for f in _FIELDS)
+        return len(other) == self._n and all(a == b for a, b in zip(self, other, strict=True))
 
-    __hash__ = State.__hash__
+    __hash__ = None
 
-
-class Replicas(tuple):
-    """The tuple of States advance_replicas returns, with the arrays they come from (``batch``): passed back to
-    advance_replicas it starts from the arrays, and simd.lane / simd.snapshot read sums from them."""
-
-    batch: _Batch
+    def __repr__(self) -> str:
+        return f"Replicas({self._n} states)"
 
 
 def _lazy(batch: _Batch, n: int) -> Replicas:
-    items = []
-    for i in range(n):
-        st = object.__new__(_LazyState)
-        st.__dict__.update(_batch=batch, _index=i)
-        items.append(st)
-    out = Replicas(items)
-    out.batch = batch
-    return out
+    return Replicas(batch, n)
 
 
 def _statics(s: State) -> dict:
-    b = s.__dict__.get("_batch")
-    if b is not None:
-        return b.statics[s.__dict__["_index"]]
     return {k: v for k, v in s.__dict__.items() if k not in _MANAGED}
 
 
-def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> tuple[State, ...]:
+def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> Sequence[State]:
     """Every state advanced to ``until_us`` (see the module docstring); ``max_jobs`` as core.advance's."""
     if not states:
         return ()

@@ -81,7 +81,7 @@ def _fit_steps(a, b, budget, step_us, c, ckpt_us, v, val_us):
     return lo
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def advance_all(until, pos, tot, start, words, log1m, plan_i, col, cause_cum, cause_det, cause_rst,
                 ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist_scratch):
     """Advance every replica to ``until`` (or, with plan_i[P_MAX_JOBS] >= 0, until that many jobs are complete
