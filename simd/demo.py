@@ -117,6 +117,24 @@ def _fleet_detail(config: Config, jobs: list[JobResult]) -> str:
     return "per job by accelerator type: " + "; ".join(parts)
 
 
+def _hyper_detail(config: Config, jobs: list[JobResult]) -> str:
+    h = config.scenario("optimized-hyper").checkpoint.hyper
+    return (f"hyper-checkpointing (every {h.interval_steps} steps for {h.window_steps} executed steps after each SDC "
+            f"detection): {_per_job(jobs, lambda j: j.hyper_activations):.1f} windows per job, "
+            f"{_per_job(jobs, lambda j: j.hyper_steps):.0f} steps under it, "
+            f"{_per_job(jobs, lambda j: j.checkpoints):.0f} checkpoints per job")
+
+
+def _layered_detail(config: Config, jobs: list[JobResult]) -> str:
+    sdc = config.scenario("optimized-layered-sdc").sdc
+    finds = ", ".join(f"{d.name} {_per_job(jobs, lambda j, n=d.name: j.sdc_found_by_detector[n]):.2f}"
+                      for d in sdc.detectors)
+    return (f"committed SDCs: {_per_job(jobs, lambda j: j.sdc_baked):.2f} per job reach a checkpoint, "
+            f"{_per_job(jobs, lambda j: j.sdc_late_found):.2f} found later; finds by detector {finds}; "
+            f"{_per_job(jobs, lambda j: j.checkpoints_lost):.2f} checkpoints lost per job (retention "
+            f"{sdc.retention_checkpoints})")
+
+
 @dataclass(frozen=True)
 class Extension:
     """A row of ``simd demo --extended``: a scenario of the default configuration (the optimized job with one
@@ -130,6 +148,8 @@ class Extension:
 EXTENDED: tuple[Extension, ...] = (
     Extension("optimized-shadow", "+ shadow ranks (every rank, no validation)", _shadow_detail),
     Extension("optimized-fleet", "on a mixed fleet (512 + 512 GPUs)", _fleet_detail),
+    Extension("optimized-hyper", "+ hyper-checkpointing after SDC detections", _hyper_detail),
+    Extension("optimized-layered-sdc", "+ layered late detection, committed SDCs", _layered_detail),
 )
 
 

@@ -39,6 +39,8 @@ class Outcome:
     target_steps: int
     job: JobResult | None  # None: not finished within the limit
     limit_seconds: float
+    hyper: bool = False  # checkpoint.hyper: the JSON line says how often and how long it was on
+    committed: bool = False  # sdc.semantics committed: the JSON line has the late finds and what they cost
 
     def as_json(self) -> dict:
         base = {"scenario": self.scenario, "seed": self.seed, "target_steps": self.target_steps}
@@ -60,6 +62,10 @@ class Outcome:
             "interruptions_by_cause": j.interruptions_by_cause,
             "mean_step_seconds": j.mean_step_seconds,
             "bucket_seconds": j.bucket_seconds,
+            **({"hyper_activations": j.hyper_activations, "hyper_steps": j.hyper_steps} if self.hyper else {}),
+            **({"sdc_late_found": j.sdc_late_found, "sdc_unrecoverable": j.sdc_unrecoverable,
+                "checkpoints_lost": j.checkpoints_lost, "sdc_found_by_detector": j.sdc_found_by_detector}
+               if self.committed else {}),
         }
 
 
@@ -78,7 +84,8 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -
     limit_us = simulation_limit_us(scenario)
     tick_us = None if tick_seconds is None else max(1, to_us(tick_seconds))
     job = run_job(scenario.job_spec(seed), tick_us=tick_us, limit_us=limit_us)
-    return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND)
+    return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
+                   hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc)
 
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,

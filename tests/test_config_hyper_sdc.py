@@ -2,7 +2,7 @@
 
 import pytest
 
-from simd.config import ConfigError, parse_config, summary
+from simd.config import ConfigError, default_config, parse_config, summary
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 HEAD = """
@@ -104,3 +104,17 @@ def test_warnings_name_what_can_happen():
     (w,) = s.warnings()
     assert "no validation: SDCs can be committed with checkpoints" in w
 
+
+
+def test_default_configuration_has_both_scenarios_beside_optimized():
+    c = default_config()
+    opt = c.scenario("optimized").job_spec()
+    for name in ("optimized-hyper", "optimized-layered-sdc"):
+        spec = c.scenario(name).job_spec()
+        same_job = (spec.n_gpus, spec.step_seconds, spec.target_steps, spec.hard_per_gpu_hour, spec.sdc_per_gpu_hour,
+                    spec.ckpt_interval_steps, spec.ckpt_seconds, spec.restart_seconds, spec.seed)
+        assert same_job == (opt.n_gpus, opt.step_seconds, opt.target_steps, opt.hard_per_gpu_hour,
+                            opt.sdc_per_gpu_hour, opt.ckpt_interval_steps, opt.ckpt_seconds, opt.restart_seconds,
+                            opt.seed), name
+    assert c.scenario("optimized-hyper").job_spec().hyper is not None
+    assert c.scenario("optimized-layered-sdc").job_spec().committed_sdc is not None
