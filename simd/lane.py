@@ -74,7 +74,8 @@ class Lane:
 
 def new_lane(scenario: Scenario, body: ScenarioBody, origin_us: int) -> Lane:
     """A fresh run of ``scenario`` (every replica at engine time 0) under parameters ``body``."""
-    states = tuple(new_state(body.job_spec(seed)) for seed in scenario.replica_seeds())
+    # advanced to time 0 (no change) on the batch path: its kernels are loaded now, before the ticks' clock starts
+    states = advance_replicas(tuple(new_state(body.job_spec(seed)) for seed in scenario.replica_seeds()), 0)
     return Lane(scenario, scenario_key(scenario), origin_us, body, states, scenario_info(scenario, body, states[0]))
 
 
