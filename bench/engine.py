@@ -17,6 +17,7 @@ from dataclasses import replace
 from simd.config import ScenarioBody
 from simd.engine import Accelerator, JobSpec, Shadow, Stragglers, run_job
 from simd.engine.reference import reference_run
+from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 
 def seed000_like(steps: int, rate_scale: float = 1.0) -> JobSpec:
@@ -97,6 +98,7 @@ def main() -> None:
     print(f"validation 40 / checkpoint 100 (segment walk): per-step loop {t_odd_loop:8.3f} s   engine "
           f"{t_odd:8.4f} s   speed ratio {t_odd_loop / t_odd:8.1f}x")
     shadow_and_fleet(spec, args)
+    hyper_and_committed(spec, args)
 
 
 def shadow_and_fleet(spec: JobSpec, args) -> None:
@@ -119,6 +121,39 @@ def shadow_and_fleet(spec: JobSpec, args) -> None:
         print(f"{name}: per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio "
               f"{t_loop / t_engine:8.1f}x   (target >= 100x; {events} events); 10x steps, rates / 10: cost ratio "
               f"{t_long / min(t_engine, t_again):6.2f}x   (target < 2x)")
+
+
+def hyper_and_committed(spec: JobSpec, args) -> None:
+    """Issue 11, items 1 and 4: hyper-checkpointing (every 50 steps, which validation every 50 divides, for 1000
+    executed steps after each SDC detection) and committed SDCs found late by default.yaml's three detection
+    layers (validation off, retention 10), each against the per-step loop extended with it
+    (reference.reference_run_extended): on the job above; on it with rates / 10 (events 10x further apart);
+    and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
+    Both run on the extended walk (xwalk.py: scalar, no numpy batch, some 10-40 us per event against the
+    batch's 2-5), so the ratio to the loop is the steps between two events times the loop's cost per step
+    over that: on this job (~300 steps apart) well short of 100x, beyond it once events are some 3000 apart."""
+    layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
+                           Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
+    for name, variant in (("hyper-checkpointing (50 steps for 1000)", replace(spec, hyper=Hyper(50, 1000))),
+                          ("committed SDCs, 3 late detectors", replace(spec, validation_interval_steps=0,
+                                                                        committed_sdc=layers))):
+        sparse = replace(variant, hard_per_gpu_hour=spec.hard_per_gpu_hour / 10,
+                         sdc_per_gpu_hour=spec.sdc_per_gpu_hour / 10)
+        long = replace(sparse, target_steps=spec.target_steps * 10)
+        (t_loop, _), (t_engine, job), (t_sparse_loop, _), (t_sparse, job_sparse) = side_by_side(
+            [lambda v=variant: reference_run(v), lambda v=variant: run_job(v), lambda v=sparse: reference_run(v),
+             lambda v=sparse: run_job(v)], args.repeat)
+        (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
+                                                 args.repeat)
+        events = job.interruptions + job.sdc_detected + job.sdc_baked + job.sdc_late_found
+        sparse_events = job_sparse.interruptions + job_sparse.sdc_detected + job_sparse.sdc_baked \
+            + job_sparse.sdc_late_found
+        print(f"{name}: per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio "
+              f"{t_loop / t_engine:8.1f}x   (target >= 100x; {events} events, {spec.target_steps / max(events, 1):.0f} "
+              f"steps apart)")
+        print(f"  rates / 10: per-step loop {t_sparse_loop:8.3f} s   engine {t_sparse:8.4f} s   speed ratio "
+              f"{t_sparse_loop / t_sparse:8.1f}x   ({sparse_events} events); and 10x the steps (as many events as "
+              f"above): cost ratio {t_long / min(t_engine, t_again):6.2f}x   (target < 2x)")
 
 
 if __name__ == "__main__":
