@@ -33,7 +33,7 @@ from simd.sweepstats import PointStats, summarize
 # Adaptive mode. Law & Kelton, Simulation Modeling and Analysis (3rd ed., section 9.4.1): the sequential
 # procedure starts from n0 >= 10 replications to estimate the variance before trusting a half-width.
 ADAPTIVE_START = 10
-# A task holds at most this many replicas (8-19 s of llama3-16k as measured here, against ~1.5 ms of overhead per
+# A task holds at most this many replicas (6-19 s of llama3-16k as measured here, against ~1.5 ms of overhead per
 # task: the progress bar moves and a worker idles at most one task's time at the end), and the work of a round
 # is cut into at least TASKS_PER_WORKER tasks per worker so that tasks of unequal cost (intervals, cluster
 # sizes) still keep every worker busy to the end.

@@ -50,8 +50,8 @@ def _half_width(text: str) -> float:
 # Fixed mode's default. Measured 95% half-widths at 100 replicas: at most 0.09 points of utilization on llama3-16k
 # (70-day jobs), 0.01-0.4 points on the ckpt-sweep template (intervals 10 to 400 steps).
 DEFAULT_REPLICAS = 100
-# Adaptive mode's cap on a point's replicas: a bound on work, not a statistical constant (at the 0.08-0.19 s
-# per llama3-16k replica measured on this 2-core machine, 10,000 replicas are 13-32 CPU minutes per point).
+# Adaptive mode's cap on a point's replicas: a bound on work, not a statistical constant (at the 0.06-0.19 s
+# per llama3-16k replica measured on this 2-core machine, 10,000 replicas are 10-32 minutes per point).
 MAX_REPLICAS = 10_000
 
 
