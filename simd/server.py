@@ -28,7 +28,8 @@ The server (waitress) reads and writes sockets on one asynchronous I/O thread an
 pool of :data:`THREADS` threads; it buffers a whole request before the app sees it (so a slow or half-open
 client holds a connection, never a thread, and a truncated body never reaches the app), closes connections
 idle for :data:`CHANNEL_TIMEOUT_SECONDS`, accepts at most ``connection_limit`` connections (from the file
-descriptor limit, see :func:`connection_limit`) with a listen backlog of :data:`BACKLOG`, and handles
+descriptor limit, see :func:`connection_limit`; at the limit, connections idle for
+:data:`EVICT_IDLE_SECONDS` are closed to make room) with a listen backlog of :data:`BACKLOG`, and handles
 chunked bodies and malformed ``Content-Length`` itself (400).
 """
 
@@ -80,6 +81,7 @@ BACKLOG = 1024
 RESERVED_FDS = 64  # file descriptors kept for the rest of the daemon (state file, logs, Python's own)
 MAX_CONNECTIONS = 10_000
 ACCEPT_BATCH = 128  # connections accepted per turn of the I/O loop (see HttpServer._accept_batch)
+EVICT_IDLE_SECONDS = 1.0  # at the connection limit, connections idle this long make room for new ones
 # waitress refuses (413) a body larger than this before the app sees it; the app's own limit is lower
 MAX_REQUEST_BODY = 64 * 1024
 
@@ -339,6 +341,8 @@ class HttpServer:
             max_request_body_size=MAX_REQUEST_BODY, ident="simd", expose_tracebacks=False)
         self._accept_one = self._server.handle_accept
         self._server.handle_accept = self._accept_batch
+        self._readable = self._server.readable
+        self._server.readable = self._readable_evicting
         self.address_family = family
         self.server_address = (host, int(self._server.effective_port))
         self._stop, self._stopped = threading.Event(), threading.Event()
@@ -358,6 +362,17 @@ class HttpServer:
             self._accept_one()
             if len(channels) == before or len(channels) >= self.connection_limit:
                 return
+
+    def _readable_evicting(self) -> bool:
+        """At the connection limit, close the connections idle for EVICT_IDLE_SECONDS (no request being
+        served: idle keep-alives, half-open ones) so that new ones, a health check among them, get in within a
+        second instead of waiting for the channel timeout; then waitress decides whether to accept."""
+        if len(self._server._map) >= self.connection_limit:
+            cutoff = time.time() - EVICT_IDLE_SECONDS  # waitress stamps last_activity with time.time()
+            for channel in list(self._server.active_channels.values()):
+                if not channel.requests and channel.last_activity < cutoff:
+                    channel.will_close = True
+        return self._readable()
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._stopped.clear()

@@ -145,6 +145,27 @@ def test_hundreds_of_half_open_connections_do_not_block_scrapes_or_health(served
             s.close()
 
 
+def test_at_the_connection_limit_idle_connections_make_room_within_seconds(served):
+    """The issue's 256 idle connections against 256 file descriptors: every new connection timed out. Now the
+    limit is below the descriptors, and at the limit the idle ones are closed after a second."""
+    _, parts = served
+    small = HttpServer(("127.0.0.1", 0), parts.app, channel_timeout=60, max_connections=20)
+    thread = threading.Thread(target=small.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    idle = []
+    try:
+        idle = [socket.create_connection(("127.0.0.1", small.port), timeout=5) for _ in range(30)]
+        t0 = time.monotonic()
+        assert get(small, "/healthz", timeout=10) == 200
+        assert time.monotonic() - t0 < 5.0  # not the 60 s channel timeout
+    finally:
+        for s in idle:
+            s.close()
+        small.shutdown()
+        small.server_close()
+        thread.join(5)
+
+
 def test_idle_connections_are_closed_after_the_channel_timeout(served):
     server, _ = served
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
