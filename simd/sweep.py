@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from simd.config import Scenario
-from simd.engine import BUCKETS, US_PER_SECOND, per_step_cluster_hazard
+from simd.engine import BUCKETS, US_PER_SECOND
 from simd.engine.replicas import run_jobs
+from simd.engine.spec import compile_spec
 from simd.models import analytic
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
 from simd.simulate import Outcome, simulation_limit_us
@@ -203,12 +204,16 @@ class FirstOrder:
 
 
 def first_order(scenario: Scenario) -> FirstOrder | None:
-    """The model's inputs for ``scenario``; None without hard failures (no MTBF, no optimum)."""
-    spec = scenario.job_spec()
-    hazard = per_step_cluster_hazard(spec.hard_per_gpu_hour, spec.n_gpus, spec.step_seconds)
-    if hazard <= 0:
+    """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.snapshot reads them
+    (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
+    None without hard failures (no MTBF, no optimum)."""
+    # stragglers enter neither the hazard nor the causes, and compiling their tables costs ~1.5 s per new
+    # set of parameters (n_gpus sweeps): the plan is compiled without them
+    plan = compile_spec(replace(scenario.job_spec(), stragglers=None))
+    if plan.hard_hazard <= 0:
         return None
-    causes = spec.cause_list
-    recovery = analytic.mean_recovery([c.share for c in causes], [c.detection_seconds + c.restart_seconds
-                                                                  for c in causes])
-    return FirstOrder(spec.step_seconds, spec.ckpt_seconds, analytic.mtbf_seconds(hazard, spec.step_seconds), recovery)
+    step = plan.spec.step_seconds
+    shares = [b - a for a, b in zip((0.0,) + plan.cause_cumulative[:-1], plan.cause_cumulative, strict=True)]
+    recovery_us = [d + r for d, r in zip(plan.cause_detect_us, plan.cause_restart_us, strict=True)]
+    return FirstOrder(step, plan.spec.ckpt_seconds, analytic.mtbf_seconds(plan.hard_hazard, step),
+                      analytic.mean_recovery(shares, recovery_us) / US_PER_SECOND)

@@ -390,3 +390,23 @@ def test_replicas_that_never_finish_are_counted_and_exit_1(tmp_path):
     (result,) = fixed_sweep(Runner(points, Serial(), 1), 0, 2)
     row = sweepout.row(parse_params(["checkpoint.interval_steps=100"]), result)
     assert (row["n"], row["unfinished"]) == (0, 2) and math.isnan(row["utilization_mean"])
+
+
+@pytest.mark.parametrize("name", ["llama3-16k", "ckpt-sweep-125", "optimized"])
+def test_first_order_model_is_the_daemons_gauge(name):
+    """The PNG's and the CSV's model values are the ones the daemon exports for the same scenario."""
+    from simd.config import default_config
+    from simd.engine import new_state
+    from simd.snapshot import scenario_info
+
+    s = default_config().scenario(name)
+    info = scenario_info(s, s, new_state(s.job_spec()))
+    model = sweep.first_order(s)
+    assert model.efficiency(s.checkpoint.interval_steps) == info.analytic_efficiency
+    assert (("young", model.young_steps), ("daly", model.daly_steps)) == info.optimal_interval_steps
+
+
+def test_no_hard_failures_no_model():
+    from simd.config import default_config
+
+    assert sweep.first_order(default_config().scenario("ideal")) is None
