@@ -199,7 +199,7 @@ class SdcModel(_Strict):
     # committed only: 0..8 layers (none: a committed SDC is found by nothing, it stays to the job's end)
     detectors: Annotated[list[SdcDetector], Field(max_length=8)] = []
     # committed only (required there): the newest 1..1000 checkpoints are kept (the job's start counts as one)
-    retention_checkpoints: Annotated[int, Field(ge=1, le=1000)] | None = None
+    retention_checkpoints: int | None = Field(default=None, ge=1, le=1000)  # (plain int: simd sweep can vary it)
 
     @model_validator(mode="after")
     def _committed_keys(self) -> SdcModel:
