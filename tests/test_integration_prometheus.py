@@ -14,6 +14,7 @@ import pytest
 from promstack import Prometheus, SimdDaemon, http_get, require_tool
 
 from simd.config import default_config
+from simd.engine import BUCKETS
 
 pytestmark = pytest.mark.integration
 
@@ -47,13 +48,13 @@ def test_mission_series_exist_for_every_scenario_of_the_default_configuration(st
     _, prom = stack
     config = default_config()
     every = {s.name: 1.0 for s in config.all_scenarios}
-    with_failures = {s.name: 2.0 for s in config.all_scenarios if s.failures.hard_per_gpu_hour > 0}
+    with_failures = {s.name: 2.0 for s in config.all_scenarios if s.job_spec().hard_per_gpu_hour > 0}
     causes = {s.name: float(len(s.job_spec().cause_list)) for s in config.all_scenarios}
     assert causes["llama3-16k"] == 5 and causes["naive"] == 1
     assert scenarios_of(prom, "simd_effective_utilization_ratio") == every
     assert scenarios_of(prom, "simd_rollback_waste_ratio") == every
     assert scenarios_of(prom, "simd_checkpoint_overhead_ratio") == every
-    assert scenarios_of(prom, "simd_bucket_seconds_total") == {k: 7.0 for k in every}
+    assert scenarios_of(prom, "simd_bucket_seconds_total") == {k: float(len(BUCKETS)) for k in every}
     assert scenarios_of(prom, "simd_interruptions_total") == causes
     assert scenarios_of(prom, "simd_sdc_detected_total") == every
     assert scenarios_of(prom, "simd_sdc_baked_total") == every

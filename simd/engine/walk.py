@@ -42,7 +42,8 @@ def fit_steps(plan: Plan, a: int, b: int, budget_us: int) -> int:
 
     A first guess from the mean cost of a step (pauses included) is within a few steps; a short walk
     settles it, and a binary search takes over should the walk be long."""
-    mean = plan.step_us + plan.shadow_us + plan.ckpt_us / plan.ckpt_every + (plan.val_us / plan.val_every if plan.val_every else 0)
+    mean = (plan.step_us + plan.shadow_us + plan.ckpt_us / plan.ckpt_every
+            + (plan.val_us / plan.val_every if plan.val_every else 0))
     m = min(b, a + int(budget_us // mean))
     for _ in range(8):
         if stretch_us(plan, a, m) > budget_us:
