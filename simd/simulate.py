@@ -39,6 +39,8 @@ class Outcome:
     target_steps: int
     job: JobResult | None  # None: not finished within the limit
     limit_seconds: float
+    shadow: bool = False  # the scenario has shadow ranks: the JSON line says what they found
+    fleet: bool = False  # the scenario has a fleet: the JSON line attributes events to accelerator types
     hyper: bool = False  # checkpoint.hyper: the JSON line says how often and how long it was on
     committed: bool = False  # sdc.semantics committed: the JSON line has the late finds and what they cost
 
@@ -62,6 +64,9 @@ class Outcome:
             "interruptions_by_cause": j.interruptions_by_cause,
             "mean_step_seconds": j.mean_step_seconds,
             "bucket_seconds": j.bucket_seconds,
+            **({"shadow_detected": j.shadow_detected} if self.shadow else {}),
+            **({"interruptions_by_accelerator": j.interruptions_by_type,
+                "sdc_onsets_by_accelerator": j.sdc_onsets_by_type} if self.fleet else {}),
             **({"hyper_activations": j.hyper_activations, "hyper_steps": j.hyper_steps} if self.hyper else {}),
             **({"sdc_late_found": j.sdc_late_found, "sdc_unrecoverable": j.sdc_unrecoverable,
                 "checkpoints_lost": j.checkpoints_lost, "sdc_found_by_detector": j.sdc_found_by_detector}
@@ -85,6 +90,7 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -
     tick_us = None if tick_seconds is None else max(1, to_us(tick_seconds))
     job = run_job(scenario.job_spec(seed), tick_us=tick_us, limit_us=limit_us)
     return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
+                   shadow=scenario.shadow is not None, fleet=scenario.fleet is not None,
                    hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc)
 
 
