@@ -59,7 +59,7 @@ def cmd_simulate(args) -> int:
         for w in s.warnings():
             print(f"warning: {w}", file=sys.stderr)
     unfinished = 0
-    current, group = None, []
+    mean = None  # the current scenario's running means (constant memory over any number of seeds)
     if not args.json:
         print(sim.HEADER)
     for outcome in sim.run_all(config, names, seeds, args.tick_seconds):
@@ -67,14 +67,14 @@ def cmd_simulate(args) -> int:
         if args.json:
             print(sim.json_line(outcome), flush=True)
             continue
-        if current is not None and outcome.scenario != current and len(group) > 1:
-            print(sim.mean_row(current, group))
-        if outcome.scenario != current:
-            current, group = outcome.scenario, []
-        group.append(outcome)
+        if mean is None or outcome.scenario != mean.name:
+            if mean is not None and mean.seeds > 1:
+                print(mean.row())
+            mean = sim.MeanRow(outcome.scenario)
+        mean.add(outcome)
         print(sim.table_row(outcome), flush=True)
-    if not args.json and len(group) > 1:
-        print(sim.mean_row(current, group))
+    if mean is not None and mean.seeds > 1:
+        print(mean.row())
     if unfinished:
         print(f"warning: {unfinished} job(s) did not finish within {sim.LIMIT_FACTOR}x their failure-free "
               "duration", file=sys.stderr)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,20 +15,25 @@ from simd.engine import US_PER_SECOND, JobResult, run_job, to_us
 LIMIT_FACTOR = 1000
 
 
-def parse_seeds(text: str) -> list[int]:
-    """``N`` -> seeds 0..N-1; ``A..B`` -> seeds A..B inclusive."""
-    m = re.fullmatch(r"\s*(\d+)\s*(?:\.\.\s*(\d+)\s*)?", text)
+MAX_SEED = 2**63 - 1  # the scenario file's seed range (config.ScenarioBody.seed)
+
+
+def parse_seeds(text: str) -> range:
+    """``N`` -> seeds 0..N-1; ``A..B`` -> seeds A..B inclusive. A range, so 10^8 seeds cost no memory."""
+    m = re.fullmatch(r"\s*(\d{1,19})\s*(?:\.\.\s*(\d{1,19})\s*)?", text)
     if not m:
-        raise ValueError(f"--seeds: expected N or A..B with non-negative integers, got {text!r}")
+        raise ValueError(f"--seeds: expected N or A..B with non-negative integers below 2^63, got {text[:40]!r}")
     if m.group(2) is None:
         n = int(m.group(1))
-        if n < 1:
-            raise ValueError(f"--seeds: N must be >= 1, got {n}")
-        return list(range(n))
+        if not 1 <= n <= MAX_SEED + 1:
+            raise ValueError(f"--seeds: N must be in 1..2^63, got {n}")
+        return range(n)
     a, b = int(m.group(1)), int(m.group(2))
     if b < a:
         raise ValueError(f"--seeds: A..B needs A <= B, got {text!r}")
-    return list(range(a, b + 1))
+    if b > MAX_SEED:
+        raise ValueError(f"--seeds: B must be < 2^63, got {b}")
+    return range(a, b + 1)
 
 
 @dataclass(frozen=True)
@@ -131,16 +135,34 @@ def table_row(o: Outcome) -> str:
                   f"{w / 3600:.2f}"])
 
 
+class MeanRow:
+    """A scenario's running means over its finished jobs, in constant memory whatever the number of seeds."""
+
+    def __init__(self, name: str):
+        self.name, self.seeds, self.done = name, 0, 0
+        self._sums = [0.0] * 7  # util, rollback share, checkpoint share, interruptions, sdc det, sdc baked, wall
+
+    def add(self, o: Outcome) -> None:
+        self.seeds += 1
+        j = o.job
+        if j is None:
+            return
+        self.done += 1
+        w = j.wall_seconds
+        for i, v in enumerate((j.effective_utilization, j.bucket_seconds["rollback"] / w, j.checkpoint_seconds / w,
+                               j.interruptions, j.sdc_detected, j.sdc_baked, w)):
+            self._sums[i] += v
+
+    def row(self) -> str:
+        if not self.done:
+            return _line([self.name, "mean"]) + "  no job finished"
+        u, r, c, i, d, b, w = (x / self.done for x in self._sums)
+        return _line([self.name, "mean", f"{u:.1%}", f"{r:.1%}", f"{c:.1%}", f"{i:.2f}", f"{d:.2f}", f"{b:.2f}",
+                      f"{w / 3600:.2f}"])
+
+
 def mean_row(name: str, outcomes: list[Outcome]) -> str:
-    done = [o.job for o in outcomes if o.job is not None]
-    if not done:
-        return _line([name, "mean"]) + "  no job finished"
-
-    def m(f):
-        return statistics.fmean(f(j) for j in done)
-
-    return _line([name, "mean", f"{m(lambda j: j.effective_utilization):.1%}",
-                  f"{m(lambda j: j.bucket_seconds['rollback'] / j.wall_seconds):.1%}",
-                  f"{m(lambda j: j.checkpoint_seconds / j.wall_seconds):.1%}", f"{m(lambda j: j.interruptions):.2f}",
-                  f"{m(lambda j: j.sdc_detected):.2f}", f"{m(lambda j: j.sdc_baked):.2f}",
-                  f"{m(lambda j: j.wall_seconds) / 3600:.2f}"])
+    acc = MeanRow(name)
+    for o in outcomes:
+        acc.add(o)
+    return acc.row()
