@@ -62,7 +62,31 @@ def draw(p: Plan, index: int, onset_end_us: int) -> tuple[int, int]:
     nd = len(p.detectors)
     if not nd:
         return NEVER, 0
-    u = uniforms(p.detect_stream, 2 * nd * index, 2 * nd).tolist()
+    return _first(p, uniforms(p.detect_stream, 2 * nd * index, 2 * nd).tolist(), onset_end_us)
+
+
+class Draws:
+    """``draw`` for one ``advance`` call, the uniforms generated a block of candidates at a time (onsets come in
+    increasing candidate order): the same values, without positioning the generator at every onset."""
+
+    BLOCK = 64  # candidates per block
+
+    def __init__(self, p: Plan):
+        self.p, self.nd, self.first, self.u = p, len(p.detectors), -self.BLOCK - 1, []  # no block yet
+
+    def draw(self, index: int, onset_end_us: int) -> tuple[int, int]:
+        nd = self.nd
+        if not nd:
+            return NEVER, 0
+        if not self.first <= index < self.first + self.BLOCK:
+            self.first = index
+            self.u = uniforms(self.p.detect_stream, 2 * nd * index, 2 * nd * self.BLOCK).tolist()
+        at = 2 * nd * (index - self.first)
+        return _first(self.p, self.u[at:at + 2 * nd], onset_end_us)
+
+
+def _first(p: Plan, u: list[float], onset_end_us: int) -> tuple[int, int]:
+    """The first detector to find the SDC, from its two uniforms per detector (coverage, latency)."""
     best, which = NEVER, 0
     for j, (distribution, scale_us, sigma, coverage) in enumerate(p.detectors):
         if u[2 * j] > coverage:

@@ -39,7 +39,7 @@ _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # how the interesting step's
 class Ext:
     """The extended part of a State (its FIELDS), mutable for one ``advance`` call."""
 
-    __slots__ = (*FIELDS, "committed")
+    __slots__ = (*FIELDS, "committed", "draws")
 
     def __init__(self, state: State):
         for f in FIELDS:
@@ -49,6 +49,7 @@ class Ext:
         self.committed = state.plan.committed
         if not self.committed:
             self.clean_ckpt = state.last_ckpt
+        self.draws = late.Draws(state.plan) if self.committed else None  # the detectors' draws, by the block
 
     def fields(self) -> dict:
         out = {f: getattr(self, f) for f in FIELDS}
@@ -184,7 +185,7 @@ def _outcome(w: Work, h: int, e: int, q: int, t0: int, d: int, period: int, offs
     onset = not w.corrupted and s == e
     deadline, det = x.sdc_deadline, x.sdc_detector
     if onset and p.committed:
-        deadline, det = late.draw(p, w.sdc.index(), t0 + d)
+        deadline, det = x.draws.draw(w.sdc.index(), t0 + d)
     corrupted = w.corrupted or onset
     if corrupted and deadline <= t0 + d:
         return _FOUND, d + p.sdc_restart_us, (deadline, det)
@@ -416,24 +417,28 @@ def run(w: Work, until: int) -> bool:
         quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
         q = m + 1
         t1 = t + quiet + su  # the end of the unit's step
-        general = s == e and h != e  # an onset (h == e: a hard failure's, void)
+        general = onset = False
         val = ck = False
         if h == e:
             kind, index = _HARD, hard.index()
             stop = 0 if single_kind else w.cause_of(index)
             cost = su + detect_k[stop] + restart_k[stop]
-        elif not general:
+        else:
+            corr, dl = corrupted, deadline
+            if s == e:  # an onset (on a hard failure's step it is void)
+                onset = corr = True
+                dl, det = x.draws.draw(sdc.index(), t1) if committed else (NEVER, 0)
             val = bool(V) and q % V == 0
-            if corrupted and deadline <= t1:
+            if corr and dl <= t1:
                 general = True  # a detector's finding
-            elif val and corrupted and n_corrupt == 0:
+            elif val and corr and n_corrupt == 0:
                 kind, cost = _DETECTED, su + val_us + restart
             else:
                 ck = (q - off) % P == 0
                 kind, cost = _STEP, su + (val_us if val else 0) + (ckpt_us if ck else 0)
-                if ck and corrupted and not committed:
+                if ck and corr and not committed:
                     kind, cost = _BAKED, cost + restart
-                elif ck and corrupted or q == target:  # a checkpoint takes a committed SDC; the job's end
+                elif q == target:  # the job's end
                     general = True
         if general:  # the rare units: through _outcome, _cross and _apply
             _store(w, t, g, step, last, corrupted, clean, hyper_end, anchor, n_corrupt, deadline)
@@ -483,7 +488,7 @@ def run(w: Work, until: int) -> bool:
                     last = newest
             t += quiet
             step, g = m, g + n - 1
-        # the frequent units, as _apply: a hard failure, a detection, a bake, a plain step
+        # the frequent units, as _apply: a hard failure, an onset, a detection, a bake, a plain step
         T["steps_executed"] += 1
         T["shadow_us"] += shadow_us
         if piece < NEVER:
@@ -504,6 +509,11 @@ def run(w: Work, until: int) -> bool:
                     T["hyper_activations"] += 1
                 hyper_end, anchor = g + window, last
             continue
+        if onset:
+            w.corrupted = True
+            w.onset()
+            corrupted, deadline = True, dl
+            x.sdc_onset, x.sdc_detector = q, det
         if val:
             T["validations"] += 1
             T["validation_us"] += val_us
@@ -511,9 +521,19 @@ def run(w: Work, until: int) -> bool:
             if ck:
                 T["checkpoints"] += 1
                 T["checkpoint_us"] += ckpt_us
-                T["steps_committed"] += q - last
-                T["productive_us"] += (q - last) * step_us
-                last = clean = q
+                if not corrupted:
+                    T["steps_committed"] += q - last
+                    T["productive_us"] += (q - last) * step_us
+                    last = clean = q
+                    continue
+                if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
+                    T["sdc_baked"] += 1
+                    if trace:
+                        w.events.append(Event(t, "sdc_baked"))
+                n_corrupt += 1
+                x.corrupt_ckpts.append(q)
+                del x.corrupt_ckpts[:-p.retention]
+                last = q
             continue
         if kind == _BAKED:
             T["checkpoint_us"] += ckpt_us
