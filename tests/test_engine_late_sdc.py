@@ -145,3 +145,16 @@ def test_fast_loop_equals_the_segment_walk(s, horizon_steps, cuts):
         slow, slow_events = advance(slow, c, trace=True, vectorize=False)
         assert fast == slow
         assert fast_events == slow_events
+
+
+def test_block_draws_equal_the_single_draws():
+    """late.Draws (a block of candidates at a time, what the walk uses) gives late.draw's values for any
+    increasing sequence of SDC candidates, across block boundaries."""
+    from simd.engine.late import Draws, draw
+    from simd.engine.spec import compile_spec
+
+    p = compile_spec(CONFIGS["layers_no_validation"])
+    cache = Draws(p)
+    for i in (0, 1, 5, 63, 64, 65, 200, 201, 1000, 10**6):
+        assert cache.draw(i, 12345 * S) == draw(p, i, 12345 * S), i
+    assert Draws(compile_spec(replace(BASE, committed_sdc=CommittedSdc((), 3)))).draw(7, 0) == (NEVER, 0)
