@@ -129,9 +129,9 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     layers (validation off, retention 10), each against the per-step loop extended with it
     (reference.reference_run_extended): on the job above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
-    Both run on the extended walk (xwalk.py: scalar, no numpy batch, some 10-40 us per event against the
-    batch's 2-5), so the ratio to the loop is the steps between two events times the loop's cost per step
-    over that: on this job (~300 steps apart) well short of 100x, beyond it once events are some 3000 apart."""
+    Both run on the extended walk (xwalk.py: scalar Python, no numpy batch, 10-16 us per event on this job
+    against the batch's 0.5), so the ratio to the loop is the steps between two events times the loop's cost
+    per step over that: on this job (~300 steps apart) 13-23x, short of 100x; 90-255x with events ~3000 apart."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
                            Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
     for name, variant in (("hyper-checkpointing (50 steps for 1000)", replace(spec, hyper=Hyper(50, 1000))),
