@@ -128,6 +128,7 @@ def test_bad_content_lengths_are_refused(fresh, length):
     assert runs(parts) == []
 
 
+@pytest.mark.integration  # a real server on a socket, waiting out wall-clock timeouts
 def test_hundreds_of_half_open_connections_do_not_block_scrapes_or_health(served):
     server, parts = served
     idle = []
@@ -145,6 +146,7 @@ def test_hundreds_of_half_open_connections_do_not_block_scrapes_or_health(served
             s.close()
 
 
+@pytest.mark.integration  # a real server on a socket, waiting out wall-clock timeouts
 def test_at_the_connection_limit_idle_connections_make_room_within_seconds(served):
     """The issue's 256 idle connections against 256 file descriptors: every new connection timed out. Now the
     limit is below the descriptors, and at the limit the idle ones are closed after a second."""
@@ -166,6 +168,7 @@ def test_at_the_connection_limit_idle_connections_make_room_within_seconds(serve
         thread.join(5)
 
 
+@pytest.mark.integration  # a real server on a socket, waiting out wall-clock timeouts
 def test_idle_connections_are_closed_after_the_channel_timeout(served):
     server, _ = served
     with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
