@@ -37,25 +37,23 @@ class Row:
     unfinished: int
 
 
+def _summary(name: str, label: str, jobs: list[JobResult | None]) -> dict:
+    """The table's columns for one scenario: means over the seeds whose job finished."""
+    done = [j for j in jobs if j is not None]
+
+    def mean(f):
+        return _per_job(done, f)
+
+    return dict(name=name, label=label, utilization=mean(lambda j: j.effective_utilization),
+                rollback_waste=mean(lambda j: j.bucket_seconds["rollback"] / j.wall_seconds),
+                checkpoint_overhead=mean(lambda j: j.checkpoint_seconds / j.wall_seconds),
+                interruptions=mean(lambda j: j.interruptions), sdc_detected=mean(lambda j: j.sdc_detected),
+                sdc_baked=mean(lambda j: j.sdc_baked), unfinished=len(jobs) - len(done))
+
+
 def compute(config: Config, seeds: list[int]) -> list[Row]:
-    rows = []
-    for name, label in ROWS:
-        scenario = config.scenario(name)
-        jobs = [o.job for o in (simulate(scenario, k) for k in seeds)]
-        done = [j for j in jobs if j is not None]
-
-        def mean(f, done=done):
-            return statistics.fmean(f(j) for j in done) if done else float("nan")
-
-        rows.append(Row(
-            name, label,
-            mean(lambda j: j.effective_utilization),
-            mean(lambda j: j.bucket_seconds["rollback"] / j.wall_seconds),
-            mean(lambda j: j.checkpoint_seconds / j.wall_seconds),
-            mean(lambda j: j.interruptions), mean(lambda j: j.sdc_detected), mean(lambda j: j.sdc_baked),
-            len(jobs) - len(done),
-        ))
-    return rows
+    return [Row(**_summary(name, label, [o.job for o in (simulate(config.scenario(name), k) for k in seeds)]))
+            for name, label in ROWS]
 
 
 def render(rows: list[Row], n_seeds: int) -> str:
@@ -154,18 +152,9 @@ EXTENDED: tuple[Extension, ...] = (
 
 
 @dataclass(frozen=True)
-class ExtendedRow:
-    name: str
-    label: str
-    utilization: float
-    rollback_waste: float
-    checkpoint_overhead: float
-    interruptions: float
-    sdc_detected: float
-    sdc_baked: float
-    sdc_unrecoverable: float  # committed SDCs that outlived the checkpoint retention (0 where not modelled)
-    unfinished: int
-    detail: str
+class ExtendedRow(Row):
+    sdc_unrecoverable: float = 0.0  # committed SDCs that outlived the checkpoint retention (0 where not modelled)
+    detail: str = ""
 
 
 def compute_extended(config: Config, seeds: list[int]) -> list[ExtendedRow]:
@@ -175,17 +164,9 @@ def compute_extended(config: Config, seeds: list[int]) -> list[ExtendedRow]:
                                                                              for e in EXTENDED]:
         jobs = [o.job for o in (simulate(config.scenario(name), k) for k in seeds)]
         done = [j for j in jobs if j is not None]
-
-        def mean(f, done=done):
-            return _per_job(done, f)
-
-        rows.append(ExtendedRow(
-            name, label, mean(lambda j: j.effective_utilization),
-            mean(lambda j: j.bucket_seconds["rollback"] / j.wall_seconds),
-            mean(lambda j: j.checkpoint_seconds / j.wall_seconds),
-            mean(lambda j: j.interruptions), mean(lambda j: j.sdc_detected), mean(lambda j: j.sdc_baked),
-            mean(lambda j: getattr(j, "sdc_unrecoverable", 0)),
-            len(jobs) - len(done), detail(config, done) if detail and done else ""))
+        rows.append(ExtendedRow(**_summary(name, label, jobs),
+                                sdc_unrecoverable=_per_job(done, lambda j: getattr(j, "sdc_unrecoverable", 0)),
+                                detail=detail(config, done) if detail and done else ""))
     return rows
 
 
