@@ -67,11 +67,13 @@ def rule(name: str, **labels: str) -> str:
     return f"{name}{{{inner}}}" if inner else name
 
 
-def per_sim_hour(counter: str, **labels: str) -> str:
-    """Increase of a per-scenario counter per simulated hour of one replica, as the recording rules compute
-    it (for counters that have no rule)."""
-    return (f"sum(increase({counter}{sel(**labels)}[{W}]))\n  /\n"
-            f"sum(increase(simd_scenario_simulated_seconds_total{sel(**labels)}[{W}])) * {HOUR}")
+def per_compute_hour(counter: str, by: str = "", **labels: str) -> str:
+    """Increase of a per-scenario counter per simulated hour of compute of one replica (over
+    simd_compute_seconds_total, as the per_compute_hour recording rules compute it), optionally ``by`` a
+    label, for counters that have no rule."""
+    agg, join = (f"sum by ({by})", f"/ ignoring ({by}) group_left") if by else ("sum", "/")
+    return (f"{agg} (increase({counter}{sel(**labels)}[{W}]))\n  {join}\n"
+            f"sum(increase(simd_compute_seconds_total{sel(**labels)}[{W}])) * {HOUR}")
 
 
 def outside_sweeps(expr: str) -> str:
@@ -208,25 +210,31 @@ def events_row() -> list:
     configured = f'max(simd_expected_interruptions_per_hour{sel(scenario="$scenario")})'
     interruptions = (
         ts("Interruptions per simulated hour by cause: $scenario",
-           f"Interruptions in the last {W} per simulated hour of one replica ({c.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR}"
-           f" and, all causes, {c.INTERRUPTIONS_PER_SIM_HOUR}), the same at any speedup. Dashed: the configured "
-           f"(calibrated) rate, simd_expected_interruptions_per_hour; dotted: {c.RATE_FACTOR}x that, above which "
-           "SimdInterruptionRateHigh fires.", "short", 8, 12).min(0).axis_label("per simulated hour")
-        .with_target(query("A", rule(c.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR, scenario="$scenario"), "{{cause}}"))
-        .with_target(query("B", rule(c.INTERRUPTIONS_PER_SIM_HOUR, scenario="$scenario"), "all causes"))
+           f"Interruptions in the last {W} per simulated hour of compute of one replica (by cause, and all causes: "
+           f"{c.INTERRUPTIONS_PER_COMPUTE_HOUR}), the same at any speedup: over simd_compute_seconds_total "
+           "(executed steps x base step time), the exposure the hazards apply to, the denominator of the dashed "
+           "line too. Dashed: the configured (calibrated) rate, simd_expected_interruptions_per_hour; dotted: "
+           f"{c.RATE_FACTOR}x that, above which SimdInterruptionRateHigh fires. Per hour of elapsed time "
+           f"({c.INTERRUPTIONS_PER_SIM_HOUR}) the rate reads lower: checkpoints and recovery add time without "
+           "failures.", "short", 8, 12).min(0).axis_label("per simulated hour")
+        .with_target(query("A", per_compute_hour("simd_interruptions_total", "cause", scenario="$scenario"),
+                           "{{cause}}"))
+        .with_target(query("B", rule(c.INTERRUPTIONS_PER_COMPUTE_HOUR, scenario="$scenario"), "all causes"))
         .with_target(query("C", configured, "configured rate"))
         .with_target(query("D", f"{c.RATE_FACTOR} * {configured}", f"alert threshold ({c.RATE_FACTOR}x configured)"))
         .override_by_query("C", dashed([10, 10]))
         .override_by_query("D", dashed([2, 6], "red")))
     sdc = (ts("SDC detected vs baked in, per simulated hour: $scenario",
-              "Silent data corruptions that set in, that a validation caught before a checkpoint "
-              f"({c.SDC_DETECTED_PER_SIM_HOUR}), and that a checkpoint baked in ({c.SDC_BAKED_PER_SIM_HOUR}), "
-              f"per simulated hour of one replica over the last {W}. Dashed: the configured SDC rate "
+              "Silent data corruptions that set in "
+              f"({c.SDC_ONSETS_PER_COMPUTE_HOUR}), that a validation caught before a checkpoint "
+              f"({c.SDC_DETECTED_PER_COMPUTE_HOUR}), and that a checkpoint baked in, per simulated hour of "
+              f"compute of one replica over the last {W} (over simd_compute_seconds_total, the exposure the "
+              "hazards apply to, as the dashed line). Dashed: the configured SDC rate "
               "(simd_expected_sdc_per_hour) that SimdSDCDetectionsSpike compares detections against.",
               "short", 8, 12).min(0).axis_label("per simulated hour")
-           .with_target(query("A", per_sim_hour("simd_sdc_onsets_total", scenario="$scenario"), "onsets"))
-           .with_target(query("B", rule(c.SDC_DETECTED_PER_SIM_HOUR, scenario="$scenario"), "detected"))
-           .with_target(query("C", rule(c.SDC_BAKED_PER_SIM_HOUR, scenario="$scenario"), "baked in"))
+           .with_target(query("A", rule(c.SDC_ONSETS_PER_COMPUTE_HOUR, scenario="$scenario"), "onsets"))
+           .with_target(query("B", rule(c.SDC_DETECTED_PER_COMPUTE_HOUR, scenario="$scenario"), "detected"))
+           .with_target(query("C", per_compute_hour("simd_sdc_baked_total", scenario="$scenario"), "baked in"))
            .with_target(query("D", f'max(simd_expected_sdc_per_hour{sel(scenario="$scenario")})', "configured rate"))
            .override_by_query("D", dashed([10, 10])))
     counters = ["simd_sdc_onsets_total", "simd_sdc_detected_total", "simd_sdc_baked_total", "simd_validations_total"]

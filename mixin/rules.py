@@ -26,6 +26,10 @@ WIDTH = 110  # columns of the generated YAML (comments and folded descriptions)
 
 # The denominator of every rate per simulated hour: simulated seconds elapsed, summed over replicas.
 ELAPSED = "simd_scenario_simulated_seconds_total"
+# The denominator of every rate per simulated hour of compute: executed steps x base step time, summed over
+# replicas: the exposure the per-step hazards apply to (no failure can happen during a checkpoint, a
+# validation, detection or a restart), in which simd_expected_*_per_hour are given.
+COMPUTE = "simd_compute_seconds_total"
 
 _DURATION = re.compile(r"(?:\d+(?:ms|s|m|h|d|w|y))+")
 _SCENARIO = re.compile(r"[a-z0-9_-]+")  # the scenario file's name contract (DESIGN.md 5)
@@ -96,10 +100,12 @@ def increase_by(by: str, metric: str, window: str, **equal: str) -> str:
     return f"sum by ({by}) (increase({sel(metric, **equal)}[{window}]))"
 
 
-def over_elapsed(by: str, metric: str, window: str, per_hour: bool, **equal: str) -> str:
-    """``increase(metric) / increase(elapsed simulated seconds)`` per scenario (per hour if ``per_hour``)."""
+def over_elapsed(by: str, metric: str, window: str, per_hour: bool, denominator: str = ELAPSED,
+                 **equal: str) -> str:
+    """``increase(metric) / increase(elapsed simulated seconds)`` per scenario (per hour if ``per_hour``);
+    ``denominator`` :data:`COMPUTE` for rates per hour of compute."""
     join = "/" if by == "scenario" else "/ on (scenario) group_left"
-    expr = f"{increase_by(by, metric, window, **equal)}\n  {join}\n{increase_by('scenario', ELAPSED, window)}"
+    expr = f"{increase_by(by, metric, window, **equal)}\n  {join}\n{increase_by('scenario', denominator, window)}"
     return expr + "\n  * 3600" if per_hour else expr
 
 
@@ -153,6 +159,17 @@ def recording_rules(o: Options) -> list[Rule]:
              over_elapsed("scenario", "simd_sdc_detected_total", w, True),
              record=c.SDC_DETECTED_PER_SIM_HOUR),
         Rule("", over_elapsed("scenario", "simd_sdc_baked_total", w, True), record=c.SDC_BAKED_PER_SIM_HOUR),
+        Rule("Interruptions, SDC onsets and SDC detections per simulated hour of compute of one replica: over "
+             f"{COMPUTE} (executed steps x base step time), the exposure the per-step hazards apply to, so "
+             "the same unit as simd_expected_interruptions_per_hour and simd_expected_sdc_per_hour. The "
+             "per_sim_hour rates above divide by the elapsed time, which adds checkpoints, validations, "
+             "detection and restarts (no failure can happen in them), and sit below the configured rate.",
+             over_elapsed("scenario", "simd_interruptions_total", w, True, COMPUTE),
+             record=c.INTERRUPTIONS_PER_COMPUTE_HOUR),
+        Rule("", over_elapsed("scenario", "simd_sdc_onsets_total", w, True, COMPUTE),
+             record=c.SDC_ONSETS_PER_COMPUTE_HOUR),
+        Rule("", over_elapsed("scenario", "simd_sdc_detected_total", w, True, COMPUTE),
+             record=c.SDC_DETECTED_PER_COMPUTE_HOUR),
         *quantiles,
         Rule("The configured checkpoint interval over Young's optimum sqrt(2 C M) (1 = at the optimum). Absent "
              "for scenarios without hard failures: the exporter has no optimum for them. Both are configuration "
@@ -186,17 +203,18 @@ def alerting_rules(o: Options) -> list[Rule]:
         _alert(o, "SimdInterruptionRateHigh",
                f"More than {k}x the configured (calibrated) hard-failure rate, with at least "
                f"{c.MIN_INTERRUPTIONS} interruptions in the window, so that a single interruption in a short "
-               "stretch of simulated time (low speedup) cannot fire it. simd_expected_interruptions_per_hour is "
-               "per hour of compute and the recorded rate per hour of elapsed simulated time (compute plus "
-               "checkpoints and recovery), so the comparison errs on the quiet side.",
-               f"(\n  {c.INTERRUPTIONS_PER_SIM_HOUR}\n    > on (scenario)\n"
+               "stretch of simulated time (low speedup) cannot fire it. Both sides are per simulated hour of "
+               f"compute ({COMPUTE}: executed steps x base step time), the exposure the hazards apply to, so "
+               f"{k}x means {k}x (per hour of elapsed time, which adds checkpoints and recovery, the measured rate "
+               "would sit below the configured one).",
+               f"(\n  {c.INTERRUPTIONS_PER_COMPUTE_HOUR}\n    > on (scenario)\n"
                f"  {k} * max by (scenario) ({sel('simd_expected_interruptions_per_hour')})\n)\n"
                f"and on (scenario)\n{increase_by('scenario', 'simd_interruptions_total', w)} "
                f">= {c.MIN_INTERRUPTIONS}",
                "warning",
                f"Interruption rate of scenario {{{{ $labels.scenario }}}} is over {k}x the expected rate",
                "Scenario {{ $labels.scenario }} was interrupted {{ printf \"%.3g\" $value }} times per "
-               f"simulated hour over the last {spoken(w)}, more than {k} times its configured rate of "
+               f"simulated hour of compute over the last {spoken(w)}, more than {k} times its configured rate of "
                f"{lookup('simd_expected_interruptions_per_hour', _3G)} per hour."),
         _alert(o, "SimdSDCBakedIn",
                "An SDC baked into a checkpoint in a scenario that validates. Scenarios without validation "
@@ -212,21 +230,23 @@ def alerting_rules(o: Options) -> list[Rule]:
                f"corruption(s) reached a checkpoint in the last {spoken(w)}: the checkpoint is corrupt and a "
                "restore from it trains on corrupted state."),
         _alert(o, "SimdSDCDetectionsSpike",
-               f"SDC detections per simulated hour over the last {spoken(w)} above {k}x the configured SDC "
-               "rate (simd_expected_sdc_per_hour: onsets per hour of compute, which stays the configured one "
-               "while a drill multiplies the real rate), with at least "
+               f"SDC detections per simulated hour of compute over the last {spoken(w)} above {k}x the "
+               "configured SDC rate (simd_expected_sdc_per_hour: onsets per hour of compute, which stays the "
+               "configured one while a drill multiplies the real rate), with at least "
                f"{c.MIN_SDC_DETECTIONS} detections in the window (one or two rare detections in a low-rate "
-               "scenario are not a spike). A scenario detects at most the SDCs that set in, so at the "
-               f"configured rate the detection rate is at most about the configured one, 1/{k} of the threshold.",
-               f"(\n  {c.SDC_DETECTED_PER_SIM_HOUR}\n    > on (scenario)\n"
+               "scenario are not a spike). What is comparable: detections over the same exposure as the "
+               f"configured onset rate, {COMPUTE} (onsets set in only during executed steps). Every detection "
+               "is of an SDC that set in, so at the configured rate detections per compute hour are at most "
+               f"about the configured onset rate, 1/{k} of the threshold.",
+               f"(\n  {c.SDC_DETECTED_PER_COMPUTE_HOUR}\n    > on (scenario)\n"
                f"  {k} * max by (scenario) ({sel('simd_expected_sdc_per_hour')})\n)\n"
                f"and on (scenario)\n{increase_by('scenario', 'simd_sdc_detected_total', w)} "
                f">= {c.MIN_SDC_DETECTIONS}",
                "warning",
                "SDC detections of scenario {{ $labels.scenario }} spiked",
                "Validations of scenario {{ $labels.scenario }} caught {{ printf \"%.3g\" $value }} silent data "
-               f"corruptions per simulated hour over the last {spoken(w)}, more than {k} times its configured "
-               f"SDC rate of {lookup('simd_expected_sdc_per_hour', _3G)} per hour."),
+               f"corruptions per simulated hour of compute over the last {spoken(w)}, more than {k} times its "
+               f"configured SDC rate of {lookup('simd_expected_sdc_per_hour', _3G)} per hour."),
         _alert(o, "SimdStragglerSlowingSteps",
                f"The slowest rank runs at less than {c.STRAGGLER_SCORE:.0%} of the best rank's speed (NVIDIA "
                "nvidia-resiliency-ext style relative score): a synchronous job steps at the pace of its slowest "
@@ -319,7 +339,10 @@ def headers(o: Options) -> dict[str, list[str]]:
             f"at speedup 600, {spoken(o.rate_window)} of wall time is "
             f"{_seconds(o.rate_window) * 600 / 3600:g} simulated hours of each replica). "
             "simd_scenario_simulated_seconds_total is summed over the scenario's replicas, as every "
-            "per-scenario counter is, so the ratios are per replica-hour.",
+            "per-scenario counter is, so the ratios are per replica-hour. The per_compute_hour rates divide by "
+            f"{COMPUTE} instead (executed steps x base step time, also summed over replicas): the simulated "
+            "compute the failure hazards apply to, the unit of simd_expected_interruptions_per_hour and "
+            "simd_expected_sdc_per_hour.",
             "Every rule aggregates to the scenario level (sum by (scenario) of counters, max by (scenario) of "
             "configuration gauges): a second simd target (or a restart with a new instance label) adds up "
             "instead of producing duplicate series. Every selector carries the job selector "

@@ -130,6 +130,12 @@ def _step_durations(sc: ScenarioSnapshot) -> Samples:
     return (((), (_cumulative(i.step_bounds_seconds, t.step_hist), _seconds(total_us))),)
 
 
+def _compute_seconds(sc: ScenarioSnapshot) -> float:
+    """Executed steps x the base step time (exact microseconds, as the step histogram's _sum): the exposure
+    of the per-step hazards; straggler and shadow time lengthen steps without adding hazard."""
+    return _seconds(sc.totals.steps_executed * round(sc.info.step_seconds * US_PER_SECOND))
+
+
 # --- the table ----------------------------------------------------------------------------------------
 
 _S = ("scenario",)
@@ -163,6 +169,15 @@ METRICS: tuple[Metric, ...] = (
            _one(lambda sc: _seconds(sc.elapsed_us)),
            "Simulated seconds elapsed, summed over replicas (clock x replicas): the denominator of per-scenario "
            "rates.", _TIME),
+    Metric("simd_compute_seconds", "counter", "Simulated compute seconds the failure hazards apply to: executed "
+           "steps x base step time, summed over replicas (denominator of rates per compute hour).", _S, "scenario",
+           _one(_compute_seconds),
+           "Simulated compute seconds exposed to failures: `simd_steps_executed_total` x the base step time "
+           "(`step_seconds`), summed over replicas. The hazards are per executed step, so this, not the elapsed "
+           "time (which adds checkpoints, validations, detection and restarts), is the denominator that makes a "
+           "measured rate comparable with `simd_expected_interruptions_per_hour` and "
+           "`simd_expected_sdc_per_hour`. Straggler and shadow-rank seconds are not added: they lengthen a step "
+           "without adding hazard.", _TIME),
 
     Metric("simd_interruptions", "counter", "Hard-failure interruptions, by cause.", ("scenario", "cause"),
            "scenario", lambda sc: zip(((c,) for c in sc.info.cause_names), sc.totals.interruptions, strict=True),

@@ -295,15 +295,18 @@ def test_interruptions_panel_shows_causes_total_and_the_dashed_configured_rate()
     configured rate."""
     p = panel("Interruptions per simulated hour by cause")
     lg = legends(p)
-    assert lg["{{cause}}"] == f'{config.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR}{{scenario="$scenario"}}'
-    assert lg["all causes"] == f'{config.INTERRUPTIONS_PER_SIM_HOUR}{{scenario="$scenario"}}'
+    # measured per hour of compute, the unit of the configured rate (not per elapsed hour)
+    assert "simd_compute_seconds_total" in lg["{{cause}}"] and "simd_interruptions_total" in lg["{{cause}}"]
+    assert lg["all causes"] == f'{config.INTERRUPTIONS_PER_COMPUTE_HOUR}{{scenario="$scenario"}}'
+    assert "simd_scenario_simulated_seconds_total" not in lg["{{cause}}"]
     assert "simd_expected_interruptions_per_hour" in lg["configured rate"]
     threshold = lg[f"alert threshold ({config.RATE_FACTOR}x configured)"]
     assert threshold == f"{config.RATE_FACTOR} * {lg['configured rate']}"
     (configured,) = [t["refId"] for t in p["targets"] if t["legendFormat"] == "configured rate"]
     assert configured in dashed_refs(p)
     assert field_config(p, ref_id=configured)["custom"]["fillOpacity"] == 0
-    measured = [t["refId"] for t in p["targets"] if ":per_sim_hour_" in t["expr"]]
+    measured = [t["refId"] for t in p["targets"]
+                if "per_compute_hour" in t["expr"] or "simd_compute_seconds" in t["expr"]]
     assert measured and not set(measured) & dashed_refs(p)
 
 
@@ -311,8 +314,10 @@ def test_sdc_panel_and_goodput_targets_are_dashed_too():
     sdc = panel("SDC detected vs baked in")
     lg = legends(sdc)
     assert set(lg) == {"onsets", "detected", "baked in", "configured rate"}
-    assert lg["detected"].startswith(config.SDC_DETECTED_PER_SIM_HOUR)
-    assert lg["baked in"].startswith(config.SDC_BAKED_PER_SIM_HOUR)
+    # per hour of compute, as the dashed configured rate and SimdSDCDetectionsSpike
+    assert lg["onsets"].startswith(config.SDC_ONSETS_PER_COMPUTE_HOUR)
+    assert lg["detected"].startswith(config.SDC_DETECTED_PER_COMPUTE_HOUR)
+    assert "simd_compute_seconds_total" in lg["baked in"] and "simd_sdc_baked_total" in lg["baked in"]
     (ref,) = [t["refId"] for t in sdc["targets"] if "simd_expected_sdc_per_hour" in t["expr"]]
     assert dashed_refs(sdc) == {ref}
     util = panel("Effective utilization by scenario")
@@ -324,9 +329,11 @@ def test_panels_use_the_recording_rules():
     """Every recording rule of mixin/config.py is shown by a panel, and every rule a panel queries is one the
     shipped rules record."""
     used = " ".join(e for _, e in all_exprs())
-    names = [config.GOODPUT_10M, config.BUCKET_RATIO_10M, config.INTERRUPTIONS_PER_SIM_HOUR,
-             config.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR, config.SDC_DETECTED_PER_SIM_HOUR,
-             config.SDC_BAKED_PER_SIM_HOUR, config.STEP_DURATION_QUANTILES, config.INTERVAL_OVER_YOUNG]
+    # (the per_sim_hour rates are recorded for queries per elapsed hour; the panels compare like with like,
+    # per compute hour)
+    names = [config.GOODPUT_10M, config.BUCKET_RATIO_10M, config.INTERRUPTIONS_PER_COMPUTE_HOUR,
+             config.SDC_ONSETS_PER_COMPUTE_HOUR, config.SDC_DETECTED_PER_COMPUTE_HOUR,
+             config.STEP_DURATION_QUANTILES, config.INTERVAL_OVER_YOUNG]
     for name in names:
         assert name in used, name
     recorded = {r["record"] for f in (ROOT / "prometheus" / "rules").glob("*.yml")

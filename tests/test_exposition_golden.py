@@ -8,7 +8,7 @@ fixed, so every value is a pure function of the configuration and the tick times
 
 Compared: every family's type and HELP, and every sample (name, labels, value): identical, except the
 additions (:data:`ADDITIONS`: the process collector's ``process_*``, prometheus-client's ``_created``
-samples of the daemon-health counters and histogram, and issue 13's metrics). ``simd_build_info``'s label values depend on the
+samples of the daemon-health counters and histogram, issue 13's metrics and simd_compute_seconds). ``simd_build_info``'s label values depend on the
 installed simd and Python and are compared as label names only.
 
 Regenerate the file only for an intended change of the exported values:
@@ -38,9 +38,11 @@ DRIVE = (
 )
 # families the new code may add: prometheus-client's process collector, and the _created samples of its
 # own Counter/Histogram (the daemon-health metrics)
-# issue 13's additions: quarantine, lag and work-limit overruns per scenario, tick errors, reloads, state saves
+# issue 13's additions: quarantine, lag and work-limit overruns per scenario, tick errors, reloads, state saves;
+# then the compute seconds the hazards apply to (denominator of the per-compute-hour rates)
 ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(failed|behind_seconds|overruns(_total)?)"
-                       r"|simd_tick_errors(_total)?|simd_config_last_reload_[a-z_]+|simd_state_[a-z_]+")
+                       r"|simd_tick_errors(_total)?|simd_config_last_reload_[a-z_]+|simd_state_[a-z_]+"
+                       r"|simd_compute_seconds(_total)?")
 
 
 def drive():
