@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             end = time.time()
             fig, axes = plt.subplots(3, 1, figsize=(10, 13), gridspec_kw={"height_ratios": [1.3, 1, 1]})
             rows = draw_xy(axes[0], prom, d)
-            rates = draw_timeseries(axes[1], prom, d, "Interruptions per simulated hour", start, end,
+            rates = draw_timeseries(axes[1], prom, d, "Interruptions per simulated hour by cause", start, end,
                                     {"failure-storm starts": storm})
             draw_timeseries(axes[2], prom, d, "Goodput and badput by bucket", start, end,
                             {"failure-storm starts": storm})
