@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import fields, replace
+from dataclasses import fields
 
+from engine_stats import agree_with_oracle, field
 from hypothesis import strategies as st
 from specs import spec
 
@@ -70,31 +70,6 @@ def check_partition(s, horizon_us: int, cuts: list[float]) -> None:
     assert events == whole_events
 
 
-def mean_se(xs):
-    n = len(xs)
-    m = sum(xs) / n
-    var = sum((x - m) ** 2 for x in xs) / (n - 1)
-    return m, math.sqrt(var / n)
-
-
 def assert_agree(name, base, seeds: int, fields_: tuple[str, ...]) -> None:
     """The engine and the per-step oracle over ``seeds`` seeds: every field's means within 4 standard errors."""
-    from simd.engine import run_job
-    from simd.engine.reference import reference_run
-
-    ours = {f: [] for f in fields_}
-    theirs = {f: [] for f in fields_}
-    for seed in range(seeds):
-        job = run_job(replace(base, seed=seed))
-        ref = reference_run(base, seed=seed)
-        for f in fields_:
-            ours[f].append(getattr(job, f))
-            theirs[f].append(ref[f])
-    for f in fields_:
-        m1, se1 = mean_se(ours[f])
-        m2, se2 = mean_se(theirs[f])
-        if se1 == 0 and se2 == 0:
-            assert m1 == m2, (name, f, m1, m2)
-            continue
-        z = abs(m1 - m2) / math.sqrt(se1**2 + se2**2)
-        assert z < 4, f"{name}.{f}: engine {m1:.6g} +- {se1:.3g}, per-step {m2:.6g} +- {se2:.3g}, z={z:.2f}"
+    agree_with_oracle(name, base, seeds, {f: field(f) for f in fields_})
