@@ -537,7 +537,8 @@ def daemon_row() -> list:
                 "Completed ticks per wall second: the daemon's own health is wall time, so rate() is right here.",
                 "short", 6, 4).min(0)
              .with_target(query("A", f"sum(rate(simd_ticks_total{sel()}[1m]))", "ticks/s")))
-    duration = (ts("Tick duration (wall)", "Quantiles of the wall time a tick takes (simd_tick_duration_seconds_bucket).",
+    duration = (ts("Tick duration (wall)",
+                   "Quantiles of the wall time a tick takes (simd_tick_duration_seconds_bucket).",
                    "s", 6, 4).min(0)
                 .with_target(query("A", "histogram_quantile(0.5, sum by (le) "
                                         f"(rate(simd_tick_duration_seconds_bucket{sel()}[1m])))", "p50"))

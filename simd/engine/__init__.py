@@ -13,7 +13,7 @@ from simd.engine.spec import US_PER_SECOND, Cause, JobSpec, Stragglers, job_haza
 from simd.engine.state import BUCKETS, State, Totals
 
 __all__ = [
-    "BUCKETS", "US_PER_SECOND", "Accelerator", "Cause", "Shadow", "Stragglers", "Event", "JobResult", "JobSpec", "State",
-    "Totals", "advance", "bucket_seconds", "job_hazards", "new_state", "per_step_cluster_hazard", "retarget", "run_job",
-    "to_us",
+    "BUCKETS", "US_PER_SECOND", "Accelerator", "Cause", "Shadow", "Stragglers", "Event", "JobResult", "JobSpec",
+    "State", "Totals", "advance", "bucket_seconds", "job_hazards", "new_state", "per_step_cluster_hazard", "retarget",
+    "run_job", "to_us",
 ]
