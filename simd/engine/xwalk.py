@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simd.engine import hyper, late
+from simd.engine import hyper, late, xkernel
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event
 from simd.engine.state import State
@@ -367,10 +367,23 @@ def _store(w: Work, t: int, g: int, step: int, last: int, corrupted: bool, clean
 
 
 def run(w: Work, until: int) -> bool:
-    """``segment`` over and over for plans without stragglers (the common case), positions in local variables:
-    the same trajectory (a test compares the two), a few times faster. The rare units (an SDC onset, a detector's
-    finding, a checkpoint taking a committed SDC, a job's end) go through ``_outcome`` and ``_apply``. Returns
-    True after a job's end (the caller checks ``max_jobs``), False when ``until`` comes first."""
+    """``segment`` over and over for plans without stragglers (the common case). Without ``trace`` the compiled
+    loop (xkernel.py) runs up to the segment of a job's end, which ``segment`` finishes; with it ``run_python``
+    (the kernel makes no Event objects). The same trajectory either way (tests compare them). Returns True after
+    a job's end (the caller checks ``max_jobs``), False when ``until`` comes first."""
+    if w.trace:
+        return run_python(w, until)
+    if xkernel.advance(w, until):  # stopped before the unit of a job's last step
+        return segment(w, until)
+    return False
+
+
+def run_python(w: Work, until: int) -> bool:
+    """``segment`` over and over for plans without stragglers, positions in local variables: the same trajectory
+    (a test compares the two), a few times faster; the reference the compiled loop (xkernel.py) is tested
+    against. The rare units (an SDC onset, a detector's finding, a checkpoint taking a committed SDC, a job's
+    end) go through ``_outcome`` and ``_apply``. Returns True after a job's end, False when ``until`` comes
+    first."""
     p, x, T = w.p, w.ext, w.totals
     hard, sdc = w.hard, w.sdc
     step_us, shadow_us = p.step_us, p.shadow_us
