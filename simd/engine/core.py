@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simd.engine import xwalk
+from simd.engine import single, xwalk
 from simd.engine.batch import batch, worth_a_batch
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event, JobResult
@@ -42,18 +42,23 @@ def new_state(spec: JobSpec) -> State:
 
 
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,
-            trace: bool = False, vectorize: bool = True) -> tuple[State, list[Event]]:
+            trace: bool = False, vectorize: bool = True, compiled: bool = True) -> tuple[State, list[Event]]:
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
 
     Returns the new state and the events that happened: every job end, and with ``trace`` also every
     interruption and SDC verdict. ``vectorize=False`` forces the one-segment-at-a-time path (the result is
     identical; tests compare the two). With ``max_jobs`` it stops as soon as that many jobs have completed in
     total; the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``.
+    The one-segment-at-a-time path runs compiled (single.py) unless ``trace`` (its events come from the walk),
+    the plan has a mechanism the kernel lacks (replicas.batchable), or ``compiled=False``, which keeps
+    walk.segment, the reference (the result is identical; tests compare the two).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    w = Work(state, trace)
     fast, vectorize = vectorize, vectorize and state.plan.vectorizable
+    if compiled and not trace and not vectorize and single.handles(state):
+        return single.advance(state, until_us, max_jobs)
+    w = Work(state, trace)
     walk = segment
     if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py), its fast loop
         w.ext = xwalk.Ext(state)  # without stragglers unless vectorize=False (the result is identical)
@@ -100,16 +105,17 @@ def retarget(state: State, spec: JobSpec) -> State:
 
 
 def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None,
-            vectorize: bool = True) -> JobResult | None:
+            vectorize: bool = True, compiled: bool = True) -> JobResult | None:
     """Run one job from a fresh state to completion; None if ``limit_us`` of simulated time pass first.
 
-    With ``tick_us`` the job advances in ticks of that size (the result is the same, by construction).
+    With ``tick_us`` the job advances in ticks of that size (the result is the same, by construction);
+    ``vectorize`` and ``compiled`` as advance's.
     """
     state = new_state(spec)
     limit = limit_us if limit_us is not None else NEVER
     while True:
         until = limit if tick_us is None else min(limit, state.clock + tick_us)
-        state, events = advance(state, until, max_jobs=1, vectorize=vectorize)
+        state, events = advance(state, until, max_jobs=1, vectorize=vectorize, compiled=compiled)
         for ev in events:
             if ev.kind == "job_end":
                 return ev.job

@@ -1,0 +1,160 @@
+"""The segment walk compiled for one replica: core.advance's fast path where it would run walk.segment.
+
+replkernel.py runs walk.segment's logic statement for statement over arrays of replicas; here one State is
+put into its one-row arrays (R = 1), the kernel advances it, and the State comes back out. The job ends the
+Python walk reports as events (``Event(t, "job_end", job=JobResult)``, what ``simd simulate`` and the daemon
+read) are recovered by letting the kernel stop at each job's end (its ``max_jobs`` cut, which leaves the state
+exactly where the walk is then) and building the JobResult from the counters as work.Work.end_job does.
+
+Promises: ``advance(state, until, max_jobs)`` equals ``core.advance(state, until, max_jobs=max_jobs,
+compiled=False)`` (the Python walk, the reference) for every plan ``handles`` accepts, state and events bit
+for bit (tests/test_single_kernel.py compares them over seeds, plans and cuts of time); it produces no
+interruption or SDC events, so core.advance keeps ``trace=True`` on the Python walk.
+
+Cost per call: packing one State into small arrays and back (a few microseconds), one kernel call per job
+that ends in the call plus one; no Python per event or per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+
+from simd.engine.results import Event, job_result
+from simd.engine.spec import Plan
+from simd.engine.state import State, Totals
+
+_TOTALS = tuple(f.name for f in fields(Totals))
+# replkernel's counters (its C_* order) by Totals field; fields not listed are carried through unchanged
+_COUNTERS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoints", "validations", "sdc_onsets",
+             "sdc_detected", "sdc_baked", "productive_us", "rollback_us", "checkpoint_us", "validation_us",
+             "restart_us", "detection_us", "straggler_us", "jobs_completed", "stragglers_replaced",
+             "interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type")
+_KEY = "_single_kernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
+_MANAGED = ("clock", "t", "g", "step", "last_ckpt", "corrupted", "pending_us", "hard", "sdc", "job_start_g",
+            "job_start_t", "totals", "job_start")  # the State fields the kernel moves
+
+
+class _Args:
+    """What the kernel reads of a plan, as it takes it, and where each Totals field sits in the totals row."""
+
+    def __init__(self, plan: Plan, example: Totals):
+        from simd.engine import replkernel as k
+        from simd.engine.pcg import words
+        from simd.engine.replicas import batchable
+
+        self.ok = batchable(plan)
+        if not self.ok:
+            return
+        self.kernel = k.advance_all
+        self.k = k
+        self.layout: list[tuple[str, int, int | None]] = []  # (field, first column, width or None: a scalar)
+        i = 0
+        for name in _TOTALS:
+            v = getattr(example, name)
+            width = len(v) if isinstance(v, tuple) else None
+            self.layout.append((name, i, width))
+            i += 1 if width is None else width
+        self.width = i
+        start = {name: col for name, col, _ in self.layout}
+        self.col = np.array([start.get(n, -1) for n in _COUNTERS], dtype=np.int64)
+        self.jobs_col = start["jobs_completed"]
+        self.exec_col = start["steps_executed"]
+        self.hist_width = len(example.step_hist)  # the kernel's per-call histogram scratch: one entry a bucket
+        st = plan.step_times
+        # without stragglers every executed step is in one bucket (work.Work.pack books it so)
+        self.hist_bucket = plan.step_bucket if st is None else None
+        self.words = np.stack([words(plan.hard_stream), words(plan.sdc_stream), words(plan.cause_stream),
+                               words(st.stream) if st is not None else np.zeros(5, dtype=np.uint64)])[None]
+        self.log1m = np.array([plan.hard_log1m, plan.sdc_log1m])
+        v = np.zeros(k.NPLAN, dtype=np.int64)
+        v[k.P_STEP], v[k.P_CKPT], v[k.P_VAL] = plan.step_us, plan.ckpt_us, plan.val_us
+        v[k.P_SDC_RESTART], v[k.P_TARGET] = plan.sdc_restart_us, plan.target
+        v[k.P_C], v[k.P_V] = plan.ckpt_every, plan.val_every
+        v[k.P_SLOW_STEPS], v[k.P_SLOW_RANKS] = plan.slow_steps, plan.slow_ranks
+        v[k.P_HAS_ST], v[k.P_NCAUSE] = st is not None, len(plan.stop_cumulative)
+        self.plan_i = v
+        # the kinds of hard-stream element (without shadow ranks, which batchable excludes: the causes)
+        self.stops = (np.asarray(plan.stop_cumulative, dtype=np.float64),
+                      np.asarray(plan.stop_detect_us, dtype=np.int64),
+                      np.asarray(plan.stop_restart_us, dtype=np.int64))
+        if st is None:  # unused tables of the right types (the kernel reads them only under stragglers)
+            z, zc = np.zeros(1), np.zeros(1, dtype=np.int8)
+            self.tables = (z, z, zc, False, z, z, zc, False, 0, np.zeros(1, dtype=np.int64))
+        else:
+            self.tables = st.kernel_args()[1]
+
+    def row(self, t: Totals) -> list[int]:
+        out: list[int] = []
+        d = t.__dict__
+        for name, _, width in self.layout:
+            if width is None:
+                out.append(d[name])
+            else:
+                out.extend(d[name])
+        return out
+
+    def totals(self, row: list[int]) -> Totals:
+        d = {}
+        for name, i, width in self.layout:
+            d[name] = row[i] if width is None else tuple(row[i:i + width])
+        if self.hist_bucket is not None:
+            h = [0] * len(d["step_hist"])
+            h[self.hist_bucket] = row[self.exec_col]
+            d["step_hist"] = tuple(h)
+        t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
+        t.__dict__.update(d)
+        return t
+
+
+def _args(plan: Plan, example: Totals) -> _Args:
+    a = plan.__dict__.get(_KEY)
+    if a is None:
+        a = plan.__dict__[_KEY] = _Args(plan, example)
+    return a
+
+
+def handles(state: State) -> bool:
+    """Whether the kernel has every mechanism the state's plan uses (replicas.batchable)."""
+    return _args(state.plan, state.totals).ok
+
+
+def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, list[Event]]:
+    """core.advance without trace on the compiled walk (see the module docstring); ``until_us >= state.clock``."""
+    plan = state.plan
+    a = _args(plan, state.totals)
+    k = a.k
+    pos = np.array([[state.clock, state.t, state.g, state.step, state.last_ckpt, state.corrupted, state.pending_us,
+                     *state.hard, *state.sdc, state.job_start_g, state.job_start_t]], dtype=np.int64)
+    tot = np.array([a.row(state.totals)], dtype=np.int64)
+    start = np.empty_like(tot)  # the kernel's copy of the totals at a job's end (rebuilt here from ``tot``)
+    plan_i = a.plan_i.copy()  # per call: its max_jobs entry is this call's
+    hist = np.zeros(a.hist_width, dtype=np.int64)
+    cum, det, rst = a.stops
+    events: list[Event] = []
+    job_start, now = state.job_start, None
+    while True:
+        jobs = int(tot[0, a.jobs_col])
+        # stop at the next job's end (to report it), or at max_jobs in total as core.advance does
+        plan_i[k.P_MAX_JOBS] = jobs + 1 if max_jobs is None else min(jobs + 1, max_jobs)
+        job_t = int(pos[0, k.JOB_T])
+        a.kernel(until_us, pos, tot, start, a.words, a.log1m, plan_i, a.col, cum, det, rst, *a.tables, hist)
+        if int(tot[0, a.jobs_col]) == jobs:  # until reached (or max_jobs already complete): done
+            now = None
+            break
+        now = a.totals(tot[0].tolist())
+        t = int(pos[0, k.T])
+        events.append(Event(t, "job_end", job=job_result(plan, now.minus(job_start), jobs, t - job_t)))
+        job_start = now
+        if max_jobs is not None and jobs + 1 >= max_jobs:
+            break
+    p = pos[0].tolist()
+    d = {key: v for key, v in state.__dict__.items() if key not in _MANAGED}
+    d.update(clock=p[k.CLOCK], t=p[k.T], g=p[k.G], step=p[k.STEP], last_ckpt=p[k.LAST], corrupted=bool(p[k.CORRUPTED]),
+             pending_us=p[k.PENDING], hard=(p[k.HARD_I], p[k.HARD_P]), sdc=(p[k.SDC_I], p[k.SDC_P]),
+             job_start_g=p[k.JOB_G], job_start_t=p[k.JOB_T],
+             totals=now if now is not None else a.totals(tot[0].tolist()), job_start=job_start)
+    out = State.__new__(State)  # as dataclasses.replace builds it, minus the frozen __init__'s cost
+    out.__dict__.update(d)
+    return out, events

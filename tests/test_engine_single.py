@@ -1,0 +1,152 @@
+"""The compiled segment walk for one replica (simd.engine.single), core.advance's path wherever it ran
+walk.segment: the Python walk's states, totals and job-end events bit for bit, under any cut of time."""
+
+from contextlib import contextmanager
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from specs import ORACLE_CONFIGS, llama3_causes, spec
+
+from simd.engine import (
+    US_PER_SECOND,
+    Accelerator,
+    Shadow,
+    Stragglers,
+    advance,
+    core,
+    new_state,
+    retarget,
+    run_job,
+    single,
+)
+from simd.engine.spec import Hyper
+
+S = US_PER_SECOND
+STRAGGLERS = [None, Stragglers(0.5, 0, 1.0), Stragglers(0.5, 1, 1.2, replace_after_steps=40),
+              Stragglers(0.5, 1, 1.2), Stragglers(0.0, 2, 1.5)]
+
+
+@st.composite
+def configurations(draw):
+    """Plans the kernel has every mechanism of: odd and dividing validation intervals, none, stragglers with
+    slow ranks and mitigation, Llama 3 causes with warm recovery."""
+    v = draw(st.integers(1, 12))
+    return spec(n_gpus=draw(st.sampled_from([8, 1024, 4096])), step_seconds=draw(st.sampled_from([30.0, 60.0])),
+                target_steps=draw(st.integers(1, 900)),
+                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
+                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
+                ckpt_interval_steps=v * draw(st.integers(1, 4)),
+                validation_interval_steps=draw(st.sampled_from([0, v, v + 1, 2 * v + 3])),
+                causes=draw(st.sampled_from([(), llama3_causes("warm")])),
+                stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
+
+
+def _walk(state, until, **kw):
+    """The reference: the Python segment walk."""
+    return advance(state, until, vectorize=False, compiled=False, **kw)
+
+
+@contextmanager
+def _python_walk_refused():
+    """core.advance fails if it runs the Python segment walk (or the batch) meanwhile."""
+    def refuse(*_):
+        raise AssertionError("the Python walk ran")
+
+    saved = core.segment, core.batch
+    core.segment = core.batch = refuse
+    try:
+        yield
+    finally:
+        core.segment, core.batch = saved
+
+
+def _fast(state, until, **kw):
+    """The compiled walk, and nothing else."""
+    with _python_walk_refused():
+        return advance(state, until, vectorize=False, **kw)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=configurations(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
+       max_jobs=st.sampled_from([None, None, 1, 2, 5]))
+def test_compiled_walk_equals_the_python_walk_under_any_cut(s, horizon_steps, cuts, max_jobs):
+    """States and events after every call of an arbitrary partition of time, against the walk in one call."""
+    horizon = min(horizon_steps, 40 * s.target_steps) * 75 * S  # at most ~40 jobs: the reference walk is slow
+    whole, whole_events = _walk(new_state(s), horizon, max_jobs=max_jobs)
+    ref, got, events = new_state(s), new_state(s), []
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        c = max(c, got.clock)  # a max_jobs stop leaves the clock behind
+        ref, ref_ev = _walk(ref, c, max_jobs=max_jobs)
+        got, ev = _fast(got, c, max_jobs=max_jobs)
+        assert got == ref and ev == ref_ev
+        assert sum(got.totals.bucket_us().values()) + got.in_flight_us() == got.clock
+        assert sum(got.totals.step_hist) == got.totals.steps_executed
+        events.extend(ev)
+    if max_jobs is None:
+        assert got == whole and events == whole_events
+
+
+ODD = {name: replace(s, validation_interval_steps=(s.validation_interval_steps or 25) + 15)
+       for name, s in ORACLE_CONFIGS.items()}  # validation not dividing the checkpoint interval
+
+
+@pytest.mark.parametrize("name", sorted(ORACLE_CONFIGS) + [f"odd-{n}" for n in sorted(ODD)])
+def test_run_job_over_seeds_equals_the_python_walk(name):
+    """Each seed's JobResult (the job_end event simulate reads), and limit_us cutting some jobs short."""
+    base = ODD[name[4:]] if name.startswith("odd-") else ORACLE_CONFIGS[name]
+    ideal = base.target_steps * base.step_seconds * S
+    for seed in range(25):
+        s = replace(base, seed=seed)
+        for limit in (None, int(1.3 * ideal)):
+            with _python_walk_refused():
+                got = run_job(s, limit_us=limit, vectorize=False)
+            assert got == run_job(s, limit_us=limit, vectorize=False, compiled=False)
+
+
+def test_many_job_ends_in_one_call_come_out_as_events():
+    s = spec(target_steps=7, ckpt_interval_steps=5, validation_interval_steps=3, hard_per_gpu_hour=3e-3,
+             sdc_per_gpu_hour=3e-3, stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=4))
+    until = 400 * 75 * S
+    got, events = _fast(new_state(s), until)
+    assert (got, events) == _walk(new_state(s), until)
+    assert len(events) > 20 and all(e.kind == "job_end" and e.job is not None for e in events)
+    assert [e.job.job for e in events] == list(range(len(events)))
+
+
+def test_max_jobs_reached_before_the_call_leaves_the_state_at_its_last_job():
+    s = spec(target_steps=20, validation_interval_steps=7)
+    done, ev = _fast(new_state(s), 10**6 * S, max_jobs=2)
+    assert len(ev) == 2 and done.clock == done.t < 10**6 * S
+    assert _fast(done, 2 * 10**6 * S, max_jobs=2) == _walk(done, 2 * 10**6 * S, max_jobs=2) == (done, [])
+
+
+def test_retargeted_state_continues_equal():
+    """A drill (a new epoch of streams, a new plan) mid-job, then on."""
+    s = spec(validation_interval_steps=40, stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40))
+    got, ref = _fast(new_state(s), 500 * 60 * S)[0], _walk(new_state(s), 500 * 60 * S)[0]
+    assert got == ref
+    hot = replace(s, hard_per_gpu_hour=2e-3)
+    got, ref = retarget(got, hot), retarget(ref, hot)
+    assert _fast(got, 5000 * 60 * S) == _walk(ref, 5000 * 60 * S)
+
+
+def test_trace_and_mechanisms_the_kernel_lacks_stay_on_the_python_walk():
+    odd = spec(validation_interval_steps=40)
+    assert single.handles(new_state(odd))
+    for other in (replace(odd, shadow=Shadow(0.5, 0.05)), replace(odd, hyper=Hyper(5, 100)),
+                  replace(odd, fleet=(Accelerator("a", 768, 2.0e-4, 1.5e-4), Accelerator("b", 256, 1e-3, 6e-4)))):
+        assert not single.handles(new_state(other))
+    until = 3 * 3000 * 75 * S  # three jobs or so
+    traced, events = advance(new_state(odd), until, trace=True)
+    assert {e.kind for e in events} > {"job_end"}  # interruptions and SDC verdicts: the walk's events
+    fast, fast_events = advance(new_state(odd), until)
+    assert fast == traced and fast_events == [e for e in events if e.kind == "job_end"]
+
+
+def test_the_vectorizable_plan_keeps_the_batch_path_unless_vectorize_is_false():
+    s = spec()  # validation 25 divides checkpoint 25
+    assert s.validation_interval_steps and single.handles(new_state(s))
+    until = 6000 * 75 * S
+    assert advance(new_state(s), until) == _fast(new_state(s), until) == _walk(new_state(s), until)
