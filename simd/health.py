@@ -86,15 +86,16 @@ class TickHealth:
         """The ticks are rescheduled every ``tick_seconds`` from ``now`` (a reload changed the interval)."""
         self.start, self.tick_seconds, self._slot = now, tick_seconds, 0
 
-    def event_overrun(self, scenario: str, work: int, limit: int, behind_seconds: float) -> None:
+    def event_overrun(self, scenario: str, work: float, limit: float, behind_seconds: float) -> None:
         """A scenario reached its work limit in a tick (simd.lane): logged while rare, then once a minute."""
         now = self._clock()
         self._event_overruns += 1
         if now - self._events_warned < OVERRUN_LOG_SECONDS:
             return
-        log.warning("scenario %s reached the work limit of a tick (%d events, limit %d) and is %.0f simulated "
+        log.warning("scenario %s reached the work limit of a tick (%.0f ms of estimated engine CPU, limit %.0f ms) "
+                    "and is %.0f simulated "
                     "seconds behind (it catches up exactly when it can); %d such overrun(s) since the last line",
-                    scenario, work, limit, behind_seconds, self._event_overruns)
+                    scenario, work / 1e3, limit / 1e3, behind_seconds, self._event_overruns)
         self._event_overruns, self._events_warned = 0, now
 
     def status(self) -> tuple[bool, str]:

@@ -5,10 +5,13 @@ A lane is an immutable value; the tick loop (simd.ticker) replaces it. Its repli
 which counts from ``origin_us`` of the daemon's shared simulated clock: 0 for a scenario that ran from the
 start (or from a resumed snapshot of such a run), the shared time of a reload that added or changed it.
 
-Bounded work: the engine's cost grows with the events it crosses (hard failures, SDC rollbacks, job ends),
-not with the simulated time, plus a few nanoseconds per executed step when stragglers give each step its own
-duration. :func:`advance_lane` advances in chunks sized from the plan's expected event rate, counts the work
-of each chunk, and stops once a tick's work reaches ``limit``: the lane is then *behind* the shared clock
+Bounded work: a tick's work is counted in estimated CPU microseconds of the engine (:class:`Costs`): per event
+crossed (hard failures, SDC rollbacks, job ends), per executed step whose duration the straggler sampler draws,
+and per replica per call, at the measured costs of the path the lane runs on (the compiled batch over replicas,
+or core.advance one replica at a time). :func:`advance_lane` advances in chunks sized so that the expected work
+plus four standard deviations fits the budget left (so in one call when it fits: a tick of 10,000 replicas of
+llama3-16k at speedup 3600 is ~0.13 s of estimated work, one call), counts what each chunk did, and stops once
+the work reaches ``limit`` or too little is left for another call: the lane is then *behind* the shared clock
 (reported, and caught up exactly by later ticks: the engine is tick-size invariant) instead of holding the
 daemon. Drills change a lane's parameters at exactly their simulated boundaries, wherever the lane is.
 """
@@ -18,27 +21,46 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from simd.config import Scenario, ScenarioBody
 from simd.engine import US_PER_SECOND, State, advance, new_state, retarget
-from simd.engine.replicas import advance_replicas
+from simd.engine.replicas import advance_replicas, on_kernel
 from simd.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
 
-# The work one scenario may do in one tick, in events (all replicas together). Measured on this 2-core machine
-# (CPU time of advance_lane until the limit): 0.5 us per event on the batch path (60 s steps, Llama 3 causes),
-# 44 us on the segment walk at a failure every other 1 s step, so 5,000 events cost at most ~0.2 s: a tick at
-# the default 1 s interval stays on time, while a busy scenario of the default configuration does ~100
-# events per tick at speedup 3600 and a runaway one (a drill multiplying a rate by 10^6, a 1 ms step at
-# speedup 10^9) is cut and reported.
-EVENTS_PER_TICK = 5_000
-# An executed step whose duration the straggler sampler draws costs ~14 ns (simd/engine/stragglers.py),
-# ~1/1000 of an event: that many such steps count as one event.
-STEPS_PER_EVENT = 1000
-# A chunk is sized to expect this share of the remaining budget, so one chunk overshoots it only with a
-# vanishing (Poisson-tail) probability.
-CHUNK_SHARE = 0.25
+# The work one scenario may do in one tick, in estimated CPU microseconds of the engine (all replicas together):
+# 0.2 s, so that a tick at the default 1 s interval stays on time with a few busy scenarios, while a runaway
+# one (a drill multiplying a rate by 10^6, a 1 ms step at speedup 10^9) is cut and reported. (The limit was
+# 5,000 events before, sized for the segment walk's 44 us per event: the same 0.2 s.)
+WORK_LIMIT_US = 200_000
+# Four standard deviations of a chunk's work (its events are Poisson) are kept in reserve when it is sized, so a
+# chunk overshoots the budget left only with a vanishing (Poisson-tail) probability.
+TAIL_SDS = 4.0
+# A lane with less than this share of its limit left stops for the tick: another chunk would be tiny.
+MIN_LEFT_SHARE = 1 / 16
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Estimated CPU microseconds of one path of the engine: per event, per straggler-drawn step, per replica
+    per call."""
+
+    event_us: float
+    step_us: float
+    call_us: float
+
+
+# The compiled batch over replicas (simd.engine.replicas), measured on this 2-core machine: 0.08-0.49 us per
+# event (1,000 replicas of tests/test_daemon_bounds.py's stormy scenario, 100-1,000 simulated s per call);
+# 17.7-18.3 ns per executed step of llama3-16k under stragglers, its events included (10,000 replicas, 3,600
+# simulated s per call); 0.65 us per replica per call in the kernel (its streams' jumps to their current draws)
+# and ~0.2 us in the arrays' copies.
+KERNEL = Costs(event_us=0.5, step_us=0.02, call_us=1.0)
+# core.advance, one replica at a time (plans the kernel lacks a mechanism of, an injected advance): 44 us per
+# event on the segment walk at a failure every other 1 s step (1.4-2.3 us on its batch path); ~14 ns per
+# straggler-drawn step (simd/engine/stragglers.py); 70-220 us per call that crosses no event.
+CORE = Costs(event_us=44.0, step_us=0.014, call_us=100.0)
 
 Advance = Callable[[State, int], tuple[State, list]]
 
@@ -88,68 +110,93 @@ def with_body(lane: Lane, body: ScenarioBody) -> Lane:
     return replace(lane, body=body, states=states, info=scenario_info(lane.scenario, body, states[0]))
 
 
-def work(state: State) -> int:
-    """The work counted so far in ``state``: events, and straggler-sampled steps / STEPS_PER_EVENT."""
+def events(state: State) -> int:
+    """The events counted so far in ``state``: interruptions, SDC verdicts (detected, baked in), job ends."""
     t = state.totals
-    n = sum(t.interruptions) + t.sdc_detected + t.sdc_baked + t.jobs_completed
-    if state.plan.step_times is not None:
-        n += t.steps_executed // STEPS_PER_EVENT
-    return n
+    return sum(t.interruptions) + t.sdc_detected + t.sdc_baked + t.jobs_completed
 
 
-def work_of(states: tuple[State, ...]) -> int:
-    """``work`` summed over the replicas; from the batch path's arrays when the states come from it."""
+def counted(states: Sequence[State]) -> tuple[int, int]:
+    """(events, executed steps) summed over the replicas; from the batch path's arrays when the states come
+    from it (no State built)."""
     b = getattr(states, "batch", None)
     if b is None:
-        return sum(work(s) for s in states)
+        return sum(events(s) for s in states), sum(s.totals.steps_executed for s in states)
     n = int(b.column("interruptions").sum() + b.column("sdc_detected").sum() + b.column("sdc_baked").sum()
             + b.column("jobs_completed").sum())
-    if states[0].plan.step_times is not None:
-        n += int((b.column("steps_executed") // STEPS_PER_EVENT).sum())
-    return n
+    return n, int(b.column("steps_executed").sum())
 
 
-def chunk_us(state: State, replicas: int, budget: int) -> float:
-    """Simulated microseconds in which the replicas are expected to do CHUNK_SHARE of ``budget`` work."""
-    p = state.plan
-    per_step = p.hard_hazard + p.sdc_hazard + 1.0 / p.target  # events per executed step, expected
-    if p.step_times is not None:
-        per_step += 1.0 / STEPS_PER_EVENT
-    rate = per_step / p.step_us * replicas  # work per simulated microsecond, all replicas (an upper bound:
-    # restarts, checkpoints and slow steps only stretch the time between events)
-    return max(p.step_us, CHUNK_SHARE * max(budget, 1) / rate)
+def costs_of(states: Sequence[State], advance_fn: Advance) -> Costs:
+    """The costs of the path ``advance_lane`` takes for ``states``."""
+    return KERNEL if advance_fn is advance and on_kernel(states) else CORE
+
+
+def work_us(costs: Costs, plan, replicas: int, events_done: int, steps_done: int) -> float:
+    """The estimated CPU microseconds of one call that did ``events_done`` events and executed ``steps_done``
+    steps over ``replicas`` replicas of ``plan``."""
+    w = costs.call_us * replicas + costs.event_us * events_done
+    if plan.step_times is not None:
+        w += costs.step_us * steps_done
+    return w
+
+
+def chunk_us(costs: Costs, plan, replicas: int, budget: float) -> float:
+    """The longest stretch of simulated microseconds whose expected work plus TAIL_SDS standard deviations fits
+    ``budget`` (at least one step). In x us: events ~ Poisson(lam * x) (all replicas), so the work is
+    c + a * x + TAIL_SDS * e * sqrt(lam * x) with c the calls' cost, a the expected work per us, e per event."""
+    per_step = plan.hard_hazard + plan.sdc_hazard + 1.0 / plan.target  # events per executed step, expected
+    lam = per_step / plan.step_us * replicas  # events per simulated us, all replicas (an upper bound: restarts,
+    # checkpoints and slow steps only stretch the time between events and steps)
+    a = costs.event_us * lam
+    if plan.step_times is not None:
+        a += costs.step_us * replicas / plan.step_us
+    left = budget - costs.call_us * replicas
+    if left <= 0:
+        return plan.step_us
+    b = TAIL_SDS * costs.event_us * math.sqrt(lam)
+    if a <= 0:
+        return math.inf
+    y = (-b + math.sqrt(b * b + 4 * a * left)) / (2 * a)  # a y^2 + b y = left, y = sqrt(x)
+    return max(plan.step_us, y * y)
 
 
 @dataclass(frozen=True)
 class Advanced:
     lane: Lane
-    work: int  # what this call did
+    work: float  # what this call did, estimated CPU microseconds
     cut: bool  # stopped at the limit before ``until_us``
 
 
 def advance_lane(lane: Lane, until_us: int, body_at: Callable[[float], ScenarioBody],
-                 boundaries: Callable[[float, float], list[float]], limit: int = EVENTS_PER_TICK,
+                 boundaries: Callable[[float, float], list[float]], limit: float = WORK_LIMIT_US,
                  advance_fn: Advance | None = None) -> Advanced:
     """Advance ``lane`` to shared simulated time ``until_us``, retargeting it at each drill boundary on the way
     (``boundaries(t0, t1)``: simulated seconds in (t0, t1]; ``body_at(t)``: its parameters at t), and stop
-    early once ``limit`` work is done. Pure: the lane given is not changed."""
+    early once ``limit`` work (estimated CPU microseconds) is done or less than MIN_LEFT_SHARE of it is left.
+    The first chunk always runs (at least one step), so a lane always moves. Pure: the lane given is not
+    changed."""
     step = advance_fn or advance
-    done, since = 0, lane.at_us / US_PER_SECOND
+    done, since, first = 0.0, lane.at_us / US_PER_SECOND, True
     while True:
         upcoming = boundaries(since, until_us / US_PER_SECOND)
         b = upcoming[0] if upcoming else None
         target = until_us if b is None else min(until_us, max(lane.at_us, round(b * US_PER_SECOND)))
         while lane.at_us < target:
-            if done >= limit:
+            if not first and limit - done < MIN_LEFT_SHARE * limit:
                 return Advanced(lane, done, True)
-            before = work_of(lane.states)
-            to = min(target, lane.at_us + math.ceil(chunk_us(lane.states[0], len(lane.states), limit - done)))
+            first = False
+            costs = costs_of(lane.states, step)
+            plan, n = lane.states[0].plan, len(lane.states)
+            before = counted(lane.states)
+            to = min(target, lane.at_us + math.ceil(min(chunk_us(costs, plan, n, limit - done), 2.0 ** 62)))
             if step is advance:  # all replicas at once on the engine's batch path: the same states, bit for bit
                 states = advance_replicas(lane.states, to - lane.origin_us)
             else:  # an injected advance (tests): one replica at a time
                 states = tuple(step(s, to - lane.origin_us)[0] for s in lane.states)
             lane = replace(lane, states=states)
-            done += work_of(lane.states) - before
+            after = counted(lane.states)
+            done += work_us(costs, plan, n, after[0] - before[0], after[1] - before[1])
         if b is None:
             return Advanced(lane, done, False)
         lane, since = with_body(lane, body_at(b)), b  # a drill starts or ends here

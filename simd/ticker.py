@@ -15,9 +15,9 @@ tests drive it by hand and never sleep. Promises:
   and never waits for the tick's lock.
 - A lane whose advance raises is quarantined (``failed``: exported, logged once with its cause, counted in
   ``simd_tick_errors_total``); the other lanes go on.
-- Per tick, each lane does at most ``event_limit`` work (simd.lane); and once a tick has run for
-  ``tick_seconds`` it leaves the remaining lanes where they are (behind) for the next tick, which starts
-  with the lanes furthest behind.
+- Per tick, each lane does at most ``work_limit`` work (estimated CPU microseconds of the engine, simd.lane);
+  and once a tick has run for ``tick_seconds`` it leaves the remaining lanes where they are (behind) for the
+  next tick, which starts with the lanes furthest behind.
 - ``reload(config)`` swaps in a new configuration between ticks: an unchanged scenario (same
   simd.lane.scenario_key) keeps its lane, a changed or new one starts fresh at the current simulated time, a
   removed one disappears; unchanged drills keep their runs.
@@ -42,7 +42,7 @@ from simd.config import Config
 from simd.drills import DrillRunner, Started
 from simd.engine import US_PER_SECOND, State, advance
 from simd.health import TickHealth
-from simd.lane import EVENTS_PER_TICK, Lane, advance_lane, new_lane, scenario_key, with_body
+from simd.lane import WORK_LIMIT_US, Lane, advance_lane, new_lane, scenario_key, with_body
 from simd.snapshot import ScenarioInfo, Snapshot
 
 log = logging.getLogger("simd.ticker")
@@ -69,13 +69,13 @@ class Ticker:
 
     def __init__(self, config: Config, clock: Clock, wall: Clock, speedup: float | None = None,
                  tick_seconds: float | None = None, advance_fn=advance, registry: CollectorRegistry | None = None,
-                 event_limit: int = EVENTS_PER_TICK, lanes: tuple[Lane, ...] | None = None, at_us: int = 0,
+                 work_limit: float = WORK_LIMIT_US, lanes: tuple[Lane, ...] | None = None, at_us: int = 0,
                  drills: DrillRunner | None = None):
         """``lanes``, ``at_us`` and ``drills``: resume where a saved state left off (simd.persist)."""
         self._speedup_flag, self._tick_flag = speedup, tick_seconds
         self.speedup = float(config.speedup if speedup is None else speedup)
         self.tick_seconds = float(config.tick_seconds if tick_seconds is None else tick_seconds)
-        self._clock, self._advance, self.event_limit = clock, advance_fn, event_limit
+        self._clock, self._advance, self.work_limit = clock, advance_fn, work_limit
         self._lock = threading.Lock()
         self.config = config
         self.drills = drills or DrillRunner(config)
@@ -128,13 +128,13 @@ class Ticker:
                 continue  # this tick is over its time: the lane waits for the next one (behind meanwhile)
             try:
                 out = advance_lane(lane, until, lambda t, s=lane.scenario: self.drills.body(s, t),
-                                   self.drills.boundaries, self.event_limit, self._advance)
+                                   self.drills.boundaries, self.work_limit, self._advance)
             except Exception as exc:  # noqa: BLE001 (any failure of one scenario must not stop the others)
                 lanes[i] = self._quarantine(lane, exc)
                 continue
             lanes[i] = out.lane if not out.cut else replace(out.lane, overruns=out.lane.overruns + 1)
             if out.cut:
-                self.health.event_overrun(lane.scenario.name, out.work, self.event_limit,
+                self.health.event_overrun(lane.scenario.name, out.work, self.work_limit,
                                           (until - out.lane.at_us) / US_PER_SECOND)
         return tuple(lanes)
 

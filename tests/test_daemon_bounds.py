@@ -7,10 +7,11 @@ import pytest
 from daemon_fixtures import FakeClock, small_config
 from prometheus_client import generate_latest
 
-from simd.config import parse_config
-from simd.engine import US_PER_SECOND, advance
+import simd.lane
+from simd.config import default_config, parse_config
+from simd.engine import US_PER_SECOND, advance, new_state
 from simd.exporter import new_registry
-from simd.lane import advance_lane, new_lane, work
+from simd.lane import CORE, KERNEL, MIN_LEFT_SHARE, WORK_LIMIT_US, advance_lane, chunk_us, costs_of, events, new_lane
 from simd.ticker import Ticker
 
 START = 1000.0
@@ -47,7 +48,7 @@ def sample(t: Ticker, name: str, **labels) -> float:
 
 
 def test_a_scenario_over_the_work_limit_is_left_behind_and_catches_up_exactly():
-    limited, clock = make(event_limit=300)
+    limited, clock = make(work_limit=300)  # estimated engine CPU us: ~600 of the storm's ~1800 events an hour
     free, free_clock = make()
     for wall in (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0):
         clock.t = free_clock.t = START + wall
@@ -57,16 +58,54 @@ def test_a_scenario_over_the_work_limit_is_left_behind_and_catches_up_exactly():
         # the quiet scenario is never held back by the stormy one
         assert quiet.clock_us == limited.snapshot.simulated_us and quiet.behind_us == 0
         if wall == 1.0:
-            # one tick is an hour of simulated time: ~1800 events, cut at 300 (plus the chunk that crossed it)
+            # one tick is an hour of simulated time: ~1800 events at KERNEL.event_us each, cut near 300 us
             assert storm.behind_us > 0 and storm.overruns == 1
-            assert 300 <= sum(work(s) for s in limited.lanes[0].states) < 600
+            assert 200 <= sum(events(s) for s in limited.lanes[0].states) * KERNEL.event_us <= 300
             assert sample(limited, "simd_scenario_overruns_total", scenario="storm") == 1
             assert sample(limited, "simd_scenario_behind_seconds", scenario="storm") == storm.behind_us / 1e6
     # the work limit changes when things happen, never what happens: at the same simulated time, the same state
     lane = limited.lanes[0]
     caught_up = advance_lane(lane, free.snapshot.simulated_us, lambda t: lane.body, lambda a, b: [], 10**9).lane
     assert caught_up.states == free.lanes[0].states
-    assert sum(free.snapshot.scenarios[0].totals.interruptions) > 8 * 300  # the limit did bind
+    assert sum(free.snapshot.scenarios[0].totals.interruptions) > 8 * 300 / KERNEL.event_us  # the limit did bind
+
+
+def test_a_cut_lane_used_most_of_its_limit_in_few_calls_and_no_more(monkeypatch):
+    scenario = parse_config(STORMY).scenarios[0]
+    lane = new_lane(scenario, scenario, 0)
+    assert costs_of(lane.states, advance) is KERNEL
+    calls = []
+    real = simd.lane.advance_replicas
+    monkeypatch.setattr(simd.lane, "advance_replicas", lambda states, until: calls.append(until) or real(states, until))
+    out = advance_lane(lane, 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [], 300)
+    assert out.cut and (1 - MIN_LEFT_SHARE) * 300 <= out.work <= 300
+    # what was counted: one replica's calls and the events it crossed, at the kernel's costs
+    assert out.work == len(calls) * KERNEL.call_us + KERNEL.event_us * events(out.lane.states[0])
+    assert len(calls) <= 4
+
+
+def test_a_tick_of_ten_thousand_replicas_of_llama3_16k_at_speedup_3600_is_one_call():
+    """Issue 12: 600 straggler-drawn steps per replica per tick are ~0.13 s of estimated work, under the limit, so
+    the tick is one kernel call (the limit counted 1,000 such steps as an event once: the tick was cut)."""
+    s = default_config().scenario("llama3-16k")
+    plan = new_state(s.job_spec(s.replica_seeds()[0])).plan
+    assert plan.step_times is not None
+    assert chunk_us(KERNEL, plan, 10_000, WORK_LIMIT_US) >= 3600 * US_PER_SECOND
+    # one replica at a time on core.advance, the same tick is beyond one tick's work
+    assert chunk_us(CORE, plan, 10_000, WORK_LIMIT_US) == plan.step_us
+
+
+def test_an_injected_advance_is_counted_at_core_costs():
+    scenario = parse_config(STORMY).scenarios[1]
+    lane = new_lane(scenario, scenario, 0)
+    assert costs_of(lane.states, lambda s, u: advance(s, u)) is CORE
+    out = advance_lane(lane, 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [], advance_fn=advance_one)
+    assert not out.cut and out.work == CORE.call_us + CORE.event_us * events(out.lane.states[0])
+    assert out.lane.states == tuple(advance(s, 3600 * US_PER_SECOND)[0] for s in lane.states)
+
+
+def advance_one(state, until):
+    return advance(state, until)
 
 
 def test_one_tick_of_a_runaway_scenario_is_bounded():
@@ -79,7 +118,7 @@ def test_one_tick_of_a_runaway_scenario_is_bounded():
     t.tick()
     storm = t.snapshot.scenarios[0]
     assert storm.overruns == 1 and storm.behind_us > 0
-    assert sum(storm.totals.interruptions) < 2 * t.event_limit
+    assert sum(storm.totals.interruptions) * KERNEL.event_us <= t.work_limit
 
 
 def test_a_tick_that_raises_quarantines_its_scenario_and_the_others_go_on(caplog):

@@ -90,3 +90,28 @@ def test_cannot_advance_backwards():
     states = advance_replicas(_replicas(spec(), 2), 10**5 * S)
     with pytest.raises(ValueError, match="backwards"):
         advance_replicas(states, 10 * S)
+
+
+@pytest.mark.parametrize("stragglers", STRAGGLERS[:2])
+def test_continued_calls_read_nothing_in_between_and_equal_the_single_replica_engine(stragglers):
+    """The daemon's way: each call continues from the previous result's arrays and reads no State in between;
+    jobs end in some calls and not others, so a replica's job_start comes from a call before the last one."""
+    s = spec(target_steps=120, hard_per_gpu_hour=2e-4, stragglers=stragglers, seed=7)
+    states = _replicas(s, 5)
+    cuts = [k * 37 * 60 * S for k in range(1, 40)]
+    got = advance_replicas(states, cuts[0])
+    for c in cuts[1:]:
+        got = advance_replicas(got, c)
+    ended = got.batch.ended
+    assert ended.any() and got.batch.tot[:, got.batch.lay.start["jobs_completed"]].min() >= 1
+    assert got == tuple(advance(x, cuts[-1])[0] for x in states)
+
+
+def test_states_handed_out_keep_their_values_when_the_next_call_continues():
+    s = spec(target_steps=50, stragglers=STRAGGLERS[1], seed=3)
+    first = advance_replicas(_replicas(s, 3), 100 * 60 * S)
+    second = advance_replicas(first, 400 * 60 * S)
+    third = advance_replicas(first, 400 * 60 * S)  # the same call again from the same arrays
+    assert first == tuple(advance(x, 100 * 60 * S)[0] for x in _replicas(s, 3))
+    assert second == third == tuple(advance(x, 400 * 60 * S)[0] for x in _replicas(s, 3))
+    assert first[0].clock == 100 * 60 * S and second[0].job_start is not first[0].job_start
