@@ -2,13 +2,15 @@
 
 The replicas of a grid point use seeds ``seed_base, seed_base + 1, ...``, the same at every grid point (common
 random numbers: neighbouring points see the same failure streams, so their difference is estimated with less
-noise than their levels). The work is cut into tasks of (grid point, a run of consecutive seeds); an executor
-(``simd.sweepexec``: in-process, a local process pool, or a dask.distributed cluster) runs them in any order
-and the results are put back in seed order before anything is summed, so the numbers are identical whichever
-executor ran them.
+noise than their levels). The work is cut into tasks of (a group of grid points, a run of consecutive seeds):
+the points of a group share their step durations (the same straggler parameters: simd.engine.crn), so a task
+draws each seed's durations once for all of them (:func:`run_points`). An executor (``simd.sweepexec``:
+in-process, a local process pool, or a dask.distributed cluster) runs the tasks in any order and the results
+are put back in seed order before anything is summed, so the numbers are identical whichever executor ran them.
 
-:func:`run_point` is the one place that turns a configuration and seeds into per-replica results; a batch
-engine that advances many replicas at once replaces its body and nothing else.
+:func:`run_point` turns one configuration and seeds into per-replica results on the engine's batch path;
+:func:`run_points` does it for a group of configurations, on the shared durations when they have stragglers,
+with the same results bit for bit (tests compare the two, and both with ``simd simulate``).
 
 Two modes: a fixed number of replicas per point, or adaptive (:func:`adaptive_sweep`): replicas are added in
 rounds until the 95% confidence half-width of the mean effective utilization is at most the target at every
@@ -23,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from simd.config import Scenario
 from simd.engine import BUCKETS, US_PER_SECOND
+from simd.engine.crn import Shared, duration_key
 from simd.engine.replicas import run_jobs
 from simd.engine.spec import compile_spec
 from simd.models import analytic
@@ -34,11 +37,14 @@ from simd.sweepstats import PointStats, summarize
 # Adaptive mode. Law & Kelton, Simulation Modeling and Analysis (3rd ed., section 9.4.1): the sequential
 # procedure starts from n0 >= 10 replications to estimate the variance before trusting a half-width.
 ADAPTIVE_START = 10
-# A task holds at most this many replicas (6-19 s of llama3-16k as measured here, against ~1.5 ms of overhead per
-# task: the progress bar moves and a worker idles at most one task's time at the end), and the work of a round
-# is cut into at least TASKS_PER_WORKER tasks per worker so that tasks of unequal cost (intervals, cluster
+# A task holds at most this many seeds (one llama3-16k seed is 10-19 ms of drawing its ~1.2e6 step durations, shared
+# by the task's points, or 60-190 ms per replica of a point that shares them with none: tasks of 1-19 s measured
+# here, against ~1.5 ms of overhead per task: the progress bar moves and a worker idles at most one task's time at
+# the end), and at most MAX_TASK_JOBS jobs (a llama3-16k job on shared durations: ~0.2 ms of events); the work of a
+# round is cut into at least TASKS_PER_WORKER tasks per worker so that tasks of unequal cost (intervals, cluster
 # sizes) still keep every worker busy to the end.
 MAX_TASK_REPLICAS = 100
+MAX_TASK_JOBS = 10_000
 TASKS_PER_WORKER = 8
 
 
@@ -76,28 +82,84 @@ def run_point(scenario: Scenario, seeds: Sequence[int]) -> list[ReplicaResult]:
             for seed, job in zip(seeds, jobs, strict=True)]
 
 
+def run_points(scenarios: Sequence[Scenario], seeds: Sequence[int]) -> list[list[ReplicaResult]]:
+    """:func:`run_point` for each of ``scenarios`` (a task's group), each list in seed order. Configurations
+    that share their step durations (simd.engine.crn.Shared: stragglers with the same parameters, every
+    mechanism on the batch kernel) draw each seed's durations once, holding one seed's window of them at a
+    time; the others run one by one. The results are the same either way, bit for bit."""
+    if len(scenarios) < 2 or not seeds or duration_key(scenarios[0].job_spec(seeds[0])) is None:
+        return [run_point(sc, seeds) for sc in scenarios]
+    try:
+        group = Shared([sc.job_spec(seeds[0]) for sc in scenarios])
+    except ValueError:  # not shareable after all (a mechanism off the kernel, other durations)
+        return [run_point(sc, seeds) for sc in scenarios]
+    limits = [simulation_limit_us(sc) for sc in scenarios]
+    out: list[list[ReplicaResult]] = [[] for _ in scenarios]
+    for seed in seeds:
+        for results, sc, limit_us, job in zip(out, scenarios, limits, group.run(seed, limits), strict=True):
+            results.append(ReplicaResult.of(Outcome(sc.name, seed, sc.target_steps, job, limit_us / US_PER_SECOND)))
+    return out
+
+
+@dataclass(frozen=True)
+class PerPoint:
+    """A task function from a per-point one (``fn(scenario, seeds)``, e.g. a test's fake): each point alone."""
+
+    fn: Callable
+
+    def __call__(self, scenarios: Sequence[Scenario], seeds: Sequence[int]) -> list[list[ReplicaResult]]:
+        return [self.fn(sc, seeds) for sc in scenarios]
+
+
 @dataclass(frozen=True)
 class Task:
-    point: int  # index into the grid
+    points: tuple[int, ...]  # indices into the grid: a group of points that need the same seeds
     seeds: tuple[int, ...]  # consecutive seeds
 
 
-# An executor (simd.sweepexec): called as executor(fn, [(task, scenario), ...]), it yields
-# (task, fn(scenario, task.seeds)) in any order.
-Executor = Callable[[Callable, list[tuple[Task, Scenario]]], Iterable[tuple[Task, list[ReplicaResult]]]]
+# An executor (simd.sweepexec): called as executor(fn, [(task, scenarios), ...]), ``scenarios`` those of the
+# task's points, it yields (task, fn(scenarios, task.seeds)) in any order; fn returns a list per point.
+Executor = Callable[[Callable, list[tuple[Task, tuple[Scenario, ...]]]],
+                    Iterable[tuple[Task, list[list[ReplicaResult]]]]]
 RunPoint = Callable[[Scenario, Sequence[int]], list[ReplicaResult]]
 Progress = Callable[[int, int], None]  # (replicas planned so far, replicas done so far)
 
 
 def chunk_size(replicas: int, workers: int) -> int:
-    """Replicas per task for a round of ``replicas`` replicas on ``workers`` workers."""
+    """Seeds per task for a round of ``replicas`` seed runs (one per group and seed) on ``workers`` workers."""
     return max(1, min(MAX_TASK_REPLICAS, math.ceil(replicas / (TASKS_PER_WORKER * max(1, workers)))))
 
 
-def plan_tasks(ranges: dict[int, range], workers: int) -> list[Task]:
-    """Tasks for seed ranges per point: each range cut into runs of at most ``chunk_size`` seeds."""
-    size = chunk_size(sum(len(r) for r in ranges.values()), workers)
-    return [Task(i, tuple(r[k:k + size])) for i, r in sorted(ranges.items()) for k in range(0, len(r), size)]
+def shared_groups(points: Sequence[Point]) -> list[tuple[int, ...]]:
+    """The grid's points grouped by what their step durations depend on (simd.engine.crn.duration_key), in
+    grid order; a point without stragglers is a group of its own (nothing to share)."""
+    groups: dict[object, list[int]] = {}
+    for i, p in enumerate(points):
+        key = duration_key(p.scenario.job_spec())
+        groups.setdefault(("alone", i) if key is None else key, []).append(i)
+    return [tuple(g) for g in groups.values()]
+
+
+def plan_tasks(ranges: dict[int, range], workers: int,
+               groups: Sequence[Sequence[int]] | None = None) -> list[Task]:
+    """Tasks for seed ranges per point. Within a group (default: every point alone) the seeds are cut where the
+    set of points that need them changes (adaptive rounds give points different ranges), and each run of seeds
+    into tasks of at most ``chunk_size`` seeds (and MAX_TASK_JOBS jobs) holding every point that needs them."""
+    groups = [(i,) for i in sorted(ranges)] if groups is None else groups
+    runs: list[tuple[tuple[int, ...], range]] = []
+    for group in groups:
+        members = [i for i in group if i in ranges and len(ranges[i])]
+        cuts = sorted({b for i in members for b in (ranges[i].start, ranges[i].stop)})
+        for lo, hi in zip(cuts, cuts[1:], strict=False):
+            pts = tuple(i for i in members if lo in ranges[i])
+            if pts:
+                runs.append((pts, range(lo, hi)))
+    size = chunk_size(sum(len(r) for _, r in runs), workers)
+    tasks = []
+    for pts, r in runs:
+        n = max(1, min(size, MAX_TASK_JOBS // len(pts)))
+        tasks += [Task(pts, tuple(r[k:k + n])) for k in range(0, len(r), n)]
+    return sorted(tasks, key=lambda t: (t.points, t.seeds))
 
 
 @dataclass(frozen=True)
@@ -110,26 +172,34 @@ class PointResult:
 
 
 class Runner:
-    """Runs rounds of seed ranges over the grid with one executor, keeping every replica in seed order."""
+    """Runs rounds of seed ranges over the grid with one executor, keeping every replica in seed order. By default
+    the tasks hold groups of points that share their step durations (:func:`run_points`); with ``fn`` (a
+    per-point function such as :func:`run_point`) every point is a task group of its own."""
 
-    def __init__(self, points: list[Point], execute: Executor, workers: int, fn: RunPoint = run_point,
+    def __init__(self, points: list[Point], execute: Executor, workers: int, fn: RunPoint | None = None,
                  progress: Progress | None = None):
-        self.points, self.execute, self.workers, self.fn = points, execute, workers, fn
+        self.points, self.execute, self.workers = points, execute, workers
+        self.fn = run_points if fn is None else PerPoint(fn)
+        self.groups = shared_groups(points) if fn is None else [(i,) for i in range(len(points))]
         self.progress = progress or (lambda planned, done: None)
         self.results: list[list[ReplicaResult]] = [[] for _ in points]
         self.planned = self.done = 0
 
     def round(self, ranges: dict[int, range]) -> None:
         """Run each point's seed range (each must continue the point's seeds so far) and append the results."""
-        tasks = plan_tasks({i: r for i, r in ranges.items() if len(r)}, self.workers)
-        self.planned += sum(len(t.seeds) for t in tasks)
+        tasks = plan_tasks({i: r for i, r in ranges.items() if len(r)}, self.workers, self.groups)
+        self.planned += sum(len(t.points) * len(t.seeds) for t in tasks)
         self.progress(self.planned, self.done)
         got: dict[tuple[int, int], list[ReplicaResult]] = {}
-        for task, results in self.execute(self.fn, [(t, self.points[t.point].scenario) for t in tasks]):
-            if [r.seed for r in results] != list(task.seeds):
-                raise RuntimeError(f"run_point returned seeds {[r.seed for r in results]} for {task.seeds}")
-            got[(task.point, task.seeds[0])] = results
-            self.done += len(results)
+        jobs = [(t, tuple(self.points[i].scenario for i in t.points)) for t in tasks]
+        for task, per_point in self.execute(self.fn, jobs):
+            if len(per_point) != len(task.points):
+                raise RuntimeError(f"a task of {len(task.points)} points returned {len(per_point)} lists")
+            for point, results in zip(task.points, per_point, strict=True):
+                if [r.seed for r in results] != list(task.seeds):
+                    raise RuntimeError(f"run_point returned seeds {[r.seed for r in results]} for {task.seeds}")
+                got[(point, task.seeds[0])] = results
+                self.done += len(results)
             self.progress(self.planned, self.done)
         for (point, _), results in sorted(got.items()):  # seed order, whatever the completion order
             self.results[point].extend(results)

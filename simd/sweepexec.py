@@ -1,9 +1,9 @@
 """Executors of a sweep's tasks: in-process, a local process pool (the default), or a dask.distributed cluster.
 
-An executor is called as ``executor(fn, jobs)`` with ``jobs`` a list of ``(task, scenario)`` and yields
-``(task, fn(scenario, task.seeds))`` in completion order; it decides nothing else (simd.sweep puts the results
-back in seed order). ``workers`` says how many tasks it runs at once, so the sweep can cut the work to keep
-them all busy.
+An executor is called as ``executor(fn, jobs)`` with ``jobs`` a list of ``(task, scenarios)`` (the scenarios of
+the task's grid points) and yields ``(task, fn(scenarios, task.seeds))`` in completion order; it decides nothing
+else (simd.sweep puts the results back in seed order). ``workers`` says how many tasks it runs at once, so the
+sweep can cut the work to keep them all busy.
 
 dask is optional (``pip install -e .[dask]``) and imported only by :class:`DaskExecutor`.
 """
@@ -32,8 +32,8 @@ class Serial:
     workers = 1
 
     def __call__(self, fn, jobs):
-        for task, scenario in jobs:
-            yield task, fn(scenario, task.seeds)
+        for task, scenarios in jobs:
+            yield task, fn(scenarios, task.seeds)
 
     def close(self) -> None:
         pass
@@ -56,7 +56,7 @@ class LocalPool:
         self._pool = ProcessPoolExecutor(max_workers=self.workers)
 
     def __call__(self, fn, jobs):
-        futures = {self._pool.submit(fn, scenario, task.seeds): task for task, scenario in jobs}
+        futures = {self._pool.submit(fn, scenarios, task.seeds): task for task, scenarios in jobs}
         pending = set(futures)
         try:
             while pending:
@@ -95,7 +95,7 @@ class DaskExecutor:
         from distributed import as_completed
 
         # pure=False: two tasks with equal arguments are still two tasks (never deduplicated by key)
-        futures = {self.client.submit(fn, scenario, task.seeds, pure=False): task for task, scenario in jobs}
+        futures = {self.client.submit(fn, scenarios, task.seeds, pure=False): task for task, scenarios in jobs}
         try:
             for f in as_completed(futures):
                 try:

@@ -117,8 +117,8 @@ class Reversed:
 def test_tasks_cover_each_point_in_runs_of_consecutive_seeds():
     tasks = sweep.plan_tasks({0: range(10, 27), 1: range(5, 9)}, workers=2)
     # 21 replicas on 2 workers: ceil(21 / 16) = 2 per task
-    assert [t.seeds for t in tasks if t.point == 0] == [tuple(range(k, min(k + 2, 27))) for k in range(10, 27, 2)]
-    assert [t.seeds for t in tasks if t.point == 1] == [(5, 6), (7, 8)]
+    assert [t.seeds for t in tasks if t.points == (0,)] == [tuple(range(k, min(k + 2, 27))) for k in range(10, 27, 2)]
+    assert [t.seeds for t in tasks if t.points == (1,)] == [(5, 6), (7, 8)]
     assert sweep.chunk_size(20_000, 2) == sweep.MAX_TASK_REPLICAS
 
 
@@ -152,7 +152,7 @@ def test_progress_reports_planned_and_done(small):
     fixed_sweep(Runner(_points(small, "checkpoint.seconds=30,90"), Serial(), 1,
                        progress=lambda planned, done: seen.append((planned, done))), 0, 3)
     assert seen[0] == (6, 0) and seen[-1] == (6, 6) and len(seen) == 1 + len(sweep.plan_tasks(
-        {0: range(3), 1: range(3)}, 1))
+        {0: range(3), 1: range(3)}, 1, [(0, 1)]))  # the two points share their step durations: one group
 
 
 # ---- adaptive mode

@@ -41,6 +41,10 @@ NCOL = 21
  P_MAX_JOBS) = range(12)
 NPLAN = 12
 HARD, SDC, END = 0, 1, 2
+# The prefix path (crn.py): cumulative bucket counts are kept every PREFIX_STRIDE executed steps, the steps in
+# between counted from their buckets (at most PREFIX_STRIDE - 1 one-byte reads per end of a stretch, against
+# 1.4 bytes per step for the rows of counts: 11 int64 every 64 steps).
+PREFIX_STRIDE = 64
 
 
 @numba.njit(inline="always", cache=True)
@@ -81,6 +85,19 @@ def _fit_steps(a, b, budget, step_us, c, ckpt_us, v, val_us):
     return lo
 
 
+@numba.njit(inline="always", cache=True)
+def _counts(ph, pb, p0, x, sign, hist):
+    """Add ``sign`` times the bucket counts of executed steps 1 .. x to ``hist``, from a prefix window that
+    starts at executed step ``p0`` (a multiple of PREFIX_STRIDE; crn.py): the row of counts at the last
+    multiple of the stride, then the steps after it one by one."""
+    j = x // PREFIX_STRIDE
+    row = j - p0 // PREFIX_STRIDE
+    for k in range(len(hist)):
+        hist[k] += sign * ph[row, k]
+    for y in range(j * PREFIX_STRIDE + 1, x + 1):
+        hist[pb[y - p0]] += sign
+
+
 @numba.njit(cache=True, nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def advance_all(until, pos, tot, start, words, log1m, plan_i, col, cause_cum, cause_det, cause_rst,
                 ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist_scratch):
@@ -93,7 +110,13 @@ def advance_all(until, pos, tot, start, words, log1m, plan_i, col, cause_cum, ca
 
 @numba.njit(cache=True)
 def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum, cause_det, cause_rst,
-                 ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
+                 ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, prefix=None):
+    """Replica ``r`` to ``until``. Returns 0, or with ``prefix`` (crn.py's window of step durations: cumulative
+    durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps p0 .. p0 + len(pd) - 1) the
+    executed step the next stretch needs when the window ends before it: the replica's state is then written
+    as between two calls (its clock untouched) and a call with the window extended carries on from there,
+    with the result of one uninterrupted call. The prefix holds one job's durations from g = 0 (the slow
+    ranks in its first slow_steps), so it serves a replica's first job only."""
     step_us, ckpt_us, val_us = plan_i[P_STEP], plan_i[P_CKPT], plan_i[P_VAL]
     sdc_restart_us, target, C, V = plan_i[P_SDC_RESTART], plan_i[P_TARGET], plan_i[P_C], plan_i[P_V]
     slow_steps, slow_ranks, has_st = plan_i[P_SLOW_STEPS], plan_i[P_SLOW_RANKS], plan_i[P_HAS_ST] != 0
@@ -123,6 +146,7 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
     xh, xl = np.uint64(0), np.uint64(0)
     d_e, k_e = 0, 0
     clock = until
+    need = 0
 
     while True:
         if max_jobs >= 0 and tr[c_jobs] >= max_jobs:
@@ -189,26 +213,59 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
         n_done = n_q
         fits = True
         if has_st:
-            if st_at != g:
-                xh, xl = seek(wst, g)
-            slow = max(0, min(n_q, job_g + slow_steps - g))
-            for k in range(len(hist)):
-                hist[k] = 0
-            xh, xl, m, used, total, fits = run(xh, xl, wst[2], wst[3], st_dx, step, q_e - 1, budget, C, ckpt_us, V,
-                                               val_us, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist)
-            st_at = g + (m - step) + (0 if fits else 1)
-            n_done = m - step
-            excess = total - n_done * step_us
-            if fits:  # the event step's own duration
-                slow_e = 1 if e - 1 < job_g + slow_steps else 0
-                if slow_e:
-                    xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], st_dx, sa, sb, sc, sf, base, bounds)
-                else:
-                    xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], st_dx, ha, hb, hc, hf, base, bounds)
-                st_at += 1
-                unit += d_e - step_us
-                if used + unit > budget:
+            if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None
+                pd, pb, ph, p0 = prefix
+                if job_g != 0 or g < p0:
+                    raise ValueError("the prefix path runs a replica's first job, from a window that covers it")
+                if e - p0 >= len(pd):
+                    need = e
+                    break
+                i0 = g - p0
+                # every quiet step if they all fit, else the most that do (their time grows with their number)
+                used = pd[i0 + n_q] - pd[i0] + _stretch(step, q_e - 1, 0, C, ckpt_us, V, val_us)
+                if used > budget:
                     fits = False
+                    lo, hi = 0, n_q - 1
+                    while lo < hi:
+                        mid = (lo + hi + 1) // 2
+                        if pd[i0 + mid] - pd[i0] + _stretch(step, step + mid, 0, C, ckpt_us, V, val_us) <= budget:
+                            lo = mid
+                        else:
+                            hi = mid - 1
+                    n_done = lo
+                    used = pd[i0 + n_done] - pd[i0] + _stretch(step, step + n_done, 0, C, ckpt_us, V, val_us)
+                excess = pd[i0 + n_done] - pd[i0] - n_done * step_us
+                for k in range(len(hist)):
+                    hist[k] = 0
+                _counts(ph, pb, p0, g + n_done, 1, hist)
+                _counts(ph, pb, p0, g, -1, hist)
+                if fits:  # the event step's own duration
+                    d_e = pd[e - p0] - pd[e - p0 - 1]
+                    k_e = np.int64(pb[e - p0])
+                    unit += d_e - step_us
+                    if used + unit > budget:
+                        fits = False
+            else:
+                if st_at != g:
+                    xh, xl = seek(wst, g)
+                slow = max(0, min(n_q, job_g + slow_steps - g))
+                for k in range(len(hist)):
+                    hist[k] = 0
+                xh, xl, m, used, total, fits = run(xh, xl, wst[2], wst[3], st_dx, step, q_e - 1, budget, C, ckpt_us, V,
+                                                   val_us, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist)
+                st_at = g + (m - step) + (0 if fits else 1)
+                n_done = m - step
+                excess = total - n_done * step_us
+                if fits:  # the event step's own duration
+                    slow_e = 1 if e - 1 < job_g + slow_steps else 0
+                    if slow_e:
+                        xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], st_dx, sa, sb, sc, sf, base, bounds)
+                    else:
+                        xh, xl, d_e, k_e = draw(xh, xl, wst[2], wst[3], st_dx, ha, hb, hc, hf, base, bounds)
+                    st_at += 1
+                    unit += d_e - step_us
+                    if used + unit > budget:
+                        fits = False
         else:
             quiet_us = _stretch(step, q_e - 1, step_us, C, ckpt_us, V, val_us)
             if quiet_us + unit > budget:
@@ -327,7 +384,10 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
             sh_, sl_, gap = _gap(sh_, sl_, ws[2], ws[3], sdc_log1m)
             si_ += 1
             sp += gap
-    pos[r, CLOCK], pos[r, T], pos[r, G], pos[r, STEP], pos[r, LAST] = clock, t, g, step, last
+    if need == 0:
+        pos[r, CLOCK] = clock
+    pos[r, T], pos[r, G], pos[r, STEP], pos[r, LAST] = t, g, step, last
     pos[r, CORRUPTED], pos[r, PENDING] = 1 if corrupted else 0, pending
     pos[r, HARD_I], pos[r, HARD_P], pos[r, SDC_I], pos[r, SDC_P] = hi_, hp, si_, sp
     pos[r, JOB_G], pos[r, JOB_T] = job_g, job_t
+    return need

@@ -1,0 +1,229 @@
+"""Common random numbers over configurations: one seed's step durations drawn once, shared by every
+configuration whose durations are the same (issue 12: a sweep's grid points).
+
+A step's duration is a pure function of the seed's straggler stream and ``g``, the executed-step index
+(stragglers.py), and a replica's first job has the slow ranks in its executed steps 1 .. slow_steps. So for one
+seed, every configuration with the same straggler parameters (n_gpus, the base step time, jitter, slow ranks,
+slowdown, mitigation) sees the same duration at the same ``g``, whatever its checkpoint interval, recovery or
+failure rates: only how far in ``g`` each one goes differs. :class:`Shared` draws the durations once into a
+window of prefix sums (:class:`Window`: cumulative durations, each step's histogram bucket and the cumulative
+bucket counts every replkernel.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
+segment walk's kernel (replkernel._advance_one's prefix path): a stretch of quiet steps then costs O(1) instead
+of one draw per step, and fitting steps into what is left of the time limit is a binary search.
+
+Promises: ``Shared(specs).run(seed, limits)`` equals ``[core.run_job(replace(s, seed=seed), limit_us=l) for s, l
+in zip(specs, limits)]``, bit for bit (the same draws, sums of the same integers; tests compare them), and
+``replicas.run_jobs`` too. Configurations that do not share their durations, or that use a mechanism the kernel
+does not have, are refused (:func:`shared` says which can be grouped), so the caller runs them one by one.
+
+Memory: the window moves forward. All configurations of a seed advance together through ``g``: each runs until
+it needs a step beyond the window, then the window drops what lies behind the slowest of them and is extended
+by WINDOW_STEPS. It holds about WINDOW_STEPS plus twice the longest stretch between two events (quiet steps
+between failures) of steps, ~10.4 bytes each, whatever the job's length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numba
+import numpy as np
+
+from simd.engine import replkernel as rk
+from simd.engine.core import new_state
+from simd.engine.pcg import seek
+from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, batchable
+from simd.engine.results import JobResult, job_result
+from simd.engine.spec import JobSpec, Plan, to_us
+from simd.engine.stepkernel import draw
+from simd.engine.stragglers import BUCKET_FACTORS
+from simd.engine.streams import first_position
+
+STRIDE = rk.PREFIX_STRIDE
+_NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
+# Steps the window grows by when a configuration needs more: 2**18 steps are ~2.7 MB of window and ~3.4 ms of
+# drawing (13 ns per step in _fill, measured here), so the ~1.2e6 steps of a llama3-16k job take 5 windows, each
+# a kernel call per configuration (a few us) and a copy of what is kept (under 1% of the drawing).
+WINDOW_STEPS = 1 << 18
+
+
+def duration_key(spec: JobSpec) -> tuple | None:
+    """What a job's step durations depend on besides the seed; None when every step takes the base step time
+    (no stragglers: nothing to share). Configurations with equal keys may be run by one :class:`Shared`."""
+    st = spec.stragglers
+    if st is None or (st.jitter_seconds == 0 and (st.slow_ranks == 0 or st.slowdown == 1.0)):
+        return None
+    return spec.n_gpus, to_us(spec.step_seconds), st
+
+
+@numba.njit(cache=True)
+def _fill(w, g_from, g_to, p0, slow_steps, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, pd, pb, ph):
+    """Executed steps g_from+1 .. g_to (both multiples of STRIDE) into a window that starts at step p0: their
+    cumulative durations ``pd``, buckets ``pb`` and, at every multiple of STRIDE, the cumulative bucket counts
+    ``ph`` (stepkernel.draw: the same values as the kernels that draw step by step; the steps up to
+    ``slow_steps`` with the slow ranks' table)."""
+    sh, sl = seek(w, g_from)
+    ih, il, dx = w[2], w[3], w[4] == np.uint64(1)
+    row0 = p0 // STRIDE
+    counts = ph[g_from // STRIDE - row0].copy()
+    acc = pd[g_from - p0]
+    for g in range(g_from + 1, g_to + 1):
+        if g <= slow_steps:
+            sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
+        else:
+            sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
+        acc += d
+        pd[g - p0] = acc
+        pb[g - p0] = k
+        counts[k] += 1
+        if g % STRIDE == 0:
+            ph[g // STRIDE - row0, :] = counts
+
+
+class Window:
+    """Executed steps p0 .. end of one straggler stream: ``pd[i]`` the summed durations of steps 1 .. p0 + i
+    (us), ``pb[i]`` the bucket of step p0 + i, ``ph[j]`` the bucket counts of steps 1 .. p0 + j * STRIDE. The
+    buffers are kept from seed to seed (allocated once per worker task, grown when a window needs more)."""
+
+    def __init__(self):
+        self._pd = np.zeros(0, dtype=np.int64)
+        self._pb = np.zeros(0, dtype=np.int8)
+        self._ph = np.zeros((0, _NB), dtype=np.int64)
+        self.p0 = self.end = 0
+        self._draw: tuple = ()
+
+    def start(self, plan: Plan) -> None:
+        """An empty window (step 0 only) on ``plan``'s stream, for its first job."""
+        self._draw = (_words(plan)[3], plan.slow_steps, *_tables(plan))
+        self._reserve(1)
+        self.p0 = self.end = 0
+        self._pd[0] = 0
+        self._ph[0] = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self._pd.nbytes + self._pb.nbytes + self._ph.nbytes
+
+    def arrays(self) -> tuple:
+        """The window as replkernel._advance_one's ``prefix``."""
+        n = self.end - self.p0
+        return self._pd[:n + 1], self._pb[:n + 1], self._ph[:n // STRIDE + 1], self.p0
+
+    def _reserve(self, steps: int) -> None:
+        if len(self._pd) >= steps + 1:
+            return
+        n = max(steps + 1, 2 * len(self._pd))  # doubling: a few reallocations per worker task at most
+        keep = self.end - self.p0 + 1 if len(self._pd) else 0
+        pd, pb, ph = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int8), np.empty((n // STRIDE + 1, _NB),
+                                                                                        dtype=np.int64)
+        pd[:keep], pb[:keep], ph[:(keep - 1) // STRIDE + 1 if keep else 0] = \
+            self._pd[:keep], self._pb[:keep], self._ph[:(keep - 1) // STRIDE + 1 if keep else 0]
+        self._pd, self._pb, self._ph = pd, pb, ph
+
+    def cover(self, lo: int, need: int) -> None:
+        """Drop the steps before ``lo`` (no configuration is behind it) and extend the window to step ``need``
+        at least (and by WINDOW_STEPS at least)."""
+        p0 = lo // STRIDE * STRIDE
+        if p0 < self.p0 or need <= self.end:
+            raise ValueError(f"window [{self.p0}, {self.end}] cannot move to [{lo}, {need}]")
+        end = -(-max(need, self.end + WINDOW_STEPS) // STRIDE) * STRIDE
+        shift, kept = p0 - self.p0, self.end - p0
+        if shift:  # the kept steps to the front (numpy copies overlapping slices correctly)
+            self._pd[:kept + 1] = self._pd[shift:shift + kept + 1]
+            self._pb[:kept + 1] = self._pb[shift:shift + kept + 1]
+            rows = kept // STRIDE + 1
+            self._ph[:rows] = self._ph[shift // STRIDE:shift // STRIDE + rows]
+        self.p0 = p0
+        self._reserve(end - p0)
+        w, slow_steps, *tables = self._draw
+        _fill(w, self.end, end, p0, slow_steps, *tables, self._pd, self._pb, self._ph)
+        self.end = end
+
+
+@numba.njit(cache=True)
+def _run(which, until, pos, tot, start, words, log1m, plan_i, col, cum, det, rst, ha, hb, hc, hf, sa, sb, sc, sf,
+         base, bounds, hist, prefix, needs):
+    """Configurations ``which`` (one replica each) on the window ``prefix``: ``needs[p]`` = 0 when p is done,
+    else the executed step it waits for (replkernel._advance_one)."""
+    for j in range(len(which)):
+        p = which[j]
+        needs[p] = rk._advance_one(p, until[p], pos, tot, start, words, log1m[p], plan_i[p], col, cum[p], det[p],
+                                   rst[p], ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, prefix)
+
+
+def shared(plans: Sequence[Plan]) -> bool:
+    """Whether ``plans`` (compiled for one seed) can run on one :class:`Shared`: all on the kernel, with the same
+    step durations (the same tables, base step time and slow steps) and the same shape of counters."""
+    if not plans or not all(batchable(p) and p.step_times is not None for p in plans):
+        return False
+    first = plans[0]
+
+    def same(p: Plan) -> bool:
+        a, b = p.step_times, first.step_times
+        return (a.healthy is b.healthy and a.slow is b.slow and a.base_us == b.base_us and a.stream == b.stream
+                and p.slow_steps == first.slow_steps and len(_stops(p)[0]) == len(_stops(first)[0])
+                and (p.cause_names, p.type_names, p.detector_names)
+                == (first.cause_names, first.type_names, first.detector_names))
+
+    return all(same(p) for p in plans)
+
+
+class Shared:
+    """Configurations that share their step durations (:func:`shared`), compiled once; :meth:`run` runs each
+    one's first job for a seed on one window of durations."""
+
+    def __init__(self, specs: Sequence[JobSpec]):
+        # compiled once, for seed 0: nothing of a plan but its streams depends on the seed, and run() takes
+        # those from the seed's own plan
+        states = [new_state(replace(s, seed=0)) for s in specs]
+        self.plans = [s.plan for s in states]
+        if not shared(self.plans):
+            raise ValueError("these configurations do not share their step durations (crn.shared)")
+        self.specs = list(specs)
+        lay = self.layout = _Layout(states[0].totals)
+        self._row = np.array(lay.row(states[0].totals), dtype=np.int64)
+        ps = self.plans
+        self._log1m = np.array([(p.hard_log1m, p.sdc_log1m) for p in ps], dtype=np.float64)
+        self._plan_i = np.stack([_plan_ints(p, 1) for p in ps])
+        self._cum = np.array([_stops(p)[0] for p in ps], dtype=np.float64)
+        self._det = np.array([_stops(p)[1] for p in ps], dtype=np.int64)
+        self._rst = np.array([_stops(p)[2] for p in ps], dtype=np.int64)
+        self._tables = _tables(ps[0])
+        self.window = Window()
+        self.peak_window_bytes = 0
+
+    def run(self, seed: int, limits_us: Sequence[int]) -> list[JobResult | None]:
+        """Each configuration's first job with ``seed``, None where its ``limits_us`` entry passes first
+        (core.run_job)."""
+        k = len(self.plans)
+        plan = new_state(replace(self.specs[0], seed=seed)).plan  # the seed's streams, the same for every
+        words = np.repeat(_words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
+        pos = np.zeros((k, rk.NPOS), dtype=np.int64)
+        firsts: dict[tuple, int] = {}
+        for i, (hard, sdc) in enumerate(self._log1m.tolist()):
+            for col, stream, log1m in ((rk.HARD_P, plan.hard_stream, hard), (rk.SDC_P, plan.sdc_stream, sdc)):
+                key = (col, log1m)
+                if key not in firsts:
+                    firsts[key] = first_position(stream, log1m)
+                pos[i, col] = firsts[key]
+        tot = np.repeat(self._row[None], k, axis=0)
+        start = np.zeros_like(tot)
+        until = np.asarray(limits_us, dtype=np.int64)
+        needs = np.zeros(k, dtype=np.int64)
+        hist = np.zeros(_NB, dtype=np.int64)
+        win = self.window
+        win.start(plan)
+        which = np.arange(k)
+        while True:
+            _run(which, until, pos, tot, start, words, self._log1m, self._plan_i, self.layout.col, self._cum,
+                 self._det, self._rst, *self._tables, hist, win.arrays(), needs)
+            waiting = np.flatnonzero(needs)
+            if not len(waiting):
+                break
+            win.cover(int(pos[waiting, rk.G].min()), int(needs[waiting].min()))
+            self.peak_window_bytes = max(self.peak_window_bytes, win.nbytes)
+            which = waiting[needs[waiting] <= win.end]
+        done = tot[:, self.layout.start["jobs_completed"]] >= 1
+        return [job_result(p, self.layout.totals(row, None), 0, t) if ok else None
+                for p, row, t, ok in zip(self.plans, tot.tolist(), pos[:, rk.T].tolist(), done.tolist(), strict=True)]
