@@ -72,8 +72,22 @@ def main() -> None:
 
     # For the record: the one-segment-at-a-time path (used when validation does not divide the checkpoint
     # interval) on the same job, and on a job whose validation (every 40) does not divide it (every 100).
-    t_walk, _ = best_of(lambda: run_job(spec, vectorize=False), args.repeat)
-    print(f"segment-walk path, same job: {t_walk:8.4f} s   speed ratio {t_loop / t_walk:8.1f}x")
+    (t_walk, _), (t_batch, _) = side_by_side([lambda: run_job(spec, vectorize=False), lambda: run_job(spec)],
+                                             args.repeat)
+    print(f"segment-walk path, same job: {t_walk:8.4f} s   speed ratio {t_loop / t_walk:8.1f}x   "
+          f"({t_walk / t_batch:.2f}x the batch path's {t_batch:.4f} s)")
+    # Issue 12: the segment walk (compiled, simd.engine.single) against the batch path per event, on the job with
+    # validation every 40 (the walk: 40 does not divide 100) and every 50 (the batch), without and with
+    # stragglers; and the Python walk (compiled=False: walk.segment, the reference) for the record.
+    for label, base in (("no stragglers", spec), ("stragglers", slow)):
+        odd40 = replace(base, validation_interval_steps=40)
+        (t_b, j_b), (t_w, j_w), (t_p, _) = side_by_side(
+            [lambda b=base: run_job(b), lambda o=odd40: run_job(o), lambda o=odd40: run_job(o, compiled=False)],
+            args.repeat)
+        e_b, e_w = (max(j.interruptions + j.sdc_detected + j.sdc_baked, 1) for j in (j_b, j_w))
+        print(f"segment walk vs batch per event, {label}: batch (validation 50) {t_b / e_b * 1e6:6.2f} us, "
+              f"walk (validation 40) {t_w / e_w * 1e6:6.2f} us: {t_w / e_w / (t_b / e_b):5.2f}x   (target <= 3x); "
+              f"Python walk {t_p / e_w * 1e6:6.2f} us per event")
     odd = replace(spec, validation_interval_steps=40)
     (t_odd_loop, _), (t_odd, _) = side_by_side([lambda: reference_run(odd), lambda: run_job(odd)], args.repeat)
     # Issue 5: the same ratios with Llama 3 causes and warm recovery switched on (causes as config.py builds
@@ -129,9 +143,13 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     layers (validation off, retention 10), each against the per-step loop extended with it
     (reference.reference_run_extended): on the job above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
-    Both run on the extended walk (xwalk.py: scalar Python, no numpy batch, 10-16 us per event on this job
-    against the batch's 0.5), so the ratio to the loop is the steps between two events times the loop's cost
-    per step over that: on this job (~300 steps apart) 13-23x, short of 100x; 90-255x with events ~3000 apart."""
+    Both run on the extended walk's compiled loop (xkernel.py; xwalk.run_python, the Python loop it replaced,
+    took 10-16 us per event here: 13-23x); the line "Python loop" gives that path's time on the job for the
+    record, and each line its engine cost per event."""
+    from unittest import mock
+
+    from simd.engine import xwalk
+
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
                            Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
     for name, variant in (("hyper-checkpointing (50 steps for 1000)", replace(spec, hyper=Hyper(50, 1000))),
@@ -145,12 +163,15 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
              lambda v=sparse: run_job(v)], args.repeat)
         (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
                                                  args.repeat)
+        with mock.patch.object(xwalk, "run", xwalk.run_python):
+            t_python, _ = best_of(lambda v=variant: run_job(v), 1)
         events = job.interruptions + job.sdc_detected + job.sdc_baked + job.sdc_late_found
         sparse_events = job_sparse.interruptions + job_sparse.sdc_detected + job_sparse.sdc_baked \
             + job_sparse.sdc_late_found
         print(f"{name}: per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio "
               f"{t_loop / t_engine:8.1f}x   (target >= 100x; {events} events, {spec.target_steps / max(events, 1):.0f} "
-              f"steps apart)")
+              f"steps apart, {t_engine / max(events, 1) * 1e6:.2f} us per event; Python loop {t_python:.3f} s, "
+              f"{t_loop / t_python:.1f}x)")
         print(f"  rates / 10: per-step loop {t_sparse_loop:8.3f} s   engine {t_sparse:8.4f} s   speed ratio "
               f"{t_sparse_loop / t_sparse:8.1f}x   ({sparse_events} events); and 10x the steps (as many events as "
               f"above): cost ratio {t_long / min(t_engine, t_again):6.2f}x   (target < 2x)")
