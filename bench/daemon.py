@@ -14,11 +14,15 @@ N replicas (issue 12: 10,000 at speedup 3600), advanced together on the engine's
 targets: the 1 s schedule kept (no missed tick), under 50% of one core, a scrape under 50 ms. Also printed: the
 ticks' mean and longest duration, slow and missed ticks, and how far the scenario fell behind the shared clock.
 
+``--state-dir``: the same with the state kept in a temporary directory (``simd run --state-dir``, saved every
+10 ticks, its default), so that the saves' CPU and their effect on the schedule are part of the measurement.
+
 ``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
 its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
 
-Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] | --sweep-precision
+Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
+       | --sweep-precision
 """
 
 from __future__ import annotations
@@ -100,12 +104,15 @@ def metric(body: bytes, name: str) -> float:
     return total
 
 
-def bench_daemon(seconds: float, speedup: float, scrape_every: float, config: Path | None = None) -> bool:
+def bench_daemon(seconds: float, speedup: float, scrape_every: float, config: Path | None = None,
+                 state_dir: Path | None = None) -> bool:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [sys.executable, "-m", "simd", "run", "--listen", f"127.0.0.1:{port}", "--speedup", f"{speedup:g}"]
     if config is not None:
         cmd += ["--config", str(config)]
+    if state_dir is not None:
+        cmd += ["--state-dir", str(state_dir)]
     cpu_target = CPU_TARGET if config is None else REPLICAS_CPU_TARGET
     scrape_target = SCRAPE_TARGET_SECONDS if config is None else REPLICAS_SCRAPE_TARGET_SECONDS
     load0 = os.getloadavg()[0]
@@ -137,6 +144,8 @@ def bench_daemon(seconds: float, speedup: float, scrape_every: float, config: Pa
     cpu = (cpu1 - cpu0) / (wall1 - wall0)
     median = statistics.median(scrapes)
     what = "embedded default configuration" if config is None else config.name
+    if state_dir is not None:
+        what += ", --state-dir (saved every 10 ticks)"
     print(f"simd run, {what}, speedup {speedup:g}, {wall1 - wall0:.1f} s window, "
           f"one /metrics scrape every {scrape_every:g} s ({samples} samples per scrape); load average "
           f"{load0:.2f} before, {os.getloadavg()[0]:.2f} after")
@@ -196,18 +205,19 @@ def main() -> int:
     p.add_argument("--speedup", type=float, default=3600.0)
     p.add_argument("--scrape-every", type=float, default=1.0)
     p.add_argument("--replicas", type=int, help="llama3-16k alone with this many replicas (issue 12: 10000)")
+    p.add_argument("--state-dir", action="store_true", help="keep the state in a temporary directory (saves measured)")
     p.add_argument("--sweep-precision", action="store_true")
     args = p.parse_args()
     if args.sweep_precision:
         sweep_precision()
         return 0
-    if args.replicas:
-        import tempfile
+    import tempfile
 
-        with tempfile.TemporaryDirectory() as tmp:
-            ok = bench_daemon(args.seconds, args.speedup, args.scrape_every, replicas_config(args.replicas, Path(tmp)))
-        return 0 if ok else 1
-    return 0 if bench_daemon(args.seconds, args.speedup, args.scrape_every) else 1
+    with tempfile.TemporaryDirectory() as tmp:
+        config = replicas_config(args.replicas, Path(tmp)) if args.replicas else None
+        state_dir = Path(tmp) / "state" if args.state_dir else None
+        ok = bench_daemon(args.seconds, args.speedup, args.scrape_every, config, state_dir)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
