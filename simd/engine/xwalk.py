@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simd.engine import hyper, late, xkernel
+from simd.engine import hyper, late
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event
 from simd.engine.state import State
@@ -373,6 +373,8 @@ def run(w: Work, until: int) -> bool:
     a job's end (the caller checks ``max_jobs``), False when ``until`` comes first."""
     if w.trace:
         return run_python(w, until)
+    from simd.engine import xkernel  # on first use: numba (which imports yaml) stays out of `import simd.engine`
+
     if xkernel.advance(w, until):  # stopped before the unit of a job's last step
         return segment(w, until)
     return False
