@@ -29,7 +29,6 @@ event a few dozen integer operations, no Python.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 
 import numba
 import numpy as np
@@ -504,8 +503,7 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
 
 # -- the Python side: the plan's arrays (cached per plan), a Work in and out ---------------------------------------
 
-_PLANS: OrderedDict = OrderedDict()  # id(plan) -> (plan, its arrays); the plan kept so that its id stays its own
-_PLANS_KEPT = 64
+_KEY = "_xkernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
 
 
 def _words(state: dict | None) -> np.ndarray:
@@ -514,10 +512,9 @@ def _words(state: dict | None) -> np.ndarray:
 
 def plan_arrays(p) -> tuple:
     """The kernel's arguments that depend on the plan only."""
-    hit = _PLANS.get(id(p))
-    if hit is not None and hit[0] is p:
-        _PLANS.move_to_end(id(p))
-        return hit[1]
+    hit = p.__dict__.get(_KEY)
+    if hit is not None:
+        return hit
     ncause, ntype = len(p.cause_names), len(p.type_names)
     plan_i = np.array([p.step_us, p.shadow_us, p.ckpt_us, p.val_us, p.val_every, p.ckpt_every, p.hyper_every,
                        p.target, p.sdc_restart_us, int(p.committed), p.hyper_window, p.retention, p.shadow_kind,
@@ -533,9 +530,7 @@ def plan_arrays(p) -> tuple:
               np.array([DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
               np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
               np.array([d[3] for d in dets], dtype=np.float64))
-    _PLANS[id(p)] = (p, arrays)
-    if len(_PLANS) > _PLANS_KEPT:
-        _PLANS.popitem(last=False)
+    p.__dict__[_KEY] = arrays
     return arrays
 
 
