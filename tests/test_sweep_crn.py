@@ -116,3 +116,20 @@ def test_tasks_cover_every_point_and_seed_once():
         assert list(t.seeds) == list(range(t.seeds[0], t.seeds[-1] + 1))
         assert all(s in ranges[p] for p in t.points for s in t.seeds)
     assert {t.points for t in tasks} == {(0,), (0, 1, 2), (1,), (3,)}
+
+
+def test_a_stretch_longer_than_the_window_may_be_runs_alone(small, monkeypatch):
+    """Memory stays bounded: a configuration whose quiet stretch exceeds MAX_WINDOW_STEPS runs its job on the
+    step-by-step kernel (here: a window of at most 256 steps against stretches of hundreds of steps)."""
+    points = _points(small, "checkpoint.interval_steps=20,200", "failures.hard_per_gpu_hour=5e-4,5e-5")
+    specs = [p.scenario.job_spec() for p in points]
+    limits = [simulation_limit_us(p.scenario) for p in points]
+    want = [[run_job(replace(s, seed=seed), limit_us=lim) for s, lim in zip(specs, limits, strict=True)]
+            for seed in range(3)]
+    alone = []
+    monkeypatch.setattr(crn, "run_jobs", lambda specs, limit: alone.append(len(specs)) or run_jobs(specs, limit))
+    monkeypatch.setattr(crn, "WINDOW_STEPS", 2 * crn.STRIDE)
+    monkeypatch.setattr(crn, "MAX_WINDOW_STEPS", 4 * crn.STRIDE)
+    group = crn.Shared(specs)
+    assert [group.run(seed, limits) for seed in range(3)] == want
+    assert alone and group.peak_window_bytes <= 2 * (4 * crn.STRIDE + 1) * 10.5

@@ -33,7 +33,7 @@ import numpy as np
 from simd.engine import replkernel as rk
 from simd.engine.core import new_state
 from simd.engine.pcg import seek
-from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, batchable
+from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, batchable, run_jobs
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, to_us
 from simd.engine.stepkernel import draw
@@ -42,10 +42,17 @@ from simd.engine.streams import first_position
 
 STRIDE = rk.PREFIX_STRIDE
 _NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
-# Steps the window grows by when a configuration needs more: 2**18 steps are ~2.7 MB of window and ~3.4 ms of
-# drawing (13 ns per step in _fill, measured here), so the ~1.2e6 steps of a llama3-16k job take 5 windows, each
-# a kernel call per configuration (a few us) and a copy of what is kept (under 1% of the drawing).
+# Steps the window grows by when a configuration needs more. 2**18 steps are ~2.7 MB of window and 3-4 ms of drawing
+# (_fill: 15-16 ns per step measured here, 11-12 of them stepkernel.draw), so the ~1.2e6 steps of a llama3-16k job
+# take 5 windows, each a kernel call per configuration (a few us) and a copy of what is kept. Memory bound: one
+# window per worker, whatever the job's length; measured on llama3-16k's 20 checkpoint intervals over 40 seeds, a
+# peak of 5.4 MB of buffers (reserved by doubling: 2**19 steps, 10.4 bytes each) in a worker of ~200 MB resident.
 WINDOW_STEPS = 1 << 18
+# The most steps a window may span (~44 MB; buffers reserved by doubling up to twice that). A configuration whose
+# next stretch does not fit (quiet steps between two events: a job without failures is one stretch of target_steps,
+# up to 10**12 in a scenario file) runs its job on the step-by-step kernel instead (replicas.run_jobs, the same
+# result), so memory stays bounded whatever the scenario.
+MAX_WINDOW_STEPS = 1 << 22
 
 
 def duration_key(spec: JobSpec) -> tuple | None:
@@ -68,17 +75,29 @@ def _fill(w, g_from, g_to, p0, slow_steps, ha, hb, hc, hf, sa, sb, sc, sf, base,
     row0 = p0 // STRIDE
     counts = ph[g_from // STRIDE - row0].copy()
     acc = pd[g_from - p0]
-    for g in range(g_from + 1, g_to + 1):
-        if g <= slow_steps:
-            sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
-        else:
-            sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
-        acc += d
-        pd[g - p0] = acc
-        pb[g - p0] = k
-        counts[k] += 1
-        if g % STRIDE == 0:
-            ph[g // STRIDE - row0, :] = counts
+    for block in range(g_from // STRIDE, g_to // STRIDE):
+        # a block's counts in two registers, one byte per bucket (at most STRIDE = 64 < 256 each): an array
+        # of counts in memory would cost a store-to-load round trip per step (measured 21.7 against 15 ns)
+        lo8 = np.uint64(0)
+        hi8 = np.uint64(0)
+        for g in range(block * STRIDE + 1, (block + 1) * STRIDE + 1):
+            if g <= slow_steps:
+                sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
+            else:
+                sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
+            acc += d
+            pd[g - p0] = acc
+            pb[g - p0] = k
+            if k < 8:
+                lo8 += np.uint64(1) << np.uint64(8 * k)
+            else:
+                hi8 += np.uint64(1) << np.uint64(8 * (k - 8))
+        for k in range(len(counts)):
+            if k < 8:
+                counts[k] += np.int64((lo8 >> np.uint64(8 * k)) & np.uint64(255))
+            else:
+                counts[k] += np.int64((hi8 >> np.uint64(8 * (k - 8))) & np.uint64(255))
+        ph[block + 1 - row0, :] = counts
 
 
 class Window:
@@ -121,13 +140,18 @@ class Window:
             self._pd[:keep], self._pb[:keep], self._ph[:(keep - 1) // STRIDE + 1 if keep else 0]
         self._pd, self._pb, self._ph = pd, pb, ph
 
-    def cover(self, lo: int, need: int) -> None:
+    def cover(self, lo: int, need: int) -> bool:
         """Drop the steps before ``lo`` (no configuration is behind it) and extend the window to step ``need``
-        at least (and by WINDOW_STEPS at least)."""
+        at least (by WINDOW_STEPS if it can); False, with the window unchanged, if it would span more than
+        MAX_WINDOW_STEPS."""
         p0 = lo // STRIDE * STRIDE
         if p0 < self.p0 or need <= self.end:
             raise ValueError(f"window [{self.p0}, {self.end}] cannot move to [{lo}, {need}]")
-        end = -(-max(need, self.end + WINDOW_STEPS) // STRIDE) * STRIDE
+        cap = p0 + MAX_WINDOW_STEPS // STRIDE * STRIDE
+        end = -(-need // STRIDE) * STRIDE
+        if end > cap:
+            return False
+        end = max(end, min(cap, -(-(self.end + WINDOW_STEPS) // STRIDE) * STRIDE))
         shift, kept = p0 - self.p0, self.end - p0
         if shift:  # the kept steps to the front (numpy copies overlapping slices correctly)
             self._pd[:kept + 1] = self._pd[shift:shift + kept + 1]
@@ -139,6 +163,7 @@ class Window:
         w, slow_steps, *tables = self._draw
         _fill(w, self.end, end, p0, slow_steps, *tables, self._pd, self._pb, self._ph)
         self.end = end
+        return True
 
 
 @numba.njit(cache=True)
@@ -215,15 +240,23 @@ class Shared:
         win = self.window
         win.start(plan)
         which = np.arange(k)
+        alone: dict[int, JobResult | None] = {}  # configurations with a stretch longer than a window may be
         while True:
             _run(which, until, pos, tot, start, words, self._log1m, self._plan_i, self.layout.col, self._cum,
                  self._det, self._rst, *self._tables, hist, win.arrays(), needs)
             waiting = np.flatnonzero(needs)
             if not len(waiting):
                 break
-            win.cover(int(pos[waiting, rk.G].min()), int(needs[waiting].min()))
+            lo, need = int(pos[waiting, rk.G].min()), int(needs[waiting].min())
+            if not win.cover(lo, need):  # the one furthest behind (its stretch is too long): alone, from the start
+                for p in waiting[pos[waiting, rk.G] == lo].tolist():
+                    alone[p] = run_jobs([replace(self.specs[p], seed=seed)], int(until[p]))[0]
+                    needs[p] = 0
+                which = waiting[:0]
+                continue
             self.peak_window_bytes = max(self.peak_window_bytes, win.nbytes)
             which = waiting[needs[waiting] <= win.end]
         done = tot[:, self.layout.start["jobs_completed"]] >= 1
-        return [job_result(p, self.layout.totals(row, None), 0, t) if ok else None
-                for p, row, t, ok in zip(self.plans, tot.tolist(), pos[:, rk.T].tolist(), done.tolist(), strict=True)]
+        return [alone[i] if i in alone else job_result(p, self.layout.totals(row, None), 0, t) if ok else None
+                for i, (p, row, t, ok) in enumerate(zip(self.plans, tot.tolist(), pos[:, rk.T].tolist(),
+                                                        done.tolist(), strict=True))]
