@@ -6,7 +6,8 @@ in closed form, so the cost grows with failures and SDCs, not with steps. Two pa
 trajectory on one working copy of the state (work.py): the segment walk (walk.py) handles every
 configuration one segment at a time; the batch (batch.py) computes many segments at once with numpy when
 validation divides the checkpoint interval. ``advance`` chooses between them; tests check both give
-identical states.
+identical states. Where the walk would run alone, without ``trace``, on a plan replicas.batchable accepts,
+the walk's compiled form runs instead (single.py: replkernel.py for one replica), job-end events included.
 
 Promises: pure (same inputs, same outputs; nothing read from outside the arguments); tick-size invariance:
 a call completes exactly the units (a step with its validation, checkpoint and recovery) that end at or

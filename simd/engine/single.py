@@ -6,9 +6,9 @@ Python walk reports as events (``Event(t, "job_end", job=JobResult)``, what ``si
 read) are recovered by letting the kernel stop at each job's end (its ``max_jobs`` cut, which leaves the state
 exactly where the walk is then) and building the JobResult from the counters as work.Work.end_job does.
 
-Promises: ``advance(state, until, max_jobs)`` equals ``core.advance(state, until, max_jobs=max_jobs,
+Promises: ``advance(state, until, max_jobs)`` equals ``core.advance(state, until, max_jobs=max_jobs, vectorize=False,
 compiled=False)`` (the Python walk, the reference) for every plan ``handles`` accepts, state and events bit
-for bit (tests/test_single_kernel.py compares them over seeds, plans and cuts of time); it produces no
+for bit (tests/test_engine_single.py compares them over seeds, plans and cuts of time); it produces no
 interruption or SDC events, so core.advance keeps ``trace=True`` on the Python walk.
 
 Cost per call: packing one State into small arrays and back (a few microseconds), one kernel call per job
@@ -18,6 +18,8 @@ that ends in the call plus one; no Python per event or per step.
 from __future__ import annotations
 
 from dataclasses import fields
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 import numpy as np
 
@@ -32,8 +34,6 @@ _COUNTERS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoin
              "restart_us", "detection_us", "straggler_us", "jobs_completed", "stragglers_replaced",
              "interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type")
 _KEY = "_single_kernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
-_MANAGED = ("clock", "t", "g", "step", "last_ckpt", "corrupted", "pending_us", "hard", "sdc", "job_start_g",
-            "job_start_t", "totals", "job_start")  # the State fields the kernel moves
 
 
 class _Args:
@@ -49,15 +49,20 @@ class _Args:
             return
         self.kernel = k.advance_all
         self.k = k
-        self.layout: list[tuple[str, int, int | None]] = []  # (field, first column, width or None: a scalar)
-        i = 0
-        for name in _TOTALS:
-            v = getattr(example, name)
-            width = len(v) if isinstance(v, tuple) else None
-            self.layout.append((name, i, width))
-            i += 1 if width is None else width
+        # the totals row: the scalar counters in Totals' field order, then each tuple's entries (any order does:
+        # ``col`` tells the kernel where its counters are); getters in C (operator) pack and unpack a row
+        scalars = [n for n in _TOTALS if not isinstance(getattr(example, n), tuple)]
+        tuples = [n for n in _TOTALS if isinstance(getattr(example, n), tuple)]
+        where: dict[str, int | slice] = {n: i for i, n in enumerate(scalars)}
+        i = len(scalars)
+        for n in tuples:
+            width = len(getattr(example, n))
+            where[n] = slice(i, i + width)
+            i += width
         self.width = i
-        start = {name: col for name, col, _ in self.layout}
+        self.scalars_of, self.tuples_of = attrgetter(*scalars), attrgetter(*tuples)
+        self.fields_of_row = itemgetter(*(where[n] for n in _TOTALS))  # a row (a tuple) -> the fields in order
+        start = {n: w if isinstance(w, int) else w.start for n, w in where.items()}
         self.col = np.array([start.get(n, -1) for n in _COUNTERS], dtype=np.int64)
         self.jobs_col = start["jobs_completed"]
         self.exec_col = start["steps_executed"]
@@ -86,21 +91,12 @@ class _Args:
             self.tables = st.kernel_args()[1]
 
     def row(self, t: Totals) -> list[int]:
-        out: list[int] = []
-        d = t.__dict__
-        for name, _, width in self.layout:
-            if width is None:
-                out.append(d[name])
-            else:
-                out.extend(d[name])
-        return out
+        return [*self.scalars_of(t), *chain.from_iterable(self.tuples_of(t))]
 
-    def totals(self, row: list[int]) -> Totals:
-        d = {}
-        for name, i, width in self.layout:
-            d[name] = row[i] if width is None else tuple(row[i:i + width])
-        if self.hist_bucket is not None:
-            h = [0] * len(d["step_hist"])
+    def totals(self, row: tuple[int, ...]) -> Totals:
+        d = dict(zip(_TOTALS, self.fields_of_row(row), strict=True))
+        if self.hist_bucket is not None:  # without stragglers every executed step is in one bucket (Work.pack)
+            h = [0] * self.hist_width
             h[self.hist_bucket] = row[self.exec_col]
             d["step_hist"] = tuple(h)
         t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
@@ -143,18 +139,18 @@ def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, l
         if int(tot[0, a.jobs_col]) == jobs:  # until reached (or max_jobs already complete): done
             now = None
             break
-        now = a.totals(tot[0].tolist())
+        now = a.totals(tuple(tot[0].tolist()))
         t = int(pos[0, k.T])
         events.append(Event(t, "job_end", job=job_result(plan, now.minus(job_start), jobs, t - job_t)))
         job_start = now
-        if max_jobs is not None and jobs + 1 >= max_jobs:
+        if max_jobs is not None and jobs + 1 >= max_jobs:  # (a further call would stop at once)
             break
     p = pos[0].tolist()
-    d = {key: v for key, v in state.__dict__.items() if key not in _MANAGED}
+    d = state.__dict__.copy()  # the fields the kernel moves are all set anew below
     d.update(clock=p[k.CLOCK], t=p[k.T], g=p[k.G], step=p[k.STEP], last_ckpt=p[k.LAST], corrupted=bool(p[k.CORRUPTED]),
              pending_us=p[k.PENDING], hard=(p[k.HARD_I], p[k.HARD_P]), sdc=(p[k.SDC_I], p[k.SDC_P]),
              job_start_g=p[k.JOB_G], job_start_t=p[k.JOB_T],
-             totals=now if now is not None else a.totals(tot[0].tolist()), job_start=job_start)
+             totals=now if now is not None else a.totals(tuple(tot[0].tolist())), job_start=job_start)
     out = State.__new__(State)  # as dataclasses.replace builds it, minus the frozen __init__'s cost
     out.__dict__.update(d)
     return out, events
