@@ -17,12 +17,18 @@ ticks' mean and longest duration, slow and missed ticks, and how far the scenari
 ``--state-dir``: the same with the state kept in a temporary directory (``simd run --state-dir``, saved every
 10 ticks, its default), so that the saves' CPU and their effect on the schedule are part of the measurement.
 
+``--costs``: measure in this process the engine costs the per-tick work limit counts on the batch path over
+replicas (simd.lane.KERNEL): per replica per call (a call that advances no time), per straggler-drawn step
+(--replicas N, default 2,000, of llama3-16k advanced one tick of speedup 3600 in one call), per event (1,000
+replicas of a scenario with a failure every ~2 steps and no stragglers, 1,000 simulated s in one call); each the
+median of 5 calls, printed next to the values simd.lane uses.
+
 ``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
 its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
 
 Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
-       | --sweep-precision
+       | --costs [--replicas N] | --sweep-precision
 """
 
 from __future__ import annotations
@@ -173,6 +179,61 @@ def bench_daemon(seconds: float, speedup: float, scrape_every: float, config: Pa
     return ok_cpu and ok_scrape and ok_ticks and proc.returncode == 0
 
 
+STORM = """
+scenarios:
+  - name: storm        # a failure every ~2 steps of 1 s, no stragglers
+    seed: 3
+    replicas: 1000
+    n_gpus: 1000
+    step_seconds: 1
+    target_steps: 500
+    failures: {hard_per_gpu_hour: 1.8, sdc_per_gpu_hour: 0.0}
+    checkpoint: {interval_steps: 5, seconds: 1}
+    restart_seconds: 0
+"""
+
+
+def engine_costs(replicas: int) -> None:
+    import tempfile
+
+    from simd.config import load_config, parse_config
+    from simd.engine import US_PER_SECOND
+    from simd.engine.replicas import advance_replicas
+    from simd.lane import KERNEL, counted, new_lane
+
+    def timed(states, until: int) -> tuple[float, object]:
+        times, out = [], None
+        for _ in range(5):
+            t = time.perf_counter()
+            out = advance_replicas(states, until)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times), out
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = load_config(replicas_config(replicas, Path(tmp))).all_scenarios[0]
+    states = advance_replicas(new_lane(scenario, scenario, 0).states, 3600 * US_PER_SECOND)  # compiled, warm
+    at = states[0].clock
+    idle, _ = timed(states, at)
+    per_call = idle / replicas
+    tick, out = timed(states, at + 3600 * US_PER_SECOND)
+    steps = counted(out)[1] - counted(states)[1]
+    per_step = (tick - idle) / steps
+    storm = parse_config(STORM).scenarios[0]
+    st = advance_replicas(new_lane(storm, storm, 0).states, 10 * US_PER_SECOND)
+    at = st[0].clock
+    busy, out = timed(st, at + 1000 * US_PER_SECOND)
+    n_events = counted(out)[0] - counted(st)[0]
+    per_event = (busy - per_call * storm.replicas) / n_events
+    print(f"engine costs on the batch path over replicas (load average {os.getloadavg()[0]:.2f}), "
+          "simd.lane.KERNEL in brackets:")
+    print(f"  per replica per call:    {per_call * 1e6:6.3f} us   [{KERNEL.per_call_us:g} us]   "
+          f"({replicas} replicas of llama3-16k, no time advanced: {idle * 1e3:.1f} ms)")
+    print(f"  per straggler-drawn step: {per_step * 1e9:5.1f} ns   [{KERNEL.per_step_us * 1e3:g} ns]   "
+          f"(one tick of speedup 3600: {steps} steps, {tick * 1e3:.1f} ms, events included)")
+    print(f"  per event:               {per_event * 1e6:6.3f} us   [{KERNEL.per_event_us:g} us]   "
+          f"({storm.replicas} replicas of a stormy scenario, 1,000 s: {n_events} events, {busy * 1e3:.1f} ms)")
+
+
 def sweep_precision() -> None:
     import numpy as np
 
@@ -206,8 +267,12 @@ def main() -> int:
     p.add_argument("--scrape-every", type=float, default=1.0)
     p.add_argument("--replicas", type=int, help="llama3-16k alone with this many replicas (issue 12: 10000)")
     p.add_argument("--state-dir", action="store_true", help="keep the state in a temporary directory (saves measured)")
+    p.add_argument("--costs", action="store_true", help="the engine costs simd.lane's work limit counts")
     p.add_argument("--sweep-precision", action="store_true")
     args = p.parse_args()
+    if args.costs:
+        engine_costs(args.replicas or 2000)
+        return 0
     if args.sweep_precision:
         sweep_precision()
         return 0

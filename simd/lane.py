@@ -46,21 +46,21 @@ class Costs:
     """Estimated CPU microseconds of one path of the engine: per event, per straggler-drawn step, per replica
     per call."""
 
-    event_us: float
-    step_us: float
-    call_us: float
+    per_event_us: float
+    per_step_us: float
+    per_call_us: float
 
 
-# The compiled batch over replicas (simd.engine.replicas), measured on this 2-core machine: 0.08-0.49 us per
-# event (1,000 replicas of tests/test_daemon_bounds.py's stormy scenario, 100-1,000 simulated s per call);
-# 17.7-18.3 ns per executed step of llama3-16k under stragglers, its events included (10,000 replicas, 3,600
-# simulated s per call); 0.65 us per replica per call in the kernel (its streams' jumps to their current draws)
-# and ~0.2 us in the arrays' copies.
-KERNEL = Costs(event_us=0.5, step_us=0.02, call_us=1.0)
+# The compiled batch over replicas (simd.engine.replicas), measured on this 2-core machine (bench/daemon.py
+# --costs measures them again): 0.08-0.49 us per event (1,000 replicas of a failure every ~2 steps, 100-1,000
+# simulated s per call); 17.7-20.9 ns per executed step of llama3-16k under stragglers, its events included
+# (2,000-10,000 replicas, 3,600 simulated s per call); 0.65-0.83 us per replica per call (mostly its streams'
+# jumps to their current draws, in the kernel) and ~0.2 us in the arrays' copies.
+KERNEL = Costs(per_event_us=0.5, per_step_us=0.02, per_call_us=1.0)
 # core.advance, one replica at a time (plans the kernel lacks a mechanism of, an injected advance): 44 us per
 # event on the segment walk at a failure every other 1 s step (1.4-2.3 us on its batch path); ~14 ns per
 # straggler-drawn step (simd/engine/stragglers.py); 70-220 us per call that crosses no event.
-CORE = Costs(event_us=44.0, step_us=0.014, call_us=100.0)
+CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0)
 
 Advance = Callable[[State, int], tuple[State, list]]
 
@@ -135,9 +135,9 @@ def costs_of(states: Sequence[State], advance_fn: Advance) -> Costs:
 def work_us(costs: Costs, plan, replicas: int, events_done: int, steps_done: int) -> float:
     """The estimated CPU microseconds of one call that did ``events_done`` events and executed ``steps_done``
     steps over ``replicas`` replicas of ``plan``."""
-    w = costs.call_us * replicas + costs.event_us * events_done
+    w = costs.per_call_us * replicas + costs.per_event_us * events_done
     if plan.step_times is not None:
-        w += costs.step_us * steps_done
+        w += costs.per_step_us * steps_done
     return w
 
 
@@ -148,13 +148,13 @@ def chunk_us(costs: Costs, plan, replicas: int, budget: float) -> float:
     per_step = plan.hard_hazard + plan.sdc_hazard + 1.0 / plan.target  # events per executed step, expected
     lam = per_step / plan.step_us * replicas  # events per simulated us, all replicas (an upper bound: restarts,
     # checkpoints and slow steps only stretch the time between events and steps)
-    a = costs.event_us * lam
+    a = costs.per_event_us * lam
     if plan.step_times is not None:
-        a += costs.step_us * replicas / plan.step_us
-    left = budget - costs.call_us * replicas
+        a += costs.per_step_us * replicas / plan.step_us
+    left = budget - costs.per_call_us * replicas
     if left <= 0:
         return plan.step_us
-    b = TAIL_SDS * costs.event_us * math.sqrt(lam)
+    b = TAIL_SDS * costs.per_event_us * math.sqrt(lam)
     if a <= 0:
         return math.inf
     y = (-b + math.sqrt(b * b + 4 * a * left)) / (2 * a)  # a y^2 + b y = left, y = sqrt(x)

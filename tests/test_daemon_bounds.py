@@ -58,16 +58,16 @@ def test_a_scenario_over_the_work_limit_is_left_behind_and_catches_up_exactly():
         # the quiet scenario is never held back by the stormy one
         assert quiet.clock_us == limited.snapshot.simulated_us and quiet.behind_us == 0
         if wall == 1.0:
-            # one tick is an hour of simulated time: ~1800 events at KERNEL.event_us each, cut near 300 us
+            # one tick is an hour of simulated time: ~1800 events at KERNEL.per_event_us each, cut near 300 us
             assert storm.behind_us > 0 and storm.overruns == 1
-            assert 200 <= sum(events(s) for s in limited.lanes[0].states) * KERNEL.event_us <= 300
+            assert 200 <= sum(events(s) for s in limited.lanes[0].states) * KERNEL.per_event_us <= 300
             assert sample(limited, "simd_scenario_overruns_total", scenario="storm") == 1
             assert sample(limited, "simd_scenario_behind_seconds", scenario="storm") == storm.behind_us / 1e6
     # the work limit changes when things happen, never what happens: at the same simulated time, the same state
     lane = limited.lanes[0]
     caught_up = advance_lane(lane, free.snapshot.simulated_us, lambda t: lane.body, lambda a, b: [], 10**9).lane
     assert caught_up.states == free.lanes[0].states
-    assert sum(free.snapshot.scenarios[0].totals.interruptions) > 8 * 300 / KERNEL.event_us  # the limit did bind
+    assert sum(free.snapshot.scenarios[0].totals.interruptions) > 8 * 300 / KERNEL.per_event_us  # the limit did bind
 
 
 def test_a_cut_lane_used_most_of_its_limit_in_few_calls_and_no_more(monkeypatch):
@@ -80,7 +80,7 @@ def test_a_cut_lane_used_most_of_its_limit_in_few_calls_and_no_more(monkeypatch)
     out = advance_lane(lane, 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [], 300)
     assert out.cut and (1 - MIN_LEFT_SHARE) * 300 <= out.work <= 300
     # what was counted: one replica's calls and the events it crossed, at the kernel's costs
-    assert out.work == len(calls) * KERNEL.call_us + KERNEL.event_us * events(out.lane.states[0])
+    assert out.work == len(calls) * KERNEL.per_call_us + KERNEL.per_event_us * events(out.lane.states[0])
     assert len(calls) <= 4
 
 
@@ -100,7 +100,7 @@ def test_an_injected_advance_is_counted_at_core_costs():
     lane = new_lane(scenario, scenario, 0)
     assert costs_of(lane.states, lambda s, u: advance(s, u)) is CORE
     out = advance_lane(lane, 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [], advance_fn=advance_one)
-    assert not out.cut and out.work == CORE.call_us + CORE.event_us * events(out.lane.states[0])
+    assert not out.cut and out.work == CORE.per_call_us + CORE.per_event_us * events(out.lane.states[0])
     assert out.lane.states == tuple(advance(s, 3600 * US_PER_SECOND)[0] for s in lane.states)
 
 
@@ -118,7 +118,7 @@ def test_one_tick_of_a_runaway_scenario_is_bounded():
     t.tick()
     storm = t.snapshot.scenarios[0]
     assert storm.overruns == 1 and storm.behind_us > 0
-    assert sum(storm.totals.interruptions) * KERNEL.event_us <= t.work_limit
+    assert sum(storm.totals.interruptions) * KERNEL.per_event_us <= t.work_limit
 
 
 def test_a_tick_that_raises_quarantines_its_scenario_and_the_others_go_on(caplog):
