@@ -29,6 +29,7 @@ event a few dozen integer operations, no Python.
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 import numba
 import numpy as np
@@ -54,6 +55,7 @@ SCALARS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoints
  C_RESTART, C_DETECT, C_SHADOW_DET, C_SHADOW_US, C_HYPER_ACT, C_HYPER_STEPS, C_LATE, C_UNREC, C_LOST) = \
     range(len(SCALARS))
 VECTORS = ("interruptions", "interruptions_by_type", "sdc_onsets_by_type", "detector_finds")
+_scalars_of = itemgetter(*SCALARS)
 # ``plan_i``: the plan's int64 constants
 (P_STEP, P_SHADOW, P_CKPT, P_VAL, P_V, P_C, P_H, P_TARGET, P_RESTART, P_COMMITTED, P_WINDOW, P_RETENTION,
  P_SHADOW_KIND, P_O_INTERR, P_O_INTERR_TYPE, P_O_ONSET_TYPE, P_O_FINDS) = range(17)
@@ -546,7 +548,8 @@ def advance(w, until: int) -> bool:
     pos = np.array([w.t, w.g, w.step, w.last, int(w.corrupted), x.clean_ckpt, x.hyper_end, x.hyper_anchor,
                     x.n_corrupt, x.sdc_deadline, x.sdc_onset, x.sdc_detector, hi, hp, si, sp, 0,
                     len(x.corrupt_ckpts)], dtype=np.int64)
-    tot = np.array([T[k] for k in SCALARS] + [c for k in VECTORS for c in T[k]], dtype=np.int64)
+    tot = np.array([*_scalars_of(T), *T["interruptions"], *T["interruptions_by_type"], *T["sdc_onsets_by_type"],
+                    *T["detector_finds"]], dtype=np.int64)
     status = walk(until, pos, tot, ring, *arrays)
     (w.t, w.g, w.step, w.last, corrupted, x.clean_ckpt, x.hyper_end, x.hyper_anchor, x.n_corrupt, x.sdc_deadline,
      x.sdc_onset, x.sdc_detector, hi, hp, si, sp, head, cnt) = pos.tolist()
@@ -554,8 +557,7 @@ def advance(w, until: int) -> bool:
     w.pending = (w.step - x.clean_ckpt) * p.step_us
     x.corrupt_ckpts = [int(ring[(head + i) % len(ring)]) for i in range(cnt)]
     values = tot.tolist()
-    for i, k in enumerate(SCALARS):
-        T[k] = values[i]
+    T.update(zip(SCALARS, values, strict=False))  # values: the scalars, then the vectors
     at = len(SCALARS)
     for k in VECTORS:
         n = len(T[k])
