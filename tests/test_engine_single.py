@@ -145,8 +145,25 @@ def test_trace_and_mechanisms_the_kernel_lacks_stay_on_the_python_walk():
     assert fast == traced and fast_events == [e for e in events if e.kind == "job_end"]
 
 
-def test_the_vectorizable_plan_keeps_the_batch_path_unless_vectorize_is_false():
-    s = spec()  # validation 25 divides checkpoint 25
-    assert s.validation_interval_steps and single.handles(new_state(s))
-    until = 6000 * 75 * S
-    assert advance(new_state(s), until) == _fast(new_state(s), until) == _walk(new_state(s), until)
+def test_a_vectorizable_plan_runs_compiled_and_compiled_false_keeps_the_batch():
+    """The compiled walk takes vectorizable plans too (it is faster per event than the batch and draws each
+    step duration once); compiled=False keeps the numpy batch, which gives the same state."""
+    for s in (spec(), replace(spec(), stragglers=STRAGGLERS[2])):  # validation 25 divides checkpoint 25
+        assert s.validation_interval_steps and single.handles(new_state(s))
+        until = 6000 * 75 * S
+        with _python_walk_refused():
+            fast = advance(new_state(s), until)  # neither the batch nor the walk may run
+        batched = []
+        saved = core.batch
+
+        def spy(*a, batched=batched, saved=saved):
+            batched.append(1)
+            return saved(*a)
+
+        core.batch = spy
+        try:
+            python = advance(new_state(s), until, compiled=False)
+        finally:
+            core.batch = saved
+        assert batched, "compiled=False on a vectorizable plan runs the batch"
+        assert fast == python == _walk(new_state(s), until)

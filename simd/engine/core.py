@@ -50,15 +50,18 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     interruption and SDC verdict. ``vectorize=False`` forces the one-segment-at-a-time path (the result is
     identical; tests compare the two). With ``max_jobs`` it stops as soon as that many jobs have completed in
     total; the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``.
-    The one-segment-at-a-time path runs compiled (single.py) unless ``trace`` (its events come from the walk),
-    the plan has a mechanism the kernel lacks (replicas.batchable), or ``compiled=False``, which keeps
-    walk.segment, the reference (the result is identical; tests compare the two).
+    Every plan the compiled walk handles (single.py: replicas.batchable) runs on it, vectorizable or not: it
+    is faster per event than the numpy batch (bench/engine.py) and under stragglers draws each step once,
+    where the batch draws a whole window ahead and draws again what it did not use. Not compiled: ``trace``
+    (its events come from the Python paths), a mechanism the kernel lacks, or ``compiled=False``, which keeps
+    the Python paths, the reference (batch.py if ``vectorize``, else walk.segment; the result is identical;
+    tests compare them).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    fast, vectorize = vectorize, vectorize and state.plan.vectorizable
-    if compiled and not trace and not vectorize and single.handles(state):
+    if compiled and not trace and single.handles(state):
         return single.advance(state, until_us, max_jobs)
+    fast, vectorize = vectorize, vectorize and state.plan.vectorizable
     w = Work(state, trace)
     walk = segment
     if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py), its fast loop
