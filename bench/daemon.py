@@ -23,12 +23,17 @@ replicas (simd.lane.KERNEL): per replica per call (a call that advances no time)
 replicas of a scenario with a failure every ~2 steps and no stragglers, 1,000 simulated s in one call); each the
 median of 5 calls, printed next to the values simd.lane uses.
 
+``--lane-costs``: measure in this process what a lane of --replicas N (default 10,000) replicas of llama3-16k
+costs outside its ticks (issue 12), per replica: startup (simd.lane.new_lane), a drill boundary (with_body: every
+replica retargeted), a save (simd.persist.encode, after one tick of speedup 3600) and a resume
+(decode + resume), each timed once, with the size of the saved document.
+
 ``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
 its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
 
 Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
-       | --costs [--replicas N] | --sweep-precision
+       | --costs [--replicas N] | --lane-costs [--replicas N] | --sweep-precision
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,6 +240,57 @@ def engine_costs(replicas: int) -> None:
           f"({storm.replicas} replicas of a stormy scenario, 1,000 s: {n_events} events, {busy * 1e3:.1f} ms)")
 
 
+LANE_DRILL = """
+drills:
+  - name: storm
+    description: failures x10
+    duration_seconds: 3600
+    scenarios: [llama3-16k]
+    effects: {hard_rate_factor: 10}
+"""
+
+
+def lane_costs(replicas: int) -> None:
+    import tempfile
+
+    from simd.config import load_config
+    from simd.drills import DrillRunner
+    from simd.engine import US_PER_SECOND
+    from simd.engine.replicas import advance_replicas
+    from simd.lane import new_lane, with_body
+    from simd.persist import decode, encode, resume
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = replicas_config(replicas, Path(tmp))
+        path.write_text(path.read_text() + LANE_DRILL)
+        config = load_config(path)
+    scenario = config.all_scenarios[0]
+    drills = DrillRunner(config)
+    warm = new_lane(scenario, scenario, 0)  # a first, small lane: the kernels compiled, tables built
+    with_body(warm, scenario.with_effects(config.drills[0].effects))
+    t = time.perf_counter()
+    lane = new_lane(scenario, scenario, 0)
+    startup = time.perf_counter() - t
+    lane = replace(lane, states=advance_replicas(lane.states, 3600 * US_PER_SECOND))
+    drills.start("storm", 3600.0, None, 0.0)
+    t = time.perf_counter()
+    storm = with_body(lane, drills.body(scenario, 3600.0))
+    boundary = time.perf_counter() - t
+    t = time.perf_counter()
+    raw = encode(3600 * US_PER_SECOND, (storm,), drills, 0.0)
+    save = time.perf_counter() - t
+    t = time.perf_counter()
+    back = resume(decode(raw), config)
+    again = time.perf_counter() - t
+    assert back.lanes[0].states == storm.states  # resumed, not started fresh
+    print(f"a lane of {replicas} replicas of llama3-16k outside its ticks (load average {os.getloadavg()[0]:.2f}),"
+          " per replica:")
+    for what, s in (("startup (new_lane)", startup), ("drill boundary (with_body)", boundary),
+                    ("save (persist.encode)", save), ("resume (decode + resume)", again)):
+        print(f"  {what:<28} {s / replicas * 1e6:9.2f} us   ({s:.3f} s for the lane)")
+    print(f"  saved document: {len(raw) / 1e6:.2f} MB, {len(raw) / replicas:.0f} bytes per replica")
+
+
 def sweep_precision() -> None:
     import numpy as np
 
@@ -268,10 +325,14 @@ def main() -> int:
     p.add_argument("--replicas", type=int, help="llama3-16k alone with this many replicas (issue 12: 10000)")
     p.add_argument("--state-dir", action="store_true", help="keep the state in a temporary directory (saves measured)")
     p.add_argument("--costs", action="store_true", help="the engine costs simd.lane's work limit counts")
+    p.add_argument("--lane-costs", action="store_true", help="startup, drill boundary, save, resume per replica")
     p.add_argument("--sweep-precision", action="store_true")
     args = p.parse_args()
     if args.costs:
         engine_costs(args.replicas or 2000)
+        return 0
+    if args.lane_costs:
+        lane_costs(args.replicas or 10_000)
         return 0
     if args.sweep_precision:
         sweep_precision()
