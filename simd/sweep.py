@@ -37,12 +37,12 @@ from simd.sweepstats import PointStats, summarize
 # Adaptive mode. Law & Kelton, Simulation Modeling and Analysis (3rd ed., section 9.4.1): the sequential
 # procedure starts from n0 >= 10 replications to estimate the variance before trusting a half-width.
 ADAPTIVE_START = 10
-# A task holds at most this many seeds (one llama3-16k seed is 10-19 ms of drawing its ~1.2e6 step durations, shared
-# by the task's points, or 60-190 ms per replica of a point that shares them with none: tasks of 1-19 s measured
-# here, against ~1.5 ms of overhead per task: the progress bar moves and a worker idles at most one task's time at
-# the end), and at most MAX_TASK_JOBS jobs (a llama3-16k job on shared durations: ~0.2 ms of events); the work of a
-# round is cut into at least TASKS_PER_WORKER tasks per worker so that tasks of unequal cost (intervals, cluster
-# sizes) still keep every worker busy to the end.
+# A task holds at most this many seeds: a llama3-16k seed is ~20 ms of drawing its ~1.3e6 step durations, shared
+# by the task's points, plus 0.2-0.35 ms of events per point (60-190 ms per replica of a point that shares them with
+# none), so tasks of 0.1-19 s measured here against ~1.5 ms of overhead per task: the progress bar moves and a
+# worker idles at most one task's time at the end. And at most MAX_TASK_JOBS jobs (points x seeds: ~3 s of events
+# on llama3-16k). The work of a round is cut into at least TASKS_PER_WORKER tasks per worker so that tasks of
+# unequal cost (intervals, cluster sizes) still keep every worker busy to the end.
 MAX_TASK_REPLICAS = 100
 MAX_TASK_JOBS = 10_000
 TASKS_PER_WORKER = 8
