@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock
@@ -25,6 +26,7 @@ DRILL = """drills:
     effects: {hard_rate_factor: 10}
 """
 START = 1000.0
+DATA = Path(__file__).parent / "data"
 
 
 def ticker(text=SMALL_YAML + DRILL, clock=None, resumed=None) -> Ticker:
@@ -75,9 +77,11 @@ def test_the_saved_document_is_versioned_json_with_a_checksum():
     t = ticker(clock=clock)
     run_to(t, clock, 1.0)
     doc = json.loads(saved_bytes(t))
-    assert (doc["format"], doc["version"]) == ("simd-state", 1) and len(doc["sha256"]) == 64
+    assert (doc["format"], doc["version"]) == ("simd-state", 2) and len(doc["sha256"]) == 64
     assert [lane["name"] for lane in doc["payload"]["lanes"]] == ["plain", "calm", "big", "sw-10", "sw-40"]
-    assert doc["payload"]["lanes"][1]["replicas"][1]["spec"]["seed"] == 7  # calm's second replica
+    calm = doc["payload"]["lanes"][1]  # two replicas, by column: the spec once, the seeds, a list per field
+    assert calm["spec"]["seed"] == 6 and calm["seeds"] == [6, 7] and calm["state"]["clock"] == [600 * US_PER_SECOND] * 2
+    assert calm["state"]["totals"]["steps_executed"] == [s.totals.steps_executed for s in t.lanes[1].states]
 
 
 def test_changed_new_and_removed_scenarios(caplog):
@@ -112,9 +116,9 @@ def test_a_quarantined_scenario_stays_quarantined():
 
 @pytest.mark.parametrize("damage, why", [
     (lambda raw: raw[: len(raw) // 2], "not JSON"),
-    (lambda raw: raw.replace(b'"steps_executed":', b'"steps_executed":1', 1), "checksum mismatch"),
+    (lambda raw: raw.replace(b'"steps_executed":[', b'"steps_executed":[1', 1), "checksum mismatch"),
     (lambda raw: b'{"hello": "world"}', "not a simd state file"),
-    (lambda raw: raw.replace(b'"version":1', b'"version":99', 1), "written by another simd (format version 99"),
+    (lambda raw: raw.replace(b'"version":2', b'"version":99', 1), "written by another simd (format version 99"),
     (lambda raw: b"\xff\xfe\x00garbage", "not JSON"),
 ])
 def test_corrupt_or_foreign_files_are_moved_aside(tmp_path, caplog, damage, why):
@@ -138,7 +142,7 @@ def test_a_wrong_but_checksummed_payload_is_refused_by_resume():
     t = ticker(clock=clock)
     run_to(t, clock, 1.0)
     payload = decode(saved_bytes(t))
-    payload["lanes"][0]["replicas"][0]["state"]["pending_us"] += 1  # buckets no longer add up to the clock
+    payload["lanes"][0]["state"]["pending_us"][0] += 1  # buckets no longer add up to the clock
     lanes = resume(payload, parse_config(SMALL_YAML + DRILL)).lanes
     assert lanes[0].states[0].clock == 0  # that scenario starts fresh (with a warning), the others resume
     assert lanes[1].states == t.lanes[1].states
@@ -172,3 +176,64 @@ def test_saves_are_atomic_and_the_directory_is_locked(tmp_path):
     d = StateDir(tmp_path).open()  # the lock is free again; the leftover is removed
     d.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lock", "state.json"]
+
+
+def test_a_version_1_file_is_still_read_and_resumes_exactly():
+    """tests/data/state-v1.json: written by the version 1 encoder (a JobSpec and a State per replica) from
+    this test module's run to simulated second 2100, a drill running (plain retargeted), from the scenario file
+    next to it; resumed, it equals the same run today, and goes on as it does."""
+    text = (DATA / "state-v1.yaml").read_text()
+    raw = (DATA / "state-v1.json").read_bytes()
+    assert json.loads(raw)["version"] == 1 and "replicas" in json.loads(raw)["payload"]["lanes"][0]
+    clock = FakeClock(START)
+    t = ticker(text, clock)
+    run_to(t, clock, 1.0, 2.0)
+    t.start_drill("storm")
+    run_to(t, clock, 3.5)
+    resumed = resume(decode(raw), parse_config(text))
+    assert [lane.states for lane in resumed.lanes] == [lane.states for lane in t.lanes]
+    assert resumed.lanes[0].states[0].epoch == 1 and resumed.lanes[0].states[0].clock > 0
+    later = FakeClock(0.0)
+    r = ticker(text, later, resumed)
+    later.t += 16.5
+    run_to(t, clock, 20.0)
+    r.tick()
+    assert r.states == t.states and r.snapshot.scenarios == t.snapshot.scenarios
+    again = resume(decode(saved_bytes(r)), parse_config(text))  # saved again: as version 2
+    assert json.loads(saved_bytes(r))["version"] == 2
+    assert tuple(lane.states for lane in again.lanes) == r.states
+
+
+MANY = """
+tick_seconds: 1.0
+scenarios:
+  - name: many         # 10,000 replicas of a small job: failures, SDCs and stragglers within minutes
+    seed: 11
+    replicas: 10000
+    n_gpus: 64
+    step_seconds: 10
+    target_steps: 50
+    failures: {hard_per_gpu_hour: 2.0e-2, sdc_per_gpu_hour: 1.0e-2}
+    checkpoint: {interval_steps: 10, seconds: 5}
+    validation: {interval_steps: 5, seconds: 1}
+    stragglers: {jitter_seconds: 0.5, slow_ranks: 1, slowdown: 1.25}
+"""
+
+
+def test_ten_thousand_replicas_save_and_resume_exactly():
+    """The daemon's scale (issue 12), on a small job; the time it takes is measured by bench/daemon.py
+    --lane-costs, not here."""
+    from simd.drills import DrillRunner
+    from simd.engine.replicas import advance_replicas
+    from simd.lane import new_lane
+
+    config = parse_config(MANY)
+    scenario = config.all_scenarios[0]
+    lane = new_lane(scenario, scenario, 0)
+    at, later = 1000 * US_PER_SECOND, 5000 * US_PER_SECOND
+    lane = lane.__class__(**{**lane.__dict__, "states": advance_replicas(lane.states, at)})
+    assert lane.states.batch.ended.any() and not lane.states.batch.ended.all()  # job starts of both kinds
+    assert lane.states.batch.column("interruptions").sum() > 0 and lane.states.batch.column("sdc_detected").sum()
+    resumed = resume(decode(encode(at, (lane,), DrillRunner(config), 1.7e9)), config).lanes[0]
+    assert resumed.states == lane.states
+    assert advance_replicas(resumed.states, later) == advance_replicas(lane.states, later)

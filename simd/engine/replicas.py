@@ -8,6 +8,13 @@ Promises:
   random configurations and random cuts of time), so it is tick-size invariant as the engine is, and a replica
   means the same whether it ran alone or in a batch.
 - ``run_jobs(specs, limit_us)`` equals ``[core.run_job(spec, limit_us=limit_us) for spec in specs]``.
+- ``new_replicas(spec, seeds)`` equals ``tuple(core.new_state(with_seed(spec, s)) for s in seeds)`` and
+  ``retarget_replicas(states, spec)`` equals ``tuple(core.retarget(s, with_seed(spec, seed of s)) for s in
+  states)``, state for state and plan for plan (its streams included): a scenario's replicas starting, or
+  changing parameters at a drill's boundary, all at once. The plans are compiled together (spec.compile_seeds)
+  and the first failure and SDC of every replica drawn together (streams.Seeded), ~10-20 us per replica where
+  core's costs ~0.6 ms (4 numpy bit generators per compile_spec); core does the first replica, so its checks
+  and every field it leaves alone are core's own.
 - Replicas whose plans differ in anything but their seed, or that use a mechanism the kernel does not have
   (issue 11's hyper-checkpointing, committed SDCs with late detectors, shadow ranks, heterogeneous fleets:
   ``batchable``), are advanced one by one with core.advance: the same results, without the speed.
@@ -28,9 +35,10 @@ from dataclasses import fields
 
 import numpy as np
 
-from simd.engine.core import advance, new_state
+from simd.engine.core import advance, new_state, retarget
+from simd.engine.hazard import NEVER
 from simd.engine.results import JobResult, job_result
-from simd.engine.spec import JobSpec, Plan
+from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
 from simd.engine.state import State, Totals
 from simd.engine.stragglers import BUCKET_FACTORS
 
@@ -163,6 +171,14 @@ def _stacked_words(plans: Sequence[Plan]) -> np.ndarray:
     return np.stack([_words(p) for p in plans])
 
 
+def _seeds_words(seeds: Seeds) -> np.ndarray:
+    """_stacked_words of compile_seeds' plans, from its streams' arrays."""
+    st = seeds.streams.get("step_times")
+    none = np.zeros((len(seeds.plans), 5), dtype=np.uint64)
+    return np.stack([seeds.streams["hard_stream"].words(), seeds.streams["sdc_stream"].words(),
+                     seeds.streams["cause_stream"].words(), none if st is None else st.words()], axis=1)
+
+
 def _run(plan: Plan, words: np.ndarray, lay: _Layout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray,
          until: int, max_jobs: int | None) -> None:
     from simd.engine import replkernel
@@ -237,6 +253,42 @@ class _Batch:
         """Sum of State.in_flight_us over the replicas."""
         return int(self.pos[:, 6].sum() + (self.pos[:, 0] - self.pos[:, 1]).sum())
 
+    def _booked(self, rows: np.ndarray) -> np.ndarray:
+        """Totals rows as Layout.totals reads them: without stragglers the histogram is steps_executed in one
+        bucket (the kernel does not count it then)."""
+        if self.hb is None:
+            return rows
+        rows = rows.copy()
+        i, n = self.lay.start["step_hist"], self.lay.width_of["step_hist"]
+        rows[:, i:i + n] = 0
+        rows[:, i + self.hb] = rows[:, self.lay.start["steps_executed"]]
+        return rows
+
+    def columns(self) -> dict:
+        """state_columns of the States this batch holds, from its arrays."""
+        p = self.pos
+        out = {"clock": p[:, 0].tolist(), "t": p[:, 1].tolist(), "g": p[:, 2].tolist(), "step": p[:, 3].tolist(),
+               "last_ckpt": p[:, 4].tolist(), "corrupted": p[:, 5].astype(bool).tolist(),
+               "pending_us": p[:, 6].tolist(), "hard": p[:, 7:9].tolist(), "sdc": p[:, 9:11].tolist(),
+               "job_start_g": p[:, 11].tolist(), "job_start_t": p[:, 12].tolist()}
+        starts = self._booked(self.start)
+        waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
+        if len(waiting):
+            starts[waiting] = np.array([self.lay.row(self.packed_starts[i]) for i in waiting.tolist()],
+                                       dtype=np.int64)
+        out["totals"], out["job_start"] = self._totals_columns(self._booked(self.tot)), self._totals_columns(starts)
+        for name in _FIELDS:
+            if name not in out and name != "plan":
+                out[name] = [_listed(d[name]) for d in self.statics]
+        return out
+
+    def _totals_columns(self, rows: np.ndarray) -> dict[str, list]:
+        out = {}
+        for name in _TOTALS:
+            i, n = self.lay.start[name], self.lay.width_of.get(name)
+            out[name] = rows[:, i].tolist() if n is None else rows[:, i:i + n].tolist()
+        return out
+
 
 class Replicas(Sequence):
     """The States advance_replicas returns, as a read-only sequence over the arrays they come from (``batch``):
@@ -278,6 +330,26 @@ class Replicas(Sequence):
         return f"Replicas({self._n} states)"
 
 
+def state_columns(states: Sequence[State]) -> dict:
+    """The States' fields (``plan`` apart) as columns over the replicas: a list per field, ``totals`` and
+    ``job_start`` a dict of such lists per Totals field, tuples as lists (JSON's shape); from a Replicas' arrays
+    without building its States."""
+    batch = getattr(states, "batch", None)
+    if batch is not None:
+        return batch.columns()
+    out: dict = {}
+    for name in _FIELDS:
+        if name in ("totals", "job_start"):
+            out[name] = {t: [_listed(getattr(getattr(s, name), t)) for s in states] for t in _TOTALS}
+        elif name != "plan":
+            out[name] = [_listed(getattr(s, name)) for s in states]
+    return out
+
+
+def _listed(v):
+    return list(v) if isinstance(v, tuple) else v
+
+
 def _statics(s: State) -> dict:
     return {k: v for k, v in s.__dict__.items() if k not in _MANAGED}
 
@@ -285,6 +357,22 @@ def _statics(s: State) -> dict:
 def on_kernel(states: Sequence[State]) -> bool:
     """Whether advance_replicas advances ``states`` in one kernel call (else one by one with core.advance)."""
     return isinstance(states, Replicas) or (len(states) > 0 and _one_batch(states))
+
+
+def _row(s: State) -> tuple:
+    """A State's ``pos`` row (the kernel's order: _Batch.state_fields reads it back)."""
+    return (s.clock, s.t, s.g, s.step, s.last_ckpt, s.corrupted, s.pending_us, *s.hard, *s.sdc, s.job_start_g,
+            s.job_start_t)
+
+
+def _pack(states: Sequence[State], words: np.ndarray) -> _Batch:
+    """States of one batch (_one_batch) as arrays."""
+    lay = _Layout(states[0].totals)
+    pos = np.array([_row(s) for s in states], dtype=np.int64)
+    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+    start = np.zeros_like(tot)  # rows written by the kernel where a job ends
+    return _Batch(lay, pos, tot, start, np.zeros(len(states), dtype=bool), tuple(_statics(s) for s in states),
+                  tuple(s.job_start for s in states), words, _hist_bucket(states[0].plan))
 
 
 def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> Sequence[State]:
@@ -308,21 +396,117 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
                 raise ValueError(f"cannot advance backwards: at {s.clock} us, asked for {until_us} us")
         if not _one_batch(states):
             return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
-        plan = states[0].plan
-        lay = _Layout(states[0].totals)
-        pos = np.array([(s.clock, s.t, s.g, s.step, s.last_ckpt, s.corrupted, s.pending_us, *s.hard, *s.sdc,
-                         s.job_start_g, s.job_start_t) for s in states], dtype=np.int64)
-        tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
-        start = np.zeros_like(tot)  # rows written by the kernel where a job ends
-        ended = np.zeros(len(states), dtype=bool)
-        statics = tuple(_statics(s) for s in states)
-        packed = tuple(s.job_start for s in states)
-        words = _stacked_words([s.plan for s in states])
+        own = _pack(states, _stacked_words([s.plan for s in states]))
+        lay, statics, packed, words, plan = own.lay, own.statics, own.packed_starts, own.words, own.plan
+        pos, tot, start, ended = own.pos, own.tot, own.start, own.ended
     jobs = lay.start["jobs_completed"]
     jobs_before = tot[:, jobs].copy()
     _run(plan, words, lay, pos, tot, start, until_us, max_jobs)
     ended = ended | (tot[:, jobs] != jobs_before)
     return Replicas(_Batch(lay, pos, tot, start, ended, statics, packed, words, _hist_bucket(plan)), len(states))
+
+
+def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
+    """``tuple(core.new_state(with_seed(spec, s)) for s in seeds)`` (module docstring): a Replicas when the kernel
+    runs the plan (advance_replicas continues from its arrays), else a tuple."""
+    if not seeds:
+        return ()
+    compiled = compile_seeds(spec, seeds)
+    plans = compiled.plans
+    first = new_state(plans[0].spec)  # core's, for seed 0: every other field is the same for every seed
+    hard = compiled.streams["hard_stream"].first_positions(plans[0].hard_log1m)
+    sdc = compiled.streams["sdc_stream"].first_positions(plans[0].sdc_log1m)
+    _check(first, {"plan": plans[0], "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0]))}, "new_state")
+    if not _key(plans[0])[-1]:  # a mechanism the kernel lacks: States, one per seed
+        return tuple(_derived(first, {"plan": p, "hard": (0, h), "sdc": (0, d)})
+                     for p, h, d in zip(plans, hard.tolist(), sdc.tolist(), strict=True))
+    lay = _Layout(first.totals)
+    n = len(plans)
+    pos = np.tile(np.array(_row(first), dtype=np.int64), (n, 1))
+    pos[:, 7], pos[:, 8], pos[:, 9], pos[:, 10] = 0, hard, 0, sdc
+    tot = np.tile(np.array(lay.row(first.totals), dtype=np.int64), (n, 1))
+    base = _statics(first)
+    statics = tuple({**base, "plan": p} for p in plans)
+    batch = _Batch(lay, pos, tot, np.zeros_like(tot), np.zeros(n, dtype=bool), statics, (first.job_start,) * n,
+                   _seeds_words(compiled), _hist_bucket(plans[0]))
+    return Replicas(batch, n)
+
+
+# the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
+# checked against core's own result for the first replica (_check)
+_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch"))
+
+
+def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
+    """``tuple(core.retarget(s, with_seed(spec, s.plan.spec.seed)) for s in states)`` (module docstring): a
+    Replicas continues as one (its arrays, the new plans' streams) when the kernel runs the new plan and the
+    step histogram is booked the same way under both; else a tuple of States."""
+    if not states:
+        return ()
+    batch = getattr(states, "batch", None)
+    statics = batch.statics if batch is not None else [s.__dict__ for s in states]
+    epochs = {d["epoch"] for d in statics}
+    seeds = [d["plan"].spec.seed for d in statics]
+    if len(epochs) > 1:  # (a lane's replicas always share their epoch) core, one by one
+        return tuple(retarget(s, with_seed(spec, seed)) for s, seed in zip(states, seeds, strict=True))
+    (epoch,) = epochs
+    head = states[0]
+    first = retarget(head, with_seed(spec, seeds[0]))  # core's checks and result for the first replica
+    if batch is not None:
+        g, step, last = batch.pos[:, 2], batch.pos[:, 3], batch.pos[:, 4]
+    else:
+        g, step, last = np.array([(s.g, s.step, s.last_ckpt) for s in states], dtype=np.int64).T
+    # core.retarget's checks of the position, over every replica (the first passed them in core)
+    if (step > spec.target_steps).any():
+        raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {int(step.max())}")
+    if not head.plan.extended and (last % spec.ckpt_interval_steps).any():
+        raise ValueError("retarget: the last checkpoint must be on the new checkpoint lattice")
+    compiled = compile_seeds(spec, seeds, epoch + 1)
+    plans, p0 = compiled.plans, compiled.plans[0]
+    hard = g + compiled.streams["hard_stream"].first_positions(p0.hard_log1m) if p0.hard_log1m \
+        else np.full(len(plans), NEVER, dtype=np.int64)
+    sdc = g + compiled.streams["sdc_stream"].first_positions(p0.sdc_log1m) if p0.sdc_log1m \
+        else np.full(len(plans), NEVER, dtype=np.int64)
+    _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1},
+           "retarget", head)
+    if batch is None or not _key(p0)[-1] or _hist_bucket(p0) != batch.hb:
+        return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1})
+                     for s, p, h, d in zip(states, plans, hard.tolist(), sdc.tolist(), strict=True))
+    pos = batch.pos.copy()
+    pos[:, 7], pos[:, 8], pos[:, 9], pos[:, 10] = 0, hard, 0, sdc
+    statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))
+    # tot and start are shared with the batch retargeted (never mutated: advance_replicas copies them)
+    out = _Batch(batch.lay, pos, batch.tot, batch.start, batch.ended, statics, batch.packed_starts,
+                 _seeds_words(compiled), batch.hb)
+    return Replicas(out, len(plans))
+
+
+def _derived(state: State, changes: dict) -> State:
+    """``dataclasses.replace(state, **changes)`` without the frozen __init__'s cost (no __post_init__)."""
+    out = State.__new__(State)
+    out.__dict__.update(state.__dict__, **changes)
+    return out
+
+
+def _check(core_result: State, derived: dict, what: str, before: State | None = None) -> None:
+    """The first replica derived as core derives it: the fields core changed, to the same values (a change to
+    core.new_state or core.retarget that this module has not followed fails here, not silently)."""
+    if before is not None:
+        changed = {k for k, v in core_result.__dict__.items() if before.__dict__.get(k) != v}
+        if not changed <= _RETARGETED:
+            raise RuntimeError(f"replicas: core.{what} changed {sorted(changed - _RETARGETED)}, not derived here")
+    for k, v in derived.items():
+        got = getattr(core_result, k)
+        if (_streams_of(got), got.__dict__.keys()) != (_streams_of(v), v.__dict__.keys()) if k == "plan" \
+                else got != v:
+            raise RuntimeError(f"replicas: core.{what} gives another {k} for the first replica")
+
+
+def _streams_of(plan: Plan) -> tuple:
+    """A plan's spec and streams (Plan.__eq__ compares the specs only)."""
+    st = plan.step_times
+    return (plan.spec, *(v for k, v in plan.__dict__.items() if k.endswith("_stream")),
+            None if st is None else st.stream)
 
 
 def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
