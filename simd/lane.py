@@ -18,10 +18,12 @@ daemon. Drills change a lane's parameters at exactly their simulated boundaries,
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from simd.config import Scenario, ScenarioBody
@@ -94,13 +96,30 @@ class Lane:
                        behind_us=max(0, shared_us - self.at_us), overruns=self.overruns)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a lane's replicas are built in bulk (a plan, spec, step times
+    and stream dicts per replica, none in a cycle): with 10,000 replicas its passes over the growing heap were
+    half the time of a startup, a retarget or a resume (measured: 0.47 -> 0.22 s, 1.4 -> 0.6 s). Reference
+    counting frees as usual; collections resume at the end."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def new_lane(scenario: Scenario, body: ScenarioBody, origin_us: int) -> Lane:
     """A fresh run of ``scenario`` (every replica at engine time 0) under parameters ``body``: its replicas'
     plans compiled together (replicas.new_replicas: ~10-20 us per replica, where one core.new_state costs ~0.6 ms;
     the same states)."""
     seeds = scenario.replica_seeds()
+    with gc_paused():
+        states = new_replicas(body.job_spec(seeds[0]), seeds)
     # advanced to time 0 (no change) on the batch path: its kernels are loaded now, before the ticks' clock starts
-    states = advance_replicas(new_replicas(body.job_spec(seeds[0]), seeds), 0)
+    states = advance_replicas(states, 0)
     return Lane(scenario, scenario_key(scenario), origin_us, body, states, scenario_info(scenario, body, states[0]))
 
 
@@ -110,7 +129,8 @@ def with_body(lane: Lane, body: ScenarioBody) -> Lane:
     when the lane is on them), each under ``body`` with its own seed."""
     if body == lane.body:
         return lane
-    states = retarget_replicas(lane.states, body.job_spec(lane.scenario.replica_seeds()[0]))
+    with gc_paused():
+        states = retarget_replicas(lane.states, body.job_spec(lane.scenario.replica_seeds()[0]))
     return replace(lane, body=body, states=states, info=scenario_info(lane.scenario, body, states[0]))
 
 

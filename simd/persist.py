@@ -51,7 +51,7 @@ from simd.engine import US_PER_SECOND, JobSpec, State
 from simd.engine.replicas import retarget_replicas, state_columns
 from simd.engine.spec import compile_seeds, compile_spec, with_seed
 from simd.engine.state import BUCKETS
-from simd.lane import Lane, new_lane, scenario_key
+from simd.lane import Lane, gc_paused, new_lane, scenario_key
 from simd.snapshot import scenario_info
 
 log = logging.getLogger("simd.persist")
@@ -112,8 +112,20 @@ def _replicas(states) -> dict:
 
 
 def encode(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> bytes:
-    """The document for ``state.json``."""
-    payload = {
+    """The document for ``state.json``: the payload last, as its canonical bytes, which the checksum covers
+    (encoded once; decode hashes those bytes as they are in the file)."""
+    with gc_paused():
+        body = _canonical(_payload(simulated_us, lanes, drills, wall))
+    head = json.dumps({"format": FORMAT, "version": VERSION, "layout": LAYOUT,
+                       "sha256": hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
+    return head[:-1].encode() + _PAYLOAD + body + b"}\n"
+
+
+_PAYLOAD = b',"payload":'
+
+
+def _payload(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> dict:
+    return {
         "simd_version": __version__,
         "written_unix": wall,
         "simulated_us": simulated_us,
@@ -125,9 +137,6 @@ def encode(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall
         "lanes": [{"name": lane.scenario.name, "key": lane.key, "origin_us": lane.origin_us, "failed": lane.failed,
                    "overruns": lane.overruns, **_replicas(lane.states)} for lane in lanes],
     }
-    doc = {"format": FORMAT, "version": VERSION, "layout": LAYOUT,
-           "sha256": hashlib.sha256(_canonical(payload)).hexdigest(), "payload": payload}
-    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode() + b"\n"
 
 
 def _drill_key(drill) -> str:
@@ -255,9 +264,18 @@ def decode(raw: bytes) -> dict:
         raise StateError(f"written by another simd (format version {doc.get('version')!r}, engine layout "
                          f"{'the same' if doc.get('layout') == LAYOUT else 'different'})")
     payload = doc.get("payload")
-    if not isinstance(payload, dict) or hashlib.sha256(_canonical(payload)).hexdigest() != doc.get("sha256"):
+    if not isinstance(payload, dict) or _digest(raw, payload, doc["version"]) != doc.get("sha256"):
         raise StateError("checksum mismatch")
     return payload
+
+
+def _digest(raw: bytes, payload: dict, version: int) -> str:
+    """The SHA-256 of the payload's canonical bytes: from version 2 on, the file's own (encode writes them last,
+    as they are); version 1 wrote another form, so they are encoded again."""
+    if version == 1:
+        return hashlib.sha256(_canonical(payload)).hexdigest()
+    at, end = raw.find(_PAYLOAD), raw.rstrip().rfind(b"}")
+    return "" if at < 0 else hashlib.sha256(raw[at + len(_PAYLOAD):end]).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -279,6 +297,15 @@ def resume(payload: dict, config: Config) -> Resumed:
         saved = {d["name"]: d for d in payload["lanes"]}
     except (KeyError, TypeError, ValueError) as exc:
         raise StateError(f"malformed ({type(exc).__name__}: {exc})") from None
+    with gc_paused():
+        lanes = _resume_lanes(config, saved, drills, at_us)
+    for name in saved:
+        log.info("state: scenario %s of the snapshot is no longer configured: dropped", name)
+    return Resumed(at_us, tuple(lanes), drills)
+
+
+def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int) -> list[Lane]:
+    """Every configured scenario's lane, resumed from ``saved`` (whose entries it takes) or fresh."""
     lanes = []
     for s in config.all_scenarios:
         d = saved.pop(s.name, None)
@@ -295,9 +322,7 @@ def resume(payload: dict, config: Config) -> Resumed:
         else:
             log.info("state: scenario %s is new: it starts at simulated second %.0f", s.name, at_us / US_PER_SECOND)
         lanes.append(new_lane(s, drills.body(s, at_us / US_PER_SECOND), at_us))
-    for name in saved:
-        log.info("state: scenario %s of the snapshot is no longer configured: dropped", name)
-    return Resumed(at_us, tuple(lanes), drills)
+    return lanes
 
 
 def _resume_drills(d: dict, config: Config) -> DrillRunner:

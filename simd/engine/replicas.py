@@ -274,8 +274,9 @@ class _Batch:
         starts = self._booked(self.start)
         waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
         if len(waiting):
-            starts[waiting] = np.array([self.lay.row(self.packed_starts[i]) for i in waiting.tolist()],
-                                       dtype=np.int64)
+            rows: dict[int, list[int]] = {}  # by Totals object: fresh replicas share one (new_replicas)
+            starts[waiting] = np.array([rows.get(id(t)) or rows.setdefault(id(t), self.lay.row(t))
+                                        for t in (self.packed_starts[i] for i in waiting.tolist())], dtype=np.int64)
         out["totals"], out["job_start"] = self._totals_columns(self._booked(self.tot)), self._totals_columns(starts)
         for name in _FIELDS:
             if name not in out and name != "plan":
