@@ -11,9 +11,9 @@ with the SHA-256 of its canonical payload. JSON keeps every integer exact and ev
 (``repr`` round-trips), so a resumed State equals the saved one; the engine state is read and rebuilt from
 outside the engine, through its public dataclasses and ``compile_seeds``. Version 2 (written) keeps a lane's
 replicas by column: its JobSpec once, the seeds, and per State field one list over the replicas (per Totals
-field for ``totals`` and ``job_start``), read from the batch path's arrays when the lane is on them: ~5-10 us
-per replica to save or resume, where version 1's JobSpec and State per replica (``replicas``) cost ~0.5 ms to
-save and ~4.5 ms to resume (measured at 10,000 replicas of llama3-16k: bench/daemon.py --lane-costs). Version
+field for ``totals`` and ``job_start``), read from the batch path's arrays when the lane is on them: ~20 us
+per replica to save, ~85 us to resume, where version 1's JobSpec and State per replica (``replicas``) cost
+~0.5 ms and ~4.5 ms (measured at 10,000 replicas of llama3-16k: bench/daemon.py --lane-costs). Version
 1 files are still read (a daemon upgraded in place resumes), then saved as version 2.
 
 Writes are atomic: a temporary file in the same directory, fsync, rename over ``state.json``, fsync of the
