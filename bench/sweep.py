@@ -8,10 +8,11 @@ Prints both wall times (and CPU times) and their ratio (issue 12's target: >= 10
 machine, for 20 intervals x 1000 seeds of the default configuration's llama3-16k), and checks that both give
 the same mean effective utilization at every point, bit for bit (the same seeds, the same engine).
 
-Measured (the defaults, 2-core machine shared with other work, load average 2.5 at the start, 1.9 at the end):
-simulate 453.7 s (387.8 s CPU), sweep 18.0 s (31.8 s CPU on 2 workers): 25.2x, the same mean utilization at every
-point. The sweep draws each seed's step durations once for the 20 intervals (simd.engine.crn); before that it took
-~160 s (16.6 s for 100 seeds).
+Measured with the defaults on the 2-core machine shared with other work, twice (other engines changed in between):
+simulate 453.7 s (387.8 s CPU), sweep 18.0 s (31.8 s CPU on 2 workers): 25.2x, load average 2.5 at the start and 1.9
+at the end; simulate 354.4 s (354.0 s CPU), sweep 24.7 s (28.8 s CPU): 14.4x, load average 1.4 and 2.2. The same
+mean utilization at every point both times. The sweep draws each seed's step durations once for the 20 intervals
+(simd.engine.crn); before that it took ~160 s (16.6 s for 100 seeds).
 
 Usage: python bench/sweep.py [--seeds 1000] [--points 20] [--scenario llama3-16k] [--config FILE]
                              [--param-range checkpoint.interval_steps=10:400] [--workers N]

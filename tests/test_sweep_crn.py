@@ -7,8 +7,8 @@ import pytest
 from test_sweep import SMALL
 
 from simd.config import parse_config
-from simd.engine import crn, run_job
-from simd.engine.replicas import run_jobs
+from simd.engine import advance, crn, new_state, run_job
+from simd.engine.replicas import advance_replicas, run_jobs
 from simd.simulate import ideal_seconds, simulation_limit_us
 from simd.sweep import Runner, adaptive_sweep, fixed_sweep, plan_tasks, run_point, run_points, shared_groups
 from simd.sweepexec import Serial
@@ -33,6 +33,20 @@ def test_shared_durations_equal_run_job_per_seed(small):
         want = [run_job(replace(s, seed=seed), limit_us=lim) for s, lim in zip(specs, limits, strict=True)]
         assert group.run(seed, limits) == want
         assert all(j is not None for j in want)
+
+
+def test_counters_equal_the_engine_state_at_the_job_end(small):
+    """Below the JobResult: every counter (the step-time histogram, straggler time, replaced ranks) and the
+    simulated time equal core.advance's state after the first job, or at the limit."""
+    points = _points(small, "checkpoint.interval_steps=20,40,80")
+    specs = [p.scenario.job_spec() for p in points]
+    group = crn.Shared(specs)
+    for seed, factor in ((0, 1000), (1, 1000), (2, 1.2), (3, 1.3)):
+        limits = [round(ideal_seconds(p.scenario) * factor * 1e6) for p in points]
+        states = [advance(new_state(replace(s, seed=seed)), lim, max_jobs=1)[0] for s, lim in zip(specs, limits,
+                                                                                                  strict=True)]
+        assert group.counters(seed, limits) == [(s.totals, s.t) for s in states]
+        assert all(sum(s.totals.step_hist) == s.totals.steps_executed for s in states)
 
 
 def test_limits_that_cut_jobs_short(small):
@@ -127,7 +141,9 @@ def test_a_stretch_longer_than_the_window_may_be_runs_alone(small, monkeypatch):
     want = [[run_job(replace(s, seed=seed), limit_us=lim) for s, lim in zip(specs, limits, strict=True)]
             for seed in range(3)]
     alone = []
-    monkeypatch.setattr(crn, "run_jobs", lambda specs, limit: alone.append(len(specs)) or run_jobs(specs, limit))
+    monkeypatch.setattr(crn, "advance_replicas",
+                        lambda states, until, max_jobs: alone.append(len(states)) or advance_replicas(states, until,
+                                                                                                     max_jobs=max_jobs))
     monkeypatch.setattr(crn, "WINDOW_STEPS", 2 * crn.STRIDE)
     monkeypatch.setattr(crn, "MAX_WINDOW_STEPS", 4 * crn.STRIDE)
     group = crn.Shared(specs)

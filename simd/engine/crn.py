@@ -33,9 +33,10 @@ import numpy as np
 from simd.engine import replkernel as rk
 from simd.engine.core import new_state
 from simd.engine.pcg import seek
-from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, batchable, run_jobs
+from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, advance_replicas, batchable
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, to_us
+from simd.engine.state import Totals
 from simd.engine.stepkernel import draw
 from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import first_position
@@ -50,8 +51,8 @@ _NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
 WINDOW_STEPS = 1 << 18
 # The most steps a window may span (~44 MB; buffers reserved by doubling up to twice that). A configuration whose
 # next stretch does not fit (quiet steps between two events: a job without failures is one stretch of target_steps,
-# up to 10**12 in a scenario file) runs its job on the step-by-step kernel instead (replicas.run_jobs, the same
-# result), so memory stays bounded whatever the scenario.
+# up to 10**12 in a scenario file) runs its job on the step-by-step kernel instead (replicas.advance_replicas, the
+# same result), so memory stays bounded whatever the scenario.
 MAX_WINDOW_STEPS = 1 << 22
 
 
@@ -221,6 +222,13 @@ class Shared:
     def run(self, seed: int, limits_us: Sequence[int]) -> list[JobResult | None]:
         """Each configuration's first job with ``seed``, None where its ``limits_us`` entry passes first
         (core.run_job)."""
+        return [job_result(p, totals, 0, t) if totals.jobs_completed else None
+                for p, (totals, t) in zip(self.plans, self.counters(seed, limits_us), strict=True)]
+
+    def counters(self, seed: int, limits_us: Sequence[int]) -> list[tuple[Totals, int]]:
+        """Each configuration's counters and simulated time (us) at the end of its first job with ``seed``, or
+        where its ``limits_us`` entry stopped it: the Totals and ``t`` of ``core.advance(new_state(spec), limit,
+        max_jobs=1)``, step-time histogram included."""
         k = len(self.plans)
         plan = new_state(replace(self.specs[0], seed=seed)).plan  # the seed's streams, the same for every
         words = np.repeat(_words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
@@ -240,7 +248,7 @@ class Shared:
         win = self.window
         win.start(plan)
         which = np.arange(k)
-        alone: dict[int, JobResult | None] = {}  # configurations with a stretch longer than a window may be
+        alone: dict[int, tuple[Totals, int]] = {}  # configurations with a stretch longer than a window may be
         while True:
             _run(which, until, pos, tot, start, words, self._log1m, self._plan_i, self.layout.col, self._cum,
                  self._det, self._rst, *self._tables, hist, win.arrays(), needs)
@@ -250,13 +258,13 @@ class Shared:
             lo, need = int(pos[waiting, rk.G].min()), int(needs[waiting].min())
             if not win.cover(lo, need):  # the one furthest behind (its stretch is too long): alone, from the start
                 for p in waiting[pos[waiting, rk.G] == lo].tolist():
-                    alone[p] = run_jobs([replace(self.specs[p], seed=seed)], int(until[p]))[0]
+                    (state,) = advance_replicas([new_state(replace(self.specs[p], seed=seed))], int(until[p]),
+                                                max_jobs=1)
+                    alone[p] = state.totals, state.t
                     needs[p] = 0
                 which = waiting[:0]
                 continue
             self.peak_window_bytes = max(self.peak_window_bytes, win.nbytes)
             which = waiting[needs[waiting] <= win.end]
-        done = tot[:, self.layout.start["jobs_completed"]] >= 1
-        return [alone[i] if i in alone else job_result(p, self.layout.totals(row, None), 0, t) if ok else None
-                for i, (p, row, t, ok) in enumerate(zip(self.plans, tot.tolist(), pos[:, rk.T].tolist(),
-                                                        done.tolist(), strict=True))]
+        return [alone[i] if i in alone else (self.layout.totals(row, None), t)
+                for i, (row, t) in enumerate(zip(tot.tolist(), pos[:, rk.T].tolist(), strict=True))]
