@@ -343,7 +343,8 @@ METRICS: tuple[Metric, ...] = (
            "was left behind.", _S, "scenario", _one(lambda sc: sc.overruns),
            "Ticks in which the scenario reached the work limit of one tick (0.2 s of estimated engine CPU: its "
            "failures, SDC rollbacks, job ends and straggler-drawn steps, all replicas) and was left behind the "
-           "shared clock, so that one scenario cannot hold the daemon. Steady growth means its events outpace the speedup.", _MODELS),
+           "shared clock, so that one scenario cannot hold the daemon. Steady growth means its events outpace the "
+           "speedup.", _MODELS),
 
     Metric("simd_drill_active", "gauge", "1 while the drill runs, else 0.", ("drill",), "drill",
            _one(lambda d: 1 if d.active else 0),

@@ -61,3 +61,34 @@ def test_causes_cannot_change():
     state = new_state(spec())
     with pytest.raises(ValueError, match="causes"):
         retarget(state, spec(causes=llama3_causes()))
+
+
+
+def _drilled(first, second, **path):
+    """first for 20 h, second for the next 20 h (a drill), first again to 60 h."""
+    state, _ = advance(new_state(first), 20 * HOUR, **path)
+    state, _ = advance(retarget(state, second), 40 * HOUR, **path)
+    return advance(retarget(state, first), 60 * HOUR, **path)[0]
+
+
+@pytest.mark.parametrize("path", [{"compiled": False}, {}], ids=["batch", "compiled"])
+def test_a_straggler_drill_on_and_off_keeps_the_histogram_equal_to_the_steps(path):
+    """Stragglers switched on by a drill and off at its end (and the reverse): every executed step is in
+    exactly one bucket (steps without stragglers in the plan's bucket, drawn ones where they fell), and every
+    path books them as the Python walk does."""
+    from simd.engine import Stragglers
+    from simd.engine.replicas import advance_replicas, retarget_replicas
+
+    base = spec(seed=5)
+    on = replace(base, stragglers=Stragglers(0.5, 4, 1.5))
+    for first, second in ((base, on), (on, base)):
+        walked = _drilled(first, second, compiled=False, vectorize=False)
+        t = walked.totals
+        assert sum(t.step_hist) == t.steps_executed
+        assert sum(t.step_hist[1:]) > 0 and t.step_hist[0] > 0  # both kinds of step are in it
+        assert _drilled(first, second, **path) == walked
+        if path == {}:  # many replicas at once (the daemon's lanes) book them the same way
+            reps = advance_replicas([new_state(first)], 20 * HOUR)
+            reps = advance_replicas(retarget_replicas(reps, second), 40 * HOUR)
+            reps = advance_replicas(retarget_replicas(reps, first), 60 * HOUR)
+            assert tuple(reps)[0] == walked

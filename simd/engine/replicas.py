@@ -124,21 +124,14 @@ class _Layout:
                 out.append(v)
         return out
 
-    def totals(self, row: list[int], hist_bucket: int | None) -> Totals:
-        """A Totals from a row (``hist_bucket``: without stragglers every executed step is in this bucket,
-        as work.Work.pack books it)."""
+    def totals(self, row: list[int], hist_bucket: int | None = None) -> Totals:
+        """A Totals from a row (the kernel counts every step in the histogram, with or without stragglers;
+        ``hist_bucket`` is not used)."""
         d = {}
         for name in _TOTALS:
             i = self.start[name]
             n = self.width_of.get(name)
-            if n is None:
-                d[name] = row[i]
-            elif name == "step_hist" and hist_bucket is not None:
-                h = [0] * n
-                h[hist_bucket] = row[self.start["steps_executed"]]
-                d[name] = tuple(h)
-            else:
-                d[name] = tuple(row[i:i + n])
+            d[name] = row[i] if n is None else tuple(row[i:i + n])
         t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
         t.__dict__.update(d)
         return t
@@ -163,6 +156,7 @@ def _plan_ints(plan: Plan, max_jobs: int | None) -> np.ndarray:
     v[k.P_SLOW_STEPS], v[k.P_SLOW_RANKS] = plan.slow_steps, plan.slow_ranks
     v[k.P_HAS_ST], v[k.P_NCAUSE] = plan.step_times is not None, len(_stops(plan)[0])
     v[k.P_MAX_JOBS] = -1 if max_jobs is None else max_jobs
+    v[k.P_BUCKET] = plan.step_bucket  # the kernel books steps without stragglers there (work.Work.pack)
     return v
 
 
@@ -253,17 +247,6 @@ class _Batch:
         """Sum of State.in_flight_us over the replicas."""
         return int(self.pos[:, 6].sum() + (self.pos[:, 0] - self.pos[:, 1]).sum())
 
-    def _booked(self, rows: np.ndarray) -> np.ndarray:
-        """Totals rows as Layout.totals reads them: without stragglers the histogram is steps_executed in one
-        bucket (the kernel does not count it then)."""
-        if self.hb is None:
-            return rows
-        rows = rows.copy()
-        i, n = self.lay.start["step_hist"], self.lay.width_of["step_hist"]
-        rows[:, i:i + n] = 0
-        rows[:, i + self.hb] = rows[:, self.lay.start["steps_executed"]]
-        return rows
-
     def columns(self) -> dict:
         """state_columns of the States this batch holds, from its arrays."""
         p = self.pos
@@ -271,13 +254,13 @@ class _Batch:
                "last_ckpt": p[:, 4].tolist(), "corrupted": p[:, 5].astype(bool).tolist(),
                "pending_us": p[:, 6].tolist(), "hard": p[:, 7:9].tolist(), "sdc": p[:, 9:11].tolist(),
                "job_start_g": p[:, 11].tolist(), "job_start_t": p[:, 12].tolist()}
-        starts = self._booked(self.start)
+        starts = self.start
         waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
         if len(waiting):
             rows: dict[int, list[int]] = {}  # by Totals object: fresh replicas share one (new_replicas)
             starts[waiting] = np.array([rows.get(id(t)) or rows.setdefault(id(t), self.lay.row(t))
                                         for t in (self.packed_starts[i] for i in waiting.tolist())], dtype=np.int64)
-        out["totals"], out["job_start"] = self._totals_columns(self._booked(self.tot)), self._totals_columns(starts)
+        out["totals"], out["job_start"] = self._totals_columns(self.tot), self._totals_columns(starts)
         for name in _FIELDS:
             if name not in out and name != "plan":
                 out[name] = [_listed(d[name]) for d in self.statics]

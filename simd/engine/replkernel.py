@@ -37,9 +37,10 @@ NPOS = 13
  C_RESTART, C_DETECT, C_STRAG, C_JOBS, C_REPLACED, C_INTERR, C_HIST, C_INTERR_TYPE, C_ONSET_TYPE) = range(21)
 NCOL = 21
 # entries of ``plan_i`` (int64 constants of the shared plan)
+# (P_BUCKET: the step-time histogram's bucket of every step without stragglers, spec.Plan.step_bucket)
 (P_STEP, P_CKPT, P_VAL, P_SDC_RESTART, P_TARGET, P_C, P_V, P_SLOW_STEPS, P_SLOW_RANKS, P_HAS_ST, P_NCAUSE,
- P_MAX_JOBS) = range(12)
-NPLAN = 12
+ P_MAX_JOBS, P_BUCKET) = range(13)
+NPLAN = 13
 HARD, SDC, END = 0, 1, 2
 # The prefix path (crn.py): cumulative bucket counts are kept every PREFIX_STRIDE executed steps, the steps in
 # between counted from their buckets (at most PREFIX_STRIDE - 1 one-byte reads per end of a stretch, against
@@ -120,6 +121,7 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
     step_us, ckpt_us, val_us = plan_i[P_STEP], plan_i[P_CKPT], plan_i[P_VAL]
     sdc_restart_us, target, C, V = plan_i[P_SDC_RESTART], plan_i[P_TARGET], plan_i[P_C], plan_i[P_V]
     slow_steps, slow_ranks, has_st = plan_i[P_SLOW_STEPS], plan_i[P_SLOW_RANKS], plan_i[P_HAS_ST] != 0
+    bucket = plan_i[P_BUCKET]
     ncause, max_jobs = plan_i[P_NCAUSE], plan_i[P_MAX_JOBS]
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     tr = tot[r]
@@ -284,6 +286,8 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
                 lim = job_g + slow_steps
                 if slow_ranks and slow_steps < NEVER and g < lim <= g + n_done:
                     tr[c_replaced] += slow_ranks
+            else:  # every step in one bucket (work.Work.pack)
+                tr[c_hist + bucket] += n_done
             nc = b // C - a // C
             tr[c_exec] += n_done
             tr[c_ckpt_us] += nc * ckpt_us
@@ -318,6 +322,8 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
             lim = job_g + slow_steps
             if slow_ranks and slow_steps < NEVER and e - 1 < lim <= e:
                 tr[c_replaced] += slow_ranks
+        else:
+            tr[c_hist + bucket] += 1
         tr[c_exec] += 1
         g, step, t = e, q_e, t + unit
         pending += step_us

@@ -68,8 +68,6 @@ class _Args:
         self.exec_col = start["steps_executed"]
         self.hist_width = len(example.step_hist)  # the kernel's per-call histogram scratch: one entry a bucket
         st = plan.step_times
-        # without stragglers every executed step is in one bucket (work.Work.pack books it so)
-        self.hist_bucket = plan.step_bucket if st is None else None
         self.words = np.stack([words(plan.hard_stream), words(plan.sdc_stream), words(plan.cause_stream),
                                words(st.stream) if st is not None else np.zeros(5, dtype=np.uint64)])[None]
         self.log1m = np.array([plan.hard_log1m, plan.sdc_log1m])
@@ -79,6 +77,7 @@ class _Args:
         v[k.P_C], v[k.P_V] = plan.ckpt_every, plan.val_every
         v[k.P_SLOW_STEPS], v[k.P_SLOW_RANKS] = plan.slow_steps, plan.slow_ranks
         v[k.P_HAS_ST], v[k.P_NCAUSE] = st is not None, len(plan.stop_cumulative)
+        v[k.P_BUCKET] = plan.step_bucket  # the kernel books steps without stragglers there (work.Work.pack)
         self.plan_i = v
         # the kinds of hard-stream element (without shadow ranks, which batchable excludes: the causes)
         self.stops = (np.asarray(plan.stop_cumulative, dtype=np.float64),
@@ -95,10 +94,6 @@ class _Args:
 
     def totals(self, row: tuple[int, ...]) -> Totals:
         d = dict(zip(_TOTALS, self.fields_of_row(row), strict=True))
-        if self.hist_bucket is not None:  # without stragglers every executed step is in one bucket (Work.pack)
-            h = [0] * self.hist_width
-            h[self.hist_bucket] = row[self.exec_col]
-            d["step_hist"] = tuple(h)
         t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
         t.__dict__.update(d)
         return t

@@ -44,10 +44,15 @@ class Work:
         self.sdc = Buffer(p.sdc_stream, p.sdc_log1m, *state.sdc)
         self.events: list[Event] = []
         self.trace = trace
+        self._hist_at = state.totals.steps_executed  # executed steps already in the histogram (pack)
 
     def pack(self) -> Totals:
-        if self.p.step_times is None:  # every step takes exactly the base step time: the first bucket
-            self.totals["step_hist"][self.p.step_bucket] = self.totals["steps_executed"]
+        if self.p.step_times is None:  # every step takes exactly the base step time: one bucket
+            # the steps executed since the last pack go to this plan's bucket (a drill may have switched
+            # stragglers off: the steps drawn before stay in their buckets)
+            executed = self.totals["steps_executed"]
+            self.totals["step_hist"][self.p.step_bucket] += executed - self._hist_at
+            self._hist_at = executed
         out = dict(self.totals)
         for k in _TUPLE_TOTALS:
             out[k] = tuple(out[k])
