@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from specs import spec
 
 from simd.engine import US_PER_SECOND, Stragglers, advance, new_state, run_job
-from simd.engine.stragglers import _SHIFT, StepTimes, _lines
+from simd.engine.stragglers import _SHIFT, BUCKET_FACTORS, StepTimes, _lines
 from simd.engine.streams import generator_at, stream_state
 from simd.models.straggler import expected_max_normal, norm_ppf
 
@@ -187,3 +187,22 @@ def test_compiled_fit_is_the_prefix_of_steps_that_fits(n_gpus, jitter, slow, slo
     m, total, hist = times.fit(g0, a, a + n, limit, plan, slow_steps)
     assert (m, total) == (a + k, int(d[:k].sum()))
     assert np.array_equal(hist, StepTimes.histogram_of(d, buckets, k))
+
+
+def test_run_called_from_python_with_plain_ints_draws_the_same_steps():
+    """stepkernel.run takes the generator state as it comes: Python ints below 2**63 (which numba would type
+    int64, with arithmetic shifts) give the same steps as the compiled callers' uint64 state."""
+    from simd.engine import stepkernel
+    from simd.engine.pcg import seek
+
+    times = StepTimes(16384, 6 * US_PER_SECOND, 0.1 * US_PER_SECOND, 1, 1.2, stream_state(4, "straggler",
+                                                                                          "PCG64DXSM"))
+    w, tables = times.kernel_args()
+    d, buckets = times.durations_numpy(0, 1000, 50)
+    for cast in (int, np.uint64):
+        sh, sl = (cast(x) for x in seek(w, 0))
+        hist = np.zeros(len(BUCKET_FACTORS) + 1, dtype=np.int64)
+        out = stepkernel.run(sh, sl, cast(w[2]), cast(w[3]), True, 0, 1000, 1 << 62, 200, 72 * US_PER_SECOND,
+                             100, 20 * US_PER_SECOND, 50, *tables, hist)
+        assert out[2] == 1000 and out[4] == int(d.sum())
+        assert np.array_equal(hist, StepTimes.histogram_of(d, buckets, 1000))

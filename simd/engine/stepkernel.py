@@ -68,6 +68,9 @@ def run(sh, sl, ih, il, dx, a, b, budget, ckpt_every, ckpt_us, val_every, val_us
     their time stays within ``budget`` (us), the first ``slow`` with the slow table. Returns (state after the
     last draw, m, the time used, the summed durations of steps a+1 .. m, whether all fitted) and adds the
     counted steps to ``hist``. A step that does not fit is drawn and not counted."""
+    # the state as uint64 whoever calls: a Python int below 2**63 would be typed int64, and the generator's
+    # shifts would then be arithmetic (wrong draws, table indices out of range)
+    sh, sl, ih, il = np.uint64(sh), np.uint64(sl), np.uint64(ih), np.uint64(il)
     used = 0
     total = 0
     m = a
