@@ -167,7 +167,8 @@ def work_us(costs: Costs, plan, replicas: int, events_done: int, steps_done: int
 
 def chunk_us(costs: Costs, plan, replicas: int, budget: float) -> float:
     """The longest stretch of simulated microseconds whose expected work plus TAIL_SDS standard deviations fits
-    ``budget`` (at least one step). In x us: events ~ Poisson(lam * x) (all replicas), so the work is
+    ``budget`` (at least one step; when the calls' cost alone exceeds it, the stretch whose expected work
+    besides them fits it). In x us: events ~ Poisson(lam * x) (all replicas), so the work is
     c + a * x + TAIL_SDS * e * sqrt(lam * x) with c the calls' cost, a the expected work per us, e per event."""
     per_step = plan.hard_hazard + plan.sdc_hazard + 1.0 / plan.target  # events per executed step, expected
     lam = per_step / plan.step_us * replicas  # events per simulated us, all replicas (an upper bound: restarts,
@@ -176,8 +177,8 @@ def chunk_us(costs: Costs, plan, replicas: int, budget: float) -> float:
     if plan.step_times is not None:
         a += costs.per_step_us * replicas / plan.step_us
     left = budget - costs.per_call_us * replicas
-    if left <= 0:
-        return plan.step_us
+    if left <= 0:  # the calls alone cost more than the budget: one call pays them, so spend the budget on
+        left = budget  # progress (one step per call would pay them every step and fall ever further behind)
     b = TAIL_SDS * costs.per_event_us * math.sqrt(lam)
     if a <= 0:
         return math.inf

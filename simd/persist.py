@@ -339,6 +339,8 @@ def _resume_lane(d: dict, scenario, drills: DrillRunner) -> Lane:
     states = tuple(_restore_state(r) for r in d["replicas"]) if "replicas" in d else _restore_lane_states(d)
     if len(states) != scenario.replicas or len({s.clock for s in states}) != 1:
         raise StateError("replicas do not match the scenario")
+    if [s.plan.spec.seed for s in states] != list(scenario.replica_seeds()):  # the scenario key pins them
+        raise StateError("the replicas' seeds do not match the scenario")
     origin = int(d["origin_us"])
     body = drills.body(scenario, (origin + states[0].clock) / US_PER_SECOND)
     # the parameters in force at the saved time under this configuration's drills (a changed drill: retarget)

@@ -91,8 +91,37 @@ def test_a_tick_of_ten_thousand_replicas_of_llama3_16k_at_speedup_3600_is_one_ca
     plan = new_state(s.job_spec(s.replica_seeds()[0])).plan
     assert plan.step_times is not None
     assert chunk_us(KERNEL, plan, 10_000, WORK_LIMIT_US) >= 3600 * US_PER_SECOND
-    # one replica at a time on core.advance, the same tick is beyond one tick's work
-    assert chunk_us(CORE, plan, 10_000, WORK_LIMIT_US) == plan.step_us
+    # one replica at a time on core.advance the calls alone (10,000 x 100 us) exceed the limit: a call pays them
+    # once, so its stretch is what the limit allows besides them (most of a tick), never a single step, which
+    # would pay them every step and leave the lane ever further behind
+    assert 100 * plan.step_us < chunk_us(CORE, plan, 10_000, WORK_LIMIT_US) < 3600 * US_PER_SECOND
+
+
+def test_a_lane_whose_calls_alone_exceed_the_limit_still_keeps_up():
+    """2,500 replicas on core.advance (shadow ranks: not on the kernel) cost 0.25 s of calls per tick, over the
+    0.2 s limit: the lane still reaches the shared clock each tick (it crawled one 60 s step per tick)."""
+    text = STORMY_SHADOW.replace("REPLICAS", "2500")
+    scenario = parse_config(text).scenarios[0]
+    lane = new_lane(scenario, scenario, 0)
+    for tick in (1, 2):
+        out = advance_lane(lane, tick * 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [])
+        assert out.lane.at_us == tick * 3600 * US_PER_SECOND
+        lane = out.lane
+
+
+STORMY_SHADOW = """
+speedup: 3600
+scenarios:
+  - name: shadowed
+    seed: 3
+    n_gpus: 1024
+    step_seconds: 60
+    target_steps: 3000
+    replicas: REPLICAS
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}
+    checkpoint: {interval_steps: 25, seconds: 300}
+    shadow: {fraction: 0.1, overhead: 0.05}
+"""
 
 
 def test_an_injected_advance_is_counted_at_core_costs():

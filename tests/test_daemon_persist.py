@@ -150,6 +150,20 @@ def test_a_wrong_but_checksummed_payload_is_refused_by_resume():
         resume({"lanes": []}, parse_config(SMALL_YAML))
 
 
+def test_a_lane_saved_with_other_seeds_starts_fresh():
+    """A version 2 lane keeps its seeds once; seeds that are not the scenario's are refused (that lane starts
+    fresh), not resumed under the saved ones."""
+    clock = FakeClock(START)
+    t = ticker(clock=clock)
+    run_to(t, clock, 1.0)
+    payload = decode(saved_bytes(t))
+    lane = payload["lanes"][0]
+    assert "seeds" in lane and lane["state"]["clock"][0] > 0
+    lane["seeds"] = [seed + 1 for seed in lane["seeds"]]
+    lanes = resume(payload, parse_config(SMALL_YAML + DRILL)).lanes
+    assert lanes[0].states[0].clock == 0 and lanes[1].states == t.lanes[1].states
+
+
 def test_saves_are_atomic_and_the_directory_is_locked(tmp_path):
     clock = FakeClock(START)
     t = ticker(clock=clock)

@@ -92,3 +92,31 @@ def test_a_straggler_drill_on_and_off_keeps_the_histogram_equal_to_the_steps(pat
             reps = advance_replicas(retarget_replicas(reps, second), 40 * HOUR)
             reps = advance_replicas(retarget_replicas(reps, first), 60 * HOUR)
             assert tuple(reps)[0] == walked
+
+
+def test_retarget_refuses_to_change_the_sdc_detectors():
+    from simd.engine.spec import CommittedSdc, Detector
+
+    s = spec(target_steps=20)
+    state, _ = advance(new_state(s), 5 * 60 * US_PER_SECOND)
+    layers = CommittedSdc((Detector("guard", "exponential", 600.0),), 3)
+    with pytest.raises(ValueError, match="SDC detectors"):
+        retarget(state, replace(s, committed_sdc=layers))
+    committed = replace(s, committed_sdc=layers, validation_interval_steps=0)
+    state, _ = advance(new_state(committed), 5 * 60 * US_PER_SECOND)
+    renamed = CommittedSdc((Detector("scanner", "exponential", 600.0),), 3)
+    with pytest.raises(ValueError, match="SDC detectors"):
+        retarget(state, replace(committed, committed_sdc=renamed))
+    longer = CommittedSdc((Detector("guard", "exponential", 60.0),), 5)  # same names: latency and retention change
+    assert retarget(state, replace(committed, committed_sdc=longer)).plan.spec.committed_sdc == longer
+
+
+def test_an_extended_plan_changes_its_step_time_only_with_nothing_pending():
+    from simd.engine.spec import Hyper
+
+    s = replace(spec(seed=4), hyper=Hyper(5, 100))
+    state, _ = advance(new_state(s), 3 * HOUR + 17)
+    assert state.pending_us
+    with pytest.raises(ValueError, match="step_seconds"):
+        retarget(state, replace(s, step_seconds=s.step_seconds * 1.5))
+    assert retarget(state, replace(s, ckpt_seconds=s.ckpt_seconds * 2))  # other parameters still change

@@ -54,8 +54,9 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     is faster per event than the numpy batch (bench/engine.py) and under stragglers draws each step once,
     where the batch draws a whole window ahead and draws again what it did not use. Not compiled: ``trace``
     (its events come from the Python paths), a mechanism the kernel lacks, or ``compiled=False``, which keeps
-    the Python paths, the reference (batch.py if ``vectorize``, else walk.segment; the result is identical;
-    tests compare them).
+    the Python paths (batch.py if ``vectorize``, else walk.segment: the reference; the result is identical;
+    tests compare them). Plans with hyper-checkpointing or committed SDCs run xwalk.run, compiled (xkernel.py)
+    unless ``trace`` or ``vectorize=False`` (xwalk.segment, their reference), whatever ``compiled`` says.
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
@@ -96,6 +97,14 @@ def retarget(state: State, spec: JobSpec) -> State:
         raise ValueError("retarget cannot change the failure causes")
     if tuple(a.name for a in spec.accelerator_list) != tuple(a.name for a in old.accelerator_list):
         raise ValueError("retarget cannot change the accelerator types")
+    if spec.committed_sdc != old.committed_sdc and (spec.committed_sdc is None or old.committed_sdc is None or tuple(
+            d.name for d in spec.committed_sdc.detectors) != tuple(d.name for d in old.committed_sdc.detectors)):
+        raise ValueError("retarget cannot change the SDC detectors")  # their counters carry over, as the causes'
+    if state.plan.extended and spec.step_seconds != old.step_seconds and state.pending_us:
+        # the extended walks (xwalk.py, xkernel.py) count the pending compute as steps since the newest clean
+        # checkpoint times the step time: with uncommitted steps of the old step time that would be wrong
+        raise ValueError("retarget: step_seconds can change on a plan with hyper-checkpointing or committed SDCs "
+                         "only with no compute pending (at a clean checkpoint)")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
     if state.last_ckpt % spec.ckpt_interval_steps and not state.plan.extended:  # (xwalk.py: any checkpoint)
