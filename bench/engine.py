@@ -70,22 +70,23 @@ def main() -> None:
           f"   cost ratio {t_long / t_engine:6.2f}x   (target < 2x)")
     print(f"engine cost per event: {t_engine / max(events, 1) * 1e6:.2f} us")
 
-    # For the record: the one-segment-at-a-time path (used when validation does not divide the checkpoint
-    # interval) on the same job, and on a job whose validation (every 40) does not divide it (every 100).
-    (t_walk, _), (t_batch, _) = side_by_side([lambda: run_job(spec, vectorize=False), lambda: run_job(spec)],
+    # The engine's default path for every plan the compiled segment walk handles (core.advance: single.py), as
+    # above; the numpy batch (batch.py, compiled=False: the Python reference when validation divides the
+    # checkpoint interval) on the same job for the record.
+    (t_walk, _), (t_batch, _) = side_by_side([lambda: run_job(spec), lambda: run_job(spec, compiled=False)],
                                              args.repeat)
-    print(f"segment-walk path, same job: {t_walk:8.4f} s   speed ratio {t_loop / t_walk:8.1f}x   "
-          f"({t_walk / t_batch:.2f}x the batch path's {t_batch:.4f} s)")
-    # Issue 12: the segment walk (compiled, simd.engine.single) against the batch path per event, on the job with
-    # validation every 40 (the walk: 40 does not divide 100) and every 50 (the batch), without and with
-    # stragglers; and the Python walk (compiled=False: walk.segment, the reference) for the record.
+    print(f"compiled segment walk, same job: {t_walk:8.4f} s   speed ratio {t_loop / t_walk:8.1f}x   "
+          f"({t_walk / t_batch:.2f}x the numpy batch path's {t_batch:.4f} s)")
+    # Issue 12: the segment walk (compiled, simd.engine.single: validation every 40, which does not divide the
+    # checkpoint interval of 100) against the numpy batch path (compiled=False, validation every 50), per event,
+    # without and with stragglers; and the Python walk (walk.segment, the reference) for the record.
     for label, base in (("no stragglers", spec), ("stragglers", slow)):
         odd40 = replace(base, validation_interval_steps=40)
         (t_b, j_b), (t_w, j_w), (t_p, _) = side_by_side(
-            [lambda b=base: run_job(b), lambda o=odd40: run_job(o), lambda o=odd40: run_job(o, compiled=False)],
-            args.repeat)
+            [lambda b=base: run_job(b, compiled=False), lambda o=odd40: run_job(o),
+             lambda o=odd40: run_job(o, compiled=False)], args.repeat)
         e_b, e_w = (max(j.interruptions + j.sdc_detected + j.sdc_baked, 1) for j in (j_b, j_w))
-        print(f"segment walk vs batch per event, {label}: batch (validation 50) {t_b / e_b * 1e6:6.2f} us, "
+        print(f"segment walk vs numpy batch per event, {label}: batch (validation 50) {t_b / e_b * 1e6:6.2f} us, "
               f"walk (validation 40) {t_w / e_w * 1e6:6.2f} us: {t_w / e_w / (t_b / e_b):5.2f}x   (target <= 3x); "
               f"Python walk {t_p / e_w * 1e6:6.2f} us per event")
     odd = replace(spec, validation_interval_steps=40)
@@ -107,7 +108,7 @@ def main() -> None:
     print(f"llama3 causes + warm, 10x steps, rates / 10: cost ratio {t_long_warm / t_warm:6.2f}x   (target < 2x)")
     executed = job_slow.target_steps + job_slow.recompute_steps
     print(f"stragglers on: engine {t_slow:8.3f} s = {t_slow / executed * 1e9:5.1f} ns per executed step "
-          f"(vectorized step-time sampling), mean step {job_slow.mean_step_seconds:.3f} s; "
+          f"(compiled walk, each step drawn once), mean step {job_slow.mean_step_seconds:.3f} s; "
           f"vs the per-step loop without stragglers: {t_loop / t_slow:6.1f}x faster   (target >= 10x)")
     print(f"validation 40 / checkpoint 100 (segment walk): per-step loop {t_odd_loop:8.3f} s   engine "
           f"{t_odd:8.4f} s   speed ratio {t_odd_loop / t_odd:8.1f}x")
