@@ -94,7 +94,7 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
 def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, config_path, state,
          save_every_ticks) -> int:
     resumed = _resume(state, config) if state is not None else None
-    # measured on a fresh clone: ~45 s of numba compilation before the first listen; ~2 s once cached
+    # measured on a fresh clone: 53 s of numba compilation before the first listen; ~2 s once cached
     log.info("preparing %d scenarios (the first run on a machine compiles the engine's kernels: up to a minute; "
              "cached afterwards)", len(config.all_scenarios))
     parts = build(config, time.monotonic, time.time, speedup, tick_seconds, api_token, config_path, resumed)
