@@ -268,5 +268,5 @@ class Shared:
                 continue
             self.peak_window_bytes = max(self.peak_window_bytes, win.nbytes)
             which = waiting[needs[waiting] <= win.end]
-        return [alone[i] if i in alone else (self.layout.totals(row, None), t)
+        return [alone[i] if i in alone else (self.layout.totals(row), t)
                 for i, (row, t) in enumerate(zip(tot.tolist(), pos[:, rk.T].tolist(), strict=True))]

@@ -124,9 +124,8 @@ class _Layout:
                 out.append(v)
         return out
 
-    def totals(self, row: list[int], hist_bucket: int | None = None) -> Totals:
-        """A Totals from a row (the kernel counts every step in the histogram, with or without stragglers;
-        ``hist_bucket`` is not used)."""
+    def totals(self, row: list[int]) -> Totals:
+        """A Totals from a row (the kernel counts every step in the histogram, with or without stragglers)."""
         d = {}
         for name in _TOTALS:
             i = self.start[name]
@@ -185,6 +184,8 @@ def _run(plan: Plan, words: np.ndarray, lay: _Layout, pos: np.ndarray, tot: np.n
 
 
 def _hist_bucket(plan: Plan) -> int | None:
+    """The histogram bucket of every step without stragglers (None with them): a Replicas continues on its arrays
+    across a retarget only while this is unchanged (stragglers neither switched on nor off)."""
     return None if plan.step_times is not None else getattr(plan, "step_bucket", 0)
 
 
@@ -218,7 +219,7 @@ class _Batch:
             return self.packed_starts[i]
         js = self._starts.get(i)
         if js is None:
-            js = self._starts[i] = self.lay.totals(self.start[i].tolist(), self.hb)
+            js = self._starts[i] = self.lay.totals(self.start[i].tolist())
         return js
 
     def state_fields(self, i: int) -> dict:
@@ -226,7 +227,7 @@ class _Batch:
         d = dict(self.statics[i])
         d.update(clock=p[0], t=p[1], g=p[2], step=p[3], last_ckpt=p[4], corrupted=bool(p[5]), pending_us=p[6],
                  hard=(p[7], p[8]), sdc=(p[9], p[10]), job_start_g=p[11], job_start_t=p[12],
-                 totals=self.lay.totals(self.tot[i].tolist(), self.hb), job_start=self.job_start(i))
+                 totals=self.lay.totals(self.tot[i].tolist()), job_start=self.job_start(i))
         return d
 
     def column(self, name: str) -> np.ndarray:
@@ -241,7 +242,7 @@ class _Batch:
 
     def summed_totals(self) -> Totals:
         """The replicas' Totals summed field by field (snapshot.sum_totals, without building the States)."""
-        return self.lay.totals(self.tot.sum(axis=0).tolist(), self.hb)
+        return self.lay.totals(self.tot.sum(axis=0).tolist())
 
     def in_flight_us(self) -> int:
         """Sum of State.in_flight_us over the replicas."""
@@ -508,7 +509,6 @@ def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
     tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
     start = np.zeros_like(tot)
     _run(plan, _stacked_words([s.plan for s in states]), lay, pos, tot, start, limit_us, 1)
-    hb = _hist_bucket(plan)
     done = tot[:, lay.start["jobs_completed"]] >= 1
-    return [job_result(s.plan, lay.totals(row, hb), 0, p[1]) if ok else None
+    return [job_result(s.plan, lay.totals(row), 0, p[1]) if ok else None
             for s, p, row, ok in zip(states, pos.tolist(), tot.tolist(), done.tolist(), strict=True)]

@@ -28,11 +28,6 @@ from simd.engine.spec import Plan
 from simd.engine.state import State, Totals
 
 _TOTALS = tuple(f.name for f in fields(Totals))
-# replkernel's counters (its C_* order) by Totals field; fields not listed are carried through unchanged
-_COUNTERS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoints", "validations", "sdc_onsets",
-             "sdc_detected", "sdc_baked", "productive_us", "rollback_us", "checkpoint_us", "validation_us",
-             "restart_us", "detection_us", "straggler_us", "jobs_completed", "stragglers_replaced",
-             "interruptions", "step_hist", "interruptions_by_type", "sdc_onsets_by_type")
 _KEY = "_single_kernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
 
 
@@ -41,8 +36,7 @@ class _Args:
 
     def __init__(self, plan: Plan, example: Totals):
         from simd.engine import replkernel as k
-        from simd.engine.pcg import words
-        from simd.engine.replicas import batchable
+        from simd.engine.replicas import _COUNTERS, _plan_ints, _stops, _tables, _words, batchable
 
         self.ok = batchable(plan)
         if not self.ok:
@@ -67,27 +61,14 @@ class _Args:
         self.jobs_col = start["jobs_completed"]
         self.exec_col = start["steps_executed"]
         self.hist_width = len(example.step_hist)  # the kernel's per-call histogram scratch: one entry a bucket
-        st = plan.step_times
-        self.words = np.stack([words(plan.hard_stream), words(plan.sdc_stream), words(plan.cause_stream),
-                               words(st.stream) if st is not None else np.zeros(5, dtype=np.uint64)])[None]
+        # the kernel's arguments as the batch over replicas builds them (R = 1); plan_i's max_jobs is set per call
+        self.words = _words(plan)[None]
         self.log1m = np.array([plan.hard_log1m, plan.sdc_log1m])
-        v = np.zeros(k.NPLAN, dtype=np.int64)
-        v[k.P_STEP], v[k.P_CKPT], v[k.P_VAL] = plan.step_us, plan.ckpt_us, plan.val_us
-        v[k.P_SDC_RESTART], v[k.P_TARGET] = plan.sdc_restart_us, plan.target
-        v[k.P_C], v[k.P_V] = plan.ckpt_every, plan.val_every
-        v[k.P_SLOW_STEPS], v[k.P_SLOW_RANKS] = plan.slow_steps, plan.slow_ranks
-        v[k.P_HAS_ST], v[k.P_NCAUSE] = st is not None, len(plan.stop_cumulative)
-        v[k.P_BUCKET] = plan.step_bucket  # the kernel books steps without stragglers there (work.Work.pack)
-        self.plan_i = v
-        # the kinds of hard-stream element (without shadow ranks, which batchable excludes: the causes)
-        self.stops = (np.asarray(plan.stop_cumulative, dtype=np.float64),
-                      np.asarray(plan.stop_detect_us, dtype=np.int64),
-                      np.asarray(plan.stop_restart_us, dtype=np.int64))
-        if st is None:  # unused tables of the right types (the kernel reads them only under stragglers)
-            z, zc = np.zeros(1), np.zeros(1, dtype=np.int8)
-            self.tables = (z, z, zc, False, z, z, zc, False, 0, np.zeros(1, dtype=np.int64))
-        else:
-            self.tables = st.kernel_args()[1]
+        self.plan_i = _plan_ints(plan, None)
+        cum, detect, restart = _stops(plan)
+        self.stops = (np.asarray(cum, dtype=np.float64), np.asarray(detect, dtype=np.int64),
+                      np.asarray(restart, dtype=np.int64))
+        self.tables = _tables(plan)
 
     def row(self, t: Totals) -> list[int]:
         return [*self.scalars_of(t), *chain.from_iterable(self.tuples_of(t))]
