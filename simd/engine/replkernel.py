@@ -49,15 +49,20 @@ PREFIX_STRIDE = 64
 
 
 @numba.njit(inline="always", cache=True)
-def _gap(sh, sl, ih, il, log1m):
-    sh, sl, x = pcg64_next(sh, sl, ih, il)
-    u = 1.0 - to_double(x)
+def gap_of(u, log1m):
+    """The geometric gap of uniform ``u`` in (0, 1] (streams.gaps: ``ceil(log(u) / log1m)`` in [1, 2**50])."""
     gap = math.ceil(math.log(u) / log1m)
     if gap < 1.0:
         gap = 1.0
     elif gap > GAP_CAP:
         gap = GAP_CAP
-    return sh, sl, np.int64(gap)
+    return np.int64(gap)
+
+
+@numba.njit(inline="always", cache=True)
+def _gap(sh, sl, ih, il, log1m):
+    sh, sl, x = pcg64_next(sh, sl, ih, il)
+    return sh, sl, gap_of(1.0 - to_double(x), log1m)
 
 
 @numba.njit(inline="always", cache=True)

@@ -37,9 +37,8 @@ import numpy as np
 from simd.engine import pcg
 from simd.engine.hazard import NEVER
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
+from simd.engine.replkernel import gap_of
 from simd.engine.streams import Buffer
-
-GAP_CAP = float(1 << 50)  # streams._GAP_CAP
 
 # ``pos``: the Work's positions (and its Ext's) in and out
 (T, G, STEP, LAST, CORRUPTED, CLEAN, HYPER_END, ANCHOR, N_CORRUPT, DEADLINE, ONSET, DETECTOR, HARD_I, HARD_P,
@@ -80,12 +79,7 @@ def _next(w, sh, sl):
 def _gap(w, sh, sl, log1m):
     """streams.gaps for one draw."""
     sh, sl, u = _next(w, sh, sl)
-    gap = math.ceil(math.log(u) / log1m)
-    if gap < 1.0:
-        gap = 1.0
-    elif gap > GAP_CAP:
-        gap = GAP_CAP
-    return sh, sl, np.int64(gap)
+    return sh, sl, gap_of(u, log1m)
 
 
 @numba.njit(inline="always", cache=True)
