@@ -58,6 +58,9 @@ def cmd_simulate(args) -> int:
     for s in chosen:
         for w in s.warnings():
             print(f"warning: {w}", file=sys.stderr)
+    from simd.precompile import prepare
+
+    prepare([s.job_spec(seed) for s in chosen for seed in (seeds or [s.seed])[:1]], prog="simd simulate")
     unfinished = 0
     mean = None  # the current scenario's running means (constant memory over any number of seeds)
     if not args.json:
@@ -199,6 +202,18 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def cmd_compile(args) -> int:
+    from simd.precompile import compile_all
+
+    return compile_all(args.unit or compile_units(), args.state_dir)
+
+
+def compile_units() -> tuple[str, ...]:
+    from simd.engine.kernels import UNITS
+
+    return UNITS
+
+
 def cmd_config(args) -> int:
     from simd.config import default_config_text
 
@@ -240,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     r.set_defaults(func=cmd_report)
 
-    w = sub.add_parser("sweep", help="replicas of a scenario over a grid of one or two parameters, with 95% CIs")
+    w = sub.add_parser("sweep", help="replicas of a scenario over a grid of one or two parameters, with 95%% CIs")
     from simd import sweepcmd
 
     sweepcmd.configure_parser(w)
@@ -272,6 +287,14 @@ def build_parser() -> argparse.ArgumentParser:
     dr.add_argument("--duration-seconds", type=_typed("SimulatedSeconds"),
                     help="simulated seconds (default: the drill's)")
     dr.set_defaults(func=cmd_drill)
+
+    k = sub.add_parser("compile", help="compile the engine's kernels into the cache now (a container image does "
+                       "at build time; otherwise the first run on a machine does)")
+    k.add_argument("--unit", action="append", choices=("replicas", "extended", "steps", "crn"),
+                   help="a unit of kernels (repeatable; default: all)")
+    k.add_argument("--state-dir", help="the cache goes under this state directory, as simd run --state-dir puts "
+                   "it (default: $NUMBA_CACHE_DIR, else the XDG cache directory)")
+    k.set_defaults(func=cmd_compile)
 
     g = sub.add_parser("config", help="print the embedded default configuration")
     g.add_argument("--default", action="store_true", required=True)

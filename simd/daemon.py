@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from simd import __version__
+from simd import __version__, kernelcache
 from simd.config import Config
 from simd.drills import DrillControl
 from simd.engine import US_PER_SECOND
@@ -45,6 +45,7 @@ from simd.reload import Reloader
 from simd.runflags import DEFAULT_LISTEN, parse_listen
 from simd.server import HttpServer, make_app
 from simd.ticker import Ticker
+from simd.warmup import Warmup
 
 log = logging.getLogger("simd.daemon")
 
@@ -74,6 +75,7 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
     ``config_path`` is what a reload reads (None: the embedded configuration); ``state_dir`` keeps the state
     across restarts."""
     setup_logging()
+    kernelcache.configure(state_dir)  # before any kernel is defined: where numba caches them
     host, port = parse_listen(listen) if isinstance(listen, str) else listen
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     state = None
@@ -94,10 +96,8 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
 def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, config_path, state,
          save_every_ticks) -> int:
     resumed = _resume(state, config) if state is not None else None
-    # measured on a fresh clone: 53 s of numba compilation before the first listen; ~2 s once cached
-    log.info("preparing %d scenarios (the first run on a machine compiles the engine's kernels: up to a minute; "
-             "cached afterwards)", len(config.all_scenarios))
-    parts = build(config, time.monotonic, time.time, speedup, tick_seconds, api_token, config_path, resumed)
+    parts = build(config, time.monotonic, time.time, speedup, tick_seconds, api_token, config_path, resumed,
+                  warmup=True)
     ticker = parts.ticker
     try:
         server = HttpServer((host, port), parts.app)
@@ -127,6 +127,7 @@ def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, conf
                           coalesce=True, misfire_grace_time=None)
         scheduler.start()
         _log_summary(config, ticker, server, api_token, state)
+        parts.warmup.request(ticker.lanes)  # the kernels compile in the background: /metrics answers meanwhile
         while stop is None or not stop.is_set():
             try:
                 command = commands.get(timeout=0.25)  # a timed wait: signal handlers run between the waits
@@ -173,27 +174,33 @@ class Parts:
     app: object
     status: DaemonStatus
     reloader: Reloader
+    warmup: Warmup
 
 
 def build(config: Config, clock, wall, speedup: float | None = None, tick_seconds: float | None = None,
-          api_token: str | None = None, config_path: str | None = None, resumed: Resumed | None = None) -> Parts:
+          api_token: str | None = None, config_path: str | None = None, resumed: Resumed | None = None,
+          warmup: bool = False) -> Parts:
     """The tick loop, the WSGI app serving it, the daemon's status and the reloader (no thread, no socket):
     one private registry holds the simulation's collector, the process collector, the tick loop's health and
-    the daemon's status. ``resumed``: continue a saved state (simd.persist.resume)."""
+    the daemon's status. ``resumed``: continue a saved state (simd.persist.resume). ``warmup``: lanes wait
+    for their kernels (simd.warmup; its thread starts on the first ``parts.warmup.request``); else they
+    compile on their first tick (tests that drive the clock by hand)."""
     registry = new_registry(lambda: ticker.snapshot)
     kw = {} if resumed is None else {"lanes": resumed.lanes, "at_us": resumed.at_us, "drills": resumed.drills}
+    warm = Warmup(registry)
     ticker = Ticker(config, clock=clock, wall=wall, speedup=speedup, tick_seconds=tick_seconds, registry=registry,
-                    **kw)
+                    lane_ready=warm.ready if warmup else None, **kw)
     # The replicas' compiled plans and states live as long as the daemon: keep them out of the garbage collector's
     # full collections, which otherwise walk them all about once a tick (measured with 10,000 replicas of
     # llama3-16k: 0.4-0.8 s per full collection on this 2-core machine under load; issue 12).
     gc.freeze()
     status = DaemonStatus(registry, wall)
-    reloader = Reloader(ticker, config_path, status)
+    reloader = Reloader(ticker, config_path, status, warmup=warm if warmup else None)
     drills = DrillControl(lambda: ticker.snapshot, ticker.start_drill)
     app = make_app(registry, ticker.health.status, drills=drills, token=api_token, reload=reloader,
-                   version=lambda: (ticker.snapshot, ticker.health.generation, status.generation), clock=clock)
-    return Parts(ticker, app, status, reloader)
+                   version=lambda: (ticker.snapshot, ticker.health.generation, status.generation), clock=clock,
+                   ready=ticker.readiness)
+    return Parts(ticker, app, status, reloader, warm)
 
 
 def assemble(config: Config, clock, wall, speedup: float | None = None, tick_seconds: float | None = None,
@@ -209,8 +216,9 @@ def _log_summary(config: Config, ticker: Ticker, server: HttpServer, api_token: 
     shown = f"[{host}]" if ":" in host else host
     names = [i.name for i in ticker.infos]
     replicas = sum(i.replicas for i in ticker.infos)
-    log.info("simd %s listening on http://%s:%d/metrics (and /healthz); at most %d connections", __version__, shown,
-             server.port, server.connection_limit)
+    log.info("simd %s listening on http://%s:%d/metrics (and /-/healthy, /-/ready); at most %d connections",
+             __version__, shown, server.port, server.connection_limit)
+    kernelcache.log_choice()
     log.info("speedup %g (1 wall second = %g simulated seconds), a tick every %g s", ticker.speedup,
              ticker.speedup, ticker.tick_seconds)
     log.info("%d scenarios, %d replicas: %s", len(names), replicas, ", ".join(names))

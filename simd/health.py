@@ -59,6 +59,8 @@ class TickHealth:
         self.slow, self.missed = overruns.labels(kind="slow"), overruns.labels(kind="missed")
         self.last_tick = Gauge(**_args("simd_last_tick_timestamp_seconds"), registry=registry)
         self.errors = Counter(**_args("simd_tick_errors"), registry=registry)
+        self.ready = Gauge(**_args("simd_ready"), registry=registry)
+        self._is_ready: bool | None = None
         self._slot = 0  # the slot of the last tick (slot 0: the start)
         self.generation = 0  # counts the ticks recorded (simd.server reuses a rendering until it changes)
         self._last_done = start  # clock at the end of the last tick (the start before any)
@@ -81,6 +83,13 @@ class TickHealth:
         self._last_done, self._any = ended, True
         self.generation += 1
         self._report_overruns(ended, slow, missed, duration)
+
+    def set_ready(self, ready: bool) -> None:
+        """The tick loop's readiness (simd.ticker.Ticker.readiness) changed or was computed again."""
+        if self._is_ready != ready:
+            self._is_ready = ready
+            self.ready.set(1 if ready else 0)
+            self.generation += 1  # a rendering of /metrics that shows the old value is stale
 
     def retime(self, now: float, tick_seconds: float) -> None:
         """The ticks are rescheduled every ``tick_seconds`` from ``now`` (a reload changed the interval)."""

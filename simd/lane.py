@@ -118,8 +118,6 @@ def new_lane(scenario: Scenario, body: ScenarioBody, origin_us: int) -> Lane:
     seeds = scenario.replica_seeds()
     with gc_paused():
         states = new_replicas(body.job_spec(seeds[0]), seeds)
-    # advanced to time 0 (no change) on the batch path: its kernels are loaded now, before the ticks' clock starts
-    states = advance_replicas(states, 0)
     return Lane(scenario, scenario_key(scenario), origin_us, body, states, scenario_info(scenario, body, states[0]))
 
 

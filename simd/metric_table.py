@@ -392,6 +392,24 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_state_save_errors", "counter", "State snapshots that could not be written.", (), "health", None,
            "State snapshots that could not be written (disk full, permissions: see the log); the previous "
            "snapshot stays in place.", _DAEMON),
+    Metric("simd_ready", "gauge", "1 once the engine's kernels are compiled and every scenario has caught up "
+           "with the shared clock (GET /-/ready answers 200), else 0.", (), "health", None,
+           "0 from the start until the engine's kernels are compiled (or loaded from the cache) and every scenario "
+           "that is not quarantined has reached the shared clock, then 1 (`GET /-/ready` answers 200). A reload "
+           "sets it to 0 until its scenarios are ready and current. While it is 0 after a start, scenarios waiting "
+           "for their kernels fall behind (`simd_scenario_behind_seconds`) and catch up exactly afterwards.",
+           _DAEMON),
+    Metric("simd_engine_kernel_cache_info", "gauge", "Where the engine's compiled kernels are cached (always 1).",
+           ("source", "path"), "health", None,
+           "Always 1. `source`: `env` (`NUMBA_CACHE_DIR`), `state-dir` (`<--state-dir>/kernel-cache`), `xdg` "
+           "(`$XDG_CACHE_HOME/simd/kernels`), `tmp` (a private temporary directory: compiled again at every "
+           "start), `off` (no writable directory: compiled at every start) or `off-by-switch` "
+           "(`SIMD_KERNEL_CACHE=off`); `path`: the directory (empty when off).", _DAEMON),
+    Metric("simd_engine_compile_seconds", "gauge", "Wall seconds until the engine's kernels were ready after the "
+           "start (NaN until then).", (), "health", None,
+           "Wall seconds from the start until the kernels the scenarios need were compiled, or loaded from the "
+           "cache (a fraction of a second): tens of seconds mean the cache was empty or made for another CPU "
+           "model. NaN until they are ready.", _DAEMON),
     Metric("simd_build_info", "gauge", "simd's version and the Python running it (always 1).",
            ("version", "python"), "snapshot", lambda snap: (((__version__, platform.python_version()), 1),),
            "Always 1: simd's version and the Python version.", _DAEMON),

@@ -26,8 +26,11 @@ class Reloader:
     ``ticker``; returns (True, what changed) or (False, the error lines). ``rescheduled(tick_seconds)`` is
     called when the tick interval changed."""
 
-    def __init__(self, ticker, source: str | None, status, rescheduled: Callable[[float], None] | None = None):
+    def __init__(self, ticker, source: str | None, status, rescheduled: Callable[[float], None] | None = None,
+                 warmup=None):
+        """``warmup`` (simd.warmup.Warmup): compiles, in the background, the kernels new scenarios need."""
         self.ticker, self.source, self.status, self.rescheduled = ticker, source, status, rescheduled
+        self.warmup = warmup
         self._lock = threading.Lock()
 
     def __call__(self, trigger: str) -> tuple[bool, dict | list[str]]:
@@ -44,6 +47,8 @@ class Reloader:
                 log.exception("reload (%s) of %s failed while applying it", trigger, where)
                 return self._failed(trigger, where, [f"{type(exc).__name__}: {exc}"])
             self.status.reloaded(True)
+            if self.warmup is not None:
+                self.warmup.request(self.ticker.lanes)
             log.info("reload (%s) of %s: %d scenarios kept, %d restarted (changed)%s, %d added%s, %d removed%s",
                      trigger, where, len(result.kept), len(result.restarted), _names(result.restarted),
                      len(result.added), _names(result.added), len(result.removed), _names(result.removed))

@@ -8,7 +8,10 @@
   for at most :data:`RENDER_REUSE_SECONDS`, so a burst of scrapers costs one rendering per tick, not one each;
   the tick loop renders ahead what scrapers asked for recently (``refresh``), and a scrape that arrives while
   the current rendering is being made gets the previous one (one tick old) rather than wait for it.
-- ``GET /healthz``: ``200 ok`` while ticks are recent; ``503`` with the reason in the body when they stall.
+- ``GET /-/healthy`` (liveness, Prometheus' path) and ``GET /healthz`` (the same check): ``200 ok`` while
+  ticks are recent; ``503`` with the reason in the body when they stall.
+- ``GET /-/ready`` (readiness, Prometheus' path): ``200 ready`` once the engine's kernels are compiled and
+  every scenario has caught up with the shared clock; ``503`` with what it waits for until then.
 - ``GET /api/v1/drills`` (and ``/api/v1/drills/{name}``): the drills, as JSON.
 - ``POST /api/v1/drills/{name}``: start a drill now. ``POST /-/reload``: reload the scenario file (as
   Prometheus' endpoint; 200 with what changed, 400 with the errors while the old configuration keeps
@@ -60,6 +63,8 @@ Health = Callable[[], tuple[bool, str]]
 MAX_BODY_BYTES = 4096  # a drill request is a few dozen bytes
 DRILLS = "/api/v1/drills"
 RELOAD = "/-/reload"  # Prometheus' path for the same operation
+HEALTHY = ("/-/healthy", "/healthz")  # liveness: Prometheus' path, and the one simd had first
+READY = "/-/ready"  # readiness, Prometheus' path
 JSON = "application/json"
 TEXT = "text/plain; charset=utf-8"
 READ = ("GET", "HEAD")
@@ -128,19 +133,21 @@ def _error(status: int, message: str, *headers: tuple[str, str]) -> Response:
 
 def make_app(registry: Collector, health: Health, drills: Drills | None = None, token: str | None = None,
              reload: Reload | None = None, version: Callable[[], tuple] | None = None,
-             clock: Callable[[], float] = time.monotonic):
-    """The WSGI app of the routes in the module docstring. ``drills`` None: no control API (its paths 404);
+             clock: Callable[[], float] = time.monotonic, ready: Health | None = None):
+    """The WSGI app of the routes in the module docstring. ``ready`` answers /-/ready (None: ready whenever
+    healthy). ``drills`` None: no control API (its paths 404);
     ``reload`` None: no ``/-/reload``. ``version()`` names what a /metrics rendering shows (objects compared
     by identity): a rendering is reused while it returns the same and for RENDER_REUSE_SECONDS of ``clock``;
     None: every scrape renders."""
-    return _App(registry, health, drills, token or None, reload, version, clock)
+    return _App(registry, health, drills, token or None, reload, version, clock, ready or health)
 
 
 class _App:
     def __init__(self, registry: Collector, health: Health, drills: Drills | None, token: str | None,
-                 reload: Reload | None, version, clock):
+                 reload: Reload | None, version, clock, ready: Health):
         self.metrics = make_wsgi_app(registry)
         self.health, self.drills, self.token, self.reload = health, drills, token, reload
+        self.ready = ready
         self._version, self._clock = version, clock
         self._cache: tuple[tuple, float, dict] = ((), -1e300, {})  # (version, when, {request key: Response})
         self._rendering = threading.Lock()
@@ -215,8 +222,11 @@ class _App:
         return Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
 
     def read(self, path: str) -> Response:
-        if path == "/healthz":
+        if path in HEALTHY:
             ok, reason = self.health()
+            return _text(200 if ok else 503, reason + "\n")
+        if path == READY:
+            ok, reason = self.ready()
             return _text(200 if ok else 503, reason + "\n")
         if self.drills is not None and path == DRILLS:
             return _json(200, {"drills": self.drills.list()})
@@ -225,7 +235,7 @@ class _App:
                 return _json(200, self.drills.get(path[len(DRILLS) + 1:]))
             except UnknownDrill as exc:
                 return _error(404, str(exc))
-        return _text(404, "not found: try /metrics, /healthz or /api/v1/drills\n")
+        return _text(404, "not found: try /metrics, /-/healthy, /-/ready or /api/v1/drills\n")
 
     def post(self, environ: dict, name: str | None) -> Response:
         if self.token is None:

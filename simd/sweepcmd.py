@@ -200,6 +200,11 @@ def run(args) -> int:
     _warn_points(base, params, points)
     seed_base = base.seed if args.seed_base is None else args.seed_base
     replicas = args.replicas or DEFAULT_REPLICAS
+    if not args.scheduler:  # this machine's workers load the kernels compiled here (a cluster's compile their own)
+        from simd.precompile import prepare
+
+        shared = any(len(g) > 1 for g in sweep.shared_groups(points))
+        prepare([p.scenario.job_spec(seed_base) for p in points], prog="simd sweep", extra=("crn",) if shared else ())
     try:
         execute = _executor(args)
     except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable: a failure

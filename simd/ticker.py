@@ -70,8 +70,13 @@ class Ticker:
     def __init__(self, config: Config, clock: Clock, wall: Clock, speedup: float | None = None,
                  tick_seconds: float | None = None, advance_fn=advance, registry: CollectorRegistry | None = None,
                  work_limit: float = WORK_LIMIT_US, lanes: tuple[Lane, ...] | None = None, at_us: int = 0,
-                 drills: DrillRunner | None = None):
-        """``lanes``, ``at_us`` and ``drills``: resume where a saved state left off (simd.persist)."""
+                 drills: DrillRunner | None = None, lane_ready: Callable[[Lane], bool] | None = None):
+        """``lanes``, ``at_us`` and ``drills``: resume where a saved state left off (simd.persist).
+        ``lane_ready(lane)``: whether the engine's kernels for the lane are compiled (simd.warmup); a lane that
+        is not ready is left where it is, behind the clock. None: every lane is."""
+        self.lane_ready = lane_ready or (lambda lane: True)
+        self.ready = False  # the kernels of every lane ready and every lane caught up (latched; see readiness)
+        self.waiting: tuple[str, ...] = ()  # why not ready, for /-/ready
         self._speedup_flag, self._tick_flag = speedup, tick_seconds
         self.speedup = float(config.speedup if speedup is None else speedup)
         self.tick_seconds = float(config.tick_seconds if tick_seconds is None else tick_seconds)
@@ -86,6 +91,7 @@ class Ticker:
         self.registry = CollectorRegistry() if registry is None else registry
         self.health = TickHealth(self.start, self.tick_seconds, clock, wall, self.registry)
         self.snapshot: Snapshot = self._snapshot(at_us)
+        self._readiness(at_us)
 
     # --- views kept for callers that index scenarios by position -------------------------------------
     @property
@@ -111,6 +117,7 @@ class Ticker:
             self.lanes = self._advance_lanes(until, began)
             stall = self.drills.scheduled(t0 / US_PER_SECOND, until / US_PER_SECOND)
             snapshot = self._snapshot(until)
+            self._readiness(until)
             ended = self._clock()
             self.drills.hold(ended, stall)
             self.snapshot = snapshot
@@ -126,6 +133,8 @@ class Ticker:
                 continue
             if self._clock() - began > self.tick_seconds:
                 continue  # this tick is over its time: the lane waits for the next one (behind meanwhile)
+            if not self.lane_ready(lane):
+                continue  # its kernels are being compiled (simd.warmup): behind meanwhile, caught up after
             try:
                 out = advance_lane(lane, until, lambda t, s=lane.scenario: self.drills.body(s, t),
                                    self.drills.boundaries, self.work_limit, self._advance)
@@ -137,6 +146,27 @@ class Ticker:
                 self.health.event_overrun(lane.scenario.name, out.work, self.work_limit,
                                           (until - out.lane.at_us) / US_PER_SECOND)
         return tuple(lanes)
+
+    def _readiness(self, until_us: int) -> None:
+        """Readiness (GET /-/ready, ``simd_ready``): every lane's kernels are compiled and every lane that is not
+        quarantined has reached the shared clock once since the start or the last reload; it then stays
+        ready (a later work-limit overrun is ``simd_scenario_behind_seconds``' to show, not a reason to stop
+        being ready)."""
+        if self.ready:
+            return
+        compiling = [lane.scenario.name for lane in self.lanes if not self.lane_ready(lane)]
+        behind = [lane.scenario.name for lane in self.lanes if lane.failed is None and lane.at_us < until_us]
+        self.waiting = tuple(f"{n}: kernels compiling" for n in compiling) + tuple(
+            f"{n}: catching up" for n in behind if n not in compiling)
+        self.ready = not self.waiting
+        self.health.set_ready(self.ready)
+
+    def readiness(self) -> tuple[bool, str]:
+        """(True, "ready") or (False, why), for GET /-/ready."""
+        if self.ready:
+            return True, "ready"
+        shown = ", ".join(self.waiting[:5]) + (f" and {len(self.waiting) - 5} more" if len(self.waiting) > 5 else "")
+        return False, f"not ready: {shown}"
 
     def _quarantine(self, lane: Lane, exc: Exception) -> Lane:
         cause = f"{type(exc).__name__}: {exc}"
@@ -198,6 +228,8 @@ class Ticker:
                 self.tick_seconds = tick_seconds
                 self.health.retime(now, tick_seconds)
             self.snapshot = self._snapshot(now_us)
+            self.ready = False  # until the new lanes are compiled and current (normally: now)
+            self._readiness(now_us)
         return Reloaded(tuple(kept), tuple(restarted), tuple(added), removed, tuple(reset))
 
     def saved(self) -> tuple[int, tuple[Lane, ...], DrillRunner]:

@@ -8,7 +8,7 @@ fixed, so every value is a pure function of the configuration and the tick times
 
 Compared: every family's type and HELP, and every sample (name, labels, value): identical, except the
 additions (:data:`ADDITIONS`: the process collector's ``process_*``, prometheus-client's ``_created``
-samples of the daemon-health counters and histogram, issue 13's metrics and simd_compute_seconds).
+samples of the daemon-health counters and histogram, issue 13's metrics and simd_compute_seconds, issue 17's readiness and kernel cache).
 ``simd_build_info``'s label values depend on the installed simd and Python and are compared as label names only.
 
 Regenerate the file only for an intended change of the exported values:
@@ -42,7 +42,9 @@ DRIVE = (
 # then the compute seconds the hazards apply to (denominator of the per-compute-hour rates)
 ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(failed|behind_seconds|overruns(_total)?)"
                        r"|simd_tick_errors(_total)?|simd_config_last_reload_[a-z_]+|simd_state_[a-z_]+"
-                       r"|simd_compute_seconds(_total)?")
+                       r"|simd_compute_seconds(_total)?"
+                       # issue 17: readiness and the kernel cache
+                       r"|simd_ready|simd_engine_[a-z_]+")
 
 
 def drive():

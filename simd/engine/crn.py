@@ -29,11 +29,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numba
 import numpy as np
 
 from simd.engine import replkernel as rk
 from simd.engine.core import new_state
+from simd.engine.jit import njit
 from simd.engine.pcg import seek
 from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, advance_replicas, batchable
 from simd.engine.results import JobResult, job_result
@@ -67,7 +67,7 @@ def duration_key(spec: JobSpec) -> tuple | None:
     return spec.n_gpus, to_us(spec.step_seconds), st
 
 
-@numba.njit(cache=True)
+@njit()
 def _fill(w, g_from, g_to, p0, slow_steps, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, pd, pb, ph):
     """Executed steps g_from+1 .. g_to (both multiples of STRIDE) into a window that starts at step p0: their
     cumulative durations ``pd``, buckets ``pb`` and, at every multiple of STRIDE, the cumulative bucket counts
@@ -100,7 +100,9 @@ def _fill(w, g_from, g_to, p0, slow_steps, ha, hb, hc, hf, sa, sb, sc, sf, base,
                 counts[k] += np.int64((lo8 >> np.uint64(8 * k)) & np.uint64(255))
             else:
                 counts[k] += np.int64((hi8 >> np.uint64(8 * (k - 8))) & np.uint64(255))
-        ph[block + 1 - row0, :] = counts
+        # element by element: a slice assignment compiles numba's shape-mismatch error path (simd.engine.kernels)
+        for k in range(len(counts)):
+            ph[block + 1 - row0, k] = counts[k]
 
 
 class Window:
@@ -169,7 +171,7 @@ class Window:
         return True
 
 
-@numba.njit(cache=True)
+@njit()
 def _run(which, until, pos, tot, start, words, log1m, plan_i, col, cum, det, rst, ha, hb, hc, hf, sa, sb, sc, sf,
          base, bounds, hist, prefix, needs):
     """Configurations ``which`` (one replica each) on the window ``prefix``: ``needs[p]`` = 0 when p is done,

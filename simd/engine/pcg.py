@@ -18,11 +18,12 @@ Tests compare every function here against numpy's own generators. The 64 x 64 ->
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
+
+from simd.engine.jit import njit
 
 # numpy/random/src/pcg64/pcg64.h
 MULT_HI = np.uint64(2549297995355413924)  # PCG_DEFAULT_MULTIPLIER_128, high half
@@ -56,19 +57,19 @@ def float_bits(typingctx, x):
     return sig, codegen
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def mul128(ah, al, bh, bl):
     """The low 128 bits of (ah, al) * (bh, bl)."""
     return (mulhi(al, bl) + ah * bl + al * bh), al * bl
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def add128(ah, al, bh, bl):
     lo = al + bl
     return ah + bh + np.uint64(lo < al), lo
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def pcg64_next(sh, sl, ih, il):
     """(new state, output) of one PCG64 draw."""
     h, lo = mul128(sh, sl, MULT_HI, MULT_LO)
@@ -79,7 +80,7 @@ def pcg64_next(sh, sl, ih, il):
     return h, lo, out
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def dxsm_next(sh, sl, ih, il):
     """(new state, output) of one PCG64DXSM draw."""
     hi = sh ^ (sh >> np.uint64(32))
@@ -91,13 +92,13 @@ def dxsm_next(sh, sl, ih, il):
     return h, lo, hi
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def to_double(x):
     # x >> 11 < 2**53 fits an int64, whose conversion to float64 is one instruction (uint64's is a sequence)
     return np.float64(np.int64(x >> np.uint64(11))) * TO_DOUBLE
 
 
-@numba.njit(cache=True)
+@njit()
 def advance(sh, sl, ih, il, delta, mh, ml):
     """The state ``delta`` (>= 0) draws ahead, for multiplier (mh, ml) and increment (ih, il)."""
     acc_mh, acc_ml = np.uint64(0), np.uint64(1)
@@ -125,7 +126,7 @@ def words(state: dict) -> np.ndarray:
     return np.array([s >> 64, s & _MASK64, inc >> 64, inc & _MASK64, kind], dtype=np.uint64)
 
 
-@numba.njit(cache=True)
+@njit()
 def seek(w, first):
     """The state (hi, lo) of stream ``w`` (words) at its draw number ``first``."""
     if w[4] == np.uint64(0):
@@ -133,7 +134,7 @@ def seek(w, first):
     return advance(w[0], w[1], w[2], w[3], first, np.uint64(0), CHEAP)
 
 
-@numba.njit(cache=True)
+@njit()
 def doubles(w, first, n):
     """Doubles number ``first`` .. ``first + n - 1`` of stream ``w`` (numpy's ``random(n)`` from there)."""
     out = np.empty(n)

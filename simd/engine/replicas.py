@@ -136,12 +136,23 @@ class _Layout:
         return t
 
 
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+# A plan without stragglers passes placeholder tables, read-only like stragglers.py's real ones: numba compiles
+# a kernel once per argument type, and a writable array is another type than a read-only one (one more compile
+# of the largest kernels, ~8 s each on a fresh machine).
+_NO_TABLES = (_readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False,
+              _readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False, 0,
+              np.zeros(1, dtype=np.int64))  # the bucket bounds, writable as stragglers.bucket_bounds makes them
+
+
 def _tables(plan: Plan):
     st = plan.step_times
     if st is None:
-        z = np.zeros(1)
-        zc = np.zeros(1, dtype=np.int8)
-        return (z, z, zc, False, z, z, zc, False, 0, np.zeros(1, dtype=np.int64))
+        return _NO_TABLES
     return st.kernel_args()[1]
 
 

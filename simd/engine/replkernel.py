@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from simd.engine.jit import njit
 from simd.engine.pcg import pcg64_next, seek, to_double
 from simd.engine.stepkernel import draw, run
 
@@ -48,7 +48,7 @@ HARD, SDC, END = 0, 1, 2
 PREFIX_STRIDE = 64
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def gap_of(u, log1m):
     """The geometric gap of uniform ``u`` in (0, 1] (streams.gaps: ``ceil(log(u) / log1m)`` in [1, 2**50])."""
     gap = math.ceil(math.log(u) / log1m)
@@ -59,18 +59,18 @@ def gap_of(u, log1m):
     return np.int64(gap)
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _gap(sh, sl, ih, il, log1m):
     sh, sl, x = pcg64_next(sh, sl, ih, il)
     return sh, sl, gap_of(1.0 - to_double(x), log1m)
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _ceil_mult(q, m):
     return -(-q // m) * m
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _stretch(a, m, step_us, c, ckpt_us, v, val_us):
     t = (m - a) * step_us + (m // c - a // c) * ckpt_us
     if v:
@@ -78,7 +78,7 @@ def _stretch(a, m, step_us, c, ckpt_us, v, val_us):
     return t
 
 
-@numba.njit(cache=True)
+@njit()
 def _fit_steps(a, b, budget, step_us, c, ckpt_us, v, val_us):
     """The largest m in [a, b] whose clean stretch a+1..m takes at most ``budget`` (walk.fit_steps)."""
     lo, hi = a, b
@@ -91,7 +91,7 @@ def _fit_steps(a, b, budget, step_us, c, ckpt_us, v, val_us):
     return lo
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _counts(ph, pb, p0, x, sign, hist):
     """Add ``sign`` times the bucket counts of executed steps 1 .. x to ``hist``, from a prefix window that
     starts at executed step ``p0`` (a multiple of PREFIX_STRIDE; crn.py): the row of counts at the last
@@ -104,7 +104,7 @@ def _counts(ph, pb, p0, x, sign, hist):
         hist[pb[y - p0]] += sign
 
 
-@numba.njit(cache=True, nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
+@njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def advance_all(until, pos, tot, start, words, log1m, plan_i, col, cause_cum, cause_det, cause_rst,
                 ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist_scratch):
     """Advance every replica to ``until`` (or, with plan_i[P_MAX_JOBS] >= 0, until that many jobs are complete
@@ -114,7 +114,7 @@ def advance_all(until, pos, tot, start, words, log1m, plan_i, col, cause_cum, ca
                      ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist_scratch)
 
 
-@numba.njit(cache=True)
+@njit()
 def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum, cause_det, cause_rst,
                  ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, prefix=None):
     """Replica ``r`` to ``until``. Returns 0, or with ``prefix`` (crn.py's window of step durations: cumulative
@@ -379,7 +379,9 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
             tr[c_commit] += lost
             tr[c_prod] += pending
         tr[c_jobs] += 1
-        start[r, :] = tr
+        # element by element: a slice assignment compiles numba's shape-mismatch error path (simd.engine.kernels)
+        for k in range(len(tr)):
+            start[r, k] = tr[k]
         job_t, job_g = t, g
         step = last = pending = 0
         corrupted = False

@@ -14,16 +14,16 @@ jumping ahead: O(log g0), about 0.1 us, instead of numpy's per-call generator se
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from simd.engine.jit import njit
 from simd.engine.pcg import dxsm_next, float_bits, pcg64_next, seek, to_double
 
 SHIFT = np.uint64(42)  # stragglers._SHIFT: 52 - MANTISSA_BITS
 STRADDLE = 11  # stragglers._STRADDLE: len(BUCKET_FACTORS) + 1
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def draw(sh, sl, ih, il, dx, a, b, cells, floor, base, bounds):
     """One step from state (sh, sl) of a PCG64DXSM (``dx``, the engine's straggler streams) or PCG64 stream:
     (new state, duration in us, histogram bucket)."""
@@ -46,7 +46,7 @@ def draw(sh, sl, ih, il, dx, a, b, cells, floor, base, bounds):
     return sh, sl, d, k
 
 
-@numba.njit(cache=True)
+@njit()
 def fill(w, g0, n, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, out, buckets):
     """Durations and buckets of steps g0+1 .. g0+n into ``out`` and ``buckets`` (the first ``slow`` steps with
     the slow table)."""
@@ -61,7 +61,7 @@ def fill(w, g0, n, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, out, buck
         buckets[j] = k
 
 
-@numba.njit(cache=True)
+@njit()
 def run(sh, sl, ih, il, dx, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
     """From generator state (sh, sl), job steps a+1 .. b, each with its checkpoint and validation pause, while
@@ -102,7 +102,7 @@ def run(sh, sl, ih, il, dx, a, b, budget, ckpt_every, ckpt_us, val_every, val_us
     return sh, sl, m, used, total, fits
 
 
-@numba.njit(cache=True)
+@njit()
 def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
     """``run`` from executed step g0+1 on (stream ``w``): (m, the summed durations of steps a+1 .. m)."""

@@ -31,11 +31,11 @@ from __future__ import annotations
 import math
 from operator import itemgetter
 
-import numba
 import numpy as np
 
 from simd.engine import pcg
 from simd.engine.hazard import NEVER
+from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
 from simd.engine.replkernel import gap_of
 from simd.engine.streams import Buffer
@@ -65,7 +65,7 @@ UNTIL, JOB_END = 0, 1  # why the kernel returned
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # xwalk's unit kinds
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _next(w, sh, sl):
     """One draw of stream ``w`` (PCG64 or PCG64DXSM) from state (sh, sl): the new state, the uniform in (0, 1]."""
     if w[4] == np.uint64(1):
@@ -75,14 +75,14 @@ def _next(w, sh, sl):
     return sh, sl, 1.0 - pcg.to_double(x)
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _gap(w, sh, sl, log1m):
     """streams.gaps for one draw."""
     sh, sl, u = _next(w, sh, sl)
     return sh, sl, gap_of(u, log1m)
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _bucket(cum, u):
     """``min(searchsorted(cum, u, "left"), len(cum) - 1)``."""
     k = 0
@@ -91,7 +91,7 @@ def _bucket(cum, u):
     return k
 
 
-@numba.njit(cache=True)
+@njit()
 def inv_cdf(p):
     """statistics.NormalDist().inv_cdf(p) for 0 < p < 1 (the standard library's _normal_dist_inv_cdf, mu 0,
     sigma 1: Wichura, M.J. (1988), Algorithm AS241, Applied Statistics 37(3), 477-484), operation for operation."""
@@ -159,7 +159,7 @@ def inv_cdf(p):
     return 0.0 + (x * 1.0)
 
 
-@numba.njit(cache=True)
+@njit()
 def latency_us(kind, scale_us, sigma, u):
     """late.latency_us with the distribution as its code (DISTRIBUTIONS)."""
     if kind == 0:
@@ -174,7 +174,7 @@ def latency_us(kind, scale_us, sigma, u):
     return np.int64(r)
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _stretch(a, m, su, ckpt_us, V, val_us, period, offset):
     """xwalk.stretch_us."""
     t = (m - a) * su + ((m - offset) // period - (a - offset) // period) * ckpt_us
@@ -183,7 +183,7 @@ def _stretch(a, m, su, ckpt_us, V, val_us, period, offset):
     return t
 
 
-@numba.njit(cache=True)
+@njit()
 def _fit(a, b, budget, su, ckpt_us, V, val_us, period, offset):
     """xwalk.fit_steps: the largest m in [a, b] whose quiet stretch a+1..m takes at most ``budget`` (the stretch
     grows with m, so the answer is unique: a guess from the mean step, a short walk, a binary search if long)."""
@@ -208,7 +208,7 @@ def _fit(a, b, budget, su, ckpt_us, V, val_us, period, offset):
     return lo
 
 
-@numba.njit(inline="always", cache=True)
+@njit()
 def _ring_add(ring, head, cnt, x):
     """Append job step x to the ring of the newest corrupt checkpoints (oldest first, at most len(ring))."""
     k = len(ring)
@@ -219,7 +219,7 @@ def _ring_add(ring, head, cnt, x):
     return (head + 1) % k, cnt
 
 
-@numba.njit(cache=True, nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
+@njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum,
          det_kind, det_scale, det_sigma, det_cov):
     """xwalk.run_python on the arrays: advance to ``until``, or to the start of the segment whose unit is a

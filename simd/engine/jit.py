@@ -1,0 +1,18 @@
+"""``njit``: numba.njit with the kernel cache simd chose (simd.kernelcache), never numba's own fallbacks.
+
+Every compiled function of the engine is defined with it. ``cache`` is not an option of the call site: it is
+on when simd.kernelcache found a writable directory (the first definition makes the choice with the defaults
+if no command made it before), off otherwise, so that numba never raises for want of a place to write.
+"""
+
+from __future__ import annotations
+
+import numba
+
+from simd import kernelcache
+
+
+def njit(**options):
+    """``@njit(nogil=True)``: numba.njit(**options, cache=<whether simd.kernelcache has a directory>)."""
+    cache = kernelcache.current().enabled
+    return numba.njit(cache=cache, **options)

@@ -1,0 +1,107 @@
+"""The engine's compiled kernels, in units that compile together, and compiling them ahead of use.
+
+numba compiles a kernel for each combination of argument types on its first call, so a fresh machine waits
+for the compiler before the first result (simd.kernelcache keeps what it compiled). A *unit* is what one path
+of the engine compiles; its *workload* runs tiny jobs through that path's public entry points, so it compiles
+exactly the signatures real runs use (tests/test_kernels.py checks that nothing else is compiled afterwards):
+
+- ``replicas``: replkernel.advance_all, the segment walk over replicas (core.advance's compiled path for one
+  replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel's draw): plain jobs,
+  causes, stragglers;
+- ``extended``: xkernel.walk, hyper-checkpointing and committed SDCs without stragglers;
+- ``steps``: stepkernel's straggler sampler called from Python (the walks of shadow ranks, fleets and the
+  extended mechanisms under stragglers);
+- ``crn``: crn.py's shared step windows and the replica walk's prefix path (simd sweep's common random numbers).
+
+:func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
+:func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
+simd.precompile's (this package reads no clock and starts no process).
+
+Why compiling is slow, and what was cut (measured on a fresh cache, 2-core machine, ``bench/startup.py``):
+numba's own front end (type inference, lowering: Python) takes most of it, LLVM a fifth. ``inline="always"``
+(numba's IR-level inlining) cost ~40% and bought nothing: LLVM inlines those small functions anyway (the
+engine's speed did not change); a slice assignment inside a kernel compiles numba's shape-mismatch error path
+(~2 s), so kernels copy element by element; read-only and writable arrays are different types to numba, so
+the straggler tables are read-only on every path (one signature, not two).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers, compile_spec
+
+UNITS = ("replicas", "extended", "steps", "crn")
+
+# A small job: 64 GPUs, 10 s steps, 400 steps, rates that give a few failures and SDCs per job (so the paths
+# that handle them run); every number only has to make a valid, quick job.
+_BASE = JobSpec(n_gpus=64, step_seconds=10.0, target_steps=400, hard_per_gpu_hour=0.05, sdc_per_gpu_hour=0.05,
+                ckpt_interval_steps=20, ckpt_seconds=5.0, validation_interval_steps=10, validation_seconds=1.0,
+                restart_seconds=5.0, seed=1)
+# no jitter: the step-time tables are then constant (built in microseconds; with jitter their quantile tables take
+# ~0.5 s), and the kernels' argument types are the same
+_STRAGGLERS = Stragglers(jitter_seconds=0.0, slow_ranks=1, slowdown=1.3, replace_after_steps=100)
+_HYPER = Hyper(interval_steps=5, window_steps=50)
+_COMMITTED = CommittedSdc(detectors=(Detector("scan", "uniform", 600.0), Detector("canary", "lognormal", 60.0, 0.5),
+                                     Detector("audit", "exponential", 300.0, coverage=0.5)), retention_checkpoints=4)
+
+
+def _replicas() -> None:
+    from simd.engine.core import run_job
+    from simd.engine.replicas import advance_replicas, new_replicas, retarget_replicas
+
+    run_job(_BASE)
+    run_job(replace(_BASE, stragglers=_STRAGGLERS))
+    lane = advance_replicas(new_replicas(_BASE, (1, 2)), 1_000_000_000)
+    lane = retarget_replicas(lane, replace(_BASE, stragglers=_STRAGGLERS))
+    advance_replicas(lane, 2_000_000_000)
+
+
+def _extended() -> None:
+    from simd.engine.core import run_job
+
+    run_job(replace(_BASE, hyper=_HYPER))
+    run_job(replace(_BASE, validation_interval_steps=0, committed_sdc=_COMMITTED))
+
+
+def _steps() -> None:
+    from simd.engine.core import run_job
+    from simd.engine.fleet import Accelerator
+
+    fleet = (Accelerator("a", 32, 0.05, 0.05), Accelerator("b", 32, 0.1, 0.02))
+    run_job(replace(_BASE, fleet=fleet, stragglers=_STRAGGLERS))
+    run_job(replace(_BASE, hyper=_HYPER, stragglers=_STRAGGLERS))
+
+
+def _crn() -> None:
+    from simd.engine.crn import Shared
+
+    specs = [replace(_BASE, stragglers=_STRAGGLERS, ckpt_interval_steps=c) for c in (20, 40)]
+    Shared(specs).run(1, [10**12, 10**12])
+
+
+_WORKLOADS = {"replicas": _replicas, "extended": _extended, "steps": _steps, "crn": _crn}
+
+
+def run_unit(unit: str) -> None:
+    """Run ``unit``'s workload: compiles its kernels (or loads them from numba's cache) in this process."""
+    if unit not in _WORKLOADS:
+        raise ValueError(f"no kernel unit {unit!r} (known: {', '.join(UNITS)})")
+    _WORKLOADS[unit]()
+
+
+def units_for(spec: JobSpec) -> tuple[str, ...]:
+    """The units a job of ``spec`` runs on (core.advance's choice of path; without its trace option)."""
+    return units_of(compile_spec(spec))
+
+
+def units_of(plan: Plan) -> tuple[str, ...]:
+    """The units a job of compiled ``plan`` runs on: core.advance's tests of the plan (single.handles is
+    replicas.batchable; an extended plan runs xkernel.walk without stragglers, the Python walk with them)."""
+    from simd.engine.replicas import batchable
+
+    if plan.extended:
+        return ("extended",) if plan.step_times is None else ("steps",)
+    if batchable(plan):
+        return ("replicas",)
+    return ("steps",) if plan.step_times is not None else ()

@@ -1,0 +1,157 @@
+"""Where the engine's compiled kernels are cached: chosen once per process, before numba needs a place.
+
+numba's ``cache=True`` looks for a writable directory beside the source (``__pycache__``) or under the user's
+home, and raises ``RuntimeError: cannot cache function ...: no locator available`` when it finds neither (a
+package installed into a root-owned prefix, run by a user whose HOME does not exist: the container's case;
+numba/numba#4908). So simd chooses the directory itself, in this order, and hands it to numba as its
+``NUMBA_CACHE_DIR``:
+
+1. ``NUMBA_CACHE_DIR`` when it is set and writable (the image sets it to the cache it compiled at build time);
+2. ``<state dir>/kernel-cache`` (``simd run --state-dir``): kept with the simulation's state, across restarts;
+3. ``$XDG_CACHE_HOME/simd/kernels`` (``~/.cache/simd/kernels`` by default);
+4. a private temporary directory (mode 0700, removed when the process that made it exits);
+5. none: the kernels are compiled in every process and nothing is cached (logged once).
+
+A directory counts as writable when a file can be created in it (numba's own test). A ``NUMBA_CACHE_DIR`` that
+is set but read-only (the image's cache on a read-only root file system) is used as a *seed*: its files are
+copied into the first writable choice (a file newer than the copy already there replaces it), because numba
+cannot even load from a directory it cannot write. numba keys each entry to the CPU and the source's content,
+so a seed compiled on another CPU model, or for another version of simd, is recompiled into the writable copy.
+
+The choice is published in the environment (``NUMBA_CACHE_DIR``, or ``SIMD_KERNEL_CACHE=off``), so worker
+processes (simd sweep's pool, its dask workers on this machine) use the same directory without choosing
+again. ``SIMD_KERNEL_CACHE=off`` is also a user's switch: compile in each process, write nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+
+log = logging.getLogger("simd.kernels")
+
+ENV_DIR = "NUMBA_CACHE_DIR"
+ENV_SWITCH = "SIMD_KERNEL_CACHE"  # "off": no cache at all
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Where the kernels are cached: ``source`` (env, state-dir, xdg, tmp or off) and ``path`` (None when off);
+    ``seeded_from``: the read-only NUMBA_CACHE_DIR copied into ``path``, if any."""
+
+    source: str
+    path: str | None
+    seeded_from: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.path is not None
+
+    def describe(self) -> str:
+        if self.path is None:
+            return ("off: no writable directory (NUMBA_CACHE_DIR, the state directory, the XDG cache directory, "
+                    "a temporary directory): the kernels are compiled in every process" if self.source == "off"
+                    else "off (SIMD_KERNEL_CACHE=off): the kernels are compiled in every process")
+        where = {"env": "NUMBA_CACHE_DIR", "state-dir": "under --state-dir", "xdg": "the XDG cache directory",
+                 "tmp": "a private temporary directory, removed at exit"}[self.source]
+        seeded = f"; seeded from the read-only {self.seeded_from}" if self.seeded_from else ""
+        return f"{self.path} ({where}{seeded})"
+
+
+_choice: Choice | None = None
+
+
+def writable(path: str) -> bool:
+    """Whether a file can be created in ``path`` (made if missing, mode 0700), as numba checks it."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+        return True
+    except OSError:
+        return False
+
+
+def xdg_cache_home(env=os.environ) -> str:
+    """``$XDG_CACHE_HOME``, else ``~/.cache`` (the XDG base directory specification's default)."""
+    return env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+
+
+def choose(state_dir: str | None = None, env=os.environ) -> Choice:
+    """The choice for this process (see the module docstring); makes the directory, copies a seed; no global
+    state changes (``configure`` publishes it)."""
+    if env.get(ENV_SWITCH, "").strip().lower() == "off":
+        return Choice("off-by-switch", None)
+    given = env.get(ENV_DIR) or None
+    if given and writable(given):
+        return Choice("env", given)
+    seed = given if given and os.path.isdir(given) else None
+    candidates = []
+    if state_dir is not None:
+        candidates.append(("state-dir", os.path.join(state_dir, "kernel-cache")))
+    candidates.append(("xdg", os.path.join(xdg_cache_home(env), "simd", "kernels")))
+    for source, path in candidates:
+        if writable(path):
+            return _seeded(Choice(source, path), seed)
+    try:
+        path = tempfile.mkdtemp(prefix="simd-kernels-")
+    except OSError:
+        return Choice("off", None)
+    pid = os.getpid()
+    atexit.register(lambda: os.getpid() == pid and shutil.rmtree(path, ignore_errors=True))
+    return _seeded(Choice("tmp", path), seed)
+
+
+def _seeded(choice: Choice, seed: str | None) -> Choice:
+    """Copy the read-only cache ``seed`` into ``choice.path``: files missing there, or older there."""
+    if seed is None:
+        return choice
+    copied = 0
+    for top, _dirs, files in os.walk(seed):
+        rel = os.path.relpath(top, seed)
+        dest_dir = os.path.normpath(os.path.join(choice.path, rel))
+        for name in files:
+            src, dest = os.path.join(top, name), os.path.join(dest_dir, name)
+            try:
+                if os.path.exists(dest) and os.stat(dest).st_mtime >= os.stat(src).st_mtime:
+                    continue
+                os.makedirs(dest_dir, mode=0o700, exist_ok=True)
+                shutil.copy2(src, dest)
+                copied += 1
+            except OSError as exc:  # an unreadable seed file: that kernel is compiled again, nothing worse
+                log.debug("kernel cache: not copied %s: %s", src, exc)
+    log.debug("kernel cache: %d files copied from %s", copied, seed)
+    return Choice(choice.source, choice.path, seeded_from=seed)
+
+
+def configure(state_dir: str | None = None) -> Choice:
+    """Choose once per process and tell numba (and this process' children, through the environment). Later
+    calls return the first choice: the kernels already defined were cached there."""
+    global _choice
+    if _choice is not None:
+        return _choice
+    _choice = choice = choose(state_dir)
+    if choice.enabled:
+        os.environ[ENV_DIR] = choice.path
+        os.environ.pop(ENV_SWITCH, None)
+    else:
+        os.environ[ENV_SWITCH] = "off"
+    numba_config = sys.modules.get("numba.core.config")
+    if numba_config is not None:  # numba read its environment at import: tell it too
+        numba_config.CACHE_DIR = choice.path or ""
+    return choice
+
+
+def current() -> Choice:
+    """The choice made (with the defaults, if nobody chose before the first kernel was defined)."""
+    return _choice if _choice is not None else configure()
+
+
+def log_choice() -> None:
+    """One log line saying where the kernels are cached (a warning when they are not)."""
+    choice = current()
+    (log.info if choice.enabled else log.warning)("kernel cache: %s", choice.describe())

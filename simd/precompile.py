@@ -1,0 +1,114 @@
+"""Compiling the engine's kernels ahead of use (simd.engine.kernels names the units and their workloads).
+
+:func:`warm` compiles units in this process; when the kernels are cached (simd.kernelcache) and several units
+are to compile, all but the first are compiled first in child processes, side by side with this one, which
+then loads them from the cache (on 2 cores the two large kernels compile in ~the time of the larger).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+from simd import kernelcache
+from simd.engine import kernels
+
+log = logging.getLogger("simd.kernels")
+
+_compiled: set[str] = set()
+_lock = threading.Lock()
+
+
+def compiled(units: Iterable[str]) -> bool:
+    """Whether every unit is compiled (or loaded from the cache) in this process."""
+    return all(u in _compiled for u in units)
+
+
+def compile_unit(unit: str) -> float:
+    """Compile ``unit`` here (or load it from the cache); the wall seconds it took (0 if it was done)."""
+    with _lock:
+        if unit in _compiled:
+            return 0.0
+        t0 = time.perf_counter()
+        kernels.run_unit(unit)
+        _compiled.add(unit)
+        return time.perf_counter() - t0
+
+
+def _child(unit: str) -> None:
+    """A child process' work: compile ``unit`` into the cache, then exit."""
+    kernels.run_unit(unit)
+
+
+def warm(units: Sequence[str], parallel: bool = True) -> dict[str, float]:
+    """Compile ``units`` in this process; for each, the wall seconds from the call until it was ready. When the
+    kernels are cached (simd.kernelcache) and several units are still to compile, each but the first is
+    compiled first in a child process (this process compiles the first meanwhile), then loaded here from the
+    cache."""
+    todo = [u for u in dict.fromkeys(units) if u not in _compiled]
+    for u in todo:
+        if u not in kernels.UNITS:
+            raise ValueError(f"no kernel unit {u!r} (known: {', '.join(kernels.UNITS)})")
+    children = []
+    if parallel and len(todo) > 1 and kernelcache.current().enabled and (os.cpu_count() or 1) > 1:
+        # fork is cheap (no second import) but unsafe beside other threads (a lock held in one stays held in
+        # the child): spawn then
+        method = "fork" if threading.active_count() == 1 else "spawn"
+        ctx = multiprocessing.get_context(method)
+        for u in todo[1:]:
+            p = ctx.Process(target=_child, args=(u,), name=f"simd-compile-{u}", daemon=True)
+            p.start()
+            children.append((u, p))
+    seconds = {}
+    t0 = time.perf_counter()
+    if todo:
+        seconds[todo[0]] = compile_unit(todo[0])
+    for u, p in children:
+        p.join()
+        if p.exitcode != 0:  # compiled here instead (the cause is in the child's stderr)
+            log.warning("compiling the %s kernels in a child process failed (exit %s): compiling them here", u,
+                        p.exitcode)
+    for u in todo[1:]:
+        compile_unit(u)
+        seconds[u] = time.perf_counter() - t0
+    return seconds
+
+
+def prepare(specs, state_dir: str | None = None, prog: str = "simd", extra: Iterable[str] = ()) -> None:
+    """Choose the kernel cache (simd.kernelcache) and compile the units ``specs`` run on (and ``extra``), in
+    parallel when it helps, before worker processes start (they then load them from the cache). Says so on
+    stderr when the cache is not kept between runs, or when compiling took long enough to be noticed (a first
+    run on this machine): silent on an ordinary run."""
+    choice = kernelcache.configure(state_dir)
+    units = sorted({u for spec in specs for u in kernels.units_for(spec)} | set(extra), key=kernels.UNITS.index)
+    seconds = warm(units)
+    took = max(seconds.values(), default=0.0)
+    if choice.source in ("tmp", "off", "off-by-switch"):
+        print(f"{prog}: kernel cache: {choice.describe()}", file=sys.stderr)
+    elif took >= NOTICEABLE_COMPILE_SECONDS:
+        print(f"{prog}: compiled the engine's kernels ({', '.join(units)}) in {took:.1f} s, once per machine: "
+              f"cached in {choice.describe()}", file=sys.stderr)
+
+
+# Loading every kernel from the cache takes ~0.3 s; compiling any takes seconds (simd.engine.kernels).
+NOTICEABLE_COMPILE_SECONDS = 1.0
+
+
+def compile_all(units: Sequence[str] = kernels.UNITS, state_dir: str | None = None) -> int:
+    """``simd compile``: compile ``units`` into the cache (the image runs it at build time), print where and how
+    long each took; exit status 1 when there is no cache to compile into."""
+    choice = kernelcache.configure(state_dir)
+    if not choice.enabled:
+        print(f"simd compile: error: no kernel cache: {choice.describe()}", file=sys.stderr)
+        return 1
+    t0 = time.perf_counter()
+    seconds = warm(units)
+    for u in units:
+        print(f"{u:10s} {seconds.get(u, 0.0):6.1f} s  (ready after, from the start)")
+    print(f"{len(units)} kernel units ready in {time.perf_counter() - t0:.1f} s; cache: {choice.describe()}")
+    return 0
