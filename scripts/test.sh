@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the tests need on a fresh machine and run them:
-# a virtualenv with simd and its dev extra, Prometheus/promtool/Alertmanager from Debian's packages.
+# a virtualenv with simd and its dev extra, Prometheus/promtool/Alertmanager from Debian's packages, and the
+# Debian packages the image-way test runs simd with (bubblewrap, Debian's python3 with venv).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -8,5 +9,6 @@ python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e ".[dev]"
 bash scripts/fetch-tools.sh
+bash scripts/system-packages.sh
 export PATH="$root/.cache/tools/usr/bin:$PATH"
 exec .venv/bin/python -m pytest -q "$@"

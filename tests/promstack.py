@@ -85,8 +85,9 @@ class SimdDaemon:
         self.proc: subprocess.Popen | None = None
         self._stderr = None  # a temporary file: a pipe nobody reads could fill up and block the daemon
 
-    def start(self, timeout: float = 30.0) -> SimdDaemon:
-        """Start and wait until /healthz answers 200."""
+    def start(self, timeout: float = 120.0) -> SimdDaemon:
+        """Start and wait until /-/ready answers 200: every scenario's kernels are compiled (seconds on a machine's
+        first run, then loaded from the cache) and every scenario runs on the shared clock."""
         self._stderr = tempfile.TemporaryFile("w+")
         self.proc = subprocess.Popen(self.cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self._stderr,
                                      text=True)
@@ -95,13 +96,13 @@ class SimdDaemon:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"simd run exited with {self.proc.returncode}: {self.stderr()}")
             try:
-                if http_get(self.url + "/healthz", timeout=1.0)[0] == 200:
+                if http_get(self.url + "/-/ready", timeout=1.0)[0] == 200:
                     return self
             except OSError:
                 pass
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError("simd run did not become healthy in time")
+        raise RuntimeError("simd run did not become ready in time")
 
     def stop(self, timeout: float = 10.0) -> str:
         """SIGTERM (SIGKILL after ``timeout``); returns what it wrote on stderr."""
