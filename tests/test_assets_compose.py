@@ -93,6 +93,17 @@ def test_simd_service():
         assert all(e == "SIMD_API_TOKEN" or not e.startswith("SIMD_API_TOKEN=") or "${" in e for e in env)
 
 
+def test_simd_runs_on_a_read_only_root_and_is_checked_for_readiness():
+    """read_only: true with its writable places named (the state volume, a tmpfs /tmp), and the healthcheck on
+    /-/ready (the Dockerfile's HEALTHCHECK is the liveness one, /-/healthy)."""
+    svc = compose()["services"]["simd"]
+    assert svc["read_only"] is True
+    assert "/tmp" in svc["tmpfs"]
+    assert "simd-state:/var/lib/simd" in svc["volumes"] and "--state-dir" in svc["command"]
+    test = " ".join(svc["healthcheck"]["test"])
+    assert "/-/ready" in test and "urllib" in test
+
+
 def test_prometheus_and_alertmanager_mount_their_configuration():
     services = compose()["services"]
     prom = {v.split(":")[1]: v.split(":")[0] for v in services["prometheus"]["volumes"]}
@@ -121,17 +132,25 @@ def test_dockerfile():
     assert re.fullmatch(r"FROM python:3\.11(\.\d+)?-slim(-\w+)?", base), base
     users = [line for line in lines if line.startswith("USER ")]
     assert users and users[-1].split()[1] not in ("root", "0")
-    assert any(line.startswith("RUN ") and "pip install ." in line for line in lines)
+    # installed and compiled by the script tests/test_image_way.py runs (the image's way, without Docker): the
+    # install as root, the compile as the user that runs simd, into NUMBA_CACHE_DIR
+    runs = [line for line in lines if line.startswith(("RUN ", "USER "))]
+    install = next(i for i, line in enumerate(runs) if "sh scripts/image-install.sh install python /src" in line)
+    user = next(i for i, line in enumerate(runs) if line == "USER simd")
+    compile_ = next(i for i, line in enumerate(runs) if "sh scripts/image-install.sh compile simd" in line)
+    assert install < user < compile_
+    (env,) = [line for line in lines if line.startswith("ENV ")]
+    assert re.search(r"\bNUMBA_CACHE_DIR=/\S+", env)
     assert "EXPOSE 9109" in lines
     (health,) = [line for line in lines if line.startswith("HEALTHCHECK ")]
-    assert "urllib" in health and "/healthz" in health and "curl" not in health
+    assert "urllib" in health and "/-/healthy" in health and "curl" not in health
     (cmd,) = [line for line in lines if line.startswith("CMD ")]
     assert cmd == 'CMD ["simd", "run", "--listen", "0.0.0.0:9109"]'
 
 
 def test_dockerignore_keeps_what_the_build_needs():
     ignore = (ROOT / ".dockerignore").read_text().splitlines()
-    for needed in ("!pyproject.toml", "!README.md", "!simd/"):
+    for needed in ("!pyproject.toml", "!README.md", "!simd/", "!scripts/image-install.sh"):
         assert needed in ignore
     for line in dockerfile():
         if line.startswith("COPY "):
