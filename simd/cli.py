@@ -25,6 +25,8 @@ def _load(path):
 def _warn(config) -> None:
     for w in config.warnings():
         print(f"warning: {w}", file=sys.stderr)
+    for n in config.notes():  # check-config shows what the file acknowledges too
+        print(f"note (acknowledged): {n}", file=sys.stderr)
 
 
 def cmd_check_config(args) -> int:

@@ -49,6 +49,9 @@ SimulatedSeconds = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
 CostSeconds = Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
 # step time: 1 ms (the engine counts microseconds; a real step takes 0.1-100 s) to a day
 StepSeconds = Annotated[float, Field(ge=1e-3, le=86400, allow_inf_nan=False)]
+# The codes of ScenarioBody.warnings: SDCs that validation cannot catch before a checkpoint (or a hyper checkpoint)
+WARNING_CODES = ("sdc-baked", "sdc-baked-hyper")
+WarningCode = Literal["sdc-baked", "sdc-baked-hyper"]
 # checkpoint and validation intervals: up to 10^9 steps (beyond target_steps simply means "never")
 IntervalSteps = Annotated[int, Field(gt=0, le=10**9)]
 Rate = Annotated[float, Field(ge=0, le=3.6e6, allow_inf_nan=False)]  # per GPU-hour (bounded again per step)
@@ -254,6 +257,9 @@ class ScenarioBody(_Strict):
     fleet: Annotated[list[AcceleratorType], Field(min_length=1, max_length=64)] | None = None
     # what an SDC that reaches a checkpoint does; absent: seed 000's reference semantics (baked in, rolled back)
     sdc: SdcModel | None = None
+    # the warnings this scenario raises on purpose (it demonstrates a risky configuration), by code: they are
+    # logged at info level instead. Not part of the simulation (simd.lane.scenario_key leaves it out).
+    acknowledge: Annotated[list[WarningCode], Field(max_length=len(WARNING_CODES))] = []
 
     @model_validator(mode="wrap")
     @classmethod
@@ -412,19 +418,29 @@ class ScenarioBody(_Strict):
         return self.model_copy(update=update)
 
     def warnings(self) -> list[str]:
+        """What may go wrong in this configuration, except what the scenario acknowledges (``notes``)."""
+        return [f"{text} [deliberate? acknowledge: [{code}]]" for code, text in self._risks()
+                if code not in self.acknowledge]
+
+    def notes(self) -> list[str]:
+        """The warnings the scenario acknowledges: it shows that risk on purpose (logged at info level)."""
+        return [text for code, text in self._risks() if code in self.acknowledge]
+
+    def _risks(self) -> list[tuple[str, str]]:
+        """(code, text) of each risk of the configuration."""
         v, c = self.validation.interval_steps, self.checkpoint.interval_steps
         every_rank_shadowed = self.shadow is not None and round(self.shadow.fraction * self.gpus) == self.gpus
         if self.sdc_possible and (v == 0 or c % v != 0) and not every_rank_shadowed:
             why = "no validation" if v == 0 else f"validation every {v} steps does not divide checkpoint every {c}"
             what = ("committed with checkpoints (sdc.semantics: committed: only sdc.detectors find them then)"
                     if self.committed_sdc else "baked into checkpoints")
-            return [f"scenario {self.name}: {why}: SDCs can be {what} "
-                    "(seed 000 erratum: only checkpoint_interval % validation_interval == 0 prevents it)"]
+            return [("sdc-baked", f"scenario {self.name}: {why}: SDCs can be {what} "
+                     "(seed 000 erratum: only checkpoint_interval % validation_interval == 0 prevents it)")]
         hyper = self.checkpoint.hyper
         if self.sdc_possible and hyper is not None and v and hyper.interval_steps % v != 0:
-            return [f"scenario {self.name}: validation every {v} steps does not divide checkpoint.hyper.interval_steps "
-                    f"{hyper.interval_steps}: SDCs can be baked into hyper checkpoints (only a validation interval "
-                    "dividing both intervals prevents it)"]
+            return [("sdc-baked-hyper", f"scenario {self.name}: validation every {v} steps does not divide "
+                     f"checkpoint.hyper.interval_steps {hyper.interval_steps}: SDCs can be baked into hyper checkpoints "
+                     "(only a validation interval dividing both intervals prevents it)")]
         return []
 
 
@@ -554,6 +570,10 @@ class Config(_Strict):
 
     def warnings(self) -> list[str]:
         return [w for s in self.all_scenarios for w in s.warnings()]
+
+    def notes(self) -> list[str]:
+        """The warnings scenarios acknowledge (ScenarioBody.notes)."""
+        return [n for s in self.all_scenarios for n in s.notes()]
 
 
 _PHRASES = {

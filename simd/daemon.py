@@ -231,6 +231,8 @@ def _log_summary(config: Config, ticker: Ticker, server: HttpServer, api_token: 
              " or POST /-/reload" if api_token else "")
     for w in config.warnings():
         log.warning("config: %s", w)
+    for n in config.notes():
+        log.info("config (acknowledged): %s", n)
 
 
 def dump_state(ticker: Ticker, status: DaemonStatus) -> None:

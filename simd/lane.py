@@ -70,8 +70,8 @@ Advance = Callable[[State, int], tuple[State, list]]
 def scenario_key(scenario: Scenario) -> str:
     """A hash of everything that defines the scenario's simulation (its fields, name and sweep): equal keys
     mean a saved or running state may continue under this configuration."""
-    payload = json.dumps({"scenario": scenario.model_dump(mode="json"), "sweep": scenario.sweep},
-                         sort_keys=True, separators=(",", ":"))
+    fields = scenario.model_dump(mode="json", exclude={"acknowledge"})  # how warnings are logged is not simulation
+    payload = json.dumps({"scenario": fields, "sweep": scenario.sweep}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 

@@ -57,6 +57,8 @@ class Reloader:
                          ", ".join(result.drills_reset))
             for w in config.warnings():
                 log.warning("config: %s", w)
+            for n in config.notes():
+                log.info("config (acknowledged): %s", n)
             if self.ticker.tick_seconds != before and self.rescheduled is not None:
                 self.rescheduled(self.ticker.tick_seconds)
             return True, result.as_json()

@@ -133,7 +133,8 @@ def test_demo_has_the_seed_shape():
     ideal, naive, opt = rows["ideal"], rows["naive"], rows["optimized"]
     assert ideal["utilization"] >= opt["utilization"] > naive["utilization"]
     assert naive["sdc_baked"] > 0 and opt["sdc_baked"] == 0
-    assert "no validation: SDCs can be baked" in r.stderr  # naive is warned about
+    # naive shows baked SDCs on purpose: the embedded file acknowledges it, so no warning (issue 17)
+    assert "warning" not in r.stderr
 
 
 def test_demo_text_has_the_table_and_a_conclusion():

@@ -178,3 +178,35 @@ def test_drill_errors_name_the_drill():
     assert errors(huge)[0].startswith("drills[0] on scenario optimized: failures.hard_per_gpu_hour * step_seconds")
     assert errors((GOOD + DRILL).replace("duration_seconds: 36000", "duration_seconds: 0")) == [
         "drills[0].duration_seconds: must be > 0, got 0"]
+
+
+def test_the_embedded_default_has_no_warnings_only_acknowledged_notes():
+    """Issue 17: the default's deliberate risks (naive without validation, hyper checkpoints between validations,
+    committed SDCs without validation) are acknowledged in the file: notes, never warnings; the same scenarios in
+    a user's file without ``acknowledge`` are warned about, with the code that would acknowledge them."""
+    from simd.config import default_config
+
+    config = default_config()
+    assert config.warnings() == []
+    assert {n.split(":")[0] for n in config.notes()} == {"scenario naive", "scenario optimized-hyper",
+                                                          "scenario optimized-layered-sdc"}
+    for s in config.all_scenarios:
+        if s.acknowledge:
+            bare = s.model_copy(update={"acknowledge": []})
+            assert bare.notes() == [] and len(bare.warnings()) == 1
+            assert bare.warnings()[0].endswith(f"[deliberate? acknowledge: [{s.acknowledge[0]}]]")
+
+
+def test_acknowledge_does_not_change_the_scenario_key():
+    """How a warning is logged is not part of the simulation: a saved state resumes across the change."""
+    from simd.config import default_config
+    from simd.lane import scenario_key
+
+    s = default_config().scenario("naive")
+    assert scenario_key(s) == scenario_key(s.model_copy(update={"acknowledge": []}))
+
+
+def test_an_unknown_acknowledge_code_is_an_error_naming_the_codes():
+    text = GOOD.replace("    restart_seconds: 60\n", "    restart_seconds: 60\n    acknowledge: [sdc-bakd]\n", 1)
+    assert errors(text) == ["scenarios[0].acknowledge[0]: input should be 'sdc-baked' or 'sdc-baked-hyper', "
+                            "got 'sdc-bakd'"]

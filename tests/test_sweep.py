@@ -369,7 +369,8 @@ def test_points_that_can_bake_sdcs_are_warned_once(small_file):
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
     assert warnings == ["warning: scenario small: validation every 20 steps does not divide checkpoint every 30: SDCs "
                         "can be baked into checkpoints (seed 000 erratum: only checkpoint_interval % "
-                        "validation_interval == 0 prevents it) (and 1 more of the 3 points)"]
+                        "validation_interval == 0 prevents it) [deliberate? acknowledge: [sdc-baked]] (and 1 more of "
+                        "the 3 points)"]
 
 
 def test_replicas_that_never_finish_are_counted_and_exit_1(tmp_path):
