@@ -439,8 +439,8 @@ class ScenarioBody(_Strict):
         hyper = self.checkpoint.hyper
         if self.sdc_possible and hyper is not None and v and hyper.interval_steps % v != 0:
             return [("sdc-baked-hyper", f"scenario {self.name}: validation every {v} steps does not divide "
-                     f"checkpoint.hyper.interval_steps {hyper.interval_steps}: SDCs can be baked into hyper checkpoints "
-                     "(only a validation interval dividing both intervals prevents it)")]
+                     f"checkpoint.hyper.interval_steps {hyper.interval_steps}: SDCs can be baked into hyper "
+                     "checkpoints (only a validation interval dividing both intervals prevents it)")]
         return []
 
 

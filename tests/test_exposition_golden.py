@@ -8,8 +8,9 @@ fixed, so every value is a pure function of the configuration and the tick times
 
 Compared: every family's type and HELP, and every sample (name, labels, value): identical, except the
 additions (:data:`ADDITIONS`: the process collector's ``process_*``, prometheus-client's ``_created``
-samples of the daemon-health counters and histogram, issue 13's metrics and simd_compute_seconds, issue 17's readiness and kernel cache).
-``simd_build_info``'s label values depend on the installed simd and Python and are compared as label names only.
+samples of the daemon-health counters and histogram, issue 13's metrics and simd_compute_seconds, issue 17's
+readiness and kernel cache). ``simd_build_info``'s label values depend on the installed simd and Python and are
+compared as label names only.
 
 Regenerate the file only for an intended change of the exported values:
 ``.venv/bin/python tests/test_exposition_golden.py --write``.

@@ -7,8 +7,8 @@ unprivileged user whose HOME does not exist, from ``/``, on a root file system t
   machine lives in root's home, which the unprivileged user cannot read), and simd installed into it by
   ``scripts/image-install.sh install``, the Dockerfile's own step;
 - every run inside bubblewrap with the whole file system bound read-only (``/tmp`` and ``/dev/shm`` fresh
-  tmpfs, as a container has them; writable only the directories a test binds), as uid 65534 (setpriv), ``HOME=/nonexistent``, working directory ``/``,
-  and a clean environment.
+  tmpfs, as a container has them; writable only the directories a test binds), as uid 65534 (setpriv),
+  ``HOME=/nonexistent``, working directory ``/``, and a clean environment.
 
 Checked: with no kernel cache anywhere, ``simd run`` answers ``/metrics`` within 3 s while its kernels still
 compile, and becomes ready; a second start finds the cache under ``--state-dir`` and is ready within 3 s;
@@ -136,8 +136,9 @@ class Started:
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile("w+")
         self.t0 = time.monotonic()
-        self.proc = subprocess.Popen(image.command([image.simd, "run", "--listen", f"127.0.0.1:{self.port}", *args],
-                                                   writable, env), stdout=subprocess.DEVNULL, stderr=self.log, text=True)
+        argv = [image.simd, "run", "--listen", f"127.0.0.1:{self.port}", *args]
+        self.proc = subprocess.Popen(image.command(argv, writable, env), stdout=subprocess.DEVNULL, stderr=self.log,
+                                     text=True)
 
     def first_answer(self, path: str, timeout: float = 30.0) -> tuple[float, int, bytes]:
         """(seconds since the start, status, body) of the first answer on ``path``."""
