@@ -5,6 +5,7 @@ exception escaping it fails the test, as a traceback would. The ``integration`` 
 commands as a real subprocess (``python -m simd``) and compare.
 """
 
+import argparse
 import contextlib
 import io
 import json
@@ -163,3 +164,14 @@ def test_unknown_command_exit_2():
 def test_a_real_process_prints_and_exits_as_in_process(args):
     real, inproc = simd_process(*args), simd(*args)
     assert (real.returncode, real.stdout, real.stderr) == (inproc.returncode, inproc.stdout, inproc.stderr)
+
+
+def test_every_help_text_renders():
+    """``simd --help`` and each command's: argparse %-formats help strings (a bare "95%" crashed it)."""
+    from simd.cli import build_parser
+
+    parser = build_parser()
+    parser.format_help()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        assert p.format_help(), name
