@@ -550,9 +550,15 @@ def daemon_row() -> list:
                 .with_target(query("A", f"sum by (kind) (increase(simd_tick_overruns_total{sel()}[{W}]))", "{{kind}}")))
     build = (table.Panel().title("Build").description("simd_build_info: the version of simd and of the Python "
                                                        "running it.")
-             .datasource(DATASOURCE).height(6).span(8)
+             .datasource(DATASOURCE).height(6).span(5)
              .transformations([organize({}, ["Time", "Value"])])
              .with_target(instant("A", f"max by (version, python) (simd_build_info{sel()})", table_format=True)))
+    ready = (single("simd ready", f"simd_ready{sel()}: 1 once the engine's kernels are compiled (or loaded from the "
+                    "cache) and every scenario has reached the shared clock (GET /-/ready); 0 meanwhile, as on a "
+                    "machine's first start. SimdNotReady fires after 5 minutes at 0.", "none", 6, 3,
+                    ((None, "red"), (1, "green")), names=False)
+             .color_scheme(db.FieldColor().mode(dm.FieldColorModeId.THRESHOLDS))
+             .with_target(instant("A", f"min(simd_ready{sel()})", "ready")))
     replicas = (single("Replicas: $scenario", "Independent replicas whose counters the scenario's metrics sum "
                                               "(simd_scenario_replicas).", "short", 6, 4, names=False)
                 .with_target(instant("A", f'max(simd_scenario_replicas{sel(scenario="$scenario")})', "replicas")))
@@ -563,7 +569,7 @@ def daemon_row() -> list:
     memory = (ts("Daemon memory", "Resident memory of the simd process (process_resident_memory_bytes).",
                  "bytes", 6, 6).min(0)
               .with_target(query("A", f"max(process_resident_memory_bytes{sel()})", "resident")))
-    return [db.Row("Daemon"), up, since, clock, ticks, duration, overruns, build, replicas, cpu, memory]
+    return [db.Row("Daemon"), up, since, clock, ticks, duration, overruns, build, ready, replicas, cpu, memory]
 
 
 # --- the dashboard ----------------------------------------------------------------------------------------

@@ -322,6 +322,17 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Scenario {{ $labels.scenario }} is quarantined",
                "A tick of scenario {{ $labels.scenario }} on simd at {{ $labels.instance }} raised: the scenario no "
                "longer advances (the other scenarios do). The daemon's log has the cause."),
+        _alert(o, "SimdNotReady",
+               "simd serves /metrics from its first second, but its scenarios advance only once the engine's "
+               "kernels are compiled (or loaded from the cache) and have reached the shared clock "
+               "(/-/ready, simd_ready). Still not ready after minutes: the compile is stuck or starved, or a "
+               "scenario cannot reach the clock.",
+               f"max by (instance) ({sel('simd_ready')}) == 0",
+               "warning",
+               "simd is not ready",
+               "simd at {{ $labels.instance }} has not been ready for "
+               f"{spoken(o.for_('SimdNotReady'))}: its kernels are not compiled yet, or a scenario has not reached "
+               "the simulated clock. GET /-/ready says which."),
     ]
 
 
