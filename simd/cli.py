@@ -102,6 +102,9 @@ def cmd_demo(args) -> int:
     except ValueError as exc:
         print(f"simd demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from simd.precompile import prepare
+
+    prepare([config.scenario(n).job_spec() for n in [n for n, _ in demo.ROWS] + extended], prog="simd demo")
     rows = demo.compute(config, seeds)
     more = demo.compute_extended(config, seeds) if args.extended else []
     if args.json:

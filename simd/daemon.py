@@ -75,7 +75,6 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
     ``config_path`` is what a reload reads (None: the embedded configuration); ``state_dir`` keeps the state
     across restarts."""
     setup_logging()
-    kernelcache.configure(state_dir)  # before any kernel is defined: where numba caches them
     host, port = parse_listen(listen) if isinstance(listen, str) else listen
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     state = None
@@ -85,6 +84,8 @@ def run(config: Config, listen: str | tuple[str, int] = DEFAULT_LISTEN, speedup:
         except (StateDirBusy, OSError) as exc:
             log.error("cannot use --state-dir %s: %s", state_dir, getattr(exc, "strerror", None) or exc)
             return EXIT_RUNTIME
+    kernelcache.configure(state_dir)  # before any kernel is defined: where numba caches them (under a state
+    # directory this daemon holds)
     try:
         return _run(config, host, port, where, speedup, tick_seconds, stop, api_token, config_path, state,
                     save_every_ticks)

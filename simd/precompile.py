@@ -40,6 +40,24 @@ def compile_unit(unit: str) -> float:
         return time.perf_counter() - t0
 
 
+def in_cache(unit: str) -> bool:
+    """Whether numba's cache holds ``unit``'s entry points compiled for this CPU and these sources (its index,
+    read as numba reads it; numba's internals, pinned to 0.68: any surprise answers False, which only costs
+    a child process)."""
+    import importlib
+
+    try:
+        for module, name in kernels.ENTRY_POINTS[unit]:
+            dispatcher = getattr(importlib.import_module(f"simd.engine.{module}"), name)
+            index = dispatcher._cache._cache_file._load_index()
+            magic = dispatcher.targetctx.codegen().magic_tuple()
+            if not any(key[1] == magic for key in index):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 (a heuristic: compile side by side when unsure)
+        return False
+
+
 def _child(unit: str) -> None:
     """A child process' work: compile ``unit`` into the cache, then exit."""
     kernels.run_unit(unit)
@@ -47,34 +65,40 @@ def _child(unit: str) -> None:
 
 def warm(units: Sequence[str], parallel: bool = True) -> dict[str, float]:
     """Compile ``units`` in this process; for each, the wall seconds from the call until it was ready. When the
-    kernels are cached (simd.kernelcache) and several units are still to compile, each but the first is
-    compiled first in a child process (this process compiles the first meanwhile), then loaded here from the
-    cache."""
+    kernels are cached (simd.kernelcache) and several units are not in the cache yet (:func:`in_cache`), each
+    of those but the first is compiled in a child process (this process compiles the first meanwhile, then
+    loads the cached ones), then loaded here from the cache the child filled."""
     todo = [u for u in dict.fromkeys(units) if u not in _compiled]
     for u in todo:
         if u not in kernels.UNITS:
             raise ValueError(f"no kernel unit {u!r} (known: {', '.join(kernels.UNITS)})")
     children = []
     if parallel and len(todo) > 1 and kernelcache.current().enabled and (os.cpu_count() or 1) > 1:
+        cold = [u for u in todo if not in_cache(u)]  # the others load in a fraction of a second
+        todo = cold + [u for u in todo if u not in cold]
+    else:
+        cold = []
+    if len(cold) > 1:
         # fork is cheap (no second import) but unsafe beside other threads (a lock held in one stays held in
         # the child): spawn then
         method = "fork" if threading.active_count() == 1 else "spawn"
         ctx = multiprocessing.get_context(method)
-        for u in todo[1:]:
+        for u in cold[1:]:
             p = ctx.Process(target=_child, args=(u,), name=f"simd-compile-{u}", daemon=True)
             p.start()
             children.append((u, p))
     seconds = {}
     t0 = time.perf_counter()
-    if todo:
-        seconds[todo[0]] = compile_unit(todo[0])
+    in_children = {u for u, _ in children}
+    for u in [u for u in todo if u not in in_children]:  # the first cold unit, then those in the cache
+        compile_unit(u)
+        seconds[u] = time.perf_counter() - t0
     for u, p in children:
         p.join()
         if p.exitcode != 0:  # compiled here instead (the cause is in the child's stderr)
             log.warning("compiling the %s kernels in a child process failed (exit %s): compiling them here", u,
                         p.exitcode)
-    for u in todo[1:]:
-        compile_unit(u)
+        compile_unit(u)  # loaded from the cache the child filled
         seconds[u] = time.perf_counter() - t0
     return seconds
 

@@ -81,6 +81,10 @@ def _crn() -> None:
 
 
 _WORKLOADS = {"replicas": _replicas, "extended": _extended, "steps": _steps, "crn": _crn}
+# The kernels each workload calls from Python (module, function): whether they are in numba's cache says
+# whether the unit is (simd.precompile compiles only the others side by side).
+ENTRY_POINTS = {"replicas": (("replkernel", "advance_all"),), "extended": (("xkernel", "walk"),),
+                "steps": (("stepkernel", "run"), ("stepkernel", "fill")), "crn": (("crn", "_run"), ("crn", "_fill"))}
 
 
 def run_unit(unit: str) -> None:
