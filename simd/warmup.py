@@ -91,7 +91,7 @@ class Warmup:
                 units = self._queue.pop(0)
                 self.busy = True
             t0 = time.monotonic()
-            log.info("kernels: preparing %s (compiled on a machine's first start, then loaded from the cache); "
+            log.info("kernels: preparing %s (compiled on a first start, loaded from the cache after); "
                      "/metrics answers meanwhile, the scenarios that need them wait behind the clock",
                      ", ".join(units))
             try:
