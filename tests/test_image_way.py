@@ -68,6 +68,9 @@ class Image:
         self.base = base
         self.venv = base / "venv"
         self.simd = str(self.venv / "bin" / "simd")
+        # the script as the image has it (copied in, as the Dockerfile's COPY does): the checkout may be under
+        # /tmp, which the sandbox replaces with its own
+        self.script = str(base / "image-install.sh")
 
     def writable_dir(self, name: str) -> Path:
         """A fresh directory the unprivileged user owns (a state directory, a kernel cache)."""
@@ -104,6 +107,7 @@ def image():
     base = Path(tempfile.mkdtemp(prefix="simd-image-", dir="/var/tmp"))  # not /tmp: the sandbox's /tmp is its own
     try:
         base.chmod(0o755)
+        shutil.copy(ROOT / "scripts" / "image-install.sh", base / "image-install.sh")
         subprocess.run([SYSTEM_PYTHON, "-m", "venv", str(base / "venv")], check=True, capture_output=True)
         r = subprocess.run(["sh", str(ROOT / "scripts" / "image-install.sh"), "install", str(base / "venv/bin/python"),
                             str(ROOT)], capture_output=True, text=True, timeout=900)
@@ -247,7 +251,7 @@ def test_a_cold_start_answers_at_once_and_a_second_start_finds_the_cache(image):
 def built(image) -> Path:
     """The Dockerfile's build step: every kernel compiled into NUMBA_CACHE_DIR as the image's user."""
     built = image.writable_dir("kernels")
-    r = image.run(["sh", str(ROOT / "scripts" / "image-install.sh"), "compile", image.simd], writable=(built,),
+    r = image.run(["sh", image.script, "compile", image.simd], writable=(built,),
                   env={"NUMBA_CACHE_DIR": str(built)})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "kernel units ready" in r.stdout and str(built) in r.stdout
