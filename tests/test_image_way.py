@@ -168,6 +168,16 @@ class Started:
             time.sleep(0.05)
         raise AssertionError(f"not ready within {timeout} s:\n{self.stderr()}")
 
+    def scrape_when(self, ok, timeout: float = 5.0) -> dict:
+        """The samples of the first /metrics answer for which ``ok(samples)`` holds: /metrics may show the tick
+        before the one /-/ready reported (a scrape during the rendering after a tick gets the previous one)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            samples = _samples(http_get(self.url + "/metrics")[1])
+            if ok(samples) or time.monotonic() > deadline:
+                return samples
+            time.sleep(0.1)
+
     def simd_pid(self) -> int:
         """simd's own process: bubblewrap forks it and waits (and would die of a signal, not forward it)."""
         children = {}
@@ -225,7 +235,7 @@ def test_a_cold_start_answers_at_once_and_a_second_start_finds_the_cache(image):
         took, status, body = daemon.first_answer("/-/ready")
         assert status == 503 and b"kernels compiling" in body, (status, body)
         daemon.ready_after(READY_COLD_SECONDS)
-        samples = _samples(http_get(daemon.url + "/metrics")[1])
+        samples = daemon.scrape_when(lambda s: _value(s, "simd_ready") == 1.0)
         assert _value(samples, "simd_ready") == 1.0
         assert _value(samples, "simd_engine_compile_seconds") > 1.0  # compiled, not loaded
         assert all(v == 0.0 for (n, _), v in samples.items() if n == "simd_scenario_behind_seconds")
