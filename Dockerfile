@@ -19,6 +19,7 @@ COPY pyproject.toml README.md ./
 COPY simd ./simd
 COPY scripts/image-install.sh ./scripts/
 RUN sh scripts/image-install.sh install python /src \
+    && rm -rf /src/build \
     && useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin simd \
     && install -d -o simd -g simd /var/lib/simd "$NUMBA_CACHE_DIR"
 
