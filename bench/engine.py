@@ -2,7 +2,7 @@
 
 Prints, measured side by side in one run (issue 2):
   1. on a seed-000-like job (1024 GPUs, 30 s steps, checkpoint every 100 steps, validation every 50,
-     10^7 steps, DESIGN.md's rates), per-step loop time / engine time (target: >= 100);
+     10^7 steps, docs/design.md 5.1's example rates), per-step loop time / engine time (target: >= 100);
   2. engine time on a 10^8-step job whose rates are 10x lower (the same expected number of failures and
      SDCs) / engine time on the 10^7-step job (target: < 2).
 Usage: python bench/engine.py [--steps N] [--repeat R]

@@ -32,7 +32,7 @@ ELAPSED = "simd_scenario_simulated_seconds_total"
 COMPUTE = "simd_compute_seconds_total"
 
 _DURATION = re.compile(r"(?:\d+(?:ms|s|m|h|d|w|y))+")
-_SCENARIO = re.compile(r"[a-z0-9_-]+")  # the scenario file's name contract (DESIGN.md 5)
+_SCENARIO = re.compile(r"[a-z0-9_-]+")  # the scenario file's name contract (docs/design.md 5.1)
 _THIS_SCENARIO = 'scenario="%s"'  # filled in by printf with the alert's scenario label
 _3G, _0F = 'printf "%.3g"', 'printf "%.0f"'  # template pipelines of the reference values
 _YOUNG = 'method="young"'

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetch Prometheus, promtool, Alertmanager and amtool from Debian's packages without installing
 # (and so without starting) their services: `apt-get download` + `dpkg -x` into .cache/tools
-# (DESIGN.md section 6). Idempotent: does nothing when the binaries are already there.
+# (docs/design.md section 6). Idempotent: does nothing when the binaries are already there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="$root/.cache/tools"

@@ -1,6 +1,6 @@
 """Scenario file (YAML) -> validated, frozen objects; the embedded default configuration.
 
-Every problem is reported, one per line, as ``<field path>: <what is wrong>, got <value>`` (DESIGN.md 3.8).
+Every problem is reported, one per line, as ``<field path>: <what is wrong>, got <value>`` (docs/design.md 3.8).
 Unknown keys are errors. Nothing starts until the whole file is valid.
 """
 

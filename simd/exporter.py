@@ -1,4 +1,4 @@
-"""Immutable snapshot -> Prometheus metric families, built at scrape time (DESIGN.md 3.6 and 5).
+"""Immutable snapshot -> Prometheus metric families, built at scrape time (docs/design.md 3.6 and 5.3).
 
 :class:`SimdCollector` reads the latest snapshot once per scrape (one reference read) and builds the
 families of simd.metric_table's rows from it, so a scrape is always one whole tick. The daemon's registry

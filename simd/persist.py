@@ -181,7 +181,7 @@ def _restore_state(d: dict) -> State:
     if set(s) != {f.name for f in fields(State)} - {"plan"}:
         raise StateError("the fields of a replica's state do not match")
     state = State(plan=compile_spec(spec, s["epoch"]), **s)
-    # the engine's invariant (DESIGN.md 3.5): every simulated microsecond is in a bucket or in flight
+    # the engine's invariant (docs/design.md 3.5): every simulated microsecond is in a bucket or in flight
     if sum(state.totals.bucket_us().values()) + state.in_flight_us() != state.clock:
         raise StateError("a replica's buckets do not add up to its clock")
     return state
@@ -243,7 +243,7 @@ def _restore_lane_states(d: dict) -> tuple[State, ...]:
         for i, plan in zip(at, compile_seeds(spec, [seeds[i] for i in at], epoch).plans, strict=True):
             plans[i] = plan
     states = tuple(_objects(State, cols, len(seeds), plan=plans))
-    # the engine's invariant (DESIGN.md 3.5): every simulated microsecond is in a bucket or in flight
+    # the engine's invariant (docs/design.md 3.5): every simulated microsecond is in a bucket or in flight
     buckets = sum(np.array(d["state"]["totals"][f"{b}_us"], dtype=object) for b in BUCKETS)
     flight = np.array(cols["pending_us"], dtype=object) + np.array(cols["clock"], dtype=object) \
         - np.array(cols["t"], dtype=object)

@@ -6,7 +6,7 @@ The numeric flags (speedup, tick seconds) are checked against simd.config's type
 
 from __future__ import annotations
 
-DEFAULT_LISTEN = "127.0.0.1:9109"  # DESIGN.md section 5 (CLI); the container passes 0.0.0.0:9109
+DEFAULT_LISTEN = "127.0.0.1:9109"  # docs/design.md 5.2; the container passes 0.0.0.0:9109
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -1,7 +1,7 @@
 """Immutable snapshots of the simulation, published after each tick and read by the exporter.
 
 A :class:`Snapshot` holds plain numbers only (ints, floats, tuples): once built it never changes, so a
-scrape that reads the latest one sees one whole tick, never half of one (DESIGN.md 3.6). Counters are
+scrape that reads the latest one sees one whole tick, never half of one (docs/design.md 3.6). Counters are
 summed over a scenario's replicas, exactly (integer microseconds); ratios are left to the exporter.
 
 What is static per scenario (configured interval, analytic optimum, histogram bounds) is computed once,

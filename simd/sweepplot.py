@@ -28,7 +28,7 @@ DENSE_POINTS = 400  # samples of the model's curve
 
 
 def unit(key: str) -> str:
-    """The unit of a scenario key, from its name (DESIGN.md 3.7: units in names)."""
+    """The unit of a scenario key, from its name (docs/design.md 3.7: units in names)."""
     leaf = key.rsplit(".", 1)[-1]
     if leaf.endswith("_steps"):
         return "steps"

@@ -1,4 +1,4 @@
-"""The ``simd_*`` sample names simd declares, for the asset tests (DESIGN.md 3.9): read from the metric table
+"""The ``simd_*`` sample names simd declares, for the asset tests (docs/design.md 3.9): read from the metric table
 (simd.metric_table), the one declaration that the exporter, the daemon-health metrics and docs/metrics.md
 are built from.
 

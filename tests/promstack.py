@@ -10,7 +10,7 @@ Both are stopped on exit (SIGTERM, then SIGKILL after a timeout), whatever happe
 
 The binaries come from PATH (tests/conftest.py puts scripts/fetch-tools.sh's .cache/tools/usr/bin first).
 :func:`require_tool` skips a test when one is missing, except in CI (``CI=true``), where a missing tool is a
-failure (DESIGN.md section 6).
+failure (docs/design.md section 6).
 """
 
 from __future__ import annotations

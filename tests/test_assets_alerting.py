@@ -1,4 +1,4 @@
-"""Prometheus and Alertmanager assets (DESIGN.md 3.9): the committed rules are what mixin.rules generates,
+"""Prometheus and Alertmanager assets (docs/design.md 3.9): the committed rules are what mixin.rules generates,
 promtool and amtool accept them, every alert carries severity, summary, description and a runbook anchor
 that exists, every selector carries the mixin's job selector, every recording rule is named
 level:metric:operation and has an exact-value test, and every alert is tested one evaluation before its

@@ -1,4 +1,4 @@
-"""docker-compose.yml, the Dockerfile and .dockerignore (DESIGN.md 6: no container images on these
+"""docker-compose.yml, the Dockerfile and .dockerignore (docs/design.md 6: no container images on these
 machines, so the checks are static): the compose file validates against the compose specification
 (check-jsonschema's vendored copy), every path it mounts or builds from exists, images are pinned, ports
 are bound to the loopback interface, configuration mounts are read-only.

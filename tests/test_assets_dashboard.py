@@ -1,4 +1,4 @@
-"""The Grafana assets (DESIGN.md 3.9). grafana/dashboards/simd.json is generated (mixin/dashboard.py, with
+"""The Grafana assets (docs/design.md 3.9). grafana/dashboards/simd.json is generated (mixin/dashboard.py, with
 grafana-foundation-sdk) and committed: the committed file must equal what the code generates. It validates
 against Grafana's dashboard JSON schema (../shared/schemas, from grafana/grafana-foundation-sdk), every panel
 carries a pluginVersion of at least 11.1 (below it Grafana migrates the XY chart's options destructively),

@@ -1,5 +1,5 @@
 """Every simd_* name the dashboard, the rules and the rule tests use is one the exporter declares
-(DESIGN.md 3.9; kubernetes-mixin's check that every metric a rule or panel uses exists).
+(docs/design.md 3.9; kubernetes-mixin's check that every metric a rule or panel uses exists).
 
 The declared names come from tests/metric_names.py: the metric table (simd.metric_table), which the exporter
 is built from (tests/test_exporter.py checks that the exposition has exactly the table's families).

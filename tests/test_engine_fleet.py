@@ -24,7 +24,7 @@ def rate_for(step_hazard: float, n: int, step_seconds: float = 60.0) -> float:
     return (1 - (1 - step_hazard) ** (1 / n)) * 3600 / step_seconds
 
 
-# Two types with test rates (not figures of real accelerators): 768 GPUs at DESIGN.md's example rates, 256 at
+# Two types with test rates (not figures of real accelerators): 768 GPUs at docs/design.md 5.1's example rates, 256 at
 # five and four times them.
 TWO = (Accelerator("a", 768, 2e-4, 1.5e-4), Accelerator("b", 256, 1e-3, 6e-4))
 # Three small types whose step hazards (2%, 50%, 10% for hard failures; 30%, 5%, 20% for SDCs) make steps in

@@ -22,7 +22,7 @@ READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_de
 READS["sdc_onsets"] = (lambda j: sum(j.sdc_onsets_by_type.values()), lambda r: r["sdc_onsets"])
 READS["shadow_seconds"] = (lambda j: j.bucket_seconds["shadow"], lambda r: r["shadow_seconds"])
 
-# SDC rate 4e-4 per GPU-hour (a few times DESIGN.md's 1.5e-4) so that each job sees tens of disagreements
+# SDC rate 4e-4 per GPU-hour (a few times docs/design.md 5.1's 1.5e-4) so that each job sees tens of disagreements
 CONFIGS = {
     # half the ranks shadowed, validation at every checkpoint: the batch path
     "half": spec(sdc_per_gpu_hour=4e-4, shadow=Shadow(0.5, 0.05)),

@@ -1,4 +1,4 @@
-"""The simulation core: pure and deterministic, numpy + stdlib only (DESIGN.md sections 3 and 4).
+"""The simulation core: pure and deterministic, numpy, numba and stdlib only (docs/design.md sections 3 and 4).
 
 No clock, file, environment variable or global random generator is read here, and neither
 prometheus_client nor apscheduler is imported (a test checks it).

@@ -245,7 +245,7 @@ STRAGGLER = ("straggler", "PCG64DXSM")
 
 def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
     """The Plan fields that hold a stream of the seed (StepTimes' apart): field -> (name, bit generator). Each
-    mechanism draws from streams of its own (DESIGN.md 3.4), so adding one changes no other's draws."""
+    mechanism draws from streams of its own (docs/design.md 3.4), so adding one changes no other's draws."""
     out = {"hard_stream": (_epoch_name("hard", epoch), "PCG64"), "sdc_stream": (_epoch_name("sdc", epoch), "PCG64"),
            "cause_stream": (_epoch_name("cause", epoch), "PCG64")}
     if spec.committed_sdc is not None:

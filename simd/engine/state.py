@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from simd.engine.hazard import NEVER
 from simd.engine.spec import US_PER_SECOND, Plan
 
-# Every simulated microsecond ends in exactly one of these (DESIGN.md section 3.5), or is in flight:
+# Every simulated microsecond ends in exactly one of these (docs/design.md 3.5), or is in flight:
 # compute of steps not yet committed by a checkpoint, or the unit (step, validation, checkpoint, restart)
 # that is still running when a tick ends.
 # "shadow": the shadow ranks' overhead on every executed step (shadow.py).

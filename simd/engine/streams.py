@@ -10,7 +10,7 @@ i-th uniform of a stream is computed directly (PCG64 jumps ahead in O(log i)), s
 integers, the index and position of the next element, and the sets do not depend on how time is cut into
 ticks: tick-size invariance by construction.
 
-Streams are named and seeded by ``SeedSequence(seed, spawn_key=(crc32(name),))`` (DESIGN.md 3.4): adding a
+Streams are named and seeded by ``SeedSequence(seed, spawn_key=(crc32(name),))`` (docs/design.md 3.4): adding a
 mechanism never changes another mechanism's draws. :func:`stream_state` asks numpy for one stream (~60 us: a
 SeedSequence and a bit generator built); :class:`Seeded` derives one stream for many seeds at once, the same
 states bit for bit (tests compare), ~1 us per seed.
