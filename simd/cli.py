@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="seed 000's ideal / naive / optimized table")
     d.add_argument("--seeds", help="N or A..B (default: 200 seeds)")
     d.add_argument("--extended", action="store_true",
-                   help="also seed 000's extension exercises against the optimized baseline (issue 11)")
+                   help="also seed 000's extension exercises against the optimized baseline")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=cmd_demo)
 

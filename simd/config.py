@@ -36,7 +36,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-# The one home of every limit (issue 10): the scenario file's fields, the flags of `simd run`, `simd simulate`
+# The one home of every limit: the scenario file's fields, the flags of `simd run`, `simd simulate`
 # and `simd drill` (parse_value) and the body of the drill API (parse_drill_request) are all checked against
 # these types, and nothing else re-checks them (the engine takes a JobSpec built from a validated scenario).
 # The upper bounds keep every product the engine forms in integer microseconds finite and far inside int64
@@ -246,9 +246,9 @@ class ScenarioBody(_Strict):
     recovery: Recovery = Recovery()
     stragglers: StragglerConfig | None = None
     # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
-    # At most 10,000 (was 64): the daemon advances a scenario's replicas together on the engine's batch path
-    # (simd/engine/replicas.py), and issue 12 asks for 10,000 replicas of llama3-16k at speedup 3600 on the 1 s
-    # schedule (bench/daemon.py --replicas 10000 measures it); the cap bounds a scenario's memory and tick cost.
+    # At most 10,000: the daemon advances a scenario's replicas together on the engine's batch path
+    # (simd/engine/replicas.py), which keeps 10,000 replicas of llama3-16k at speedup 3600 on the 1 s schedule
+    # (bench/daemon.py --replicas 10000 measures it); the cap bounds a scenario's memory and tick cost.
     replicas: Annotated[int, Field(ge=1, le=10_000)] = 1
     slo: Slo | None = None
     # shadow-rank dual execution; absent: no rank shadowed
@@ -499,7 +499,7 @@ class DrillRequest(_Strict):
     duration_seconds: SimulatedSeconds | None = None  # default: the drill's configured duration
 
 
-# Sane upper limits of a scenario file (issue 13): each scenario is work on every tick.
+# Sane upper limits of a scenario file: each scenario is work on every tick.
 MAX_SCENARIOS, MAX_SWEEPS, MAX_DRILLS = 1000, 100, 100
 MAX_ALL_SCENARIOS = 2000  # scenarios plus every sweep point
 

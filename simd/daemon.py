@@ -193,7 +193,7 @@ def build(config: Config, clock, wall, speedup: float | None = None, tick_second
                     lane_ready=warm.ready if warmup else None, **kw)
     # The replicas' compiled plans and states live as long as the daemon: keep them out of the garbage collector's
     # full collections, which otherwise walk them all about once a tick (measured with 10,000 replicas of
-    # llama3-16k: 0.4-0.8 s per full collection on this 2-core machine under load; issue 12).
+    # llama3-16k: 0.4-0.8 s per full collection on this 2-core machine under load).
     gc.freeze()
     status = DaemonStatus(registry, wall)
     reloader = Reloader(ticker, config_path, status, warmup=warm if warmup else None)

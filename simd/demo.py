@@ -4,7 +4,7 @@ The three rows are one job (1024 GPUs, 60 s steps, 3000 steps, the same failure 
 restart cost) run three ways; each row is the mean over the same seeds (common random numbers). Unlike the
 seed's illustrative table, all three rows come from one configuration, so ideal >= optimized > naive.
 
-``simd demo --extended`` adds issue 11's table: seed 000's extension exercises, each a scenario of the default
+``simd demo --extended`` adds a second table: seed 000's extension exercises, each a scenario of the default
 configuration that is the optimized job with one mechanism on (:data:`EXTENDED`), against the optimized
 baseline, with a line of the mechanism's own figures under its row.
 """
@@ -87,7 +87,7 @@ def conclusion(rows: list[Row]) -> str:
             f"ceiling of {ideal.utilization:.1%} for the same schedule.")
 
 
-# --- issue 11: the extension exercises against the optimized baseline ------------------------------------
+# --- the extension exercises against the optimized baseline ---------------------------------------------
 
 BASELINE = "optimized"
 
@@ -173,7 +173,7 @@ def compute_extended(config: Config, seeds: list[int]) -> list[ExtendedRow]:
 def render_extended(rows: list[ExtendedRow], n_seeds: int) -> str:
     line = "-" * 110
     base = rows[0]
-    out = ["Seed 000's extension exercises (issue 11): the optimized job with one mechanism on",
+    out = ["Seed 000's extension exercises: the optimized job with one mechanism on",
            f"(mean over {n_seeds} seeds; the same job, failure and SDC rates in every row)", line,
            f"{'configuration':<44}{'eff. util':>10}{'vs base':>9}{'rollback%':>10}{'ckpt%':>7}{'interr':>8}"
            f"{'SDC det':>8}{'SDC baked':>10}{'SDC unrec':>10}", line]

@@ -47,7 +47,7 @@ class ScenarioInfo:
     slowdown: float | None  # the slow ranks' slowdown; None when the scenario has no stragglers configured
     goodput_target: float | None = None  # the scenario's SLO (slo.goodput_target), if it has one
     expected_sdc_per_hour: float = 0.0  # SDC onsets per simulated hour of one replica's compute, as configured
-    # issue 11: the fleet's accelerator types and their GPUs (empty without a fleet); the shadowed ranks (None
+    # the fleet's accelerator types and their GPUs (empty without a fleet); the shadowed ranks (None
     # without shadow ranks configured)
     accelerator_names: tuple[str, ...] = ()
     accelerator_gpus: tuple[int, ...] = ()

@@ -12,7 +12,7 @@ graph and constructor: that, and counting values as they are built, is what boun
 under the size limit (a 760 KB file of 10,000 drills took 8.8 s through PyYAML's pure-Python loader).
 
 A scenario file is a few kilobytes; the loader refuses what no scenario file needs, each with one line that
-names the limit, in bounded time and memory (issue 13's list of hostile files):
+names the limit, in bounded time and memory (a list of hostile files it was tried with):
 
 - more than :data:`MAX_BYTES` bytes (a 200 MB comment, ``/dev/zero``): the read stops at the limit;
 - nesting deeper than :data:`MAX_DEPTH` (10,000 nested lists otherwise exhaust Python's recursion);

@@ -1,5 +1,5 @@
 """Common random numbers over configurations: one seed's step durations drawn once, shared by every
-configuration whose durations are the same (issue 12: a sweep's grid points).
+configuration whose durations are the same (a sweep's grid points).
 
 A step's duration is a pure function of the seed's straggler stream and ``g``, the executed-step index
 (stragglers.py), and a replica's first job has the slow ranks in its executed steps 1 .. slow_steps. So for one

@@ -1,4 +1,4 @@
-"""The batch path over replicas (issue 12): R replicas of one configuration advanced together, one state array
+"""The batch path over replicas: R replicas of one configuration advanced together, one state array
 per field, by one compiled kernel (replkernel.py).
 
 Promises:
@@ -16,7 +16,7 @@ Promises:
   core's costs ~0.6 ms (4 numpy bit generators per compile_spec); core does the first replica, so its checks
   and every field it leaves alone are core's own.
 - Replicas whose plans differ in anything but their seed, or that use a mechanism the kernel does not have
-  (issue 11's hyper-checkpointing, committed SDCs with late detectors, shadow ranks, heterogeneous fleets:
+  (hyper-checkpointing, committed SDCs with late detectors, shadow ranks, heterogeneous fleets:
   ``batchable``), are advanced one by one with core.advance: the same results, without the speed.
 
 Cost per call: one kernel call, and in it per replica the jumps of its streams to their current draws (~0.65 us
@@ -43,7 +43,7 @@ from simd.engine.state import State, Totals
 from simd.engine.stragglers import BUCKET_FACTORS
 
 _NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
-# issue 11's mechanisms, each at its "off" value: a plan with any of them on runs on core.advance
+# seed 000's extension mechanisms, each at its "off" value: a plan with any of them on runs on core.advance
 _OFF = {"hyper": None, "committed_sdc": None, "shadow": None, "fleet": ()}
 _TOTALS = tuple(f.name for f in fields(Totals))
 # the kernel's counters (replkernel.C_* order) by Totals field
