@@ -94,7 +94,8 @@ def cmd_demo(args) -> int:
 
     config = default_config()
     extended = [demo.BASELINE] + [e.name for e in demo.EXTENDED] if args.extended else []
-    for name in [n for n, _ in demo.ROWS] + extended:
+    names = [n for n, _ in demo.ROWS] + extended
+    for name in names:
         for w in config.scenario(name).warnings():
             print(f"warning: {w}", file=sys.stderr)
     try:
@@ -104,7 +105,7 @@ def cmd_demo(args) -> int:
         return EXIT_USAGE
     from simd.precompile import prepare
 
-    prepare([config.scenario(n).job_spec() for n in [n for n, _ in demo.ROWS] + extended], prog="simd demo")
+    prepare([config.scenario(n).job_spec() for n in names], prog="simd demo")
     rows = demo.compute(config, seeds)
     more = demo.compute_extended(config, seeds) if args.extended else []
     if args.json:
@@ -210,13 +211,7 @@ def _positive_int(text: str) -> int:
 def cmd_compile(args) -> int:
     from simd.precompile import compile_all
 
-    return compile_all(args.unit or compile_units(), args.state_dir)
-
-
-def compile_units() -> tuple[str, ...]:
-    from simd.engine.kernels import UNITS
-
-    return UNITS
+    return compile_all(args.unit, args.state_dir)
 
 
 def cmd_config(args) -> int:
@@ -295,8 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     k = sub.add_parser("compile", help="compile the engine's kernels into the cache now (a container image does "
                        "at build time; otherwise the first run on a machine does)")
-    k.add_argument("--unit", action="append", choices=("replicas", "extended", "steps", "crn"),
-                   help="a unit of kernels (repeatable; default: all)")
+    k.add_argument("--unit", action="append",
+                   help="a unit of kernels (repeatable; default: all; an unknown name lists the units)")
     k.add_argument("--state-dir", help="the cache goes under this state directory, as simd run --state-dir puts "
                    "it (default: $NUMBA_CACHE_DIR, else the XDG cache directory)")
     k.set_defaults(func=cmd_compile)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.registry import CollectorRegistry
 
-from simd.metric_table import BY_NAME
+from simd.metric_table import client_args as _args
 
 log = logging.getLogger("simd.ticker")  # the tick loop's log (its overruns)
 
@@ -40,11 +40,6 @@ STALL_GRACE_SECONDS = 1.0
 OVERRUN_LOG_SECONDS = 60.0
 
 Clock = Callable[[], float]
-
-
-def _args(name: str) -> dict:
-    row = BY_NAME[name]
-    return {"name": row.name, "documentation": row.help, "labelnames": row.labels}
 
 
 class TickHealth:

@@ -418,3 +418,10 @@ METRICS: tuple[Metric, ...] = (
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
 if len(BY_NAME) != len(METRICS):
     raise ValueError("metric_table: duplicate metric names")
+
+
+def client_args(name: str) -> dict:
+    """The keyword arguments of a prometheus-client metric (Counter, Gauge, Histogram) for row ``name``: the
+    ``health`` rows are plain prometheus-client metrics (simd.health, simd.warmup)."""
+    row = BY_NAME[name]
+    return {"name": row.name, "documentation": row.help, "labelnames": row.labels}

@@ -1,8 +1,9 @@
 """Compiling the engine's kernels ahead of use (simd.engine.kernels names the units and their workloads).
 
 :func:`warm` compiles units in this process; when the kernels are cached (simd.kernelcache) and several units
-are to compile, all but the first are compiled first in child processes, side by side with this one, which
-then loads them from the cache (on 2 cores the two large kernels compile in ~the time of the larger).
+are not in the cache yet, all of those but the first are compiled in child processes, side by side with this
+one, which then loads them from the cache (on 2 cores the two large kernels compile in ~the time of the
+larger).
 """
 
 from __future__ import annotations
@@ -133,9 +134,16 @@ def prepare(specs, state_dir: str | None = None, prog: str = "simd", extra: Iter
 NOTICEABLE_COMPILE_SECONDS = 1.0
 
 
-def compile_all(units: Sequence[str] = kernels.UNITS, state_dir: str | None = None) -> int:
-    """``simd compile``: compile ``units`` into the cache (the image runs it at build time), print where and how
-    long each took; exit status 1 when there is no cache to compile into."""
+def compile_all(units: Sequence[str] | None = None, state_dir: str | None = None) -> int:
+    """``simd compile``: compile ``units`` (None: every unit) into the cache (the image runs it at build time),
+    print where and how long each took; exit status 2 for an unknown unit, 1 when there is no cache to compile
+    into."""
+    units = list(dict.fromkeys(units or kernels.UNITS))
+    unknown = [u for u in units if u not in kernels.UNITS]
+    if unknown:
+        print(f"simd compile: error: --unit: no unit {unknown[0]!r} (known: {', '.join(kernels.UNITS)})",
+              file=sys.stderr)
+        return 2
     choice = kernelcache.configure(state_dir)
     if not choice.enabled:
         print(f"simd compile: error: no kernel cache: {choice.describe()}", file=sys.stderr)

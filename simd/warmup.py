@@ -26,14 +26,9 @@ from prometheus_client.registry import CollectorRegistry
 
 from simd import kernelcache, precompile
 from simd.engine import kernels
-from simd.metric_table import BY_NAME
+from simd.metric_table import client_args as _args
 
 log = logging.getLogger("simd.kernels")
-
-
-def _args(name: str) -> dict:
-    row = BY_NAME[name]
-    return {"name": row.name, "documentation": row.help, "labelnames": row.labels}
 
 
 def plan_units(states) -> tuple[str, ...]:
@@ -50,7 +45,6 @@ class Warmup:
         self._given_up: set[str] = set()  # units whose compilation raised: their lanes compile them on their tick
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
-        self.busy = False
         self.seconds: float | None = None  # wall seconds until the first request's units were ready
         self._compile_gauge = None
         if registry is not None:
@@ -89,7 +83,6 @@ class Warmup:
                 while not self._queue:
                     self._cond.wait()
                 units = self._queue.pop(0)
-                self.busy = True
             t0 = time.monotonic()
             log.info("kernels: preparing %s (compiled on a first start, loaded from the cache after); "
                      "/metrics answers meanwhile, the scenarios that need them wait behind the clock",
@@ -100,10 +93,9 @@ class Warmup:
                 self._given_up.update(units)
                 log.exception("kernels: preparing %s failed; the scenarios compile them on their first tick",
                               ", ".join(units))
+            else:
+                log.info("kernels: %s ready in %.1f s", ", ".join(units), time.monotonic() - t0)
             took = time.monotonic() - t0
-            log.info("kernels: %s ready in %.1f s", ", ".join(units), took)
-            with self._cond:
-                self.busy = bool(self._queue)
             if self.seconds is None:
                 self._done(took)
 

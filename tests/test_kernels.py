@@ -99,3 +99,10 @@ def test_an_unknown_unit_is_refused():
         precompile.warm(["nope"])
     with pytest.raises(ValueError, match="no kernel unit"):
         kernels.run_unit("nope")
+
+
+def test_simd_compile_refuses_an_unknown_unit_naming_the_units():
+    r = subprocess.run([sys.executable, "-m", "simd", "compile", "--unit", "nope"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: replicas, extended, steps, crn)\n"
