@@ -18,14 +18,14 @@ ticks' mean and longest duration, slow and missed ticks, and how far the scenari
 10 ticks, its default), so that the saves' CPU and their effect on the schedule are part of the measurement.
 
 ``--costs``: measure in this process the engine costs the per-tick work limit counts on the batch path over
-replicas (simd.lane.KERNEL): per replica per call (a call that advances no time), per straggler-drawn step
+replicas (simd.live.lane.KERNEL): per replica per call (a call that advances no time), per straggler-drawn step
 (--replicas N, default 2,000, of llama3-16k advanced one tick of speedup 3600 in one call), per event (1,000
 replicas of a scenario with a failure every ~2 steps and no stragglers, 1,000 simulated s in one call); each the
-median of 5 calls, printed next to the values simd.lane uses.
+median of 5 calls, printed next to the values simd.live.lane uses.
 
 ``--lane-costs``: measure in this process what a lane of --replicas N (default 10,000) replicas of llama3-16k
-costs outside its ticks (issue 12), per replica: startup (simd.lane.new_lane), a drill boundary (with_body: every
-replica retargeted), a save (simd.persist.encode, after one tick of speedup 3600) and a resume
+costs outside its ticks (issue 12), per replica: startup (simd.live.lane.new_lane), a drill boundary (with_body: every
+replica retargeted), a save (simd.live.persist.encode, after one tick of speedup 3600) and a resume
 (decode + resume), each timed once, with the size of the saved document.
 
 ``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
@@ -98,7 +98,7 @@ def replicas_config(replicas: int, directory: Path) -> Path:
     """A scenario file with only the default configuration's llama3-16k, with ``replicas`` replicas."""
     import yaml
 
-    from simd.config import default_config
+    from simd.scenario import default_config
 
     body = default_config().scenario("llama3-16k").model_dump(mode="json", exclude_defaults=True)
     body["replicas"] = replicas
@@ -202,10 +202,10 @@ scenarios:
 def engine_costs(replicas: int) -> None:
     import tempfile
 
-    from simd.config import load_config, parse_config
     from simd.engine import US_PER_SECOND
     from simd.engine.replicas import advance_replicas
-    from simd.lane import KERNEL, counted, new_lane
+    from simd.live.lane import KERNEL, counted, new_lane
+    from simd.scenario import load_config, parse_config
 
     def timed(states, until: int) -> tuple[float, object]:
         times, out = [], None
@@ -231,7 +231,7 @@ def engine_costs(replicas: int) -> None:
     n_events = counted(out)[0] - counted(st)[0]
     per_event = (busy - per_call * storm.replicas) / n_events
     print(f"engine costs on the batch path over replicas (load average {os.getloadavg()[0]:.2f}), "
-          "simd.lane.KERNEL in brackets:")
+          "simd.live.lane.KERNEL in brackets:")
     print(f"  per replica per call:    {per_call * 1e6:6.3f} us   [{KERNEL.per_call_us:g} us]   "
           f"({replicas} replicas of llama3-16k, no time advanced: {idle * 1e3:.1f} ms)")
     print(f"  per straggler-drawn step: {per_step * 1e9:5.1f} ns   [{KERNEL.per_step_us * 1e3:g} ns]   "
@@ -253,12 +253,12 @@ drills:
 def lane_costs(replicas: int) -> None:
     import tempfile
 
-    from simd.config import load_config
-    from simd.drills import DrillRunner
     from simd.engine import US_PER_SECOND
     from simd.engine.replicas import advance_replicas
-    from simd.lane import new_lane, with_body
-    from simd.persist import decode, encode, resume
+    from simd.live.drills import DrillRunner
+    from simd.live.lane import new_lane, with_body
+    from simd.live.persist import decode, encode, resume
+    from simd.scenario import load_config
 
     with tempfile.TemporaryDirectory() as tmp:
         path = replicas_config(replicas, Path(tmp))
@@ -294,9 +294,9 @@ def lane_costs(replicas: int) -> None:
 def sweep_precision() -> None:
     import numpy as np
 
-    from simd.config import default_config
     from simd.engine import US_PER_SECOND, advance, new_state
-    from simd.snapshot import scenario_info
+    from simd.metrics.snapshot import scenario_info
+    from simd.scenario import default_config
 
     config = default_config()
     hours = config.speedup  # simulated hours per replica in one wall hour
@@ -324,7 +324,7 @@ def main() -> int:
     p.add_argument("--scrape-every", type=float, default=1.0)
     p.add_argument("--replicas", type=int, help="llama3-16k alone with this many replicas (issue 12: 10000)")
     p.add_argument("--state-dir", action="store_true", help="keep the state in a temporary directory (saves measured)")
-    p.add_argument("--costs", action="store_true", help="the engine costs simd.lane's work limit counts")
+    p.add_argument("--costs", action="store_true", help="the engine costs simd.live.lane's work limit counts")
     p.add_argument("--lane-costs", action="store_true", help="startup, drill boundary, save, resume per replica")
     p.add_argument("--sweep-precision", action="store_true")
     args = p.parse_args()

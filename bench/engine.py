@@ -14,10 +14,10 @@ import argparse
 import time
 from dataclasses import replace
 
-from simd.config import ScenarioBody
 from simd.engine import Accelerator, JobSpec, Shadow, Stragglers, run_job
 from simd.engine.reference import reference_run
 from simd.engine.spec import CommittedSdc, Detector, Hyper
+from simd.scenario import ScenarioBody
 
 
 def seed000_like(steps: int, rate_scale: float = 1.0) -> JobSpec:

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import yaml
 
-from simd.config import default_config, load_config
-from simd.sweepexec import cpu_count
-from simd.sweepgrid import grid, parse_params
+from simd.offline.sweep.executors import cpu_count
+from simd.offline.sweep.grid import grid, parse_params
+from simd.scenario import default_config, load_config
 
 SIMD = [sys.executable, "-m", "simd"]
 

@@ -45,9 +45,9 @@ PLUGIN_VERSION = "11.4.0"
 # has the old ones) and writes 41 by default, a schema that Grafana 11.4 does not know.
 SCHEMA_VERSION = 39
 
-# The variables' defaults, from simd/default.yaml: llama3-16k has every feature a panel shows (interruption
+# The variables' defaults, from simd/scenario/default.yaml: llama3-16k has every feature a panel shows (interruption
 # causes, stragglers, a goodput target, SDC); the sweep is the file's first (ckpt-sweep).
-DEFAULT_CONFIG = ROOT / "simd" / "default.yaml"
+DEFAULT_CONFIG = ROOT / "simd" / "scenario" / "default.yaml"
 DEFAULT_SCENARIO = "llama3-16k"
 
 W = c.RATE_WINDOW  # the recording rules' rate window (increase() of raw counters uses the same)
@@ -562,7 +562,7 @@ def daemon_row() -> list:
     replicas = (single("Replicas: $scenario", "Independent replicas whose counters the scenario's metrics sum "
                                               "(simd_scenario_replicas).", "short", 6, 4, names=False)
                 .with_target(instant("A", f'max(simd_scenario_replicas{sel(scenario="$scenario")})', "replicas")))
-    # prometheus-client's process collector (simd/exporter.py): wall-time counters, so rate() is right
+    # prometheus-client's process collector (simd/metrics/collector.py): wall-time counters, so rate() is right
     cpu = (ts("Daemon CPU (wall)", "CPU seconds the simd process uses per wall second (rate of "
                                    "process_cpu_seconds_total): 100% is one core.", "percentunit", 6, 6).min(0)
            .with_target(query("A", f"sum(rate(process_cpu_seconds_total{sel()}[1m]))", "CPU")))

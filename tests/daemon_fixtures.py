@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 from wsgiref.util import setup_testing_defaults
 
-from simd.config import parse_config
+from simd.scenario import parse_config
 
 SMALL_YAML = """
 speedup: 600

@@ -1,5 +1,5 @@
 """The ``simd_*`` sample names simd declares, for the asset tests (docs/design.md 3.9): read from the metric table
-(simd.metric_table), the one declaration that the exporter, the daemon-health metrics and docs/metrics.md
+(simd.metrics.table), the one declaration that the exporter, the daemon-health metrics and docs/metrics.md
 are built from.
 
 A family becomes the names a query can use the way Prometheus stores them: counters as ``<name>_total``,
@@ -8,7 +8,7 @@ histograms as ``<name>_bucket``, ``<name>_count`` and ``<name>_sum``, gauges as 
 
 from __future__ import annotations
 
-from simd.metric_table import METRICS
+from simd.metrics.table import METRICS
 
 
 def declared() -> set[str]:

@@ -376,7 +376,7 @@ def test_no_panel_repeats_a_query():
 
 # --- variables, annotation, data source -------------------------------------------------------------------
 def default_config() -> dict:
-    return yaml.safe_load((ROOT / "simd" / "default.yaml").read_text())
+    return yaml.safe_load((ROOT / "simd" / "scenario" / "default.yaml").read_text())
 
 
 def test_scenario_variable_lists_scenarios_outside_sweeps_and_defaults_to_one():

@@ -1,7 +1,7 @@
 """Every simd_* name the dashboard, the rules and the rule tests use is one the exporter declares
 (docs/design.md 3.9; kubernetes-mixin's check that every metric a rule or panel uses exists).
 
-The declared names come from tests/metric_names.py: the metric table (simd.metric_table), which the exporter
+The declared names come from tests/metric_names.py: the metric table (simd.metrics.table), which the exporter
 is built from (tests/test_exporter.py checks that the exposition has exactly the table's families).
 """
 
@@ -49,7 +49,7 @@ def test_the_regex_separates_metrics_from_recording_rules_and_files():
 def test_every_used_name_is_declared_by_the_exporter():
     declared = metric_names.declared()
     missing = {n: sorted(files) for n, files in used_names().items() if n not in declared}
-    assert not missing, "not in simd.metric_table: " + "; ".join(f"{n} (used in {', '.join(f)})"
+    assert not missing, "not in simd.metrics.table: " + "; ".join(f"{n} (used in {', '.join(f)})"
                                                                 for n, f in sorted(missing.items()))
 
 

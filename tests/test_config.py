@@ -2,8 +2,8 @@
 
 import pytest
 
-from simd.config import ConfigError, default_config, parse_config
 from simd.models import recovery
+from simd.scenario import ConfigError, default_config, parse_config
 
 GOOD = """
 speedup: 600
@@ -184,7 +184,7 @@ def test_the_embedded_default_has_no_warnings_only_acknowledged_notes():
     """Issue 17: the default's deliberate risks (naive without validation, hyper checkpoints between validations,
     committed SDCs without validation) are acknowledged in the file: notes, never warnings; the same scenarios in
     a user's file without ``acknowledge`` are warned about, with the code that would acknowledge them."""
-    from simd.config import default_config
+    from simd.scenario import default_config
 
     config = default_config()
     assert config.warnings() == []
@@ -199,8 +199,8 @@ def test_the_embedded_default_has_no_warnings_only_acknowledged_notes():
 
 def test_acknowledge_does_not_change_the_scenario_key():
     """How a warning is logged is not part of the simulation: a saved state resumes across the change."""
-    from simd.config import default_config
-    from simd.lane import scenario_key
+    from simd.live.lane import scenario_key
+    from simd.scenario import default_config
 
     s = default_config().scenario("naive")
     assert scenario_key(s) == scenario_key(s.model_copy(update={"acknowledge": []}))

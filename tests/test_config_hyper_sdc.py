@@ -2,8 +2,8 @@
 
 import pytest
 
-from simd.config import ConfigError, default_config, parse_config, summary
 from simd.engine.spec import CommittedSdc, Detector, Hyper
+from simd.scenario import ConfigError, default_config, parse_config, summary
 
 HEAD = """
 scenarios:

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from simd.config import ConfigError, DrillEffects, default_config, parse_config
 from simd.engine import Accelerator, Shadow, run_job
+from simd.scenario import ConfigError, DrillEffects, default_config, parse_config
 
 HEAD = """scenarios:
   - name: s

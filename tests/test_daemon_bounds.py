@@ -1,4 +1,4 @@
-"""Bounded work per tick (simd.lane) and quarantine of a scenario whose tick raises (simd.ticker), with an
+"""Bounded work per tick (simd.live.lane) and quarantine of a scenario whose tick raises (simd.live.ticker), with an
 injected clock: exact values, no sleeps."""
 
 from __future__ import annotations
@@ -7,12 +7,22 @@ import pytest
 from daemon_fixtures import FakeClock, small_config
 from prometheus_client import generate_latest
 
-import simd.lane
-from simd.config import default_config, parse_config
+import simd.live.lane
 from simd.engine import US_PER_SECOND, advance, new_state
-from simd.exporter import new_registry
-from simd.lane import CORE, KERNEL, MIN_LEFT_SHARE, WORK_LIMIT_US, advance_lane, chunk_us, costs_of, events, new_lane
-from simd.ticker import Ticker
+from simd.live.lane import (
+    CORE,
+    KERNEL,
+    MIN_LEFT_SHARE,
+    WORK_LIMIT_US,
+    advance_lane,
+    chunk_us,
+    costs_of,
+    events,
+    new_lane,
+)
+from simd.live.ticker import Ticker
+from simd.metrics.collector import new_registry
+from simd.scenario import default_config, parse_config
 
 START = 1000.0
 
@@ -75,8 +85,9 @@ def test_a_cut_lane_used_most_of_its_limit_in_few_calls_and_no_more(monkeypatch)
     lane = new_lane(scenario, scenario, 0)
     assert costs_of(lane.states, advance) is KERNEL
     calls = []
-    real = simd.lane.advance_replicas
-    monkeypatch.setattr(simd.lane, "advance_replicas", lambda states, until: calls.append(until) or real(states, until))
+    real = simd.live.lane.advance_replicas
+    monkeypatch.setattr(simd.live.lane, "advance_replicas",
+                        lambda states, until: calls.append(until) or real(states, until))
     out = advance_lane(lane, 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [], 300)
     assert out.cut and (1 - MIN_LEFT_SHARE) * 300 <= out.work <= 300
     # what was counted: one replica's calls and the events it crossed, at the kernel's costs
@@ -158,7 +169,7 @@ def test_a_tick_that_raises_quarantines_its_scenario_and_the_others_go_on(caplog
 
     clock = FakeClock(START)
     t = Ticker(small_config(), clock=clock, wall=lambda: 1.7e9, advance_fn=flaky)
-    with caplog.at_level("ERROR", logger="simd.ticker"):
+    with caplog.at_level("ERROR", logger="simd.live.ticker"):
         for wall in (1.0, 2.0, 3.0, 4.0):
             clock.t = START + wall
             t.tick()

@@ -13,11 +13,11 @@ import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock
 from prometheus_client import generate_latest
 
-from simd.config import parse_config
-from simd.drills import DrillControl
-from simd.exporter import new_registry
-from simd.server import HttpServer, make_app
-from simd.ticker import Ticker
+from simd.http.server import HttpServer, make_app
+from simd.live.drills import DrillControl
+from simd.live.ticker import Ticker
+from simd.metrics.collector import new_registry
+from simd.scenario import parse_config
 
 DRILLS = """drills:
   - name: sched
@@ -170,7 +170,7 @@ def test_list_and_one_drill(served):
     ({}, 401, "bearer token"),
     ({"token": "wrong"}, 401, "bearer token"),
     ({"token": TOKEN, "path": "/api/v1/drills/nope"}, 404, "no drill named 'nope'"),
-    # the body's messages are simd.config.parse_drill_request's
+    # the body's messages are simd.scenario.parse_drill_request's
     ({"token": TOKEN, "body": b"{not json"}, 400, "must be a JSON object"),
     ({"token": TOKEN, "body": b"[1, 2]"}, 400, "body: must be a mapping, got [1, 2]"),
     ({"token": TOKEN, "body": b'{"duration": 5}'}, 400, "body.duration: unknown key"),

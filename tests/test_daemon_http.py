@@ -1,4 +1,4 @@
-"""simd.server over a real socket in-process: /metrics, /healthz, 404, 405, a scrape during a tick, gzip and
+"""simd.http.server over a real socket in-process: /metrics, /healthz, 404, 405, a scrape during a tick, gzip and
 OpenMetrics, IPv6, a port in use. No sleeps."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from prometheus_client import generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 
 from simd.engine import advance
-from simd.exporter import new_registry
-from simd.server import HttpServer, make_app
-from simd.ticker import Ticker
+from simd.http.server import HttpServer, make_app
+from simd.live.ticker import Ticker
+from simd.metrics.collector import new_registry
 
 
 @pytest.fixture()

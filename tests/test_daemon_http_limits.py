@@ -16,9 +16,9 @@ from daemon_fixtures import SMALL_YAML, FakeClock, wsgi_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simd.config import parse_config
-from simd.daemon import build
-from simd.server import HttpServer
+from simd.http.server import HttpServer
+from simd.live.daemon import build
+from simd.scenario import parse_config
 
 TOKEN = "t0ken-for-limits"
 DRILLS = """drills:

@@ -22,11 +22,11 @@ import pytest
 from daemon_fixtures import SMALL_YAML
 from promstack import SimdDaemon, http_get
 
-from simd.config import parse_config
-from simd.drills import DrillRunner
 from simd.engine import US_PER_SECOND
-from simd.lane import advance_lane, new_lane
-from simd.persist import decode, resume
+from simd.live.drills import DrillRunner
+from simd.live.lane import advance_lane, new_lane
+from simd.live.persist import decode, resume
+from simd.scenario import parse_config
 
 CYCLES = 20
 SPEEDUP, TICK_SECONDS, SAVE_EVERY = 36000, 0.1, 1

@@ -1,4 +1,4 @@
-"""The state directory (simd.persist): a resumed run equals an uninterrupted one, changed scenarios start
+"""The state directory (simd.live.persist): a resumed run equals an uninterrupted one, changed scenarios start
 fresh, corrupt and foreign files are moved aside, saves are atomic, one daemon per directory. In-process,
 injected clocks; the kill -9 cycles against real processes are in test_daemon_kill.py."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock
 
-from simd import persist
-from simd.config import parse_config
 from simd.engine import US_PER_SECOND
-from simd.health import DaemonStatus
-from simd.persist import Saver, StateDir, StateDirBusy, decode, encode, resume
-from simd.ticker import Ticker
+from simd.live import persist
+from simd.live.persist import Saver, StateDir, StateDirBusy, decode, encode, resume
+from simd.live.ticker import Ticker
+from simd.metrics.health import DaemonStatus
+from simd.scenario import parse_config
 
 DRILL = """drills:
   - name: storm
@@ -91,7 +91,7 @@ def test_changed_new_and_removed_scenarios(caplog):
     raw = saved_bytes(t)
     changed = (SMALL_YAML + DRILL).replace("seed: 6\n", "seed: 60\n")  # calm changed
     changed = changed.replace("name: big ", "name: bigger ").replace("scenarios: [plain]", "scenarios: [plain]")
-    with caplog.at_level(logging.INFO, logger="simd.persist"):
+    with caplog.at_level(logging.INFO, logger="simd.live.persist"):
         resumed = resume(decode(raw), parse_config(changed))
     lanes = {lane.scenario.name: lane for lane in resumed.lanes}
     assert lanes["plain"].states == t.lanes[0].states  # unchanged: resumed exactly
@@ -128,7 +128,7 @@ def test_corrupt_or_foreign_files_are_moved_aside(tmp_path, caplog, damage, why)
     d = StateDir(tmp_path).open()
     try:
         d.file.write_bytes(damage(saved_bytes(t)))
-        with caplog.at_level(logging.WARNING, logger="simd.persist"):
+        with caplog.at_level(logging.WARNING, logger="simd.live.persist"):
             assert d.load() is None
         (aside,) = tmp_path.glob("state.json.bad-*")
         assert not d.file.exists() and aside.read_bytes() == damage(saved_bytes(t))
@@ -237,9 +237,9 @@ scenarios:
 def test_ten_thousand_replicas_save_and_resume_exactly():
     """The daemon's scale (issue 12), on a small job; the time it takes is measured by bench/daemon.py
     --lane-costs, not here."""
-    from simd.drills import DrillRunner
     from simd.engine.replicas import advance_replicas
-    from simd.lane import new_lane
+    from simd.live.drills import DrillRunner
+    from simd.live.lane import new_lane
 
     config = parse_config(MANY)
     scenario = config.all_scenarios[0]

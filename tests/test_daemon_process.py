@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from promstack import ROOT, SimdDaemon, http_get, require_tool
 
 from simd.cli import main
-from simd.config import default_config
+from simd.scenario import default_config
 
 SHUTDOWN_LIMIT_SECONDS = 5.0  # issue #3: exit 0 within 5 s of SIGTERM or SIGINT
 
@@ -40,8 +40,8 @@ def test_signal_stops_the_daemon_with_exit_0_within_5_seconds(sig):
     assert "speedup 3600" in log and "a tick every 0.1 s" in log
     assert f"{len(default_config().all_scenarios)} scenarios" in log and "llama3-16k" in log and "ckpt-sweep-125" in log
     # the embedded default's deliberate risks are acknowledged: info lines, no warning (issue 17)
-    assert "INFO simd.daemon: config (acknowledged): scenario naive: no validation" in log
-    assert "WARNING simd.daemon: config" not in log
+    assert "INFO simd.live.daemon: config (acknowledged): scenario naive: no validation" in log
+    assert "WARNING simd.live.daemon: config" not in log
     assert f"received {sig.name}" in log and "stopped after" in log
     assert "Traceback" not in log
 
@@ -64,7 +64,7 @@ def test_port_in_use_is_a_clear_error():
     (["--listen", "localhost:http"], "argument --listen: port must be an integer in 0..65535, got 'http'"),
     (["--listen", "127.0.0.1:70000"], "argument --listen: port must be an integer in 0..65535, got '70000'"),
     (["--listen", "::1:9109"], "argument --listen: an IPv6 host must be in brackets"),
-    # the limits and messages of simd.config's types (Speedup, TickSeconds)
+    # the limits and messages of simd.scenario's types (Speedup, TickSeconds)
     (["--speedup", "0"], "argument --speedup: must be > 0, got '0'"),
     (["--speedup", "fast"], "argument --speedup: must be a number, got 'fast'"),
     (["--speedup", "nan"], "argument --speedup: must be a finite number, got 'nan'"),

@@ -1,4 +1,4 @@
-"""Live reload (simd.reload, simd.ticker.Ticker.reload): a valid changed file, an invalid one, one that
+"""Live reload (simd.live.reload, simd.live.ticker.Ticker.reload): a valid changed file, an invalid one, one that
 removes a scenario; through ``POST /-/reload`` in-process, and SIGHUP and the endpoint against a real
 ``simd run`` (integration)."""
 
@@ -12,9 +12,9 @@ import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock, wsgi_call
 from promstack import SimdDaemon, http_get
 
-from simd.config import parse_config
-from simd.daemon import build
 from simd.engine import US_PER_SECOND
+from simd.live.daemon import build
+from simd.scenario import parse_config
 
 TOKEN = "r3load"
 WALL = [1.7e9]
@@ -76,7 +76,7 @@ def test_an_invalid_file_keeps_the_running_configuration(daemon, caplog):
     t = parts.ticker
     lanes, config = t.lanes, t.config
     path.write_text(SMALL_YAML.replace("n_gpus: 8\n", "n_gpus: -8\n").replace("seed: 5", "seed: 5\n    seed: 6"))
-    with caplog.at_level("ERROR", logger="simd.reload"):
+    with caplog.at_level("ERROR", logger="simd.live.reload"):
         status, body = reload(parts.app)
     assert status == 400 and body["error"].startswith("the configuration was not reloaded")
     assert len(body["errors"]) == 1 and "key 'seed' given twice in one mapping" in body["errors"][0]

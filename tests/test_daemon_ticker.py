@@ -1,4 +1,5 @@
-"""The tick loop (simd.ticker) and its health (simd.health) with an injected clock: no sleeps, exact values."""
+"""The tick loop (simd.live.ticker) and its health (simd.metrics.health) with an injected clock: no sleeps, exact
+values."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from daemon_fixtures import FakeClock, small_config
 from prometheus_client import generate_latest
 
 from simd.engine import US_PER_SECOND, advance
-from simd.exporter import new_registry
-from simd.health import STALL_GRACE_SECONDS, STALL_TICKS, TICK_DURATION_BOUNDS
-from simd.ticker import Ticker
+from simd.live.ticker import Ticker
+from simd.metrics.collector import new_registry
+from simd.metrics.health import STALL_GRACE_SECONDS, STALL_TICKS, TICK_DURATION_BOUNDS
 
 START = 1000.0
 
@@ -194,7 +195,7 @@ def test_health_reports_a_stall_after_three_intervals_and_a_second():
 def test_overruns_are_logged_then_summarized_once_a_minute(caplog):
     clock = FakeClock(START)
     t = make(clock)
-    with caplog.at_level("WARNING", logger="simd.ticker"):
+    with caplog.at_level("WARNING", logger="simd.live.ticker"):
         tick_at(t, clock, 3)  # slots 1, 2 missed: logged at once
         tick_at(t, clock, 6, 9, 12)  # 2 missed each: within the minute, held back
         tick_at(t, clock, 64)  # a minute later: one summary of everything since

@@ -4,9 +4,9 @@ and the control API's listing, without the tick loop."""
 import pytest
 from test_config import GOOD
 
-from simd.config import parse_config
-from simd.drills import DrillAlreadyRunning, DrillBook, DrillControl, DrillError, DrillRunner, UnknownDrill
-from simd.snapshot import Snapshot
+from simd.live.drills import DrillAlreadyRunning, DrillBook, DrillControl, DrillError, DrillRunner, UnknownDrill
+from simd.metrics.snapshot import Snapshot
+from simd.scenario import parse_config
 
 DRILLS = GOOD + """drills:
   - name: storm

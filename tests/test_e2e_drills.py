@@ -31,7 +31,7 @@ SPEEDUP = 72_000
 DRILL_WALL_SECONDS = 16
 TOKEN = "e2e-token"
 
-# drill -> the alert it rehearses and the scenario it fires for (prometheus/rules, simd/default.yaml)
+# drill -> the alert it rehearses and the scenario it fires for (prometheus/rules, simd/scenario/default.yaml)
 GROUPS = [
     {"failure-storm": ("SimdInterruptionRateHigh", "llama3-16k"),
      "sdc-burst": ("SimdSDCDetectionsSpike", "optimized")},
@@ -53,7 +53,7 @@ def shortened_rules(tmp: Path) -> list[str]:
 
 
 def drill_config(tmp: Path) -> Path:
-    cfg = yaml.safe_load((ROOT / "simd" / "default.yaml").read_text())
+    cfg = yaml.safe_load((ROOT / "simd" / "scenario" / "default.yaml").read_text())
     (stall,) = [d for d in cfg["drills"] if d["name"] == "stall"]
     stall["effects"]["stall_seconds"] = 25
     dest = tmp / "config.yaml"

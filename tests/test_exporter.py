@@ -1,5 +1,5 @@
-"""simd.exporter, simd.metric_table and simd.snapshot: exact sample values from known engine states, no HTTP,
-no sleeps."""
+"""simd.metrics.collector, simd.metrics.table and simd.metrics.snapshot: exact sample values from known engine
+states, no HTTP, no sleeps."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
-from simd.config import default_config
-from simd.daemon import assemble
 from simd.engine import BUCKETS, US_PER_SECOND
 from simd.engine.stragglers import BUCKET_FACTORS
-from simd.exporter import SimdCollector, new_registry
-from simd.metric_table import METRICS
+from simd.live.daemon import assemble
+from simd.live.ticker import Ticker
+from simd.metrics.collector import SimdCollector, new_registry
+from simd.metrics.table import METRICS
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
-from simd.ticker import Ticker
+from simd.scenario import default_config
 
 WALL = 6 * 3600 / 600  # wall seconds for 6 simulated hours at the file's speedup 600
 

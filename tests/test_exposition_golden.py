@@ -25,8 +25,8 @@ from pathlib import Path
 from daemon_fixtures import FakeClock, wsgi_call
 from prometheus_client.parser import text_string_to_metric_families
 
-from simd.config import default_config
-from simd.daemon import assemble
+from simd.live.daemon import assemble
+from simd.scenario import default_config
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden_scrape_default.prom"
 WALL_UNIX = 1.7e9  # the fixed wall clock (simd_last_tick_timestamp_seconds)

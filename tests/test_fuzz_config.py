@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scenario_texts import SMALL
 
 from simd import cli
-from simd.config import ConfigError, default_config_text, parse_config
+from simd.scenario import ConfigError, default_config_text, parse_config
 
 DEFAULT = default_config_text()
 GOOD = SMALL

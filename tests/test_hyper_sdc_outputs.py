@@ -2,9 +2,9 @@
 
 import json
 
-from simd import demo
-from simd.config import default_config
-from simd.simulate import json_line, simulate
+from simd.offline import demo
+from simd.offline.simulate import json_line, simulate
+from simd.scenario import default_config
 
 HYPER_KEYS = {"hyper_activations", "hyper_steps"}
 LATE_KEYS = {"sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "sdc_found_by_detector"}

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from promstack import Prometheus, SimdDaemon, http_get, require_tool
 
-from simd.config import default_config
 from simd.engine import BUCKETS
+from simd.scenario import default_config
 
 pytestmark = pytest.mark.integration
 

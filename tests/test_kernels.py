@@ -1,4 +1,4 @@
-"""simd.engine.kernels and simd.precompile: compiling ahead of use compiles what real runs use (issue 17).
+"""simd.engine.kernels and simd.offline.precompile: compiling ahead of use compiles what real runs use (issue 17).
 
 A unit's workload must compile exactly the signatures the engine's paths call the kernels with; a miss is not
 wrong (numba compiles it on first use) but puts the compiler back on the daemon's tick and in simulate's run.
@@ -17,15 +17,15 @@ import textwrap
 import pytest
 from promstack import ROOT
 
-from simd.config import default_config
 from simd.engine import kernels
+from simd.scenario import default_config
 
 SCRIPT = textwrap.dedent('''
     import os, sys, tempfile, time
     os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
     from numba.core import event
-    from simd import precompile
-    from simd.config import default_config
+    from simd.offline import precompile
+    from simd.scenario import default_config
     from simd.engine import kernels
     from simd.engine.core import run_job
 
@@ -52,7 +52,7 @@ SCRIPT = textwrap.dedent('''
 
     def daemon():
         from daemon_fixtures import FakeClock
-        from simd.daemon import assemble
+        from simd.live.daemon import assemble
         clock = FakeClock(0.0)
         ticker, _ = assemble(config, clock=clock, wall=lambda: 1.7e9)
         for t, drills in ((1.0, ()), (5.0, ("straggler", "slow-storage", "sdc-burst", "failure-storm")), (60.0, ())):
@@ -63,8 +63,8 @@ SCRIPT = textwrap.dedent('''
         assert not any(sc.failed for sc in ticker.snapshot.scenarios)
 
     def sweep():
-        from simd import sweep as sw
-        from simd.sweepgrid import grid, parse_params
+        from simd.offline.sweep import run as sw
+        from simd.offline.sweep.grid import grid, parse_params
         points = grid(config.scenario("llama3-16k"), parse_params(["checkpoint.interval_steps=100,200"]))
         sw.run_points([p.scenario for p in points], [0, 1])
 
@@ -93,7 +93,7 @@ def test_units_of_the_default_scenarios():
 
 
 def test_an_unknown_unit_is_refused():
-    from simd import precompile
+    from simd.offline import precompile
 
     with pytest.raises(ValueError, match="no kernel unit 'nope' .known: replicas, extended, steps, crn"):
         precompile.warm(["nope"])

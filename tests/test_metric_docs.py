@@ -1,4 +1,4 @@
-"""docs/metrics.md is generated from the metric table (simd.metric_docs)."""
+"""docs/metrics.md is generated from the metric table (simd.metrics.docs)."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from simd import metric_docs
-from simd.metric_table import METRICS, SECTIONS, Metric
+from simd.metrics import docs as metric_docs
+from simd.metrics.table import METRICS, SECTIONS, Metric
 
-REGENERATE = ".venv/bin/python -m simd.metric_docs --write"
+REGENERATE = ".venv/bin/python -m simd.metrics.docs --write"
 
 
 def test_the_committed_docs_are_the_generated_ones():
     assert metric_docs.DOC.read_text() == metric_docs.render(), \
-        f"docs/metrics.md is not what simd/metric_table.py generates: run `{REGENERATE}` and commit it"
+        f"docs/metrics.md is not what simd/metrics/table.py generates: run `{REGENERATE}` and commit it"
 
 
 def test_every_row_is_in_its_section_with_its_exposed_name_type_and_labels():

@@ -6,7 +6,7 @@ import sys
 import pytest
 
 from simd.engine import JobResult
-from simd.simulate import COLUMNS, HEADER, Outcome, mean_row, parse_seeds, table_row
+from simd.offline.simulate import COLUMNS, HEADER, Outcome, mean_row, parse_seeds, table_row
 
 BUCKETS = {"productive": 1.0e7, "rollback": 2.0e7, "checkpoint": 0.0, "validation": 0.0, "restart": 7.0e6,
            "detection": 0.0, "straggler": 0.0}

@@ -11,14 +11,16 @@ import sys
 
 import pytest
 
-from simd import cli, sweep, sweepout
-from simd.config import parse_config
+from simd import cli
 from simd.engine import BUCKETS
-from simd.simulate import simulate
-from simd.sweep import ReplicaResult, Runner, adaptive_sweep, fixed_sweep, next_count, run_point
-from simd.sweepexec import LocalPool, Serial
-from simd.sweepgrid import grid, parse_params
-from simd.sweepstats import mean_ci, summarize, t_quantile
+from simd.offline.simulate import simulate
+from simd.offline.sweep import outputs as sweepout
+from simd.offline.sweep import run as sweep
+from simd.offline.sweep.executors import LocalPool, Serial
+from simd.offline.sweep.grid import grid, parse_params
+from simd.offline.sweep.run import ReplicaResult, Runner, adaptive_sweep, fixed_sweep, next_count, run_point
+from simd.offline.sweep.stats import mean_ci, summarize, t_quantile
+from simd.scenario import parse_config
 
 # A job of a few milliseconds: 512 GPUs failing every ~3.9 h of compute, ~2000 steps of 30 s (16.7 h), the
 # llama3 cause mix, SDCs, validation not dividing every interval, stragglers: every bucket gets time.
@@ -353,7 +355,8 @@ def test_scheduler_without_dask_says_how_to_install(small_file, monkeypatch):
 
 
 def test_importing_the_sweep_needs_no_dask():
-    code = ("import sys, simd.cli, simd.sweep, simd.sweepcmd, simd.sweepexec, simd.sweepout; "
+    code = ("import sys, simd.cli, simd.offline.sweep.run, simd.offline.sweep.command, simd.offline.sweep.executors, "
+            "simd.offline.sweep.outputs; "
             "simd.cli.build_parser(); "
             "bad = [m for m in ('dask', 'distributed', 'tqdm', 'matplotlib') if m in sys.modules]; "
             "assert not bad, bad")
@@ -396,9 +399,9 @@ def test_replicas_that_never_finish_are_counted_and_exit_1(tmp_path):
 @pytest.mark.parametrize("name", ["llama3-16k", "ckpt-sweep-125", "optimized"])
 def test_first_order_model_is_the_daemons_gauge(name):
     """The PNG's and the CSV's model values are the ones the daemon exports for the same scenario."""
-    from simd.config import default_config
     from simd.engine import new_state
-    from simd.snapshot import scenario_info
+    from simd.metrics.snapshot import scenario_info
+    from simd.scenario import default_config
 
     s = default_config().scenario(name)
     info = scenario_info(s, s, new_state(s.job_spec()))
@@ -408,6 +411,6 @@ def test_first_order_model_is_the_daemons_gauge(name):
 
 
 def test_no_hard_failures_no_model():
-    from simd.config import default_config
+    from simd.scenario import default_config
 
     assert sweep.first_order(default_config().scenario("ideal")) is None

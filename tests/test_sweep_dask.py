@@ -5,11 +5,11 @@ import os
 import pytest
 from test_sweep import SMALL, simd
 
-from simd import sweepexec
-from simd.config import parse_config
-from simd.sweep import Runner, fixed_sweep
-from simd.sweepexec import DaskExecutor, LocalPool, Serial
-from simd.sweepgrid import grid, parse_params
+from simd.offline.sweep import executors as sweepexec
+from simd.offline.sweep.executors import DaskExecutor, LocalPool, Serial
+from simd.offline.sweep.grid import grid, parse_params
+from simd.offline.sweep.run import Runner, fixed_sweep
+from simd.scenario import parse_config
 
 if os.environ.get("CI") == "true":  # CI installs the dev extra, which has dask: missing is a failure there
     import distributed

@@ -2,8 +2,8 @@
 
 import pytest
 
-from simd.config import default_config
-from simd.sweepgrid import GridError, field_kind, grid, parse_param, parse_params, variant
+from simd.offline.sweep.grid import GridError, field_kind, grid, parse_param, parse_params, variant
+from simd.scenario import default_config
 
 
 @pytest.fixture(scope="module")

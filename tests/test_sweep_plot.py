@@ -7,11 +7,11 @@ from matplotlib.collections import FillBetweenPolyCollection, PolyCollection
 from matplotlib.image import AxesImage
 from test_sweep import SMALL
 
-from simd import sweepplot
-from simd.config import parse_config
-from simd.sweep import Runner, first_order, fixed_sweep
-from simd.sweepexec import Serial
-from simd.sweepgrid import grid, parse_params
+from simd.offline.sweep import plot as sweepplot
+from simd.offline.sweep.executors import Serial
+from simd.offline.sweep.grid import grid, parse_params
+from simd.offline.sweep.run import Runner, first_order, fixed_sweep
+from simd.scenario import parse_config
 
 META = {"scenario": "small", "mode": "fixed", "replicas": 6, "seed_base": 0}
 

@@ -5,9 +5,8 @@ import time
 
 import pytest
 
-from simd import yamlfile
-from simd.config import ConfigError, load_config
-from simd.yamlfile import YamlError, loads
+from simd.scenario import ConfigError, load_config, yamlfile
+from simd.scenario.yamlfile import YamlError, loads
 
 
 @pytest.mark.parametrize("text,value", [

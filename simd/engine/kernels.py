@@ -15,7 +15,7 @@ exactly the signatures real runs use (tests/test_kernels.py checks that nothing 
 
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
 :func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
-simd.precompile's (this package reads no clock and starts no process).
+simd.offline.precompile's (this package reads no clock and starts no process).
 
 Why compiling is slow, and what was cut (measured on a fresh cache, 2-core machine, ``bench/startup.py``):
 numba's own front end (type inference, lowering: Python) takes most of it, LLVM a fifth. ``inline="always"``
@@ -82,7 +82,7 @@ def _crn() -> None:
 
 _WORKLOADS = {"replicas": _replicas, "extended": _extended, "steps": _steps, "crn": _crn}
 # The kernels each workload calls from Python (module, function): whether they are in numba's cache says
-# whether the unit is (simd.precompile compiles only the others side by side).
+# whether the unit is (simd.offline.precompile compiles only the others side by side).
 ENTRY_POINTS = {"replicas": (("replkernel", "advance_all"),), "extended": (("xkernel", "walk"),),
                 "steps": (("stepkernel", "run"), ("stepkernel", "fill")), "crn": (("crn", "_run"), ("crn", "_fill"))}
 

@@ -89,7 +89,7 @@ class CommittedSdc:
 class JobSpec:
     """One synchronous training job (seed 000's JobConfig). Durations in seconds, rates per GPU-hour.
 
-    The engine trusts its fields: their limits have one home, the scenario file's types in ``simd.config``
+    The engine trusts its fields: their limits have one home, the scenario file's types in ``simd.scenario``
     (a JobSpec comes from ``ScenarioBody.job_spec``), and are not checked again here."""
 
     n_gpus: int

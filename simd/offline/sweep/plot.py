@@ -16,8 +16,8 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from simd.sweep import PointResult, first_order
-from simd.sweepgrid import Param
+from simd.offline.sweep.grid import Param
+from simd.offline.sweep.run import PointResult, first_order
 
 INTERVAL_KEY = "checkpoint.interval_steps"
 UTILIZATION_LABEL = "effective utilization (productive / wall time, %)"

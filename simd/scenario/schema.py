@@ -15,10 +15,10 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
-from simd import yamlfile
 from simd.engine import Accelerator, Cause, JobSpec, Shadow, Stragglers, job_hazards
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 from simd.models import recovery
+from simd.scenario import yamlfile
 
 DEFAULT_RESOURCE = "default.yaml"
 
@@ -65,7 +65,7 @@ CAUSE_PRESETS: dict[str, dict[str, float]] = {"llama3": recovery.LLAMA3_CAUSE_SH
 
 class Failures(_Strict):
     # both required, except with a fleet (which gives them per accelerator type: then they are refused)
-    # (Field(...) rather than `Rate | None`: the annotation stays `float | None`, which simd.sweepgrid reads)
+    # (Field(...) rather than `Rate | None`: the annotation stays `float | None`, which simd.offline.sweep.grid reads)
     hard_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
     sdc_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
     # None: seed 000's single kind of hard failure ("hardware"), detected at once
@@ -258,7 +258,7 @@ class ScenarioBody(_Strict):
     # what an SDC that reaches a checkpoint does; absent: seed 000's reference semantics (baked in, rolled back)
     sdc: SdcModel | None = None
     # the warnings this scenario raises on purpose (it demonstrates a risky configuration), by code: they are
-    # logged at info level instead. Not part of the simulation (simd.lane.scenario_key leaves it out).
+    # logged at info level instead. Not part of the simulation (simd.live.lane.scenario_key leaves it out).
     acknowledge: Annotated[list[WarningCode], Field(max_length=len(WARNING_CODES))] = []
 
     @model_validator(mode="wrap")
@@ -689,7 +689,7 @@ def load_config(path: str | Path) -> Config:
 
 
 def default_config_text() -> str:
-    return resources.files("simd").joinpath(DEFAULT_RESOURCE).read_text(encoding="utf-8")
+    return resources.files("simd.scenario").joinpath(DEFAULT_RESOURCE).read_text(encoding="utf-8")
 
 
 def default_config() -> Config:

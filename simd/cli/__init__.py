@@ -17,7 +17,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _load(path):
-    from simd.config import default_config, load_config
+    from simd.scenario import default_config, load_config
 
     return load_config(path) if path else default_config()
 
@@ -30,7 +30,7 @@ def _warn(config) -> None:
 
 
 def cmd_check_config(args) -> int:
-    from simd.config import load_config, summary
+    from simd.scenario import load_config, summary
 
     config = load_config(args.file)
     _warn(config)
@@ -40,7 +40,7 @@ def cmd_check_config(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from simd import simulate as sim
+    from simd.offline import simulate as sim
 
     config = _load(args.config)
     names = args.scenario or None
@@ -60,7 +60,7 @@ def cmd_simulate(args) -> int:
     for s in chosen:
         for w in s.warnings():
             print(f"warning: {w}", file=sys.stderr)
-    from simd.precompile import prepare
+    from simd.offline.precompile import prepare
 
     prepare([s.job_spec(seed) for s in chosen for seed in (seeds or [s.seed])[:1]], prog="simd simulate")
     unfinished = 0
@@ -88,9 +88,9 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from simd import demo
-    from simd.config import default_config
-    from simd.simulate import parse_seeds
+    from simd.offline import demo
+    from simd.offline.simulate import parse_seeds
+    from simd.scenario import default_config
 
     config = default_config()
     extended = [demo.BASELINE] + [e.name for e in demo.EXTENDED] if args.extended else []
@@ -103,7 +103,7 @@ def cmd_demo(args) -> int:
     except ValueError as exc:
         print(f"simd demo: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from simd.precompile import prepare
+    from simd.offline.precompile import prepare
 
     prepare([config.scenario(n).job_spec() for n in names], prog="simd demo")
     rows = demo.compute(config, seeds)
@@ -123,14 +123,14 @@ def cmd_report(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from simd import sweepcmd
+    from simd.offline.sweep import command as sweepcmd
 
     return sweepcmd.run(args)
 
 
 def cmd_run(args) -> int:
-    from simd import daemon
-    from simd.drillclient import read_token
+    from simd.cli.drill import read_token
+    from simd.live import daemon
 
     config = _load(args.config)
     try:
@@ -144,7 +144,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_drill(args) -> int:
-    from simd import drillclient as dc
+    from simd.cli import drill as dc
 
     base = args.url.rstrip("/") + "/api/v1/drills"
     try:
@@ -190,11 +190,11 @@ def _checked(parse):
 
 
 def _typed(kind: str):
-    """An argparse type checked against ``simd.config``'s type ``kind`` (the one home of its limits);
-    simd.config (pydantic) is imported only when the flag is given."""
+    """An argparse type checked against ``simd.scenario``'s type ``kind`` (the one home of its limits);
+    simd.scenario (pydantic) is imported only when the flag is given."""
 
     def parse(text: str):
-        from simd import config
+        from simd import scenario as config
 
         return config.parse_value(getattr(config, kind), text)
 
@@ -209,13 +209,13 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_compile(args) -> int:
-    from simd.precompile import compile_all
+    from simd.offline.precompile import compile_all
 
     return compile_all(args.unit, args.state_dir)
 
 
 def cmd_config(args) -> int:
-    from simd.config import default_config_text
+    from simd.scenario import default_config_text
 
     sys.stdout.write(default_config_text())
     return 0
@@ -256,12 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_report)
 
     w = sub.add_parser("sweep", help="replicas of a scenario over a grid of one or two parameters, with 95%% CIs")
-    from simd import sweepcmd
+    from simd.offline.sweep import command as sweepcmd
 
     sweepcmd.configure_parser(w)
     w.set_defaults(func=cmd_sweep)
 
-    from simd import runflags as daemon
+    from simd.http import listen as daemon
 
     n = sub.add_parser("run", help="the daemon: advance every scenario in accelerated ticks, serve /metrics")
     n.add_argument("--config", help="scenario file (default: the embedded configuration)")
@@ -303,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from simd.config import ConfigError
+    from simd.scenario import ConfigError
 
     args = build_parser().parse_args(argv)
     try:

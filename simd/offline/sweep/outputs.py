@@ -14,8 +14,8 @@ import math
 from pathlib import Path
 
 from simd.engine import BUCKETS
-from simd.sweep import PointResult, first_order
-from simd.sweepgrid import Param
+from simd.offline.sweep.grid import Param
+from simd.offline.sweep.run import PointResult, first_order
 
 STAT_COLUMNS = ("n", "unfinished", "utilization_mean", "utilization_ci_low", "utilization_ci_high",
                 "utilization_ci_half_width", "utilization_sd", *(f"share_{b}" for b in BUCKETS),

@@ -1,7 +1,7 @@
 """``simd sweep``'s grid: ``--param KEY=SPEC`` parsed against the scenario's fields, and the scenario variants.
 
 A key is a dotted path into a scenario (``checkpoint.interval_steps``, ``n_gpus``, ``failures.hard_per_gpu_hour``,
-``recovery.strategy``). Its kind comes from the scenario model of ``simd.config``: an integer field, a float field,
+``recovery.strategy``). Its kind comes from the scenario model of ``simd.scenario``: an integer field, a float field,
 or a categorical (``Literal``) field. A SPEC is one of
 
 - ``A:B:N``     N points from A to B inclusive, evenly spaced (``numpy.linspace``);
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from simd.config import Scenario
+from simd.scenario import Scenario
 
 # Bounds on the work one sweep asks for (not statistical constants): a param of more points than a plot can
 # show apart, or a two-parameter grid beyond this many configurations, is more likely a typo than a plan.

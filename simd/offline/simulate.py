@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from simd.config import Config, Scenario
 from simd.engine import US_PER_SECOND, JobResult, run_job, to_us
+from simd.scenario import Config, Scenario
 
 # A job that has not finished after this many times its failure-free duration is reported incomplete
 # rather than simulated forever (a configuration whose failures outpace its checkpoints never finishes).

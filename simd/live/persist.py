@@ -45,16 +45,16 @@ from pathlib import Path
 import numpy as np
 
 from simd import __version__
-from simd.config import Config
-from simd.drills import DrillRunner, Run
 from simd.engine import US_PER_SECOND, JobSpec, State
 from simd.engine.replicas import retarget_replicas, state_columns
 from simd.engine.spec import compile_seeds, compile_spec, with_seed
 from simd.engine.state import BUCKETS
-from simd.lane import Lane, gc_paused, new_lane, scenario_key
-from simd.snapshot import scenario_info
+from simd.live.drills import DrillRunner, Run
+from simd.live.lane import Lane, gc_paused, new_lane, scenario_key
+from simd.metrics.snapshot import scenario_info
+from simd.scenario import Config
 
-log = logging.getLogger("simd.persist")
+log = logging.getLogger("simd.live.persist")
 
 FORMAT, VERSION = "simd-state", 2
 READABLE = (1, 2)  # the versions decode accepts
@@ -280,7 +280,7 @@ def _digest(raw: bytes, payload: dict, version: int) -> str:
 
 @dataclass(frozen=True)
 class Resumed:
-    """What :func:`resume` rebuilt: the arguments of simd.ticker.Ticker's resume."""
+    """What :func:`resume` rebuilt: the arguments of simd.live.ticker.Ticker's resume."""
 
     at_us: int
     lanes: tuple[Lane, ...]
@@ -421,7 +421,7 @@ class StateDir:
 
 class Saver:
     """Saves the ticker's state every ``every_ticks`` ticks and on demand (shutdown), recording the outcome in
-    ``status`` (simd.health.DaemonStatus: ``simd_state_last_save_timestamp_seconds``,
+    ``status`` (simd.metrics.health.DaemonStatus: ``simd_state_last_save_timestamp_seconds``,
     ``simd_state_save_errors_total``)."""
 
     def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time):

@@ -1,9 +1,9 @@
 """The tick loop's own health: plain prometheus-client metrics, overrun accounting, and /healthz's check.
 
-The metrics (names, HELP and labels from simd.metric_table's ``health`` rows) live on the registry they are
+The metrics (names, HELP and labels from simd.metrics.table's ``health`` rows) live on the registry they are
 given, never on prometheus_client's global one: ``simd_ticks_total``, ``simd_tick_duration_seconds``,
 ``simd_tick_overruns_total{kind}``, ``simd_last_tick_timestamp_seconds`` and ``simd_tick_errors_total``
-(a scenario's advance raised: simd.ticker quarantines it).
+(a scenario's advance raised: simd.live.ticker quarantines it).
 
 Overruns are counted by kind: ``slow`` (a tick that took longer than ``tick_seconds``) and ``missed`` (a
 scheduled slot ``start + k * tick_seconds`` in which no tick started: coalesced into a later tick or
@@ -23,9 +23,9 @@ from collections.abc import Callable
 from prometheus_client import Counter, Gauge, Histogram
 from prometheus_client.registry import CollectorRegistry
 
-from simd.metric_table import client_args as _args
+from simd.metrics.table import client_args as _args
 
-log = logging.getLogger("simd.ticker")  # the tick loop's log (its overruns)
+log = logging.getLogger("simd.live.ticker")  # the tick loop's log (its overruns)
 
 # Upper bounds of the tick-duration histogram, wall seconds: 1 ms (an idle tick of a small configuration)
 # to 10 s (far beyond any tick_seconds the default configuration needs); the 5% CPU budget at one tick per
@@ -57,7 +57,7 @@ class TickHealth:
         self.ready = Gauge(**_args("simd_ready"), registry=registry)
         self._is_ready: bool | None = None
         self._slot = 0  # the slot of the last tick (slot 0: the start)
-        self.generation = 0  # counts the ticks recorded (simd.server reuses a rendering until it changes)
+        self.generation = 0  # counts the ticks recorded (simd.http.server reuses a rendering until it changes)
         self._last_done = start  # clock at the end of the last tick (the start before any)
         self._any = False
         self._pending, self._last_warned = (0, 0), -math.inf  # overruns not logged yet (slow, missed)
@@ -80,7 +80,7 @@ class TickHealth:
         self._report_overruns(ended, slow, missed, duration)
 
     def set_ready(self, ready: bool) -> None:
-        """The tick loop's readiness (simd.ticker.Ticker.readiness) changed or was computed again."""
+        """The tick loop's readiness (simd.live.ticker.Ticker.readiness) changed or was computed again."""
         if self._is_ready != ready:
             self._is_ready = ready
             self.ready.set(1 if ready else 0)
@@ -91,7 +91,7 @@ class TickHealth:
         self.start, self.tick_seconds, self._slot = now, tick_seconds, 0
 
     def event_overrun(self, scenario: str, work: float, limit: float, behind_seconds: float) -> None:
-        """A scenario reached its work limit in a tick (simd.lane): logged while rare, then once a minute."""
+        """A scenario reached its work limit in a tick (simd.live.lane): logged while rare, then once a minute."""
         now = self._clock()
         self._event_overruns += 1
         if now - self._events_warned < OVERRUN_LOG_SECONDS:
@@ -137,7 +137,7 @@ class DaemonStatus:
         self.reload_time = Gauge(**_args("simd_config_last_reload_success_timestamp_seconds"), registry=registry)
         self.last_save = Gauge(**_args("simd_state_last_save_timestamp_seconds"), registry=registry)
         self.save_errors = Counter(**_args("simd_state_save_errors"), registry=registry)
-        self.generation = 0  # changes whenever a value here does (simd.server reuses a rendering until then)
+        self.generation = 0  # changes whenever a value here does (simd.http.server reuses a rendering until then)
         self.reload_successful = True
         self.reloaded(True)
 

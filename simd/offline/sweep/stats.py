@@ -83,7 +83,7 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
 @dataclass(frozen=True)
 class PointStats:
     """Aggregates over a grid point's finished replicas (``n``); ``unfinished`` replicas did not reach their
-    target within ``simd.simulate.LIMIT_FACTOR`` times the failure-free duration and are left out."""
+    target within ``simd.offline.simulate.LIMIT_FACTOR`` times the failure-free duration and are left out."""
 
     n: int
     unfinished: int

@@ -8,11 +8,11 @@ own (times are passed in) or an HTTP status:
   simulated time the set of active drills changes (``boundaries``), and each scenario's parameters at a
   simulated time (``scenario_body``). Several drills on one scenario compose: rate and checkpoint factors
   multiply, the stragglers of the latest-started drill win.
-- :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.ticker, which
+- :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.live.ticker, which
   retargets each scenario's replicas at the boundaries where its parameters change, so a drill changes the
   simulation at exactly its simulated time, whatever the tick size): it counts the scheduled starts, holds
   ticks back while a stall drill runs, starts drills on demand, and carries runs over a reload.
-- :class:`DrillControl`: what the control API (simd.server) calls: the listing, read from the published
+- :class:`DrillControl`: what the control API (simd.http.server) calls: the listing, read from the published
   snapshot without taking the tick loop's lock, and on-demand starts through the tick loop.
 
 Requests that cannot be carried out raise :class:`UnknownDrill` or :class:`DrillAlreadyRunning`; the server
@@ -25,8 +25,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from simd.config import Config, Drill, DrillEffects, Scenario, ScenarioBody
-from simd.snapshot import DrillSnapshot, Snapshot
+from simd.metrics.snapshot import DrillSnapshot, Snapshot
+from simd.scenario import Config, Drill, DrillEffects, Scenario, ScenarioBody
 
 log = logging.getLogger(__name__)
 

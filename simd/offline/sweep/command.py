@@ -30,7 +30,7 @@ def _seed(text: str) -> int:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= n < 2**63:  # the scenario model's range of seeds (simd.config.ScenarioBody.seed)
+    if not 0 <= n < 2**63:  # the scenario model's range of seeds (simd.scenario.ScenarioBody.seed)
         raise argparse.ArgumentTypeError(f"must be 0 to 2^63 - 1, got {n}")
     return n
 
@@ -85,7 +85,7 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
 
 
 def _scenario(config, name: str):
-    from simd.config import Scenario
+    from simd.scenario import Scenario
 
     for sw in config.sweeps:
         if sw.name == name:
@@ -118,7 +118,7 @@ class _Bar:
 
 
 def _executor(args):
-    from simd import sweepexec
+    from simd.offline.sweep import executors as sweepexec
 
     if args.scheduler:
         return sweepexec.DaskExecutor(args.scheduler)
@@ -141,7 +141,7 @@ def _warn_points(base, params, points) -> None:
 
 def _report(args, params, results, meta, out: Path | None) -> int:
     """The table on stdout, warnings on stderr, the files; exit 1 if a replica did not finish (as simulate)."""
-    from simd import sweepout
+    from simd.offline.sweep import outputs as sweepout
 
     print(sweepout.table(params, results))
     print(sweepout.TABLE_NOTE)
@@ -151,7 +151,7 @@ def _report(args, params, results, meta, out: Path | None) -> int:
         print(f"warning: {capped} point(s) stopped at --max-replicas {meta['max_replicas']} with the half-width "
               f"above {args.ci:g}", file=sys.stderr)
     if out is not None:
-        from simd import sweepplot
+        from simd.offline.sweep import plot as sweepplot
 
         sweepout.write_csv(out / "sweep.csv", params, results)
         sweepout.write_json(out / "sweep.json", meta, params, results)
@@ -159,7 +159,7 @@ def _report(args, params, results, meta, out: Path | None) -> int:
         print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
     unfinished = sum(r.stats.unfinished for r in results)
     if unfinished:
-        from simd.simulate import LIMIT_FACTOR
+        from simd.offline.simulate import LIMIT_FACTOR
 
         print(f"warning: {unfinished} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free duration "
               "and are left out of the means (column unfinished)", file=sys.stderr)
@@ -168,10 +168,10 @@ def _report(args, params, results, meta, out: Path | None) -> int:
 
 
 def run(args) -> int:
-    from simd import sweep
-    from simd.config import default_config, load_config
-    from simd.sweepexec import ExecutorError, MissingDask
-    from simd.sweepgrid import GridError, grid, parse_params
+    from simd.offline.sweep import run as sweep
+    from simd.offline.sweep.executors import ExecutorError, MissingDask
+    from simd.offline.sweep.grid import GridError, grid, parse_params
+    from simd.scenario import default_config, load_config
 
     config = load_config(args.config) if args.config else default_config()
     try:
@@ -201,7 +201,7 @@ def run(args) -> int:
     seed_base = base.seed if args.seed_base is None else args.seed_base
     replicas = args.replicas or DEFAULT_REPLICAS
     if not args.scheduler:  # this machine's workers load the kernels compiled here (a cluster's compile their own)
-        from simd.precompile import prepare
+        from simd.offline.precompile import prepare
 
         shared = any(len(g) > 1 for g in sweep.shared_groups(points))
         prepare([p.scenario.job_spec(seed_base) for p in points], prog="simd sweep", extra=("crn",) if shared else ())

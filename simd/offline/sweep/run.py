@@ -4,7 +4,7 @@ The replicas of a grid point use seeds ``seed_base, seed_base + 1, ...``, the sa
 random numbers: neighbouring points see the same failure streams, so their difference is estimated with less
 noise than their levels). The work is cut into tasks of (a group of grid points, a run of consecutive seeds):
 the points of a group share their step durations (the same straggler parameters: simd.engine.crn), so a task
-draws each seed's durations once for all of them (:func:`run_points`). An executor (``simd.sweepexec``:
+draws each seed's durations once for all of them (:func:`run_points`). An executor (``simd.offline.sweep.executors``:
 in-process, a local process pool, or a dask.distributed cluster) runs the tasks in any order and the results
 are put back in seed order before anything is summed, so the numbers are identical whichever executor ran them.
 
@@ -23,16 +23,16 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from simd.config import Scenario
 from simd.engine import BUCKETS, US_PER_SECOND
 from simd.engine.crn import Shared, duration_key
 from simd.engine.replicas import run_jobs
 from simd.engine.spec import compile_spec
 from simd.models import analytic
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
-from simd.simulate import Outcome, simulation_limit_us
-from simd.sweepgrid import Point
-from simd.sweepstats import PointStats, summarize
+from simd.offline.simulate import Outcome, simulation_limit_us
+from simd.offline.sweep.grid import Point
+from simd.offline.sweep.stats import PointStats, summarize
+from simd.scenario import Scenario
 
 # Adaptive mode. Law & Kelton, Simulation Modeling and Analysis (3rd ed., section 9.4.1): the sequential
 # procedure starts from n0 >= 10 replications to estimate the variance before trusting a half-width.
@@ -117,8 +117,8 @@ class Task:
     seeds: tuple[int, ...]  # consecutive seeds
 
 
-# An executor (simd.sweepexec): called as executor(fn, [(task, scenarios), ...]), ``scenarios`` those of the
-# task's points, it yields (task, fn(scenarios, task.seeds)) in any order; fn returns a list per point.
+# An executor (simd.offline.sweep.executors): called as executor(fn, [(task, scenarios), ...]), ``scenarios``
+# those of the task's points, it yields (task, fn(scenarios, task.seeds)) in any order; fn returns a list per point.
 Executor = Callable[[Callable, list[tuple[Task, tuple[Scenario, ...]]]],
                     Iterable[tuple[Task, list[list[ReplicaResult]]]]]
 RunPoint = Callable[[Scenario, Sequence[int]], list[ReplicaResult]]
@@ -252,7 +252,7 @@ def adaptive_sweep(runner: Runner, seed_base: int, target: float, max_replicas: 
 @dataclass(frozen=True)
 class FirstOrder:
     """Seed 001's first-order checkpoint model applied to a scenario, from the same functions as the daemon's
-    gauges (simd.snapshot: simd.models.analytic's MTBF and mean recovery, simd.models.checkpoint's efficiency
+    gauges (simd.metrics.snapshot: simd.models.analytic's MTBF and mean recovery, simd.models.checkpoint's efficiency
     and optima)."""
 
     step_seconds: float
@@ -274,7 +274,7 @@ class FirstOrder:
 
 
 def first_order(scenario: Scenario) -> FirstOrder | None:
-    """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.snapshot reads them
+    """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.metrics.snapshot reads them
     (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
     None without hard failures (no MTBF, no optimum)."""
     # stragglers enter neither the hazard nor the causes, and compiling their tables costs ~1.5 s per new

@@ -1,7 +1,7 @@
 """Live reload of the scenario file (SIGHUP and ``POST /-/reload``), with Prometheus' promises: the new file
 is read and validated first; on any error the running configuration stays, the error is logged and
 ``simd_config_last_reload_successful`` turns 0; on success it turns 1 and
-``simd_config_last_reload_success_timestamp_seconds`` is set. What carries over is simd.ticker.Ticker.reload's
+``simd_config_last_reload_success_timestamp_seconds`` is set. What carries over is simd.live.ticker.Ticker.reload's
 (unchanged scenarios keep their state, changed ones restart, removed ones disappear from /metrics).
 
 A daemon started on the embedded configuration (no ``--config``) reloads the embedded configuration: a
@@ -14,9 +14,9 @@ import logging
 import threading
 from collections.abc import Callable
 
-from simd.config import ConfigError, default_config, load_config
+from simd.scenario import ConfigError, default_config, load_config
 
-log = logging.getLogger("simd.reload")
+log = logging.getLogger("simd.live.reload")
 
 MAX_LOGGED_ERRORS = 20  # a broken file can have hundreds of errors: the first ones say what is wrong
 
@@ -28,7 +28,7 @@ class Reloader:
 
     def __init__(self, ticker, source: str | None, status, rescheduled: Callable[[float], None] | None = None,
                  warmup=None):
-        """``warmup`` (simd.warmup.Warmup): compiles, in the background, the kernels new scenarios need."""
+        """``warmup`` (simd.live.warmup.Warmup): compiles, in the background, the kernels new scenarios need."""
         self.ticker, self.source, self.status, self.rescheduled = ticker, source, status, rescheduled
         self.warmup = warmup
         self._lock = threading.Lock()

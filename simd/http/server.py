@@ -18,7 +18,7 @@
   running). Both only with ``Authorization: Bearer <token>`` (the scheme is case-insensitive, RFC 7235
   section 2.1); without a configured token every POST is refused (403). Failed authentication is logged, at
   most one line per :data:`AUTH_LOG_SECONDS` (with the count since the last). The drill's optional body is a
-  JSON object ``{"duration_seconds": <simulated seconds>}`` of at most 4 KiB (simd.config.DrillRequest),
+  JSON object ``{"duration_seconds": <simulated seconds>}`` of at most 4 KiB (simd.scenario.DrillRequest),
   delimited by ``Content-Length`` or chunked transfer coding; a request with neither has no body (RFC 9112
   section 6.3), and a body shorter than its ``Content-Length`` is refused. Errors, as JSON ``{"error": ...}``:
   401 no or wrong token, 413 body too large, 400 malformed body or ``Content-Length``, 404 unknown drill,
@@ -54,8 +54,8 @@ from prometheus_client import make_wsgi_app
 from prometheus_client.registry import Collector
 from waitress import wasyncore
 
-from simd.config import parse_drill_request
-from simd.drills import DrillAlreadyRunning, UnknownDrill
+from simd.live.drills import DrillAlreadyRunning, UnknownDrill
+from simd.scenario import parse_drill_request
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ MAX_REQUEST_BODY = 64 * 1024
 
 
 class Drills(Protocol):
-    """What the control API needs (simd.drills.DrillControl has it)."""
+    """What the control API needs (simd.live.drills.DrillControl has it)."""
 
     def list(self) -> list[dict]: ...
 
@@ -102,7 +102,7 @@ class Drills(Protocol):
 
 
 class Reload(Protocol):
-    """What ``POST /-/reload`` calls (simd.reload.Reloader): (True, what changed) or (False, the errors)."""
+    """What ``POST /-/reload`` calls (simd.live.reload.Reloader): (True, what changed) or (False, the errors)."""
 
     def __call__(self, trigger: str) -> tuple[bool, dict | list[str]]: ...
 

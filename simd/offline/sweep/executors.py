@@ -2,8 +2,8 @@
 
 An executor is called as ``executor(fn, jobs)`` with ``jobs`` a list of ``(task, scenarios)`` (the scenarios of
 the task's grid points) and yields ``(task, fn(scenarios, task.seeds))`` in completion order; it decides nothing
-else (simd.sweep puts the results back in seed order). ``workers`` says how many tasks it runs at once, so the
-sweep can cut the work to keep them all busy.
+else (simd.offline.sweep.run puts the results back in seed order). ``workers`` says how many tasks it runs at
+once, so the sweep can cut the work to keep them all busy.
 
 dask is optional (``pip install -e .[dask]``) and imported only by :class:`DaskExecutor`.
 """

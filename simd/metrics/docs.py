@@ -1,7 +1,7 @@
-"""docs/metrics.md, generated: the tables from simd.metric_table, the prose around them kept here.
+"""docs/metrics.md, generated: the tables from simd.metrics.table, the prose around them kept here.
 
-    .venv/bin/python -m simd.metric_docs --write    # rewrite docs/metrics.md
-    .venv/bin/python -m simd.metric_docs            # print it
+    .venv/bin/python -m simd.metrics.docs --write    # rewrite docs/metrics.md
+    .venv/bin/python -m simd.metrics.docs            # print it
 
 tests/test_metric_docs.py checks that the committed file is what this writes.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from simd.metric_table import METRICS, SECTIONS
+from simd.metrics.table import METRICS, SECTIONS
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 
 INTRO = """\
-<!-- Generated from simd/metric_table.py and simd/metric_docs.py: edit those, then run
-     `.venv/bin/python -m simd.metric_docs --write`. -->
+<!-- Generated from simd/metrics/table.py and simd/metrics/docs.py: edit those, then run
+     `.venv/bin/python -m simd.metrics.docs --write`. -->
 # simd metrics reference
 
 `simd run` serves these on `GET /metrics` (default address `127.0.0.1:9109`), written by prometheus-client:
@@ -167,7 +167,7 @@ def main(argv: list[str]) -> int:
         print(f"wrote {DOC}")
         return 0
     if argv:
-        print("usage: python -m simd.metric_docs [--write]", file=sys.stderr)
+        print("usage: python -m simd.metrics.docs [--write]", file=sys.stderr)
         return 2
     sys.stdout.write(render())
     return 0

@@ -1,7 +1,7 @@
 """One scenario in the running daemon (a *lane*): its replicas' engine states, the parameters they run under,
 and advancing them with a bound on the work of one tick.
 
-A lane is an immutable value; the tick loop (simd.ticker) replaces it. Its replicas share one engine clock,
+A lane is an immutable value; the tick loop (simd.live.ticker) replaces it. Its replicas share one engine clock,
 which counts from ``origin_us`` of the daemon's shared simulated clock: 0 for a scenario that ran from the
 start (or from a resumed snapshot of such a run), the shared time of a reload that added or changed it.
 
@@ -26,10 +26,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from simd.config import Scenario, ScenarioBody
 from simd.engine import US_PER_SECOND, State, advance
 from simd.engine.replicas import advance_replicas, new_replicas, on_kernel, retarget_replicas
-from simd.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
+from simd.metrics.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
+from simd.scenario import Scenario, ScenarioBody
 
 # The work one scenario may do in one tick, in estimated CPU microseconds of the engine (all replicas together):
 # 0.2 s, so that a tick at the default 1 s interval stays on time with a few busy scenarios, while a runaway

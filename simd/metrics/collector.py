@@ -1,11 +1,11 @@
 """Immutable snapshot -> Prometheus metric families, built at scrape time (docs/design.md 3.6 and 5.3).
 
 :class:`SimdCollector` reads the latest snapshot once per scrape (one reference read) and builds the
-families of simd.metric_table's rows from it, so a scrape is always one whole tick. The daemon's registry
+families of simd.metrics.table's rows from it, so a scrape is always one whole tick. The daemon's registry
 (:func:`new_registry`) is its own ``CollectorRegistry``, never prometheus_client's global one; it holds this
 collector, prometheus_client's ``ProcessCollector`` (the daemon's CPU, memory, file descriptors) and, once
-the tick loop registers them, the daemon-health metrics (simd.health). prometheus_client writes the
-exposition (text 0.0.4 or OpenMetrics, gzip: simd.server).
+the tick loop registers them, the daemon-health metrics (simd.metrics.health). prometheus_client writes the
+exposition (text 0.0.4 or OpenMetrics, gzip: simd.http.server).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from prometheus_client import ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from simd.metric_table import METRICS
-from simd.metric_table import Metric as Row
-from simd.snapshot import Snapshot
+from simd.metrics.snapshot import Snapshot
+from simd.metrics.table import METRICS
+from simd.metrics.table import Metric as Row
 
 _FAMILY = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily, "histogram": HistogramMetricFamily}
 _OBJECTS: dict[str, Callable[[Snapshot], Iterator[tuple[tuple[str, ...], object]]]] = {

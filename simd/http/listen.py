@@ -1,7 +1,7 @@
 """``simd run``'s listen address, parsed and checked (light: ``simd``'s parser imports it for every command).
 
 ``parse_listen`` returns (host, port) or raises ValueError with a one-line message naming the constraint.
-The numeric flags (speedup, tick seconds) are checked against simd.config's types, their one home.
+The numeric flags (speedup, tick seconds) are checked against simd.scenario's types, their one home.
 """
 
 from __future__ import annotations

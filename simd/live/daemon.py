@@ -35,19 +35,19 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from simd import __version__, kernelcache
-from simd.config import Config
-from simd.drills import DrillControl
 from simd.engine import US_PER_SECOND
-from simd.exporter import new_registry
-from simd.health import DaemonStatus
-from simd.persist import Resumed, Saver, StateDir, StateDirBusy, StateError, resume
-from simd.reload import Reloader
-from simd.runflags import DEFAULT_LISTEN, parse_listen
-from simd.server import HttpServer, make_app
-from simd.ticker import Ticker
-from simd.warmup import Warmup
+from simd.http.listen import DEFAULT_LISTEN, parse_listen
+from simd.http.server import HttpServer, make_app
+from simd.live.drills import DrillControl
+from simd.live.persist import Resumed, Saver, StateDir, StateDirBusy, StateError, resume
+from simd.live.reload import Reloader
+from simd.live.ticker import Ticker
+from simd.live.warmup import Warmup
+from simd.metrics.collector import new_registry
+from simd.metrics.health import DaemonStatus
+from simd.scenario import Config
 
-log = logging.getLogger("simd.daemon")
+log = logging.getLogger("simd.live.daemon")
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 # Save the state every this many ticks (10 s at the default tick): a kill -9 loses at most that much wall time.
@@ -183,8 +183,8 @@ def build(config: Config, clock, wall, speedup: float | None = None, tick_second
           warmup: bool = False) -> Parts:
     """The tick loop, the WSGI app serving it, the daemon's status and the reloader (no thread, no socket):
     one private registry holds the simulation's collector, the process collector, the tick loop's health and
-    the daemon's status. ``resumed``: continue a saved state (simd.persist.resume). ``warmup``: lanes wait
-    for their kernels (simd.warmup; its thread starts on the first ``parts.warmup.request``); else they
+    the daemon's status. ``resumed``: continue a saved state (simd.live.persist.resume). ``warmup``: lanes wait
+    for their kernels (simd.live.warmup; its thread starts on the first ``parts.warmup.request``); else they
     compile on their first tick (tests that drive the clock by hand)."""
     registry = new_registry(lambda: ticker.snapshot)
     kw = {} if resumed is None else {"lanes": resumed.lanes, "at_us": resumed.at_us, "drills": resumed.drills}

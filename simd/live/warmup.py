@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from prometheus_client import Gauge
 from prometheus_client.registry import CollectorRegistry
 
-from simd import kernelcache, precompile
+from simd import kernelcache
 from simd.engine import kernels
-from simd.metric_table import client_args as _args
+from simd.metrics.table import client_args as _args
+from simd.offline import precompile
 
 log = logging.getLogger("simd.kernels")
 

@@ -15,9 +15,9 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from simd.config import Config
 from simd.engine import JobResult
-from simd.simulate import simulate
+from simd.offline.simulate import simulate
+from simd.scenario import Config
 
 ROWS = (("ideal", "ideal (no failures)"), ("naive", "naive (large interval, no validation)"),
         ("optimized", "optimized (small interval, frequent validation)"))

@@ -1,4 +1,4 @@
-"""The tick loop: advance every scenario (simd.lane) to ``speedup`` x the wall time since the start, and
+"""The tick loop: advance every scenario (simd.live.lane) to ``speedup`` x the wall time since the start, and
 publish a snapshot.
 
 The clock is injected (a callable returning monotonic seconds; the daemon passes ``time.monotonic``), so
@@ -10,21 +10,21 @@ tests drive it by hand and never sleep. Promises:
   next ticks) or it is quarantined. A late tick, or one standing in for several coalesced ones, catches up
   exactly; nothing is counted twice, and since the engine is tick-size invariant the states depend only on
   the simulated time reached, not on how the wall time was cut into ticks.
-- After each tick a new immutable :class:`~simd.snapshot.Snapshot` replaces the previous one in a single
+- After each tick a new immutable :class:`~simd.metrics.snapshot.Snapshot` replaces the previous one in a single
   reference assignment: a reader sees the previous complete tick or this complete tick, never a mixture,
   and never waits for the tick's lock.
 - A lane whose advance raises is quarantined (``failed``: exported, logged once with its cause, counted in
   ``simd_tick_errors_total``); the other lanes go on.
-- Per tick, each lane does at most ``work_limit`` work (estimated CPU microseconds of the engine, simd.lane);
+- Per tick, each lane does at most ``work_limit`` work (estimated CPU microseconds of the engine, simd.live.lane);
   and once a tick has run for ``tick_seconds`` it leaves the remaining lanes where they are (behind) for the
   next tick, which starts with the lanes furthest behind.
 - ``reload(config)`` swaps in a new configuration between ticks: an unchanged scenario (same
-  simd.lane.scenario_key) keeps its lane, a changed or new one starts fresh at the current simulated time, a
+  simd.live.lane.scenario_key) keeps its lane, a changed or new one starts fresh at the current simulated time, a
   removed one disappears; unchanged drills keep their runs.
 
-What the drills do (their boundaries, stalls, on-demand starts) is simd.drills.DrillRunner's; the loop's
-own health (tick counts, durations, overruns, /healthz) is simd.health.TickHealth's, on ``registry``.
-``speedup`` and ``tick_seconds`` are valid values of the configuration's types (simd.config; the CLI flags
+What the drills do (their boundaries, stalls, on-demand starts) is simd.live.drills.DrillRunner's; the loop's
+own health (tick counts, durations, overruns, /healthz) is simd.metrics.health.TickHealth's, on ``registry``.
+``speedup`` and ``tick_seconds`` are valid values of the configuration's types (simd.scenario; the CLI flags
 are parsed with them); given here they override the file's, also across reloads.
 """
 
@@ -38,14 +38,14 @@ from dataclasses import dataclass, replace
 
 from prometheus_client.registry import CollectorRegistry
 
-from simd.config import Config
-from simd.drills import DrillRunner, Started
 from simd.engine import US_PER_SECOND, State, advance
-from simd.health import TickHealth
-from simd.lane import WORK_LIMIT_US, Lane, advance_lane, new_lane, scenario_key, with_body
-from simd.snapshot import ScenarioInfo, Snapshot
+from simd.live.drills import DrillRunner, Started
+from simd.live.lane import WORK_LIMIT_US, Lane, advance_lane, new_lane, scenario_key, with_body
+from simd.metrics.health import TickHealth
+from simd.metrics.snapshot import ScenarioInfo, Snapshot
+from simd.scenario import Config
 
-log = logging.getLogger("simd.ticker")
+log = logging.getLogger("simd.live.ticker")
 
 Clock = Callable[[], float]
 
@@ -71,8 +71,8 @@ class Ticker:
                  tick_seconds: float | None = None, advance_fn=advance, registry: CollectorRegistry | None = None,
                  work_limit: float = WORK_LIMIT_US, lanes: tuple[Lane, ...] | None = None, at_us: int = 0,
                  drills: DrillRunner | None = None, lane_ready: Callable[[Lane], bool] | None = None):
-        """``lanes``, ``at_us`` and ``drills``: resume where a saved state left off (simd.persist).
-        ``lane_ready(lane)``: whether the engine's kernels for the lane are compiled (simd.warmup); a lane that
+        """``lanes``, ``at_us`` and ``drills``: resume where a saved state left off (simd.live.persist).
+        ``lane_ready(lane)``: whether the engine's kernels for the lane are compiled (simd.live.warmup); a lane that
         is not ready is left where it is, behind the clock. None: every lane is."""
         self.lane_ready = lane_ready or (lambda lane: True)
         self.ready = False  # the kernels of every lane ready and every lane caught up (latched; see readiness)
@@ -134,7 +134,7 @@ class Ticker:
             if self._clock() - began > self.tick_seconds:
                 continue  # this tick is over its time: the lane waits for the next one (behind meanwhile)
             if not self.lane_ready(lane):
-                continue  # its kernels are being compiled (simd.warmup): behind meanwhile, caught up after
+                continue  # its kernels are being compiled (simd.live.warmup): behind meanwhile, caught up after
             try:
                 out = advance_lane(lane, until, lambda t, s=lane.scenario: self.drills.body(s, t),
                                    self.drills.boundaries, self.work_limit, self._advance)
@@ -178,7 +178,7 @@ class Ticker:
 
     def start_drill(self, name: str, duration_seconds: float | None = None) -> Started:
         """Start drill ``name`` now (at the current simulated time) and publish the changed parameters;
-        simd.drills.UnknownDrill or DrillAlreadyRunning if it cannot."""
+        simd.live.drills.UnknownDrill or DrillAlreadyRunning if it cannot."""
         with self._lock:
             now_us = self.snapshot.simulated_us
             t = now_us / US_PER_SECOND
@@ -233,7 +233,7 @@ class Ticker:
         return Reloaded(tuple(kept), tuple(restarted), tuple(added), removed, tuple(reset))
 
     def saved(self) -> tuple[int, tuple[Lane, ...], DrillRunner]:
-        """What simd.persist writes: the shared clock, the lanes and the drills, as of the last tick (taken
+        """What simd.live.persist writes: the shared clock, the lanes and the drills, as of the last tick (taken
         under the lock, so never half a tick; the lanes are immutable)."""
         with self._lock:
             return self.snapshot.simulated_us, self.lanes, self.drills

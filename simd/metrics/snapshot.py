@@ -6,7 +6,7 @@ summed over a scenario's replicas, exactly (integer microseconds); ratios are le
 
 What is static per scenario (configured interval, analytic optimum, histogram bounds) is computed once,
 in :func:`scenario_info`, from the configuration and the engine's compiled plan; the maths is
-simd.models.analytic's. The daemon's own health (ticks, overruns) is not in the snapshot: simd.health keeps
+simd.models.analytic's. The daemon's own health (ticks, overruns) is not in the snapshot: simd.metrics.health keeps
 it in prometheus-client metrics.
 """
 
@@ -22,7 +22,7 @@ from simd.engine.stragglers import bucket_bounds
 from simd.models import analytic
 
 if TYPE_CHECKING:
-    from simd.config import Scenario, ScenarioBody
+    from simd.scenario import Scenario, ScenarioBody
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class ScenarioSnapshot:
     totals: Totals  # summed over replicas
     in_flight_us: int  # summed over replicas
     slowest_rank_score: float | None  # None when the scenario has no stragglers configured
-    failed: bool = False  # quarantined: a tick raised (simd.lane); its counters stay where they were
+    failed: bool = False  # quarantined: a tick raised (simd.live.lane); its counters stay where they were
     behind_us: int = 0  # how far its clock is behind the shared simulated clock (work limit, quarantine)
     overruns: int = 0  # ticks in which it reached its work limit
 

@@ -1,0 +1,1 @@
+from simd.scenario.schema import *  # noqa: F401,F403
