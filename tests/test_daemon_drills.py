@@ -13,7 +13,7 @@ import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock
 from prometheus_client import generate_latest
 
-from simd.http.server import HttpServer, make_app
+from simd.daemon.server import HttpServer, make_app
 from simd.live.drills import DrillControl
 from simd.live.ticker import Ticker
 from simd.metrics.collector import new_registry

@@ -1,4 +1,4 @@
-"""simd.http.server over a real socket in-process: /metrics, /healthz, 404, 405, a scrape during a tick, gzip and
+"""simd.daemon.server over a real socket in-process: /metrics, /healthz, 404, 405, a scrape during a tick, gzip and
 OpenMetrics, IPv6, a port in use. No sleeps."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from daemon_fixtures import FakeClock, small_config
 from prometheus_client import generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 
+from simd.daemon.server import HttpServer, make_app
 from simd.engine import advance
-from simd.http.server import HttpServer, make_app
 from simd.live.ticker import Ticker
 from simd.metrics.collector import new_registry
 

@@ -16,8 +16,8 @@ from daemon_fixtures import SMALL_YAML, FakeClock, wsgi_call
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simd.http.server import HttpServer
-from simd.live.daemon import build
+from simd.daemon.process import build
+from simd.daemon.server import HttpServer
 from simd.scenario import parse_config
 
 TOKEN = "t0ken-for-limits"

@@ -12,8 +12,8 @@ import pytest
 from daemon_fixtures import SMALL_YAML, FakeClock, wsgi_call
 from promstack import SimdDaemon, http_get
 
+from simd.daemon.process import build
 from simd.engine import US_PER_SECOND
-from simd.live.daemon import build
 from simd.scenario import parse_config
 
 TOKEN = "r3load"

@@ -11,7 +11,7 @@ import pytest
 from promstack import SimdDaemon, http_get
 
 from simd.cli import main
-from simd.live import daemon
+from simd.daemon import process as daemon
 from simd.live.persist import StateDir, decode
 from simd.scenario import default_config
 
@@ -39,7 +39,7 @@ def test_a_token_in_the_environment_is_checked_the_same_way(monkeypatch, capsys)
 def test_a_state_directory_in_use_is_exit_1(tmp_path, caplog):
     held = StateDir(tmp_path).open()
     try:
-        with caplog.at_level("ERROR", logger="simd.live.daemon"):
+        with caplog.at_level("ERROR", logger="simd.daemon.process"):
             assert daemon.run(default_config(), listen=("127.0.0.1", 0), state_dir=str(tmp_path)) == 1
         assert f"cannot use --state-dir {tmp_path}: {tmp_path} is in use by another simd run" in caplog.text
     finally:

@@ -110,7 +110,8 @@ def test_end_of_job_sdc_is_baked_in_and_void():
 def test_engine_imports_neither_prometheus_nor_apscheduler():
     code = ("import sys, simd.engine, simd.engine.reference; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('prometheus_client', 'apscheduler', 'yaml', 'pydantic') or m in ('simd.live.daemon', 'simd.scenario')))")
+            "('prometheus_client', 'apscheduler', 'yaml', 'pydantic') or "
+            "m in ('simd.daemon.process', 'simd.scenario')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -11,9 +11,9 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import CollectorRegistry
 
+from simd.daemon.process import assemble
 from simd.engine import BUCKETS, US_PER_SECOND
 from simd.engine.stragglers import BUCKET_FACTORS
-from simd.live.daemon import assemble
 from simd.live.ticker import Ticker
 from simd.metrics.collector import SimdCollector, new_registry
 from simd.metrics.table import METRICS

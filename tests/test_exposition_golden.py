@@ -25,7 +25,7 @@ from pathlib import Path
 from daemon_fixtures import FakeClock, wsgi_call
 from prometheus_client.parser import text_string_to_metric_families
 
-from simd.live.daemon import assemble
+from simd.daemon.process import assemble
 from simd.scenario import default_config
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden_scrape_default.prom"

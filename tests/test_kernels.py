@@ -52,7 +52,7 @@ SCRIPT = textwrap.dedent('''
 
     def daemon():
         from daemon_fixtures import FakeClock
-        from simd.live.daemon import assemble
+        from simd.daemon.process import assemble
         clock = FakeClock(0.0)
         ticker, _ = assemble(config, clock=clock, wall=lambda: 1.7e9)
         for t, drills in ((1.0, ()), (5.0, ("straggler", "slow-storage", "sdc-burst", "failure-storm")), (60.0, ())):

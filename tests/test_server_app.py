@@ -1,5 +1,5 @@
-"""simd.http.server's WSGI app called in-process (no socket): routes, methods, negotiation, the control API's
-statuses. The daemon's own app (simd.live.daemon.assemble) on the small configuration with an injected clock."""
+"""simd.daemon.server's WSGI app called in-process (no socket): routes, methods, negotiation, the control API's
+statuses. The daemon's own app (simd.daemon.process.assemble) on the small configuration with an injected clock."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from daemon_fixtures import SMALL_YAML, FakeClock, wsgi_call
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
 
-from simd.live.daemon import assemble
+from simd.daemon.process import assemble
 from simd.scenario import parse_config
 
 DRILLS = """drills:
@@ -169,7 +169,7 @@ def test_the_bearer_scheme_is_case_insensitive(daemon, header):
                                     "Bearer T0KEN", "Bearer t0ken "])
 def test_other_authorizations_are_401_and_logged_once_per_interval(daemon, header, caplog):
     ticker, app, clock = daemon
-    with caplog.at_level("WARNING", logger="simd.http.server"):
+    with caplog.at_level("WARNING", logger="simd.daemon.server"):
         for _ in range(3):
             assert post(app, "/api/v1/drills/storage", token=None, AUTHORIZATION=header)[0] == 401
         clock.advance(11.0)

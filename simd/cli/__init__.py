@@ -130,7 +130,7 @@ def cmd_sweep(args) -> int:
 
 def cmd_run(args) -> int:
     from simd.cli.drill import read_token
-    from simd.live import daemon
+    from simd.daemon import process as daemon
 
     config = _load(args.config)
     try:
@@ -261,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweepcmd.configure_parser(w)
     w.set_defaults(func=cmd_sweep)
 
-    from simd.http import listen as daemon
+    from simd.daemon import listen as daemon
 
     n = sub.add_parser("run", help="the daemon: advance every scenario in accelerated ticks, serve /metrics")
     n.add_argument("--config", help="scenario file (default: the embedded configuration)")

@@ -54,7 +54,7 @@ from simd.live.lane import Lane, gc_paused, new_lane, scenario_key
 from simd.metrics.snapshot import scenario_info
 from simd.scenario import Config
 
-log = logging.getLogger("simd.live.persist")
+log = logging.getLogger(__name__)
 
 FORMAT, VERSION = "simd-state", 2
 READABLE = (1, 2)  # the versions decode accepts

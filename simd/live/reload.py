@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from simd.scenario import ConfigError, default_config, load_config
 
-log = logging.getLogger("simd.live.reload")
+log = logging.getLogger(__name__)
 
 MAX_LOGGED_ERRORS = 20  # a broken file can have hundreds of errors: the first ones say what is wrong
 

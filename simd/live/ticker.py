@@ -45,7 +45,7 @@ from simd.metrics.health import TickHealth
 from simd.metrics.snapshot import ScenarioInfo, Snapshot
 from simd.scenario import Config
 
-log = logging.getLogger("simd.live.ticker")
+log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 

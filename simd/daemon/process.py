@@ -35,9 +35,9 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from simd import __version__, kernelcache
+from simd.daemon.listen import DEFAULT_LISTEN, parse_listen
+from simd.daemon.server import HttpServer, make_app
 from simd.engine import US_PER_SECOND
-from simd.http.listen import DEFAULT_LISTEN, parse_listen
-from simd.http.server import HttpServer, make_app
 from simd.live.drills import DrillControl
 from simd.live.persist import Resumed, Saver, StateDir, StateDirBusy, StateError, resume
 from simd.live.reload import Reloader
@@ -47,7 +47,7 @@ from simd.metrics.collector import new_registry
 from simd.metrics.health import DaemonStatus
 from simd.scenario import Config
 
-log = logging.getLogger("simd.live.daemon")
+log = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 # Save the state every this many ticks (10 s at the default tick): a kill -9 loses at most that much wall time.
