@@ -190,13 +190,13 @@ def _checked(parse):
 
 
 def _typed(kind: str):
-    """An argparse type checked against ``simd.scenario``'s type ``kind`` (the one home of its limits);
+    """An argparse type checked against simd.scenario.limits' type ``kind`` (the one home of its limits);
     simd.scenario (pydantic) is imported only when the flag is given."""
 
     def parse(text: str):
-        from simd import scenario as config
+        from simd.scenario import limits, parse_value
 
-        return config.parse_value(getattr(config, kind), text)
+        return parse_value(getattr(limits, kind), text)
 
     parse.__name__ = kind
     return _checked(parse)

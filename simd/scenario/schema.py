@@ -1,34 +1,40 @@
-"""Scenario file (YAML) -> validated, frozen objects; the embedded default configuration.
+"""The scenario file's shape: every key, its type and bounds, and the rules that join keys (docs/design.md 3).
 
-Every problem is reported, one per line, as ``<field path>: <what is wrong>, got <value>`` (docs/design.md 3.8).
-Unknown keys are errors. Nothing starts until the whole file is valid.
+Frozen pydantic models, strict (no "5" -> 5, no bool as int) and closed (an unknown key is an error). The bounded
+types are in simd.scenario.limits, the error lines in simd.scenario.errors, reading in simd.scenario.load.
 """
 
 from __future__ import annotations
 
 import math
 from functools import cached_property
-from importlib import resources
-from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails
 
-from simd.engine import Accelerator, Cause, JobSpec, Shadow, Stragglers, job_hazards
-from simd.engine.spec import CommittedSdc, Detector, Hyper
 from simd.models import recovery
-from simd.scenario import yamlfile
+from simd.scenario import errors, translate
+from simd.scenario.limits import (
+    MAX_ALL_SCENARIOS,
+    MAX_DRILLS,
+    MAX_JOB_SECONDS,
+    MAX_SCENARIOS,
+    MAX_SWEEPS,
+    WARNING_CODES,
+    CostSeconds,
+    IntervalSteps,
+    LatencySeconds,
+    Rate,
+    SimulatedSeconds,
+    Speedup,
+    StepSeconds,
+    TickSeconds,
+    WarningCode,
+)
 
-DEFAULT_RESOURCE = "default.yaml"
-
-
-class ConfigError(Exception):
-    """The scenario file is invalid; ``errors`` holds one readable line per problem."""
-
-    def __init__(self, errors: list[str]):
-        super().__init__("\n".join(errors))
-        self.errors = errors
+if TYPE_CHECKING:
+    from simd.engine import Cause, JobSpec
 
 
 class _Strict(BaseModel):
@@ -36,26 +42,6 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-# The one home of every limit: the scenario file's fields, the flags of `simd run`, `simd simulate`
-# and `simd drill` (parse_value) and the body of the drill API (parse_drill_request) are all checked against
-# these types, and nothing else re-checks them (the engine takes a JobSpec built from a validated scenario).
-# The upper bounds keep every product the engine forms in integer microseconds finite and far inside int64
-# (9.2e18 us = 292,000 years): no real job comes near them.
-Speedup = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]  # simulated seconds per wall second
-TickSeconds = Annotated[float, Field(ge=0.01, le=3600, allow_inf_nan=False)]  # wall seconds between ticks
-# a stretch of simulated time (a drill's duration, an offline tick): up to ~31,700 years
-SimulatedSeconds = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
-# a blocking cost (checkpoint, validation, restart): up to 10^6 s (11.6 days; a real one takes minutes)
-CostSeconds = Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
-# step time: 1 ms (the engine counts microseconds; a real step takes 0.1-100 s) to a day
-StepSeconds = Annotated[float, Field(ge=1e-3, le=86400, allow_inf_nan=False)]
-# The codes of ScenarioBody.warnings: SDCs that validation cannot catch before a checkpoint (or a hyper checkpoint)
-WARNING_CODES = ("sdc-baked", "sdc-baked-hyper")
-WarningCode = Literal["sdc-baked", "sdc-baked-hyper"]
-# checkpoint and validation intervals: up to 10^9 steps (beyond target_steps simply means "never")
-IntervalSteps = Annotated[int, Field(gt=0, le=10**9)]
-Rate = Annotated[float, Field(ge=0, le=3.6e6, allow_inf_nan=False)]  # per GPU-hour (bounded again per step)
-MAX_JOB_SECONDS = 1e12  # target_steps * step_seconds: a failure-free job of at most ~31,700 years
 
 
 CauseName = Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
@@ -154,11 +140,6 @@ class AcceleratorType(_Strict):
     sdc_per_gpu_hour: Rate
 
 
-# A late SDC detector's latency, simulated seconds from the end of the SDC's onset step (0 .. 10^10 s, ~317 years:
-# a latency beyond the job means "not in this job").
-LatencySeconds = Annotated[float, Field(ge=0, le=1e10, allow_inf_nan=False)]
-
-
 class ExponentialLatency(_Strict):
     distribution: Literal["exponential"]
     mean_seconds: LatencySeconds  # memoryless: a check that fires at a constant rate
@@ -183,13 +164,6 @@ class SdcDetector(_Strict):
     coverage: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 1.0  # 0..1: share of SDCs it can find
     latency: Annotated[ExponentialLatency | LognormalLatency | UniformLatency, Field(discriminator="distribution")]
 
-    def engine(self) -> Detector:
-        lat = self.latency
-        if isinstance(lat, ExponentialLatency):
-            return Detector(self.name, "exponential", lat.mean_seconds, 0.0, self.coverage)
-        if isinstance(lat, LognormalLatency):
-            return Detector(self.name, "lognormal", lat.median_seconds, lat.sigma, self.coverage)
-        return Detector(self.name, "uniform", lat.max_seconds, 0.0, self.coverage)
 
 
 class SdcModel(_Strict):
@@ -218,10 +192,6 @@ class SdcModel(_Strict):
             raise ValueError(f"sdc.detectors: the names must be distinct, got {names}")
         return self
 
-    def engine(self) -> CommittedSdc | None:
-        if self.semantics == "reference":
-            return None
-        return CommittedSdc(tuple(d.engine() for d in self.detectors), self.retention_checkpoints)
 
 
 class Slo(_Strict):
@@ -352,49 +322,11 @@ class ScenarioBody(_Strict):
 
     def causes(self) -> tuple[Cause, ...]:
         """Each cause with its detection latency and its restart under the recovery strategy."""
-        shares = self.failures.cause_shares() if self.failures is not None else None
-        warm = self.recovery.strategy == "warm"
-        if shares is None:  # seed 000: one kind of failure, detected at once
-            restart = recovery.WARM_SWAP_SECONDS if warm else self.restart_seconds
-            return (Cause("hardware", 1.0, 0.0, restart),)
-        return tuple(
-            Cause(name, share, recovery.DETECTION_SECONDS.get(name, 0.0),
-                  recovery.WARM_SWAP_SECONDS if warm and name in recovery.WARM_CAPABLE_CAUSES
-                  else self.restart_seconds)
-            for name, share in shares.items())
+        return translate.causes(self)
 
     def job_spec(self, seed: int | None = None) -> JobSpec:
-        fleet = tuple(Accelerator(a.type, a.count, a.hard_per_gpu_hour, a.sdc_per_gpu_hour) for a in self.fleet or ())
-        n = self.gpus
-        if fleet:  # the fleet's count-weighted mean rates, for display (the engine uses the types)
-            hard = math.fsum(a.count * a.hard_per_gpu_hour for a in fleet) / n
-            sdc = math.fsum(a.count * a.sdc_per_gpu_hour for a in fleet) / n
-        else:
-            hard, sdc = self.failures.hard_per_gpu_hour, self.failures.sdc_per_gpu_hour
-        return JobSpec(
-            n_gpus=n,
-            step_seconds=self.step_seconds,
-            target_steps=self.target_steps,
-            hard_per_gpu_hour=hard,
-            sdc_per_gpu_hour=sdc,
-            ckpt_interval_steps=self.checkpoint.interval_steps,
-            ckpt_seconds=self.checkpoint.seconds,
-            validation_interval_steps=self.validation.interval_steps,
-            validation_seconds=self.validation.seconds,
-            restart_seconds=self.restart_seconds,
-            seed=self.seed if seed is None else seed,
-            causes=self.causes(),
-            stragglers=None if self.stragglers is None else Stragglers(
-                jitter_seconds=self.stragglers.jitter_seconds, slow_ranks=self.stragglers.slow_ranks,
-                slowdown=self.stragglers.slowdown,
-                replace_after_steps=self.stragglers.mitigation.detect_after_steps
-                if self.stragglers.mitigation else 0),
-            shadow=None if self.shadow is None else Shadow(self.shadow.fraction, self.shadow.overhead),
-            fleet=fleet,
-            hyper=None if self.checkpoint.hyper is None else Hyper(self.checkpoint.hyper.interval_steps,
-                                                                   self.checkpoint.hyper.window_steps),
-            committed_sdc=None if self.sdc is None else self.sdc.engine(),
-        )
+        """The engine's job (simd.scenario.translate), for ``seed`` (default: the scenario's)."""
+        return translate.job_spec(self, seed)
 
     def replica_seeds(self) -> list[int]:
         return [self.seed + r for r in range(self.replicas)]
@@ -499,11 +431,6 @@ class DrillRequest(_Strict):
     duration_seconds: SimulatedSeconds | None = None  # default: the drill's configured duration
 
 
-# Sane upper limits of a scenario file: each scenario is work on every tick.
-MAX_SCENARIOS, MAX_SWEEPS, MAX_DRILLS = 1000, 100, 100
-MAX_ALL_SCENARIOS = 2000  # scenarios plus every sweep point
-
-
 class Config(_Strict):
     speedup: Speedup = 600.0
     tick_seconds: TickSeconds = 1.0
@@ -537,7 +464,7 @@ class Config(_Strict):
                                                 strict=False)
                 except ValidationError as exc:
                     raise ValueError(f"drills[{i}] on scenario {s.name}: " + "; ".join(
-                        _format(e) for e in exc.errors(include_url=False))) from None
+                        errors.phrase(e) for e in exc.errors(include_url=False))) from None
         return self
 
     def drill_targets(self, drill: Drill) -> list[Scenario]:
@@ -576,152 +503,3 @@ class Config(_Strict):
         return [n for s in self.all_scenarios for n in s.notes()]
 
 
-_PHRASES = {
-    "greater_than": "must be > {gt}",
-    "greater_than_equal": "must be >= {ge}",
-    "less_than": "must be < {lt}",
-    "less_than_equal": "must be <= {le}",
-    "extra_forbidden": "unknown key",
-    "missing": "required key is missing",
-    "int_type": "must be an integer",
-    "float_type": "must be a number",
-    "string_type": "must be a string",
-    "list_type": "must be a list",
-    "model_type": "must be a mapping",
-    "dict_type": "must be a mapping",
-    "string_pattern_mismatch": "must match {pattern}",
-    "too_short": "must have at least {min_length} item(s)",
-    "string_too_long": "must be at most {max_length} characters",
-    "finite_number": "must be a finite number",
-    "float_parsing": "must be a number",
-    "int_parsing": "must be an integer",
-    "too_long": "must have at most {max_length} item(s)",
-    "bool_type": "must be true or false",
-    "union_tag_invalid": "{discriminator} must be one of {expected_tags}",
-    "union_tag_not_found": "needs the key {discriminator}",
-}
-
-
-def _path(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _format(err: dict) -> str:
-    path = _path(err["loc"])
-    kind = err["type"]
-    if kind == "value_error":  # our own validators: the message already names its field
-        msg = str(err["ctx"]["error"]) if "ctx" in err else err["msg"]
-        return msg if msg.startswith(("scenarios", "sweeps[", "drills[")) or not path else f"{path}: {msg}"
-    phrase = _PHRASES.get(kind)
-    ctx = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in err.get("ctx", {}).items()}
-    text = phrase.format(**ctx) if phrase else err["msg"][0].lower() + err["msg"][1:]
-    where = f"{path}: " if path else ""
-    if kind in ("missing",):
-        return f"{where}{text}"
-    if kind == "too_long" and isinstance(err["input"], list | dict):  # the count says it; the items do not
-        return f"{where}{text}, got {len(err['input'])}"
-    return f"{where}{text}, got {_shown(err['input'])}"
-
-
-def _shown(value, limit: int = 80) -> str:
-    """repr of an offending value, cut to ``limit`` characters (a long list is not echoed whole)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
-
-
-def _one_line(exc: ValidationError) -> str:
-    return "; ".join(_format(e) for e in exc.errors(include_url=False))
-
-
-def parse_value(kind, text: str):
-    """A command-line value checked against one of the types above (``parse_value(Speedup, "600")``);
-    ValueError with a one-line message naming the constraint (``must be > 0, got '0'``)."""
-    try:
-        return TypeAdapter(kind).validate_strings(text)
-    except ValidationError as exc:
-        raise ValueError(_one_line(exc)) from None
-
-
-def parse_drill_request(raw: bytes) -> DrillRequest:
-    """The drill API's JSON body (empty: every default); ValueError with a one-line message otherwise."""
-    if not raw.strip():
-        return DrillRequest()
-    try:
-        return DrillRequest.model_validate_json(raw)
-    except ValidationError as exc:
-        errs = exc.errors(include_url=False)
-        if any(e["type"] == "json_invalid" for e in errs):
-            raise ValueError("the body must be a JSON object, e.g. {\"duration_seconds\": 3600}") from None
-        raise ValueError("; ".join(_format({**e, "loc": ("body", *e["loc"])}) for e in errs)) from None
-
-
-def parse_config(text: str, source: str = "<config>") -> Config:
-    """Parse and validate a scenario file's text; raise ConfigError with every problem."""
-    try:
-        data = yamlfile.loads(text)
-    except yamlfile.YamlError as exc:
-        raise ConfigError([f"{source}: {exc}"]) from None
-    if not isinstance(data, dict):
-        raise ConfigError([f"{source}: the top level must be a mapping with a 'scenarios' list, "
-                           f"got {type(data).__name__}"])
-    try:
-        return Config.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError([_format(e) for e in exc.errors(include_url=False)]) from None
-
-
-def load_config(path: str | Path) -> Config:
-    try:
-        text = yamlfile.read_text(path)
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
-    except UnicodeDecodeError:
-        raise ConfigError([f"{path}: not UTF-8 text"]) from None
-    except yamlfile.YamlError as exc:
-        raise ConfigError([f"{path}: {exc}"]) from None
-    return parse_config(text, str(path))
-
-
-def default_config_text() -> str:
-    return resources.files("simd.scenario").joinpath(DEFAULT_RESOURCE).read_text(encoding="utf-8")
-
-
-def default_config() -> Config:
-    return parse_config(default_config_text(), f"<embedded {DEFAULT_RESOURCE}>")
-
-
-def summary(s: Scenario) -> str:
-    """One line per scenario for ``simd check-config``."""
-    v = s.validation.interval_steps
-    spec = s.job_spec()
-    h = job_hazards(spec)[0]  # over the fleet's types, and the shadow ranks' duplicates
-    mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
-    extra = ""
-    if s.fleet is not None:
-        extra += ", fleet " + " + ".join(f"{a.count} {a.type}" for a in s.fleet)
-    if s.shadow is not None:
-        extra += f", shadow ranks ({s.shadow.fraction:g} of the ranks, overhead {s.shadow.overhead:g})"
-    if s.failures is not None and s.failures.causes is not None:
-        extra += f", causes {s.failures.causes if isinstance(s.failures.causes, str) else 'custom'}"
-    if s.recovery.strategy != "cold":
-        extra += f", {s.recovery.strategy} recovery"
-    if s.stragglers:
-        extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
-    if s.replicas > 1:
-        extra += f", {s.replicas} replicas"
-    if s.checkpoint.hyper is not None:
-        extra += (f", hyper-checkpointing every {s.checkpoint.hyper.interval_steps} steps for "
-                  f"{s.checkpoint.hyper.window_steps} steps after an SDC detection")
-    if s.committed_sdc:
-        extra += (f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {s.sdc.retention_checkpoints} "
-                  "checkpoints)")
-    return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
-            f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s), "
-            + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
-            + f", job MTBF {mtbf:.3g} h" + extra)

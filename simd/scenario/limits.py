@@ -1,0 +1,39 @@
+"""The bounded types of the scenario file, the command-line flags and the drill API: every limit's one home.
+
+The scenario file's fields, the flags of `simd run`, `simd simulate` and `simd drill`
+(simd.scenario.load.parse_value) and the body of the drill API (parse_drill_request) are all checked against
+these types, and nothing else re-checks them (the engine takes a JobSpec built from a validated scenario).
+The upper bounds keep every product the engine forms in integer microseconds finite and far inside int64
+(9.2e18 us = 292,000 years): no real job comes near them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+Speedup = Annotated[float, Field(gt=0, le=1e9, allow_inf_nan=False)]  # simulated seconds per wall second
+TickSeconds = Annotated[float, Field(ge=0.01, le=3600, allow_inf_nan=False)]  # wall seconds between ticks
+# a stretch of simulated time (a drill's duration, an offline tick): up to ~31,700 years
+SimulatedSeconds = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
+# a blocking cost (checkpoint, validation, restart): up to 10^6 s (11.6 days; a real one takes minutes)
+CostSeconds = Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+# step time: 1 ms (the engine counts microseconds; a real step takes 0.1-100 s) to a day
+StepSeconds = Annotated[float, Field(ge=1e-3, le=86400, allow_inf_nan=False)]
+# The codes of ScenarioBody.warnings: SDCs that validation cannot catch before a checkpoint (or a hyper checkpoint)
+WARNING_CODES = ("sdc-baked", "sdc-baked-hyper")
+WarningCode = Literal["sdc-baked", "sdc-baked-hyper"]
+# checkpoint and validation intervals: up to 10^9 steps (beyond target_steps simply means "never")
+IntervalSteps = Annotated[int, Field(gt=0, le=10**9)]
+Rate = Annotated[float, Field(ge=0, le=3.6e6, allow_inf_nan=False)]  # per GPU-hour (bounded again per step)
+MAX_JOB_SECONDS = 1e12  # target_steps * step_seconds: a failure-free job of at most ~31,700 years
+
+
+# A late SDC detector's latency, simulated seconds from the end of the SDC's onset step (0 .. 10^10 s, ~317 years:
+# a latency beyond the job means "not in this job").
+LatencySeconds = Annotated[float, Field(ge=0, le=1e10, allow_inf_nan=False)]
+
+# Sane upper limits of a scenario file: each scenario is work on every tick.
+MAX_SCENARIOS, MAX_SWEEPS, MAX_DRILLS = 1000, 100, 100
+MAX_ALL_SCENARIOS = 2000  # scenarios plus every sweep point

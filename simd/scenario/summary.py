@@ -1,0 +1,39 @@
+"""``simd check-config``'s line per scenario: its job, its checkpoint and validation, its MTBF, its mechanisms."""
+
+from __future__ import annotations
+
+import math
+
+from simd.engine import job_hazards
+from simd.scenario.schema import Scenario
+
+
+def summary(s: Scenario) -> str:
+    """One line per scenario for ``simd check-config``."""
+    v = s.validation.interval_steps
+    spec = s.job_spec()
+    h = job_hazards(spec)[0]  # over the fleet's types, and the shadow ranks' duplicates
+    mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
+    extra = ""
+    if s.fleet is not None:
+        extra += ", fleet " + " + ".join(f"{a.count} {a.type}" for a in s.fleet)
+    if s.shadow is not None:
+        extra += f", shadow ranks ({s.shadow.fraction:g} of the ranks, overhead {s.shadow.overhead:g})"
+    if s.failures is not None and s.failures.causes is not None:
+        extra += f", causes {s.failures.causes if isinstance(s.failures.causes, str) else 'custom'}"
+    if s.recovery.strategy != "cold":
+        extra += f", {s.recovery.strategy} recovery"
+    if s.stragglers:
+        extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
+    if s.replicas > 1:
+        extra += f", {s.replicas} replicas"
+    if s.checkpoint.hyper is not None:
+        extra += (f", hyper-checkpointing every {s.checkpoint.hyper.interval_steps} steps for "
+                  f"{s.checkpoint.hyper.window_steps} steps after an SDC detection")
+    if s.committed_sdc:
+        extra += (f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {s.sdc.retention_checkpoints} "
+                  "checkpoints)")
+    return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
+            f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s), "
+            + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
+            + f", job MTBF {mtbf:.3g} h" + extra)
