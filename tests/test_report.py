@@ -4,7 +4,6 @@ To refresh the saved outputs after an intended change: SIMD_UPDATE_SAVED_OUTPUT=
 tests/test_report.py, then review the diff of tests/data/report_{text.txt,markdown.md,json.json}.
 """
 
-import argparse
 import json
 import os
 import re
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from simd import report
+from simd.cli import build_parser
 from simd.models import availability, checkpoint, recovery, straggler
 from simd.report.compute import in_json
 
@@ -66,9 +66,7 @@ SEED_LITERALS = (
 
 
 def _args(argv):
-    parser = argparse.ArgumentParser(prog="simd report")
-    report.configure_parser(parser)
-    return parser.parse_args(argv)
+    return build_parser().parse_args(["report", *argv])
 
 
 def _run(capsys, argv=()):

@@ -5,7 +5,7 @@ random numbers from ``--seed`` (one independent stream per scenario), so their o
 a given seed. Each scenario is computed once into a frozen dataclass (compute.py); the sentences are written
 once (prose.py); one renderer per format lays them out (render.py).
 
-Interface for the CLI: ``configure_parser(parser)`` and ``run(args) -> exit code``; ``build(scenarios,
+Interface for the CLI (simd.cli.offline, which defines the flags): ``run(args) -> exit code``; ``build(scenarios,
 seed)`` and ``render(results, fmt)`` for callers that want the results or the text.
 """
 
@@ -20,27 +20,7 @@ from simd.report.render import RENDERERS, render
 DEFAULT_SEED = 7  # the seed the seed-001 demo prints its sampled scenarios with
 FORMATS = tuple(RENDERERS)
 
-__all__ = ["DEFAULT_SEED", "FORMATS", "SCENARIOS", "build", "configure_parser", "render", "run"]
-
-
-# --- CLI interface ------------------------------------------------------------------------------------------
-def configure_parser(parser: argparse.ArgumentParser) -> None:
-    """Add `simd report`'s options to ``parser``."""
-    parser.add_argument(
-        "--scenario",
-        type=int,
-        choices=SCENARIOS,
-        action="append",
-        metavar="{1..5}",
-        help="scenario to print (repeatable; default: all five)",
-    )
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (default: text)")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=DEFAULT_SEED,
-        help=f"random seed of scenarios 3-5 (default: {DEFAULT_SEED}); scenarios 1-2 are closed form",
-    )
+__all__ = ["DEFAULT_SEED", "FORMATS", "SCENARIOS", "build", "render", "run"]
 
 
 def run(args: argparse.Namespace) -> int:

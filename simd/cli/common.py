@@ -1,0 +1,59 @@
+"""What every command group's flags share: the parser that exits 2 with one line, argparse types checked
+against the scenario file's bounded types, and loading the scenario file a command names."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_USAGE = 2
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # exit 2 with one line, never a traceback
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def checked(parse):
+    """An argparse type from a ``parse(text)`` that raises ValueError (-> a one-line usage error)."""
+
+    def check(text: str):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    check.__name__ = getattr(parse, "__name__", "value").removeprefix("parse_")
+    return check
+
+
+def typed(kind: str):
+    """An argparse type checked against simd.scenario.limits' type ``kind`` (the one home of its limits);
+    simd.scenario (pydantic) is imported only when the flag is given."""
+
+    def parse(text: str):
+        from simd.scenario import limits, parse_value
+
+        return parse_value(getattr(limits, kind), text)
+
+    parse.__name__ = kind
+    return checked(parse)
+
+
+def positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def load(path):
+    from simd.scenario import default_config, load_config
+
+    return load_config(path) if path else default_config()
+
+
+def warn(config) -> None:
+    for w in config.warnings():
+        print(f"warning: {w}", file=sys.stderr)
+    for n in config.notes():  # check-config shows what the file acknowledges too
+        print(f"note (acknowledged): {n}", file=sys.stderr)
