@@ -1,0 +1,251 @@
+"""The HTTP server's bounds and body handling over real sockets (issue 13): chunked bodies, a body without
+Content-Length, a truncated body, a negative Content-Length, hundreds of half-open connections, idle
+connections closed, reads that never wait for the tick loop's lock, and fuzzed requests (hypothesis) that
+never crash the daemon or change its state without the token."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.daemon import SMALL_YAML, FakeClock, wsgi_call
+from support.scenarios import STORAGE, drills
+
+from simd.daemon.process import build
+from simd.daemon.server import HttpServer
+from simd.scenario import parse_config
+
+TOKEN = "t0ken-for-limits"
+DRILLS = drills(STORAGE)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    path = tmp_path_factory.mktemp("limits") / "scenarios.yaml"
+    path.write_text(SMALL_YAML + DRILLS)
+    clock = FakeClock(0.0)
+    parts = build(parse_config(SMALL_YAML + DRILLS), clock, lambda: 1.7e9, api_token=TOKEN, config_path=str(path))
+    clock.t = 1.0
+    parts.ticker.tick()
+    server = HttpServer(("127.0.0.1", 0), parts.app, channel_timeout=2, max_connections=400)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server, parts
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+@pytest.fixture()
+def fresh(served):
+    """The served daemon with no drill run yet (each test starts from there)."""
+    server, parts = served
+    parts.ticker.drills.book.runs.clear()
+    parts.ticker.drills.book.starts["storage"] = 0
+    return server, parts
+
+
+def raw(server, data: bytes, shut_write: bool = False, timeout: float = 5.0) -> bytes:
+    """Send ``data`` on a new connection and read until the server closes it (or ``timeout``)."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=timeout) as s:
+        s.sendall(data)
+        if shut_write:
+            s.shutdown(socket.SHUT_WR)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except TimeoutError:
+            pass
+    return out
+
+
+def get(server, path: str, timeout: float = 5.0) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        r.read()
+        return r.status
+    finally:
+        conn.close()
+
+
+def runs(parts) -> list:
+    return list(parts.ticker.drills.book.runs)
+
+
+AUTH = f"Authorization: Bearer {TOKEN}\r\n".encode()
+
+
+def test_a_chunked_body_is_read(fresh):
+    server, parts = fresh
+    body = b'{"duration_seconds": 60}'
+    out = raw(server, b"POST /api/v1/drills/storage HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + AUTH
+              + b"Transfer-Encoding: chunked\r\n\r\n" + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 200 ")
+    (run,) = runs(parts)
+    assert run.end - run.start == 60
+
+
+def test_a_body_without_content_length_is_no_body_and_its_bytes_no_second_request(fresh):
+    """RFC 9112 6.3: a request without Content-Length or chunked coding has no body. The drill runs its own
+    duration; the stray bytes are a malformed next request (400), never a second start."""
+    server, parts = fresh
+    out = raw(server, b"POST /api/v1/drills/storage HTTP/1.1\r\nHost: x\r\n" + AUTH + b"\r\n"
+              b'{"duration_seconds": 60}\r\n\r\n', shut_write=True)
+    assert out.startswith(b"HTTP/1.1 200 ") and b" 400 Bad Request\r\n" in out
+    (run,) = runs(parts)
+    assert run.end - run.start == 7200
+
+
+def test_a_truncated_body_never_starts_the_drill(fresh):
+    server, parts = fresh
+    out = raw(server, b"POST /api/v1/drills/storage HTTP/1.1\r\nHost: x\r\n" + AUTH
+              + b'Content-Length: 100\r\n\r\n{"duration_seconds": 6', shut_write=True)
+    assert b" 200 " not in out and runs(parts) == []
+
+
+@pytest.mark.parametrize("length", [b"-1", b"ten", b"1e3", b"4097", b"99999999999999999999"])
+def test_bad_content_lengths_are_refused(fresh, length):
+    server, parts = fresh
+    body = b"x" * 4097 if length == b"4097" else b"{}"  # over the app's 4 KiB; the last over waitress' limit
+    out = raw(server, b"POST /api/v1/drills/storage HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + AUTH
+              + b"Content-Length: " + length + b"\r\n\r\n" + body, shut_write=True)
+    status = int(out.split(b" ", 2)[1])
+    assert status in (400, 413) and (status == 413) == (length in (b"4097", b"99999999999999999999"))
+    assert runs(parts) == []
+
+
+@pytest.mark.integration  # a real server on a socket, waiting out wall-clock timeouts
+def test_hundreds_of_half_open_connections_do_not_block_scrapes_or_health(served):
+    server, parts = served
+    idle = []
+    try:
+        for i in range(300):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            if i % 2:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # half a request, never finished
+            idle.append(s)
+        t0 = time.monotonic()
+        assert get(server, "/healthz") == 200 and get(server, "/metrics") == 200
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        for s in idle:
+            s.close()
+
+
+@pytest.mark.integration  # a real server on a socket, waiting out wall-clock timeouts
+def test_at_the_connection_limit_idle_connections_make_room_within_seconds(served):
+    """The issue's 256 idle connections against 256 file descriptors: every new connection timed out. Now the
+    limit is below the descriptors, and at the limit the idle ones are closed after a second."""
+    _, parts = served
+    small = HttpServer(("127.0.0.1", 0), parts.app, channel_timeout=60, max_connections=20)
+    thread = threading.Thread(target=small.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    idle = []
+    try:
+        idle = [socket.create_connection(("127.0.0.1", small.port), timeout=5) for _ in range(30)]
+        t0 = time.monotonic()
+        assert get(small, "/healthz", timeout=10) == 200
+        assert time.monotonic() - t0 < 5.0  # not the 60 s channel timeout
+    finally:
+        for s in idle:
+            s.close()
+        small.shutdown()
+        small.server_close()
+        thread.join(5)
+
+
+@pytest.mark.integration  # a real server on a socket, waiting out wall-clock timeouts
+def test_idle_connections_are_closed_after_the_channel_timeout(served):
+    server, _ = served
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        t0 = time.monotonic()
+        assert s.recv(1) == b""  # the server closed it
+        assert 1.0 < time.monotonic() - t0 < 8.0  # channel_timeout 2 s, checked every second
+
+
+def test_reads_never_wait_for_the_tick_loops_lock(served):
+    server, parts = served
+    with parts.ticker._lock:  # a tick in progress, for as long as this block lasts
+        t0 = time.monotonic()
+        for path in ("/api/v1/drills", "/api/v1/drills/storage", "/metrics", "/healthz"):
+            assert get(server, path, timeout=2.0) == 200
+        assert time.monotonic() - t0 < 2.0
+
+
+# --- fuzzing --------------------------------------------------------------------------------------------
+
+PATHS = ["/metrics", "/healthz", "/api/v1/drills", "/api/v1/drills/storage", "/api/v1/drills/nope", "/-/reload",
+         "/", "/api/v1/drills/storage/x", "/metrics?name[]=simd_ticks_total", "/%00", "/api/v1/drills/%2e%2e"]
+METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "BREW", "get"]
+AUTHS = ["", "Bearer", "Bearer wrong", "bearer " + TOKEN[:-1], "Basic " + TOKEN, TOKEN, "Bearer " + TOKEN + "x",
+         "Bearer\t" + TOKEN]
+header_text = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40)
+requests = st.fixed_dictionaries({
+    "method": st.sampled_from(METHODS) | st.text(st.characters(min_codepoint=33, max_codepoint=126), max_size=8),
+    "path": st.sampled_from(PATHS) | header_text.map(lambda s: "/" + s.replace(" ", "")),
+    "auth": st.sampled_from(AUTHS) | header_text,
+    "length": st.none() | st.sampled_from(["0", "-1", "5", "4096", "4097", "x", "", " 3"]) | header_text,
+    "chunked": st.booleans(),
+    "body": st.binary(max_size=200) | st.sampled_from([b'{"duration_seconds": 60}', b"{}", b"[", b"null"]),
+    "headers": st.lists(st.tuples(header_text.filter(lambda s: s and ":" not in s), header_text), max_size=4),
+})
+
+
+def _wire(r: dict) -> bytes:
+    lines = [f"{r['method']} {r['path']} HTTP/1.1", "Host: x", "Connection: close"]
+    if r["auth"]:
+        lines.append(f"Authorization: {r['auth']}")
+    if r["length"] is not None:
+        lines.append(f"Content-Length: {r['length']}")
+    if r["chunked"]:
+        lines.append("Transfer-Encoding: chunked")
+    lines += [f"{k.strip() or 'X'}: {v}" for k, v in r["headers"]]
+    body = r["body"]
+    if r["chunked"]:
+        body = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def _state(parts):
+    return runs(parts), parts.ticker.lanes, parts.ticker.config
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(requests)
+def test_fuzzed_requests_in_process_never_raise_or_change_state_without_the_token(fresh, r):
+    _, parts = fresh
+    before = _state(parts)
+    headers = {"AUTHORIZATION": r["auth"]} if r["auth"] else {}
+    if r["chunked"]:
+        headers["TRANSFER_ENCODING"] = "chunked"
+    path = r["path"] if r["path"].startswith("/") else "/" + r["path"]
+    status, _, body = wsgi_call(parts.app, r["method"], path, r["body"],
+                                content_length="" if r["length"] is None else r["length"], **headers)
+    assert 200 <= status < 600
+    if r["method"] in ("GET", "HEAD") and status == 200:
+        return
+    assert _state(parts) == before or status == 200 and r["method"] == "POST"
+    if status == 200 and r["method"] == "POST":  # only with the token itself
+        assert r["auth"].partition(" ")[0].lower() == "bearer" and r["auth"].partition(" ")[2].lstrip(" ") == TOKEN
+        json.loads(body)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(requests)
+def test_fuzzed_requests_over_a_socket_never_crash_the_server(fresh, r):
+    server, parts = fresh
+    before = _state(parts)
+    out = raw(server, _wire(r), shut_write=True, timeout=3.0)
+    if out:
+        assert out.startswith(b"HTTP/1.")
+    assert get(server, "/healthz", timeout=3.0) == 200  # still serving
+    assert _state(parts) == before  # no fuzzed request carries the token

@@ -1,0 +1,62 @@
+"""Heterogeneous fleets (simd/engine/fleet.py): the engine against the per-step oracle with one Bernoulli per
+accelerator type and step, the attribution of interruptions and SDC onsets to types, tick-size invariance,
+and a fleet of one type being the plain job bit for bit.
+
+The statistical and property checks (slow: they live in tests/engine/statistical)."""
+
+import pytest
+from engine_stats import agree_with_oracle, check_partitions, field
+from fleet_cases import CONFIGS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from specs import llama3_causes, spec
+
+from simd.engine.fleet import Accelerator
+
+SEEDS = 200
+
+
+def _reads(fleet):
+    reads = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
+                                   "recompute_steps", "wall_seconds")}
+    for a in fleet:
+        reads[f"interruptions[{a.name}]"] = (lambda j, n=a.name: j.interruptions_by_type[n],
+                                             lambda r, n=a.name: r["interruptions_by_type"][n])
+        reads[f"sdc_onsets[{a.name}]"] = (lambda j, n=a.name: j.sdc_onsets_by_type[n],
+                                          lambda r, n=a.name: r["sdc_onsets_by_type"][n])
+    return reads
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_engine_matches_the_per_step_loop_per_accelerator_type(name):
+    base = CONFIGS[name]
+    means = agree_with_oracle(name, base, SEEDS, _reads(base.fleet))
+    assert all(means[f"interruptions[{a.name}]"] > 1 for a in base.fleet)
+    assert all(means[f"sdc_onsets[{a.name}]"] > 1 for a in base.fleet)
+
+
+@st.composite
+def fleet_specs(draw):
+    k = draw(st.integers(1, 3))
+    fleet = tuple(Accelerator(f"t{i}", draw(st.integers(1, 3000)),
+                              draw(st.sampled_from([0.0, 1e-4, 1e-3, 3e-2])),
+                              draw(st.sampled_from([0.0, 1.5e-4, 1e-3, 3e-2]))) for i in range(k))
+    v = draw(st.integers(1, 30))
+    return spec(
+        n_gpus=sum(a.count for a in fleet), fleet=fleet,
+        step_seconds=draw(st.sampled_from([1.0, 30.0, 7.3])),
+        target_steps=draw(st.integers(1, 3000)),
+        ckpt_interval_steps=v * draw(st.integers(1, 5)) + draw(st.sampled_from([0, 0, 3])),  # some not divisible
+        ckpt_seconds=draw(st.sampled_from([0.0, 300.0, 12.25])),
+        validation_interval_steps=draw(st.sampled_from([0, v])),
+        validation_seconds=draw(st.sampled_from([0.0, 20.0])),
+        restart_seconds=draw(st.sampled_from([0.0, 60.0])),
+        causes=draw(st.sampled_from([(), llama3_causes("warm")])),
+        seed=draw(st.integers(0, 2**32)),
+    )
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=fleet_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_with_a_fleet(s, horizon_steps, cuts):
+    check_partitions(s, horizon_steps, cuts)

@@ -1,0 +1,51 @@
+"""The compiled segment walk for one replica (simd.engine.single), core.advance's path wherever it ran
+walk.segment: the Python walk's states, totals and job-end events bit for bit, under any cut of time.
+
+The statistical and property checks (slow: they live in tests/engine/statistical)."""
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from single_cases import STRAGGLERS, _fast, _walk
+from specs import llama3_causes, spec
+
+from simd.engine import (
+    US_PER_SECOND,
+    new_state,
+)
+
+S = US_PER_SECOND
+
+
+@st.composite
+def configurations(draw):
+    """Plans the kernel has every mechanism of: odd and dividing validation intervals, none, stragglers with
+    slow ranks and mitigation, Llama 3 causes with warm recovery."""
+    v = draw(st.integers(1, 12))
+    return spec(n_gpus=draw(st.sampled_from([8, 1024, 4096])), step_seconds=draw(st.sampled_from([30.0, 60.0])),
+                target_steps=draw(st.integers(1, 900)),
+                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
+                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
+                ckpt_interval_steps=v * draw(st.integers(1, 4)),
+                validation_interval_steps=draw(st.sampled_from([0, v, v + 1, 2 * v + 3])),
+                causes=draw(st.sampled_from([(), llama3_causes("warm")])),
+                stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=configurations(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
+       max_jobs=st.sampled_from([None, None, 1, 2, 5]))
+def test_compiled_walk_equals_the_python_walk_under_any_cut(s, horizon_steps, cuts, max_jobs):
+    """States and events after every call of an arbitrary partition of time, against the walk in one call."""
+    horizon = min(horizon_steps, 40 * s.target_steps) * 75 * S  # at most ~40 jobs: the reference walk is slow
+    whole, whole_events = _walk(new_state(s), horizon, max_jobs=max_jobs)
+    ref, got, events = new_state(s), new_state(s), []
+    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
+        c = max(c, got.clock)  # a max_jobs stop leaves the clock behind
+        ref, ref_ev = _walk(ref, c, max_jobs=max_jobs)
+        got, ev = _fast(got, c, max_jobs=max_jobs)
+        assert got == ref and ev == ref_ev
+        assert sum(got.totals.bucket_us().values()) + got.in_flight_us() == got.clock
+        assert sum(got.totals.step_hist) == got.totals.steps_executed
+        events.extend(ev)
+    if max_jobs is None:
+        assert got == whole and events == whole_events

@@ -1,0 +1,50 @@
+"""The extended walk's compiled loop (xkernel.py) against its Python reference (xwalk.run_python, and the
+one-segment-at-a-time xwalk.segment): identical states, totals and job results bit for bit, over seeds,
+configurations, edge cases and any cut of time into advance calls; its normal quantile and latency draws equal
+the standard library's and late.py's.
+
+The statistical and property checks (slow: they live in tests/engine/statistical)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from specs import spec
+from xkernel_cases import EVERY, _cuts, assert_same_paths
+from xspecs import extended_specs
+
+from simd.engine import US_PER_SECOND, Shadow
+from simd.engine.spec import CommittedSdc, Hyper
+
+S = US_PER_SECOND
+
+
+@pytest.mark.parametrize("name", ["committed_layers", "hyper"])
+def test_the_benchmark_jobs_at_scale(name):
+    """Seed-000-like jobs of 10^6 steps (bench/engine.py's, ten times shorter), a few seeds, in ticks."""
+    bench = spec(n_gpus=1024, step_seconds=30.0, target_steps=10**6, ckpt_interval_steps=100,
+                 validation_interval_steps=50, validation_seconds=20.0)
+    variant = replace(bench, hyper=Hyper(50, 1000)) if name == "hyper" else replace(
+        bench, validation_interval_steps=0, committed_sdc=CommittedSdc(EVERY, 10))
+    horizon = 40 * 10**6 * S
+    for seed in range(3):
+        assert_same_paths(replace(variant, seed=seed), _cuts(horizon, [0.013, 0.5, 0.77]))
+
+
+# both mechanisms, edge sizes, no stragglers (those run on xwalk.segment, not the kernel); slow as the engine's
+# hypothesis checks (conftest.py)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=extended_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=8))
+def test_any_partition_gives_the_python_paths_states(s, horizon_steps, cuts):
+    s = replace(s, stragglers=None)
+    assert_same_paths(s, _cuts(int(horizon_steps * s.step_seconds * S * 1.7), cuts))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=extended_specs(), fraction=st.sampled_from([0.0, 0.3, 1.0]), cuts=st.lists(st.floats(0, 1), max_size=5))
+def test_with_shadow_ranks(s, fraction, cuts):
+    s = replace(s, stragglers=None, shadow=Shadow(fraction, 0.05))
+    assert_same_paths(s, _cuts(int(s.target_steps * s.step_seconds * S * 3.1), cuts))

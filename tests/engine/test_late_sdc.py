@@ -1,0 +1,113 @@
+"""Committed SDCs and late detectors (late.py, xwalk.py): the per-step oracle, tick-size invariance, retention."""
+
+from dataclasses import replace
+
+import pytest
+from late_sdc_cases import BASE, CONFIGS
+from specs import spec
+
+from simd.engine import US_PER_SECOND, advance, new_state, run_job
+from simd.engine.hazard import NEVER
+from simd.engine.late import latency_us
+from simd.engine.spec import CommittedSdc, Detector
+
+S = US_PER_SECOND
+
+
+def test_configurations_exercise_what_they_claim():
+    jobs = {name: [run_job(replace(s, seed=k)) for k in range(60)] for name, s in CONFIGS.items()}
+    for name, js in jobs.items():
+        assert sum(j.sdc_late_found for j in js) > 5, name
+        assert sum(j.sdc_unrecoverable for j in js) > 0, name
+    assert sum(j.checkpoints_lost for j in jobs["layers_no_validation"]) > 5
+    assert sum(j.checkpoints_lost for j in jobs["nondividing_retention1"]) == 0  # retention 1: nothing to lose
+    assert sum(j.sdc_late_found - j.sdc_unrecoverable for j in jobs["nondividing_retention1"]) == 0
+    assert sum(j.hyper_activations for j in jobs["with_hyper_causes_stragglers"]) > 10
+    finds = {d: sum(j.sdc_found_by_detector[d] for j in jobs["layers_no_validation"]) for d in
+             ("loss_spike", "ripple", "fleetscanner")}
+    assert all(v > 0 for v in finds.values()), finds
+
+
+def test_latency_inverse_transforms():
+    assert latency_us("exponential", 100.0, 0.0, 1.0) == 0
+    assert latency_us("exponential", 1e6, 0.0, 0.5) == round(1e6 * 0.6931471805599453)
+    assert latency_us("lognormal", 1e6, 1.0, 0.5) == 1_000_000  # the median
+    assert latency_us("lognormal", 1e6, 0.0, 0.01) == 1_000_000  # sigma 0: a fixed latency
+    assert latency_us("uniform", 1e6, 0.0, 0.25) == 250_000
+    with pytest.raises(ValueError, match="unknown latency distribution"):
+        latency_us("weibull", 1.0, 0.0, 0.5)
+
+
+# Hand-placed: checkpoints every 25 steps (300 s), no validation, 60 s steps, restart 60 s; one SDC candidate
+# on executed step 30; one detector with a fixed latency (lognormal, sigma 0). The onset step ends at
+# 30 * 60 + 300 = 2100 s; the checkpoint at 50 commits the SDC (baked in).
+def _placed(retention, latency_s, sdc=30, hard=NEVER, **over):
+    detector = Detector("fixed", "lognormal", latency_s)
+    fields = dict(hard_per_gpu_hour=1e-15 if hard < NEVER else 0.0, sdc_per_gpu_hour=1e-15, target_steps=1000,
+                  ckpt_interval_steps=25, validation_interval_steps=0,
+                  committed_sdc=CommittedSdc((detector,), retention))
+    s = spec(**{**fields, **over})
+    return replace(new_state(s), hard=(0, hard), sdc=(0, sdc))
+
+
+def test_a_late_find_rolls_back_to_the_newest_checkpoint_older_than_the_onset():
+    # found 3000 s after the onset step's end (5100 s): at the end of step 75 (75 * 60 + 2 * 300 = 5100 s)
+    state, events = advance(_placed(retention=3, latency_s=3000.0), 5160 * S, trace=True)
+    assert [(e.kind, e.t_us) for e in events] == [("sdc_baked", 3600 * S), ("sdc_late_found", 5160 * S)]
+    assert events[1].cause == "fixed"
+    t = state.totals
+    assert (state.step, state.last_ckpt, state.corrupted) == (25, 25, False)
+    assert (t.sdc_baked, t.sdc_late_found, t.sdc_unrecoverable, t.checkpoints_lost, t.detector_finds) == \
+        (1, 1, 0, 1, (1,))
+    assert (t.checkpoints, t.steps_committed, t.steps_recomputed) == (2, 25, 50)
+    assert t.productive_us == 25 * 60 * S and t.rollback_us == 50 * 60 * S and state.pending_us == 0
+
+
+def test_an_sdc_that_outlives_retention_is_unrecoverable():
+    # retention 1: the only retained checkpoint (50) holds the SDC: back to it, the SDC accepted
+    state, events = advance(_placed(retention=1, latency_s=3000.0), 5160 * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_baked", "sdc_unrecoverable"]
+    t = state.totals
+    assert (state.step, state.last_ckpt, state.corrupted) == (50, 50, False)
+    assert (t.sdc_late_found, t.sdc_unrecoverable, t.checkpoints_lost) == (1, 1, 0)
+    assert (t.steps_committed, t.steps_recomputed) == (50, 25)  # steps 26..50 kept, 51..75 lost
+    # retention 2 with the SDC in checkpoints 50, 75, 100: back to 75, the oldest retained; 100 is lost
+    # (found at the end of step 101: 2100 s + 5000 s = 7100 s falls in it, 6900 .. 7260 s with checkpoint 100)
+    state, _ = advance(_placed(retention=2, latency_s=5000.0), 7320 * S)
+    t = state.totals
+    assert (t.sdc_unrecoverable, t.checkpoints_lost, t.steps_committed) == (1, 1, 75)
+
+
+def test_validation_still_catches_an_sdc_before_a_checkpoint():
+    state, events = advance(_placed(retention=3, latency_s=10**6, validation_interval_steps=10), 10**5 * S,
+                            trace=True)
+    assert [e.kind for e in events][:1] == ["sdc_detected"]  # at the validation of step 30
+    assert state.totals.sdc_baked == 0 and state.totals.sdc_late_found == 0
+
+
+def test_a_committed_sdc_survives_a_hard_failure():
+    state = _placed(retention=3, latency_s=3000.0, hard=60)  # fails on step 60, after checkpoint 50
+    # back to 50 (the SDC in it) at 4260 s; the deadline 5100 s is the end of job step 64: back to 25
+    state, events = advance(state, 5160 * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_baked", "interruption", "sdc_late_found"]
+    assert (state.step, state.last_ckpt, state.totals.steps_recomputed) == (25, 25, 10 + 39)
+
+
+def test_an_sdc_present_at_the_end_of_the_job_is_baked_in_once_and_void_since_the_clean_checkpoint():
+    state, events = advance(_placed(retention=3, latency_s=10**7, target_steps=60), 10**5 * S, max_jobs=1)
+    job = events[-1].job
+    assert job.sdc_baked == 1 and job.recompute_steps == 35 and job.checkpoints == 2
+    assert job.bucket_seconds["productive"] == 25 * 60
+
+
+def test_block_draws_equal_the_single_draws():
+    """late.Draws (a block of candidates at a time, what the walk uses) gives late.draw's values for any
+    increasing sequence of SDC candidates, across block boundaries."""
+    from simd.engine.late import Draws, draw
+    from simd.engine.spec import compile_spec
+
+    p = compile_spec(CONFIGS["layers_no_validation"])
+    cache = Draws(p)
+    for i in (0, 1, 5, 63, 64, 65, 200, 201, 1000, 10**6):
+        assert cache.draw(i, 12345 * S) == draw(p, i, 12345 * S), i
+    assert Draws(compile_spec(replace(BASE, committed_sdc=CommittedSdc((), 3)))).draw(7, 0) == (NEVER, 0)

@@ -1,0 +1,52 @@
+"""The xkernel tests' cases, shared by their fast checks (tests/engine/test_xkernel.py) and
+their statistical ones (tests/engine/statistical/test_xkernel_properties.py)."""
+
+from __future__ import annotations
+
+import contextlib
+from unittest import mock
+
+from simd.engine import advance, new_state, xwalk
+from simd.engine.spec import Detector
+
+GUARD = Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5)
+
+
+RIPPLE = Detector("ripple", "uniform", 259200.0)
+
+
+SCANNER = Detector("fleetscanner", "exponential", 86400.0)
+
+
+EVERY = (GUARD, RIPPLE, SCANNER)  # one detector of each distribution
+
+
+@contextlib.contextmanager
+def python_path():
+    """xwalk.run as it was before the kernel: the locals loop in Python."""
+    with mock.patch.object(xwalk, "run", xwalk.run_python):
+        yield
+
+
+def _cuts(horizon: int, fractions) -> list[int]:
+    return sorted(int(f * horizon) for f in fractions) + [horizon]
+
+
+def _in_calls(s, cuts: list[int], **kw):
+    state, events = new_state(s), []
+    for c in cuts:
+        state, ev = advance(state, c, **kw)
+        events.extend(ev)
+    return state, events
+
+
+def assert_same_paths(s, cuts: list[int]) -> None:
+    """The kernel, the Python loop and the segment walk, each advanced through ``cuts``, and the kernel in one
+    call to the last cut: identical states and events (the job ends with their JobResults)."""
+    kernel = _in_calls(s, cuts)
+    with python_path():
+        python = _in_calls(s, cuts)
+    segment = _in_calls(s, cuts, vectorize=False)
+    whole = _in_calls(s, cuts[-1:])
+    assert kernel[0] == python[0] == segment[0] == whole[0]
+    assert kernel[1] == python[1] == segment[1] == whole[1]

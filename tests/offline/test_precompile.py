@@ -1,0 +1,108 @@
+"""simd.engine.kernels and simd.offline.precompile: compiling ahead of use compiles what real runs use (issue 17).
+
+A unit's workload must compile exactly the signatures the engine's paths call the kernels with; a miss is not
+wrong (numba compiles it on first use) but puts the compiler back on the daemon's tick and in simulate's run.
+Checked in a fresh process on an empty cache, with numba's compile events recorded (a cache load counts too):
+after ``warm(units_for(spec))`` a job of ``spec`` compiles nothing, for every kind of scenario; after warming
+every unit, the daemon's ticks over the embedded configuration (drills included), a sweep's shared windows and
+the replica path compile nothing either.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from support.promstack import ROOT
+
+from simd.engine import kernels
+from simd.scenario import default_config
+
+SCRIPT = textwrap.dedent('''
+    import os, sys, tempfile, time
+    os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
+    from numba.core import event
+    from simd.offline import precompile
+    from simd.scenario import default_config
+    from simd.engine import kernels
+    from simd.engine.core import run_job
+
+    def compiled_during(fn):
+        with event.install_recorder("numba:compile") as rec:
+            fn()
+        return sorted({e.data["dispatcher"].py_func.__qualname__ for _, e in rec.buffer if e.is_start})
+
+    from dataclasses import replace
+    from simd.engine import Stragglers
+    config = default_config()
+    cases = [(s.name, s.job_spec(s.seed)) for s in config.all_scenarios]
+    # the Python walks under stragglers (the steps unit): no default scenario has them
+    slow = Stragglers(jitter_seconds=2.0, slow_ranks=2, slowdown=1.5, replace_after_steps=300)
+    for name in ("optimized-fleet", "optimized-hyper", "optimized-layered-sdc"):
+        cases.append((name + "+stragglers", replace(config.scenario(name).job_spec(), stragglers=slow)))
+    for name, spec in cases:
+        precompile.warm(kernels.units_for(spec))
+        extra = compiled_during(lambda: run_job(spec))
+        print(f"{name}: {kernels.units_for(spec)} then {extra}")
+        assert not extra, (name, extra)
+
+    precompile.warm(kernels.UNITS)
+
+    def daemon():
+        from support.daemon import FakeClock
+        from simd.daemon.process import assemble
+        clock = FakeClock(0.0)
+        ticker, _ = assemble(config, clock=clock, wall=lambda: 1.7e9)
+        for t, drills in ((1.0, ()), (5.0, ("straggler", "slow-storage", "sdc-burst", "failure-storm")), (60.0, ())):
+            clock.t = t
+            ticker.tick()
+            for d in drills:
+                ticker.start_drill(d)
+        assert not any(sc.failed for sc in ticker.snapshot.scenarios)
+
+    def sweep():
+        from simd.offline.sweep import run as sw
+        from simd.offline.sweep.grid import grid, parse_params
+        points = grid(config.scenario("llama3-16k"), parse_params(["checkpoint.interval_steps=100,200"]))
+        sw.run_points([p.scenario for p in points], [0, 1])
+
+    for name, fn in (("daemon", daemon), ("sweep", sweep)):
+        extra = compiled_during(fn)
+        print(f"{name} after every unit: {extra}")
+        assert not extra, (name, extra)
+    print("OK")
+''')
+
+
+@pytest.mark.integration  # a real process compiles every kernel into an empty cache
+def test_warmed_units_leave_nothing_to_compile():
+    r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=900, cwd=ROOT,
+                       env={"PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}", "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("OK"), r.stdout + r.stderr[-3000:]
+
+
+def test_units_of_the_default_scenarios():
+    """Which path each kind of scenario runs on: plain, causes and stragglers on the replica kernel, hyper and
+    committed SDCs on the extended one; shadow ranks and fleets (Python walk) without stragglers need none."""
+    units = {s.name: kernels.units_for(s.job_spec(s.seed)) for s in default_config().all_scenarios}
+    assert units["optimized"] == units["llama3-16k"] == units["ckpt-sweep-60"] == ("replicas",)
+    assert units["optimized-hyper"] == units["optimized-layered-sdc"] == ("extended",)
+    assert units["optimized-shadow"] == units["optimized-fleet"] == ()
+
+
+def test_an_unknown_unit_is_refused():
+    from simd.offline import precompile
+
+    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: replicas, extended, steps, crn"):
+        precompile.warm(["nope"])
+    with pytest.raises(ValueError, match="no kernel unit"):
+        kernels.run_unit("nope")
+
+
+def test_simd_compile_refuses_an_unknown_unit_naming_the_units():
+    r = subprocess.run([sys.executable, "-m", "simd", "compile", "--unit", "nope"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: replicas, extended, steps, crn)\n"
