@@ -1,0 +1,213 @@
+"""docs/scenario-file.md, generated: every key of the scenario file from the schema (simd.scenario.schema and
+its bounded types), the prose around the tables kept here.
+
+    .venv/bin/python -m simd.scenario.docs --write    # rewrite docs/scenario-file.md
+    .venv/bin/python -m simd.scenario.docs            # print it
+
+A key's type, range and default come from pydantic's JSON schema of the models, its meaning from the
+docstring under the field; tests/scenario/test_docs.py checks that the committed file is what this writes.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from simd.scenario.schema import Config
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario-file.md"
+
+INTRO = """\
+<!-- Generated from simd/scenario/schema.py and simd/scenario/docs.py: edit those, then run
+     `.venv/bin/python -m simd.scenario.docs --write`. -->
+# The scenario file
+
+One YAML file describes what simd simulates: the jobs (scenarios), the sweeps that expand into scenarios, the
+drills that change scenarios for a stretch of simulated time, and how fast the daemon runs. `simd config
+--default` prints the embedded one (`simd/scenario/default.yaml`); `simd check-config FILE` validates a file.
+
+It is validated before anything runs: every problem is reported on its own line with its field path
+(`scenarios[2].checkpoint.interval_steps: must be > 0, got -5`), exit code 2; unknown keys are errors. Numbers
+are read as YAML 1.2, as every other tool you use reads them: `1e-5`, `2E+3` and `0x10` are numbers,
+`yes`/`no`/`on` are text (YAML 1.1 made them booleans). A key given twice in one mapping is an error. A file
+is refused, with one line, when it is larger than 1 MiB, nests deeper than 32 levels, expands aliases to
+more than 100,000 values, or has more than 1000 scenarios, 100 sweeps, 100 drills or 2000 scenarios and sweep
+points in all. Every number has a range (below): they keep every quantity the engine forms in integer
+microseconds finite; no real job comes near them.
+
+```yaml
+speedup: 600              # simulated seconds per wall second in the daemon
+tick_seconds: 1.0         # wall seconds between ticks
+scenarios:
+  - name: optimized
+    seed: 8
+    n_gpus: 1024
+    step_seconds: 60
+    target_steps: 3000    # steps per job; the daemon starts the next job when one completes
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}
+    checkpoint: {interval_steps: 25, seconds: 300}
+    validation: {interval_steps: 25, seconds: 20}
+    restart_seconds: 60
+sweeps:                   # the same job at several checkpoint intervals: scenarios <name>-<interval>
+  - name: interval
+    checkpoint_intervals: [10, 20, 40, 80, 160]
+    scenario: {...}       # a scenario without its name
+drills:
+  - name: failure-storm
+    description: Hard failures 10x the calibrated rate
+    duration_seconds: 540000
+    effects: {hard_rate_factor: 10}
+```
+
+A warning (not an error) is printed when validation does not divide the checkpoint interval: then SDCs can
+be baked into checkpoints (seed 000's note claims `validation_interval <= ckpt_interval` suffices; it does
+not: validating every 40 steps and checkpointing every 50 bakes in about 2 SDCs per 3000-step run). Each
+warning ends with its code (`sdc-baked`, or `sdc-baked-hyper` for hyper checkpoints between validations); a
+scenario that shows the risk on purpose lists it in `acknowledge`, and it is logged at info level instead
+(`check-config` prints it as a note). What each mechanism does is in [model.md](model.md).
+
+Every key, section by section. "absent" means the key may be left out and its mechanism is off.
+"""
+
+_TYPES = {"integer": "integer", "number": "number", "string": "text", "boolean": "true or false"}
+
+
+def _num(x) -> str:
+    if isinstance(x, float) and x.is_integer() and abs(x) < 1e6:
+        x = int(x)
+    if isinstance(x, int) and abs(x) >= 10**6 and str(x).rstrip("0") in ("1", "2", "3", "4", "5", "9"):
+        return f"10^{len(str(x)) - 1}" if str(x).startswith("1") else f"{str(x)[0]}x10^{len(str(x)) - 1}"
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _bounds(s: dict) -> str:
+    parts = []
+    for key, sign in (("exclusiveMinimum", ">"), ("minimum", ">="), ("exclusiveMaximum", "<"), ("maximum", "<=")):
+        if key in s:
+            parts.append(f"{sign} {_num(s[key])}")
+    if "maxLength" in s:
+        parts.append(f"at most {s['maxLength']} characters")
+    if "pattern" in s:
+        parts.append(f"matching `{s['pattern']}`")
+    return ", ".join(parts)
+
+
+def _ref(ref: str, paths: dict[str, str]) -> str:
+    name = ref.rsplit("/", 1)[1]
+    path = paths.get(name, name)
+    return f"[`{path}`](#{_anchor(path)})"
+
+
+def _anchor(path: str) -> str:
+    return "".join(c for c in path.lower() if c.isalnum() or c in "-_ ").replace(" ", "-")
+
+
+def _type(s: dict, paths: dict[str, str]) -> str:
+    """A schema fragment as a reader of the file would say it."""
+    if "$ref" in s:
+        return "a mapping: " + _ref(s["$ref"], paths)
+    if "anyOf" in s:
+        kinds = [x for x in s["anyOf"] if x.get("type") != "null"]
+        return " or ".join(_type(x, paths) for x in kinds)
+    if "oneOf" in s:
+        return "one of " + ", ".join(_type(x, paths) for x in s["oneOf"])
+    if "enum" in s:
+        return "one of " + ", ".join(f"`{v}`" for v in s["enum"])
+    if "const" in s:
+        return f"`{s['const']}`"
+    kind = s.get("type")
+    if kind == "array":
+        items = _type(s.get("items", {}), paths)
+        size = [f"at least {s['minItems']}" if "minItems" in s else "", f"at most {s['maxItems']}" if "maxItems" in s
+                else ""]
+        size = " and ".join(x for x in size if x)
+        return f"a list ({size}) of {items}" if size else f"a list of {items}"
+    if kind == "object":
+        values = _type(s.get("additionalProperties", {}), paths)
+        return f"a mapping of name to {values}"
+    text = _TYPES.get(kind, kind or "any value")
+    bounds = _bounds(s)
+    return f"{text}, {bounds}" if bounds else text
+
+
+def _default(prop: dict, required: bool) -> str:
+    if required:
+        return "required"
+    if "default" not in prop:
+        return ""
+    d = prop["default"]
+    if d is None:
+        return "absent"
+    if d == [] or d == {}:
+        return "none"
+    if isinstance(d, dict):
+        return ", ".join(f"{k}: {_num(v)}" for k, v in d.items())
+    if isinstance(d, list):
+        return "[" + ", ".join(map(str, d)) + "]"
+    if isinstance(d, bool):
+        return str(d).lower()
+    return _num(d) if isinstance(d, int | float) else f"`{d}`"
+
+
+def _paths(schema: dict) -> dict[str, str]:
+    """Each model's key path in the file (the first found, breadth first from the top)."""
+    defs = schema["$defs"]
+    paths: dict[str, str] = {}
+    queue = [("", schema)]
+    while queue:
+        prefix, model = queue.pop(0)
+        for key, prop in model.get("properties", {}).items():
+            for ref, many in _refs(prop):
+                name = ref.rsplit("/", 1)[1]
+                if name not in paths:
+                    paths[name] = f"{prefix}{key}{'[]' if many else ''}"
+                    queue.append((paths[name] + ".", defs[name]))
+    return paths
+
+
+def _refs(prop: dict, many: bool = False):
+    """(ref, inside a list) of every model a property can hold."""
+    if "$ref" in prop:
+        yield prop["$ref"], many
+    for key in ("anyOf", "oneOf"):
+        for x in prop.get(key, []):
+            yield from _refs(x, many)
+    if prop.get("type") == "array":
+        yield from _refs(prop.get("items", {}), True)
+
+
+def _table(model: dict, paths: dict[str, str]) -> str:
+    required = set(model.get("required", ()))
+    rows = ["| key | type and range | default | meaning |", "|---|---|---|---|"]
+    for key, prop in model.get("properties", {}).items():
+        cells = [f"`{key}`", _type(prop, paths), _default(prop, key in required),
+                 " ".join(prop.get("description", "").split())]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows) + "\n"
+
+
+def render() -> str:
+    schema = Config.model_json_schema()
+    paths = _paths(schema)
+    parts = [INTRO, "## The top level\n\n" + _table(schema, paths)]
+    for name in sorted(paths, key=lambda n: (paths[n].count("."), paths[n])):
+        model = schema["$defs"][name]
+        about = " ".join(model.get("description", "").split())
+        parts.append(f"## {paths[name]}\n\n" + (about + "\n\n" if about else "") + _table(model, paths))
+    return "\n".join(parts)
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--write"]:
+        DOC.write_text(render())
+        print(f"wrote {DOC}")
+        return 0
+    if argv:
+        print("usage: python -m simd.scenario.docs [--write]", file=sys.stderr)
+        return 2
+    sys.stdout.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
