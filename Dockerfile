@@ -14,7 +14,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /src
 # Only what the package build needs (.dockerignore keeps the rest out of the context). scripts/image-install.sh
-# is also what tests/test_image_way.py installs and compiles with, so the test runs what the image runs.
+# is also what tests/daemon/test_image_way.py installs and compiles with, so the test runs what the image runs.
 COPY pyproject.toml README.md ./
 COPY simd ./simd
 COPY scripts/image-install.sh ./scripts/

@@ -39,7 +39,7 @@ def runbook_url(alert: str) -> str:
 # --- Rules (mixin/rules.py) ------------------------------------------------------------------------------
 # Wall-clock windows of the recording rules. At the default speedup of 600, 5m of wall time is 50 simulated
 # hours per replica and 10m is 100 (llama3-16k: ~18 and ~36 interruptions). The recording-rule names above
-# carry these production windows; tests/test_e2e_drills.py builds a copy with shorter windows under the
+# carry these production windows; tests/daemon/test_drills_end_to_end.py builds a copy with shorter windows under the
 # same names.
 RATE_WINDOW = "5m"
 GOODPUT_WINDOW = "10m"

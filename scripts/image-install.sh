@@ -1,6 +1,6 @@
 #!/bin/sh
 # How the container image installs simd and compiles its kernels. The Dockerfile runs it, and so does
-# tests/test_image_way.py (the image's way without Docker), so the two cannot drift apart.
+# tests/daemon/test_image_way.py (the image's way without Docker), so the two cannot drift apart.
 #
 #   image-install.sh install PYTHON SRC   pip install SRC (not editable) into PYTHON's environment (as root)
 #   image-install.sh compile SIMD         compile every kernel into $NUMBA_CACHE_DIR (as the user who runs simd)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian packages tests/test_image_way.py needs to run simd as the container image does, without Docker:
+# The Debian packages tests/daemon/test_image_way.py needs to run simd as the container image does, without Docker:
 # bubblewrap (a read-only root file system), Debian's python3 with venv (an interpreter every user can run),
 # setpriv (util-linux: drop to an unprivileged user). Installed only when missing and only as root (a
 # developer who is not root gets the test skipped, with the reason; CI runs as root).

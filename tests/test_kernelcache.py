@@ -2,7 +2,7 @@
 
 The tests run as root here, and root can write into a read-only directory, so which directories count as
 writable is decided by a stand-in for ``writable``; the real thing (uid 65534 on a read-only root file system)
-is tests/test_image_way.py's.
+is tests/daemon/test_image_way.py's.
 """
 
 from __future__ import annotations

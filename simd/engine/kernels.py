@@ -3,7 +3,7 @@
 numba compiles a kernel for each combination of argument types on its first call, so a fresh machine waits
 for the compiler before the first result (simd.kernelcache keeps what it compiled). A *unit* is what one path
 of the engine compiles; its *workload* runs tiny jobs through that path's public entry points, so it compiles
-exactly the signatures real runs use (tests/test_kernels.py checks that nothing else is compiled afterwards):
+exactly the signatures real runs use (tests/offline/test_precompile.py checks that nothing else is compiled afterwards):
 
 - ``replicas``: replkernel.advance_all, the segment walk over replicas (core.advance's compiled path for one
   replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel's draw): plain jobs,

@@ -8,7 +8,7 @@ exactly where the walk is then) and building the JobResult from the counters as 
 
 Promises: ``advance(state, until, max_jobs)`` equals ``core.advance(state, until, max_jobs=max_jobs, vectorize=False,
 compiled=False)`` (the Python walk, the reference) for every plan ``handles`` accepts, state and events bit
-for bit (tests/test_engine_single.py compares them over seeds, plans and cuts of time); it produces no
+for bit (tests/engine/test_single.py compares them over seeds, plans and cuts of time); it produces no
 interruption or SDC events, so core.advance keeps ``trace=True`` on the Python walk.
 
 Cost per call: packing one State into small arrays and back (a few microseconds), one kernel call per job

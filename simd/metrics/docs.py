@@ -3,7 +3,7 @@
     .venv/bin/python -m simd.metrics.docs --write    # rewrite docs/metrics.md
     .venv/bin/python -m simd.metrics.docs            # print it
 
-tests/test_metric_docs.py checks that the committed file is what this writes.
+tests/metrics/test_metric_docs.py checks that the committed file is what this writes.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ everything done so far. The run length is not printed by the seed: it is the upp
 table stops at the last multiple of 300 below it), and the only length (to +-1 step) that gives the seed's
 no-checkpoint figure. Rounding the restart to whole seconds, dropping the final checkpoint, or using the
 exact exponential model each breaks some printed figures; docs/report.md lists by how much, and
-tests/test_models_checkpoint.py holds the seed's values.
+tests/models/test_checkpoint.py holds the seed's values.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ and ``ETTR = 1 - lost / hours`` (effective training time ratio).
 
 The 1-hour interval and the detection times of the software and "other" classes are not printed by the seed;
 they are the values under which the seed's printed week (its list of failures by cause, and its lost hours
-and ETTR for both strategies) follows exactly from this arithmetic; tests/test_models_recovery.py checks
+and ETTR for both strategies) follows exactly from this arithmetic; tests/models/test_recovery.py checks
 that reproduction. The failure draws themselves come from an unknown
 generator in the seed; simd reproduces their distribution, not the draws.
 """

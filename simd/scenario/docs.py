@@ -5,7 +5,7 @@ its bounded types), the prose around the tables kept here.
     .venv/bin/python -m simd.scenario.docs            # print it
 
 A key's type, range and default come from pydantic's JSON schema of the models, its meaning from the
-docstring under the field; tests/scenario/test_docs.py checks that the committed file is what this writes.
+docstring under the field; tests/scenario/test_file_docs.py checks that the committed file is what this writes.
 """
 
 from __future__ import annotations
@@ -73,10 +73,17 @@ _TYPES = {"integer": "integer", "number": "number", "string": "text", "boolean":
 
 
 def _num(x) -> str:
-    if isinstance(x, float) and x.is_integer() and abs(x) < 1e6:
-        x = int(x)
-    if isinstance(x, int) and abs(x) >= 10**6 and str(x).rstrip("0") in ("1", "2", "3", "4", "5", "9"):
-        return f"10^{len(str(x)) - 1}" if str(x).startswith("1") else f"{str(x)[0]}x10^{len(str(x)) - 1}"
+    """A bound or default as people write it: 600, 0.01, 10^9, 3.6x10^6, 2^63."""
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return str(x)
+    if x == 2**63:
+        return "2^63"
+    if abs(x) >= 10**6:
+        mantissa, exponent = f"{x:e}".split("e")
+        m = float(mantissa)
+        return f"10^{int(exponent)}" if m == 1 else f"{m:g}x10^{int(exponent)}"
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
@@ -99,6 +106,7 @@ def _ref(ref: str, paths: dict[str, str]) -> str:
 
 
 def _anchor(path: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
     return "".join(c for c in path.lower() if c.isalnum() or c in "-_ ").replace(" ", "-")
 
 
@@ -110,7 +118,8 @@ def _type(s: dict, paths: dict[str, str]) -> str:
         kinds = [x for x in s["anyOf"] if x.get("type") != "null"]
         return " or ".join(_type(x, paths) for x in kinds)
     if "oneOf" in s:
-        return "one of " + ", ".join(_type(x, paths) for x in s["oneOf"])
+        return "a mapping, one of: " + ", ".join(_ref(x["$ref"], paths) if "$ref" in x else _type(x, paths)
+                                                 for x in s["oneOf"])
     if "enum" in s:
         return "one of " + ", ".join(f"`{v}`" for v in s["enum"])
     if "const" in s:
@@ -123,8 +132,9 @@ def _type(s: dict, paths: dict[str, str]) -> str:
         size = " and ".join(x for x in size if x)
         return f"a list ({size}) of {items}" if size else f"a list of {items}"
     if kind == "object":
-        values = _type(s.get("additionalProperties", {}), paths)
-        return f"a mapping of name to {values}"
+        (pattern, values), = (s.get("patternProperties") or {"": s.get("additionalProperties", {})}).items()
+        names = f"names matching `{pattern}`" if pattern else "names"
+        return f"a mapping of {names} to {_type(values, paths)}"
     text = _TYPES.get(kind, kind or "any value")
     bounds = _bounds(s)
     return f"{text}, {bounds}" if bounds else text
@@ -150,18 +160,24 @@ def _default(prop: dict, required: bool) -> str:
 
 
 def _paths(schema: dict) -> dict[str, str]:
-    """Each model's key path in the file (the first found, breadth first from the top)."""
+    """Each model's key path in the file (the first found, breadth first from the top). The forms of one key
+    (a discriminated union: the latency's distributions) are told apart by their tag: ``latency
+    (distribution: lognormal)``."""
     defs = schema["$defs"]
     paths: dict[str, str] = {}
     queue = [("", schema)]
     while queue:
         prefix, model = queue.pop(0)
         for key, prop in model.get("properties", {}).items():
-            for ref, many in _refs(prop):
-                name = ref.rsplit("/", 1)[1]
+            forms = [(ref.rsplit("/", 1)[1], many) for ref, many in _refs(prop)]
+            for name, many in forms:
                 if name not in paths:
-                    paths[name] = f"{prefix}{key}{'[]' if many else ''}"
-                    queue.append((paths[name] + ".", defs[name]))
+                    path = f"{prefix}{key}{'[]' if many else ''}"
+                    if len(forms) > 1:
+                        tag = next((k, v["const"]) for k, v in defs[name]["properties"].items() if "const" in v)
+                        path += f" ({tag[0]}: {tag[1]})"
+                    paths[name] = path
+                    queue.append((path.split(" (")[0] + ".", defs[name]))
     return paths
 
 
@@ -178,22 +194,45 @@ def _refs(prop: dict, many: bool = False):
 
 def _table(model: dict, paths: dict[str, str]) -> str:
     required = set(model.get("required", ()))
+    props = model.get("properties", {})
+    keys = sorted(props, key=lambda k: k != "name")  # a name first, then the schema's order
     rows = ["| key | type and range | default | meaning |", "|---|---|---|---|"]
-    for key, prop in model.get("properties", {}).items():
+    for key in keys:
+        prop = props[key]
         cells = [f"`{key}`", _type(prop, paths), _default(prop, key in required),
                  " ".join(prop.get("description", "").split())]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"
 
 
+def _same_keys_as(model: dict, shown: dict[str, dict]) -> tuple[str, list[str]] | None:
+    """The path of a model already shown whose keys include all of this one's, identically (a scenario and a
+    sweep's scenario without its name), and the keys this one lacks."""
+    props = model.get("properties", {})
+    for path, other in shown.items():
+        theirs = other.get("properties", {})
+        if props and all(theirs.get(k) == v for k, v in props.items()):
+            return path, [k for k in theirs if k not in props]
+    return None
+
+
 def render() -> str:
     schema = Config.model_json_schema()
     paths = _paths(schema)
     parts = [INTRO, "## The top level\n\n" + _table(schema, paths)]
+    shown: dict[str, dict] = {}
     for name in sorted(paths, key=lambda n: (paths[n].count("."), paths[n])):
         model = schema["$defs"][name]
         about = " ".join(model.get("description", "").split())
-        parts.append(f"## {paths[name]}\n\n" + (about + "\n\n" if about else "") + _table(model, paths))
+        head = f"## {paths[name]}\n\n" + (about + "\n\n" if about else "")
+        same = _same_keys_as(model, shown)
+        if same:
+            path, missing = same
+            parts.append(head + f"The keys of [`{path}`](#{_anchor(path)})"
+                         + (", without " + ", ".join(f"`{k}`" for k in missing) if missing else "") + ".\n")
+            continue
+        shown[paths[name]] = model
+        parts.append(head + _table(model, paths))
     return "\n".join(parts)
 
 

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
 from simd.models import recovery
@@ -38,8 +39,9 @@ if TYPE_CHECKING:
 
 
 class _Strict(BaseModel):
-    # strict: no "5" -> 5 coercion, no bool as int; extra keys are errors; frozen once validated
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    # strict: no "5" -> 5 coercion, no bool as int; extra keys are errors; frozen once validated. The docstring
+    # under a field is its meaning in docs/scenario-file.md (simd.scenario.docs).
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 
@@ -50,12 +52,20 @@ CAUSE_PRESETS: dict[str, dict[str, float]] = {"llama3": recovery.LLAMA3_CAUSE_SH
 
 
 class Failures(_Strict):
-    # both required, except with a fleet (which gives them per accelerator type: then they are refused)
+    """The job's failure processes: per-GPU rates of hard failures and SDC onsets, and the causes of the hard
+    failures."""
+
     # (Field(...) rather than `Rate | None`: the annotation stays `float | None`, which simd.offline.sweep.grid reads)
     hard_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
+    """Hard failures per GPU-hour (the job fails, rolls back to its last checkpoint and restarts). Required, except
+    with a fleet, which gives the rates per accelerator type (then refused here)."""
     sdc_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
-    # None: seed 000's single kind of hard failure ("hardware"), detected at once
+    """Silent data corruptions per GPU-hour (silent until validation, a shadow rank or a detector finds them).
+    Required, except with a fleet."""
     causes: Literal["llama3"] | dict[CauseName, Annotated[float, Field(gt=0, le=1)]] | None = None
+    """The hard failures' causes and their shares (summing to 1): `llama3` (the Llama 3 paper's root causes as
+    seed 001 groups them) or a mapping such as `{gpu: 0.6, network: 0.4}`. Each cause has its detection latency
+    and restart; absent: one kind, `hardware`, detected at once."""
 
     @field_validator("causes")
     @classmethod
@@ -77,22 +87,31 @@ class Failures(_Strict):
 
 
 class Recovery(_Strict):
-    # cold: every failure takes the full restart (restart_seconds); warm: gpu, network and host failures swap
-    # in a warm standby (ByteRobust hot update, 55 s), software and other failures still restart cold
-    # (seed 001, scenario 3)
+    """How the job restarts after a hard failure (seed 001, scenario 3)."""
+
     strategy: Literal["cold", "warm"] = "cold"
+    """`cold`: every failure takes the full restart (`restart_seconds`); `warm`: gpu, network and host failures
+    swap in a warm standby (ByteRobust's hot update, 55 s), software and other failures still restart cold."""
 
 
 class Mitigation(_Strict):
-    # a median-based detector flags the slow ranks after this many steps of a job and replaces them
+    """Replacing the slow ranks once a median-based detector has flagged them."""
+
     detect_after_steps: Annotated[int, Field(gt=0, le=10**9)]
+    """Steps of a job after which the slow ranks are flagged and replaced (the job runs healthy from there)."""
 
 
 class StragglerConfig(_Strict):
+    """Stragglers: a synchronous step lasts as long as its slowest rank (simd/engine/stragglers.py)."""
+
     jitter_seconds: Annotated[float, Field(ge=0, le=3600, allow_inf_nan=False)] = 0.0
+    """Each rank's step time is `step_seconds` plus a half-normal delay with this scale, drawn per rank and step."""
     slow_ranks: Annotated[int, Field(ge=0)] = 0
+    """Ranks that are persistently slow (at most `n_gpus`)."""
     slowdown: Annotated[float, Field(ge=1, le=100, allow_inf_nan=False)] = 1.0
+    """A slow rank's step time is multiplied by this."""
     mitigation: Mitigation | None = None
+    """Replace the slow ranks after a while; absent: they stay for the whole job."""
 
 
 class HyperCheckpoint(_Strict):
@@ -101,68 +120,98 @@ class HyperCheckpoint(_Strict):
     ``interval_steps`` steps on the lattice anchored at the rollback point, for the next ``window_steps`` executed
     steps, then on the normal interval again. A job's end closes the window."""
 
-    # 1..10^9 steps; usually below checkpoint.interval_steps (equal to it: exactly the plain schedule). Unless
-    # validation divides it too, hyper checkpoints can bake SDCs in (check-config warns)
     interval_steps: IntervalSteps
-    # 1..10^12 executed steps (recomputed and failed steps count); longer than the job: until the job ends
+    """The checkpoint interval inside a window, usually below `checkpoint.interval_steps` (equal to it: exactly
+    the plain schedule). Unless validation divides it too, hyper checkpoints can bake SDCs in (check-config
+    warns)."""
     window_steps: Annotated[int, Field(gt=0, le=10**12)]
+    """How long a window lasts, in executed steps (recomputed and failed steps count); longer than the job: until
+    the job ends."""
 
 
 class Checkpoint(_Strict):
+    """Checkpoints: the job commits its progress every `interval_steps` steps, blocking for `seconds`."""
+
     interval_steps: IntervalSteps
+    """Steps between checkpoints (beyond `target_steps`: only the job's end commits)."""
     seconds: CostSeconds
-    hyper: HyperCheckpoint | None = None  # absent: the fixed interval only
+    """What one checkpoint blocks the job for."""
+    hyper: HyperCheckpoint | None = None
+    """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
 
 
 class Validation(_Strict):
-    interval_steps: Annotated[int, Field(ge=0, le=10**9)] = 0  # 0 = no validation
+    """Validation: a check that finds a present SDC before a checkpoint takes it (the job rolls back)."""
+
+    interval_steps: Annotated[int, Field(ge=0, le=10**9)] = 0
+    """Steps between validations; 0: no validation. Only an interval that divides the checkpoint interval keeps
+    every SDC out of checkpoints (check-config warns otherwise)."""
     seconds: CostSeconds = 0.0
+    """What one validation blocks the job for."""
 
 
 class ShadowRanks(_Strict):
     """Shadow-rank dual execution (seed 000, exercise 3; simd/engine/shadow.py)."""
 
-    # share of the job's ranks that run twice, each copy on a GPU of its own: round(fraction * n_gpus) ranks;
-    # 0..1 (0: none, the plain job; 1: every rank, so no SDC ever reaches a validation or a checkpoint)
     fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-    # with at least one rank shadowed, every step lasts step_seconds * (1 + overhead) (the comparison of the
-    # copies); 0..10 (0: free; 1: the duplicates time-share the GPUs, twice as slow)
+    """The share of the job's ranks that run twice, each copy on a GPU of its own: round(fraction * n_gpus)
+    ranks (0: none, the plain job; 1: every rank, so no SDC ever reaches a validation or a checkpoint)."""
     overhead: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)] = 0.0
+    """With at least one rank shadowed, every step lasts `step_seconds * (1 + overhead)` (the comparison of the
+    copies; 0: free; 1: the duplicates time-share the GPUs, twice as slow)."""
 
 
 class AcceleratorType(_Strict):
     """One accelerator type of a heterogeneous fleet (seed 000, exercise 4; simd/engine/fleet.py). No presets:
     there are no public per-type failure and SDC rates to take them from, so the file gives them."""
 
-    type: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]  # the `accelerator` label's value
-    count: Annotated[int, Field(gt=0, le=10_000_000)]  # GPUs of this type in the job
+    type: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
+    """The type's name (distinct in the fleet): the `accelerator` label's value."""
+    count: Annotated[int, Field(gt=0, le=10_000_000)]
+    """GPUs of this type in the job (the counts add up to the job's GPUs)."""
     hard_per_gpu_hour: Rate
+    """Hard failures per GPU-hour of this type."""
     sdc_per_gpu_hour: Rate
+    """SDC onsets per GPU-hour of this type."""
 
 
 class ExponentialLatency(_Strict):
+    """A memoryless latency: a check that fires at a constant rate."""
+
     distribution: Literal["exponential"]
-    mean_seconds: LatencySeconds  # memoryless: a check that fires at a constant rate
+    mean_seconds: LatencySeconds
+    """The mean latency, simulated seconds."""
 
 
 class LognormalLatency(_Strict):
+    """A lognormal latency: a check whose time to notice varies over orders of magnitude."""
+
     distribution: Literal["lognormal"]
     median_seconds: LatencySeconds
-    sigma: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)]  # the log's standard deviation; 0: fixed
+    """The median latency, simulated seconds."""
+    sigma: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)]
+    """The standard deviation of the latency's logarithm; 0: always the median."""
 
 
 class UniformLatency(_Strict):
+    """A latency uniform on [0, max]: a scanner that visits every host once per cycle of `max_seconds`."""
+
     distribution: Literal["uniform"]
-    max_seconds: LatencySeconds  # on [0, max]: a scanner that visits every host once per cycle of max_seconds
+    max_seconds: LatencySeconds
+    """The scanner's cycle, simulated seconds."""
 
 
 class SdcDetector(_Strict):
     """A layer of SDC detection (simd/engine/late.py): it finds a present SDC with probability ``coverage``, after
     its latency; the first detector to find it wins."""
 
-    name: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]  # the `detector` label's value
-    coverage: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 1.0  # 0..1: share of SDCs it can find
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
+    """The detector's name (distinct): the `detector` label's value."""
+    coverage: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 1.0
+    """The share of SDCs it can find."""
     latency: Annotated[ExponentialLatency | LognormalLatency | UniformLatency, Field(discriminator="distribution")]
+    """How long after the end of the SDC's onset step it finds one, in simulated seconds; `distribution` picks
+    the form."""
 
 
 
@@ -173,10 +222,15 @@ class SdcModel(_Strict):
     outlives the retention is unrecoverable. Validation catches an SDC before a checkpoint under both."""
 
     semantics: Literal["reference", "committed"] = "reference"
-    # committed only: 0..8 layers (none: a committed SDC is found by nothing, it stays to the job's end)
+    """`reference` (seed 000's): an SDC at a checkpoint is baked in and rolled back there; `committed`: it is
+    committed with the checkpoint and found later by the detectors."""
     detectors: Annotated[list[SdcDetector], Field(max_length=8)] = []
-    # committed only (required there): the newest 1..1000 checkpoints are kept (the job's start counts as one)
-    retention_checkpoints: int | None = Field(default=None, ge=1, le=1000)  # (plain int: simd sweep can vary it)
+    """Committed only: the detection layers (none: a committed SDC is found by nothing, it stays to the job's
+    end)."""
+    # (a plain int with bounds, not an Annotated alias: simd sweep reads the annotation to vary it)
+    retention_checkpoints: int | None = Field(default=None, ge=1, le=1000)
+    """Committed only, and required there: how many of the newest checkpoints are kept (the job's start counts
+    as one)."""
 
     @model_validator(mode="after")
     def _committed_keys(self) -> SdcModel:
@@ -195,41 +249,52 @@ class SdcModel(_Strict):
 
 
 class Slo(_Strict):
-    # the effective utilization (goodput) the scenario should keep; alerting rules compare against it
+    """The scenario's service-level objective, for the alerting rules."""
+
     goodput_target: Annotated[float, Field(gt=0, le=1)]
+    """The effective utilization (goodput) the scenario should keep; `SimdGoodputBelowTarget` compares against
+    it."""
 
 
 class ScenarioBody(_Strict):
     """A scenario without its name (a sweep's template)."""
 
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
-    # required unless `fleet` gives the GPUs (the counts add up to n_gpus); then refused
+    """The seed of every random stream of the job (replica r uses seed + r)."""
     n_gpus: int | None = Field(default=None, gt=0, le=10_000_000)
+    """GPUs (ranks) in the job. Required, unless a fleet gives them (then refused)."""
     step_seconds: StepSeconds
+    """A training step's duration without stragglers."""
     target_steps: Annotated[int, Field(gt=0, le=10**12)]
-    # required; with a fleet only `causes` may be given (the rates are per type)
+    """Steps per job; the daemon starts the next job when one completes."""
     failures: Failures | None = None
+    """Required; with a fleet only `causes` may be given (the rates are per type)."""
     checkpoint: Checkpoint
     validation: Validation = Validation()
-    # the cold restart; absent: TrainMover's measured timeline, 6.47 min = 388.2 s (seed 001)
+    """Absent: no validation."""
     restart_seconds: CostSeconds = recovery.COLD_RESTART_SECONDS
+    """The cold restart after a hard failure or an SDC rollback; absent: TrainMover's measured timeline,
+    6.47 min = 388.2 s (seed 001)."""
     recovery: Recovery = Recovery()
     stragglers: StragglerConfig | None = None
-    # independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up
+    """Absent: every step lasts `step_seconds`."""
     # At most 10,000: the daemon advances a scenario's replicas together on the engine's batch path
     # (simd/engine/replicas.py), which keeps 10,000 replicas of llama3-16k at speedup 3600 on the 1 s schedule
     # (bench/daemon.py --replicas 10000 measures it); the cap bounds a scenario's memory and tick cost.
     replicas: Annotated[int, Field(ge=1, le=10_000)] = 1
+    """Independent copies of the job (seeds seed .. seed + replicas - 1) whose metrics add up."""
     slo: Slo | None = None
-    # shadow-rank dual execution; absent: no rank shadowed
     shadow: ShadowRanks | None = None
-    # accelerator types instead of n_gpus and one pair of rates (1..64 types, distinct names); absent: one type
+    """Shadow-rank dual execution; absent: no rank shadowed. Not with a fleet or stragglers."""
     fleet: Annotated[list[AcceleratorType], Field(min_length=1, max_length=64)] | None = None
-    # what an SDC that reaches a checkpoint does; absent: seed 000's reference semantics (baked in, rolled back)
+    """Accelerator types (distinct names) instead of `n_gpus` and one pair of rates; absent: one type."""
     sdc: SdcModel | None = None
-    # the warnings this scenario raises on purpose (it demonstrates a risky configuration), by code: they are
-    # logged at info level instead. Not part of the simulation (simd.live.lane.scenario_key leaves it out).
+    """What an SDC that reaches a checkpoint does; absent: seed 000's reference semantics (baked in, rolled
+    back)."""
+    # Not part of the simulation: simd.live.lane.scenario_key leaves it out.
     acknowledge: Annotated[list[WarningCode], Field(max_length=len(WARNING_CODES))] = []
+    """The warnings this scenario raises on purpose (it demonstrates a risky configuration), by code: they are
+    logged at info level instead."""
 
     @model_validator(mode="wrap")
     @classmethod
@@ -377,16 +442,23 @@ class ScenarioBody(_Strict):
 
 
 class Scenario(ScenarioBody):
+    """One job, run to completion again and again (the daemon) or once per seed (the offline tools)."""
+
     name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=64)]
-    sweep: str | None = Field(default=None, exclude=True)  # set on the scenarios a sweep expands to
+    """The scenario's name (unique in the file, sweep points included): the `scenario` label's value."""
+    # set on the scenarios a sweep expands to; not a key of the file (left out of its documentation)
+    sweep: SkipJsonSchema[str | None] = Field(default=None, exclude=True)
 
 
 class Sweep(_Strict):
     """The same job at several checkpoint intervals: scenarios named ``<name>-<interval>``."""
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
+    """The sweep's name: its scenarios are `<name>-<interval>`."""
     checkpoint_intervals: Annotated[list[IntervalSteps], Field(min_length=2, max_length=64)]
+    """The checkpoint intervals, distinct (listed in increasing order)."""
     scenario: ScenarioBody
+    """The job, as a scenario without its name; its checkpoint interval is replaced by each of the intervals."""
 
     @field_validator("checkpoint_intervals")
     @classmethod
@@ -407,10 +479,15 @@ class DrillEffects(_Strict):
     """What a drill changes while it runs (every factor defaults to no change)."""
 
     hard_rate_factor: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 1.0
+    """Multiplies the hard-failure rates (every type's, with a fleet)."""
     sdc_rate_factor: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] = 1.0
+    """Multiplies the SDC rates."""
     checkpoint_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
-    stragglers: StragglerConfig | None = None  # replaces the scenario's stragglers
-    stall_seconds: Annotated[float, Field(ge=0, le=86400, allow_inf_nan=False)] = 0.0  # wall seconds without ticks
+    """Multiplies the checkpoint's cost (slow storage)."""
+    stragglers: StragglerConfig | None = None
+    """Replaces the scenario's stragglers while the drill runs."""
+    stall_seconds: Annotated[float, Field(ge=0, le=86400, allow_inf_nan=False)] = 0.0
+    """Wall seconds during which the daemon runs no tick (rehearses the stalled-ticks alert)."""
 
 
 class Drill(_Strict):
@@ -418,10 +495,15 @@ class Drill(_Strict):
     simulated time, started at ``start_at_seconds`` of simulated time or on demand (HTTP API, `simd drill`)."""
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9_-]+$", max_length=48)]
+    """The drill's name (unique): the `drill` label's value and the API's path."""
     description: Annotated[str, Field(min_length=1, max_length=300)]
+    """What it rehearses, for people (the API lists it)."""
     duration_seconds: SimulatedSeconds
+    """How long it runs, in simulated seconds (a start on demand may ask for another duration)."""
     start_at_seconds: Annotated[float, Field(ge=0, le=1e12, allow_inf_nan=False)] | None = None
-    scenarios: Annotated[list[str], Field(min_length=1)] | None = None  # default: every scenario outside sweeps
+    """Start by itself at this simulated time; absent: only on demand."""
+    scenarios: Annotated[list[str], Field(min_length=1)] | None = None
+    """The scenarios it changes, by name; absent: every scenario outside sweeps."""
     effects: DrillEffects
 
 
@@ -432,11 +514,18 @@ class DrillRequest(_Strict):
 
 
 class Config(_Strict):
+    """A scenario file."""
+
     speedup: Speedup = 600.0
+    """Simulated seconds per wall second in the daemon (`simd run --speedup` overrides it)."""
     tick_seconds: TickSeconds = 1.0
+    """Wall seconds between the daemon's ticks (`simd run --tick-seconds` overrides it)."""
     scenarios: Annotated[list[Scenario], Field(max_length=MAX_SCENARIOS)] = []
+    """The jobs."""
     sweeps: Annotated[list[Sweep], Field(max_length=MAX_SWEEPS)] = []
+    """Jobs at several checkpoint intervals, each point a scenario."""
     drills: Annotated[list[Drill], Field(max_length=MAX_DRILLS)] = []
+    """Named fault timelines, for rehearsing alerts."""
 
     @model_validator(mode="after")
     def _unique_names(self) -> Config:

@@ -145,7 +145,7 @@ def test_options_reject_bad_values():
 
 
 def test_shortened_copy_changes_windows_and_for_only():
-    """What tests/test_e2e_drills.py runs: the same rules and names, windows and for: shortened."""
+    """What tests/daemon/test_drills_end_to_end.py runs: the same rules and names, windows and for: shortened."""
     short = mixin_rules.Options(rate_window="8s", goodput_window="12s", hold="2s")
     base, copy = mixin_rules.Options(), short
     for make in (mixin_rules.recording_rules, mixin_rules.alerting_rules):

@@ -132,7 +132,7 @@ def test_dockerfile():
     assert re.fullmatch(r"FROM python:3\.11(\.\d+)?-slim(-\w+)?", base), base
     users = [line for line in lines if line.startswith("USER ")]
     assert users and users[-1].split()[1] not in ("root", "0")
-    # installed and compiled by the script tests/test_image_way.py runs (the image's way, without Docker): the
+    # installed and compiled by the script tests/daemon/test_image_way.py runs (the image's way, without Docker): the
     # install as root, the compile as the user that runs simd, into NUMBA_CACHE_DIR
     runs = [line for line in lines if line.startswith(("RUN ", "USER "))]
     install = next(i for i, line in enumerate(runs) if "sh scripts/image-install.sh install python /src" in line)

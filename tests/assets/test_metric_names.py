@@ -2,7 +2,7 @@
 (docs/design.md 3.9; kubernetes-mixin's check that every metric a rule or panel uses exists).
 
 The declared names come from tests/support/metric_names.py: the metric table (simd.metrics.table), which the exporter
-is built from (tests/test_exporter.py checks that the exposition has exactly the table's families).
+is built from (tests/metrics/test_collector.py checks that the exposition has exactly the table's families).
 """
 
 from __future__ import annotations

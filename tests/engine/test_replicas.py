@@ -25,7 +25,7 @@ S = US_PER_SECOND
 @pytest.mark.parametrize("name", sorted(ORACLE_CONFIGS))
 def test_run_jobs_equals_run_job_on_the_oracle_configurations(name):
     """Bit for bit, so the batch path agrees with the single-replica engine (and through it with seed 000's
-    per-step loop, tests/test_engine_oracle.py) within any number of standard errors."""
+    per-step loop, tests/engine/statistical/test_oracle.py) within any number of standard errors."""
     specs = [replace(ORACLE_CONFIGS[name], seed=k) for k in range(40)]
     limit = 10**4 * 3000 * 60 * S
     assert run_jobs(specs, limit) == [run_job(x, limit_us=limit) for x in specs]

@@ -1,6 +1,6 @@
 """The state directory (simd.live.persist): a resumed run equals an uninterrupted one, changed scenarios start
 fresh, corrupt and foreign files are moved aside, saves are atomic, one daemon per directory. In-process,
-injected clocks; the kill -9 cycles against real processes are in test_daemon_kill.py."""
+injected clocks; the kill -9 cycles against real processes are in tests/daemon/test_kill.py."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ readiness and kernel cache). ``simd_build_info``'s label values depend on the in
 compared as label names only.
 
 Regenerate the file only for an intended change of the exported values:
-``.venv/bin/python tests/test_exposition_golden.py --write``.
+``.venv/bin/python tests/metrics/test_exposition_golden.py --write``.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def _local(points, replicas):
 
 def test_sweep_on_a_local_cluster_equals_the_local_run(small):
     """Threads of one in-process worker (the local run's pool is itself checked against serial runs in
-    test_sweep.py; serial here keeps the test to a couple of seconds)."""
+    tests/offline/test_sweep.py; serial here keeps the test to a couple of seconds)."""
     points = grid(small, parse_params(PARAMS))
     local = fixed_sweep(Runner(points, Serial(), 1), 0, 4)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as c, \

@@ -1,7 +1,7 @@
 """`simd report`: seed 001's scenarios 1 and 2 printed exactly, from the models; determinism; saved output.
 
 To refresh the saved outputs after an intended change: SIMD_UPDATE_SAVED_OUTPUT=1 python3 -m pytest
-tests/test_report.py, then review the diff of tests/data/report_{text.txt,markdown.md,json.json}.
+tests/report/test_report.py, then review the diff of tests/data/report_{text.txt,markdown.md,json.json}.
 """
 
 import json
