@@ -1,6 +1,6 @@
 """Benchmark: the event-driven engine against seed 000's per-step loop (simd.engine.reference).
 
-Prints, measured side by side in one run (issue 2):
+Prints, measured side by side in one run:
   1. on a seed-000-like job (1024 GPUs, 30 s steps, checkpoint every 100 steps, validation every 50,
      10^7 steps, docs/design.md 5.1's example rates), per-step loop time / engine time (target: >= 100);
   2. engine time on a 10^8-step job whose rates are 10x lower (the same expected number of failures and
@@ -77,7 +77,7 @@ def main() -> None:
                                              args.repeat)
     print(f"compiled segment walk, same job: {t_walk:8.4f} s   speed ratio {t_loop / t_walk:8.1f}x   "
           f"({t_walk / t_batch:.2f}x the numpy batch path's {t_batch:.4f} s)")
-    # Issue 12: the segment walk (compiled, simd.engine.single: validation every 40, which does not divide the
+    # The segment walk (compiled, simd.engine.single: validation every 40, which does not divide the
     # checkpoint interval of 100) against the numpy batch path (compiled=False, validation every 50), per event,
     # without and with stragglers; and the Python walk (walk.segment, the reference) for the record.
     for label, base in (("no stragglers", spec), ("stragglers", slow)):
@@ -91,7 +91,7 @@ def main() -> None:
               f"Python walk {t_p / e_w * 1e6:6.2f} us per event")
     odd = replace(spec, validation_interval_steps=40)
     (t_odd_loop, _), (t_odd, _) = side_by_side([lambda: reference_run(odd), lambda: run_job(odd)], args.repeat)
-    # Issue 5: the same ratios with Llama 3 causes and warm recovery switched on (causes as config.py builds
+    # The same ratios with Llama 3 causes and warm recovery switched on (causes as simd.scenario.translate builds
     # them), and the cost of stragglers (jitter 0.5 s on 1024 ranks, one rank 20% slow: seed 001 scenario 4).
     body = ScenarioBody.model_validate({
         "n_gpus": 1024, "step_seconds": 30.0, "target_steps": args.steps,
@@ -117,7 +117,7 @@ def main() -> None:
 
 
 def shadow_and_fleet(spec: JobSpec, args) -> None:
-    """Issue 11, items 2 and 3: the same ratios with half the ranks shadowed (5% overhead) and on a fleet of two
+    """The same ratios with half the ranks shadowed (5% overhead) and on a fleet of two
     accelerator types (768 GPUs at the job's rates, 256 at five and four times them: test rates), each against
     the per-step loop extended with it (simd.engine.reference), and the cost at 10x the steps and rates / 10."""
     fleet = (Accelerator("a", 768, 2.0e-4, 1.5e-4), Accelerator("b", 256, 1.0e-3, 6.0e-4))
@@ -139,7 +139,7 @@ def shadow_and_fleet(spec: JobSpec, args) -> None:
 
 
 def hyper_and_committed(spec: JobSpec, args) -> None:
-    """Issue 11, items 1 and 4: hyper-checkpointing (every 50 steps, which validation every 50 divides, for 1000
+    """Hyper-checkpointing (every 50 steps, which validation every 50 divides, for 1000
     executed steps after each SDC detection) and committed SDCs found late by default.yaml's three detection
     layers (validation off, retention 10), each against the per-step loop extended with it
     (reference.reference_run_extended): on the job above; on it with rates / 10 (events 10x further apart);

@@ -1,4 +1,4 @@
-"""Load and soak run of ``simd run`` (issue 13; not a test): prints measured numbers next to their targets.
+"""Load and soak run of ``simd run`` (not a test): prints measured numbers next to their targets.
 
 Starts ``python -m simd run`` on the embedded configuration at speedup 3600 (a tick every second), waits for
 its first tick and a warm-up, then runs three phases against it from this process (the load generator
@@ -15,7 +15,7 @@ every 5 s. Per phase: scrape errors, p50/p99 scrape latency (request to last byt
 overruns (``simd_tick_overruns_total``: slow and missed) and the ticks expected in the phase's wall time,
 /healthz answers other than 200. At the end: RSS growth over the soak after the warm-up.
 
-Targets (issue 13): zero scrape errors, p99 under 100 ms and overruns under 1% of ticks in the soak, RSS
+Targets: zero scrape errors, p99 under 100 ms and overruns under 1% of ticks in the soak, RSS
 growth under 10% after warm-up; no missed tick and /healthz 200 throughout in the burst and half-open phases.
 
 Usage: python bench/soak.py [--seconds 600] [--warmup 30] [--burst-seconds 30] [--half-open-seconds 30]

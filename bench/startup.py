@@ -1,4 +1,4 @@
-"""Benchmark: what a new user waits for on a fresh machine, and what a second start costs (issue 17).
+"""Benchmark: what a new user waits for on a fresh machine, and what a second start costs.
 
 Prints, measured in one run, each "cold" on an empty kernel cache (a fresh NUMBA_CACHE_DIR) and "warm" on the
 cache the cold run filled:

@@ -1,10 +1,10 @@
-"""Benchmark: ``simd sweep`` against ``simd simulate`` over the same configurations and seeds (issue 12).
+"""Benchmark: ``simd sweep`` against ``simd simulate`` over the same configurations and seeds.
 
 Both sides run as the real commands, in the same run, one after the other:
   - baseline: ``simd simulate --json`` once per grid point (a scenario file holding that point's variant),
     seeds 0..N-1, as one would script a sweep today;
   - sweep: one ``simd sweep --param KEY=A:B:P --replicas N --seed-base 0`` (all cores by default).
-Prints both wall times (and CPU times) and their ratio (issue 12's target: >= 10x, and the sweep under 60 s on a 2-core
+Prints both wall times (and CPU times) and their ratio (the target: >= 10x, and the sweep under 60 s on a 2-core
 machine, for 20 intervals x 1000 seeds of the default configuration's llama3-16k), and checks that both give
 the same mean effective utilization at every point, bit for bit (the same seeds, the same engine).
 
@@ -109,7 +109,7 @@ def main() -> None:
           f"{cpu_base:.1f} s CPU")
     print(f"simd sweep:                {t_sweep:.1f} s ({1e3 * t_sweep / jobs:.1f} ms per job), {CPU['seconds']:.1f} s "
           f"CPU on {workers} worker(s)")
-    print(f"ratio simulate / sweep:    {t_base / t_sweep:.2f}x (issue 12 target: >= 10x; sweep < 60 s for 20 x 1000 "
+    print(f"ratio simulate / sweep:    {t_base / t_sweep:.2f}x (target: >= 10x; sweep < 60 s for 20 x 1000 "
           "on 2 cores)")
     print(f"same mean utilization at every point: {'yes' if same else 'NO'}; load average at the end "
           f"{os.getloadavg()[0]:.2f} (1 min), {os.getloadavg()[1]:.2f} (5 min)")

@@ -255,7 +255,7 @@ def by_scenario_per_sim_hour(counter: str, by: str = "scenario") -> str:
 
 
 def shadow_fleet_row() -> list:
-    """Seed 000's exercises 3 and 4 (issue 11): shadow-rank dual execution and mixed fleets, for the scenarios
+    """Seed 000's exercises 3 and 4: shadow-rank dual execution and mixed fleets, for the scenarios
     that have them (every scenario outside sweeps with `shadow` or `fleet`)."""
     shadowed = f"on (scenario) simd_shadow_ranks{sel()}"
     found = (ts("SDCs found by shadow ranks and by validation, per simulated hour",
@@ -310,7 +310,7 @@ def shadow_fleet_row() -> list:
 
 
 def hyper_late_sdc_row() -> list:
-    """Seed 000's exercise 2 and the seeds' named extension (issue 11): hyper-checkpointing and committed SDCs
+    """Seed 000's exercise 2 and the seeds' named extension: hyper-checkpointing and committed SDCs
     found late by layered detectors, for the scenarios that have them (simd_checkpoint_hyper_interval_steps,
     simd_checkpoint_retention mark them)."""
     hyper = f"on (scenario) simd_checkpoint_hyper_interval_steps{sel()}"

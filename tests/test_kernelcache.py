@@ -1,4 +1,4 @@
-"""simd.kernelcache: where the compiled kernels go, chosen before numba needs a place (issue 17).
+"""simd.kernelcache: where the compiled kernels go, chosen before numba needs a place.
 
 The tests run as root here, and root can write into a read-only directory, so which directories count as
 writable is decided by a stand-in for ``writable``; the real thing (uid 65534 on a read-only root file system)

@@ -17,12 +17,7 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
 :func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
 simd.offline.precompile's (this package reads no clock and starts no process).
 
-Why compiling is slow, and what was cut (measured on a fresh cache, 2-core machine, ``bench/startup.py``):
-numba's own front end (type inference, lowering: Python) takes most of it, LLVM a fifth. ``inline="always"``
-(numba's IR-level inlining) cost ~40% and bought nothing: LLVM inlines those small functions anyway (the
-engine's speed did not change); a slice assignment inside a kernel compiles numba's shape-mismatch error path
-(~2 s), so kernels copy element by element; read-only and writable arrays are different types to numba, so
-the straggler tables are read-only on every path (one signature, not two).
+Why compiling takes what it takes, and what was cut: docs/engine.md, "Compiling the kernels".
 """
 
 from __future__ import annotations

@@ -22,19 +22,7 @@ Step ``g`` (the g-th executed step since the simulation started) uses uniform nu
 "straggler" stream (PCG64DXSM jumps straight to it): durations are a pure function of ``g``, so tick-size
 invariance holds.
 
-Cost (measured on the project's 2-core machine; `python bench/engine.py` prints the engine's): per step, the
-uniform ~2.8 ns, the subtraction and shift ~0.8 ns, three table gathers ~5 ns, interpolation and rounding
-~1.4 ns, the histogram bucket and its count ~2 ns; in the engine 14-23 ns per executed step in all, 10-15x
-faster than seed 000's per-step loop without stragglers (0.24-0.35 us per step) timed in turns with it.
-What made the difference against an earlier version (25-31 ns): a faster bit generator for this stream, the
-signed uniform instead of folding u at 1/2 (five passes fewer), numpy's unbuffered gather (``mode="clip"``)
-and preallocated blocks. That numpy path is now the reference: the engine draws through the compiled kernels
-(stepkernel.py), measured in isolation on the same machine (16,384 ranks, 20 million steps, best of 3): the
-PCG64DXSM draw alone 2.6 ns per step (its 128-bit state update is a serial chain), with the table lookup and
-interpolation 5.5 ns (the hot cells of the top octaves are ~130 kB: L2, not L1), with the histogram count 6.5
-ns, the whole ``draw`` 8.7 ns, ``run`` (checkpoint and validation points, the time budget) 8.4-12 ns; in the
-engine 10.9 ns per executed step (``python bench/engine.py``). Four interleaved generator chains did not help
-(the lookups bound it, not the chain), a table of (a, b) pairs saved ~7%.
+What a step costs, measured, and what was tried to make it cheaper: docs/engine.md, "Stragglers".
 """
 
 from __future__ import annotations

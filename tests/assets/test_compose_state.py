@@ -1,4 +1,4 @@
-"""The container runs keep the daemon's state (issue 13): the compose file passes --state-dir on a named
+"""The container runs keep the daemon's state: the compose file passes --state-dir on a named
 volume, and the image creates that directory for its non-root user."""
 
 from pathlib import Path

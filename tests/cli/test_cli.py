@@ -96,7 +96,7 @@ def test_demo_has_the_seed_shape():
     ideal, naive, opt = rows["ideal"], rows["naive"], rows["optimized"]
     assert ideal["utilization"] >= opt["utilization"] > naive["utilization"]
     assert naive["sdc_baked"] > 0 and opt["sdc_baked"] == 0
-    # naive shows baked SDCs on purpose: the embedded file acknowledges it, so no warning (issue 17)
+    # naive shows baked SDCs on purpose: the embedded file acknowledges it, so no warning
     assert "warning" not in r.stderr
 
 

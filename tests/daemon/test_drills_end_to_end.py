@@ -1,4 +1,4 @@
-"""End to end (issue 6): `simd run` on the default configuration and a real Prometheus loading the shipped
+"""End to end: `simd run` on the default configuration and a real Prometheus loading the shipped
 rules, at high speedup. Every dashboard query returns data; each default drill, started over the HTTP API,
 makes its alert fire in Prometheus' /api/v1/alerts, and the alert resolves after the drill ends.
 

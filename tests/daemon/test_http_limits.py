@@ -1,4 +1,4 @@
-"""The HTTP server's bounds and body handling over real sockets (issue 13): chunked bodies, a body without
+"""The HTTP server's bounds and body handling over real sockets: chunked bodies, a body without
 Content-Length, a truncated body, a negative Content-Length, hundreds of half-open connections, idle
 connections closed, reads that never wait for the tick loop's lock, and fuzzed requests (hypothesis) that
 never crash the daemon or change its state without the token."""

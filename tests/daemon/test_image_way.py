@@ -1,4 +1,4 @@
-"""simd installed and run the way its container image does it, without Docker (issue 17).
+"""simd installed and run the way its container image does it, without Docker.
 
 The image installs simd with ``pip install .`` (not editable) into a root-owned prefix and runs it as an
 unprivileged user whose HOME does not exist, from ``/``, on a root file system that may be read-only. Here:

@@ -1,4 +1,4 @@
-"""kill -9 and restart, 20 times (issue 13): the daemon always comes back, the state file is never corrupt,
+"""kill -9 and restart, 20 times: the daemon always comes back, the state file is never corrupt,
 the simulated clock never goes back by more than one save interval, and the saved states equal an
 uninterrupted run's at the same simulated time.
 

@@ -39,7 +39,7 @@ def test_signal_stops_the_daemon_with_exit_0_within_5_seconds(sig):
     assert f"listening on http://{daemon.target}/metrics" in log
     assert "speedup 3600" in log and "a tick every 0.1 s" in log
     assert f"{len(default_config().all_scenarios)} scenarios" in log and "llama3-16k" in log and "ckpt-sweep-125" in log
-    # the embedded default's deliberate risks are acknowledged: info lines, no warning (issue 17)
+    # the embedded default's deliberate risks are acknowledged: info lines, no warning
     assert "INFO simd.daemon.process: config (acknowledged): scenario naive: no validation" in log
     assert "WARNING simd.daemon.process: config" not in log
     assert f"received {sig.name}" in log and "stopped after" in log

@@ -136,7 +136,7 @@ def test_content_length(daemon):
     ticker, app, _ = daemon
     status, _, body = post(app, "/api/v1/drills/storage", content_length="ten")
     assert status == 400 and body == {"error": "Content-Length must be a non-negative integer, got 'ten'"}
-    status, _, body = post(app, "/api/v1/drills/storage", content_length="-1")  # issue 13: was 413
+    status, _, body = post(app, "/api/v1/drills/storage", content_length="-1")  # a 400, not a 413
     assert status == 400 and body == {"error": "Content-Length must be a non-negative integer, got '-1'"}
     # a truncated body (fewer bytes than announced) never starts the drill
     status, _, body = post(app, "/api/v1/drills/storage", b'{"duration_seconds": 6', content_length="24")

@@ -1,4 +1,4 @@
-"""``simd run``'s start-up refusals and its other signals (issue 13): a token file of several lines, a state
+"""``simd run``'s start-up refusals and its other signals: a token file of several lines, a state
 directory held by another daemon; SIGUSR1 (state summary), SIGQUIT (thread stacks, goes on), SIGUSR2
 (ignored) and SIGTERM saving the state, against a real process."""
 

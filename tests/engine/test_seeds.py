@@ -1,4 +1,4 @@
-"""One configuration compiled for many seeds (issue 12): streams.Seeded derives the streams numpy's SeedSequence
+"""One configuration compiled for many seeds: streams.Seeded derives the streams numpy's SeedSequence
 and bit generators give, bit for bit, and spec.compile_seeds the plans compile_spec gives, field for field."""
 
 from __future__ import annotations

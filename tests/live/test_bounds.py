@@ -87,7 +87,7 @@ def test_a_cut_lane_used_most_of_its_limit_in_few_calls_and_no_more(monkeypatch)
 
 
 def test_a_tick_of_ten_thousand_replicas_of_llama3_16k_at_speedup_3600_is_one_call():
-    """Issue 12: 600 straggler-drawn steps per replica per tick are ~0.13 s of estimated work, under the limit, so
+    """600 straggler-drawn steps per replica per tick are ~0.13 s of estimated work, under the limit, so
     the tick is one kernel call (the limit counted 1,000 such steps as an event once: the tick was cut)."""
     s = default_config().scenario("llama3-16k")
     plan = new_state(s.job_spec(s.replica_seeds()[0])).plan

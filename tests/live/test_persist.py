@@ -229,7 +229,7 @@ MANY = scenario_file(job("many", seed=11, replicas=10000, n_gpus=64, step_second
 
 
 def test_ten_thousand_replicas_save_and_resume_exactly():
-    """The daemon's scale (issue 12), on a small job; the time it takes is measured by bench/daemon.py
+    """The daemon's scale, on a small job; the time it takes is measured by bench/daemon.py
     --lane-costs, not here."""
     from simd.engine.replicas import advance_replicas
     from simd.live.drills import DrillRunner

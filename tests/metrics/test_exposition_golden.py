@@ -1,16 +1,16 @@
-"""The exported samples of a fixed simulated time are those of the golden scrape (issue 10's must-show).
+"""The exported samples of a fixed simulated time are those of the golden scrape.
 
 tests/data/golden_scrape_default.prom is the ``/metrics`` text of the embedded default configuration after
-the ticks and drill starts of :func:`drive`, written by the code as it was before issue 10 moved the
-exposition to prometheus-client, the daemon's health to plain prometheus-client metrics and the drills out
-of the ticker. The injected clock stands still inside a tick (tick durations are 0) and the wall clock is
-fixed, so every value is a pure function of the configuration and the tick times.
+the ticks and drill starts of :func:`drive`, written by the hand-written exposition that prometheus-client's
+collector replaced: the exported values did not change with it. The injected clock stands still inside a
+tick (tick durations are 0) and the wall clock is fixed, so every value is a pure function of the
+configuration and the tick times.
 
 Compared: every family's type and HELP, and every sample (name, labels, value): identical, except the
 additions (:data:`ADDITIONS`: the process collector's ``process_*``, prometheus-client's ``_created``
-samples of the daemon-health counters and histogram, issue 13's metrics and simd_compute_seconds, issue 17's
-readiness and kernel cache). ``simd_build_info``'s label values depend on the installed simd and Python and are
-compared as label names only.
+samples of the daemon-health counters and histogram, and the metrics added since: quarantine, lag,
+overruns, reloads, state saves, simd_compute_seconds, readiness and the kernel cache). ``simd_build_info``'s
+label values depend on the installed simd and Python and are compared as label names only.
 
 Regenerate the file only for an intended change of the exported values:
 ``.venv/bin/python tests/metrics/test_exposition_golden.py --write``.
@@ -39,12 +39,13 @@ DRIVE = (
 )
 # families the new code may add: prometheus-client's process collector, and the _created samples of its
 # own Counter/Histogram (the daemon-health metrics)
-# issue 13's additions: quarantine, lag and work-limit overruns per scenario, tick errors, reloads, state saves;
+# added since the golden scrape: quarantine, lag and work-limit overruns per scenario, tick errors, reloads,
+# state saves;
 # then the compute seconds the hazards apply to (denominator of the per-compute-hour rates)
 ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(failed|behind_seconds|overruns(_total)?)"
                        r"|simd_tick_errors(_total)?|simd_config_last_reload_[a-z_]+|simd_state_[a-z_]+"
                        r"|simd_compute_seconds(_total)?"
-                       # issue 17: readiness and the kernel cache
+                       # readiness and the kernel cache
                        r"|simd_ready|simd_engine_[a-z_]+")
 
 

@@ -1,4 +1,4 @@
-"""Issue 11's mechanisms 1 and 4 in `simd simulate --json` and `simd demo --extended` (default scenarios)."""
+"""Hyper-checkpointing and committed SDCs in `simd simulate --json` and `simd demo --extended` (default scenarios)."""
 
 import json
 

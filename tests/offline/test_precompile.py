@@ -1,4 +1,4 @@
-"""simd.engine.kernels and simd.offline.precompile: compiling ahead of use compiles what real runs use (issue 17).
+"""simd.engine.kernels and simd.offline.precompile: compiling ahead of use compiles what real runs use.
 
 A unit's workload must compile exactly the signatures the engine's paths call the kernels with; a miss is not
 wrong (numba compiles it on first use) but puts the compiler back on the daemon's tick and in simulate's run.

@@ -1,4 +1,4 @@
-"""The same sweep on a dask.distributed cluster gives the same numbers as the local run (issue 12)."""
+"""The same sweep on a dask.distributed cluster gives the same numbers as the local run."""
 
 import os
 

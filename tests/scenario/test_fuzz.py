@@ -1,4 +1,4 @@
-"""Fuzzing the scenario-file reader (issue 13): generated and mutated files never give a traceback.
+"""Fuzzing the scenario-file reader: generated and mutated files never give a traceback.
 
 Whatever the text, ``parse_config`` either returns a Config or raises ConfigError whose every line is a
 single line naming what is wrong; ``simd check-config`` (in-process) exits 0 or 2 with one line per error.

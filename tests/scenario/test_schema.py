@@ -167,7 +167,7 @@ def test_drill_errors_name_the_drill():
 
 
 def test_the_embedded_default_has_no_warnings_only_acknowledged_notes():
-    """Issue 17: the default's deliberate risks (naive without validation, hyper checkpoints between validations,
+    """The default's deliberate risks (naive without validation, hyper checkpoints between validations,
     committed SDCs without validation) are acknowledged in the file: notes, never warnings; the same scenarios in
     a user's file without ``acknowledge`` are warned about, with the code that would acknowledge them."""
     from simd.scenario import default_config

@@ -1,4 +1,4 @@
-"""Scenario keys of issue 11's mechanisms 1 and 4: checkpoint.hyper and sdc (committed SDCs, late detectors)."""
+"""Scenario keys of two mechanisms: checkpoint.hyper and sdc (committed SDCs, late detectors)."""
 
 import pytest
 

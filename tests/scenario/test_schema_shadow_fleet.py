@@ -1,4 +1,4 @@
-"""The scenario file's `shadow` and `fleet` (issue 11, items 2 and 3): validated, refused where they conflict,
+"""The scenario file's `shadow` and `fleet`: validated, refused where they conflict,
 turned into the engine's JobSpec, scaled by drills; the default configuration's scenarios for them."""
 
 from dataclasses import replace
