@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,25 +50,14 @@ import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
+from procs import cpu_seconds, free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-CPU_TARGET = 0.05  # of one core (issue #3)
-SCRAPE_TARGET_SECONDS = 0.020  # median /metrics scrape (issue #3)
+CPU_TARGET = 0.05  # of one core: the daemon's idle-cost target
+SCRAPE_TARGET_SECONDS = 0.020  # median /metrics scrape: the target
 # The daemon's scale target with --replicas 10000: under half of one core, a median scrape under 50 ms
 REPLICAS_CPU_TARGET = 0.50
 REPLICAS_SCRAPE_TARGET_SECONDS = 0.050
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, seconds (proc(5): fields 14 and 15 of /proc/<pid>/stat)."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; field 3 is fields[0]
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def get(url: str, timeout: float = 5.0, **headers: str) -> tuple[int, bytes]:

@@ -39,23 +39,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from procs import free_port, rss_bytes
+
 ROOT = Path(__file__).resolve().parents[1]
 P99_TARGET_SECONDS = 0.100
 OVERRUN_TARGET = 0.01  # of ticks
 RSS_GROWTH_TARGET = 0.10
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
 
 
 def counters(port: int) -> dict[str, float]:

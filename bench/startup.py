@@ -19,13 +19,14 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.error
 import urllib.request
+
+from procs import free_port
 
 from simd.engine.kernels import UNITS
 
@@ -51,12 +52,6 @@ def unit_seconds(unit: str) -> float:
         return float(out.split()[-1])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def status(url: str) -> int | None:

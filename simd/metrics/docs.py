@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from simd import generated
 from simd.metrics.table import METRICS, SECTIONS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
@@ -162,15 +163,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["--write"]:
-        DOC.write_text(render())
-        print(f"wrote {DOC}")
-        return 0
-    if argv:
-        print("usage: python -m simd.metrics.docs [--write]", file=sys.stderr)
-        return 2
-    sys.stdout.write(render())
-    return 0
+    return generated.main(argv, DOC, render, "simd.metrics.docs")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from simd import generated
 from simd.scenario.schema import Config
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario-file.md"
@@ -237,15 +238,7 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
-    if argv == ["--write"]:
-        DOC.write_text(render())
-        print(f"wrote {DOC}")
-        return 0
-    if argv:
-        print("usage: python -m simd.scenario.docs [--write]", file=sys.stderr)
-        return 2
-    sys.stdout.write(render())
-    return 0
+    return generated.main(argv, DOC, render, "simd.scenario.docs")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ import threading
 
 import pytest
 from prometheus_client import generate_latest
-from support.daemon import SMALL_YAML, FakeClock
+from support.daemon import FakeClock
+from support.scenarios import SMALL_YAML
 
 from simd.daemon.server import HttpServer, make_app
 from simd.live.drills import DrillControl

@@ -14,8 +14,8 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.daemon import SMALL_YAML, FakeClock, wsgi_call
-from support.scenarios import STORAGE, drills
+from support.daemon import FakeClock, wsgi_call
+from support.scenarios import SMALL_YAML, STORAGE, drills
 
 from simd.daemon.process import build
 from simd.daemon.server import HttpServer

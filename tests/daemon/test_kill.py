@@ -19,8 +19,8 @@ import signal
 import time
 
 import pytest
-from support.daemon import SMALL_YAML
 from support.promstack import SimdDaemon, http_get
+from support.scenarios import SMALL_YAML
 
 from simd.engine import US_PER_SECOND
 from simd.live.drills import DrillRunner

@@ -9,8 +9,8 @@ import json
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
-from support.daemon import SMALL_YAML, FakeClock, wsgi_call
-from support.scenarios import STORAGE, drills
+from support.daemon import FakeClock, wsgi_call
+from support.scenarios import SMALL_YAML, STORAGE, drills
 
 from simd.daemon.process import assemble
 from simd.scenario import parse_config

@@ -9,8 +9,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from support.daemon import SMALL_YAML, FakeClock
-from support.scenarios import job, scenario_file
+from support.daemon import FakeClock
+from support.scenarios import SMALL_YAML, job, scenario_file
 
 from simd.engine import US_PER_SECOND
 from simd.live import persist

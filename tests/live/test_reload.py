@@ -9,8 +9,9 @@ import signal
 import time
 
 import pytest
-from support.daemon import SMALL_YAML, FakeClock, wsgi_call
+from support.daemon import FakeClock, wsgi_call
 from support.promstack import SimdDaemon, http_get
+from support.scenarios import SMALL_YAML
 
 from simd.daemon.process import build
 from simd.engine import US_PER_SECOND

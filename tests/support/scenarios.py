@@ -3,7 +3,7 @@
 ``job(name, **keys)`` is the small job below with keys replaced (a key given None is left out);
 ``scenario_file(*jobs, drills=..., **top)`` is the YAML text of a file; ``drills(*drills)`` is a ``drills:``
 section to append to one. The daemon's fixture file, with a comment on what each scenario exercises, is
-support.daemon.SMALL_YAML.
+SMALL_YAML.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ scenarios:
     restart_seconds: 60
 """
 
-# A drill on support.daemon.SMALL_YAML's scenario "big": its checkpoints 12x slower for two simulated hours.
+# A drill on SMALL_YAML's scenario "big": its checkpoints 12x slower for two simulated hours.
 STORAGE = {"name": "storage", "description": "big's checkpoints 12x slower", "duration_seconds": 7200,
            "scenarios": ["big"], "effects": {"checkpoint_seconds_factor": 12}}
 
@@ -85,4 +85,52 @@ SWEEP_SMALL = """scenarios:
     validation: {interval_steps: 20, seconds: 5}
     restart_seconds: 120
     stragglers: {jitter_seconds: 0.5, slow_ranks: 1, slowdown: 1.5, mitigation: {detect_after_steps: 30}}
+"""
+
+# The daemon tests' configuration: every feature the metrics read (replicas, a sweep, causes, warm recovery,
+# stragglers with mitigation, a failure-free scenario, jobs that complete within minutes of simulated time).
+SMALL_YAML = """
+speedup: 600
+tick_seconds: 1.0
+scenarios:
+  - name: plain        # seed 000's job with 10x the failure rates, so that things happen within hours
+    seed: 5
+    n_gpus: 1024
+    step_seconds: 60
+    target_steps: 300
+    failures: {hard_per_gpu_hour: 2.0e-3, sdc_per_gpu_hour: 1.5e-3}
+    checkpoint: {interval_steps: 25, seconds: 300}
+    validation: {interval_steps: 25, seconds: 20}
+    restart_seconds: 60
+  - name: calm         # no failures at all, two replicas
+    seed: 6
+    replicas: 2
+    n_gpus: 8
+    step_seconds: 10
+    target_steps: 100
+    failures: {hard_per_gpu_hour: 0.0, sdc_per_gpu_hour: 0.0}
+    checkpoint: {interval_steps: 10, seconds: 5}
+  - name: big          # causes, warm recovery, stragglers replaced after 50 steps
+    seed: 7
+    replicas: 2
+    n_gpus: 16384
+    step_seconds: 6
+    target_steps: 2000
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.0e-5, causes: llama3}
+    checkpoint: {interval_steps: 100, seconds: 30}
+    validation: {interval_steps: 50, seconds: 5}
+    recovery: {strategy: warm}
+    stragglers: {jitter_seconds: 0.5, slow_ranks: 1, slowdown: 1.25, mitigation: {detect_after_steps: 50}}
+sweeps:
+  - name: sw
+    checkpoint_intervals: [10, 40]
+    scenario:
+      seed: 20
+      replicas: 3
+      n_gpus: 1024
+      step_seconds: 30
+      target_steps: 100000
+      failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 0.0}
+      checkpoint: {interval_steps: 10, seconds: 60}
+      restart_seconds: 120
 """
