@@ -33,8 +33,7 @@ from simd.scenario import Scenario, ScenarioBody
 
 # The work one scenario may do in one tick, in estimated CPU microseconds of the engine (all replicas together):
 # 0.2 s, so that a tick at the default 1 s interval stays on time with a few busy scenarios, while a runaway
-# one (a drill multiplying a rate by 10^6, a 1 ms step at speedup 10^9) is cut and reported. (The limit was
-# 5,000 events before, sized for the segment walk's 44 us per event: the same 0.2 s.)
+# one (a drill multiplying a rate by 10^6, a 1 ms step at speedup 10^9) is cut and reported.
 WORK_LIMIT_US = 200_000
 # Four standard deviations of a chunk's work (its events are Poisson) are kept in reserve when it is sized, so a
 # chunk overshoots the budget left only with a vanishing (Poisson-tail) probability.
