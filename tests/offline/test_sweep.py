@@ -24,19 +24,6 @@ from simd.offline.sweep.run import ReplicaResult, Runner, adaptive_sweep, fixed_
 from simd.offline.sweep.stats import mean_ci, summarize, t_quantile
 from simd.scenario import parse_config
 
-
-@pytest.fixture(scope="module")
-def small():
-    return parse_config(SMALL).scenario("small")
-
-
-@pytest.fixture
-def small_file(tmp_path):
-    p = tmp_path / "small.yaml"
-    p.write_text(SMALL)
-    return p
-
-
 # ---- run_point and the statistics
 
 

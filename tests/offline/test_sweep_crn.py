@@ -15,11 +15,6 @@ from simd.offline.sweep.run import Runner, adaptive_sweep, fixed_sweep, plan_tas
 from simd.scenario import parse_config
 
 
-@pytest.fixture(scope="module")
-def small():
-    return parse_config(SMALL).scenario("small")
-
-
 def _points(small, *params):
     return grid(small, parse_params(list(params)))
 

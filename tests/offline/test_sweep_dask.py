@@ -10,7 +10,6 @@ from simd.offline.sweep import executors as sweepexec
 from simd.offline.sweep.executors import DaskExecutor, LocalPool, Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, fixed_sweep
-from simd.scenario import parse_config
 
 if os.environ.get("CI") == "true":  # CI installs the dev extra, which has dask: missing is a failure there
     import distributed
@@ -19,10 +18,6 @@ else:
 
 PARAMS = ["checkpoint.interval_steps=20,80", "recovery.strategy=cold,warm"]  # 4 points
 
-
-@pytest.fixture(scope="module")
-def small():
-    return parse_config(SMALL).scenario("small")
 
 
 def _local(points, replicas):

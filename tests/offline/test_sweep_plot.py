@@ -5,20 +5,14 @@ import numpy as np
 import pytest
 from matplotlib.collections import FillBetweenPolyCollection, PolyCollection
 from matplotlib.image import AxesImage
-from support.scenarios import SWEEP_SMALL as SMALL
 
 from simd.offline.sweep import plot as sweepplot
 from simd.offline.sweep.executors import Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, first_order, fixed_sweep
-from simd.scenario import parse_config
 
 META = {"scenario": "small", "mode": "fixed", "replicas": 6, "seed_base": 0}
 
-
-@pytest.fixture(scope="module")
-def small():
-    return parse_config(SMALL).scenario("small")
 
 
 def _sweep(small, *params, replicas=6):
