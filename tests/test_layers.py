@@ -17,7 +17,7 @@ import pytest
 SIMD = Path(__file__).resolve().parents[1] / "simd"
 
 LAYERS = (
-    ("kernelcache", "generated"),
+    ("kernelcache", "generated", "regularfile"),
     ("models",),
     ("engine",),
     ("scenario",),

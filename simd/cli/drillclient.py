@@ -6,9 +6,11 @@ import json
 import os
 import urllib.error
 import urllib.request
-from pathlib import Path
+
+from simd import regularfile
 
 TOKEN_ENV = "SIMD_API_TOKEN"
+TOKEN_FILE_LIMIT = 4096  # bytes: a bearer token is one line (ours: 32 hex digits)
 DEFAULT_URL = "http://127.0.0.1:9109"
 
 
@@ -16,8 +18,8 @@ def read_token(token_file: str | None) -> str | None:
     """The API token: from ``token_file`` (first line, stripped) or $SIMD_API_TOKEN; None if neither.
     ValueError naming the problem when the file cannot be used."""
     if token_file:
-        try:
-            token = Path(token_file).read_text(encoding="utf-8").strip()
+        try:  # a regular file of at most 4 KiB: not /dev/urandom, not a FIFO that never opens
+            token = regularfile.read(token_file, TOKEN_FILE_LIMIT).decode("utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
             raise ValueError(f"--api-token-file: cannot read {token_file}: {getattr(exc, 'strerror', None) or exc}") \
                 from None

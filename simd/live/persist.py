@@ -29,6 +29,7 @@ uninterrupted one from the snapshot's time). A directory is used by one daemon a
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import fcntl
@@ -36,6 +37,7 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 import types
 import typing
@@ -44,8 +46,9 @@ from pathlib import Path
 
 import numpy as np
 
-from simd import __version__
-from simd.engine import US_PER_SECOND, JobSpec, State
+from simd import __version__, regularfile
+from simd.engine import US_PER_SECOND, JobSpec, State, new_state
+from simd.engine.hazard import NEVER
 from simd.engine.replicas import retarget_replicas, state_columns
 from simd.engine.spec import compile_seeds, compile_spec, with_seed
 from simd.engine.state import BUCKETS
@@ -57,6 +60,13 @@ from simd.scenario import Config
 log = logging.getLogger(__name__)
 
 FORMAT, VERSION = "simd-state", 2
+# The largest state file read: 256 MiB. A replica takes ~0.35-0.4 kB in version 2 (measured on llama3-16k and
+# optimized, 10,000 replicas each) and a few kB in version 1, and a file holds at most MAX_TOTAL_REPLICAS
+# (simd.scenario.limits) replicas: the cap leaves room for both; a larger (or sparse) file is not read.
+MAX_STATE_BYTES = 256 << 20
+# The latest simulated time a state may hold, microseconds: the scenario file's longest stretch of simulated
+# time (10^12 s, simd.scenario.limits.SimulatedSeconds) in the engine's microseconds.
+MAX_CLOCK_US = 10**18
 READABLE = (1, 2)  # the versions decode accepts
 STATE_FILE, LOCK_FILE = "state.json", "lock"
 
@@ -115,7 +125,12 @@ def encode(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall
     """The document for ``state.json``: the payload last, as its canonical bytes, which the checksum covers
     (encoded once; decode hashes those bytes as they are in the file)."""
     with gc_paused():
-        body = _canonical(_payload(simulated_us, lanes, drills, wall))
+        return document(_payload(simulated_us, lanes, drills, wall))
+
+
+def document(payload: dict) -> bytes:
+    """A payload as a ``state.json`` document of this version, checksummed."""
+    body = _canonical(payload)
     head = json.dumps({"format": FORMAT, "version": VERSION, "layout": LAYOUT,
                        "sha256": hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
     return head[:-1].encode() + _PAYLOAD + body + b"}\n"
@@ -137,6 +152,49 @@ def _payload(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wa
         "lanes": [{"name": lane.scenario.name, "key": lane.key, "origin_us": lane.origin_us, "failed": lane.failed,
                    "overruns": lane.overruns, **_replicas(lane.states)} for lane in lanes],
     }
+
+
+def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
+    """A lane's restored replicas are states the engine can continue from, or StateError: every integer in
+    0..NEVER (the engine's "no such event"), each clock at most MAX_CLOCK_US and, from the lane's origin on the
+    shared clock, not past the snapshot's time, ``t`` not past the clock, and every per-cause, per-type,
+    per-detector and per-bucket tuple of the length a fresh state of the plan has (a histogram of another
+    length would break every scrape and tick after the load)."""
+    fresh = new_state(states[0].plan.spec)
+    lengths = {name: len(v) for name, v in _tuples(fresh)}
+    for s in states:
+        if not 0 <= s.t <= s.clock <= MAX_CLOCK_US or origin_us + s.clock > at_us:
+            raise StateError(f"a replica's clock ({s.clock} us, from {origin_us}) is outside 0..the snapshot's "
+                             f"time ({at_us} us)")
+        for name, v in _tuples(s):
+            if len(v) != lengths[name]:
+                raise StateError(f"a replica's {name} has {len(v)} entries where its plan has {lengths[name]}")
+        bad = next((x for x in _ints(s) if not 0 <= x <= NEVER), None)
+        if bad is not None:
+            raise StateError(f"a replica holds {bad}, outside 0..{NEVER}")
+
+
+def _tuples(state: State):
+    """(name, tuple) of a state's variable-length tuples, its totals' and its job start's."""
+    for prefix, totals in (("totals", state.totals), ("job_start", state.job_start)):
+        for f in fields(totals):
+            v = getattr(totals, f.name)
+            if isinstance(v, tuple):
+                yield f"{prefix}.{f.name}", v
+
+
+def _ints(obj):
+    """Every integer of a state (its plan apart), tuples and nested totals included."""
+    for f in fields(obj):
+        if f.name == "plan":
+            continue
+        v = getattr(obj, f.name)
+        if dataclasses.is_dataclass(v):
+            yield from _ints(v)
+        elif isinstance(v, tuple):
+            yield from v
+        elif type(v) is int:
+            yield v
 
 
 def _drill_key(drill) -> str:
@@ -256,8 +314,8 @@ def decode(raw: bytes) -> dict:
     """The payload of a ``state.json`` document; StateError if it is not one this simd can use."""
     try:
         doc = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise StateError(f"not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deep for the parser
+        raise StateError(f"not JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise StateError("not a simd state file")
     if doc.get("version") not in READABLE or doc.get("layout") != LAYOUT:
@@ -292,7 +350,9 @@ def resume(payload: dict, config: Config) -> Resumed:
     start fresh at the saved time (a warning each), removed ones are dropped. StateError if the payload's
     shape is wrong."""
     try:
-        at_us = int(payload["simulated_us"])
+        at_us = payload["simulated_us"]
+        if type(at_us) is not int or not 0 <= at_us <= MAX_CLOCK_US:
+            raise ValueError(f"simulated_us must be an integer in 0..{MAX_CLOCK_US}, got {at_us!r}")
         drills = _resume_drills(payload["drills"], config)
         saved = {d["name"]: d for d in payload["lanes"]}
     except (KeyError, TypeError, ValueError) as exc:
@@ -311,7 +371,7 @@ def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int) 
         d = saved.pop(s.name, None)
         if d is not None and d.get("key") == scenario_key(s):
             try:
-                lanes.append(_resume_lane(d, s, drills))
+                lanes.append(_resume_lane(d, s, drills, at_us))
                 continue
             except (KeyError, TypeError, ValueError, StateError) as exc:
                 log.warning("state: scenario %s cannot be resumed (%s: %s): it starts fresh at simulated second "
@@ -335,13 +395,16 @@ def _resume_drills(d: dict, config: Config) -> DrillRunner:
     return runner
 
 
-def _resume_lane(d: dict, scenario, drills: DrillRunner) -> Lane:
+def _resume_lane(d: dict, scenario, drills: DrillRunner, at_us: int) -> Lane:
     states = tuple(_restore_state(r) for r in d["replicas"]) if "replicas" in d else _restore_lane_states(d)
     if len(states) != scenario.replicas or len({s.clock for s in states}) != 1:
         raise StateError("replicas do not match the scenario")
     if [s.plan.spec.seed for s in states] != list(scenario.replica_seeds()):  # the scenario key pins them
         raise StateError("the replicas' seeds do not match the scenario")
-    origin = int(d["origin_us"])
+    origin = d["origin_us"]
+    if type(origin) is not int or origin < 0:
+        raise StateError(f"origin_us must be a non-negative integer, got {origin!r}")
+    check_states(states, origin, at_us)
     body = drills.body(scenario, (origin + states[0].clock) / US_PER_SECOND)
     # the parameters in force at the saved time under this configuration's drills (a changed drill: retarget)
     seeds = scenario.replica_seeds()
@@ -365,19 +428,29 @@ class StateDir:
 
     def open(self) -> StateDir:
         """Create the directory if needed and take its lock; StateDirBusy if another daemon has it, OSError
-        if it cannot be used. Removes temporary files a killed daemon left behind."""
+        if it cannot be used. Removes temporary files a killed daemon left behind.
+
+        The lock is ``flock`` on the directory itself, held by its file descriptor: removing or replacing the
+        ``lock`` file (which only says the PID, for people) admits no second daemon. No file here is opened
+        through a symbolic link: one planted as ``lock`` or as a temporary file is removed (the link, never its
+        target) and the file created anew with O_EXCL."""
         self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise StateDirBusy(f"{self.path} is in use by another simd run (its lock file is held)") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+            raise StateDirBusy(f"{self.path} is in use by another simd run (its lock is held)") from None
         self._lock_fd = fd
         for leftover in self.path.glob(f".{STATE_FILE}.tmp-*"):
             leftover.unlink(missing_ok=True)
+        lock = self.path / LOCK_FILE
+        lock.unlink(missing_ok=True)
+        pid = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(pid, f"{os.getpid()}\n".encode())
+        finally:
+            os.close(pid)
         return self
 
     def close(self) -> None:
@@ -386,10 +459,14 @@ class StateDir:
             self._lock_fd = None
 
     def load(self) -> dict | None:
-        """The saved payload, or None (no file, or one moved aside because it could not be used)."""
+        """The saved payload, or None (no file, or one moved aside because it could not be used: not a
+        regular file, a symbolic link, larger than MAX_STATE_BYTES, not a state this simd wrote)."""
         try:
-            raw = self.file.read_bytes()
+            raw = regularfile.read(self.file, MAX_STATE_BYTES, follow=False)
         except FileNotFoundError:
+            return None
+        except regularfile.Refused as exc:
+            self.move_aside(exc.strerror)
             return None
         try:
             return decode(raw)
@@ -405,13 +482,20 @@ class StateDir:
         return aside
 
     def save(self, data: bytes) -> None:
-        """Write ``data`` as the state file atomically (temporary file, fsync, rename, fsync the directory)."""
-        tmp = self.path / f".{STATE_FILE}.tmp-{os.getpid()}"
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.file)
+        """Write ``data`` as the state file atomically (temporary file, fsync, rename, fsync the directory).
+        The temporary file has an unpredictable name and is created with O_EXCL (``mkstemp``), so nothing
+        planted in the directory receives the state; it is removed when the write fails (a full disk)."""
+        fd, tmp = tempfile.mkstemp(prefix=f".{STATE_FILE}.tmp-", dir=self.path)
+        try:
+            with open(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.file)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         dir_fd = os.open(self.path, os.O_RDONLY)
         try:
             os.fsync(dir_fd)

@@ -24,11 +24,14 @@ names the limit, in bounded time and memory (a list of hostile files it was trie
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
 import yaml
 from yaml import events
+
+from simd import regularfile
 
 MAX_BYTES = 1 << 20  # 1 MiB: the embedded default configuration is ~7 KB
 MAX_DEPTH = 32  # a scenario file nests 4-5 levels (scenarios[i].stragglers.mitigation.detect_after_steps)
@@ -247,10 +250,12 @@ def loads(text: str):
 
 
 def read_text(path: str | Path) -> str:
-    """The file's text, reading at most MAX_BYTES + 1 bytes (``/dev/zero`` or a 200 MB file stop there).
-    OSError and UnicodeDecodeError propagate; YamlError when the file is too large."""
-    with open(path, "rb") as f:
-        raw = f.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise YamlError(f"larger than {MAX_BYTES} bytes (1 MiB), the limit of a scenario file")
+    """The file's text: a regular file (simd.regularfile: a FIFO or a device is refused without blocking) of
+    at most MAX_BYTES. OSError and UnicodeDecodeError propagate; YamlError when the file is too large."""
+    try:
+        raw = regularfile.read(path, MAX_BYTES)
+    except regularfile.Refused as exc:
+        if exc.errno == errno.EFBIG:
+            raise YamlError(f"larger than {MAX_BYTES} bytes (1 MiB), the limit of a scenario file") from None
+        raise
     return raw.decode("utf-8")

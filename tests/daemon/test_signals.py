@@ -71,3 +71,22 @@ def test_other_signals_and_the_state_saved_at_shutdown(tmp_path):
     assert "state saved to" in log and "Traceback" not in log
     saved = decode((tmp_path / "state.json").read_bytes())
     assert saved["simulated_us"] > 0 and len(saved["lanes"]) == len(default_config().all_scenarios)
+
+
+@pytest.mark.integration
+def test_a_failed_final_save_is_exit_1_and_says_so(tmp_path, caplog, monkeypatch):
+    """A full disk at shutdown: the state since the last snapshot is lost, and the exit code says it."""
+    import errno
+    import threading
+
+    def full(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(StateDir, "save", full)
+    stop = threading.Event()
+    threading.Timer(1.5, stop.set).start()
+    with caplog.at_level("INFO", logger="simd.daemon.process"):
+        code = daemon.run(default_config(), listen=("127.0.0.1", 0), state_dir=str(tmp_path), stop=stop)
+    assert code == 1
+    assert "the final save failed: the state since the last snapshot" in caplog.text
+    assert "No space left on device" in caplog.text

@@ -72,10 +72,11 @@ def test_deep_nesting_is_refused_without_recursion_error():
 def test_size_is_bounded_when_reading(tmp_path):
     big = tmp_path / "big.yaml"
     big.write_text("# " + "x" * (200 << 20) + "\n")  # a 200 MB comment
-    for path in (big, "/dev/zero"):
+    for path, message in ((big, "larger than 1048576 bytes (1 MiB), the limit of a scenario file"),
+                          ("/dev/zero", "cannot read: not a regular file (a character device)")):
         err, seconds, mb = bounded(lambda p=path: load_config(p))
         assert isinstance(err, ConfigError)
-        assert err.errors == [f"{path}: larger than 1048576 bytes (1 MiB), the limit of a scenario file"]
+        assert err.errors == [f"{path}: {message}"]
         assert seconds < 1.0 and mb < 100
 
 

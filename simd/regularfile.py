@@ -1,0 +1,59 @@
+"""Reading a file simd is given (a scenario file, a token file, the state file): never blocking, only a regular
+file, never more than a cap.
+
+``open()`` of a FIFO blocks until a writer comes, and reading ``/dev/urandom`` or ``/dev/zero`` never ends: a
+path that names either would hold whoever reads it (the main thread at start, the reload lock, an HTTP
+thread). So the file is opened with ``O_NONBLOCK`` (a FIFO opens at once; a regular file ignores the flag),
+must then be a regular file (``fstat``), and is read up to ``limit + 1`` bytes: more is refused, as is a size
+``fstat`` already shows over the limit (a sparse file of a gigabyte is not read at all). With
+``follow=False`` a symlink is refused too (``O_NOFOLLOW``: the state directory's files).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+class Refused(OSError):
+    """The path is not a regular file, or it is larger than the limit; ``str()`` says which, in one line."""
+
+
+def read(path: str | Path, limit: int, *, follow: bool = True) -> bytes:
+    """The file's bytes. Refused (an OSError) when it is not a regular file or holds more than ``limit``
+    bytes; other OSErrors (missing, permission) as ``open`` raises them."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow and exc.errno == errno.ELOOP:
+            raise Refused(errno.ELOOP, "a symbolic link (refused: it could point anywhere)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise Refused(errno.EINVAL, f"not a regular file (a {_kind(st.st_mode)})")
+        if st.st_size > limit:
+            raise Refused(errno.EFBIG, f"larger than {limit} bytes ({st.st_size})")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(limit + 1 - size, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise Refused(errno.EFBIG, f"larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
