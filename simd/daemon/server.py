@@ -45,12 +45,14 @@ import resource
 import socket
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
 from typing import Protocol
 
 import waitress
 from prometheus_client import make_wsgi_app
+from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.registry import Collector
 from waitress import wasyncore
 
@@ -71,8 +73,13 @@ READ = ("GET", "HEAD")
 RENDER_REUSE_SECONDS = 1.0  # the process_* samples (CPU, memory) of a reused rendering are at most this old
 STALE_LIMIT_SECONDS = 5.0  # a scrape gets the previous rendering while the current one renders, if this young
 REFRESH_SECONDS, REFRESH_KEYS = 30.0, 4  # what ``refresh`` renders ahead: variants asked for this recently
-_RENDER_KEYS = ("QUERY_STRING", "HTTP_ACCEPT", "HTTP_ACCEPT_ENCODING", "SERVER_NAME", "SERVER_PORT",
-                "wsgi.url_scheme")
+# A variant of /metrics is what changes its bytes: the names of ``name[]`` (as a set), the format Accept
+# chooses, gzip or not; every other part of the query string is ignored. At most this many variants are
+# rendered per published tick (from the families collected once for it); a request for another is 429 until
+# the next tick, so a flood of distinct queries costs a bounded amount of rendering, never one per request.
+# Prometheus asks for one variant; 16 leaves room for people and tools that select names.
+MAX_VARIANTS = 16
+WANTED_LIMIT = 64  # variants remembered for ``refresh`` (the most recent)
 AUTH_LOG_SECONDS = 10.0  # at most one line about failed authentication per this many seconds
 # The server's bounds. 2 threads run the app: a reused rendering is served in well under a millisecond, so
 # they serve hundreds of scrapes a second, and with fewer threads wanting the interpreter the tick loop keeps
@@ -145,11 +152,13 @@ def make_app(registry: Collector, health: Health, drills: Drills | None = None, 
 class _App:
     def __init__(self, registry: Collector, health: Health, drills: Drills | None, token: str | None,
                  reload: Reload | None, version, clock, ready: Health):
-        self.metrics = make_wsgi_app(registry)
+        self.registry = registry
+        self._families = _Families()  # the registry's families, collected once per rendering version
+        self.metrics = make_wsgi_app(self._families if version is not None else registry)
         self.health, self.drills, self.token, self.reload = health, drills, token, reload
         self.ready = ready
         self._version, self._clock = version, clock
-        self._cache: tuple[tuple, float, dict] = ((), -1e300, {})  # (version, when, {request key: Response})
+        self._cache: tuple[tuple, float, dict] = ((), -1e300, {})  # (version, when, {variant: Response})
         self._rendering = threading.Lock()
         self._wanted: dict[tuple, tuple[float, dict]] = {}  # request key -> (last asked, what it asked with)
         self._auth_failures, self._auth_logged = 0, -1e300
@@ -171,26 +180,39 @@ class _App:
     def metrics_response(self, environ: dict) -> Response:
         """prometheus_client's exposition, negotiated on Accept and Accept-Encoding; a rendering is reused while
         it is current (see make_app), and while another thread renders the current one, a concurrent scrape
-        gets the previous rendering (one tick old at most) instead of waiting or rendering it again."""
-        key = (environ.get("QUERY_STRING", ""), environ.get("HTTP_ACCEPT", ""),
-               "gzip" in environ.get("HTTP_ACCEPT_ENCODING", ""))
+        gets the previous rendering (one tick old at most) instead of waiting or rendering it again. Renderings
+        are keyed by their variant (see MAX_VARIANTS): a query string that only differs elsewhere is the same
+        rendering."""
+        key, env = _variant(environ)
         if self._version is None:
-            return self._render(environ)
+            return self._render(env)
         version, now = self._version(), self._clock()
-        self._wanted[key] = (now, {k: environ.get(k, "") for k in _RENDER_KEYS})
         current, when, responses = self._cache
         if key in responses and (self._current(version, current, when, now) or
                                  (self._rendering.locked() and now - when < STALE_LIMIT_SECONDS)):
+            self._remember(key, env, now)
             return responses[key]
         with self._rendering:  # one rendering at a time
             current, when, responses = self._cache
             if key in responses and self._current(version, current, when, now):
                 return responses[key]  # another thread rendered it meanwhile
-            response = self._render(environ)
             if not self._current(version, current, when, now):
+                self._families.collect_from(self.registry)
                 self._cache = (version, now, {})
+            elif len(responses) >= MAX_VARIANTS:
+                return _text(429, f"at most {MAX_VARIANTS} variants of /metrics (name[] selections, formats) "
+                                  "are rendered per tick: retry after the next tick\n", ("Retry-After", "1"))
+            response = self._render(env)
             self._cache[2][key] = response
+        self._remember(key, env, now)
         return response
+
+    def _remember(self, key: tuple, env: dict, now: float) -> None:
+        """What ``refresh`` renders ahead: the WANTED_LIMIT variants asked for most recently."""
+        self._wanted[key] = (now, env)
+        if len(self._wanted) > WANTED_LIMIT:
+            oldest = min(self._wanted, key=lambda k: self._wanted[k][0])
+            self._wanted.pop(oldest, None)
 
     def refresh(self) -> None:
         """Render, now, what scrapers asked for in the last REFRESH_SECONDS (at most REFRESH_KEYS variants), so
@@ -203,8 +225,9 @@ class _App:
         self._wanted = {k: (t, env) for t, k, env in recent}
         with self._rendering:
             version, responses = self._version(), {}
+            self._families.collect_from(self.registry)
             for _, k, env in recent:
-                responses[k] = self._render({**env, "REQUEST_METHOD": "GET", "PATH_INFO": "/metrics"})
+                responses[k] = self._render(env)
             self._cache = (version, now, responses)
 
     @staticmethod
@@ -212,13 +235,13 @@ class _App:
         return now - when < RENDER_REUSE_SECONDS and len(version) == len(cached) and all(
             a is b or (type(a) is int and a == b) for a, b in zip(version, cached, strict=True))
 
-    def _render(self, environ: dict) -> Response:
+    def _render(self, env: dict) -> Response:
         got: dict = {}
 
         def capture(status: str, headers: list, exc_info=None) -> None:
             got["status"], got["headers"] = int(status.split()[0]), headers
 
-        body = b"".join(self.metrics({**environ, "REQUEST_METHOD": "GET"}, capture))
+        body = b"".join(self.metrics({**env, "REQUEST_METHOD": "GET", "PATH_INFO": "/metrics"}, capture))
         return Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
 
     def read(self, path: str) -> Response:
@@ -283,6 +306,49 @@ class _App:
                     "no Authorization header" if not environ.get("HTTP_AUTHORIZATION") else "wrong bearer token",
                     self._auth_failures)
         self._auth_failures, self._auth_logged = 0, now
+
+
+class _Families:
+    """A registry's metric families as collected once (:meth:`collect_from`), for every rendering of one
+    version: what prometheus_client's exposition reads, ``name[]`` selections included (as
+    prometheus_client's RestrictedRegistry selects samples), without collecting again."""
+
+    def __init__(self):
+        self.families: list = []
+
+    def collect_from(self, registry: Collector) -> None:
+        self.families = list(registry.collect())
+
+    def collect(self):
+        return iter(self.families)
+
+    def restricted_registry(self, names: Iterable[str]) -> _Restricted:
+        return _Restricted(self.families, set(names))
+
+
+class _Restricted:
+    def __init__(self, families: list, names: set[str]):
+        self.families, self.names = families, names
+
+    def collect(self):
+        for family in self.families:
+            selected = family._restricted_metric(self.names)  # prometheus_client's own selection of samples
+            if selected:
+                yield selected
+
+
+def _variant(environ: dict) -> tuple[tuple, dict]:
+    """(key, environ to render with) of a /metrics request: the ``name[]`` set, the content type Accept
+    chooses and whether gzip is accepted, and nothing else of the request (see MAX_VARIANTS)."""
+    query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+    names = tuple(sorted(set(query.get("name[]", ()))))
+    accept, encoding = environ.get("HTTP_ACCEPT", ""), environ.get("HTTP_ACCEPT_ENCODING", "")
+    content_type = choose_encoder(accept)[1]
+    gzipped = gzip_accepted(encoding)
+    env = {"QUERY_STRING": urllib.parse.urlencode([("name[]", n) for n in names]), "HTTP_ACCEPT": accept,
+           "HTTP_ACCEPT_ENCODING": "gzip" if gzipped else "", "SERVER_NAME": environ.get("SERVER_NAME", ""),
+           "SERVER_PORT": environ.get("SERVER_PORT", ""), "wsgi.url_scheme": environ.get("wsgi.url_scheme", "http")}
+    return (names, content_type, gzipped), env
 
 
 def _body(environ: dict) -> bytes | Response:

@@ -249,3 +249,106 @@ def test_fuzzed_requests_over_a_socket_never_crash_the_server(fresh, r):
         assert out.startswith(b"HTTP/1.")
     assert get(server, "/healthz", timeout=3.0) == 200  # still serving
     assert _state(parts) == before  # no fuzzed request carries the token
+
+
+# --- the scrape cache cannot be bypassed ---------------------------------------------------------------------
+
+def _counting(monkeypatch, app) -> dict:
+    """Count the app's renderings and its collections of the registry."""
+    counts = {"render": 0, "collect": 0}
+    render, collect = app._render, app._families.collect_from
+
+    def counted_render(env):
+        counts["render"] += 1
+        return render(env)
+
+    def counted_collect(registry):
+        counts["collect"] += 1
+        return collect(registry)
+
+    monkeypatch.setattr(app, "_render", counted_render)
+    monkeypatch.setattr(app._families, "collect_from", counted_collect)
+    return counts
+
+
+def test_query_strings_that_change_nothing_share_one_rendering(fresh, monkeypatch):
+    """The attack: ``GET /metrics?u=<random>`` rendered anew for every request. Now everything but ``name[]``
+    is ignored, and ``name[]`` is a set: one rendering (of one collection) per variant and tick."""
+    _, parts = fresh
+    parts.ticker.tick()  # a new version: nothing cached
+    counts = _counting(monkeypatch, parts.app)
+    plain = wsgi_call(parts.app)[2]
+    for i in range(200):
+        status, _, body = wsgi_call(parts.app, "GET", f"/metrics?u={i}&cache=bust{i * 7919}")
+        assert status == 200 and body == plain
+    ticks = [wsgi_call(parts.app, "GET", f"/metrics?{q}")[2]
+             for q in ("name[]=simd_ticks_total&name[]=simd_ready", "name[]=simd_ready&name[]=simd_ticks_total&x=1",
+                       "name[]=simd_ready&name[]=simd_ready&name[]=simd_ticks_total")]
+    assert ticks[0] == ticks[1] == ticks[2] and b"simd_ticks_total" in ticks[0] and b"simd_ready" in ticks[0]
+    assert counts == {"render": 2, "collect": 1}
+
+
+def test_a_selection_is_what_prometheus_client_selects(fresh):
+    _, parts = fresh
+    from prometheus_client import generate_latest
+
+    registry = parts.app.registry
+    body = wsgi_call(parts.app, "GET", "/metrics?name[]=simd_ticks_total&name[]=simd_ready")[2]
+    expected = generate_latest(registry.restricted_registry(["simd_ticks_total", "simd_ready"]))
+    assert sorted(body.splitlines()) == sorted(expected.splitlines())
+
+
+def test_distinct_selections_beyond_the_limit_wait_for_the_next_tick(fresh, monkeypatch):
+    from simd.daemon.server import MAX_VARIANTS
+
+    _, parts = fresh
+    parts.ticker.tick()
+    counts = _counting(monkeypatch, parts.app)
+    statuses = [wsgi_call(parts.app, "GET", f"/metrics?name[]=simd_nothing_{i}")[0]
+                for i in range(3 * MAX_VARIANTS)]
+    assert statuses[:MAX_VARIANTS] == [200] * MAX_VARIANTS and set(statuses[MAX_VARIANTS:]) == {429}
+    assert counts == {"render": MAX_VARIANTS, "collect": 1}
+    assert wsgi_call(parts.app, "GET", "/metrics?name[]=simd_nothing_0")[0] == 200  # cached
+    assert wsgi_call(parts.app, "GET", "/healthz")[0] == 200
+    parts.ticker.tick()
+    assert wsgi_call(parts.app, "GET", "/metrics?name[]=simd_nothing_99")[0] == 200
+
+
+@pytest.mark.integration  # a real server on a socket and 20 clients
+def test_a_flood_of_distinct_queries_leaves_a_real_scraper_and_health_answering(served):
+    """20 clients back to back on /metrics with a distinct query each time (half of them distinct name[]
+    selections), and a scraper once every 50 ms: its latency stays low and /healthz answers. The figures are
+    measured by bench/soak.py's query-flood phase; asserted loosely here (a shared, noisy machine)."""
+    server, parts = served
+    stop = threading.Event()
+
+    def flood(k: int) -> None:
+        i = 0
+        while not stop.is_set():
+            i += 1
+            q = f"u={k}-{i}" if i % 2 else f"name[]=simd_x{k}_{i}"
+            try:
+                get(server, f"/metrics?{q}", timeout=10)
+            except OSError:
+                pass
+
+    threads = [threading.Thread(target=flood, args=(k,), daemon=True) for k in range(20)]
+    for t in threads:
+        t.start()
+    latencies, health = [], []
+    try:
+        time.sleep(0.5)
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            assert get(server, "/metrics", timeout=10) == 200
+            latencies.append(time.monotonic() - t0)
+            health.append(get(server, "/healthz", timeout=10))
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(15)
+    latencies.sort()
+    p99 = latencies[int(0.99 * (len(latencies) - 1))]
+    assert set(health) == {200} and p99 < 0.5, f"p99 {p99 * 1e3:.0f} ms over {len(latencies)} scrapes"
