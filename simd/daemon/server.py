@@ -30,10 +30,11 @@ header. No request waits for the tick loop's lock except an authorized POST.
 The server (waitress) reads and writes sockets on one asynchronous I/O thread and runs the app on a bounded
 pool of :data:`THREADS` threads; it buffers a whole request before the app sees it (so a slow or half-open
 client holds a connection, never a thread, and a truncated body never reaches the app), closes connections
-idle for :data:`CHANNEL_TIMEOUT_SECONDS`, accepts at most ``connection_limit`` connections (from the file
-descriptor limit, see :func:`connection_limit`; at the limit, connections idle for
-:data:`EVICT_IDLE_SECONDS` are closed to make room) with a listen backlog of :data:`BACKLOG`, and handles
-chunked bodies and malformed ``Content-Length`` itself (400).
+idle for :data:`CHANNEL_TIMEOUT_SECONDS` and those whose request has not arrived
+:data:`REQUEST_DEADLINE_SECONDS` after its first byte (slowloris), accepts at most ``connection_limit``
+connections (from the file descriptor limit, see :func:`connection_limit`; at the limit, connections idle for
+:data:`EVICT_IDLE_SECONDS` are closed to make room, else the partial requests that have sent the least) with a
+listen backlog of :data:`BACKLOG`, and handles chunked bodies and malformed ``Content-Length`` itself (400).
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ RESERVED_FDS = 64  # file descriptors kept for the rest of the daemon (state fil
 MAX_CONNECTIONS = 10_000
 ACCEPT_BATCH = 128  # connections accepted per turn of the I/O loop (see HttpServer._accept_batch)
 EVICT_IDLE_SECONDS = 1.0  # at the connection limit, connections idle this long make room for new ones
+# A request must be complete (headers and body) this long after its first byte: a real client sends it in one
+# packet; a connection that trickles a header line now and then (slowloris) is never idle, so the channel
+# timeout alone would let it hold a slot forever. Checked every SWEEP_SECONDS.
+REQUEST_DEADLINE_SECONDS = 5.0
+SWEEP_SECONDS = 0.25
 # waitress refuses (413) a body larger than this before the app sees it; the app's own limit is lower
 MAX_REQUEST_BODY = 64 * 1024
 
@@ -423,6 +429,8 @@ class HttpServer:
         self.server_address = (host, int(self._server.effective_port))
         self._stop, self._stopped = threading.Event(), threading.Event()
         self._stopped.set()
+        self._partial: dict[tuple[int, int], float] = {}  # (channel, request) -> when its first byte was seen
+        self._swept = 0.0
 
     @property
     def port(self) -> int:
@@ -440,15 +448,37 @@ class HttpServer:
                 return
 
     def _readable_evicting(self) -> bool:
-        """At the connection limit, close the connections idle for EVICT_IDLE_SECONDS (no request being
-        served: idle keep-alives, half-open ones) so that new ones, a health check among them, get in within a
-        second instead of waiting for the channel timeout; then waitress decides whether to accept."""
+        """Called on every turn of the I/O loop. Closes the connections whose request has not arrived
+        REQUEST_DEADLINE_SECONDS after its first byte. At the connection limit, closes the connections idle
+        for EVICT_IDLE_SECONDS (no request being served: idle keep-alives, half-open ones), and, when none is,
+        those of the partial requests that have sent the least, so that new ones, a health check among them,
+        get in within a second instead of waiting for a timeout; then waitress decides whether to accept."""
+        now = time.time()  # waitress stamps last_activity with time.time()
+        if now - self._swept >= SWEEP_SECONDS:
+            self._swept = now
+            self._close_late_requests(now)
         if len(self._server._map) >= self.connection_limit:
-            cutoff = time.time() - EVICT_IDLE_SECONDS  # waitress stamps last_activity with time.time()
-            for channel in list(self._server.active_channels.values()):
-                if not channel.requests and channel.last_activity < cutoff:
-                    channel.will_close = True
+            waiting = [c for c in list(self._server.active_channels.values()) if not c.requests and not c.will_close]
+            idle = [c for c in waiting if c.last_activity < now - EVICT_IDLE_SECONDS]
+            if not idle:  # every waiting connection is trickling a request: close the ones that sent least
+                partial = sorted((c for c in waiting if c.request is not None and not c.request.completed),
+                                 key=lambda c: c.request.header_bytes_received + c.request.body_bytes_received)
+                idle = partial[:max(1, len(partial) // 10)]
+            for channel in idle:
+                channel.will_close = True
         return self._readable()
+
+    def _close_late_requests(self, now: float) -> None:
+        seen = {}
+        for channel in list(self._server.active_channels.values()):
+            request = channel.request
+            if request is None or request.completed:
+                continue
+            key = (id(channel), id(request))
+            seen[key] = since = self._partial.get(key, now)
+            if now - since > REQUEST_DEADLINE_SECONDS:
+                channel.will_close = True
+        self._partial = seen
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         self._stopped.clear()

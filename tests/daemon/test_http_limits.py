@@ -352,3 +352,58 @@ def test_a_flood_of_distinct_queries_leaves_a_real_scraper_and_health_answering(
     latencies.sort()
     p99 = latencies[int(0.99 * (len(latencies) - 1))]
     assert set(health) == {200} and p99 < 0.5, f"p99 {p99 * 1e3:.0f} ms over {len(latencies)} scrapes"
+
+
+@pytest.mark.integration  # a real server on a socket, 20 trickling clients
+def test_slowloris_at_the_connection_limit_leaves_health_answering(served):
+    """Connections that send one header byte every 0.3 s are never idle, so neither the channel timeout nor
+    the eviction of idle connections frees their slots: at the limit, /healthz timed out for as long as the
+    attack ran. Now a request must arrive within REQUEST_DEADLINE_SECONDS of its first byte, and at the limit
+    the partial requests that have sent the least are closed first. The attackers reconnect as soon as they
+    are closed, as real ones do."""
+    from simd.daemon.server import REQUEST_DEADLINE_SECONDS
+
+    _, parts = served
+    small = HttpServer(("127.0.0.1", 0), parts.app, channel_timeout=60, max_connections=20)
+    thread = threading.Thread(target=small.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    stop = threading.Event()
+    closed = []
+
+    def trickle() -> None:
+        while not stop.is_set():
+            try:
+                with socket.create_connection(("127.0.0.1", small.port), timeout=5) as s:
+                    for byte in b"GET /metrics HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 10_000:
+                        if stop.is_set():
+                            return
+                        s.sendall(bytes([byte]))
+                        time.sleep(0.3)
+            except OSError:
+                closed.append(1)
+                time.sleep(0.05)
+
+    attackers = [threading.Thread(target=trickle, daemon=True) for _ in range(25)]
+    try:
+        for a in attackers:
+            a.start()
+        time.sleep(1.0)
+        answered = []
+        end = time.monotonic() + REQUEST_DEADLINE_SECONDS + 3
+        while time.monotonic() < end:
+            t0 = time.monotonic()
+            try:
+                answered.append((get(small, "/healthz", timeout=3), time.monotonic() - t0))
+            except OSError:
+                answered.append((None, time.monotonic() - t0))
+            time.sleep(0.2)
+        ok = [seconds for status, seconds in answered if status == 200]
+        assert len(ok) >= 0.9 * len(answered), answered
+        assert closed, "no trickling connection was ever closed"
+    finally:
+        stop.set()
+        for a in attackers:
+            a.join(5)
+        small.shutdown()
+        small.server_close()
+        thread.join(5)
