@@ -44,6 +44,7 @@ import os
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 import urllib.error
 import urllib.request
@@ -306,6 +307,40 @@ def sweep_precision() -> None:
               f"{info.analytic_efficiency:>7.4f} {time.process_time() - t:>6.2f}")
 
 
+def replica_memory(replicas: int) -> None:
+    """Resident memory per replica (the cap simd.scenario.limits.MAX_TOTAL_REPLICAS is derived from): a lane of
+    ``replicas`` replicas of each of three default scenarios, between ticks and while a tick advances it by a
+    simulated day (the old and the new states both alive, as in a tick), and its state file's bytes. Each
+    scenario in a fresh process, so that what one leaves behind is not counted for the next."""
+    code = textwrap.dedent("""
+        import sys, time
+        from dataclasses import replace
+        from simd.engine.replicas import advance_replicas
+        from simd.live import persist
+        from simd.live.drills import DrillRunner
+        from simd.live.lane import new_lane
+        from simd.scenario import default_config
+
+        def rss():
+            for line in open("/proc/self/status"):
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+
+        config, n = default_config(), int(sys.argv[2])
+        s = config.scenario(sys.argv[1]).model_copy(update={"replicas": n, "name": "x"})
+        r0 = rss()
+        lane = new_lane(s, s, 0)
+        r1 = rss()
+        states = advance_replicas(lane.states, 86_400 * 10**6)
+        r2 = rss()
+        raw = persist.encode(0, (replace(lane, states=states),), DrillRunner(config), time.time())
+        print(f"{sys.argv[1]:<22} {n:>8} {(r1 - r0) / n:>10.0f} {(r2 - r0) / n:>10.0f} {len(raw) / n:>10.0f}")
+    """)
+    print(f"{'scenario':<22} {'replicas':>8} {'B/replica':>10} {'in a tick':>10} {'state B':>10}")
+    for name in ("llama3-16k", "optimized", "optimized-layered-sdc"):
+        subprocess.run([sys.executable, "-c", code, name, str(replicas)], check=True)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=30.0)
@@ -316,7 +351,11 @@ def main() -> int:
     p.add_argument("--costs", action="store_true", help="the engine costs simd.live.lane's work limit counts")
     p.add_argument("--lane-costs", action="store_true", help="startup, drill boundary, save, resume per replica")
     p.add_argument("--sweep-precision", action="store_true")
+    p.add_argument("--replica-memory", action="store_true", help="resident bytes per replica, between and in ticks")
     args = p.parse_args()
+    if args.replica_memory:
+        replica_memory(args.replicas or 10_000)
+        return 0
     if args.costs:
         engine_costs(args.replicas or 2000)
         return 0

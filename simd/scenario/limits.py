@@ -37,3 +37,9 @@ LatencySeconds = Annotated[float, Field(ge=0, le=1e10, allow_inf_nan=False)]
 # Sane upper limits of a scenario file: each scenario is work on every tick.
 MAX_SCENARIOS, MAX_SWEEPS, MAX_DRILLS = 1000, 100, 100
 MAX_ALL_SCENARIOS = 2000  # scenarios plus every sweep point
+# Replicas in all (every scenario's and every sweep point's): what one daemon holds in memory. A replica takes
+# 4-7 kB resident between ticks and 16-20 kB while a tick advances it (its old and new states and the
+# kernel's arrays), measured on llama3-16k, optimized and optimized-layered-sdc at 10,000 replicas each
+# (`python bench/daemon.py --replica-memory`): 50,000 replicas are ~0.35 GB between ticks and ~1 GB at the
+# peak of a tick or a reload, on a machine of a few GB. The daemon's scale target is 10,000 in one scenario.
+MAX_TOTAL_REPLICAS = 50_000

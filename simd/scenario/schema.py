@@ -22,6 +22,7 @@ from simd.scenario.limits import (
     MAX_JOB_SECONDS,
     MAX_SCENARIOS,
     MAX_SWEEPS,
+    MAX_TOTAL_REPLICAS,
     WARNING_CODES,
     CostSeconds,
     IntervalSteps,
@@ -534,6 +535,11 @@ class Config(_Strict):
         points = len(self.scenarios) + sum(len(sw.checkpoint_intervals) for sw in self.sweeps)
         if points > MAX_ALL_SCENARIOS:
             raise ValueError(f"scenarios and sweep points: at most {MAX_ALL_SCENARIOS} in all, got {points}")
+        replicas = sum(s.replicas for s in self.scenarios) + sum(
+            sw.scenario.replicas * len(sw.checkpoint_intervals) for sw in self.sweeps)
+        if replicas > MAX_TOTAL_REPLICAS:
+            raise ValueError(f"replicas: at most {MAX_TOTAL_REPLICAS} in all (scenarios and sweep points, what one "
+                             f"daemon holds in memory), got {replicas}")
         seen: dict[str, str] = {}
         for where, s in self._named():
             if s.name in seen:

@@ -2,6 +2,7 @@
 
 import pytest
 from support.scenarios import OPTIMIZED as GOOD
+from support.scenarios import job, scenario_file
 
 from simd.models import recovery
 from simd.scenario import ConfigError, default_config, parse_config
@@ -196,3 +197,26 @@ def test_an_unknown_acknowledge_code_is_an_error_naming_the_codes():
     text = GOOD.replace("    restart_seconds: 60\n", "    restart_seconds: 60\n    acknowledge: [sdc-bakd]\n", 1)
     assert errors(text) == ["scenarios[0].acknowledge[0]: input should be 'sdc-baked' or 'sdc-baked-hyper', "
                             "got 'sdc-bakd'"]
+
+
+def test_the_replicas_of_a_file_are_capped_by_what_one_daemon_holds():
+    """1000 scenarios of 10,000 replicas passed check-config and took the daemon to 5.4 GB on a reload of a
+    tenth of them; the replicas of a file are now capped (simd.scenario.limits.MAX_TOTAL_REPLICAS)."""
+    from simd.scenario.limits import MAX_TOTAL_REPLICAS
+
+    def text(n_scenarios: int, replicas: int, sweep_replicas: int = 0) -> str:
+        jobs = [job(f"s{i}", replicas=replicas) for i in range(n_scenarios)]
+        body = scenario_file(*jobs)
+        if sweep_replicas:
+            body += ("sweeps:\n  - name: sw\n    checkpoint_intervals: [10, 20]\n    scenario: {replicas: "
+                     f"{sweep_replicas}, n_gpus: 8, step_seconds: 1, target_steps: 10, failures: "
+                     "{hard_per_gpu_hour: 0, sdc_per_gpu_hour: 0}, checkpoint: {interval_steps: 5, seconds: 1}}\n")
+        return body
+
+    assert errors(text(100, 10_000)) == [
+        f"replicas: at most {MAX_TOTAL_REPLICAS} in all (scenarios and sweep points, what one daemon holds in "
+        "memory), got 1000000"]
+    assert errors(text(4, 10_000, 5_001)) == [
+        f"replicas: at most {MAX_TOTAL_REPLICAS} in all (scenarios and sweep points, what one daemon holds in "
+        "memory), got 50002"]
+    assert len(parse_config(text(5, 10_000)).all_scenarios) == 5
