@@ -197,39 +197,53 @@ class Ticker:
 
     def reload(self, config: Config) -> Reloaded:
         """Swap in ``config`` (validated already) between two ticks; see the module docstring. Everything new
-        is built before anything is replaced, so an exception leaves the running configuration as it was."""
+        is built before anything is replaced, so an exception leaves the running configuration as it was.
+
+        The lanes of new and changed scenarios (the costly part: every replica's plan compiled and drawn) are
+        built outside the tick loop's lock, at the shared time the reload read; ticks go on meanwhile, and the
+        swap under the lock only retargets those lanes to the drills as they are then (a drill may have started
+        in between) and takes the unchanged lanes as the ticks left them. A fresh lane that a tick has passed
+        meanwhile is behind the shared clock and catches up exactly at the next ticks."""
         with self._lock:
             now_us = self.snapshot.simulated_us
-            t = now_us / US_PER_SECOND
+            old = {lane.scenario.name: lane for lane in self.lanes}
+            drills = DrillRunner(config)
+            drills.carry_over(self.drills)
+        fresh = {s.name: new_lane(s, drills.body(s, now_us / US_PER_SECOND), now_us)
+                 for s in config.all_scenarios
+                 if s.name not in old or old[s.name].key != scenario_key(s)}
+        with self._lock:
             drills = DrillRunner(config)
             reset = drills.carry_over(self.drills)
-            old = {lane.scenario.name: lane for lane in self.lanes}
+            current = {lane.scenario.name: lane for lane in self.lanes}
             lanes, kept, restarted, added = [], [], [], []
             for s in config.all_scenarios:
-                lane = old.get(s.name)
-                if lane is not None and lane.key == scenario_key(s) and lane.failed is None:
+                lane = current.get(s.name)
+                if s.name in fresh or lane is None or lane.key != scenario_key(s):
+                    new = fresh.get(s.name) or new_lane(s, drills.body(s, now_us / US_PER_SECOND), now_us)
+                    lanes.append(with_body(new, drills.body(s, new.at_us / US_PER_SECOND)))
+                    (restarted if s.name in old else added).append(s.name)
+                elif lane.failed is None:
                     # the same scenario: its state goes on; drills that changed may change its parameters
                     lanes.append(with_body(replace(lane, scenario=s), drills.body(s, lane.at_us / US_PER_SECOND)))
                     kept.append(s.name)
-                elif lane is not None and lane.key == scenario_key(s):
+                else:
                     lanes.append(replace(lane, scenario=s))  # still quarantined: the same inputs fail again
                     kept.append(s.name)
-                else:
-                    lanes.append(new_lane(s, drills.body(s, t), now_us))
-                    (restarted if lane is not None else added).append(s.name)
-            removed = tuple(n for n in old if n not in {s.name for s in config.all_scenarios})
+            removed = tuple(n for n in current if n not in {s.name for s in config.all_scenarios})
             speedup = float(config.speedup if self._speedup_flag is None else self._speedup_flag)
             tick_seconds = float(config.tick_seconds if self._tick_flag is None else self._tick_flag)
             # nothing has been replaced yet; from here on nothing raises
             now = self._clock()
-            self._anchor_us, self.start = max(self.target_us(now), now_us), now  # the clock goes on from here
+            shared_us = self.snapshot.simulated_us
+            self._anchor_us, self.start = max(self.target_us(now), shared_us), now  # the clock goes on from here
             self.config, self.drills, self.lanes, self.speedup = config, drills, tuple(lanes), speedup
             if tick_seconds != self.tick_seconds:
                 self.tick_seconds = tick_seconds
                 self.health.retime(now, tick_seconds)
-            self.snapshot = self._snapshot(now_us)
+            self.snapshot = self._snapshot(shared_us)
             self.ready = False  # until the new lanes are compiled and current (normally: now)
-            self._readiness(now_us)
+            self._readiness(shared_us)
         return Reloaded(tuple(kept), tuple(restarted), tuple(added), removed, tuple(reset))
 
     def saved(self) -> tuple[int, tuple[Lane, ...], DrillRunner]:

@@ -169,3 +169,47 @@ def test_sighup_and_the_endpoint_against_a_real_daemon(tmp_path):
     assert "received SIGHUP" in log and "1 removed (big)" in log and "reload: <config>" not in log
     assert "reload (SIGHUP) of" in log and "failed: 1 error(s); the previous configuration keeps running" in log
     assert "reload (POST /-/reload) of" in log and "Traceback" not in log
+
+
+def test_the_new_lanes_are_built_outside_the_tick_loops_lock(daemon, monkeypatch):
+    """Reloading 100,000 replicas held the lock for 35 s (/healthz 503 for 30 s). Now the new and changed
+    scenarios' lanes are built before the lock is taken: a tick runs while they are being built, and the swap
+    that follows keeps what that tick did."""
+    import threading
+
+    from simd.live import ticker as ticker_module
+
+    parts, clock, path = daemon
+    t = parts.ticker
+    building, release = threading.Event(), threading.Event()
+    real = ticker_module.new_lane
+
+    def slow_new_lane(*args, **kwargs):
+        building.set()
+        assert release.wait(10), "the test did not release the build"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ticker_module, "new_lane", slow_new_lane)
+    path.write_text(SMALL_YAML.replace("seed: 5\n", "seed: 55\n"))  # plain changed: a new lane to build
+    result = []
+    reloading = threading.Thread(target=lambda: result.append(parts.reloader("SIGHUP")))
+    reloading.start()
+    assert building.wait(10)
+    before = t.snapshot.simulated_us
+    clock.t += 1.0
+    done = threading.Thread(target=t.tick)
+    done.start()
+    done.join(5)
+    assert not done.is_alive(), "a tick waited for the reload's build"
+    assert t.snapshot.simulated_us > before
+    kept = {lane.scenario.name: lane for lane in t.lanes if lane.scenario.name != "plain"}
+    release.set()
+    reloading.join(10)
+    assert result and result[0][0], result
+    after = {lane.scenario.name: lane for lane in t.lanes}
+    assert all(after[name].states == lane.states for name, lane in kept.items())  # the tick's work is kept
+    assert after["plain"].scenario.seed == 55
+    clock.t += 1.0
+    t.tick()
+    assert after["plain"].at_us <= t.snapshot.simulated_us
+    assert {lane.scenario.name: lane.at_us for lane in t.lanes}["plain"] == t.snapshot.simulated_us  # caught up
