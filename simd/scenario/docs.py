@@ -31,12 +31,12 @@ It is validated before anything runs: every problem is reported on its own line 
 (`scenarios[2].checkpoint.interval_steps: must be > 0, got -5`), exit code 2; unknown keys are errors. Numbers
 are read as YAML 1.2, as every other tool you use reads them: `1e-5`, `2E+3` and `0x10` are numbers,
 `yes`/`no`/`on` are text (YAML 1.1 made them booleans). A key given twice in one mapping is an error. A file
-is refused, with one line, when it is larger than 1 MiB, nests deeper than 32 levels, expands aliases to
-more than 100,000 values, or has more than 1000 scenarios, 100 sweeps, 100 drills, 2000 scenarios and sweep
-points in all, or 50,000 replicas in all (what one daemon holds in memory: `python bench/daemon.py
---replica-memory` measures a replica). The file, like every file simd reads (a token file, the state file), must be a regular file:
-a FIFO, a device or a directory is refused at once, never waited on. Every number has a range (below): they
-keep every quantity the engine forms in integer microseconds finite; no real job comes near them.
+is refused, with one line, when it is larger than 1 MiB, nests deeper than 32 levels, expands aliases to more
+than 100,000 values, or has more than 1000 scenarios, 100 sweeps, 100 drills, 2000 scenarios and sweep points
+in all, or 50,000 replicas in all (what one daemon holds in memory: `python bench/daemon.py --replica-memory`
+measures a replica). The file, like every file simd reads (a token file, the state file), must be a regular
+file: a FIFO, a device or a directory is refused at once, never waited on. Every number has a range (below):
+they keep every quantity the engine forms in integer microseconds finite; no real job comes near them.
 
 ```yaml
 speedup: 600              # simulated seconds per wall second in the daemon

@@ -377,3 +377,34 @@ def test_no_hard_failures_no_model():
     from simd.scenario import default_config
 
     assert sweep.first_order(default_config().scenario("ideal")) is None
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--replicas", str(10**18)],
+     "argument --replicas: must be at most 100000 (per grid point), got 1000000000000000000"),
+    (["--ci", "0.01", "--max-replicas", str(10**9)],
+     "argument --max-replicas: must be at most 100000 (per grid point)"),
+    (["--workers", "100000"], "argument --workers: must be at most"),
+    (["--ci", "0.01", "--max-replicas", "100000", "--param", "n_gpus=512:1024:100"],
+     "at most 2000000 replicas in all (grid points x --max-replicas), got 200 x 100000 = 20000000"),
+    (["--out", "/proc/self"], "--out /proc/self: cannot write there"),
+])
+def test_what_would_exhaust_the_machine_is_refused_before_any_work(small_file, extra, message):
+    """--replicas 10^18 grew the parent by 300 MB/s, --workers 100000 tried to fork that many, --out on a
+    directory that cannot be written gave a traceback after all the work."""
+    r = simd("sweep", "--config", str(small_file), "--scenario", "small", "--param", "checkpoint.interval_steps=10,20",
+             "--quiet", *extra)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_a_write_that_fails_after_the_work_is_one_line_and_exit_1(small_file, tmp_path, monkeypatch):
+    from simd.offline.sweep import outputs
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / "out" / "sweep.csv"))
+
+    monkeypatch.setattr(outputs, "write_csv", full)
+    r = simd("sweep", "--config", str(small_file), "--scenario", "small", "--param", "checkpoint.interval_steps=10,20",
+             "--replicas", "2", "--workers", "1", "--quiet", "--out", str(tmp_path / "out"))
+    assert r.returncode == 1 and "cannot write sweep.csv: No space left on device" in r.stderr
+    assert "Traceback" not in r.stderr and "checkpoint.interval_steps" in r.stdout  # the table was printed

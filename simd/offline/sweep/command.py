@@ -8,6 +8,7 @@ is one line on stderr and exit 2; an executor that cannot start, exit 1.
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 EXIT_USAGE = 2
@@ -20,6 +21,13 @@ DEFAULT_REPLICAS = 100
 # Adaptive mode's cap on a point's replicas: a bound on work, not a statistical constant (at the 0.06-0.19 s
 # per llama3-16k replica measured on this 2-core machine, 10,000 replicas are 10-32 minutes per point).
 MAX_REPLICAS = 10_000
+# Bounds on what one sweep may ask for, both bounding memory: the sweep keeps a result per replica (~0.5 kB)
+# until it summarizes, so a point holds at most MAX_REPLICAS_PER_POINT (--replicas, --max-replicas) and a
+# sweep at most MAX_SWEEP_REPLICAS in all (points x replicas, or x --max-replicas with --ci): ~1 GB.
+MAX_REPLICAS_PER_POINT = 100_000
+MAX_SWEEP_REPLICAS = 2_000_000
+# Local worker processes: more than the cores gains nothing; a few per core still helps when tasks are uneven.
+WORKERS_PER_CORE = 4
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
@@ -96,9 +104,13 @@ def _report(args, params, results, meta, out: Path | None) -> int:
     if out is not None:
         from simd.offline.sweep import plot as sweepplot
 
-        sweepout.write_csv(out / "sweep.csv", params, results)
-        sweepout.write_json(out / "sweep.json", meta, params, results)
-        sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
+        try:
+            sweepout.write_csv(out / "sweep.csv", params, results)
+            sweepout.write_json(out / "sweep.json", meta, params, results)
+            sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
+        except OSError as exc:  # the disk filled up, the directory went away: the table above stands
+            return _fail(f"--out {out}: cannot write {Path(exc.filename or '').name or 'the files'}: "
+                         f"{exc.strerror or exc}", 1)
         print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
     unfinished = sum(r.stats.unfinished for r in results)
     if unfinished:
@@ -134,12 +146,18 @@ def run(args) -> int:
         points = grid(base, params)
     except GridError as exc:
         return _fail(str(exc))
+    per_point = cap if args.ci is not None else (args.replicas or DEFAULT_REPLICAS)
+    if len(points) * per_point > MAX_SWEEP_REPLICAS:
+        return _fail(f"at most {MAX_SWEEP_REPLICAS} replicas in all (grid points x "
+                     f"{'--max-replicas' if args.ci is not None else '--replicas'}), got {len(points)} x "
+                     f"{per_point} = {len(points) * per_point}")
     out = Path(args.out) if args.out else None
     if out is not None:
         try:
             out.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=out).close()  # can the files be written there (before any work)?
         except OSError as exc:
-            return _fail(f"--out {args.out}: cannot create: {exc.strerror or exc}")
+            return _fail(f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     _warn_points(base, params, points)
     seed_base = base.seed if args.seed_base is None else args.seed_base
     replicas = args.replicas or DEFAULT_REPLICAS
