@@ -56,6 +56,10 @@ from prometheus_client import make_wsgi_app
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.registry import Collector
 from waitress import wasyncore
+from waitress.channel import HTTPChannel
+from waitress.parser import HTTPRequestParser
+from waitress.receiver import ChunkedReceiver
+from waitress.utilities import RequestEntityTooLarge
 
 from simd.live.drills import DrillAlreadyRunning, UnknownDrill
 from simd.scenario import parse_drill_request
@@ -177,6 +181,8 @@ class _App:
             response = self.metrics_response(environ) if path == "/metrics" else self.read(path)
         elif method == "POST" and writable:
             response = self.post(environ, name)
+        elif not self.routed(path):
+            response = self.read(path)  # the 404 of a path that is not there, whatever the method
         else:
             allow = "POST" if path == RELOAD and self.reload is not None else \
                 "GET, HEAD" if name is None else "GET, HEAD, POST"
@@ -249,6 +255,12 @@ class _App:
 
         body = b"".join(self.metrics({**env, "REQUEST_METHOD": "GET", "PATH_INFO": "/metrics"}, capture))
         return Response(got["status"], body, [*got["headers"], ("Vary", "Accept, Accept-Encoding")])
+
+    def routed(self, path: str) -> bool:
+        """Whether ``path`` is one of the app's routes (some method of it is allowed)."""
+        return path == "/metrics" or path in HEALTHY or path == READY or \
+            (path == RELOAD and self.reload is not None) or \
+            (self.drills is not None and (path == DRILLS or path.startswith(DRILLS + "/")))
 
     def read(self, path: str) -> Response:
         if path in HEALTHY:
@@ -404,6 +416,33 @@ def connection_limit() -> int:
     return max(1, min(MAX_CONNECTIONS, soft - RESERVED_FDS))
 
 
+class _BoundedChunks(ChunkedReceiver):
+    """waitress' de-chunker, refusing (413) a chunk whose announced size would take the body past the limit
+    as soon as the size arrives: waitress itself waits for the chunk's bytes, so a chunk size of 20 hex digits
+    held the connection until its timeout instead of being refused."""
+
+    def __init__(self, buf, limit: int):
+        super().__init__(buf)
+        self.limit = limit
+
+    def received(self, s: bytes) -> int:
+        consumed = super().received(s)
+        if self.error is None and len(self) + self.chunk_remainder > self.limit:
+            self.error = RequestEntityTooLarge(f"exceeds max_body of {self.limit}")
+        return consumed
+
+
+class _Parser(HTTPRequestParser):
+    def parse_header(self, header_plus: bytes) -> None:
+        super().parse_header(header_plus)
+        if self.chunked and type(self.body_rcv) is ChunkedReceiver:
+            self.body_rcv = _BoundedChunks(self.body_rcv.buf, self.adj.max_request_body_size)
+
+
+class _Channel(HTTPChannel):
+    parser_class = _Parser
+
+
 class HttpServer:
     """Serves ``app`` with waitress within the bounds of the module docstring. Binds at construction (so a bad
     address or a port in use fails before anything starts); an IPv6 host (with a colon) gets an IPv6 socket.
@@ -421,6 +460,7 @@ class HttpServer:
             threads=threads, connection_limit=self.connection_limit, channel_timeout=channel_timeout,
             cleanup_interval=max(1, channel_timeout // 2), backlog=BACKLOG, asyncore_use_poll=True,
             max_request_body_size=MAX_REQUEST_BODY, ident="simd", expose_tracebacks=False)
+        self._server.channel_class = _Channel  # chunk sizes checked against the body limit as they arrive
         self._accept_one = self._server.handle_accept
         self._server.handle_accept = self._accept_batch
         self._readable = self._server.readable

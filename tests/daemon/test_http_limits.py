@@ -407,3 +407,14 @@ def test_slowloris_at_the_connection_limit_leaves_health_answering(served):
         small.shutdown()
         small.server_close()
         thread.join(5)
+
+
+@pytest.mark.parametrize("size", [b"f" * 20, b"10001", b"fffffffffffffffffffffffffffffffffffffffffffffffffff"])
+def test_a_chunk_larger_than_the_body_limit_is_413_at_once(fresh, size):
+    """A chunk size of 20 hex digits held the connection until its timeout: waitress waited for its bytes."""
+    server, parts = fresh
+    t0 = time.monotonic()
+    out = raw(server, b"POST /api/v1/drills/storage HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKEN.encode()
+              + b"\r\nTransfer-Encoding: chunked\r\n\r\n" + size + b"\r\nabc", timeout=10)
+    assert out.startswith(b"HTTP/1.1 413 ") and time.monotonic() - t0 < 1.5
+    assert runs(parts) == []

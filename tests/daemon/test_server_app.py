@@ -202,3 +202,12 @@ def test_a_rendering_is_reused_within_a_tick_and_renewed_after_it(daemon):
     with app._rendering:  # the new tick is not rendered yet and another thread is at it: the previous one
         assert wsgi_call(app, ACCEPT_ENCODING="gzip")[2] is ready
     assert b"simd_ticks_total 4.0" in gzip.decompress(wsgi_call(app, ACCEPT_ENCODING="gzip")[2])
+
+
+@pytest.mark.parametrize("method, path", [("POST", "/nope"), ("DELETE", "/"), ("PUT", "/metrics/x"),
+                                          ("POST", "/-/reloadx")])
+def test_any_method_on_a_path_that_is_not_there_is_404(daemon, method, path):
+    """It was 405 with an Allow header for a path that allows nothing."""
+    _, app, _ = daemon
+    got, headers, _ = wsgi_call(app, method, path)
+    assert got == 404 and "Allow" not in headers
