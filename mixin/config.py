@@ -80,6 +80,8 @@ FOR = {
     # a first start on a machine compiles the kernels for ~10 s (a minute on a loaded host), then scenarios
     # catch up: 5m is well past that
     "SimdNotReady": "5m",
+    # saves run every 10 ticks (10 s at the defaults): a minute of failures is six in a row, not one hiccup
+    "SimdStateSaveFailing": "1m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

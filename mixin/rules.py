@@ -333,6 +333,17 @@ def alerting_rules(o: Options) -> list[Rule]:
                "simd at {{ $labels.instance }} has not been ready for "
                f"{spoken(o.for_('SimdNotReady'))}: its kernels are not compiled yet, or a scenario has not reached "
                "the simulated clock. GET /-/ready says which."),
+        _alert(o, "SimdStateSaveFailing",
+               "simd saves its state (--state-dir) every few ticks; saves are failing (a full disk, a permission, "
+               "a read-only volume), so a restart would resume from the last good snapshot and lose everything "
+               "since. simd_state_last_save_timestamp_seconds says when that was. Only a daemon with a state "
+               "directory counts save errors.",
+               f"sum by (instance) (increase({sel('simd_state_save_errors_total')}[{o.rate_window}])) > 0",
+               "warning",
+               "simd cannot save its state",
+               "simd at {{ $labels.instance }} failed to save its state directory {{ $value | humanize }} times "
+               f"in the last {spoken(o.rate_window)}: a restart would lose the simulation since its last good "
+               "save. Its log names the error."),
     ]
 
 
