@@ -8,7 +8,14 @@ shares the machine's cores with the daemon, as in the issue's measurements):
    ``/metrics`` (gzip, as Prometheus asks) every ``--scrape-every`` (1 s) for ``--seconds`` (600);
 2. burst: ``--burst-scrapers`` (200) scrapers as fast as they can for ``--burst-seconds`` (30);
 3. half-open: ``--half-open`` (1000) connections held open (half of them with an unfinished request; any the
-   daemon closes are reopened at once) for ``--half-open-seconds`` (30), with one scraper a second.
+   daemon closes are reopened at once) for ``--half-open-seconds`` (30), with one scraper a second;
+4. query flood: ``--flood-clients`` (20) clients back to back on ``/metrics`` with a query never asked before
+   (``?u=<n>``, and every other one a new ``name[]`` selection) for ``--flood-seconds`` (30), with one real
+   scraper a second;
+5. slowloris: ``--slowloris`` (1200) connections, more than the daemon's connection limit (its file
+   descriptors are capped at ``--fd-limit``, 1100, so the limit is 1036), each sending one byte of a never
+   ending header every 0.3 s and reopened as soon as the daemon closes it, for ``--slowloris-seconds`` (30),
+   with one real scraper a second.
 
 Throughout, a prober asks ``/healthz`` every 0.5 s, and the daemon's RSS (``/proc/<pid>/status``) is sampled
 every 5 s. Per phase: scrape errors, p50/p99 scrape latency (request to last byte), the daemon's ticks,
@@ -16,7 +23,9 @@ overruns (``simd_tick_overruns_total``: slow and missed) and the ticks expected 
 /healthz answers other than 200. At the end: RSS growth over the soak after the warm-up.
 
 Targets: zero scrape errors, p99 under 100 ms and overruns under 1% of ticks in the soak, RSS
-growth under 10% after warm-up; no missed tick and /healthz 200 throughout in the burst and half-open phases.
+growth under 10% after warm-up; no missed tick and /healthz 200 throughout in the burst and half-open phases;
+the real scraper's p99 under 50 ms and /healthz 200 throughout the query flood; under slowloris, /healthz
+answering at least 95% of the probes (a probe can meet the limit just before a connection is closed).
 
 Usage: python bench/soak.py [--seconds 600] [--warmup 30] [--burst-seconds 30] [--half-open-seconds 30]
 """
@@ -45,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 P99_TARGET_SECONDS = 0.100
 OVERRUN_TARGET = 0.01  # of ticks
 RSS_GROWTH_TARGET = 0.10
+FLOOD_P99_TARGET_SECONDS = 0.050
 
 
 def counters(port: int) -> dict[str, float]:
@@ -171,8 +181,65 @@ def half_open(port: int, n: int, until: float) -> int:
     return reopened
 
 
+def flood(port: int, clients: int, until: float) -> int:
+    """``clients`` threads back to back on /metrics, each request with a query string never used before (every
+    other one a new name[] selection); returns how many requests they made."""
+    made = [0] * clients
+
+    def client(k: int) -> None:
+        conn, i = None, 0
+        while time.monotonic() < until:
+            i += 1
+            query = f"u={k}-{i}" if i % 2 else f"name[]=simd_x{k}_{i}"
+            try:
+                conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", f"/metrics?{query}")
+                conn.getresponse().read()
+                made[k] += 1
+            except (OSError, http.client.HTTPException):
+                if conn is not None:
+                    conn.close()
+                conn = None
+        if conn is not None:
+            conn.close()
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=max(0.0, until - time.monotonic()) + 30)
+    return sum(made)
+
+
+def slowloris(port: int, n: int, until: float) -> int:
+    """``n`` connections each sending one byte of an endless header every 0.3 s; any the daemon closes is
+    reopened at once. Returns how many were reopened."""
+    line = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100_000
+    socks: list[tuple[socket.socket | None, int]] = [(None, 0)] * n
+    reopened = 0
+    while time.monotonic() < until:
+        for i, (s, at) in enumerate(socks):
+            try:
+                if s is None:
+                    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+                    s.setblocking(False)
+                    at = 0
+                s.send(line[at:at + 1])
+                socks[i] = (s, at + 1)
+            except OSError:  # closed by the daemon, or the connect timed out at its limit: reopen next round
+                if s is not None:
+                    s.close()
+                    reopened += 1
+                socks[i] = (None, 0)
+        time.sleep(0.3)
+    for s, _ in socks:
+        if s is not None:
+            s.close()
+    return reopened
+
+
 def run_phase(name: str, port: int, seconds: float, scrapers: int, every: float, prober: Prober,
-              holders: int = 0) -> dict:
+              holders: int = 0, attack=None) -> dict:
     before, (bad0, total0) = counters(port), prober.count()
     tally, t0 = Tally(), time.monotonic()
     until = t0 + seconds
@@ -180,7 +247,7 @@ def run_phase(name: str, port: int, seconds: float, scrapers: int, every: float,
                                 daemon=True) for i in range(scrapers)]
     for t in threads:
         t.start()
-    reopened = half_open(port, holders, until) if holders else 0
+    reopened = half_open(port, holders, until) if holders else attack(until) if attack else 0
     for t in threads:
         t.join(timeout=seconds + 30)
     wall = time.monotonic() - t0
@@ -216,6 +283,12 @@ def main() -> int:
     p.add_argument("--burst-seconds", type=float, default=30.0)
     p.add_argument("--half-open", type=int, default=1000)
     p.add_argument("--half-open-seconds", type=float, default=30.0)
+    p.add_argument("--flood-clients", type=int, default=20)
+    p.add_argument("--flood-seconds", type=float, default=30.0)
+    p.add_argument("--slowloris", type=int, default=1200)
+    p.add_argument("--slowloris-seconds", type=float, default=30.0)
+    p.add_argument("--fd-limit", type=int, default=1100, help="the daemon's file descriptors (its connection "
+                   "limit is this less 64)")
     p.add_argument("--speedup", type=float, default=3600.0)
     args = p.parse_args()
 
@@ -224,7 +297,12 @@ def main() -> int:
     port = free_port()
     cmd = [sys.executable, "-m", "simd", "run", "--listen", f"127.0.0.1:{port}", "--speedup", f"{args.speedup:g}"]
     log = open(os.devnull, "w")  # noqa: SIM115 (the daemon's log is not part of the measurement)
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log)
+    limit = args.fd_limit
+
+    def capped() -> None:  # the daemon's descriptors, so that slowloris can reach its connection limit
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=log, preexec_fn=capped)
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -253,6 +331,13 @@ def main() -> int:
         print(report(burst, tick), flush=True)
         held = run_phase("half-open", port, args.half_open_seconds, 1, 1.0, prober, holders=args.half_open)
         print(report(held, tick), flush=True)
+        made = []
+        flooded = run_phase("flood", port, args.flood_seconds, 1, 1.0, prober,
+                            attack=lambda until: made.append(flood(port, args.flood_clients, until)) or 0)
+        print(report(flooded, tick) + f"  flood requests {made[0]}", flush=True)
+        loris = run_phase("slowloris", port, args.slowloris_seconds, 1, 1.0, prober,
+                          attack=lambda until: slowloris(port, args.slowloris, until))
+        print(report(loris, tick), flush=True)
         rss.stop()
         peak = max(b for _, b in rss.samples) if rss.samples else final
         growth = (final - baseline) / baseline
@@ -267,6 +352,11 @@ def main() -> int:
             ("burst: no missed tick", burst["missed"] == 0),
             ("half-open: no missed tick", held["missed"] == 0),
             ("/healthz 200 throughout", all(r["healthz_bad"] == 0 for r in (soak, burst, held))),
+            (f"flood: the scraper's p99 under {FLOOD_P99_TARGET_SECONDS * 1000:.0f} ms",
+             flooded["p99_ms"] < FLOOD_P99_TARGET_SECONDS * 1000),
+            ("flood: /healthz 200 throughout", flooded["healthz_bad"] == 0),
+            ("slowloris: /healthz 200 for 95% of the probes",
+             loris["healthz_bad"] <= 0.05 * max(loris["healthz_total"], 1)),
         ]
         for what, ok in checks:
             print(f"{'ok  ' if ok else 'FAIL'} {what}")

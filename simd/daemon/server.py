@@ -79,10 +79,11 @@ RENDER_REUSE_SECONDS = 1.0  # the process_* samples (CPU, memory) of a reused re
 STALE_LIMIT_SECONDS = 5.0  # a scrape gets the previous rendering while the current one renders, if this young
 REFRESH_SECONDS, REFRESH_KEYS = 30.0, 4  # what ``refresh`` renders ahead: variants asked for this recently
 # A variant of /metrics is what changes its bytes: the names of ``name[]`` (as a set), the format Accept
-# chooses, gzip or not; every other part of the query string is ignored. At most this many variants are
-# rendered per published tick (from the families collected once for it); a request for another is 429 until
-# the next tick, so a flood of distinct queries costs a bounded amount of rendering, never one per request.
-# Prometheus asks for one variant; 16 leaves room for people and tools that select names.
+# chooses, gzip or not; every other part of the query string is ignored. The whole exposition (no name[]: at
+# most four variants, what Prometheus and people scrape) is always rendered; at most this many name[]
+# selections are rendered per published tick (from the families collected once for it), and a request for
+# another is 429 until the next tick, so a flood of distinct queries costs a bounded amount of rendering and
+# never takes a real scraper's turn. 16 leaves room for people and tools that select names.
 MAX_VARIANTS = 16
 WANTED_LIMIT = 64  # variants remembered for ``refresh`` (the most recent)
 AUTH_LOG_SECONDS = 10.0  # at most one line about failed authentication per this many seconds
@@ -211,7 +212,7 @@ class _App:
             if not self._current(version, current, when, now):
                 self._families.collect_from(self.registry)
                 self._cache = (version, now, {})
-            elif len(responses) >= MAX_VARIANTS:
+            elif key[0] and sum(1 for k in responses if k[0]) >= MAX_VARIANTS:
                 return _text(429, f"at most {MAX_VARIANTS} variants of /metrics (name[] selections, formats) "
                                   "are rendered per tick: retry after the next tick\n", ("Retry-After", "1"))
             response = self._render(env)
@@ -220,11 +221,12 @@ class _App:
         return response
 
     def _remember(self, key: tuple, env: dict, now: float) -> None:
-        """What ``refresh`` renders ahead: the WANTED_LIMIT variants asked for most recently."""
+        """What ``refresh`` renders ahead: the WANTED_LIMIT variants asked for most recently (a whole
+        exposition is never pushed out by name[] selections)."""
         self._wanted[key] = (now, env)
         if len(self._wanted) > WANTED_LIMIT:
-            oldest = min(self._wanted, key=lambda k: self._wanted[k][0])
-            self._wanted.pop(oldest, None)
+            selections = [k for k in self._wanted if k[0]] or list(self._wanted)
+            self._wanted.pop(min(selections, key=lambda k: self._wanted[k][0]), None)
 
     def refresh(self) -> None:
         """Render, now, what scrapers asked for in the last REFRESH_SECONDS (at most REFRESH_KEYS variants), so
@@ -233,7 +235,7 @@ class _App:
             return
         now = self._clock()
         recent = sorted(((t, k, env) for k, (t, env) in list(self._wanted.items()) if now - t < REFRESH_SECONDS),
-                        key=lambda x: x[0], reverse=True)[:REFRESH_KEYS]
+                        key=lambda x: (bool(x[1][0]), -x[0]))[:REFRESH_KEYS]  # whole expositions first
         self._wanted = {k: (t, env) for t, k, env in recent}
         with self._rendering:
             version, responses = self._version(), {}

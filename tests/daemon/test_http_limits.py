@@ -310,6 +310,10 @@ def test_distinct_selections_beyond_the_limit_wait_for_the_next_tick(fresh, monk
     assert counts == {"render": MAX_VARIANTS, "collect": 1}
     assert wsgi_call(parts.app, "GET", "/metrics?name[]=simd_nothing_0")[0] == 200  # cached
     assert wsgi_call(parts.app, "GET", "/healthz")[0] == 200
+    # the whole exposition is never refused: a flood of selections must not take a real scraper's turn
+    assert wsgi_call(parts.app)[0] == 200
+    assert wsgi_call(parts.app, ACCEPT_ENCODING="gzip")[0] == 200
+    assert wsgi_call(parts.app, ACCEPT="application/openmetrics-text; version=1.0.0")[0] == 200
     parts.ticker.tick()
     assert wsgi_call(parts.app, "GET", "/metrics?name[]=simd_nothing_99")[0] == 200
 
