@@ -213,3 +213,50 @@ def test_the_new_lanes_are_built_outside_the_tick_loops_lock(daemon, monkeypatch
     t.tick()
     assert after["plain"].at_us <= t.snapshot.simulated_us
     assert {lane.scenario.name: lane.at_us for lane in t.lanes}["plain"] == t.snapshot.simulated_us  # caught up
+
+
+@pytest.mark.integration
+def test_a_reload_at_the_replica_cap_keeps_the_daemon_healthy(tmp_path):
+    """The issue's reload of 100 scenarios of 10,000 replicas held the tick loop's lock for 35 s (/healthz 503
+    for 30 s). A file at today's cap, 50,000 replicas, reloaded into a real daemon while /-/healthy is probed
+    every 0.1 s: the reload succeeds, and no probe meets a 503 (a stall would need 3 ticks + 1 s)."""
+    import threading
+    import urllib.request
+
+    from support.scenarios import job, scenario_file
+
+    from simd.scenario.limits import MAX_TOTAL_REPLICAS
+
+    path = tmp_path / "scenarios.yaml"
+    path.write_text(SMALL_YAML)
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    simd = SimdDaemon(["--config", str(path), "--speedup", "600", "--api-token-file", str(tmp_path / "token")])
+    simd.start()
+    probes, stop = [], threading.Event()
+
+    def probe() -> None:
+        while not stop.is_set():
+            try:
+                probes.append(http_get(simd.url + "/-/healthy", timeout=5)[0])
+            except OSError:
+                probes.append(None)
+            time.sleep(0.1)
+
+    prober = threading.Thread(target=probe, daemon=True)
+    try:
+        n = 5
+        path.write_text(scenario_file(*[job(f"big{i}", seed=100 * i, replicas=MAX_TOTAL_REPLICAS // n, n_gpus=64,
+                                            step_seconds=10, target_steps=200) for i in range(n)]))
+        prober.start()
+        time.sleep(1.0)
+        req = urllib.request.Request(simd.url + "/-/reload", method="POST",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            body = json.loads(r.read())
+        assert body["status"] == "success" and len(body["added"]) == n
+        time.sleep(3.0)  # ticks of the new lanes
+    finally:
+        stop.set()
+        prober.join(10)
+        simd.stop()
+    assert len(probes) > 20 and set(probes) == {200}, probes
