@@ -445,6 +445,37 @@ class _Channel(HTTPChannel):
     parser_class = _Parser
 
 
+class _FairQueue:
+    """waitress' task queue (its ThreadedTaskDispatcher's ``queue``: ``append``, ``popleft``, ``len``), served
+    least recently served connection first instead of first come, first served. A queued task is a connection
+    with a request ready; a client that sends request after request on its connection (a flood of scrapes) is
+    served again only after every connection that waits and was served less recently: a scraper that asks
+    once a second, or /healthz on a new connection, goes ahead of it rather than behind the whole flood."""
+
+    FORGET_SECONDS = 60.0  # connections not served for this long are forgotten (a new one starts at the front)
+
+    def __init__(self):
+        self._tasks: list = []
+        self._served: dict[int, float] = {}  # id(connection) -> when it was last served (time.monotonic)
+        self._pruned = time.monotonic()
+
+    def append(self, task) -> None:
+        self._tasks.append(task)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def popleft(self):
+        served = self._served
+        i = min(range(len(self._tasks)), key=lambda k: (served.get(id(self._tasks[k]), 0.0), k))
+        task = self._tasks.pop(i)
+        now = served[id(task)] = time.monotonic()
+        if now - self._pruned > self.FORGET_SECONDS:
+            self._pruned = now
+            self._served = {k: v for k, v in served.items() if now - v < self.FORGET_SECONDS}
+        return task
+
+
 class HttpServer:
     """Serves ``app`` with waitress within the bounds of the module docstring. Binds at construction (so a bad
     address or a port in use fails before anything starts); an IPv6 host (with a colon) gets an IPv6 socket.
@@ -463,6 +494,9 @@ class HttpServer:
             cleanup_interval=max(1, channel_timeout // 2), backlog=BACKLOG, asyncore_use_poll=True,
             max_request_body_size=MAX_REQUEST_BODY, ident="simd", expose_tracebacks=False)
         self._server.channel_class = _Channel  # chunk sizes checked against the body limit as they arrive
+        dispatcher = self._server.task_dispatcher
+        with dispatcher.lock:  # before any request: the app threads wait on an empty queue
+            dispatcher.queue = _FairQueue()
         self._accept_one = self._server.handle_accept
         self._server.handle_accept = self._accept_batch
         self._readable = self._server.readable

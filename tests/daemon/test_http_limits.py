@@ -422,3 +422,23 @@ def test_a_chunk_larger_than_the_body_limit_is_413_at_once(fresh, size):
               + b"\r\nTransfer-Encoding: chunked\r\n\r\n" + size + b"\r\nabc", timeout=10)
     assert out.startswith(b"HTTP/1.1 413 ") and time.monotonic() - t0 < 1.5
     assert runs(parts) == []
+
+
+def test_the_task_queue_serves_the_least_recently_served_connection_first():
+    """A flood of requests on a few connections no longer puts a scraper's request behind all of them: the
+    connection served least recently goes first, and the flooding ones take turns."""
+    from simd.daemon.server import _FairQueue
+
+    q = _FairQueue()
+    flood = [object() for _ in range(3)]
+    for _ in range(5):  # the flood's connections have been served over and over
+        for c in flood:
+            q.append(c)
+            assert q.popleft() is c
+    scraper = object()
+    for c in flood:
+        q.append(c)
+    q.append(scraper)  # arrives last
+    assert q.popleft() is scraper
+    assert [q.popleft() for _ in range(3)] == flood  # then the flood in turn, least recently served first
+    assert len(q) == 0
