@@ -39,6 +39,7 @@ listen backlog of :data:`BACKLOG`, and handles chunked bodies and malformed ``Co
 
 from __future__ import annotations
 
+import heapq
 import hmac
 import json
 import logging
@@ -455,24 +456,26 @@ class _FairQueue:
     FORGET_SECONDS = 60.0  # connections not served for this long are forgotten (a new one starts at the front)
 
     def __init__(self):
-        self._tasks: list = []
+        self._heap: list[tuple[float, int, object]] = []  # (when its connection was last served, arrival, task)
+        self._arrivals = 0
         self._served: dict[int, float] = {}  # id(connection) -> when it was last served (time.monotonic)
         self._pruned = time.monotonic()
 
     def append(self, task) -> None:
-        self._tasks.append(task)
+        # a connection is queued at most once at a time (waitress queues it when a request is ready and it is
+        # not being served), so its priority is fixed when it arrives
+        self._arrivals += 1
+        heapq.heappush(self._heap, (self._served.get(id(task), 0.0), self._arrivals, task))
 
     def __len__(self) -> int:
-        return len(self._tasks)
+        return len(self._heap)
 
     def popleft(self):
-        served = self._served
-        i = min(range(len(self._tasks)), key=lambda k: (served.get(id(self._tasks[k]), 0.0), k))
-        task = self._tasks.pop(i)
-        now = served[id(task)] = time.monotonic()
+        task = heapq.heappop(self._heap)[2]
+        now = self._served[id(task)] = time.monotonic()
         if now - self._pruned > self.FORGET_SECONDS:
             self._pruned = now
-            self._served = {k: v for k, v in served.items() if now - v < self.FORGET_SECONDS}
+            self._served = {k: v for k, v in self._served.items() if now - v < self.FORGET_SECONDS}
         return task
 
 
