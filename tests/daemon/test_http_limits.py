@@ -342,7 +342,7 @@ def test_a_flood_of_distinct_queries_leaves_a_real_scraper_and_health_answering(
     latencies, health = [], []
     try:
         time.sleep(0.5)
-        end = time.monotonic() + 5.0
+        end = time.monotonic() + 3.0
         while time.monotonic() < end:
             t0 = time.monotonic()
             assert get(server, "/metrics", timeout=10) == 200
@@ -365,7 +365,6 @@ def test_slowloris_at_the_connection_limit_leaves_health_answering(served):
     attack ran. Now a request must arrive within REQUEST_DEADLINE_SECONDS of its first byte, and at the limit
     the partial requests that have sent the least are closed first. The attackers reconnect as soon as they
     are closed, as real ones do."""
-    from simd.daemon.server import REQUEST_DEADLINE_SECONDS
 
     _, parts = served
     small = HttpServer(("127.0.0.1", 0), parts.app, channel_timeout=60, max_connections=20)
@@ -393,7 +392,7 @@ def test_slowloris_at_the_connection_limit_leaves_health_answering(served):
             a.start()
         time.sleep(1.0)
         answered = []
-        end = time.monotonic() + REQUEST_DEADLINE_SECONDS + 3
+        end = time.monotonic() + 4.0  # at the limit, the least sent is closed within a second
         while time.monotonic() < end:
             t0 = time.monotonic()
             try:

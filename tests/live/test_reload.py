@@ -254,7 +254,7 @@ def test_a_reload_at_the_replica_cap_keeps_the_daemon_healthy(tmp_path):
         with urllib.request.urlopen(req, timeout=120) as r:
             body = json.loads(r.read())
         assert body["status"] == "success" and len(body["added"]) == n
-        time.sleep(3.0)  # ticks of the new lanes
+        time.sleep(1.5)  # ticks of the new lanes
     finally:
         stop.set()
         prober.join(10)
