@@ -119,7 +119,7 @@ def test_absent_optional_group_gets_its_defaults():
 @pytest.mark.parametrize("params,message", [
     (["checkpoint.interval_steps=0,10"],
      "--param checkpoint.interval_steps=0: scenario llama3-16k refuses it: checkpoint.interval_steps: "
-     "Input should be greater than 0"),
+     "must be > 0, got 0"),
     (["failures.hard_per_gpu_hour=1000,2000"],
      "--param failures.hard_per_gpu_hour=1000.0: scenario llama3-16k refuses it: failures.hard_per_gpu_hour * "
      "step_seconds / 3600 is a probability per GPU-step and must be <= 1"),
@@ -127,7 +127,7 @@ def test_absent_optional_group_gets_its_defaults():
      "--param n_gpus=1024, stragglers.slow_ranks=2000: scenario llama3-16k refuses it: stragglers.slow_ranks must "
      "be <= n_gpus (1024), got 2000"),
     (["stragglers.slowdown=0.5,1"], "--param stragglers.slowdown=0.5: scenario llama3-16k refuses it: "
-                                    "stragglers.slowdown: Input should be greater than or equal to 1"),
+                                    "stragglers.slowdown: must be >= 1, got 0.5"),
 ])
 def test_values_the_scenario_refuses_name_the_point(llama, params, message):
     with pytest.raises(GridError) as err:

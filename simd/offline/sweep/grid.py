@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
-from simd.scenario import Scenario
+from simd.scenario import Scenario, errors
 
 # Bounds on the work one sweep asks for (not statistical constants): a param of more points than a plot can
 # show apart, or a two-parameter grid beyond this many configurations, is more likely a typo than a plan.
@@ -188,10 +188,8 @@ def _set(data: dict, parts: list[str], value) -> None:
 
 
 def _error_line(exc: ValidationError) -> str:
-    err = exc.errors(include_url=False)[0]
-    where = ".".join(str(p) for p in err["loc"])
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{where}: {msg}" if where else msg
+    """The first problem, phrased as the scenario file's errors are (simd.scenario.errors)."""
+    return errors.phrase(exc.errors(include_url=False)[0])
 
 
 def variant(base: Scenario, settings: dict[str, object]) -> Scenario:
