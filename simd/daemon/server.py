@@ -238,6 +238,8 @@ class _App:
         recent = sorted(((t, k, env) for k, (t, env) in list(self._wanted.items()) if now - t < REFRESH_SECONDS),
                         key=lambda x: (bool(x[1][0]), -x[0]))[:REFRESH_KEYS]  # whole expositions first
         self._wanted = {k: (t, env) for t, k, env in recent}
+        if not recent:  # nobody scrapes: no collection on the tick thread (the next scrape collects)
+            return
         with self._rendering:
             version, responses = self._version(), {}
             self._families.collect_from(self.registry)

@@ -441,3 +441,17 @@ def test_the_task_queue_serves_the_least_recently_served_connection_first():
     assert q.popleft() is scraper
     assert [q.popleft() for _ in range(3)] == flood  # then the flood in turn, least recently served first
     assert len(q) == 0
+
+
+def test_a_tick_with_nobody_scraping_collects_nothing(fresh, monkeypatch):
+    """refresh renders ahead what scrapers asked for recently; with nobody asking it does no work on the tick
+    thread, and the next scrape still gets the new tick's values."""
+    _, parts = fresh
+    counts = _counting(monkeypatch, parts.app)
+    parts.app._wanted.clear()
+    parts.ticker.tick()
+    parts.app.refresh()
+    assert counts == {"render": 0, "collect": 0}
+    body = wsgi_call(parts.app, "GET", "/metrics?name[]=simd_ticks_total")[2].decode()
+    ticks = parts.ticker.registry.get_sample_value("simd_ticks_total")
+    assert f"simd_ticks_total {ticks}" in body and counts == {"render": 1, "collect": 1}
