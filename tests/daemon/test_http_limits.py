@@ -506,3 +506,34 @@ def test_the_io_thread_waits_while_a_task_writes_its_response(monkeypatch):
         thread.join(5)
     # about 1-3 turns a request now (read the request, the task's end, an idle timeout now and then)
     assert per_request < 10, f"{per_request:.0f} turns of the I/O loop per request"
+
+
+@pytest.mark.integration  # a real server on a socket
+def test_closing_the_server_lets_a_request_in_progress_finish_without_a_traceback(caplog):
+    """A stop that met a scrape logged a traceback: the server closed the I/O loop's trigger while an app thread
+    still served the request, and the thread's wake-up call at its end failed (EBADF). server_close now waits for
+    the requests in progress first, and the client gets its answer."""
+    entered, release = threading.Event(), threading.Event()
+
+    def app(environ, start_response):
+        entered.set()
+        release.wait(5)
+        start_response("200 OK", [("Content-Length", "2")])
+        return [b"ok"]
+
+    server = HttpServer(("127.0.0.1", 0), app, channel_timeout=5, max_connections=10)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    answers = []
+    client = threading.Thread(target=lambda: answers.append(get(server, "/", timeout=10)), daemon=True)
+    client.start()
+    assert entered.wait(5)
+    threading.Timer(0.3, release.set).start()
+    with caplog.at_level("ERROR", logger="waitress"):
+        server.shutdown()
+        server.server_close()
+        time.sleep(0.2)  # the thread's last steps after its request
+    thread.join(5)
+    client.join(5)
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.text
+    assert answers == [200]
