@@ -1,4 +1,5 @@
-"""Benchmark: the event-driven engine against seed 000's per-step loop (simd.engine.reference).
+"""Benchmark: the event-driven engine against the per-step oracle (simd.engine.oracle: seed 000's loop with every
+mechanism; seed 000's own loop, bench/seedloop.py, is timed beside it on the first job).
 
 Prints, measured side by side in one run:
   1. on a seed-000-like job (1024 GPUs, 30 s steps, checkpoint every 100 steps, validation every 50,
@@ -14,8 +15,10 @@ import argparse
 import time
 from dataclasses import replace
 
+from seedloop import seed_run
+
 from simd.engine import Accelerator, JobSpec, Shadow, Stragglers, run_job
-from simd.engine.reference import reference_run
+from simd.engine.oracle import oracle_run
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 from simd.scenario import ScenarioBody
 
@@ -56,14 +59,16 @@ def main() -> None:
     # best of several runs on both sides: the minimum is the least disturbed by other load on the machine
     slow = replace(spec, stragglers=Stragglers(jitter_seconds=0.5, slow_ranks=1, slowdown=1.2))
     long = seed000_like(args.steps * 10, rate_scale=0.1)
-    (t_loop, ref), (t_engine, job), (t_slow, job_slow), (t_long, job_long) = side_by_side(
-        [lambda: reference_run(spec), lambda: run_job(spec), lambda: run_job(slow), lambda: run_job(long)],
-        args.repeat)
+    (t_loop, ref), (t_engine, job), (t_slow, job_slow), (t_long, job_long), (t_seed, _) = side_by_side(
+        [lambda: oracle_run(spec), lambda: run_job(spec), lambda: run_job(slow), lambda: run_job(long),
+         lambda: seed_run(spec)], args.repeat)
     events = job.interruptions + job.sdc_detected + job.sdc_baked
     print(f"job: {args.steps:.0e} steps, {ref['interruptions']} interruptions and "
           f"{ref['sdc_detected'] + ref['sdc_baked']} SDCs (per-step loop), {events} events (engine)")
     print(f"per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio {t_loop / t_engine:8.1f}x"
           "   (target >= 100x)")
+    print(f"seed 000's own loop (bench/seedloop.py) {t_seed:8.3f} s: the oracle costs {t_loop / t_seed:.2f}x it per "
+          f"step; against it the engine is {t_seed / t_engine:8.1f}x faster")
 
     events_long = job_long.interruptions + job_long.sdc_detected + job_long.sdc_baked
     print(f"engine on {args.steps * 10:.0e} steps, rates / 10: {t_long:8.4f} s ({events_long} events)"
@@ -90,7 +95,7 @@ def main() -> None:
               f"walk (validation 40) {t_w / e_w * 1e6:6.2f} us: {t_w / e_w / (t_b / e_b):5.2f}x   (target <= 3x); "
               f"Python walk {t_p / e_w * 1e6:6.2f} us per event")
     odd = replace(spec, validation_interval_steps=40)
-    (t_odd_loop, _), (t_odd, _) = side_by_side([lambda: reference_run(odd), lambda: run_job(odd)], args.repeat)
+    (t_odd_loop, _), (t_odd, _) = side_by_side([lambda: oracle_run(odd), lambda: run_job(odd)], args.repeat)
     # The same ratios with Llama 3 causes and warm recovery switched on (causes as simd.scenario.translate builds
     # them), and the cost of stragglers (jitter 0.5 s on 1024 ranks, one rank 20% slow: seed 001 scenario 4).
     body = ScenarioBody.model_validate({
@@ -99,7 +104,7 @@ def main() -> None:
         "checkpoint": {"interval_steps": 100, "seconds": 300.0}, "validation": {"interval_steps": 50, "seconds": 20.0},
         "restart_seconds": 60.0, "recovery": {"strategy": "warm"}, "seed": 1})
     warm = body.job_spec()
-    (t_warm_loop, _), (t_warm, _) = side_by_side([lambda: reference_run(warm), lambda: run_job(warm)], args.repeat)
+    (t_warm_loop, _), (t_warm, _) = side_by_side([lambda: oracle_run(warm), lambda: run_job(warm)], args.repeat)
     print(f"llama3 causes + warm recovery: per-step loop {t_warm_loop:8.3f} s   engine {t_warm:8.4f} s   "
           f"speed ratio {t_warm_loop / t_warm:8.1f}x   (target >= 100x)")
     long_warm = replace(warm, target_steps=args.steps * 10, hard_per_gpu_hour=2.0e-5, sdc_per_gpu_hour=1.5e-5)
@@ -119,14 +124,14 @@ def main() -> None:
 def shadow_and_fleet(spec: JobSpec, args) -> None:
     """The same ratios with half the ranks shadowed (5% overhead) and on a fleet of two
     accelerator types (768 GPUs at the job's rates, 256 at five and four times them: test rates), each against
-    the per-step loop extended with it (simd.engine.reference), and the cost at 10x the steps and rates / 10."""
+    the per-step oracle (simd.engine.oracle), and the cost at 10x the steps and rates / 10."""
     fleet = (Accelerator("a", 768, 2.0e-4, 1.5e-4), Accelerator("b", 256, 1.0e-3, 6.0e-4))
     for name, variant, scaled in (
             ("shadow ranks (half, 5% overhead)", replace(spec, shadow=Shadow(0.5, 0.05)), None),
             ("fleet of two types (768 + 256)", replace(spec, fleet=fleet),
              tuple(replace(a, hard_per_gpu_hour=a.hard_per_gpu_hour / 10, sdc_per_gpu_hour=a.sdc_per_gpu_hour / 10)
                    for a in fleet))):
-        (t_loop, ref), (t_engine, job) = side_by_side([lambda v=variant: reference_run(v),
+        (t_loop, ref), (t_engine, job) = side_by_side([lambda v=variant: oracle_run(v),
                                                         lambda v=variant: run_job(v)], args.repeat)
         long = replace(variant, target_steps=variant.target_steps * 10, hard_per_gpu_hour=spec.hard_per_gpu_hour / 10,
                        sdc_per_gpu_hour=spec.sdc_per_gpu_hour / 10, fleet=scaled or ())
@@ -141,8 +146,8 @@ def shadow_and_fleet(spec: JobSpec, args) -> None:
 def hyper_and_committed(spec: JobSpec, args) -> None:
     """Hyper-checkpointing (every 50 steps, which validation every 50 divides, for 1000
     executed steps after each SDC detection) and committed SDCs found late by default.yaml's three detection
-    layers (validation off, retention 10), each against the per-step loop extended with it
-    (reference.reference_run_extended): on the job above; on it with rates / 10 (events 10x further apart);
+    layers (validation off, retention 10), each against the per-step oracle (simd.engine.oracle): on the job
+    above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
     Both run on the extended walk's compiled loop (xkernel.py; xwalk.run_python, the Python loop it replaced,
     took 10-16 us per event here: 13-23x); the line "Python loop" gives that path's time on the job for the
@@ -160,7 +165,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
                          sdc_per_gpu_hour=spec.sdc_per_gpu_hour / 10)
         long = replace(sparse, target_steps=spec.target_steps * 10)
         (t_loop, _), (t_engine, job), (t_sparse_loop, _), (t_sparse, job_sparse) = side_by_side(
-            [lambda v=variant: reference_run(v), lambda v=variant: run_job(v), lambda v=sparse: reference_run(v),
+            [lambda v=variant: oracle_run(v), lambda v=variant: run_job(v), lambda v=sparse: oracle_run(v),
              lambda v=sparse: run_job(v)], args.repeat)
         (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
                                                  args.repeat)

@@ -19,7 +19,7 @@ surely in a step (p_i = 1, an infinite rate) takes the whole share, split among 
 
 The engine draws the type of hard failure number ``k`` of an epoch from uniform ``k`` of the stream
 "accel-hard" and the type of SDC candidate ``k`` from uniform ``k`` of "accel-sdc" (streams of their own: no
-other draw changes), only when there are at least two types. The per-step oracle (reference.py) draws one
+other draw changes), only when there are at least two types. The per-step oracle (oracle.py) draws one
 Bernoulli per type and step instead and, when several types fail in one step, the time of each one's first
 failure within the step; the two agree in distribution (tests/engine/statistical/test_fleet_oracle.py).
 """

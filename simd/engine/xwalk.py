@@ -14,7 +14,7 @@ checkpoint; (b) SDC onset (its detectors' latencies drawn); (b') a detector's fi
 reference semantics an SDC present is baked in and rolled back, under committed SDCs it is committed with the
 checkpoint; then the job ends at its target step. Detections (c), (d)-baked and (b') open a hyper window.
 
-Promises: exact (the per-step oracle in reference.py runs the same loop body on every step); integer
+Promises: exact (the per-step oracle, oracle.py, runs the same loop body on every step); integer
 microseconds; it completes exactly the units that end at or before ``until``, so any cut of time into calls
 gives the same state (tick-size invariance); the Work's pending compute is that of the steps after the newest
 clean checkpoint (``clean_ckpt``). The numpy batch is not used for these plans; without stragglers and without

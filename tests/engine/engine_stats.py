@@ -1,12 +1,15 @@
-"""Shared by the engine's mechanism tests: engine against oracle within 4 standard errors, tick partitions."""
+"""Shared by the engine's mechanism tests: engine against oracle within 4 standard errors and in distribution,
+tick partitions."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import fields, replace
 
+from scipy.stats import ks_2samp
+
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
-from simd.engine.reference import reference_run
+from simd.engine.oracle import oracle_run
 
 
 def mean_se(xs: list[float]) -> tuple[float, float]:
@@ -15,18 +18,50 @@ def mean_se(xs: list[float]) -> tuple[float, float]:
     return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
 
 
-def agree_with_oracle(name: str, base, seeds: int, reads: dict) -> dict:
-    """Run the engine and the per-step oracle over ``seeds`` seeds; ``reads`` maps a field name to
-    (read from a JobResult, read from the oracle's dict). Asserts |difference| < 4 standard errors for each
-    field (equal means when both have none) and returns the engine's means."""
+# Compared as whole distributions as well as by their means, for every mechanism: what a job suffers
+# (interruptions, SDC detections) and what it costs (wall time). Two-sample Kolmogorov-Smirnov (scipy.stats.ks_2samp;
+# on counts, with ties, its p-value is conservative). The runs are deterministic (fixed seeds), so a failure is
+# a real difference or a 1-in-ALPHA fluke that stays: ALPHA is small because about 40 configurations x 3
+# distributions are tested (about 1% that any one of them fails by chance after a change of draws).
+DISTRIBUTIONS = ("interruptions", "sdc_detected", "wall_seconds")
+ALPHA = 1e-4
+
+
+def distributions_differ(ours: dict[str, list], theirs: dict[str, list], alpha: float = ALPHA) -> list[str]:
+    """The fields whose samples the two-sample KS test tells apart at ``alpha``, with their p-values."""
+    out = []
+    for f in ours:
+        if set(ours[f]) == set(theirs[f]) and len(set(ours[f])) == 1:
+            continue  # both constant and equal
+        p = ks_2samp(ours[f], theirs[f]).pvalue
+        if p < alpha:
+            out.append(f"{f}: KS p = {p:.2g}")
+    return out
+
+
+def samples(base, seeds: int, reads: dict) -> tuple[dict[str, list], dict[str, list]]:
+    """The engine's and the per-step oracle's values of each field over ``seeds`` seeds (``reads`` maps a field
+    name to (read from a JobResult, read from the oracle's dict))."""
     ours = {f: [] for f in reads}
     theirs = {f: [] for f in reads}
     for seed in range(seeds):
         job = run_job(replace(base, seed=seed))
-        ref = reference_run(base, seed=seed)
+        ref = oracle_run(base, seed=seed)
         for f, (read_job, read_ref) in reads.items():
             ours[f].append(read_job(job))
             theirs[f].append(read_ref(ref))
+    return ours, theirs
+
+
+def agree_with_oracle(name: str, base, seeds: int, reads: dict) -> dict:
+    """Run the engine and the per-step oracle over ``seeds`` seeds; ``reads`` maps a field name to
+    (read from a JobResult, read from the oracle's dict). Asserts |difference| < 4 standard errors for each
+    field (equal means when both have none) and the same distribution of DISTRIBUTIONS (KS at ALPHA), and
+    returns the engine's means."""
+    reads = reads | {f: field(f) for f in DISTRIBUTIONS if f not in reads}
+    ours, theirs = samples(base, seeds, reads)
+    differ = distributions_differ({f: ours[f] for f in DISTRIBUTIONS}, {f: theirs[f] for f in DISTRIBUTIONS})
+    assert not differ, f"{name}: engine and per-step oracle differ in distribution: {differ}"
     means = {}
     for f in reads:
         m1, se1 = mean_se(ours[f])

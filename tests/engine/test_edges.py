@@ -108,7 +108,7 @@ def test_end_of_job_sdc_is_baked_in_and_void():
 
 
 def test_engine_imports_neither_prometheus_nor_apscheduler():
-    code = ("import sys, simd.engine, simd.engine.reference; "
+    code = ("import sys, simd.engine, simd.engine.oracle; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('prometheus_client', 'apscheduler', 'yaml', 'pydantic') or "
             "m in ('simd.daemon.process', 'simd.scenario')))")

@@ -1,0 +1,275 @@
+"""The engine's oracle: seed 000's per-step loop with every mechanism simd models, in one loop written for
+reading. It is O(steps): tests compare the event-driven engine with it, and bench/engine.py times it.
+
+The seed's ``TrainingSimulator.run`` (quoted in the seed) with ``random.Random(seed)``: per executed step, in
+this order, with one draw each unless said otherwise:
+
+(a) hard failure: one Bernoulli per accelerator type (fleet.py; one type without a fleet), over the type's
+    GPUs plus the shadow ranks' duplicates (shadow.py). When several types fail in one step, the remaining
+    types' Bernoullis and each failed type's first failure time within the step are drawn and the earliest is
+    charged (``_FirstFailure``). Then its cause (one more draw, only with several causes), which sets its
+    detection and restart time. Roll back to the newest checkpoint; an SDC not yet in a checkpoint goes with
+    the rolled-back steps, one a checkpoint holds (committed SDCs, late.py) survives.
+(a') shadow disagreement (with shadow ranks): one Bernoulli over the 2k GPUs of shadowed ranks, found at the
+    end of its step: an SDC detection, handled as a hard failure that costs ``restart_seconds`` only.
+(b) SDC onset, if none is present: one Bernoulli per type over the unshadowed GPUs (as (a)); with committed
+    SDCs, each detector's coverage and latency are drawn (``random.Random``'s own expovariate, lognormvariate,
+    uniform: not the engine's inverse transforms).
+(b') the first detector's finding due by the end of the step: roll back to the newest checkpoint older than
+    the onset (to the oldest retained one, the SDC accepted, if that one is gone).
+(c) validation point: an SDC in no checkpoint is detected.
+(d) checkpoint point (on the hyper lattice while a hyper window is open, hyper.py): an SDC present is baked in
+    and rolled back (seed 000's semantics) or, with committed SDCs, committed with the checkpoint.
+
+Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
+hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. At the
+end of the job an SDC still present is baked in, and its steps since the newest clean checkpoint are void.
+
+Time is integer microseconds, rounded as the engine rounds (its Plan), and every step lasts what the engine's
+step-time sampler gives executed step g (stragglers.py: a pure function of g and the seed), shadow overhead
+added, so a detector's latency and the end of a step compare as in the engine.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from bisect import bisect_left
+
+from simd.engine.hazard import NEVER, per_step_cluster_hazard
+from simd.engine.shadow import shadow_ranks
+from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
+
+_BLOCK = 1 << 16  # step durations drawn per call of the sampler
+
+
+def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
+    """Run one job step by step (module docstring); its totals as a dict of plain numbers."""
+    rng = random.Random(spec.seed if seed is None else seed)
+    plan = compile_spec(spec)
+    k = shadow_ranks(spec.n_gpus, spec.shadow)  # 0 without shadow ranks
+    types = spec.accelerator_list
+    hard = _FirstFailure(rng, [(a.count + k, a.hard_per_gpu_hour) for a in types], spec.step_seconds)
+    sdc = _FirstFailure(rng, [(a.count - k, a.sdc_per_gpu_hour) for a in types], spec.step_seconds)
+    disagree = per_step_cluster_hazard(spec.sdc_per_gpu_hour, 2 * k, spec.step_seconds) if k else 0.0
+    causes, cumulative = spec.cause_list, plan.cause_cumulative
+    durations = _StepDurations(plan)
+    target, vi, ci = plan.target, plan.val_every, plan.ckpt_every
+    hi = spec.hyper.interval_steps if spec.hyper else 0
+    window = spec.hyper.window_steps if spec.hyper else 0
+    committed = spec.committed_sdc is not None
+    detectors = spec.committed_sdc.detectors if committed else ()
+    retention = spec.committed_sdc.retention_checkpoints if committed else 0
+
+    c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
+                       "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps"), 0)
+    us = dict.fromkeys(("ckpt", "val", "restart", "detect"), 0)
+    by_cause = dict.fromkeys((x.name for x in causes), 0)
+    hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
+    found_by = dict.fromkeys((d.name for d in detectors), 0)
+
+    t = g = 0  # simulated time (us), executed steps
+    cur = last = clean = 0  # the job's step, its newest checkpoint, its newest checkpoint without the SDC
+    corrupted = False
+    deadline, det = NEVER, 0  # when the first detector to find the present SDC does, and which one
+    n_corrupt, corrupt = 0, []  # checkpoints holding the present SDC; the newest ``retention`` of them
+    hyper_end = anchor = 0  # executed steps g + 1 .. hyper_end checkpoint on the lattice anchor + j * hi
+
+    def roll_back(to: int) -> None:
+        nonlocal cur
+        c["recompute"] += cur - to
+        cur = to
+
+    def detected(to: int) -> None:
+        """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
+        nonlocal last, clean, corrupted, deadline, n_corrupt, hyper_end, anchor, t
+        roll_back(to)
+        last = clean = to
+        corrupted, deadline, n_corrupt = False, NEVER, 0
+        corrupt.clear()
+        us["restart"] += plan.sdc_restart_us
+        t += plan.sdc_restart_us
+        if hi:
+            c["activations"] += g >= hyper_end
+            hyper_end, anchor = g + window, to
+
+    uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]
+    step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration
+    stepped_us, shadow_us = 0, plan.shadow_us  # compute time of the executed steps
+    while cur < target:
+        cur += 1
+        g += 1
+        d = step_us or durations.of(g)
+        stepped_us += d
+        t += d + shadow_us
+        in_hyper = hi and g <= hyper_end
+        if in_hyper:
+            c["hyper_steps"] += 1
+        # (a) hard failure
+        failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
+        if failed >= 0:
+            i = min(bisect_left(cumulative, rng.random()), len(causes) - 1) if len(causes) > 1 else 0
+            by_cause[causes[i].name] += 1
+            hard_by_type[failed] += 1
+            c["interruptions"] += 1
+            roll_back(last)
+            if corrupted and n_corrupt == 0:  # the SDC was in the rolled-back steps only
+                corrupted, deadline = False, NEVER
+            us["detect"] += plan.cause_detect_us[i]
+            us["restart"] += plan.cause_restart_us[i]
+            t += plan.cause_detect_us[i] + plan.cause_restart_us[i]
+            continue
+        # (a') shadow disagreement, found at the end of its step
+        if k and rng.random() < disagree:
+            c["sdc_detected"] += 1
+            c["shadow_detected"] += 1
+            c["sdc_onsets"] += 1
+            onsets_by_type[0] += 1
+            roll_back(last)
+            if corrupted and n_corrupt == 0:
+                corrupted, deadline = False, NEVER
+            us["restart"] += plan.sdc_restart_us
+            t += plan.sdc_restart_us
+            if hi:
+                c["activations"] += g >= hyper_end
+                hyper_end, anchor = g + window, last
+            continue
+        # (b) SDC onset, its detectors drawn
+        if not corrupted:
+            onset = (0 if uniform() < sdc_q else -1) if one else sdc.draw()
+            if onset >= 0:
+                corrupted = True
+                c["sdc_onsets"] += 1
+                onsets_by_type[onset] += 1
+                deadline, det = NEVER, 0
+                for j, dt in enumerate(detectors):
+                    covered = rng.random() < dt.coverage
+                    latency = round(_latency(rng, dt) * US_PER_SECOND)
+                    if covered and t + latency < deadline:
+                        deadline, det = t + latency, j
+        # (b') a detector's finding due by the end of this step
+        if corrupted and deadline <= t:
+            found_by[detectors[det].name] += 1
+            if n_corrupt == 0:
+                c["sdc_detected"] += 1
+                detected(last)
+            else:
+                c["late"] += 1
+                if n_corrupt < retention:
+                    c["lost"] += n_corrupt
+                    detected(clean)
+                else:  # unrecoverable: the oldest retained checkpoint, the SDC accepted
+                    c["unrecoverable"] += 1
+                    c["lost"] += retention - 1
+                    detected(corrupt[-retention])
+            continue
+        # (c) validation point, before the checkpoint
+        if vi and cur % vi == 0:
+            us["val"] += plan.val_us
+            t += plan.val_us
+            if corrupted and n_corrupt == 0:
+                c["sdc_detected"] += 1
+                detected(last)
+                continue
+        # (d) checkpoint point
+        if (cur - anchor) % hi == 0 if in_hyper else cur % ci == 0:
+            us["ckpt"] += plan.ckpt_us
+            t += plan.ckpt_us
+            if corrupted and not committed:  # baked in: roll back
+                c["sdc_baked"] += 1
+                detected(last)
+            elif corrupted:  # committed with the checkpoint
+                c["sdc_baked"] += n_corrupt == 0
+                n_corrupt += 1
+                corrupt.append(cur)
+                del corrupt[:-retention]
+                last = cur
+            else:
+                last = clean = cur
+    # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
+    if corrupted:
+        c["sdc_baked"] += n_corrupt == 0
+        c["recompute"] += cur - clean
+        c["final_void"] = cur - clean
+
+    step_s, wall = spec.step_seconds, t / US_PER_SECOND
+    names = [a.name for a in types]
+    return {
+        "steps_executed": g,
+        "mean_step_seconds": (stepped_us + g * shadow_us) / US_PER_SECOND / g,
+        "target_steps": target,
+        "recompute_steps": c["recompute"],
+        "interruptions": c["interruptions"],
+        "interruptions_by_cause": by_cause,
+        "interruptions_by_type": dict(zip(names, hard_by_type, strict=True)),
+        "sdc_onsets": c["sdc_onsets"],
+        "sdc_onsets_by_type": dict(zip(names, onsets_by_type, strict=True)),
+        "sdc_detected": c["sdc_detected"],
+        "sdc_baked": c["sdc_baked"],
+        "shadow_detected": c["shadow_detected"],
+        "hyper_activations": c["activations"],
+        "hyper_steps": c["hyper_steps"],
+        "sdc_late_found": c["late"],
+        "sdc_unrecoverable": c["unrecoverable"],
+        "checkpoints_lost": c["lost"],
+        "sdc_found_by_detector": found_by,
+        "wall_seconds": wall,
+        "shadow_seconds": g * shadow_us / US_PER_SECOND,
+        "checkpoint_seconds": us["ckpt"] / US_PER_SECOND,
+        "validation_seconds": us["val"] / US_PER_SECOND,
+        "restart_seconds": us["restart"] / US_PER_SECOND,
+        "detection_seconds": us["detect"] / US_PER_SECOND,
+        # simd's definition (productive / wall: void work is not productive) and the seed's
+        "effective_utilization": (target - c["final_void"]) * step_s / wall,
+        "seed_effective_utilization": target * step_s / wall,
+    }
+
+
+class _FirstFailure:
+    """Groups of GPUs (count, rate per GPU-hour) and their step hazards ``q``. ``draw`` draws one Bernoulli per
+    group and returns the group that failed in the step (-1: none). When several fail, the remaining groups'
+    Bernoullis are drawn, then each failed group's first failure time within the step (the first of ``n``
+    exponential clocks of rate ``-log(1 - p)`` per step, given that it rings within the step:
+    ``t = -log(1 - u q) / L`` with ``q`` the group's step hazard and ``L = -log(1 - q)``), and the earliest is
+    charged (fleet.py). A group whose GPUs fail surely (q = 1) fails at time 0; ties go to the first such."""
+
+    def __init__(self, rng: random.Random, groups: list[tuple[int, float]], step_seconds: float):
+        self.uniform = rng.random
+        self.q = [per_step_cluster_hazard(rate, n, step_seconds) for n, rate in groups]
+        self.rate = [math.inf if q >= 1.0 else -math.log1p(-q) for q in self.q]
+
+    def draw(self) -> int:
+        failed = [i for i, q in enumerate(self.q) if self.uniform() < q]
+        return -1 if not failed else failed[0] if len(failed) == 1 else min(failed, key=self._first_time)
+
+    def _first_time(self, i: int) -> float:
+        u = self.uniform()
+        return 0.0 if math.isinf(self.rate[i]) else -math.log1p(-u * self.q[i]) / self.rate[i]
+
+
+def _latency(rng: random.Random, dt) -> float:
+    """A detector's latency in seconds, with ``random.Random``'s own samplers."""
+    if dt.distribution == "exponential":
+        return rng.expovariate(1.0 / dt.scale_seconds) if dt.scale_seconds else 0.0
+    if dt.distribution == "lognormal":
+        return rng.lognormvariate(math.log(dt.scale_seconds), dt.sigma) if dt.scale_seconds else 0.0
+    return rng.uniform(0.0, dt.scale_seconds)
+
+
+class _StepDurations:
+    """The duration of executed step g in microseconds: the plan's step time, or under stragglers what the
+    engine's sampler gives step g (stragglers.py; the first ``slow_steps`` of the job with the slow ranks)."""
+
+    def __init__(self, plan: Plan):
+        self.plan, self.g0, self.block = plan, 0, []
+
+    def of(self, g: int) -> int:
+        p = self.plan
+        if p.step_times is None:
+            return p.step_us
+        i = g - 1 - self.g0
+        if not 0 <= i < len(self.block):
+            self.g0, i = g - 1, 0
+            slow = max(0, min(_BLOCK, p.slow_steps - self.g0))
+            self.block = p.step_times.durations(self.g0, _BLOCK, slow)[0].tolist()
+        return self.block[i]
