@@ -194,9 +194,40 @@ class Plan:
         return hash(self.spec)
 
 
+# Which mechanisms combine, decided here and nowhere else: the scenario file asks ``refused`` about the
+# mechanisms a scenario names, compile_spec about those a job switches on (``switched_on``). Every combination
+# not listed runs on the engine and is checked against the per-step oracle (simd/engine/oracle.py, which models
+# them all: tests/engine/statistical). Shadow ranks with hyper-checkpointing or committed SDCs: a disagreement
+# is an SDC detection (it opens a hyper window) and rolls back like a hard failure (a committed SDC survives it).
+REFUSED = {
+    ("shadow", "fleet"): "shadow ranks on a mixed fleet are not modelled",
+    ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
+}
+
+
+def refused(mechanisms) -> list[str]:
+    """Why the mechanisms named (``shadow``, ``fleet``, ``stragglers``, ...) cannot run together: one line per
+    pair that does not combine; empty if they do."""
+    on = set(mechanisms)
+    return [f"{a} and {b} cannot be combined ({why})" for (a, b), why in REFUSED.items() if a in on and b in on]
+
+
+def switched_on(spec: JobSpec) -> set[str]:
+    """The mechanisms a job switches on: shadow ranks (at least one rank shadowed), a fleet of accelerator types,
+    stragglers whose step times vary, hyper-checkpointing, committed SDCs, failure causes."""
+    on = {name for name, present in (
+        ("shadow", shadow_ranks(spec.n_gpus, spec.shadow) > 0), ("fleet", bool(spec.fleet)),
+        ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
+        ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)))
+        if present}
+    return on
+
+
 def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     """``epoch`` counts the parameter changes so far (engine.retarget): each epoch draws its failures and
     SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
+    if why := refused(switched_on(spec)):
+        raise ValueError("; ".join(why))
     causes = spec.cause_list
     cumulative, acc = [], 0.0
     for c in causes:
@@ -306,9 +337,7 @@ def job_hazards(spec: JobSpec) -> tuple[float, float, float]:
     """Per-step hazards of a hard failure, an SDC onset on an unshadowed rank and a shadow disagreement: the
     seed's cluster hazard over n_gpus (+ the shadow ranks' duplicates), or combined over the fleet's types."""
     k = shadow_ranks(spec.n_gpus, spec.shadow)
-    if spec.fleet:
-        if k:
-            raise ValueError("shadow ranks on a fleet of several accelerator types are not modelled")
+    if spec.fleet:  # without shadow ranks (refused)
         return (combined_hazard(tuple((a.count, a.hard_per_gpu_hour) for a in spec.fleet), spec.step_seconds),
                 combined_hazard(tuple((a.count, a.sdc_per_gpu_hour) for a in spec.fleet), spec.step_seconds), 0.0)
     n, step = spec.n_gpus, spec.step_seconds
@@ -324,8 +353,6 @@ def _shadow_and_fleet(spec: JobSpec, st: Stops, step_us: int) -> dict:
     """The Plan fields of shadow ranks (shadow.py) and accelerator types (fleet.py)."""
     k = shadow_ranks(spec.n_gpus, spec.shadow)
     shadow_us = to_us(spec.step_seconds * spec.shadow.overhead) if k else 0
-    if k and _varies(spec.stragglers):
-        raise ValueError("shadow ranks together with stragglers are not modelled")
     acc = spec.accelerator_list
     return dict(
         shadow_us=shadow_us, shadow_kind=st.shadow_kind, stop_cumulative=st.cumulative,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
+from simd.engine.spec import refused
 from simd.models import recovery
 from simd.scenario import errors, translate
 from simd.scenario.limits import (
@@ -340,7 +341,7 @@ class ScenarioBody(_Strict):
         return self.failures is not None and bool(self.failures.sdc_per_gpu_hour)
 
     @model_validator(mode="after")
-    def _fleet_and_shadow(self) -> ScenarioBody:
+    def _fleet(self) -> ScenarioBody:
         if self.fleet is None:
             return self
         if self.n_gpus is not None:
@@ -360,8 +361,6 @@ class ScenarioBody(_Strict):
                 if value * self.step_seconds / 3600.0 > 1.0:
                     raise ValueError(f"fleet[{i}].{rate} * step_seconds / 3600 is a probability per GPU-step and "
                                      f"must be <= 1, got {value} * {self.step_seconds} / 3600")
-        if self.shadow is not None:
-            raise ValueError("shadow and fleet cannot be combined (shadow ranks on a mixed fleet are not modelled)")
         return self
 
     @model_validator(mode="after")
@@ -378,12 +377,17 @@ class ScenarioBody(_Strict):
         if self.stragglers and self.stragglers.slow_ranks > self.gpus:
             raise ValueError(f"stragglers.slow_ranks must be <= n_gpus ({self.gpus}), "
                              f"got {self.stragglers.slow_ranks}")
-        if self.shadow is not None and self.stragglers is not None:
-            raise ValueError("shadow and stragglers cannot be combined (the step-time model of shadowed ranks "
-                             "is not modelled)")
-        if self.shadow is not None and (self.checkpoint.hyper is not None or self.committed_sdc):
-            raise ValueError("shadow cannot be combined with checkpoint.hyper or sdc.semantics: committed (not "
-                             "checked against the per-step oracle together)")
+        return self
+
+    @model_validator(mode="after")
+    def _combinations(self) -> ScenarioBody:
+        """The engine decides which mechanisms combine (simd.engine.spec.refused); here, those the scenario
+        names."""
+        named = {k for k, v in (("shadow", self.shadow), ("fleet", self.fleet), ("stragglers", self.stragglers),
+                                ("hyper", self.checkpoint.hyper), ("committed_sdc", self.committed_sdc or None),
+                                ("causes", self.failures and self.failures.causes)) if v is not None}
+        if why := refused(named):
+            raise ValueError("; ".join(why))
         return self
 
     def causes(self) -> tuple[Cause, ...]:

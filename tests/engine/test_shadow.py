@@ -81,3 +81,21 @@ def test_disagreement_on_a_checkpoint_step_does_not_commit():
     state, _ = advance(_disagreement_at(s, 20), (20 * 60 + 300 + 60) * S)
     assert state.step == state.last_ckpt == 10
     assert (state.totals.checkpoints, state.totals.steps_recomputed) == (1, 10)
+
+
+def test_what_does_not_combine_is_decided_in_one_place():
+    """simd.engine.spec.REFUSED is the one list: the engine refuses a job that switches such a pair on, with the
+    words the scenario file uses; every other pair is accepted (and checked against the oracle)."""
+    from simd.engine import Accelerator, Stragglers
+    from simd.engine.spec import REFUSED, compile_spec, refused
+
+    base = spec(shadow=Shadow(0.5, 0.05))
+    cases = {("shadow", "fleet"): replace(base, fleet=(Accelerator("a", 512, 2e-4, 1e-4),
+                                                        Accelerator("b", 512, 2e-4, 1e-4))),
+             ("shadow", "stragglers"): replace(base, stragglers=Stragglers(0.5, 1, 1.2))}
+    assert set(cases) == set(REFUSED)
+    for pair, job in cases.items():
+        with pytest.raises(ValueError) as exc:
+            compile_spec(job)
+        assert str(exc.value) == refused(pair)[0] == f"{pair[0]} and {pair[1]} cannot be combined ({REFUSED[pair]})"
+    assert refused({"shadow", "hyper", "committed_sdc", "causes"}) == []

@@ -49,6 +49,15 @@ def test_hyper_and_committed_sdc_reach_the_engine():
     assert "hyper-checkpointing every 5 steps for 100 steps" in line and "committed SDCs (3 detector(s)" in line
 
 
+def test_shadow_ranks_combine_with_hyper_checkpointing_and_committed_sdcs():
+    """Refused until the per-step oracle modelled them together (simd/engine/oracle.py; the engine against it
+    in tests/engine/statistical/test_shadow_oracle.py): one scenario with all three reaches the engine."""
+    s = scenario("    checkpoint: {interval_steps: 25, seconds: 300, hyper: {interval_steps: 5, window_steps: 100}}\n"
+                 "    shadow: {fraction: 0.5, overhead: 0.05}\n" + LAYERS)
+    spec = s.job_spec()
+    assert spec.hyper == Hyper(5, 100) and spec.shadow.fraction == 0.5 and len(spec.committed_sdc.detectors) == 3
+
+
 def test_without_the_keys_the_meaning_is_seed_000s():
     spec = scenario("    checkpoint: {interval_steps: 25, seconds: 300}\n").job_spec()
     assert spec.hyper is None and spec.committed_sdc is None
@@ -86,10 +95,6 @@ def test_without_the_keys_the_meaning_is_seed_000s():
      "detectors: [{name: a, latency: {distribution: uniform, max_seconds: 1}}, "
      "{name: a, latency: {distribution: uniform, max_seconds: 2}}]}\n",
      "scenarios[0].sdc: sdc.detectors: the names must be distinct, got ['a', 'a']"),
-    ("    checkpoint: {interval_steps: 25, seconds: 300, hyper: {interval_steps: 5, window_steps: 5}}\n"
-     "    shadow: {fraction: 0.5}\n",
-     "scenarios[0]: shadow cannot be combined with checkpoint.hyper or sdc.semantics: committed (not checked "
-     "against the per-step oracle together)"),
 ])
 def test_bad_keys_are_one_line_each(extra, expected):
     assert errors(extra) == [expected]

@@ -4,6 +4,8 @@ nothing to find, the overhead's time in closed form, a disagreement placed by ha
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
+from dataclasses import replace
+
 import pytest
 from engine_stats import agree_with_oracle, check_partitions, field
 from hypothesis import HealthCheck, given, settings
@@ -11,6 +13,7 @@ from hypothesis import strategies as st
 from specs import llama3_causes, spec
 
 from simd.engine.shadow import Shadow
+from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 SEEDS = 200
 
@@ -34,6 +37,15 @@ CONFIGS = {
     "half_llama3": spec(causes=llama3_causes("warm"), restart_seconds=388.2, sdc_per_gpu_hour=4e-4,
                         shadow=Shadow(0.5, 0.05)),
 }
+# Shadow ranks with the extended mechanisms (accepted since the oracle models them together): a disagreement is
+# an SDC detection that opens a hyper window, and rolls back like a hard failure, so a committed SDC survives it
+EXTENDED = {
+    "half_hyper": (spec(sdc_per_gpu_hour=4e-4, shadow=Shadow(0.5, 0.05), hyper=Hyper(5, 200)),
+                   ("hyper_activations", "hyper_steps")),
+    "quarter_committed": (spec(sdc_per_gpu_hour=4e-4, validation_interval_steps=0, shadow=Shadow(0.25, 0.05),
+                               committed_sdc=CommittedSdc((Detector("scan", "exponential", 3600.0, 0.0, 0.8),), 3)),
+                          ("sdc_late_found", "checkpoints_lost", "sdc_unrecoverable")),
+}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -42,6 +54,13 @@ def test_engine_matches_the_per_step_loop_with_shadow_ranks(name):
     assert means["shadow_detected"] > 5  # the configuration exercises the mechanism
     if name == "quarter_nondividing":
         assert means["sdc_baked"] > 1  # ... and the unshadowed ranks' ordinary path
+
+
+@pytest.mark.parametrize("name", sorted(EXTENDED))
+def test_engine_matches_the_per_step_loop_with_shadow_ranks_and_extended_mechanisms(name):
+    base, extra = EXTENDED[name]
+    means = agree_with_oracle(name, base, SEEDS, READS | {f: field(f) for f in extra})
+    assert means["shadow_detected"] > 5 and means[extra[0]] > 1  # both mechanisms exercised
 
 
 shadow_specs = st.builds(
@@ -67,3 +86,12 @@ shadow_specs = st.builds(
 @given(s=shadow_specs, horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_shadow_ranks(s, horizon_steps, cuts):
     check_partitions(s, horizon_steps, cuts)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=shadow_specs, extended=st.sampled_from(sorted(EXTENDED)), horizon_steps=st.integers(1, 3000),
+       cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_with_shadow_ranks_and_extended_mechanisms(s, extended, horizon_steps,
+                                                                                      cuts):
+    base = EXTENDED[extended][0]
+    check_partitions(replace(s, hyper=base.hyper, committed_sdc=base.committed_sdc), horizon_steps, cuts)
