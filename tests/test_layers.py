@@ -84,3 +84,43 @@ def test_the_check_finds_outer_and_sibling_imports_anywhere_in_a_module(tmp_path
                                           "line 6: simd.daemon (daemon, layer 7)",
                                           "line 7: simd.cli (cli, layer 8)"]
     assert _violations(bad, "cli") == []
+
+
+def _engine_surface_violations(path: Path) -> list[str]:
+    """Imports of the engine's inside (a module under simd.engine, or a name simd.engine does not export)."""
+    import simd.engine
+
+    out = []
+    tree = ast.parse(path.read_text(), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith("simd.engine.")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("simd.engine."):
+                out.append(f"line {node.lineno}: from {node.module} import ...")
+            elif node.module == "simd.engine":
+                out += [f"line {node.lineno}: simd.engine.{a.name} is not exported" for a in node.names
+                        if a.name not in simd.engine.__all__]
+    return out
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if p.relative_to(SIMD).parts[0] != "engine"],
+                         ids=lambda p: str(p.relative_to(SIMD)))
+def test_the_rest_of_simd_uses_the_engine_through_its_surface(path):
+    """simd/engine/__init__ is the engine's only import surface (issue 20): its modules are its inside."""
+    assert _engine_surface_violations(path) == []
+
+
+def test_the_surface_check_finds_imports_of_the_engines_inside(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import simd.engine.core\nfrom simd.engine.spec import Plan\nfrom simd.engine import walk\n"
+                   "def f():\n    from simd.engine import advance, batch\n")
+    assert _engine_surface_violations(bad) == [
+        "line 1: import simd.engine.core", "line 2: from simd.engine.spec import ...",
+        "line 3: simd.engine.walk is not exported", "line 5: simd.engine.batch is not exported"]
+
+
+def test_every_name_the_engine_exports_exists():
+    import simd.engine
+
+    assert [n for n in simd.engine.__all__ if getattr(simd.engine, n, None) is None] == []

@@ -26,8 +26,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
-from simd.engine import US_PER_SECOND, State, advance
-from simd.engine.replicas import advance_replicas, new_replicas, on_kernel, retarget_replicas
+from simd.engine import (
+    US_PER_SECOND,
+    State,
+    advance,
+    advance_replicas,
+    new_replicas,
+    on_kernel,
+    retarget_replicas,
+)
 from simd.metrics.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
 from simd.scenario import Scenario, ScenarioBody
 

@@ -47,11 +47,19 @@ from pathlib import Path
 import numpy as np
 
 from simd import __version__, regularfile
-from simd.engine import US_PER_SECOND, JobSpec, State, new_state
-from simd.engine.hazard import NEVER
-from simd.engine.replicas import retarget_replicas, state_columns
-from simd.engine.spec import compile_seeds, compile_spec, with_seed
-from simd.engine.state import BUCKETS
+from simd.engine import (
+    BUCKETS,
+    NEVER,
+    US_PER_SECOND,
+    JobSpec,
+    State,
+    compile_seeds,
+    compile_spec,
+    new_state,
+    retarget_replicas,
+    state_columns,
+    with_seed,
+)
 from simd.live.drills import DrillRunner, Run
 from simd.live.lane import Lane, gc_paused, new_lane, scenario_key
 from simd.metrics.snapshot import scenario_info

@@ -16,9 +16,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
-from simd.engine import JobSpec, State, Totals, job_hazards
-from simd.engine.shadow import shadow_ranks
-from simd.engine.stragglers import bucket_bounds
+from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
-from simd.engine.spec import refused
+from simd.engine import refused
 from simd.models import recovery
 from simd.scenario import errors, translate
 from simd.scenario.limits import (

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from simd.engine import Accelerator, Cause, JobSpec, Shadow, Stragglers
-from simd.engine.spec import CommittedSdc, Detector, Hyper
+from simd.engine import Accelerator, Cause, CommittedSdc, Detector, Hyper, JobSpec, Shadow, Stragglers
 from simd.models import recovery
 
 if TYPE_CHECKING:

@@ -23,10 +23,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from simd.engine import BUCKETS, US_PER_SECOND
-from simd.engine.crn import Shared, duration_key
-from simd.engine.replicas import run_jobs
-from simd.engine.spec import compile_spec
+from simd.engine import BUCKETS, US_PER_SECOND, Shared, compile_spec, duration_key, run_jobs
 from simd.models import analytic
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
 from simd.offline.simulate import Outcome, simulation_limit_us
