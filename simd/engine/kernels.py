@@ -28,6 +28,15 @@ from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Strag
 
 UNITS = ("replicas", "extended", "steps", "crn")
 
+
+def compiled() -> bool:
+    """Whether the kernels are compiled: not under ``NUMBA_DISABLE_JIT=1``, which runs the same kernel source as
+    Python (for a debugger or a print; the results are the same, far slower: tests/engine/test_nojit.py), and
+    leaves nothing to compile."""
+    from numba import config
+
+    return not config.DISABLE_JIT
+
 # A small job: 64 GPUs, 10 s steps, 400 steps, rates that give a few failures and SDCs per job (so the paths
 # that handle them run); every number only has to make a valid, quick job.
 _BASE = JobSpec(n_gpus=64, step_seconds=10.0, target_steps=400, hard_per_gpu_hour=0.05, sdc_per_gpu_hour=0.05,

@@ -18,9 +18,11 @@ Tests compare every function here against numpy's own generators. The 64 x 64 ->
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import config, types
 from numba.extending import intrinsic
 
 from simd.engine.jit import njit
@@ -55,6 +57,17 @@ def float_bits(typingctx, x):
         return builder.bitcast(args[0], ir.IntType(64))
 
     return sig, codegen
+
+
+if config.DISABLE_JIT:  # NUMBA_DISABLE_JIT=1 runs every kernel as Python (debugging): the intrinsics in Python
+    # uint64 arithmetic wraps as in the compiled kernels; numpy's scalars say so each time, which is no news here
+    warnings.filterwarnings("ignore", "overflow encountered in scalar", RuntimeWarning, r"simd\.engine\.")
+
+    def mulhi(a, b):
+        return np.uint64((int(a) * int(b)) >> 64)
+
+    def float_bits(x):
+        return np.float64(x).view(np.uint64)
 
 
 @njit()

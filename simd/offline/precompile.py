@@ -35,6 +35,9 @@ def compile_unit(unit: str) -> float:
     with _lock:
         if unit in _compiled:
             return 0.0
+        if not kernels.compiled():  # NUMBA_DISABLE_JIT=1: the kernels are Python, nothing to compile
+            _compiled.add(unit)
+            return 0.0
         t0 = time.perf_counter()
         kernels.run_unit(unit)
         _compiled.add(unit)
@@ -82,7 +85,8 @@ def warm(units: Sequence[str], parallel: bool = True) -> dict[str, float]:
         if u not in kernels.UNITS:
             raise ValueError(f"no kernel unit {u!r} (known: {', '.join(kernels.UNITS)})")
     children = []
-    if parallel and len(todo) > 1 and kernelcache.current().enabled and (os.cpu_count() or 1) > 1:
+    if (parallel and len(todo) > 1 and kernels.compiled() and kernelcache.current().enabled
+            and (os.cpu_count() or 1) > 1):
         cold = [u for u in todo if not in_cache(u)]  # the others load in a fraction of a second
         todo = cold + [u for u in todo if u not in cold]
     else:
@@ -119,6 +123,10 @@ def prepare(specs, state_dir: str | None = None, prog: str = "simd", extra: Iter
     parallel when it helps, before worker processes start (they then load them from the cache). Says so on
     stderr when the cache is not kept between runs, or when compiling took long enough to be noticed (a first
     run on this machine): silent on an ordinary run."""
+    if not kernels.compiled():
+        print(f"{prog}: the engine's kernels run as Python (NUMBA_DISABLE_JIT=1): the same results, far slower",
+              file=sys.stderr)
+        return
     choice = kernelcache.configure(state_dir)
     units = sorted({u for spec in specs for u in kernels.units_for(spec)} | set(extra), key=kernels.UNITS.index)
     seconds = warm(units)
@@ -144,6 +152,10 @@ def compile_all(units: Sequence[str] | None = None, state_dir: str | None = None
         print(f"simd compile: error: --unit: no unit {unknown[0]!r} (known: {', '.join(kernels.UNITS)})",
               file=sys.stderr)
         return 2
+    if not kernels.compiled():
+        print("simd compile: error: NUMBA_DISABLE_JIT=1 runs the kernels as Python: there is nothing to compile",
+              file=sys.stderr)
+        return 1
     choice = kernelcache.configure(state_dir)
     if not choice.enabled:
         print(f"simd compile: error: no kernel cache: {choice.describe()}", file=sys.stderr)

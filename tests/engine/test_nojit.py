@@ -1,0 +1,71 @@
+"""Debugging without compiling: under NUMBA_DISABLE_JIT=1 numba runs the engine's kernels as the Python they are
+written in (pcg.py gives its two LLVM intrinsics a Python twin), and the results are the same bit for bit. Each
+path of the engine is run as a real `simd simulate` and `simd sweep` with and without the switch, on tiny jobs:
+the replica walk (plain, causes, stragglers), the extended kernel (hyper-checkpointing, committed SDCs, with
+shadow ranks), the Python walks (a fleet; committed SDCs under stragglers, with the step sampler), and a sweep.
+The sweep's common random numbers under stragglers (crn.py) are left out: their window is 2**18 steps, 16 s of
+Python (checked by hand: `simd sweep --scenario causes-stragglers` on PATHS gives the same table either way)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+PATHS = """
+scenarios:
+  - {name: plain, seed: 1, replicas: 2, n_gpus: 1024, step_seconds: 60, target_steps: 300,
+     failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 1.0e-3},
+     checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 40, seconds: 20}}
+  - {name: causes-stragglers, seed: 2, n_gpus: 1024, step_seconds: 60, target_steps: 300,
+     failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 1.0e-3, causes: llama3},
+     checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 25, seconds: 20},
+     stragglers: {jitter_seconds: 0.5, slow_ranks: 1, slowdown: 1.3, mitigation: {detect_after_steps: 50}}}
+  - {name: shadow-hyper-committed, seed: 3, n_gpus: 1024, step_seconds: 60, target_steps: 300,
+     failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 2.0e-3},
+     checkpoint: {interval_steps: 25, seconds: 300, hyper: {interval_steps: 5, window_steps: 50}},
+     validation: {interval_steps: 5, seconds: 20}, shadow: {fraction: 0.5, overhead: 0.05},
+     sdc: {semantics: committed, retention_checkpoints: 3, detectors: [
+       {name: scan, latency: {distribution: lognormal, median_seconds: 600, sigma: 1.0}}]}}
+  - {name: fleet, seed: 4, step_seconds: 60, target_steps: 300,
+     fleet: [{type: a, count: 768, hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 1.0e-3},
+             {type: b, count: 256, hard_per_gpu_hour: 4.0e-3, sdc_per_gpu_hour: 2.0e-3}],
+     checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 25, seconds: 20}}
+  - {name: committed-stragglers, seed: 5, n_gpus: 1024, step_seconds: 60, target_steps: 300,
+     failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 2.0e-3},
+     checkpoint: {interval_steps: 25, seconds: 300}, stragglers: {jitter_seconds: 0.5},
+     sdc: {semantics: committed, retention_checkpoints: 3, detectors: [
+       {name: scan, latency: {distribution: exponential, mean_seconds: 3600}}]}}
+"""
+
+
+def _simd(args: list[str], nojit: bool, cwd) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
+    if nojit:
+        env["NUMBA_DISABLE_JIT"] = "1"
+    out = subprocess.run([sys.executable, "-m", "simd", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.integration  # real processes, the kernels run as Python in half of them
+def test_the_kernels_run_as_python_with_the_same_results(tmp_path):
+    (tmp_path / "paths.yaml").write_text(PATHS)
+    simulate = ["simulate", "--config", "paths.yaml", "--seeds", "2", "--json"]
+    sweep = ["sweep", "--config", "paths.yaml", "--scenario", "plain", "--param",
+             "checkpoint.interval_steps=20,50", "--replicas", "3", "--workers", "1", "--quiet"]
+    for args in (simulate, sweep):
+        compiled = _simd(args, False, tmp_path)
+        assert compiled.strip() and _simd(args, True, tmp_path) == compiled, args[0]
+
+
+@pytest.mark.integration
+def test_simd_compile_says_there_is_nothing_to_compile_without_the_jit():
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-m", "simd", "compile"], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1 and out.stderr.strip().splitlines() == [
+        "simd compile: error: NUMBA_DISABLE_JIT=1 runs the kernels as Python: there is nothing to compile"]
