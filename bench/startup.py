@@ -47,8 +47,9 @@ def unit_seconds(unit: str) -> float:
     """The unit compiled alone, in a fresh process on an empty cache (the process' own timing of the compile)."""
     cache = tempfile.mkdtemp(prefix="bench-kernels-")
     try:
-        out = subprocess.run([PY, "-c", f"from simd import precompile; print(precompile.compile_unit({unit!r}))"],
-                             env=env_with(cache), check=True, capture_output=True, text=True).stdout
+        code = f"from simd.offline import precompile; print(precompile.compile_unit({unit!r}))"
+        out = subprocess.run([PY, "-c", code], env=env_with(cache), check=True, capture_output=True,
+                             text=True).stdout
         return float(out.split()[-1])
     finally:
         shutil.rmtree(cache, ignore_errors=True)
