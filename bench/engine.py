@@ -119,6 +119,7 @@ def main() -> None:
           f"{t_odd:8.4f} s   speed ratio {t_odd_loop / t_odd:8.1f}x")
     shadow_and_fleet(spec, args)
     hyper_and_committed(spec, args)
+    extended_with_stragglers(slow, args)
 
 
 def shadow_and_fleet(spec: JobSpec, args) -> None:
@@ -181,6 +182,23 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
         print(f"  rates / 10: per-step loop {t_sparse_loop:8.3f} s   engine {t_sparse:8.4f} s   speed ratio "
               f"{t_sparse_loop / t_sparse:8.1f}x   ({sparse_events} events); and 10x the steps (as many events as "
               f"above): cost ratio {t_long / min(t_engine, t_again):6.2f}x   (target < 2x)")
+
+
+def extended_with_stragglers(slow: JobSpec, args) -> None:
+    """Hyper-checkpointing and committed SDCs under stragglers (the straggling job above, 10^6 steps): the
+    extended kernel (xkernel.py, each step's duration drawn in it) against the segment walk (xwalk.segment,
+    ``vectorize=False``: the path these plans took before the kernel had stragglers), per executed step."""
+    layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5), Detector("ripple", "uniform",
+                                                                                        259200.0)), 10)
+    short = replace(slow, target_steps=min(slow.target_steps, 10**6))
+    for name, variant in (("hyper-checkpointing + stragglers", replace(short, hyper=Hyper(50, 1000))),
+                          ("committed SDCs + stragglers", replace(short, validation_interval_steps=0,
+                                                                  committed_sdc=layers))):
+        (t_kernel, job), (t_walk, _) = side_by_side([lambda v=variant: run_job(v),
+                                                     lambda v=variant: run_job(v, vectorize=False)], args.repeat)
+        executed = job.target_steps + job.recompute_steps
+        print(f"{name}: kernel {t_kernel * 1e3:7.1f} ms = {t_kernel / executed * 1e9:5.1f} ns per executed step, "
+              f"segment walk {t_walk / executed * 1e9:6.1f} ns: {t_walk / t_kernel:5.1f}x")
 
 
 if __name__ == "__main__":

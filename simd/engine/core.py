@@ -66,8 +66,8 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     w = Work(state, trace)
     walk = segment
     if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py), its fast loop
-        w.ext = xwalk.Ext(state)  # without stragglers unless vectorize=False (the result is identical)
-        walk = xwalk.run if fast and state.plan.step_times is None else xwalk.segment
+        w.ext = xwalk.Ext(state)  # unless vectorize=False (the result is identical)
+        walk = xwalk.run if fast else xwalk.segment
     while True:
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job

@@ -8,9 +8,9 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
 - ``replicas``: replkernel.advance_all, the segment walk over replicas (core.advance's compiled path for one
   replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel's draw): plain jobs,
   causes, stragglers;
-- ``extended``: xkernel.walk, hyper-checkpointing and committed SDCs without stragglers;
-- ``steps``: stepkernel's straggler sampler called from Python (the walks of shadow ranks, fleets and the
-  extended mechanisms under stragglers);
+- ``extended``: xkernel.walk, hyper-checkpointing and committed SDCs, with or without stragglers;
+- ``steps``: stepkernel's straggler sampler called from Python (the walks of shadow ranks and fleets under
+  stragglers, and the segment of a job's end on the extended walk under stragglers);
 - ``crn``: crn.py's shared step windows and the replica walk's prefix path (simd sweep's common random numbers).
 
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
@@ -62,10 +62,12 @@ def _replicas() -> None:
 
 
 def _extended() -> None:
-    from simd.engine.core import run_job
+    from simd.engine.core import advance, new_state, run_job
 
     run_job(replace(_BASE, hyper=_HYPER))
     run_job(replace(_BASE, validation_interval_steps=0, committed_sdc=_COMMITTED))
+    walk_with_stragglers = replace(_BASE, hyper=_HYPER, stragglers=_STRAGGLERS)  # the kernel's stragglers
+    advance(new_state(walk_with_stragglers), 60_000_000)  # (stopped before the job's end: that is ``steps``)
 
 
 def _steps() -> None:
@@ -74,7 +76,6 @@ def _steps() -> None:
 
     fleet = (Accelerator("a", 32, 0.05, 0.05), Accelerator("b", 32, 0.1, 0.02))
     run_job(replace(_BASE, fleet=fleet, stragglers=_STRAGGLERS))
-    run_job(replace(_BASE, hyper=_HYPER, stragglers=_STRAGGLERS))
 
 
 def _crn() -> None:
@@ -105,11 +106,12 @@ def units_for(spec: JobSpec) -> tuple[str, ...]:
 
 def units_of(plan: Plan) -> tuple[str, ...]:
     """The units a job of compiled ``plan`` runs on: core.advance's tests of the plan (single.handles is
-    replicas.batchable; an extended plan runs xkernel.walk without stragglers, the Python walk with them)."""
+    replicas.batchable; an extended plan runs xkernel.walk, and under stragglers the segment of a job's end on
+    the Python walk, which draws its steps with stepkernel)."""
     from simd.engine.replicas import batchable
 
     if plan.extended:
-        return ("extended",) if plan.step_times is None else ("steps",)
+        return ("extended",) if plan.step_times is None else ("extended", "steps")
     if batchable(plan):
         return ("replicas",)
     return ("steps",) if plan.step_times is not None else ()

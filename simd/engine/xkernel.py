@@ -1,11 +1,14 @@
 """The extended walk's fast loop (xwalk.run_python) compiled: hyper-checkpointing and committed SDCs at the batch's
 cost per event.
 
-``advance(w, until)`` moves a Work (plans without stragglers, no per-event trace) the way xwalk.run_python does,
-statement for statement, in one numba kernel: the same interesting steps (hard failure or shadow disagreement,
-SDC onset, validation or checkpoint point of an SDC in no checkpoint yet, a detector's finding, the end of a hyper
-window, the job's end), the same closed-form quiet stretches (hyper.points, xwalk.stretch_us, xwalk.fit_steps),
-the same cut at ``until`` (a unit is done only if it ends at or before it), and the same draws:
+``advance(w, until)`` moves a Work (no per-event trace) the way xwalk.run_python does, statement for statement, in
+one numba kernel: the same interesting steps (hard failure or shadow disagreement, SDC onset, validation or
+checkpoint point of an SDC in no checkpoint yet, a detector's finding, the end of a hyper window, the job's end),
+the same closed-form quiet stretches (hyper.points, xwalk.stretch_us, xwalk.fit_steps), the same cut at ``until``
+(a unit is done only if it ends at or before it), and the same draws. Under stragglers there is no closed form:
+the kernel draws each executed step's duration once, in order (stepkernel.draw, the slow ranks' table for the
+first slow_steps of a job), and decides the unit, a detector's finding and the cut at ``until`` on the drawn
+times as xwalk.segment does (its reference then; tests compare them bit for bit over any cut). The draws:
 
 - hard failures and SDC candidates: the geometric gaps of streams.gaps, ``ceil(log(1 - r) / log(1 - p))``
   clipped to [1, 2**50], from the stream's draw number ``index`` (pcg.py's PCG64);
@@ -33,33 +36,36 @@ from operator import itemgetter
 
 import numpy as np
 
-from simd.engine import pcg
+from simd.engine import pcg, stepkernel
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
 from simd.engine.replkernel import gap_of
+from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import Buffer
 
 # ``pos``: the Work's positions (and its Ext's) in and out
+# (JOB_START_G: read only, the executed steps before the current job: its first slow_steps have the slow ranks)
 (T, G, STEP, LAST, CORRUPTED, CLEAN, HYPER_END, ANCHOR, N_CORRUPT, DEADLINE, ONSET, DETECTOR, HARD_I, HARD_P,
- SDC_I, SDC_P, RING_HEAD, RING_N) = range(18)
-NPOS = 18
+ SDC_I, SDC_P, RING_HEAD, RING_N, JOB_START_G) = range(19)
+NPOS = 19
 # ``tot``: the Totals' scalar counters the walk changes, then the per-cause interruptions, the interruptions and
 # SDC onsets per accelerator type and the finds per detector (their offsets in ``plan_i``)
 SCALARS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoints", "validations", "sdc_onsets",
            "sdc_detected", "sdc_baked", "productive_us", "rollback_us", "checkpoint_us", "validation_us",
            "restart_us", "detection_us", "shadow_detected", "shadow_us", "hyper_activations", "hyper_steps",
-           "sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")
+           "sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "straggler_us", "stragglers_replaced")
 (C_EXEC, C_COMMIT, C_RECOMP, C_CKPTS, C_VALS, C_ONSETS, C_DET, C_BAKED, C_PROD, C_ROLL, C_CKPT_US, C_VAL_US,
- C_RESTART, C_DETECT, C_SHADOW_DET, C_SHADOW_US, C_HYPER_ACT, C_HYPER_STEPS, C_LATE, C_UNREC, C_LOST) = \
-    range(len(SCALARS))
-VECTORS = ("interruptions", "interruptions_by_type", "sdc_onsets_by_type", "detector_finds")
+ C_RESTART, C_DETECT, C_SHADOW_DET, C_SHADOW_US, C_HYPER_ACT, C_HYPER_STEPS, C_LATE, C_UNREC, C_LOST, C_STRAG,
+ C_REPLACED) = range(len(SCALARS))
+VECTORS = ("interruptions", "interruptions_by_type", "sdc_onsets_by_type", "detector_finds", "step_hist")
 _scalars_of = itemgetter(*SCALARS)
 # ``plan_i``: the plan's int64 constants
 (P_STEP, P_SHADOW, P_CKPT, P_VAL, P_V, P_C, P_H, P_TARGET, P_RESTART, P_COMMITTED, P_WINDOW, P_RETENTION,
- P_SHADOW_KIND, P_O_INTERR, P_O_INTERR_TYPE, P_O_ONSET_TYPE, P_O_FINDS) = range(17)
+ P_SHADOW_KIND, P_O_INTERR, P_O_INTERR_TYPE, P_O_ONSET_TYPE, P_O_FINDS, P_O_HIST, P_HAS_ST, P_SLOW_STEPS,
+ P_SLOW_RANKS) = range(21)
 # rows of ``words``: the streams (pcg.words)
-W_HARD, W_SDC, W_CAUSE, W_HARD_TYPE, W_SDC_TYPE, W_DETECT = range(6)
+W_HARD, W_SDC, W_CAUSE, W_HARD_TYPE, W_SDC_TYPE, W_DETECT, W_STRAG = range(7)
 DISTRIBUTIONS = ("exponential", "lognormal", "uniform")  # late.latency_us's, as codes 0, 1, 2
 UNTIL, JOB_END = 0, 1  # why the kernel returned
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # xwalk's unit kinds
@@ -221,9 +227,12 @@ def _ring_add(ring, head, cnt, x):
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum,
-         det_kind, det_scale, det_sigma, det_cov):
+         det_kind, det_scale, det_sigma, det_cov, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq):
     """xwalk.run_python on the arrays: advance to ``until``, or to the start of the segment whose unit is a
-    job's last step (then returns JOB_END, else UNTIL)."""
+    job's last step (then returns JOB_END, else UNTIL). Under stragglers (``ha`` .. ``bounds``: the step-time
+    tables, stepkernel.draw's) each executed step's duration is drawn once, in order, as xwalk.segment draws
+    them: the quiet steps one by one up to the unit, a detector's finding or ``until`` (``hq``: scratch, the
+    histogram of a stretch's quiet steps)."""
     step_us, shadow_us, ckpt_us, val_us = plan_i[P_STEP], plan_i[P_SHADOW], plan_i[P_CKPT], plan_i[P_VAL]
     V, C, H, target, restart = plan_i[P_V], plan_i[P_C], plan_i[P_H], plan_i[P_TARGET], plan_i[P_RESTART]
     committed, window, retention = plan_i[P_COMMITTED] != 0, plan_i[P_WINDOW], plan_i[P_RETENTION]
@@ -249,6 +258,13 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
     ht_at, hth, htl = -1, zero, zero
     st_at, sth, stl = -1, zero, zero
     d_at, dh, dl_ = -1, zero, zero
+    has_st, slow_steps, slow_ranks = plan_i[P_HAS_ST] != 0, plan_i[P_SLOW_STEPS], plan_i[P_SLOW_RANKS]
+    o_hist = plan_i[P_O_HIST]
+    wx = words[W_STRAG]
+    xdx = wx[4] == np.uint64(1)
+    # executed steps up to this one have the slow ranks (Work.slow_count); NEVER: always
+    slow_limit = pos[JOB_START_G] + slow_steps if slow_steps < NEVER else NEVER
+    x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
     status = UNTIL
 
     while True:
@@ -285,7 +301,38 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             if g + (q - step) < e:
                 e = g + (q - step)
         n = e - g
-        if corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
+        du, unit_b = su, 0  # the unit's step: its compute (shadow overhead included), its histogram bucket
+        cut_quiet, k, acc, dsum = False, 0, 0, 0
+        if has_st:  # the steps drawn one by one: quiet ones while they fit, up to the unit
+            if x_at != g:
+                xh, xl = pcg.seek(wx, g)
+            for b_ in range(len(hq)):
+                hq[b_] = 0
+            while True:
+                k += 1
+                if g + k <= slow_limit:
+                    xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, sa, sb, sc, sf, base, bounds)
+                else:
+                    xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, ha, hb, hc, hf, base, bounds)
+                x_at = g + k
+                # the unit: the segment's end, or a detector's finding due by the end of this step's compute
+                if k == n or (corrupted and deadline < NEVER and t + acc + d + shadow_us >= deadline):
+                    n, e = k, g + k
+                    du, unit_b = d + shadow_us, bk
+                    break
+                qk = step + k
+                c = d + shadow_us
+                if (qk - off) % P == 0:
+                    c += ckpt_us
+                if V and qk % V == 0:
+                    c += val_us
+                if t + acc + c > until:  # this quiet step does not fit: the steps before it are crossed
+                    cut_quiet = True
+                    break
+                acc += c
+                dsum += d
+                hq[bk] += 1
+        elif corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
             budget = deadline - t
             if budget <= su:
                 j = 1
@@ -294,15 +341,21 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             if j < n:
                 n, e = j, g + j
         m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
-        nc = (m - off) // P - (step - off) // P
-        nv = m // V - step // V if V else 0
-        quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
+        if has_st:
+            quiet = acc
+        else:
+            nc = (m - off) // P - (step - off) // P
+            nv = m // V - step // V if V else 0
+            quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
         q = m + 1
-        t1 = t + quiet + su  # the end of the unit's step
+        t1 = t + quiet + du  # the end of the unit's step
         onset = val = ck = False
         dl, det = deadline, detector
         stop, index = 0, 0
-        if h == e:  # a hard failure or a shadow disagreement: its kind (Work.cause_of)
+        kind, cost = _STEP, 0
+        if cut_quiet:
+            pass  # ``until`` comes within the quiet steps: the unit is not reached
+        elif h == e:  # a hard failure or a shadow disagreement: its kind (Work.cause_of)
             kind, index = _HARD, hi
             if len(stop_cum) > 1:
                 if c_at != index:
@@ -310,7 +363,7 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
                 ch, cl, u = _next(wc, ch, cl)
                 c_at = index + 1
                 stop = _bucket(stop_cum, u)
-            cost = su + stop_det[stop] + stop_rst[stop]
+            cost = du + stop_det[stop] + stop_rst[stop]
         else:
             corr = corrupted
             if s == e:  # an onset (on a hard failure's step it is void)
@@ -331,21 +384,21 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
                     d_at = first + 2 * nd
             val = V != 0 and q % V == 0
             if corr and dl <= t1:
-                kind, cost = _FOUND, su + restart
+                kind, cost = _FOUND, du + restart
             elif val and corr and n_corrupt == 0:
-                kind, cost = _DETECTED, su + val_us + restart
+                kind, cost = _DETECTED, du + val_us + restart
             else:
                 ck = (q - off) % P == 0
-                kind, cost = _STEP, su + (val_us if val else 0) + (ckpt_us if ck else 0)
+                kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
                 if ck and corr and not committed:
                     kind, cost = _BAKED, cost + restart
                 elif q == target:  # the job's end: xwalk.segment runs this segment
                     status = JOB_END
                     break
         in_hyper = piece < NEVER
-        cut = t + quiet + cost > until
-        mm = n - 1
-        if cut:
+        cut = cut_quiet or t + quiet + cost > until
+        mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
+        if cut and not has_st:
             mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, P, off) - step
         if mm:  # the quiet steps step + 1 .. step + mm, as xwalk._cross
             b = step + mm
@@ -371,13 +424,26 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
                     for i in range(min(nq, len(ring)) - 1, -1, -1):
                         head, cnt = _ring_add(ring, head, cnt, newest - i * P)
                     last = newest
-            t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, P, off)
+            if has_st:  # Work.account_steps: their time above the base step time, their buckets
+                t += acc
+                tot[C_STRAG] += dsum - mm * step_us
+                for b_ in range(len(hq)):
+                    tot[o_hist + b_] += hq[b_]
+                if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # Work.moved
+                    tot[C_REPLACED] += slow_ranks
+            else:
+                t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, P, off)
             step, g = b, g + mm
         if cut:
             break
         # the unit, as xwalk._apply
         tot[C_EXEC] += 1
         tot[C_SHADOW_US] += shadow_us
+        if has_st:
+            tot[C_STRAG] += du - shadow_us - step_us
+            tot[o_hist + unit_b] += 1
+            if slow_ranks and slow_steps < NEVER and e - 1 < slow_limit <= e:
+                tot[C_REPLACED] += slow_ranks
         if in_hyper:
             tot[C_HYPER_STEPS] += 1
         t += cost
@@ -502,6 +568,19 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
 _KEY = "_xkernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
 
 
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+# A plan without stragglers passes placeholder step-time tables of the real ones' types (read-only arrays, as
+# stragglers.py makes them; the bucket bounds writable): numba compiles a kernel once per argument types, and
+# one more compile of this kernel costs seconds on a fresh machine.
+_NO_TABLES = (_readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False,
+              _readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False, 0,
+              np.zeros(1, dtype=np.int64))
+
+
 def _words(state: dict | None) -> np.ndarray:
     return pcg.words(state) if state is not None else np.zeros(5, dtype=np.uint64)
 
@@ -511,13 +590,15 @@ def plan_arrays(p) -> tuple:
     hit = p.__dict__.get(_KEY)
     if hit is not None:
         return hit
-    ncause, ntype = len(p.cause_names), len(p.type_names)
+    ncause, ntype, ndet = len(p.cause_names), len(p.type_names), len(p.detector_names)
+    st = p.step_times
     plan_i = np.array([p.step_us, p.shadow_us, p.ckpt_us, p.val_us, p.val_every, p.ckpt_every, p.hyper_every,
                        p.target, p.sdc_restart_us, int(p.committed), p.hyper_window, p.retention, p.shadow_kind,
                        len(SCALARS), len(SCALARS) + ncause, len(SCALARS) + ncause + ntype,
-                       len(SCALARS) + ncause + 2 * ntype], dtype=np.int64)
+                       len(SCALARS) + ncause + 2 * ntype, len(SCALARS) + ncause + 2 * ntype + ndet,
+                       int(st is not None), p.slow_steps, p.slow_ranks], dtype=np.int64)
     words = np.stack([_words(s) for s in (p.hard_stream, p.sdc_stream, p.cause_stream, p.hard_type_stream,
-                                          p.sdc_type_stream, p.detect_stream)])
+                                          p.sdc_type_stream, p.detect_stream, st.stream if st is not None else None)])
     dets = p.detectors
     arrays = (plan_i, np.array([p.hard_log1m, p.sdc_log1m]), words,
               np.array(p.stop_cumulative, dtype=np.float64), np.array(p.stop_detect_us, dtype=np.int64),
@@ -525,14 +606,15 @@ def plan_arrays(p) -> tuple:
               np.array(p.sdc_type_cumulative, dtype=np.float64),
               np.array([DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
               np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
-              np.array([d[3] for d in dets], dtype=np.float64))
+              np.array([d[3] for d in dets], dtype=np.float64),
+              *(st.kernel_args()[1] if st is not None else _NO_TABLES))
     p.__dict__[_KEY] = arrays
     return arrays
 
 
 def advance(w, until: int) -> bool:
-    """Run the kernel on Work ``w`` (its ``ext`` set, no stragglers, no trace). True if it stopped before the unit
-    of a job's last step (the caller runs that segment), False if ``until`` came first."""
+    """Run the kernel on Work ``w`` (its ``ext`` set, no trace). True if it stopped before the unit of a job's last
+    step (the caller runs that segment), False if ``until`` came first."""
     p, x, T = w.p, w.ext, w.totals
     arrays = plan_arrays(p)
     hp, sp = w.hard.next_after(w.g), w.sdc.next_after(w.g)  # (then the index is the next element's)
@@ -541,12 +623,11 @@ def advance(w, until: int) -> bool:
     ring[:len(x.corrupt_ckpts)] = x.corrupt_ckpts
     pos = np.array([w.t, w.g, w.step, w.last, int(w.corrupted), x.clean_ckpt, x.hyper_end, x.hyper_anchor,
                     x.n_corrupt, x.sdc_deadline, x.sdc_onset, x.sdc_detector, hi, hp, si, sp, 0,
-                    len(x.corrupt_ckpts)], dtype=np.int64)
-    tot = np.array([*_scalars_of(T), *T["interruptions"], *T["interruptions_by_type"], *T["sdc_onsets_by_type"],
-                    *T["detector_finds"]], dtype=np.int64)
-    status = walk(until, pos, tot, ring, *arrays)
+                    len(x.corrupt_ckpts), w.job_start_g], dtype=np.int64)
+    tot = np.array([*_scalars_of(T), *(v for k in VECTORS for v in T[k])], dtype=np.int64)
+    status = walk(until, pos, tot, ring, *arrays, np.zeros(len(BUCKET_FACTORS) + 1, dtype=np.int64))
     (w.t, w.g, w.step, w.last, corrupted, x.clean_ckpt, x.hyper_end, x.hyper_anchor, x.n_corrupt, x.sdc_deadline,
-     x.sdc_onset, x.sdc_detector, hi, hp, si, sp, head, cnt) = pos.tolist()
+     x.sdc_onset, x.sdc_detector, hi, hp, si, sp, head, cnt, _) = pos.tolist()
     w.corrupted = bool(corrupted)
     w.pending = (w.step - x.clean_ckpt) * p.step_us
     x.corrupt_ckpts = [int(ring[(head + i) % len(ring)]) for i in range(cnt)]

@@ -17,8 +17,9 @@ checkpoint; then the job ends at its target step. Detections (c), (d)-baked and 
 Promises: exact (the per-step oracle, oracle.py, runs the same loop body on every step); integer
 microseconds; it completes exactly the units that end at or before ``until``, so any cut of time into calls
 gives the same state (tick-size invariance); the Work's pending compute is that of the steps after the newest
-clean checkpoint (``clean_ckpt``). The numpy batch is not used for these plans; without stragglers and without
-``trace``, ``run`` runs the compiled loop (xkernel.py), which tests compare with ``run_python`` bit for bit.
+clean checkpoint (``clean_ckpt``). The numpy batch is not used for these plans; without ``trace``, ``run`` runs the
+compiled loop (xkernel.py), which tests compare with ``run_python`` (and under stragglers with ``segment``) bit for
+bit.
 """
 
 from __future__ import annotations
@@ -368,12 +369,12 @@ def _store(w: Work, t: int, g: int, step: int, last: int, corrupted: bool, clean
 
 
 def run(w: Work, until: int) -> bool:
-    """``segment`` over and over for plans without stragglers (the common case). Without ``trace`` the compiled
-    loop (xkernel.py) runs up to the segment of a job's end, which ``segment`` finishes; with it ``run_python``
-    (the kernel makes no Event objects). The same trajectory either way (tests compare them). Returns True after
+    """``segment`` over and over. Without ``trace`` the compiled loop (xkernel.py) runs up to the segment of a
+    job's end, which ``segment`` finishes; with it ``run_python``, or under stragglers ``segment`` (the kernel
+    makes no Event objects). The same trajectory either way (tests compare them). Returns True after
     a job's end (the caller checks ``max_jobs``), False when ``until`` comes first."""
-    if w.trace:
-        return run_python(w, until)
+    if w.trace:  # the Python paths make the events: the fast loop, or under stragglers the segment walk
+        return run_python(w, until) if w.p.step_times is None else segment(w, until)
     from simd.engine import xkernel  # on first use: numba (which imports yaml) stays out of `import simd.engine`
 
     if xkernel.advance(w, until):  # stopped before the unit of a job's last step

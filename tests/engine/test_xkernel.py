@@ -27,6 +27,7 @@ BASE = spec(target_steps=2000, sdc_per_gpu_hour=4.0e-4)
 
 
 FLEET = (Accelerator("a", 768, 2.0e-4, 3.0e-4), Accelerator("b", 256, 1.0e-3, 6.0e-4))
+STRAGGLERS = Stragglers(jitter_seconds=0.5, slow_ranks=2, slowdown=1.3, replace_after_steps=150)
 
 
 CONFIGS = {
@@ -46,6 +47,13 @@ CONFIGS = {
     "hyper_shadow": replace(BASE, shadow=Shadow(0.5, 0.05), hyper=Hyper(5, 150)),
     "committed_shadow_causes": replace(BASE, shadow=Shadow(0.25, 0.1), causes=CAUSES, validation_interval_steps=0,
                                        committed_sdc=CommittedSdc((GUARD, SCANNER), 2)),
+    # under stragglers the kernel draws each step's duration (stepkernel.draw) as the segment walk does: the
+    # slow rank replaced after 150 steps of each job, a detector's finding meeting drawn steps, the hyper lattice
+    "hyper_stragglers": replace(BASE, hyper=Hyper(5, 200), stragglers=STRAGGLERS),
+    "committed_stragglers_causes": replace(BASE, causes=CAUSES, validation_interval_steps=0, stragglers=STRAGGLERS,
+                                           committed_sdc=CommittedSdc(EVERY, 3)),
+    "both_fleet_stragglers": replace(BASE, fleet=FLEET, hyper=Hyper(10, 100), committed_sdc=CommittedSdc(EVERY, 3),
+                                     stragglers=Stragglers(0.5, 1, 1.2)),
 }
 
 
@@ -64,8 +72,11 @@ def test_the_kernel_is_used_without_trace_and_not_with_it():
         advance(new_state(s), 10**6 * S)
         assert calls
         calls.clear()
-        advance(new_state(replace(s, stragglers=Stragglers(0.5, 1, 1.2))), 10**6 * S)  # on xwalk.segment
+        slow = replace(s, stragglers=Stragglers(0.5, 1, 1.2))
+        advance(new_state(slow), 10**6 * S, trace=True)  # the segment walk makes the events
         assert calls == []
+        advance(new_state(slow), 10**6 * S)  # stragglers on the kernel too
+        assert calls
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -88,6 +99,11 @@ def test_kernel_equals_the_python_paths_over_seeds(name):
         assert all(sum(t.detector_finds[k] for t in totals) > 0 for k in range(len(base.committed_sdc.detectors)))
     if base.shadow is not None:
         assert sum(t.shadow_detected for t in totals) > 10
+    if base.stragglers is not None:
+        assert sum(t.straggler_us for t in totals) > 0
+        assert all(sum(t.step_hist) == t.steps_executed for t in totals)  # every executed step in one bucket
+        if base.stragglers.replace_after_steps:
+            assert sum(t.stragglers_replaced for t in totals) > 0
     if base.fleet:
         assert all(sum(t.interruptions_by_type[k] for t in totals) > 0 for k in range(len(base.fleet)))
         assert all(sum(t.sdc_onsets_by_type[k] for t in totals) > 0 for k in range(len(base.fleet)))

@@ -41,12 +41,14 @@ def _in_calls(s, cuts: list[int], **kw):
 
 
 def assert_same_paths(s, cuts: list[int]) -> None:
-    """The kernel, the Python loop and the segment walk, each advanced through ``cuts``, and the kernel in one
-    call to the last cut: identical states and events (the job ends with their JobResults)."""
+    """The kernel, the Python loop (without stragglers) and the segment walk, each advanced through ``cuts``, and the
+    kernel in one call to the last cut: identical states and events (the job ends with their JobResults)."""
     kernel = _in_calls(s, cuts)
-    with python_path():
-        python = _in_calls(s, cuts)
     segment = _in_calls(s, cuts, vectorize=False)
     whole = _in_calls(s, cuts[-1:])
-    assert kernel[0] == python[0] == segment[0] == whole[0]
-    assert kernel[1] == python[1] == segment[1] == whole[1]
+    assert kernel[0] == segment[0] == whole[0]
+    assert kernel[1] == segment[1] == whole[1]
+    if s.stragglers is None:  # the Python loop has no stragglers (under them, with trace, the segment walk runs)
+        with python_path():
+            python = _in_calls(s, cuts)
+        assert python == kernel
