@@ -150,13 +150,9 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     layers (validation off, retention 10), each against the per-step oracle (simd.engine.oracle): on the job
     above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
-    Both run on the extended walk's compiled loop (xkernel.py; xwalk.run_python, the Python loop it replaced,
-    took 10-16 us per event here: 13-23x); the line "Python loop" gives that path's time on the job for the
-    record, and each line its engine cost per event."""
-    from unittest import mock
-
-    from simd.engine import xwalk
-
+    Both run on the extended walk's compiled loop (xkernel.py); "segment walk" gives its Python reference's
+    time on the job for the record (xwalk.segment, ``vectorize=False``), and each line its engine cost per
+    event."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
                            Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
     for name, variant in (("hyper-checkpointing (50 steps for 1000)", replace(spec, hyper=Hyper(50, 1000))),
@@ -170,14 +166,13 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
              lambda v=sparse: run_job(v)], args.repeat)
         (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
                                                  args.repeat)
-        with mock.patch.object(xwalk, "run", xwalk.run_python):
-            t_python, _ = best_of(lambda v=variant: run_job(v), 1)
+        t_python, _ = best_of(lambda v=variant: run_job(v, vectorize=False), 1)
         events = job.interruptions + job.sdc_detected + job.sdc_baked + job.sdc_late_found
         sparse_events = job_sparse.interruptions + job_sparse.sdc_detected + job_sparse.sdc_baked \
             + job_sparse.sdc_late_found
         print(f"{name}: per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio "
               f"{t_loop / t_engine:8.1f}x   (target >= 100x; {events} events, {spec.target_steps / max(events, 1):.0f} "
-              f"steps apart, {t_engine / max(events, 1) * 1e6:.2f} us per event; Python loop {t_python:.3f} s, "
+              f"steps apart, {t_engine / max(events, 1) * 1e6:.2f} us per event; segment walk {t_python:.3f} s, "
               f"{t_loop / t_python:.1f}x)")
         print(f"  rates / 10: per-step loop {t_sparse_loop:8.3f} s   engine {t_sparse:8.4f} s   speed ratio "
               f"{t_sparse_loop / t_sparse:8.1f}x   ({sparse_events} events); and 10x the steps (as many events as "

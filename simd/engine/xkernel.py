@@ -1,8 +1,8 @@
-"""The extended walk's fast loop (xwalk.run_python) compiled: hyper-checkpointing and committed SDCs at the batch's
-cost per event.
+"""The extended walk (xwalk.py) compiled: hyper-checkpointing and committed SDCs, with or without stragglers, at
+the batch's cost per event.
 
-``advance(w, until)`` moves a Work (no per-event trace) the way xwalk.run_python does, statement for statement, in
-one numba kernel: the same interesting steps (hard failure or shadow disagreement, SDC onset, validation or
+``advance(w, until)`` moves a Work (no per-event trace) the way xwalk.segment does, segment after segment, in one
+numba kernel: the same interesting steps (hard failure or shadow disagreement, SDC onset, validation or
 checkpoint point of an SDC in no checkpoint yet, a detector's finding, the end of a hyper window, the job's end),
 the same closed-form quiet stretches (hyper.points, xwalk.stretch_us, xwalk.fit_steps), the same cut at ``until``
 (a unit is done only if it ends at or before it), and the same draws. Under stragglers there is no closed form:
@@ -23,7 +23,7 @@ times as xwalk.segment does (its reference then; tests compare them bit for bit 
 It returns before the unit of a job's last step: the job's end builds a JobResult (Python objects), so
 xwalk.run finishes that segment with xwalk.segment, which runs the same trajectory (a test compares them). The
 kernel produces no Event objects: with ``trace`` xwalk.run keeps to the Python path. Tests compare states,
-totals and job results with xwalk.run_python and xwalk.segment bit for bit, over any cut of time into calls.
+totals and job results with xwalk.segment bit for bit, over any cut of time into calls.
 
 Per call: a seek of each stream to its current draw (O(log n)) and the packing of the Work into arrays; per
 event a few dozen integer operations, no Python.
@@ -228,7 +228,7 @@ def _ring_add(ring, head, cnt, x):
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum,
          det_kind, det_scale, det_sigma, det_cov, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq):
-    """xwalk.run_python on the arrays: advance to ``until``, or to the start of the segment whose unit is a
+    """xwalk.segment over and over on the arrays: advance to ``until``, or to the start of the segment whose unit is a
     job's last step (then returns JOB_END, else UNTIL). Under stragglers (``ha`` .. ``bounds``: the step-time
     tables, stepkernel.draw's) each executed step's duration is drawn once, in order, as xwalk.segment draws
     them: the quiet steps one by one up to the unit, a detector's finding or ``until`` (``hq``: scratch, the

@@ -18,8 +18,7 @@ Promises: exact (the per-step oracle, oracle.py, runs the same loop body on ever
 microseconds; it completes exactly the units that end at or before ``until``, so any cut of time into calls
 gives the same state (tick-size invariance); the Work's pending compute is that of the steps after the newest
 clean checkpoint (``clean_ckpt``). The numpy batch is not used for these plans; without ``trace``, ``run`` runs the
-compiled loop (xkernel.py), which tests compare with ``run_python`` (and under stragglers with ``segment``) bit for
-bit.
+compiled loop (xkernel.py), which tests compare with ``segment`` bit for bit.
 """
 
 from __future__ import annotations
@@ -358,213 +357,15 @@ def _end_job(w: Work) -> None:
     x.hyper_end = min(x.hyper_end, w.g)  # a job's end closes the hyper window
 
 
-
-def _store(w: Work, t: int, g: int, step: int, last: int, corrupted: bool, clean: int, hyper_end: int, anchor: int,
-           n_corrupt: int, deadline: int) -> None:
-    """``run``'s local positions back into the Work (the pending compute follows from them)."""
-    x = w.ext
-    w.t, w.g, w.step, w.last, w.corrupted, w.pending = t, g, step, last, corrupted, (step - clean) * w.p.step_us
-    x.clean_ckpt, x.hyper_end, x.hyper_anchor, x.n_corrupt, x.sdc_deadline = clean, hyper_end, anchor, n_corrupt, \
-        deadline
-
-
 def run(w: Work, until: int) -> bool:
     """``segment`` over and over. Without ``trace`` the compiled loop (xkernel.py) runs up to the segment of a
-    job's end, which ``segment`` finishes; with it ``run_python``, or under stragglers ``segment`` (the kernel
-    makes no Event objects). The same trajectory either way (tests compare them). Returns True after
-    a job's end (the caller checks ``max_jobs``), False when ``until`` comes first."""
-    if w.trace:  # the Python paths make the events: the fast loop, or under stragglers the segment walk
-        return run_python(w, until) if w.p.step_times is None else segment(w, until)
+    job's end, which ``segment`` finishes; with it ``segment`` alone (the kernel makes no Event objects). The
+    same trajectory either way (tests compare them). Returns True after a job's end (the caller checks
+    ``max_jobs``), False when ``until`` comes first."""
+    if w.trace:  # the segment walk makes the events
+        return segment(w, until)
     from simd.engine import xkernel  # on first use: numba (which imports yaml) stays out of `import simd.engine`
 
     if xkernel.advance(w, until):  # stopped before the unit of a job's last step
         return segment(w, until)
     return False
-
-
-def run_python(w: Work, until: int) -> bool:
-    """``segment`` over and over for plans without stragglers, positions in local variables: the same trajectory
-    (a test compares the two), a few times faster; the reference the compiled loop (xkernel.py) is tested
-    against. The rare units (an SDC onset, a detector's finding, a checkpoint taking a committed SDC, a job's
-    end) go through ``_outcome`` and ``_apply``. Returns True after a job's end, False when ``until`` comes
-    first."""
-    p, x, T = w.p, w.ext, w.totals
-    hard, sdc = w.hard, w.sdc
-    step_us, shadow_us = p.step_us, p.shadow_us
-    su = step_us + shadow_us
-    ckpt_us, val_us, V, C, H = p.ckpt_us, p.val_us, p.val_every, p.ckpt_every, p.hyper_every
-    target, restart, committed, window = p.target, p.sdc_restart_us, p.committed, p.hyper_window
-    detect_k, restart_k, shadow_kind = p.stop_detect_us, p.stop_restart_us, p.shadow_kind
-    single_kind = len(p.stop_cumulative) == 1
-    trace = w.trace
-    t, g, step, last, corrupted = w.t, w.g, w.step, w.last, w.corrupted
-    hyper_end, anchor, clean, n_corrupt, deadline = x.hyper_end, x.hyper_anchor, x.clean_ckpt, x.n_corrupt, \
-        x.sdc_deadline
-    while True:
-        if H and g < hyper_end:
-            P, off, piece = H, anchor % H, hyper_end
-        else:
-            P, off, piece = C, 0, NEVER
-        h = hard.next_after(g)
-        e = g + (target - step)
-        if h < e:
-            e = h
-        if piece < e:
-            e = piece
-        s = NEVER
-        if not corrupted:
-            s = sdc.next_after(g)
-            if s < e:
-                e = s
-        elif n_corrupt == 0:  # not in a checkpoint yet: the next validation or checkpoint point meets it
-            q = off + ((step - off) // P + 1) * P
-            if V and (step // V + 1) * V < q:
-                q = (step // V + 1) * V
-            if g + (q - step) < e:
-                e = g + (q - step)
-        n = e - g
-        if corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
-            budget = deadline - t
-            j = 1 if budget <= su else fit_steps(p, step, step + n, budget - su - 1, P, off) - step + 2
-            if j < n:
-                n, e = j, g + j
-        m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
-        nc = (m - off) // P - (step - off) // P
-        nv = m // V - step // V if V else 0
-        quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
-        q = m + 1
-        t1 = t + quiet + su  # the end of the unit's step
-        general = onset = False
-        val = ck = False
-        if h == e:
-            kind, index = _HARD, hard.index()
-            stop = 0 if single_kind else w.cause_of(index)
-            cost = su + detect_k[stop] + restart_k[stop]
-        else:
-            corr, dl = corrupted, deadline
-            if s == e:  # an onset (on a hard failure's step it is void)
-                onset = corr = True
-                dl, det = x.draws.draw(sdc.index(), t1) if committed else (NEVER, 0)
-            val = bool(V) and q % V == 0
-            if corr and dl <= t1:
-                general = True  # a detector's finding
-            elif val and corr and n_corrupt == 0:
-                kind, cost = _DETECTED, su + val_us + restart
-            else:
-                ck = (q - off) % P == 0
-                kind, cost = _STEP, su + (val_us if val else 0) + (ckpt_us if ck else 0)
-                if ck and corr and not committed:
-                    kind, cost = _BAKED, cost + restart
-                elif q == target:  # the job's end
-                    general = True
-        if general:  # the rare units: through _outcome, _cross and _apply
-            _store(w, t, g, step, last, corrupted, clean, hyper_end, anchor, n_corrupt, deadline)
-            in_hyper = piece < NEVER
-            kind, cost, info = _outcome(w, h, e, q, t + quiet, step_us, P, off, s)
-            if t + quiet + cost > until:
-                mm = fit_steps(p, step, m, until - t, P, off) - step
-                if mm:
-                    _cross(w, mm, P, off, in_hyper, None)
-                return False
-            if n > 1:
-                _cross(w, n - 1, P, off, in_hyper, None, quiet)
-            jobs = T["jobs_completed"]
-            _apply(w, kind, cost, info, e, P, off, in_hyper, s)
-            if T["jobs_completed"] != jobs:
-                return True
-            t, g, step, last, corrupted = w.t, w.g, w.step, w.last, w.corrupted
-            hyper_end, anchor, clean, n_corrupt, deadline = x.hyper_end, x.hyper_anchor, x.clean_ckpt, \
-                x.n_corrupt, x.sdc_deadline
-            continue
-        if t + quiet + cost > until:
-            _store(w, t, g, step, last, corrupted, clean, hyper_end, anchor, n_corrupt, deadline)
-            mm = fit_steps(p, step, m, until - t, P, off) - step
-            if mm:
-                _cross(w, mm, P, off, piece < NEVER, None)
-            return False
-        if n > 1:  # the quiet steps, as _cross
-            T["steps_executed"] += n - 1
-            T["shadow_us"] += (n - 1) * shadow_us
-            if piece < NEVER:
-                T["hyper_steps"] += n - 1
-            T["checkpoints"] += nc
-            T["checkpoint_us"] += nc * ckpt_us
-            if nv:
-                T["validations"] += nv
-                T["validation_us"] += nv * val_us
-            if nc:
-                newest = off + ((m - off) // P) * P
-                if not corrupted:
-                    T["steps_committed"] += newest - last
-                    T["productive_us"] += (newest - last) * step_us
-                    last = clean = newest
-                else:  # a committed SDC (the first checkpoint that took it was a unit)
-                    n_corrupt += nc
-                    x.corrupt_ckpts.extend(hyper.newest_points(step, m, P, off, p.retention))
-                    del x.corrupt_ckpts[:-p.retention]
-                    last = newest
-            t += quiet
-            step, g = m, g + n - 1
-        # the frequent units, as _apply: a hard failure, an onset, a detection, a bake, a plain step
-        T["steps_executed"] += 1
-        T["shadow_us"] += shadow_us
-        if piece < NEVER:
-            T["hyper_steps"] += 1
-        t += cost
-        g, step = e, q
-        if kind == _HARD:
-            w.t = t
-            w.stopped(stop, index)  # counted, its recovery time, its event
-            T["steps_recomputed"] += step - last
-            T["rollback_us"] += (step - last) * step_us
-            step = last
-            if corrupted and n_corrupt == 0:  # the SDC was not in a checkpoint: it is gone
-                corrupted, deadline = False, NEVER
-                x.clear_sdc(last)
-            if stop == shadow_kind and H:  # a disagreement is an SDC detection
-                if g >= hyper_end:
-                    T["hyper_activations"] += 1
-                hyper_end, anchor = g + window, last
-            continue
-        if onset:
-            w.corrupted = True
-            w.onset()
-            corrupted, deadline = True, dl
-            x.sdc_onset, x.sdc_detector = q, det
-        if val:
-            T["validations"] += 1
-            T["validation_us"] += val_us
-        if kind == _STEP:
-            if ck:
-                T["checkpoints"] += 1
-                T["checkpoint_us"] += ckpt_us
-                if not corrupted:
-                    T["steps_committed"] += q - last
-                    T["productive_us"] += (q - last) * step_us
-                    last = clean = q
-                    continue
-                if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
-                    T["sdc_baked"] += 1
-                    if trace:
-                        w.events.append(Event(t, "sdc_baked"))
-                n_corrupt += 1
-                x.corrupt_ckpts.append(q)
-                del x.corrupt_ckpts[:-p.retention]
-                last = q
-            continue
-        if kind == _BAKED:
-            T["checkpoint_us"] += ckpt_us
-            T["sdc_baked"] += 1
-        else:
-            T["sdc_detected"] += 1
-        T["restart_us"] += restart
-        T["steps_recomputed"] += step - last
-        T["rollback_us"] += (step - last) * step_us
-        step, corrupted, deadline = last, False, NEVER
-        x.clear_sdc(last)
-        if H:
-            if g >= hyper_end:
-                T["hyper_activations"] += 1
-            hyper_end, anchor = g + window, last
-        if trace:
-            w.events.append(Event(t, "sdc_baked" if kind == _BAKED else "sdc_detected"))

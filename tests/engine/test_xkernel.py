@@ -1,5 +1,5 @@
-"""The extended walk's compiled loop (xkernel.py) against its Python reference (xwalk.run_python, and the
-one-segment-at-a-time xwalk.segment): identical states, totals and job results bit for bit, over seeds,
+"""The extended walk's compiled loop (xkernel.py) against its Python reference (the one-segment-at-a-time
+xwalk.segment): identical states, totals and job results bit for bit, over seeds,
 configurations, edge cases and any cut of time into advance calls; its normal quantile and latency draws equal
 the standard library's and late.py's."""
 
@@ -13,7 +13,7 @@ from unittest import mock
 
 import pytest
 from specs import llama3_causes, spec
-from xkernel_cases import EVERY, GUARD, RIPPLE, SCANNER, _cuts, assert_same_paths, python_path
+from xkernel_cases import EVERY, GUARD, RIPPLE, SCANNER, _cuts, assert_same_paths
 from xspecs import CAUSES
 
 from simd.engine import US_PER_SECOND, Accelerator, Shadow, Stragglers, advance, new_state, xkernel
@@ -118,9 +118,8 @@ def test_retention_one_loses_no_checkpoint_and_every_late_find_is_unrecoverable(
 def test_max_jobs_and_the_stop_before_a_jobs_end():
     s = CONFIGS["both_llama3_causes"]
     kernel = advance(new_state(s), 10**9 * S, max_jobs=3)
-    with python_path():
-        python = advance(new_state(s), 10**9 * S, max_jobs=3)
-    assert kernel == python and kernel[0].totals.jobs_completed == 3
+    segment = advance(new_state(s), 10**9 * S, max_jobs=3, vectorize=False)
+    assert kernel == segment and kernel[0].totals.jobs_completed == 3
     # a cut just before, at and just after the end of the first job's last unit
     end = kernel[1][0].t_us
     for c in (end - 1, end, end + 1):

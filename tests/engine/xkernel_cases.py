@@ -3,10 +3,7 @@ their statistical ones (tests/engine/statistical/test_xkernel_properties.py)."""
 
 from __future__ import annotations
 
-import contextlib
-from unittest import mock
-
-from simd.engine import advance, new_state, xwalk
+from simd.engine import advance, new_state
 from simd.engine.spec import Detector
 
 GUARD = Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5)
@@ -19,13 +16,6 @@ SCANNER = Detector("fleetscanner", "exponential", 86400.0)
 
 
 EVERY = (GUARD, RIPPLE, SCANNER)  # one detector of each distribution
-
-
-@contextlib.contextmanager
-def python_path():
-    """xwalk.run as it was before the kernel: the locals loop in Python."""
-    with mock.patch.object(xwalk, "run", xwalk.run_python):
-        yield
 
 
 def _cuts(horizon: int, fractions) -> list[int]:
@@ -41,14 +31,10 @@ def _in_calls(s, cuts: list[int], **kw):
 
 
 def assert_same_paths(s, cuts: list[int]) -> None:
-    """The kernel, the Python loop (without stragglers) and the segment walk, each advanced through ``cuts``, and the
-    kernel in one call to the last cut: identical states and events (the job ends with their JobResults)."""
+    """The kernel and the segment walk (its Python reference), each advanced through ``cuts``, and the kernel in
+    one call to the last cut: identical states and events (the job ends with their JobResults)."""
     kernel = _in_calls(s, cuts)
     segment = _in_calls(s, cuts, vectorize=False)
     whole = _in_calls(s, cuts[-1:])
     assert kernel[0] == segment[0] == whole[0]
     assert kernel[1] == segment[1] == whole[1]
-    if s.stragglers is None:  # the Python loop has no stragglers (under them, with trace, the segment walk runs)
-        with python_path():
-            python = _in_calls(s, cuts)
-        assert python == kernel

@@ -1,5 +1,5 @@
-"""The extended walk's compiled loop (xkernel.py) against its Python reference (xwalk.run_python, and the
-one-segment-at-a-time xwalk.segment): identical states, totals and job results bit for bit, over seeds,
+"""The extended walk's compiled loop (xkernel.py) against its Python reference (the one-segment-at-a-time
+xwalk.segment): identical states, totals and job results bit for bit, over seeds,
 configurations, edge cases and any cut of time into advance calls; its normal quantile and latency draws equal
 the standard library's and late.py's.
 
