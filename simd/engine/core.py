@@ -53,10 +53,12 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     Every plan the compiled walk handles (single.py: replicas.batchable) runs on it, vectorizable or not: it
     is faster per event than the numpy batch (bench/engine.py) and under stragglers draws each step once,
     where the batch draws a whole window ahead and draws again what it did not use. Not compiled: ``trace``
-    (its events come from the Python paths), a mechanism the kernel lacks, or ``compiled=False``, which keeps
-    the Python paths (batch.py if ``vectorize``, else walk.segment: the reference; the result is identical;
-    tests compare them). Plans with hyper-checkpointing or committed SDCs run xwalk.run, compiled (xkernel.py)
-    unless ``trace`` or ``vectorize=False`` (xwalk.segment, their reference), whatever ``compiled`` says.
+    (its events come from the Python paths), or ``compiled=False``, which keeps the Python paths (batch.py if
+    ``vectorize``, else walk.segment: the reference; the result is identical; tests compare them). Plans with
+    hyper-checkpointing or committed SDCs run xwalk.run, compiled (xkernel.py) unless ``trace`` or
+    ``vectorize=False`` (xwalk.segment, their reference), whatever ``compiled`` says; so do, compiled, the plans
+    the replica kernel lacks a mechanism of (shadow ranks, fleets), their extended mechanisms off
+    (``_extended_kernel_fits`` says when the segment walk runs them instead).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
@@ -65,9 +67,12 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     fast, vectorize = vectorize, vectorize and state.plan.vectorizable
     w = Work(state, trace)
     walk = segment
-    if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py), its fast loop
-        w.ext = xwalk.Ext(state)  # unless vectorize=False (the result is identical)
+    if state.plan.extended or (compiled and fast and not trace and _extended_kernel_fits(state)):
+        # hyper-checkpointing or committed SDCs, or a plan the replica kernel lacks a mechanism of (shadow ranks,
+        # a fleet): the extended walk (xwalk.py), on its kernel unless vectorize=False (the result is identical)
+        w.ext = xwalk.Ext(state)
         walk = xwalk.run if fast else xwalk.segment
+        vectorize = False
     while True:
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job
@@ -76,6 +81,14 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
             continue
         if not walk(w, until_us):
             return _reached(w, until_us), w.events
+
+
+def _extended_kernel_fits(state: State) -> bool:
+    """Whether the extended walk runs this plan (without its extended mechanisms) exactly as the segment walk
+    does: always, except that it counts the pending compute as the uncommitted steps times the step time, where
+    the segment walk adds each step's as it runs. They differ after a drill changed the step time with steps
+    pending (core.retarget), until the next checkpoint or rollback: the segment walk runs until then."""
+    return state.pending_us == (state.step - state.last_ckpt) * state.plan.step_us
 
 
 def _reached(w: Work, clock: int) -> State:

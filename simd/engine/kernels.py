@@ -110,8 +110,6 @@ def units_of(plan: Plan) -> tuple[str, ...]:
     the Python walk, which draws its steps with stepkernel)."""
     from simd.engine.replicas import batchable
 
-    if plan.extended:
-        return ("extended",) if plan.step_times is None else ("extended", "steps")
     if batchable(plan):
         return ("replicas",)
-    return ("steps",) if plan.step_times is not None else ()
+    return ("extended",) if plan.step_times is None else ("extended", "steps")

@@ -120,3 +120,26 @@ def test_an_extended_plan_changes_its_step_time_only_with_nothing_pending():
     with pytest.raises(ValueError, match="step_seconds"):
         retarget(state, replace(s, step_seconds=s.step_seconds * 1.5))
     assert retarget(state, replace(s, ckpt_seconds=s.ckpt_seconds * 2))  # other parameters still change
+
+
+@pytest.mark.parametrize("kind", ["shadow", "fleet"])
+def test_a_step_time_drill_with_steps_pending_on_shadow_ranks_and_fleets(kind):
+    """Shadow ranks and fleets run on the extended kernel, which counts the pending compute as uncommitted steps
+    times the step time; after a drill changed the step time with steps pending, the segment walk (which adds
+    each step's as it runs) carries the job to its next checkpoint or rollback, and the result is the segment
+    walk's throughout."""
+    from simd.engine import Accelerator, Shadow
+
+    extra = {"shadow": Shadow(0.5, 0.05)} if kind == "shadow" else {
+        "fleet": (Accelerator("a", 768, 2e-4, 1.5e-4), Accelerator("b", 256, 1e-3, 6e-4))}
+    base = spec(seed=4, ckpt_interval_steps=50, validation_interval_steps=25, **extra)
+    for cut in (3 * HOUR + 5, 7 * HOUR + 11, 11 * HOUR):
+        paths = []
+        for vectorize in (True, False):  # the kernel, the segment walk
+            state, _ = advance(new_state(base), cut, vectorize=vectorize)
+            assert state.pending_us > 0 or cut == 11 * HOUR  # steps pending at the drill (a cut chosen so)
+            slow = retarget(state, replace(base, step_seconds=base.step_seconds * 1.5))
+            slow, _ = advance(slow, cut + 2 * HOUR, vectorize=vectorize)
+            back = retarget(slow, base)
+            paths.append(advance(back, cut + 40 * HOUR, vectorize=vectorize)[0])
+        assert paths[0] == paths[1]

@@ -84,12 +84,12 @@ def test_warmed_units_leave_nothing_to_compile():
 
 
 def test_units_of_the_default_scenarios():
-    """Which path each kind of scenario runs on: plain, causes and stragglers on the replica kernel, hyper and
-    committed SDCs on the extended one; shadow ranks and fleets (Python walk) without stragglers need none."""
+    """Which path each kind of scenario runs on: plain, causes and stragglers on the replica kernel; hyper,
+    committed SDCs, shadow ranks and fleets on the extended one."""
     units = {s.name: kernels.units_for(s.job_spec(s.seed)) for s in default_config().all_scenarios}
     assert units["optimized"] == units["llama3-16k"] == units["ckpt-sweep-60"] == ("replicas",)
     assert units["optimized-hyper"] == units["optimized-layered-sdc"] == ("extended",)
-    assert units["optimized-shadow"] == units["optimized-fleet"] == ()
+    assert units["optimized-shadow"] == units["optimized-fleet"] == ("extended",)
 
 
 def test_an_unknown_unit_is_refused():
