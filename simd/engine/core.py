@@ -2,12 +2,11 @@
 
 Hard failures and SDC candidates are Bernoulli point sets over ``g``, the executed-step index (streams.py);
 the trajectory is a deterministic function of them. Between two rollbacks the job runs a *segment*, crossed
-in closed form, so the cost grows with failures and SDCs, not with steps. Two paths compute the same
-trajectory on one working copy of the state (work.py): the segment walk (walk.py) handles every
-configuration one segment at a time; the batch (batch.py) computes many segments at once with numpy when
-validation divides the checkpoint interval. ``advance`` chooses between them; tests check both give
-identical states. Where the walk would run alone, without ``trace``, on a plan replicas.batchable accepts,
-the walk's compiled form runs instead (single.py: replkernel.py for one replica), job-end events included.
+in closed form, so the cost grows with failures and SDCs, not with steps. The segment walk (walk.py, on one
+working copy of the state: work.py) handles every configuration without hyper-checkpointing or committed
+SDCs one segment at a time, and the extended walk (xwalk.py) those; without ``trace`` their compiled forms run
+instead (single.py: replkernel.py for one replica of a plan replicas.batchable accepts; xkernel.py for the
+rest), job-end events included. Tests check every path gives identical states.
 
 Promises: pure (same inputs, same outputs; nothing read from outside the arguments); tick-size invariance:
 a call completes exactly the units (a step with its validation, checkpoint and recovery) that end at or
@@ -19,7 +18,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 from simd.engine import single, xwalk
-from simd.engine.batch import batch, worth_a_batch
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event, JobResult
 from simd.engine.spec import JobSpec, compile_spec
@@ -47,38 +45,30 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
 
     Returns the new state and the events that happened: every job end, and with ``trace`` also every
-    interruption and SDC verdict. ``vectorize=False`` forces the one-segment-at-a-time path (the result is
-    identical; tests compare the two). With ``max_jobs`` it stops as soon as that many jobs have completed in
-    total; the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``.
-    Every plan the compiled walk handles (single.py: replicas.batchable) runs on it, vectorizable or not: it
-    is faster per event than the numpy batch (bench/engine.py) and under stragglers draws each step once,
-    where the batch draws a whole window ahead and draws again what it did not use. Not compiled: ``trace``
-    (its events come from the Python paths), or ``compiled=False``, which keeps the Python paths (batch.py if
-    ``vectorize``, else walk.segment: the reference; the result is identical; tests compare them). Plans with
-    hyper-checkpointing or committed SDCs run xwalk.run, compiled (xkernel.py) unless ``trace`` or
-    ``vectorize=False`` (xwalk.segment, their reference), whatever ``compiled`` says; so do, compiled, the plans
-    the replica kernel lacks a mechanism of (shadow ranks, fleets), their extended mechanisms off
-    (``_extended_kernel_fits`` says when the segment walk runs them instead).
+    interruption and SDC verdict. With ``max_jobs`` it stops as soon as that many jobs have completed in total;
+    the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``. Every
+    plan the compiled walk handles (single.py: replicas.batchable) runs on it. Plans with hyper-checkpointing or
+    committed SDCs run xwalk.run, compiled (xkernel.py), unless ``trace`` or ``vectorize=False`` (xwalk.segment,
+    their reference), whatever ``compiled`` says; so do, compiled, the plans the replica kernel lacks a mechanism
+    of (shadow ranks, fleets), their extended mechanisms off (``_extended_kernel_fits`` says when the segment walk
+    runs them instead). Not compiled: ``trace`` (its events come from the Python walks), ``compiled=False`` or
+    ``vectorize=False``, which run the Python segment walk (walk.segment: the reference; the result is
+    identical; tests compare them).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
     if compiled and not trace and single.handles(state):
         return single.advance(state, until_us, max_jobs)
-    fast, vectorize = vectorize, vectorize and state.plan.vectorizable
     w = Work(state, trace)
     walk = segment
-    if state.plan.extended or (compiled and fast and not trace and _extended_kernel_fits(state)):
+    if state.plan.extended or (compiled and vectorize and not trace and _extended_kernel_fits(state)):
         # hyper-checkpointing or committed SDCs, or a plan the replica kernel lacks a mechanism of (shadow ranks,
         # a fleet): the extended walk (xwalk.py), on its kernel unless vectorize=False (the result is identical)
         w.ext = xwalk.Ext(state)
-        walk = xwalk.run if fast else xwalk.segment
-        vectorize = False
+        walk = xwalk.run if vectorize else xwalk.segment
     while True:
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job
-        if vectorize and not w.corrupted and w.step == w.last and worth_a_batch(w, until_us) \
-                and batch(w, until_us):
-            continue
         if not walk(w, until_us):
             return _reached(w, until_us), w.events
 

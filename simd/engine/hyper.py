@@ -17,7 +17,7 @@ interval (then every anchor, a rollback point, is a validation point too); confi
 Counted: activations (detections that open a window while none is open) and executed steps under hyper.
 
 Every position is an executed-step index or a job step, so the windows do not depend on how time is cut into
-ticks. The numpy batch (batch.py) does not apply to such plans: they run on the extended walk (xwalk.py).
+ticks. Such plans run on the extended walk (xwalk.py).
 """
 
 from __future__ import annotations

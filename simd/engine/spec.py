@@ -149,7 +149,6 @@ class Plan:
     hard_stream: dict  # initial PCG64 states of the named streams (streams.py)
     sdc_stream: dict
     cause_stream: dict
-    vectorizable: bool  # validation divides the checkpoint interval (or there is none): see batch.py
     step_times: StepTimes | None  # None: every step takes step_us exactly
     slow_steps: int  # steps at the start of each job that have the slow ranks (NEVER: always)
     slow_ranks: int
@@ -254,8 +253,6 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         sdc_hazard=sdc,
         hard_log1m=st.log1m,
         sdc_log1m=_log1m(sdc),
-        vectorizable=(spec.validation_interval_steps == 0 or spec.validation_divides_checkpoint)
-        and spec.hyper is None and spec.committed_sdc is None,
         cause_names=tuple(c.name for c in causes),
         cause_cumulative=tuple(cumulative),
         cause_detect_us=detect_us,

@@ -11,8 +11,9 @@ checkpoint, a present SDC is *baked in* -> roll back, restart, else commit. At t
 an SDC still present then is counted baked in and its steps void (the seed's end-of-job rule), and the next
 job starts.
 
-Promises: ``segment`` handles every Plan and is the definition the batch path (batch.py) and the compiled
-walk (replkernel.py, which core.advance runs through single.py) are tested against; it completes exactly the
+Promises: ``segment`` handles every Plan without hyper-checkpointing or committed SDCs and is the definition
+the compiled walks (replkernel.py, which core.advance runs through single.py; xkernel.py for shadow ranks and
+fleets) are tested against; it completes exactly the
 units (a step with its validation, checkpoint and recovery) that end at or before ``until``, so any cut of
 time into calls gives the same Work.
 """

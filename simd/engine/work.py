@@ -1,6 +1,6 @@
 """The mutable working copy of a State for one ``advance`` call, and the bookkeeping both paths share.
 
-The segment walk (walk.py) and the numpy batch (batch.py) move the same ``Work``: its position (t, g, step,
+The segment walks (walk.py, xwalk.py) move a ``Work``: its position (t, g, step,
 last checkpoint, corruption, pending compute), its counters (``totals``: Totals' fields, the per-cause and
 per-bucket tuples as lists), the two event streams' buffers and the events so far. Here live the operations
 whose meaning does not depend on the path: what an executed step costs above the base step time under
@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from simd.engine.fleet import type_of, types_of
+from simd.engine.fleet import type_of
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event, job_result
 from simd.engine.state import State, Totals
@@ -122,37 +122,12 @@ class Work:
         if self.trace:
             self.events.append(Event(self.t, "interruption", p.cause_names[kind]))
 
-    def stops_counted(self, kinds: np.ndarray, first_index: int) -> None:
-        """``stopped`` for elements ``first_index`` .. of the hard stream at once (their kinds), without events."""
-        p, T = self.p, self.totals
-        T["detection_us"] += int(np.asarray(p.stop_detect_us)[kinds].sum())
-        T["restart_us"] += int(np.asarray(p.stop_restart_us)[kinds].sum())
-        hard = kinds != p.shadow_kind
-        n_shadow = len(kinds) - int(hard.sum())
-        T["shadow_detected"] += n_shadow
-        T["sdc_detected"] += n_shadow
-        T["sdc_onsets"] += n_shadow
-        T["sdc_onsets_by_type"][0] += n_shadow
-        for i, c in enumerate(np.bincount(kinds[hard], minlength=len(p.cause_names))):
-            T["interruptions"][i] += int(c)
-        types = types_of(p.hard_type_cumulative, p.hard_type_stream, first_index + np.flatnonzero(hard))
-        for i, c in enumerate(np.bincount(types, minlength=len(p.type_names))):
-            T["interruptions_by_type"][i] += int(c)
-
     def onset(self) -> None:
         """An SDC sets in: the next SDC candidate (the sdc buffer's current element) hit a clean state."""
         p, T = self.p, self.totals
         self.corrupted = True
         T["sdc_onsets"] += 1
         T["sdc_onsets_by_type"][type_of(p.sdc_type_cumulative, p.sdc_type_stream, self.sdc.index())] += 1
-
-    def onsets_counted(self, indices: np.ndarray) -> None:
-        """SDC onsets of the SDC candidates numbered ``indices`` (the batch's), per accelerator type."""
-        p, T = self.p, self.totals
-        T["sdc_onsets"] += len(indices)
-        types = types_of(p.sdc_type_cumulative, p.sdc_type_stream, indices)
-        for i, c in enumerate(np.bincount(types, minlength=len(p.type_names))):
-            T["sdc_onsets_by_type"][i] += int(c)
 
     def rollback(self, lost_steps: int) -> None:
         T = self.totals

@@ -1,5 +1,5 @@
-"""The extended walk (xwalk.py) compiled: hyper-checkpointing and committed SDCs, with or without stragglers, at
-the batch's cost per event.
+"""The extended walk (xwalk.py) compiled: hyper-checkpointing, committed SDCs, shadow ranks and fleets, with or
+without stragglers, at 0.1-0.5 us per event.
 
 ``advance(w, until)`` moves a Work (no per-event trace) the way xwalk.segment does, segment after segment, in one
 numba kernel: the same interesting steps (hard failure or shadow disagreement, SDC onset, validation or

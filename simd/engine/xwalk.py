@@ -17,7 +17,7 @@ checkpoint; then the job ends at its target step. Detections (c), (d)-baked and 
 Promises: exact (the per-step oracle, oracle.py, runs the same loop body on every step); integer
 microseconds; it completes exactly the units that end at or before ``until``, so any cut of time into calls
 gives the same state (tick-size invariance); the Work's pending compute is that of the steps after the newest
-clean checkpoint (``clean_ckpt``). The numpy batch is not used for these plans; without ``trace``, ``run`` runs the
+clean checkpoint (``clean_ckpt``). Without ``trace``, ``run`` runs the
 compiled loop (xkernel.py), which tests compare with ``segment`` bit for bit.
 """
 

@@ -90,7 +90,7 @@ def totals_flat(state) -> list[int]:
 
 def check_partitions(s, horizon_steps: int, cuts: list[float]) -> None:
     """Advancing in one call or cut at ``cuts`` (fractions of the horizon) gives the identical state and events;
-    buckets + in flight == clock after every call; counters never decrease; the batch path equals the walk."""
+    buckets + in flight == clock after every call; counters never decrease; the compiled path equals the walk."""
     horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
     whole, whole_events = advance(new_state(s), horizon, trace=True)
     walked, walked_events = advance(new_state(s), horizon, trace=True, vectorize=False)

@@ -20,16 +20,16 @@ def _walk(state, until, **kw):
 
 @contextmanager
 def _python_walk_refused():
-    """core.advance fails if it runs the Python segment walk (or the batch) meanwhile."""
+    """core.advance fails if it runs the Python segment walk meanwhile."""
     def refuse(*_):
         raise AssertionError("the Python walk ran")
 
-    saved = core.segment, core.batch
-    core.segment = core.batch = refuse
+    saved = core.segment
+    core.segment = refuse
     try:
         yield
     finally:
-        core.segment, core.batch = saved
+        core.segment = saved
 
 
 def _fast(state, until, **kw):

@@ -71,7 +71,7 @@ def _drilled(first, second, **path):
     return advance(retarget(state, first), 60 * HOUR, **path)[0]
 
 
-@pytest.mark.parametrize("path", [{"compiled": False}, {}], ids=["batch", "compiled"])
+@pytest.mark.parametrize("path", [{"compiled": False}, {}], ids=["python", "compiled"])
 def test_a_straggler_drill_on_and_off_keeps_the_histogram_equal_to_the_steps(path):
     """Stragglers switched on by a drill and off at its end (and the reverse): every executed step is in
     exactly one bucket (steps without stragglers in the plan's bucket, drawn ones where they fell), and every

@@ -81,25 +81,26 @@ def test_trace_and_mechanisms_the_kernel_lacks_stay_on_the_python_walk():
     assert fast == traced and fast_events == [e for e in events if e.kind == "job_end"]
 
 
-def test_a_vectorizable_plan_runs_compiled_and_compiled_false_keeps_the_batch():
-    """The compiled walk takes vectorizable plans too (it is faster per event than the batch and draws each
-    step duration once); compiled=False keeps the numpy batch, which gives the same state."""
+def test_compiled_false_runs_the_python_walk_with_the_same_state():
+    """compiled=False runs the Python segment walk (the numpy batch it ran on plans whose validation divides the
+    checkpoint interval is retired: the compiled walk was faster per event and drew each step once); the
+    compiled walk and the Python one give the same state."""
     for s in (spec(), replace(spec(), stragglers=STRAGGLERS[2])):  # validation 25 divides checkpoint 25
         assert s.validation_interval_steps and single.handles(new_state(s))
         until = 6000 * 75 * S
         with _python_walk_refused():
-            fast = advance(new_state(s), until)  # neither the batch nor the walk may run
-        batched = []
-        saved = core.batch
+            fast = advance(new_state(s), until)  # the Python walk may not run
+        walked = []
+        saved = core.segment
 
-        def spy(*a, batched=batched, saved=saved):
-            batched.append(1)
+        def spy(*a, walked=walked, saved=saved):
+            walked.append(1)
             return saved(*a)
 
-        core.batch = spy
+        core.segment = spy
         try:
             python = advance(new_state(s), until, compiled=False)
         finally:
-            core.batch = saved
-        assert batched, "compiled=False on a vectorizable plan runs the batch"
+            core.segment = saved
+        assert walked, "compiled=False runs the Python walk"
         assert fast == python == _walk(new_state(s), until)
