@@ -124,3 +124,42 @@ def test_every_name_the_engine_exports_exists():
     import simd.engine
 
     assert [n for n in simd.engine.__all__ if getattr(simd.engine, n, None) is None] == []
+
+
+def _engine_cycles(root: Path) -> list[tuple[str, ...]]:
+    """The import cycles among the modules of ``root`` (imports at module level or in a function)."""
+    mods = {p.stem: p for p in root.glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, path in mods.items():
+        for _line, module in _imports(path):
+            name = module.removeprefix("simd.engine.").split(".")[0]
+            if module.startswith("simd.engine.") and name in mods:
+                graph[m].add(name)
+        for node in ast.walk(ast.parse(path.read_text())):  # from simd.engine import <module>
+            if isinstance(node, ast.ImportFrom) and node.module == "simd.engine":
+                graph[m] |= {a.name for a in node.names if a.name in mods}
+    cycles = []
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt == start:
+                cycles.append((*path, start))
+            elif nxt > start and nxt not in path:
+                walk(start, nxt, [*path, nxt])
+
+    for m in sorted(graph):
+        walk(m, m, [m])
+    return cycles
+
+
+def test_the_engine_has_no_import_cycle():
+    """core -> single -> replicas -> core was one (issue 20): the replica kernel's plan marshalling moved to
+    replplan.py, which both use."""
+    assert _engine_cycles(SIMD / "engine") == []
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_function_level_import(tmp_path):
+    (tmp_path / "a.py").write_text("from simd.engine.b import x\n")
+    (tmp_path / "b.py").write_text("def f():\n    from simd.engine import a\n")
+    (tmp_path / "c.py").write_text("from simd.engine.a import y\n")
+    assert _engine_cycles(tmp_path) == [("a", "b", "a")]

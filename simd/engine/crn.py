@@ -35,7 +35,8 @@ from simd.engine import replkernel as rk
 from simd.engine.core import new_state
 from simd.engine.jit import njit
 from simd.engine.pcg import seek
-from simd.engine.replicas import _Layout, _plan_ints, _stops, _tables, _words, advance_replicas, batchable
+from simd.engine.replicas import advance_replicas
+from simd.engine.replplan import _Layout, _plan_ints, _stops, _tables, _words, batchable
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, to_us
 from simd.engine.state import Totals

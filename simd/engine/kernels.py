@@ -108,7 +108,7 @@ def units_of(plan: Plan) -> tuple[str, ...]:
     """The units a job of compiled ``plan`` runs on: core.advance's tests of the plan (single.handles is
     replicas.batchable; an extended plan runs xkernel.walk, and under stragglers the segment of a job's end on
     the Python walk, which draws its steps with stepkernel)."""
-    from simd.engine.replicas import batchable
+    from simd.engine.replplan import batchable
 
     if batchable(plan):
         return ("replicas",)

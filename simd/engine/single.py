@@ -36,7 +36,7 @@ class _Args:
 
     def __init__(self, plan: Plan, example: Totals):
         from simd.engine import replkernel as k
-        from simd.engine.replicas import _COUNTERS, _plan_ints, _stops, _tables, _words, batchable
+        from simd.engine.replplan import _COUNTERS, _plan_ints, _stops, _tables, _words, batchable
 
         self.ok = batchable(plan)
         if not self.ok:

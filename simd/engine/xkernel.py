@@ -41,6 +41,7 @@ from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
 from simd.engine.replkernel import gap_of
+from simd.engine.replplan import _NO_TABLES  # the placeholder step-time tables: one signature with or without
 from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import Buffer
 
@@ -566,19 +567,6 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
 # -- the Python side: the plan's arrays (cached per plan), a Work in and out ---------------------------------------
 
 _KEY = "_xkernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
-    return a
-
-
-# A plan without stragglers passes placeholder step-time tables of the real ones' types (read-only arrays, as
-# stragglers.py makes them; the bucket bounds writable): numba compiles a kernel once per argument types, and
-# one more compile of this kernel costs seconds on a fresh machine.
-_NO_TABLES = (_readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False,
-              _readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False, 0,
-              np.zeros(1, dtype=np.int64))
 
 
 def _words(state: dict | None) -> np.ndarray:

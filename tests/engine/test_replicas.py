@@ -11,12 +11,12 @@ from simd.engine import US_PER_SECOND, Stragglers, advance, new_state, retarget,
 from simd.engine.replicas import (
     Replicas,
     advance_replicas,
-    batchable,
     new_replicas,
     retarget_replicas,
     run_jobs,
     state_columns,
 )
+from simd.engine.replplan import batchable
 from simd.engine.state import State
 
 S = US_PER_SECOND

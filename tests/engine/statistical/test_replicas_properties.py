@@ -11,8 +11,8 @@ from specs import llama3_causes, spec
 from simd.engine import US_PER_SECOND, advance
 from simd.engine.replicas import (
     advance_replicas,
-    batchable,
 )
+from simd.engine.replplan import batchable
 
 S = US_PER_SECOND
 
