@@ -71,11 +71,11 @@ def _extended() -> None:
 
 
 def _steps() -> None:
-    from simd.engine.core import run_job
-    from simd.engine.fleet import Accelerator
-
-    fleet = (Accelerator("a", 32, 0.05, 0.05), Accelerator("b", 32, 0.1, 0.02))
-    run_job(replace(_BASE, fleet=fleet, stragglers=_STRAGGLERS))
+    # the sampler as the Python walks call it (stragglers.StepTimes: durations -> stepkernel.fill, fit ->
+    # stepkernel.fit and run); since the extended kernel runs fleets and shadow ranks, a job would compile it too
+    plan = compile_spec(replace(_BASE, stragglers=_STRAGGLERS))
+    plan.step_times.durations(0, 64, 8)
+    plan.step_times.fit(0, 0, 64, 10**12, plan, 8)
 
 
 def _crn() -> None:
