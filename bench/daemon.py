@@ -230,6 +230,57 @@ def engine_costs(replicas: int) -> None:
           f"({storm.replicas} replicas of a stormy scenario, 1,000 s: {n_events} events, {busy * 1e3:.1f} ms)")
 
 
+STORM_SHADOW = """
+scenarios:
+  - name: storm-shadow  # a failure or a disagreement every ~2 steps of 1 s, half the ranks shadowed
+    seed: 3
+    replicas: 200
+    n_gpus: 1000
+    step_seconds: 1
+    target_steps: 500
+    failures: {hard_per_gpu_hour: 1.8, sdc_per_gpu_hour: 0.5}
+    checkpoint: {interval_steps: 5, seconds: 1}
+    shadow: {fraction: 0.5}
+    restart_seconds: 0
+"""
+
+
+def core_costs(replicas: int) -> None:
+    """simd.live.lane.CORE: core.advance one replica at a time, the path of plans the replicas' kernel lacks a
+    mechanism of (since issue 20, step 7: the extended kernel, one replica per call)."""
+    from simd.engine import US_PER_SECOND, advance
+    from simd.live.lane import CORE, counted, new_lane
+    from simd.scenario import default_config, parse_config
+
+    def timed(states, until: int) -> tuple[float, tuple]:
+        times, out = [], ()
+        for _ in range(5):
+            t = time.perf_counter()
+            out = tuple(advance(s, until)[0] for s in states)
+            times.append(time.perf_counter() - t)
+        return statistics.median(times), out
+
+    shadow = default_config().scenario("optimized-shadow").model_copy(update={"replicas": replicas})
+    states = tuple(advance(s, 3600 * US_PER_SECOND)[0] for s in new_lane(shadow, shadow, 0).states)  # warm
+    at = states[0].clock
+    idle, _ = timed(states, at)
+    tick, out = timed(states, at + 3600 * US_PER_SECOND)
+    storm = parse_config(STORM_SHADOW).scenarios[0]
+    st = tuple(advance(s, 10 * US_PER_SECOND)[0] for s in new_lane(storm, storm, 0).states)
+    busy, out2 = timed(st, st[0].clock + 1000 * US_PER_SECOND)
+    n_events = counted(out2)[0] - counted(st)[0]
+    per_call = idle / replicas
+    per_event = (busy - per_call * storm.replicas) / n_events
+    print(f"engine costs of core.advance one replica at a time (load average {os.getloadavg()[0]:.2f}), "
+          "simd.live.lane.CORE in brackets:")
+    print(f"  per replica per call:    {per_call * 1e6:6.1f} us   [{CORE.per_call_us:g} us]   "
+          f"({replicas} replicas of optimized-shadow, no time advanced: {idle * 1e3:.1f} ms; one tick of speedup "
+          f"3600: {tick / replicas * 1e6:.1f} us per replica)")
+    print(f"  per event:               {per_event * 1e6:6.2f} us   [{CORE.per_event_us:g} us]   "
+          f"({storm.replicas} replicas of a stormy shadowed scenario, 1,000 s: {n_events} events, "
+          f"{busy * 1e3:.1f} ms)")
+
+
 LANE_DRILL = """
 drills:
   - name: storm
@@ -348,7 +399,8 @@ def main() -> int:
     p.add_argument("--scrape-every", type=float, default=1.0)
     p.add_argument("--replicas", type=int, help="llama3-16k alone with this many replicas (the target: 10000)")
     p.add_argument("--state-dir", action="store_true", help="keep the state in a temporary directory (saves measured)")
-    p.add_argument("--costs", action="store_true", help="the engine costs simd.live.lane's work limit counts")
+    p.add_argument("--costs", action="store_true", help="the engine costs simd.live.lane's work limit counts "
+                   "(KERNEL and CORE)")
     p.add_argument("--lane-costs", action="store_true", help="startup, drill boundary, save, resume per replica")
     p.add_argument("--sweep-precision", action="store_true")
     p.add_argument("--replica-memory", action="store_true", help="resident bytes per replica, between and in ticks")
@@ -358,6 +410,7 @@ def main() -> int:
         return 0
     if args.costs:
         engine_costs(args.replicas or 2000)
+        core_costs(min(args.replicas or 1000, 1000))
         return 0
     if args.lane_costs:
         lane_costs(args.replicas or 10_000)
