@@ -40,10 +40,19 @@ def typed(kind: str):
     return checked(parse)
 
 
+def whole_number(text: str) -> int:
+    """An integer flag (ValueError, phrased as the scenario file's errors, otherwise)."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"expected a whole number, got {text!r}") from None
+
+
 def positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise ValueError(f"must be a positive integer, got {text!r}")
-    return int(text)
+    n = whole_number(text)
+    if n < 1:
+        raise ValueError(f"must be >= 1, got {n}")
+    return n
 
 
 def load(path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from simd.cli.common import checked, positive_int, whole_number
 from simd.offline.sweep.command import DEFAULT_REPLICAS, MAX_REPLICAS, MAX_REPLICAS_PER_POINT, WORKERS_PER_CORE
 
 
@@ -19,26 +20,16 @@ def cmd_sweep(args) -> int:
     return command.run(args)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {n}")
-    return n
-
-
 def _at_most(limit: int, why: str):
     """A positive whole number of at most ``limit`` (``why``: what the bound is, for the message)."""
 
     def parse(text: str) -> int:
-        n = _positive_int(text)
+        n = positive_int(text)
         if n > limit:
-            raise argparse.ArgumentTypeError(f"must be at most {limit} ({why}), got {n}")
+            raise ValueError(f"must be at most {limit} ({why}), got {n}")
         return n
 
-    return parse
+    return checked(parse)
 
 
 def _workers(text: str) -> int:
@@ -49,9 +40,9 @@ def _workers(text: str) -> int:
 
 def _seed(text: str) -> int:
     try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        n = whole_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     if not 0 <= n < 2**63:  # the scenario model's range of seeds (simd.scenario.ScenarioBody.seed)
         raise argparse.ArgumentTypeError(f"must be 0 to 2^63 - 1, got {n}")
     return n

@@ -137,3 +137,15 @@ def test_every_help_text_renders():
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, p in sub.choices.items():
         assert p.format_help(), name
+
+
+@pytest.mark.parametrize(("value", "message"), [("0", "must be >= 1, got 0"), ("-3", "must be >= 1, got -3"),
+                                                ("2.5", "expected a whole number, got '2.5'")])
+def test_whole_number_flags_share_one_parser_and_its_words(value, message):
+    """--save-every-ticks (run) and --replicas (sweep) are both simd.cli.common.positive_int: one parser, the
+    scenario file's phrasing ("must be >= 1, got 0"); they said it in two ways before."""
+    run = simd("run", "--save-every-ticks", value)
+    sweep = simd("sweep", "--scenario", "optimized", "--param", "checkpoint.interval_steps=50", "--replicas", value)
+    assert run.returncode == sweep.returncode == 2
+    assert run.stderr.strip() == f"simd run: error: argument --save-every-ticks: {message}"
+    assert sweep.stderr.strip() == f"simd sweep: error: argument --replicas: {message}"
