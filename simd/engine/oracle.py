@@ -80,21 +80,37 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         c["recompute"] += cur - to
         cur = to
 
+    def stopped(detect_us: int, restart_us: int) -> None:
+        """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
+        survives it; one in the rolled-back steps only goes with them), detect, restart."""
+        nonlocal corrupted, deadline, t
+        roll_back(last)
+        if corrupted and n_corrupt == 0:
+            corrupted, deadline = False, NEVER
+        us["detect"] += detect_us
+        us["restart"] += restart_us
+        t += detect_us + restart_us
+
+    def open_window(at: int) -> None:
+        """An SDC detection opens a hyper window anchored at the rollback point ``at``."""
+        nonlocal hyper_end, anchor
+        if hi:
+            c["activations"] += g >= hyper_end
+            hyper_end, anchor = g + window, at
+
     def detected(to: int) -> None:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
-        nonlocal last, clean, corrupted, deadline, n_corrupt, hyper_end, anchor, t
+        nonlocal last, clean, corrupted, deadline, n_corrupt, t
         roll_back(to)
         last = clean = to
         corrupted, deadline, n_corrupt = False, NEVER, 0
         corrupt.clear()
         us["restart"] += plan.sdc_restart_us
         t += plan.sdc_restart_us
-        if hi:
-            c["activations"] += g >= hyper_end
-            hyper_end, anchor = g + window, to
+        open_window(to)
 
     uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]
-    step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration
+    step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
     stepped_us, shadow_us = 0, plan.shadow_us  # compute time of the executed steps
     while cur < target:
         cur += 1
@@ -112,12 +128,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             by_cause[causes[i].name] += 1
             hard_by_type[failed] += 1
             c["interruptions"] += 1
-            roll_back(last)
-            if corrupted and n_corrupt == 0:  # the SDC was in the rolled-back steps only
-                corrupted, deadline = False, NEVER
-            us["detect"] += plan.cause_detect_us[i]
-            us["restart"] += plan.cause_restart_us[i]
-            t += plan.cause_detect_us[i] + plan.cause_restart_us[i]
+            stopped(plan.cause_detect_us[i], plan.cause_restart_us[i])
             continue
         # (a') shadow disagreement, found at the end of its step
         if k and rng.random() < disagree:
@@ -125,14 +136,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["shadow_detected"] += 1
             c["sdc_onsets"] += 1
             onsets_by_type[0] += 1
-            roll_back(last)
-            if corrupted and n_corrupt == 0:
-                corrupted, deadline = False, NEVER
-            us["restart"] += plan.sdc_restart_us
-            t += plan.sdc_restart_us
-            if hi:
-                c["activations"] += g >= hyper_end
-                hyper_end, anchor = g + window, last
+            stopped(0, plan.sdc_restart_us)
+            open_window(last)
             continue
         # (b) SDC onset, its detectors drawn
         if not corrupted:
@@ -257,16 +262,15 @@ def _latency(rng: random.Random, dt) -> float:
 
 
 class _StepDurations:
-    """The duration of executed step g in microseconds: the plan's step time, or under stragglers what the
-    engine's sampler gives step g (stragglers.py; the first ``slow_steps`` of the job with the slow ranks)."""
+    """Under stragglers, the duration of executed step g in microseconds: what the engine's sampler gives step g
+    (stragglers.py; the first ``slow_steps`` of the job with the slow ranks), drawn in blocks. (Without
+    stragglers the loop takes the plan's step time itself.)"""
 
     def __init__(self, plan: Plan):
         self.plan, self.g0, self.block = plan, 0, []
 
     def of(self, g: int) -> int:
         p = self.plan
-        if p.step_times is None:
-            return p.step_us
         i = g - 1 - self.g0
         if not 0 <= i < len(self.block):
             self.g0, i = g - 1, 0
