@@ -38,14 +38,14 @@ def _workers(text: str) -> int:
     return _at_most(WORKERS_PER_CORE * cpu_count(), f"{WORKERS_PER_CORE} per core")(text)
 
 
-def _seed(text: str) -> int:
-    try:
-        n = whole_number(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _seed_value(text: str) -> int:
+    n = whole_number(text)
     if not 0 <= n < 2**63:  # the scenario model's range of seeds (simd.scenario.ScenarioBody.seed)
-        raise argparse.ArgumentTypeError(f"must be 0 to 2^63 - 1, got {n}")
+        raise ValueError(f"must be 0 to 2^63 - 1, got {n}")
     return n
+
+
+_seed = checked(_seed_value)
 
 
 def _half_width(text: str) -> float:
