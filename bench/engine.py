@@ -142,7 +142,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
     Both run on the extended walk's compiled loop (xkernel.py); "segment walk" gives its Python reference's
-    time on the job for the record (xwalk.segment, ``vectorize=False``), and each line its engine cost per
+    time on the job for the record (xwalk.segment, ``compiled=False``), and each line its engine cost per
     event."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
                            Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
@@ -157,7 +157,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
              lambda v=sparse: run_job(v)], args.repeat)
         (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
                                                  args.repeat)
-        t_python, _ = best_of(lambda v=variant: run_job(v, vectorize=False), 1)
+        t_python, _ = best_of(lambda v=variant: run_job(v, compiled=False), 1)
         events = job.interruptions + job.sdc_detected + job.sdc_baked + job.sdc_late_found
         sparse_events = job_sparse.interruptions + job_sparse.sdc_detected + job_sparse.sdc_baked \
             + job_sparse.sdc_late_found
@@ -173,7 +173,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
 def extended_with_stragglers(slow: JobSpec, args) -> None:
     """Hyper-checkpointing and committed SDCs under stragglers (the straggling job above, 10^6 steps): the
     extended kernel (xkernel.py, each step's duration drawn in it) against the segment walk (xwalk.segment,
-    ``vectorize=False``: the path these plans took before the kernel had stragglers), per executed step."""
+    ``compiled=False``: the path these plans took before the kernel had stragglers), per executed step."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5), Detector("ripple", "uniform",
                                                                                         259200.0)), 10)
     short = replace(slow, target_steps=min(slow.target_steps, 10**6))
@@ -181,7 +181,7 @@ def extended_with_stragglers(slow: JobSpec, args) -> None:
                           ("committed SDCs + stragglers", replace(short, validation_interval_steps=0,
                                                                   committed_sdc=layers))):
         (t_kernel, job), (t_walk, _) = side_by_side([lambda v=variant: run_job(v),
-                                                     lambda v=variant: run_job(v, vectorize=False)], args.repeat)
+                                                     lambda v=variant: run_job(v, compiled=False)], args.repeat)
         executed = job.target_steps + job.recompute_steps
         print(f"{name}: kernel {t_kernel * 1e3:7.1f} ms = {t_kernel / executed * 1e9:5.1f} ns per executed step, "
               f"segment walk {t_walk / executed * 1e9:6.1f} ns: {t_walk / t_kernel:5.1f}x")

@@ -41,44 +41,32 @@ def new_state(spec: JobSpec) -> State:
 
 
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,
-            trace: bool = False, vectorize: bool = True, compiled: bool = True) -> tuple[State, list[Event]]:
+            trace: bool = False, compiled: bool = True) -> tuple[State, list[Event]]:
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
 
     Returns the new state and the events that happened: every job end, and with ``trace`` also every
     interruption and SDC verdict. With ``max_jobs`` it stops as soon as that many jobs have completed in total;
     the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``. Every
-    plan the compiled walk handles (single.py: replicas.batchable) runs on it. Plans with hyper-checkpointing or
-    committed SDCs run xwalk.run, compiled (xkernel.py), unless ``trace`` or ``vectorize=False`` (xwalk.segment,
-    their reference), whatever ``compiled`` says; so do, compiled, the plans the replica kernel lacks a mechanism
-    of (shadow ranks, fleets), their extended mechanisms off (``_extended_kernel_fits`` says when the segment walk
-    runs them instead). Not compiled: ``trace`` (its events come from the Python walks), ``compiled=False`` or
-    ``vectorize=False``, which run the Python segment walk (walk.segment: the reference; the result is
-    identical; tests compare them).
+    plan runs on the compiled loop (single.py: the replica kernel, or the extended kernel for the plans it lacks
+    a mechanism of), except with ``trace`` (its events come from the Python walks) or ``compiled=False``: the
+    Python walks then run, the segment walk (walk.segment) or for plans with hyper-checkpointing or committed
+    SDCs the extended walk (xwalk.segment). They are the kernels' references: the result is identical (tests
+    compare them).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    if compiled and not trace and single.handles(state):
+    if compiled and not trace:
         return single.advance(state, until_us, max_jobs)
     w = Work(state, trace)
     walk = segment
-    if state.plan.extended or (compiled and vectorize and not trace and _extended_kernel_fits(state)):
-        # hyper-checkpointing or committed SDCs, or a plan the replica kernel lacks a mechanism of (shadow ranks,
-        # a fleet): the extended walk (xwalk.py), on its kernel unless vectorize=False (the result is identical)
+    if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py)
         w.ext = xwalk.Ext(state)
-        walk = xwalk.run if vectorize else xwalk.segment
+        walk = xwalk.segment
     while True:
         if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
             return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job
         if not walk(w, until_us):
             return _reached(w, until_us), w.events
-
-
-def _extended_kernel_fits(state: State) -> bool:
-    """Whether the extended walk runs this plan (without its extended mechanisms) exactly as the segment walk
-    does: always, except that it counts the pending compute as the uncommitted steps times the step time, where
-    the segment walk adds each step's as it runs. They differ after a drill changed the step time with steps
-    pending (core.retarget), until the next checkpoint or rollback: the segment walk runs until then."""
-    return state.pending_us == (state.step - state.last_ckpt) * state.plan.step_us
 
 
 def _reached(w: Work, clock: int) -> State:
@@ -121,17 +109,17 @@ def retarget(state: State, spec: JobSpec) -> State:
 
 
 def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None,
-            vectorize: bool = True, compiled: bool = True) -> JobResult | None:
+            compiled: bool = True) -> JobResult | None:
     """Run one job from a fresh state to completion; None if ``limit_us`` of simulated time pass first.
 
     With ``tick_us`` the job advances in ticks of that size (the result is the same, by construction);
-    ``vectorize`` and ``compiled`` as advance's.
+    ``compiled`` as advance's.
     """
     state = new_state(spec)
     limit = limit_us if limit_us is not None else NEVER
     while True:
         until = limit if tick_us is None else min(limit, state.clock + tick_us)
-        state, events = advance(state, until, max_jobs=1, vectorize=vectorize, compiled=compiled)
+        state, events = advance(state, until, max_jobs=1, compiled=compiled)
         for ev in events:
             if ev.kind == "job_end":
                 return ev.job

@@ -34,9 +34,10 @@ import numpy as np
 from simd.engine import replkernel as rk
 from simd.engine.core import new_state
 from simd.engine.jit import njit
+from simd.engine.layout import NPOS, Pos, Stream, TotalsLayout, words
 from simd.engine.pcg import seek
 from simd.engine.replicas import advance_replicas
-from simd.engine.replplan import _Layout, _plan_ints, _stops, _tables, _words, batchable
+from simd.engine.replplan import _col, _plan_ints, _stops, _tables, batchable
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, to_us
 from simd.engine.state import Totals
@@ -120,7 +121,7 @@ class Window:
 
     def start(self, plan: Plan) -> None:
         """An empty window (step 0 only) on ``plan``'s stream, for its first job."""
-        self._draw = (_words(plan)[3], plan.slow_steps, *_tables(plan))
+        self._draw = (words(plan)[Stream.step_times], plan.slow_steps, *_tables(plan))
         self._reserve(1)
         self.p0 = self.end = 0
         self._pd[0] = 0
@@ -212,7 +213,8 @@ class Shared:
         if not shared(self.plans):
             raise ValueError("these configurations do not share their step durations (crn.shared)")
         self.specs = list(specs)
-        lay = self.layout = _Layout(states[0].totals)
+        lay = self.layout = TotalsLayout(states[0].totals)
+        self._col = _col(lay)
         self._row = np.array(lay.row(states[0].totals), dtype=np.int64)
         ps = self.plans
         self._log1m = np.array([(p.hard_log1m, p.sdc_log1m) for p in ps], dtype=np.float64)
@@ -236,11 +238,11 @@ class Shared:
         max_jobs=1)``, step-time histogram included."""
         k = len(self.plans)
         plan = new_state(replace(self.specs[0], seed=seed)).plan  # the seed's streams, the same for every
-        words = np.repeat(_words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
-        pos = np.zeros((k, rk.NPOS), dtype=np.int64)
+        words_ = np.repeat(words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
+        pos = np.zeros((k, NPOS), dtype=np.int64)
         firsts: dict[tuple, int] = {}
         for i, (hard, sdc) in enumerate(self._log1m.tolist()):
-            for col, stream, log1m in ((rk.HARD_P, plan.hard_stream, hard), (rk.SDC_P, plan.sdc_stream, sdc)):
+            for col, stream, log1m in ((Pos.hard_p, plan.hard_stream, hard), (Pos.sdc_p, plan.sdc_stream, sdc)):
                 key = (col, log1m)
                 if key not in firsts:
                     firsts[key] = first_position(stream, log1m)
@@ -255,14 +257,14 @@ class Shared:
         which = np.arange(k)
         alone: dict[int, tuple[Totals, int]] = {}  # configurations with a stretch longer than a window may be
         while True:
-            _run(which, until, pos, tot, start, words, self._log1m, self._plan_i, self.layout.col, self._cum,
+            _run(which, until, pos, tot, start, words_, self._log1m, self._plan_i, self._col, self._cum,
                  self._det, self._rst, *self._tables, hist, win.arrays(), needs)
             waiting = np.flatnonzero(needs)
             if not len(waiting):
                 break
-            lo, need = int(pos[waiting, rk.G].min()), int(needs[waiting].min())
+            lo, need = int(pos[waiting, Pos.g].min()), int(needs[waiting].min())
             if not win.cover(lo, need):  # the one furthest behind (its stretch is too long): alone, from the start
-                for p in waiting[pos[waiting, rk.G] == lo].tolist():
+                for p in waiting[pos[waiting, Pos.g] == lo].tolist():
                     (state,) = advance_replicas([new_state(replace(self.specs[p], seed=seed))], int(until[p]),
                                                 max_jobs=1)
                     alone[p] = state.totals, state.t
@@ -272,4 +274,4 @@ class Shared:
             self.peak_window_bytes = max(self.peak_window_bytes, win.nbytes)
             which = waiting[needs[waiting] <= win.end]
         return [alone[i] if i in alone else (self.layout.totals(row), t)
-                for i, (row, t) in enumerate(zip(tot.tolist(), pos[:, rk.T].tolist(), strict=True))]
+                for i, (row, t) in enumerate(zip(tot.tolist(), pos[:, Pos.t].tolist(), strict=True))]

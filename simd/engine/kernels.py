@@ -8,9 +8,8 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
 - ``replicas``: replkernel.advance_all, the segment walk over replicas (core.advance's compiled path for one
   replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel's draw): plain jobs,
   causes, stragglers;
-- ``extended``: xkernel.walk, hyper-checkpointing and committed SDCs, with or without stragglers;
-- ``steps``: stepkernel's straggler sampler called from Python (the walks of shadow ranks and fleets under
-  stragglers, and the segment of a job's end on the extended walk under stragglers);
+- ``extended``: xkernel.advance_all, the extended loop (shadow ranks, fleets, hyper-checkpointing, committed SDCs,
+  with or without stragglers) for one replica and for a lane's many;
 - ``crn``: crn.py's shared step windows and the replica walk's prefix path (simd sweep's common random numbers).
 
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
@@ -26,7 +25,7 @@ from dataclasses import replace
 
 from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers, compile_spec
 
-UNITS = ("replicas", "extended", "steps", "crn")
+UNITS = ("replicas", "extended", "crn")
 
 
 def compiled() -> bool:
@@ -62,20 +61,13 @@ def _replicas() -> None:
 
 
 def _extended() -> None:
-    from simd.engine.core import advance, new_state, run_job
+    from simd.engine.core import run_job
+    from simd.engine.replicas import advance_replicas, new_replicas
 
     run_job(replace(_BASE, hyper=_HYPER))
     run_job(replace(_BASE, validation_interval_steps=0, committed_sdc=_COMMITTED))
-    walk_with_stragglers = replace(_BASE, hyper=_HYPER, stragglers=_STRAGGLERS)  # the kernel's stragglers
-    advance(new_state(walk_with_stragglers), 60_000_000)  # (stopped before the job's end: that is ``steps``)
-
-
-def _steps() -> None:
-    # the sampler as the Python walks call it (stragglers.StepTimes: durations -> stepkernel.fill, fit ->
-    # stepkernel.fit and run); since the extended kernel runs fleets and shadow ranks, a job would compile it too
-    plan = compile_spec(replace(_BASE, stragglers=_STRAGGLERS))
-    plan.step_times.durations(0, 64, 8)
-    plan.step_times.fit(0, 0, 64, 10**12, plan, 8)
+    run_job(replace(_BASE, hyper=_HYPER, stragglers=_STRAGGLERS))
+    advance_replicas(new_replicas(replace(_BASE, hyper=_HYPER), (1, 2)), 1_000_000_000)
 
 
 def _crn() -> None:
@@ -85,11 +77,11 @@ def _crn() -> None:
     Shared(specs).run(1, [10**12, 10**12])
 
 
-_WORKLOADS = {"replicas": _replicas, "extended": _extended, "steps": _steps, "crn": _crn}
+_WORKLOADS = {"replicas": _replicas, "extended": _extended, "crn": _crn}
 # The kernels each workload calls from Python (module, function): whether they are in numba's cache says
 # whether the unit is (simd.offline.precompile compiles only the others side by side).
-ENTRY_POINTS = {"replicas": (("replkernel", "advance_all"),), "extended": (("xkernel", "walk"),),
-                "steps": (("stepkernel", "run"), ("stepkernel", "fill")), "crn": (("crn", "_run"), ("crn", "_fill"))}
+ENTRY_POINTS = {"replicas": (("replkernel", "advance_all"),), "extended": (("xkernel", "advance_all"),),
+                "crn": (("crn", "_run"), ("crn", "_fill"))}
 
 
 def run_unit(unit: str) -> None:
@@ -105,11 +97,8 @@ def units_for(spec: JobSpec) -> tuple[str, ...]:
 
 
 def units_of(plan: Plan) -> tuple[str, ...]:
-    """The units a job of compiled ``plan`` runs on: core.advance's tests of the plan (single.handles is
-    replicas.batchable; an extended plan runs xkernel.walk, and under stragglers the segment of a job's end on
-    the Python walk, which draws its steps with stepkernel)."""
+    """The units a job of compiled ``plan`` runs on: replplan.call's choice of kernel (the replica kernel for
+    the plans replplan.batchable accepts, the extended kernel for the others)."""
     from simd.engine.replplan import batchable
 
-    if batchable(plan):
-        return ("replicas",)
-    return ("extended",) if plan.step_times is None else ("extended", "steps")
+    return ("replicas",) if batchable(plan) else ("extended",)

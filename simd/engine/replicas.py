@@ -1,5 +1,6 @@
-"""The batch path over replicas: R replicas of one configuration advanced together, one state array
-per field, by one compiled kernel (replkernel.py).
+"""The batch path over replicas: R replicas of one configuration advanced together, their states as rows of the
+arrays laid out by layout.py, by one call of the compiled loop that runs their plan (replplan.call: replkernel.py,
+or xkernel.py for plans with shadow ranks, fleets, hyper-checkpointing or committed SDCs).
 
 Promises:
 
@@ -15,9 +16,8 @@ Promises:
   and the first failure and SDC of every replica drawn together (streams.Seeded), ~10-20 us per replica where
   core's costs ~0.6 ms (4 numpy bit generators per compile_spec); core does the first replica, so its checks
   and every field it leaves alone are core's own.
-- Replicas whose plans differ in anything but their seed, or that use a mechanism the kernel does not have
-  (hyper-checkpointing, committed SDCs with late detectors, shadow ranks, heterogeneous fleets:
-  ``batchable``), are advanced one by one with core.advance: the same results, without the speed.
+- States whose plans differ in anything but their seed (replplan._key) are advanced one by one with
+  core.advance: the same results, without the speed. A lane's replicas never do.
 
 Cost per call: one kernel call, and in it per replica the jumps of its streams to their current draws (~0.65 us
 measured at 10,000 replicas of llama3-16k), the work of its events and, under stragglers, one draw per executed
@@ -37,34 +37,27 @@ import numpy as np
 
 from simd.engine.core import advance, new_state, retarget
 from simd.engine.hazard import NEVER
-from simd.engine.replplan import _NB, _TOTALS, _key, _Layout, _plan_ints, _stops, _tables, _words
+from simd.engine.layout import STREAMS, TOTALS, Pos, TotalsLayout, pos_row, state_fields, words
+from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
 from simd.engine.state import State, Totals
 
 
 def _stacked_words(plans: Sequence[Plan]) -> np.ndarray:
-    """The replicas' streams (R x 4 x 5), in replica order."""
-    return np.stack([_words(p) for p in plans])
+    """The replicas' streams (R x NSTREAMS x 5), in replica order."""
+    return np.stack([words(p) for p in plans])
 
 
 def _seeds_words(seeds: Seeds) -> np.ndarray:
     """_stacked_words of compile_seeds' plans, from its streams' arrays."""
-    st = seeds.streams.get("step_times")
     none = np.zeros((len(seeds.plans), 5), dtype=np.uint64)
-    return np.stack([seeds.streams["hard_stream"].words(), seeds.streams["sdc_stream"].words(),
-                     seeds.streams["cause_stream"].words(), none if st is None else st.words()], axis=1)
+    return np.stack([seeds.streams[n].words() if n in seeds.streams else none for n in STREAMS], axis=1)
 
 
-def _run(plan: Plan, words: np.ndarray, lay: _Layout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray,
-         until: int, max_jobs: int | None) -> None:
-    from simd.engine import replkernel
-
-    cum, detect, restart = _stops(plan)
-    replkernel.advance_all(until, pos, tot, start, words, np.array([plan.hard_log1m, plan.sdc_log1m]),
-                           _plan_ints(plan, max_jobs), lay.col, np.asarray(cum, dtype=np.float64),
-                           np.asarray(detect, dtype=np.int64), np.asarray(restart, dtype=np.int64),
-                           *_tables(plan), np.zeros(_NB, dtype=np.int64))
+def _ring(plan: Plan, n: int) -> np.ndarray:
+    """The replicas' rings of corrupt checkpoints (layout.py), empty."""
+    return np.zeros((n, max(plan.retention, 1)), dtype=np.int64)
 
 
 def _hist_bucket(plan: Plan) -> int | None:
@@ -75,11 +68,13 @@ def _hist_bucket(plan: Plan) -> int | None:
 
 def _one_batch(states: Sequence[State]) -> bool:
     first = _key(states[0].plan)
-    return first[-1] and all(_key(s.plan) == first for s in states)
+    return all(_key(s.plan) == first for s in states)
 
 
+# the State fields the kernels move (layout.Pos's, and the counters); the others are kept beside the arrays
 _MANAGED = ("clock", "t", "g", "step", "last_ckpt", "corrupted", "pending_us", "hard", "sdc", "job_start_g",
-            "job_start_t", "totals", "job_start")  # the State fields the kernel moves
+            "job_start_t", "hyper_end", "hyper_anchor", "sdc_onset", "sdc_deadline", "sdc_detector", "clean_ckpt",
+            "n_corrupt", "corrupt_ckpts", "totals", "job_start")
 _FIELDS = tuple(f.name for f in fields(State))
 
 
@@ -87,13 +82,13 @@ class _Batch:
     """The arrays of one advance_replicas result, from which its States are built on first use.
 
     What no call changes is shared by every batch that descends from one packing of States (never mutated):
-    ``statics`` (per replica, its State fields the kernel does not move: plan, epoch, ...), ``packed_starts``
+    ``statics`` (per replica, its State fields the kernels do not move: plan, epoch), ``packed_starts``
     (per replica, its job_start Totals as packed) and ``words`` (the replicas' streams). What calls change is
-    this batch's own: ``pos``, ``tot``, ``start`` (a replica's job_start row, valid where ``ended``) and
-    ``ended`` (replicas whose job ended in a call since the packing)."""
+    this batch's own: ``pos``, ``tot``, ``ring`` (layout.py), ``start`` (a replica's job_start row, valid where
+    ``ended``) and ``ended`` (replicas whose job ended in a call since the packing)."""
 
-    def __init__(self, lay, pos, tot, start, ended, statics, packed_starts, words, hb):
-        self.lay, self.pos, self.tot, self.start, self.hb = lay, pos, tot, start, hb
+    def __init__(self, lay, pos, tot, start, ring, ended, statics, packed_starts, words, hb):
+        self.lay, self.pos, self.tot, self.start, self.ring, self.hb = lay, pos, tot, start, ring, hb
         self.ended = ended
         self.statics, self.packed_starts, self.words = statics, packed_starts, words
         self._starts: dict[int, Totals] = {}  # job_start Totals built from ``start`` rows
@@ -107,11 +102,9 @@ class _Batch:
         return js
 
     def state_fields(self, i: int) -> dict:
-        p = self.pos[i].tolist()
         d = dict(self.statics[i])
-        d.update(clock=p[0], t=p[1], g=p[2], step=p[3], last_ckpt=p[4], corrupted=bool(p[5]), pending_us=p[6],
-                 hard=(p[7], p[8]), sdc=(p[9], p[10]), job_start_g=p[11], job_start_t=p[12],
-                 totals=self.lay.totals(self.tot[i].tolist()), job_start=self.job_start(i))
+        d.update(state_fields(self.pos[i].tolist(), self.ring[i]))
+        d.update(totals=self.lay.totals(self.tot[i].tolist()), job_start=self.job_start(i))
         return d
 
     def column(self, name: str) -> np.ndarray:
@@ -130,15 +123,20 @@ class _Batch:
 
     def in_flight_us(self) -> int:
         """Sum of State.in_flight_us over the replicas."""
-        return int(self.pos[:, 6].sum() + (self.pos[:, 0] - self.pos[:, 1]).sum())
+        p = self.pos
+        return int(p[:, Pos.pending_us].sum() + (p[:, Pos.clock] - p[:, Pos.t]).sum())
 
     def columns(self) -> dict:
         """state_columns of the States this batch holds, from its arrays."""
         p = self.pos
-        out = {"clock": p[:, 0].tolist(), "t": p[:, 1].tolist(), "g": p[:, 2].tolist(), "step": p[:, 3].tolist(),
-               "last_ckpt": p[:, 4].tolist(), "corrupted": p[:, 5].astype(bool).tolist(),
-               "pending_us": p[:, 6].tolist(), "hard": p[:, 7:9].tolist(), "sdc": p[:, 9:11].tolist(),
-               "job_start_g": p[:, 11].tolist(), "job_start_t": p[:, 12].tolist()}
+        out = {name: p[:, col].tolist() for name, col in Pos.__members__.items()
+               if name not in ("hard_i", "hard_p", "sdc_i", "sdc_p", "ring_head", "ring_n")}
+        out["corrupted"] = p[:, Pos.corrupted].astype(bool).tolist()
+        out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
+        out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
+        out["corrupt_ckpts"] = [list(state_fields(row, ring)["corrupt_ckpts"])
+                                for row, ring in zip(p.tolist(), self.ring, strict=True)] \
+            if p[:, Pos.ring_n].any() else [[] for _ in range(len(p))]
         starts = self.start
         waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
         if len(waiting):
@@ -153,7 +151,7 @@ class _Batch:
 
     def _totals_columns(self, rows: np.ndarray) -> dict[str, list]:
         out = {}
-        for name in _TOTALS:
+        for name in TOTALS:
             i, n = self.lay.start[name], self.lay.width_of.get(name)
             out[name] = rows[:, i].tolist() if n is None else rows[:, i:i + n].tolist()
         return out
@@ -209,7 +207,7 @@ def state_columns(states: Sequence[State]) -> dict:
     out: dict = {}
     for name in _FIELDS:
         if name in ("totals", "job_start"):
-            out[name] = {t: [_listed(getattr(getattr(s, name), t)) for s in states] for t in _TOTALS}
+            out[name] = {t: [_listed(getattr(getattr(s, name), t)) for s in states] for t in TOTALS}
         elif name != "plan":
             out[name] = [_listed(getattr(s, name)) for s in states]
     return out
@@ -228,20 +226,18 @@ def on_kernel(states: Sequence[State]) -> bool:
     return isinstance(states, Replicas) or (len(states) > 0 and _one_batch(states))
 
 
-def _row(s: State) -> tuple:
-    """A State's ``pos`` row (the kernel's order: _Batch.state_fields reads it back)."""
-    return (s.clock, s.t, s.g, s.step, s.last_ckpt, s.corrupted, s.pending_us, *s.hard, *s.sdc, s.job_start_g,
-            s.job_start_t)
-
-
 def _pack(states: Sequence[State], words: np.ndarray) -> _Batch:
     """States of one batch (_one_batch) as arrays."""
-    lay = _Layout(states[0].totals)
-    pos = np.array([_row(s) for s in states], dtype=np.int64)
+    plan = states[0].plan
+    lay = TotalsLayout(states[0].totals)
+    pos = np.array([pos_row(s) for s in states], dtype=np.int64)
     tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
     start = np.zeros_like(tot)  # rows written by the kernel where a job ends
-    return _Batch(lay, pos, tot, start, np.zeros(len(states), dtype=bool), tuple(_statics(s) for s in states),
-                  tuple(s.job_start for s in states), words, _hist_bucket(states[0].plan))
+    ring = _ring(plan, len(states))
+    for i, s in enumerate(states):
+        ring[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
+    return _Batch(lay, pos, tot, start, ring, np.zeros(len(states), dtype=bool), tuple(_statics(s) for s in states),
+                  tuple(s.job_start for s in states), words, _hist_bucket(plan))
 
 
 def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> Sequence[State]:
@@ -253,12 +249,10 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
         return ()
     if isinstance(states, Replicas):
         own = states.batch
-        at = int(own.pos[:, 0].max())
+        at = int(own.pos[:, Pos.clock].max())
         if until_us < at:
             raise ValueError(f"cannot advance backwards: at {at} us, asked for {until_us} us")
-        lay, statics, packed, words = own.lay, own.statics, own.packed_starts, own.words
-        plan = own.plan
-        pos, tot, start, ended = own.pos.copy(), own.tot.copy(), own.start.copy(), own.ended
+        pos, tot, start, ring = own.pos.copy(), own.tot.copy(), own.start.copy(), own.ring.copy()
     else:
         for s in states:
             if until_us < s.clock:
@@ -266,18 +260,19 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
         if not _one_batch(states):
             return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
         own = _pack(states, _stacked_words([s.plan for s in states]))
-        lay, statics, packed, words, plan = own.lay, own.statics, own.packed_starts, own.words, own.plan
-        pos, tot, start, ended = own.pos, own.tot, own.start, own.ended
+        pos, tot, start, ring = own.pos, own.tot, own.start, own.ring
+    lay = own.lay
     jobs = lay.start["jobs_completed"]
     jobs_before = tot[:, jobs].copy()
-    _run(plan, words, lay, pos, tot, start, until_us, max_jobs)
-    ended = ended | (tot[:, jobs] != jobs_before)
-    return Replicas(_Batch(lay, pos, tot, start, ended, statics, packed, words, _hist_bucket(plan)), len(states))
+    call(own.plan, lay, pos, tot, start, ring, own.words, until_us, max_jobs)
+    ended = own.ended | (tot[:, jobs] != jobs_before)
+    return Replicas(_Batch(lay, pos, tot, start, ring, ended, own.statics, own.packed_starts, own.words, own.hb),
+                    len(states))
 
 
 def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
-    """``tuple(core.new_state(with_seed(spec, s)) for s in seeds)`` (module docstring): a Replicas when the kernel
-    runs the plan (advance_replicas continues from its arrays), else a tuple."""
+    """``tuple(core.new_state(with_seed(spec, s)) for s in seeds)`` (module docstring), as a Replicas
+    (advance_replicas continues from its arrays)."""
     if not seeds:
         return ()
     compiled = compile_seeds(spec, seeds)
@@ -286,18 +281,15 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
     hard = compiled.streams["hard_stream"].first_positions(plans[0].hard_log1m)
     sdc = compiled.streams["sdc_stream"].first_positions(plans[0].sdc_log1m)
     _check(first, {"plan": plans[0], "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0]))}, "new_state")
-    if not _key(plans[0])[-1]:  # a mechanism the kernel lacks: States, one per seed
-        return tuple(_derived(first, {"plan": p, "hard": (0, h), "sdc": (0, d)})
-                     for p, h, d in zip(plans, hard.tolist(), sdc.tolist(), strict=True))
-    lay = _Layout(first.totals)
+    lay = TotalsLayout(first.totals)
     n = len(plans)
-    pos = np.tile(np.array(_row(first), dtype=np.int64), (n, 1))
-    pos[:, 7], pos[:, 8], pos[:, 9], pos[:, 10] = 0, hard, 0, sdc
+    pos = np.tile(np.array(pos_row(first), dtype=np.int64), (n, 1))
+    pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
     tot = np.tile(np.array(lay.row(first.totals), dtype=np.int64), (n, 1))
     base = _statics(first)
     statics = tuple({**base, "plan": p} for p in plans)
-    batch = _Batch(lay, pos, tot, np.zeros_like(tot), np.zeros(n, dtype=bool), statics, (first.job_start,) * n,
-                   _seeds_words(compiled), _hist_bucket(plans[0]))
+    batch = _Batch(lay, pos, tot, np.zeros_like(tot), _ring(plans[0], n), np.zeros(n, dtype=bool), statics,
+                   (first.job_start,) * n, _seeds_words(compiled), _hist_bucket(plans[0]))
     return Replicas(batch, n)
 
 
@@ -308,8 +300,8 @@ _RETARGETED = frozenset(("plan", "hard", "sdc", "epoch"))
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
     """``tuple(core.retarget(s, with_seed(spec, s.plan.spec.seed)) for s in states)`` (module docstring): a
-    Replicas continues as one (its arrays, the new plans' streams) when the kernel runs the new plan and the
-    step histogram is booked the same way under both; else a tuple of States."""
+    Replicas continues as one (its arrays, the new plans' streams) when the step histogram is booked the same way
+    under both plans and the rings keep their width; else a tuple of States."""
     if not states:
         return ()
     batch = getattr(states, "batch", None)
@@ -322,14 +314,18 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     head = states[0]
     first = retarget(head, with_seed(spec, seeds[0]))  # core's checks and result for the first replica
     if batch is not None:
-        g, step, last = batch.pos[:, 2], batch.pos[:, 3], batch.pos[:, 4]
+        g, step, last = batch.pos[:, Pos.g], batch.pos[:, Pos.step], batch.pos[:, Pos.last_ckpt]
+        pending = batch.pos[:, Pos.pending_us]
     else:
-        g, step, last = np.array([(s.g, s.step, s.last_ckpt) for s in states], dtype=np.int64).T
+        g, step, last, pending = np.array([(s.g, s.step, s.last_ckpt, s.pending_us) for s in states],
+                                          dtype=np.int64).T
     # core.retarget's checks of the position, over every replica (the first passed them in core)
     if (step > spec.target_steps).any():
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {int(step.max())}")
     if not head.plan.extended and (last % spec.ckpt_interval_steps).any():
         raise ValueError("retarget: the last checkpoint must be on the new checkpoint lattice")
+    if head.plan.extended and spec.step_seconds != head.plan.spec.step_seconds and pending.any():
+        retarget(states[int(np.flatnonzero(pending)[0])], with_seed(spec, 0))  # core's error, for that replica
     compiled = compile_seeds(spec, seeds, epoch + 1)
     plans, p0 = compiled.plans, compiled.plans[0]
     hard = g + compiled.streams["hard_stream"].first_positions(p0.hard_log1m) if p0.hard_log1m \
@@ -338,14 +334,14 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         else np.full(len(plans), NEVER, dtype=np.int64)
     _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1},
            "retarget", head)
-    if batch is None or not _key(p0)[-1] or _hist_bucket(p0) != batch.hb:
+    if batch is None or _hist_bucket(p0) != batch.hb or batch.ring.shape[1] != max(p0.retention, 1):
         return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1})
                      for s, p, h, d in zip(states, plans, hard.tolist(), sdc.tolist(), strict=True))
     pos = batch.pos.copy()
-    pos[:, 7], pos[:, 8], pos[:, 9], pos[:, 10] = 0, hard, 0, sdc
+    pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
     statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))
-    # tot and start are shared with the batch retargeted (never mutated: advance_replicas copies them)
-    out = _Batch(batch.lay, pos, batch.tot, batch.start, batch.ended, statics, batch.packed_starts,
+    # tot, start and ring are shared with the batch retargeted (never mutated: advance_replicas copies them)
+    out = _Batch(batch.lay, pos, batch.tot, batch.start, batch.ring, batch.ended, statics, batch.packed_starts,
                  _seeds_words(compiled), batch.hb)
     return Replicas(out, len(plans))
 
@@ -387,12 +383,9 @@ def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
         from simd.engine.core import run_job
 
         return [run_job(s, limit_us=limit_us) for s in specs]
-    plan = states[0].plan
-    lay = _Layout(states[0].totals)
-    pos = np.array([(0, 0, 0, 0, 0, 0, 0, *s.hard, *s.sdc, 0, 0) for s in states], dtype=np.int64)
-    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
-    start = np.zeros_like(tot)
-    _run(plan, _stacked_words([s.plan for s in states]), lay, pos, tot, start, limit_us, 1)
-    done = tot[:, lay.start["jobs_completed"]] >= 1
-    return [job_result(s.plan, lay.totals(row), 0, p[1]) if ok else None
-            for s, p, row, ok in zip(states, pos.tolist(), tot.tolist(), done.tolist(), strict=True)]
+    own = _pack(states, _stacked_words([s.plan for s in states]))
+    call(own.plan, own.lay, own.pos, own.tot, own.start, own.ring, own.words, limit_us, 1)
+    done = own.tot[:, own.lay.start["jobs_completed"]] >= 1
+    return [job_result(s.plan, own.lay.totals(row), 0, t) if ok else None
+            for s, t, row, ok in zip(states, own.pos[:, Pos.t].tolist(), own.tot.tolist(), done.tolist(),
+                                     strict=True)]

@@ -2,7 +2,7 @@
 
 Every replica's state is one entry of each field's array (``pos``: R x NPOS int64; ``tot``: R x NT int64, the
 Totals' columns; ``start``: the Totals at the start of each replica's current job), and its four streams are
-pcg.words rows (``words``: R x 4 x 5 uint64: hard, sdc, cause, straggler). The kernel runs walk.segment's
+pcg.words rows (``words``: R x NSTREAMS x 5 uint64, layout.Stream). The kernel runs walk.segment's
 logic, statement for statement, for one replica after another: the same event order (hard failure -> SDC
 onset -> validation -> checkpoint), the same geometric gaps (``ceil(log(1 - r) / log(1 - p))``, clipped to
 [1, 2**50], as streams.gaps), the same cause draws (the cause stream's draw number = the hard failure's index,
@@ -22,15 +22,17 @@ import math
 import numpy as np
 
 from simd.engine.jit import njit
+from simd.engine.layout import Pos, Stream
 from simd.engine.pcg import pcg64_next, seek, to_double
 from simd.engine.stepkernel import draw, run
 
 NEVER = 1 << 62  # hazard.NEVER
 GAP_CAP = float(1 << 50)  # streams._GAP_CAP
 
-# columns of ``pos``: the State's position fields
-CLOCK, T, G, STEP, LAST, CORRUPTED, PENDING, HARD_I, HARD_P, SDC_I, SDC_P, JOB_G, JOB_T = range(13)
-NPOS = 13
+# columns of ``pos`` (layout.py: named after the State's fields) the kernel reads and writes
+CLOCK, T, G, STEP, LAST, CORRUPTED, PENDING, HARD_I, HARD_P, SDC_I, SDC_P, JOB_G, JOB_T = (
+    Pos.clock, Pos.t, Pos.g, Pos.step, Pos.last_ckpt, Pos.corrupted, Pos.pending_us, Pos.hard_i, Pos.hard_p, Pos.sdc_i,
+    Pos.sdc_p, Pos.job_start_g, Pos.job_start_t)
 # entries of ``col``: where each Totals counter sits among the columns of ``tot``
 # (-1: the Totals has no such field)
 (C_EXEC, C_COMMIT, C_RECOMP, C_CKPTS, C_VALS, C_ONSETS, C_DET, C_BAKED, C_PROD, C_ROLL, C_CKPT_US, C_VAL_US,
@@ -142,7 +144,7 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
     hi_, hp = pos[r, HARD_I], pos[r, HARD_P]
     si_, sp = pos[r, SDC_I], pos[r, SDC_P]
     job_g, job_t = pos[r, JOB_G], pos[r, JOB_T]
-    wh, ws, wc, wst = words[r, 0], words[r, 1], words[r, 2], words[r, 3]
+    wh, ws, wc, wst = words[r, Stream.hard], words[r, Stream.sdc], words[r, Stream.cause], words[r, Stream.step_times]
     st_dx = wst[4] == np.uint64(1)
     # each stream's generator, at the draw that gives its next element's gap (index + 1)
     hh, hl = seek(wh, hi_ + 1) if hard_log1m != 0.0 else (np.uint64(0), np.uint64(0))

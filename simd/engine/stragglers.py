@@ -251,3 +251,22 @@ class StepTimes:
     def histogram_of(durations: np.ndarray, buckets: np.ndarray, count: int) -> np.ndarray:
         """Histogram (buckets, then +Inf) of the first ``count`` steps of a ``durations`` result."""
         return np.bincount(buckets[:count], minlength=_STRADDLE)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+# A plan without stragglers passes placeholder tables, read-only like the real ones: numba compiles a kernel once
+# per argument type, and a writable array is another type than a read-only one (one more compile of the largest
+# kernels, ~8 s each on a fresh machine).
+_NO_TABLES = (_readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False,
+              _readonly(np.zeros(1)), _readonly(np.zeros(1)), _readonly(np.zeros(1, dtype=np.int8)), False, 0,
+              np.zeros(1, dtype=np.int64))  # the bucket bounds, writable as bucket_bounds makes them
+
+
+def kernel_tables(step_times: StepTimes | None) -> tuple:
+    """The step-time tables the kernels take (stepkernel.draw's: healthy and slow ranks, base, bucket bounds);
+    placeholders of the same types without stragglers (None)."""
+    return _NO_TABLES if step_times is None else step_times.kernel_args()[1]

@@ -1,14 +1,18 @@
-"""The extended walk (xwalk.py) compiled: hyper-checkpointing, committed SDCs, shadow ranks and fleets, with or
-without stragglers, at 0.1-0.5 us per event.
+"""The engine's compiled loop over replicas: every mechanism (causes, stragglers, shadow ranks, fleets,
+hyper-checkpointing, committed SDCs and their detectors), each neutral when off, at 0.1-0.5 us per event.
 
-``advance(w, until)`` moves a Work (no per-event trace) the way xwalk.segment does, segment after segment, in one
-numba kernel: the same interesting steps (hard failure or shadow disagreement, SDC onset, validation or
-checkpoint point of an SDC in no checkpoint yet, a detector's finding, the end of a hyper window, the job's end),
-the same closed-form quiet stretches (hyper.points, xwalk.stretch_us, xwalk.fit_steps), the same cut at ``until``
-(a unit is done only if it ends at or before it), and the same draws. Under stragglers there is no closed form:
-the kernel draws each executed step's duration once, in order (stepkernel.draw, the slow ranks' table for the
-first slow_steps of a job), and decides the unit, a detector's finding and the cut at ``until`` on the drawn
-times as xwalk.segment does (its reference then; tests compare them bit for bit over any cut). The draws:
+``advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq)`` advances every replica (a row of
+the arrays laid out by layout.py) to ``until``, or until ``max_jobs`` jobs are complete in total (then its clock
+stays at the end of the last one, as core.advance's ``max_jobs``; -1: no such stop). A replica moves as the
+extended walk (xwalk.segment, its Python reference) moves a Work, segment after segment: the same interesting
+steps (hard failure or shadow disagreement, SDC onset, validation or checkpoint point of an SDC in no checkpoint
+yet, a detector's finding, the end of a hyper window, the job's end), the same closed-form quiet stretches
+(hyper.points, xwalk.stretch_us, xwalk.fit_steps), the same cut at ``until`` (a unit is done only if it ends at
+or before it), and the same draws. A job's end happens in the kernel: the replica's Totals then are copied to
+its ``start`` row (the next job's job_start) and the job's start time and step are its ``pos``'s. Under
+stragglers there is no closed form: the kernel draws each executed step's duration once, in order
+(stepkernel.draw, the slow ranks' table for the first slow_steps of a job), and decides the unit, a detector's
+finding and the cut at ``until`` on the drawn times as xwalk.segment does. The draws:
 
 - hard failures and SDC candidates: the geometric gaps of streams.gaps, ``ceil(log(1 - r) / log(1 - p))``
   clipped to [1, 2**50], from the stream's draw number ``index`` (pcg.py's PCG64);
@@ -20,19 +24,24 @@ times as xwalk.segment does (its reference then; tests compare them bit for bit 
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
   order of operations, so it gives the same doubles (tests compare it with the standard library's).
 
-It returns before the unit of a job's last step: the job's end builds a JobResult (Python objects), so
-xwalk.run finishes that segment with xwalk.segment, which runs the same trajectory (a test compares them). The
-kernel produces no Event objects: with ``trace`` xwalk.run keeps to the Python path. Tests compare states,
-totals and job results with xwalk.segment bit for bit, over any cut of time into calls.
+Pending compute (State.pending_us) is carried as the segment walk (walk.py) carries it: each executed step adds
+the step time, a checkpoint commits it, a rollback loses what is after the checkpoint rolled back to. With
+committed SDCs it is the compute since the newest clean checkpoint, as xwalk.py keeps it. So the kernel gives
+the segment walk's state on plans without hyper-checkpointing and committed SDCs even when a drill changed the
+step time with steps pending (core.retarget), and xwalk.segment's on every plan.
 
-Per call: a seek of each stream to its current draw (O(log n)) and the packing of the Work into arrays; per
-event a few dozen integer operations, no Python.
+The kernel produces no Event objects: core.advance builds a job's JobResult from its counters (single.py) and
+keeps ``trace`` on the Python walks. Tests compare states, totals and job results with the Python walks bit for
+bit, over any cut of time into calls.
+
+Per call: per replica a seek of each stream to its current draw (O(log n)); per event a few dozen integer
+operations, no Python.
 """
 
 from __future__ import annotations
 
 import math
-from operator import itemgetter
+from enum import IntEnum
 
 import numpy as np
 
@@ -40,35 +49,18 @@ from simd.engine import pcg, stepkernel
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
+from simd.engine.layout import Pos, Stream, Tot, TotalsLayout, words
 from simd.engine.replkernel import gap_of
-from simd.engine.replplan import _NO_TABLES  # the placeholder step-time tables: one signature with or without
-from simd.engine.stragglers import BUCKET_FACTORS
-from simd.engine.streams import Buffer
+from simd.engine.stragglers import kernel_tables
 
-# ``pos``: the Work's positions (and its Ext's) in and out
-# (JOB_START_G: read only, the executed steps before the current job: its first slow_steps have the slow ranks)
-(T, G, STEP, LAST, CORRUPTED, CLEAN, HYPER_END, ANCHOR, N_CORRUPT, DEADLINE, ONSET, DETECTOR, HARD_I, HARD_P,
- SDC_I, SDC_P, RING_HEAD, RING_N, JOB_START_G) = range(19)
-NPOS = 19
-# ``tot``: the Totals' scalar counters the walk changes, then the per-cause interruptions, the interruptions and
-# SDC onsets per accelerator type and the finds per detector (their offsets in ``plan_i``)
-SCALARS = ("steps_executed", "steps_committed", "steps_recomputed", "checkpoints", "validations", "sdc_onsets",
-           "sdc_detected", "sdc_baked", "productive_us", "rollback_us", "checkpoint_us", "validation_us",
-           "restart_us", "detection_us", "shadow_detected", "shadow_us", "hyper_activations", "hyper_steps",
-           "sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "straggler_us", "stragglers_replaced")
-(C_EXEC, C_COMMIT, C_RECOMP, C_CKPTS, C_VALS, C_ONSETS, C_DET, C_BAKED, C_PROD, C_ROLL, C_CKPT_US, C_VAL_US,
- C_RESTART, C_DETECT, C_SHADOW_DET, C_SHADOW_US, C_HYPER_ACT, C_HYPER_STEPS, C_LATE, C_UNREC, C_LOST, C_STRAG,
- C_REPLACED) = range(len(SCALARS))
-VECTORS = ("interruptions", "interruptions_by_type", "sdc_onsets_by_type", "detector_finds", "step_hist")
-_scalars_of = itemgetter(*SCALARS)
-# ``plan_i``: the plan's int64 constants
-(P_STEP, P_SHADOW, P_CKPT, P_VAL, P_V, P_C, P_H, P_TARGET, P_RESTART, P_COMMITTED, P_WINDOW, P_RETENTION,
- P_SHADOW_KIND, P_O_INTERR, P_O_INTERR_TYPE, P_O_ONSET_TYPE, P_O_FINDS, P_O_HIST, P_HAS_ST, P_SLOW_STEPS,
- P_SLOW_RANKS) = range(21)
-# rows of ``words``: the streams (pcg.words)
-W_HARD, W_SDC, W_CAUSE, W_HARD_TYPE, W_SDC_TYPE, W_DETECT, W_STRAG = range(7)
+# ``plan_i``: the plan's int64 constants, by name (Plan's attribute where it has one; ``o_*``: where a tuple of
+# the Totals starts in a ``tot`` row; ``has_st``: stragglers on)
+PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_every", "hyper_every", "target",
+             "sdc_restart_us", "committed", "hyper_window", "retention", "shadow_kind", "step_bucket", "has_st",
+             "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
+             "o_detector_finds", "o_step_hist")
+P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 DISTRIBUTIONS = ("exponential", "lognormal", "uniform")  # late.latency_us's, as codes 0, 1, 2
-UNTIL, JOB_END = 0, 1  # why the kernel returned
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # xwalk's unit kinds
 
 
@@ -227,30 +219,42 @@ def _ring_add(ring, head, cnt, x):
 
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
-def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum,
-         det_kind, det_scale, det_sigma, det_cov, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq):
-    """xwalk.segment over and over on the arrays: advance to ``until``, or to the start of the segment whose unit is a
-    job's last step (then returns JOB_END, else UNTIL). Under stragglers (``ha`` .. ``bounds``: the step-time
-    tables, stepkernel.draw's) each executed step's duration is drawn once, in order, as xwalk.segment draws
-    them: the quiet steps one by one up to the unit, a detector's finding or ``until`` (``hq``: scratch, the
-    histogram of a stretch's quiet steps)."""
-    step_us, shadow_us, ckpt_us, val_us = plan_i[P_STEP], plan_i[P_SHADOW], plan_i[P_CKPT], plan_i[P_VAL]
-    V, C, H, target, restart = plan_i[P_V], plan_i[P_C], plan_i[P_H], plan_i[P_TARGET], plan_i[P_RESTART]
-    committed, window, retention = plan_i[P_COMMITTED] != 0, plan_i[P_WINDOW], plan_i[P_RETENTION]
-    shadow_kind = plan_i[P_SHADOW_KIND]
-    o_interr, o_interr_type = plan_i[P_O_INTERR], plan_i[P_O_INTERR_TYPE]
-    o_onset_type, o_finds = plan_i[P_O_ONSET_TYPE], plan_i[P_O_FINDS]
+def advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
+    """Every replica (row) to ``until``, or to ``max_jobs`` jobs complete in total (>= 0); see the module docstring.
+    ``plan``: plan_arrays' constants; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
+    stragglers); ``hq``: scratch, one entry per histogram bucket."""
+    for r in range(pos.shape[0]):
+        _one(until, max_jobs, pos[r], tot[r], start[r], ring[r], words[r], plan, tables, hq)
+
+
+@njit()
+def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
+    """One replica: its rows of the arrays."""
+    plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
+        det_cov = plan
+    ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
+    step_us, shadow_us, ckpt_us, val_us = plan_i[P.step_us], plan_i[P.shadow_us], plan_i[P.ckpt_us], plan_i[P.val_us]
+    V, C, H, target = plan_i[P.val_every], plan_i[P.ckpt_every], plan_i[P.hyper_every], plan_i[P.target]
+    restart = plan_i[P.sdc_restart_us]
+    committed, window, retention = plan_i[P.committed] != 0, plan_i[P.hyper_window], plan_i[P.retention]
+    shadow_kind, bucket = plan_i[P.shadow_kind], plan_i[P.step_bucket]
+    o_interr, o_interr_type = plan_i[P.o_interruptions], plan_i[P.o_interruptions_by_type]
+    o_onset_type, o_finds, o_hist = plan_i[P.o_sdc_onsets_by_type], plan_i[P.o_detector_finds], plan_i[P.o_step_hist]
     su = step_us + shadow_us
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     nd = len(det_kind)
-    wh, ws, wc, wht, wst, wd = (words[W_HARD], words[W_SDC], words[W_CAUSE], words[W_HARD_TYPE], words[W_SDC_TYPE],
-                                words[W_DETECT])
+    wh, ws, wc, wht, wst, wd = (words[Stream.hard], words[Stream.sdc], words[Stream.cause], words[Stream.hard_type],
+                                words[Stream.sdc_type], words[Stream.detect])
 
-    t, g, step, last, corrupted = pos[T], pos[G], pos[STEP], pos[LAST], pos[CORRUPTED] != 0
-    clean, hyper_end, anchor, n_corrupt = pos[CLEAN], pos[HYPER_END], pos[ANCHOR], pos[N_CORRUPT]
-    deadline, onset_step, detector = pos[DEADLINE], pos[ONSET], pos[DETECTOR]
-    hi, hp, si, sp = pos[HARD_I], pos[HARD_P], pos[SDC_I], pos[SDC_P]
-    head, cnt = pos[RING_HEAD], pos[RING_N]
+    t, g, step, last, corrupted = pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt], pos[Pos.corrupted] != 0
+    pending = pos[Pos.pending_us]
+    job_t, job_g = pos[Pos.job_start_t], pos[Pos.job_start_g]
+    hyper_end, anchor, n_corrupt = pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt]
+    # under the reference semantics the newest clean checkpoint is the last one (the State keeps 0 then: xwalk.Ext)
+    clean = pos[Pos.clean_ckpt] if committed else last
+    deadline, onset_step, detector = pos[Pos.sdc_deadline], pos[Pos.sdc_onset], pos[Pos.sdc_detector]
+    hi, hp, si, sp = pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p]
+    head, cnt = pos[Pos.ring_head], pos[Pos.ring_n]
     zero = np.uint64(0)
     # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
     hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -259,20 +263,22 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
     ht_at, hth, htl = -1, zero, zero
     st_at, sth, stl = -1, zero, zero
     d_at, dh, dl_ = -1, zero, zero
-    has_st, slow_steps, slow_ranks = plan_i[P_HAS_ST] != 0, plan_i[P_SLOW_STEPS], plan_i[P_SLOW_RANKS]
-    o_hist = plan_i[P_O_HIST]
-    wx = words[W_STRAG]
+    has_st, slow_steps, slow_ranks = plan_i[P.has_st] != 0, plan_i[P.slow_steps], plan_i[P.slow_ranks]
+    wx = words[Stream.step_times]
     xdx = wx[4] == np.uint64(1)
     # executed steps up to this one have the slow ranks (Work.slow_count); NEVER: always
-    slow_limit = pos[JOB_START_G] + slow_steps if slow_steps < NEVER else NEVER
+    slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
     x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
-    status = UNTIL
+    clock = until
 
     while True:
+        if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
+            clock = t  # halted: the clock stays at the end of the last job
+            break
         if H and g < hyper_end:  # hyper.lattice
-            P, off, piece = H, anchor % H, hyper_end
+            period, off, piece = H, anchor % H, hyper_end
         else:
-            P, off, piece = C, 0, NEVER
+            period, off, piece = C, 0, NEVER
         h = NEVER
         if hard_log1m != 0.0:
             while hp <= g:
@@ -296,13 +302,13 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             if s < e:
                 e = s
         elif n_corrupt == 0:  # not in a checkpoint yet: the next validation or checkpoint point meets it
-            q = off + ((step - off) // P + 1) * P
+            q = off + ((step - off) // period + 1) * period
             if V and (step // V + 1) * V < q:
                 q = (step // V + 1) * V
             if g + (q - step) < e:
                 e = g + (q - step)
         n = e - g
-        du, unit_b = su, 0  # the unit's step: its compute (shadow overhead included), its histogram bucket
+        du, unit_b = su, bucket  # the unit's step: its compute (shadow overhead included), its histogram bucket
         cut_quiet, k, acc, dsum = False, 0, 0, 0
         if has_st:  # the steps drawn one by one: quiet ones while they fit, up to the unit
             if x_at != g:
@@ -323,7 +329,7 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
                     break
                 qk = step + k
                 c = d + shadow_us
-                if (qk - off) % P == 0:
+                if (qk - off) % period == 0:
                     c += ckpt_us
                 if V and qk % V == 0:
                     c += val_us
@@ -338,14 +344,14 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             if budget <= su:
                 j = 1
             else:
-                j = _fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, P, off) - step + 2
+                j = _fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, period, off) - step + 2
             if j < n:
                 n, e = j, g + j
         m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
         if has_st:
             quiet = acc
         else:
-            nc = (m - off) // P - (step - off) // P
+            nc = (m - off) // period - (step - off) // period
             nv = m // V - step // V if V else 0
             quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
         q = m + 1
@@ -374,14 +380,14 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
                     first = 2 * nd * si
                     if d_at != first:
                         dh, dl_ = pcg.seek(wd, first)
-                    for k in range(nd):
+                    for k2 in range(nd):
                         dh, dl_, u_cov = _next(wd, dh, dl_)
                         dh, dl_, u_lat = _next(wd, dh, dl_)
-                        if u_cov > det_cov[k]:
+                        if u_cov > det_cov[k2]:
                             continue
-                        at = t1 + latency_us(det_kind[k], det_scale[k], det_sigma[k], u_lat)
+                        at = t1 + latency_us(det_kind[k2], det_scale[k2], det_sigma[k2], u_lat)
                         if at < dl:
-                            dl, det = at, k
+                            dl, det = at, k2
                     d_at = first + 2 * nd
             val = V != 0 and q % V == 0
             if corr and dl <= t1:
@@ -389,73 +395,74 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             elif val and corr and n_corrupt == 0:
                 kind, cost = _DETECTED, du + val_us + restart
             else:
-                ck = (q - off) % P == 0
+                ck = (q - off) % period == 0
                 kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
                 if ck and corr and not committed:
                     kind, cost = _BAKED, cost + restart
-                elif q == target:  # the job's end: xwalk.segment runs this segment
-                    status = JOB_END
-                    break
         in_hyper = piece < NEVER
         cut = cut_quiet or t + quiet + cost > until
         mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
         if cut and not has_st:
-            mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, P, off) - step
+            mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
         if mm:  # the quiet steps step + 1 .. step + mm, as xwalk._cross
             b = step + mm
-            nq = (b - off) // P - (step - off) // P
-            tot[C_EXEC] += mm
-            tot[C_SHADOW_US] += mm * shadow_us
+            nq = (b - off) // period - (step - off) // period
+            tot[Tot.steps_executed] += mm
+            tot[Tot.shadow_us] += mm * shadow_us
+            pending += mm * step_us
             if in_hyper:
-                tot[C_HYPER_STEPS] += mm
-            tot[C_CKPTS] += nq
-            tot[C_CKPT_US] += nq * ckpt_us
+                tot[Tot.hyper_steps] += mm
+            tot[Tot.checkpoints] += nq
+            tot[Tot.checkpoint_us] += nq * ckpt_us
             if V:
                 nvq = b // V - step // V
-                tot[C_VALS] += nvq
-                tot[C_VAL_US] += nvq * val_us
+                tot[Tot.validations] += nvq
+                tot[Tot.validation_us] += nvq * val_us
             if nq:
-                newest = off + ((b - off) // P) * P
+                newest = off + ((b - off) // period) * period
                 if not corrupted:
-                    tot[C_COMMIT] += newest - last
-                    tot[C_PROD] += (newest - last) * step_us
+                    tot[Tot.steps_committed] += newest - last
+                    tot[Tot.productive_us] += (newest - last) * step_us
+                    pending -= (newest - last) * step_us
                     last = clean = newest
                 else:  # a committed SDC (the first checkpoint that took it was a unit): hyper.newest_points
                     n_corrupt += nq
                     for i in range(min(nq, len(ring)) - 1, -1, -1):
-                        head, cnt = _ring_add(ring, head, cnt, newest - i * P)
+                        head, cnt = _ring_add(ring, head, cnt, newest - i * period)
                     last = newest
             if has_st:  # Work.account_steps: their time above the base step time, their buckets
                 t += acc
-                tot[C_STRAG] += dsum - mm * step_us
+                tot[Tot.straggler_us] += dsum - mm * step_us
                 for b_ in range(len(hq)):
                     tot[o_hist + b_] += hq[b_]
                 if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # Work.moved
-                    tot[C_REPLACED] += slow_ranks
+                    tot[Tot.stragglers_replaced] += slow_ranks
             else:
-                t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, P, off)
+                t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, period, off)
+                tot[o_hist + bucket] += mm  # every step in the plan's bucket (work.Work.pack)
             step, g = b, g + mm
         if cut:
             break
         # the unit, as xwalk._apply
-        tot[C_EXEC] += 1
-        tot[C_SHADOW_US] += shadow_us
+        tot[Tot.steps_executed] += 1
+        tot[Tot.shadow_us] += shadow_us
+        pending += step_us
+        tot[o_hist + unit_b] += 1
         if has_st:
-            tot[C_STRAG] += du - shadow_us - step_us
-            tot[o_hist + unit_b] += 1
+            tot[Tot.straggler_us] += du - shadow_us - step_us
             if slow_ranks and slow_steps < NEVER and e - 1 < slow_limit <= e:
-                tot[C_REPLACED] += slow_ranks
+                tot[Tot.stragglers_replaced] += slow_ranks
         if in_hyper:
-            tot[C_HYPER_STEPS] += 1
+            tot[Tot.hyper_steps] += 1
         t += cost
         g, step = e, q
-        if kind == _HARD:  # Work.stopped, then the rollback
-            tot[C_DETECT] += stop_det[stop]
-            tot[C_RESTART] += stop_rst[stop]
+        if kind == _HARD:  # Work.stopped, then the rollback to the last checkpoint
+            tot[Tot.detection_us] += stop_det[stop]
+            tot[Tot.restart_us] += stop_rst[stop]
             if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
-                tot[C_SHADOW_DET] += 1
-                tot[C_DET] += 1
-                tot[C_ONSETS] += 1
+                tot[Tot.shadow_detected] += 1
+                tot[Tot.sdc_detected] += 1
+                tot[Tot.sdc_onsets] += 1
                 tot[o_onset_type] += 1
             else:
                 tot[o_interr + stop] += 1
@@ -467,19 +474,21 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
                     ht_at = index + 1
                     ty = _bucket(hard_type_cum, u)
                 tot[o_interr_type + ty] += 1
-            tot[C_RECOMP] += step - last
-            tot[C_ROLL] += (step - last) * step_us
+            tot[Tot.steps_recomputed] += step - last
+            kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
+            tot[Tot.rollback_us] += pending - kept
+            pending = kept
             step = last
             if corrupted and n_corrupt == 0:  # the SDC was not in a checkpoint: it is gone
                 corrupted, deadline, onset_step, detector, clean, head, cnt = False, NEVER, 0, 0, last, 0, 0
             if stop == shadow_kind and H:  # a disagreement is an SDC detection
                 if g >= hyper_end:
-                    tot[C_HYPER_ACT] += 1
+                    tot[Tot.hyper_activations] += 1
                 hyper_end, anchor = g + window, last
             continue
         if onset:  # Work.onset
             corrupted = True
-            tot[C_ONSETS] += 1
+            tot[Tot.sdc_onsets] += 1
             ty = 0
             if len(sdc_type_cum) > 1:
                 if st_at != si:
@@ -490,59 +499,89 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             tot[o_onset_type + ty] += 1
             onset_step = q
         deadline, detector = dl, det
-        if kind == _FOUND:
-            tot[o_finds + detector] += 1
-            if n_corrupt == 0:
-                tot[C_DET] += 1
-                back = last
-            else:  # late.rollback_target
-                tot[C_LATE] += 1
-                if n_corrupt < retention:
-                    back = clean
-                    tot[C_LOST] += n_corrupt
-                else:  # unrecoverable: on from the oldest retained checkpoint, the SDC accepted
-                    back = ring[head]
-                    tot[C_LOST] += retention - 1
-                    tot[C_UNREC] += 1
-                    tot[C_RECOMP] += step - back
-                    tot[C_ROLL] += (step - back) * step_us
-                    step = back
-                    tot[C_COMMIT] += back - clean
-                    tot[C_PROD] += (back - clean) * step_us
-        else:
+        if kind == _STEP:
             if val:
-                tot[C_VALS] += 1
-                tot[C_VAL_US] += val_us
-            if kind == _STEP:
-                if ck:
-                    tot[C_CKPTS] += 1
-                    tot[C_CKPT_US] += ckpt_us
-                    if not corrupted:
-                        tot[C_COMMIT] += q - last
-                        tot[C_PROD] += (q - last) * step_us
-                        last = clean = q
-                        continue
+                tot[Tot.validations] += 1
+                tot[Tot.validation_us] += val_us
+            if ck:
+                tot[Tot.checkpoints] += 1
+                tot[Tot.checkpoint_us] += ckpt_us
+                if not corrupted:
+                    tot[Tot.steps_committed] += q - last
+                    tot[Tot.productive_us] += pending
+                    pending = 0
+                    last = clean = q
+                else:
                     if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
-                        tot[C_BAKED] += 1
+                        tot[Tot.sdc_baked] += 1
                     n_corrupt += 1
                     head, cnt = _ring_add(ring, head, cnt, q)
                     last = q
-                continue
+            if q == target:  # the job's end (xwalk._end_job, work.Work.end_job)
+                if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
+                    tot[Tot.steps_recomputed] += step - clean
+                    tot[Tot.rollback_us] += pending
+                    step = last = clean
+                    pending = 0
+                    corrupted = False
+                if corrupted:  # an SDC in no checkpoint yet: baked in, its steps void (seed 000's end-of-job rule)
+                    tot[Tot.sdc_baked] += 1
+                    tot[Tot.steps_recomputed] += step - last
+                    tot[Tot.rollback_us] += pending
+                else:
+                    tot[Tot.steps_committed] += step - last
+                    tot[Tot.productive_us] += pending
+                tot[Tot.jobs_completed] += 1
+                # element by element: a slice assignment compiles numba's shape-mismatch error path (kernels.py)
+                for k2 in range(len(tot)):
+                    start[k2] = tot[k2]
+                job_t, job_g = t, g
+                slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
+                step = last = clean = pending = 0
+                corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
+                if hyper_end > g:  # a job's end closes the hyper window
+                    hyper_end = g
+            continue
+        if kind == _FOUND:
+            tot[o_finds + detector] += 1
+            if n_corrupt == 0:
+                tot[Tot.sdc_detected] += 1
+                back = last
+            else:  # late.rollback_target
+                tot[Tot.sdc_late_found] += 1
+                if n_corrupt < retention:
+                    back = clean
+                    tot[Tot.checkpoints_lost] += n_corrupt
+                else:  # unrecoverable: on from the oldest retained checkpoint, the SDC accepted
+                    back = ring[head]
+                    tot[Tot.checkpoints_lost] += retention - 1
+                    tot[Tot.sdc_unrecoverable] += 1
+                    tot[Tot.steps_recomputed] += step - back
+                    tot[Tot.rollback_us] += pending - (back - clean) * step_us
+                    tot[Tot.steps_committed] += back - clean
+                    tot[Tot.productive_us] += (back - clean) * step_us
+                    step = clean = back
+                    pending = 0
+        else:
+            if val:
+                tot[Tot.validations] += 1
+                tot[Tot.validation_us] += val_us
             if kind == _BAKED:
-                tot[C_CKPT_US] += ckpt_us
-                tot[C_BAKED] += 1
+                tot[Tot.checkpoint_us] += ckpt_us
+                tot[Tot.sdc_baked] += 1
             else:
-                tot[C_DET] += 1
+                tot[Tot.sdc_detected] += 1
             back = last
-        # xwalk._detected: restart from ``back``, open a hyper window
-        tot[C_RESTART] += restart
-        tot[C_RECOMP] += step - back
-        tot[C_ROLL] += (step - back) * step_us
+        # xwalk._detected: restart from ``back`` (the newest clean checkpoint), open a hyper window
+        tot[Tot.restart_us] += restart
+        tot[Tot.steps_recomputed] += step - back
+        tot[Tot.rollback_us] += pending
+        pending = 0
         step = last = clean = back
         corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
         if H:
             if g >= hyper_end:
-                tot[C_HYPER_ACT] += 1
+                tot[Tot.hyper_activations] += 1
             hyper_end, anchor = g + window, back
 
     # to_state(): each stream's next element after g
@@ -556,78 +595,48 @@ def walk(until, pos, tot, ring, plan_i, log1m, words, stop_cum, stop_det, stop_r
             sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
             si += 1
             sp += gap
-    pos[T], pos[G], pos[STEP], pos[LAST], pos[CORRUPTED] = t, g, step, last, 1 if corrupted else 0
-    pos[CLEAN], pos[HYPER_END], pos[ANCHOR], pos[N_CORRUPT] = clean, hyper_end, anchor, n_corrupt
-    pos[DEADLINE], pos[ONSET], pos[DETECTOR] = deadline, onset_step, detector
-    pos[HARD_I], pos[HARD_P], pos[SDC_I], pos[SDC_P] = hi, hp, si, sp
-    pos[RING_HEAD], pos[RING_N] = head, cnt
-    return status
+    pos[Pos.clock], pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt] = clock, t, g, step, last
+    pos[Pos.corrupted], pos[Pos.pending_us] = 1 if corrupted else 0, pending
+    pos[Pos.job_start_t], pos[Pos.job_start_g] = job_t, job_g
+    pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt] = hyper_end, anchor, n_corrupt
+    # kept under committed SDCs only (the State keeps them at 0 otherwise: xwalk.Ext.fields)
+    pos[Pos.clean_ckpt], pos[Pos.sdc_onset] = (clean, onset_step) if committed else (0, 0)
+    pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
+    pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
+    pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
 
 
-# -- the Python side: the plan's arrays (cached per plan), a Work in and out ---------------------------------------
+# -- the Python side: the plan's arrays, cached on the (immutable) plan ----------------------------------------------
 
-_KEY = "_xkernel"  # the plan's kernel arguments, cached on the (immutable) plan as replicas.py does
-
-
-def _words(state: dict | None) -> np.ndarray:
-    return pcg.words(state) if state is not None else np.zeros(5, dtype=np.uint64)
+_KEY = "_xkernel"
 
 
-def plan_arrays(p) -> tuple:
-    """The kernel's arguments that depend on the plan only."""
+def plan_arrays(p, layout: TotalsLayout) -> tuple:
+    """The kernel's ``plan`` and ``tables`` for plan ``p`` with Totals laid out as ``layout``."""
     hit = p.__dict__.get(_KEY)
-    if hit is not None:
-        return hit
-    ncause, ntype, ndet = len(p.cause_names), len(p.type_names), len(p.detector_names)
+    if hit is not None and hit[0] == layout:
+        return hit[1]
     st = p.step_times
-    plan_i = np.array([p.step_us, p.shadow_us, p.ckpt_us, p.val_us, p.val_every, p.ckpt_every, p.hyper_every,
-                       p.target, p.sdc_restart_us, int(p.committed), p.hyper_window, p.retention, p.shadow_kind,
-                       len(SCALARS), len(SCALARS) + ncause, len(SCALARS) + ncause + ntype,
-                       len(SCALARS) + ncause + 2 * ntype, len(SCALARS) + ncause + 2 * ntype + ndet,
-                       int(st is not None), p.slow_steps, p.slow_ranks], dtype=np.int64)
-    words = np.stack([_words(s) for s in (p.hard_stream, p.sdc_stream, p.cause_stream, p.hard_type_stream,
-                                          p.sdc_type_stream, p.detect_stream, st.stream if st is not None else None)])
+    ints = {"committed": int(p.committed), "has_st": int(st is not None),
+            **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
+                                                             "sdc_onsets_by_type", "detector_finds", "step_hist")}}
+    plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
     dets = p.detectors
-    arrays = (plan_i, np.array([p.hard_log1m, p.sdc_log1m]), words,
-              np.array(p.stop_cumulative, dtype=np.float64), np.array(p.stop_detect_us, dtype=np.int64),
-              np.array(p.stop_restart_us, dtype=np.int64), np.array(p.hard_type_cumulative, dtype=np.float64),
-              np.array(p.sdc_type_cumulative, dtype=np.float64),
-              np.array([DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
-              np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
-              np.array([d[3] for d in dets], dtype=np.float64),
-              *(st.kernel_args()[1] if st is not None else _NO_TABLES))
-    p.__dict__[_KEY] = arrays
+    plan = (plan_i, np.array([p.hard_log1m, p.sdc_log1m]),
+            np.array(p.stop_cumulative, dtype=np.float64), np.array(p.stop_detect_us, dtype=np.int64),
+            np.array(p.stop_restart_us, dtype=np.int64), np.array(p.hard_type_cumulative, dtype=np.float64),
+            np.array(p.sdc_type_cumulative, dtype=np.float64),
+            np.array([DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
+            np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
+            np.array([d[3] for d in dets], dtype=np.float64))
+    arrays = plan, kernel_tables(st)
+    p.__dict__[_KEY] = (layout, arrays)
     return arrays
 
 
-def advance(w, until: int) -> bool:
-    """Run the kernel on Work ``w`` (its ``ext`` set, no trace). True if it stopped before the unit of a job's last
-    step (the caller runs that segment), False if ``until`` came first."""
-    p, x, T = w.p, w.ext, w.totals
-    arrays = plan_arrays(p)
-    hp, sp = w.hard.next_after(w.g), w.sdc.next_after(w.g)  # (then the index is the next element's)
-    hi, si = w.hard.index(), w.sdc.index()
-    ring = np.zeros(max(p.retention, 1), dtype=np.int64)
-    ring[:len(x.corrupt_ckpts)] = x.corrupt_ckpts
-    pos = np.array([w.t, w.g, w.step, w.last, int(w.corrupted), x.clean_ckpt, x.hyper_end, x.hyper_anchor,
-                    x.n_corrupt, x.sdc_deadline, x.sdc_onset, x.sdc_detector, hi, hp, si, sp, 0,
-                    len(x.corrupt_ckpts), w.job_start_g], dtype=np.int64)
-    tot = np.array([*_scalars_of(T), *(v for k in VECTORS for v in T[k])], dtype=np.int64)
-    status = walk(until, pos, tot, ring, *arrays, np.zeros(len(BUCKET_FACTORS) + 1, dtype=np.int64))
-    (w.t, w.g, w.step, w.last, corrupted, x.clean_ckpt, x.hyper_end, x.hyper_anchor, x.n_corrupt, x.sdc_deadline,
-     x.sdc_onset, x.sdc_detector, hi, hp, si, sp, head, cnt, _) = pos.tolist()
-    w.corrupted = bool(corrupted)
-    w.pending = (w.step - x.clean_ckpt) * p.step_us
-    x.corrupt_ckpts = [int(ring[(head + i) % len(ring)]) for i in range(cnt)]
-    values = tot.tolist()
-    T.update(zip(SCALARS, values, strict=False))  # values: the scalars, then the vectors
-    at = len(SCALARS)
-    for k in VECTORS:
-        n = len(T[k])
-        T[k] = values[at:at + n]
-        at += n
-    if p.hard_log1m != 0.0:
-        w.hard = Buffer(p.hard_stream, p.hard_log1m, hi, hp)
-    if p.sdc_log1m != 0.0:
-        w.sdc = Buffer(p.sdc_stream, p.sdc_log1m, si, sp)
-    return status == JOB_END
+def ring_width(p) -> int:
+    """The columns of a replica's ``ring`` (at least one: numba needs no empty row)."""
+    return max(p.retention, 1)
+
+
+__all__ = ["P", "advance_all", "inv_cdf", "latency_us", "plan_arrays", "ring_width", "words"]

@@ -17,8 +17,8 @@ checkpoint; then the job ends at its target step. Detections (c), (d)-baked and 
 Promises: exact (the per-step oracle, oracle.py, runs the same loop body on every step); integer
 microseconds; it completes exactly the units that end at or before ``until``, so any cut of time into calls
 gives the same state (tick-size invariance); the Work's pending compute is that of the steps after the newest
-clean checkpoint (``clean_ckpt``). Without ``trace``, ``run`` runs the
-compiled loop (xkernel.py), which tests compare with ``segment`` bit for bit.
+clean checkpoint (``clean_ckpt``). Without ``trace``, core.advance runs the compiled loop (xkernel.py) instead,
+which tests compare with ``segment`` bit for bit.
 """
 
 from __future__ import annotations
@@ -355,17 +355,3 @@ def _end_job(w: Work) -> None:
     w.end_job()  # an SDC in no checkpoint yet: baked in, its steps void (seed 000's end-of-job rule)
     x.clear_sdc(0)
     x.hyper_end = min(x.hyper_end, w.g)  # a job's end closes the hyper window
-
-
-def run(w: Work, until: int) -> bool:
-    """``segment`` over and over. Without ``trace`` the compiled loop (xkernel.py) runs up to the segment of a
-    job's end, which ``segment`` finishes; with it ``segment`` alone (the kernel makes no Event objects). The
-    same trajectory either way (tests compare them). Returns True after a job's end (the caller checks
-    ``max_jobs``), False when ``until`` comes first."""
-    if w.trace:  # the segment walk makes the events
-        return segment(w, until)
-    from simd.engine import xkernel  # on first use: numba (which imports yaml) stays out of `import simd.engine`
-
-    if xkernel.advance(w, until):  # stopped before the unit of a job's last step
-        return segment(w, until)
-    return False

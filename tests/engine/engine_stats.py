@@ -93,7 +93,7 @@ def check_partitions(s, horizon_steps: int, cuts: list[float]) -> None:
     buckets + in flight == clock after every call; counters never decrease; the compiled path equals the walk."""
     horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
     whole, whole_events = advance(new_state(s), horizon, trace=True)
-    walked, walked_events = advance(new_state(s), horizon, trace=True, vectorize=False)
+    walked, walked_events = advance(new_state(s), horizon, trace=True, compiled=False)
     assert walked == whole and walked_events == whole_events
     state, events = new_state(s), []
     previous = totals_flat(state)

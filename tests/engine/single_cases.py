@@ -15,24 +15,26 @@ STRAGGLERS = [None, Stragglers(0.5, 0, 1.0), Stragglers(0.5, 1, 1.2, replace_aft
 
 def _walk(state, until, **kw):
     """The reference: the Python segment walk."""
-    return advance(state, until, vectorize=False, compiled=False, **kw)
+    return advance(state, until, compiled=False, **kw)
 
 
 @contextmanager
 def _python_walk_refused():
-    """core.advance fails if it runs the Python segment walk meanwhile."""
+    """core.advance fails if it runs a Python walk (the segment walk, the extended walk) meanwhile."""
+    from simd.engine import xwalk
+
     def refuse(*_):
         raise AssertionError("the Python walk ran")
 
-    saved = core.segment
-    core.segment = refuse
+    saved, saved_x = core.segment, xwalk.segment
+    core.segment = xwalk.segment = refuse
     try:
         yield
     finally:
-        core.segment = saved
+        core.segment, xwalk.segment = saved, saved_x
 
 
 def _fast(state, until, **kw):
     """The compiled walk, and nothing else."""
     with _python_walk_refused():
-        return advance(state, until, vectorize=False, **kw)
+        return advance(state, until, **kw)

@@ -42,7 +42,7 @@ def test_tick_invariance_after_a_retarget():
     mid, _ = advance(new_state(base), 20 * HOUR + 12345)
     changed = retarget(mid, replace(base, sdc_per_gpu_hour=5e-3, ckpt_seconds=900.0))
     whole, ev_whole = advance(changed, 50 * HOUR, trace=True)
-    walk, _ = advance(changed, 50 * HOUR, trace=True, vectorize=False)
+    walk, _ = advance(changed, 50 * HOUR, trace=True, compiled=False)
     parts, ev_parts = changed, []
     for t in (21 * HOUR, 21 * HOUR + 1, 33 * HOUR, 50 * HOUR):
         parts, ev = advance(parts, t, trace=True)
@@ -82,7 +82,7 @@ def test_a_straggler_drill_on_and_off_keeps_the_histogram_equal_to_the_steps(pat
     base = spec(seed=5)
     on = replace(base, stragglers=Stragglers(0.5, 4, 1.5))
     for first, second in ((base, on), (on, base)):
-        walked = _drilled(first, second, compiled=False, vectorize=False)
+        walked = _drilled(first, second, compiled=False)
         t = walked.totals
         assert sum(t.step_hist) == t.steps_executed
         assert sum(t.step_hist[1:]) > 0 and t.step_hist[0] > 0  # both kinds of step are in it
@@ -124,10 +124,9 @@ def test_an_extended_plan_changes_its_step_time_only_with_nothing_pending():
 
 @pytest.mark.parametrize("kind", ["shadow", "fleet"])
 def test_a_step_time_drill_with_steps_pending_on_shadow_ranks_and_fleets(kind):
-    """Shadow ranks and fleets run on the extended kernel, which counts the pending compute as uncommitted steps
-    times the step time; after a drill changed the step time with steps pending, the segment walk (which adds
-    each step's as it runs) carries the job to its next checkpoint or rollback, and the result is the segment
-    walk's throughout."""
+    """Shadow ranks and fleets run on the extended kernel, which carries the pending compute as the segment walk
+    does (each step adds its own step time): after a drill changed the step time with steps pending, the kernel's
+    result is the segment walk's."""
     from simd.engine import Accelerator, Shadow
 
     extra = {"shadow": Shadow(0.5, 0.05)} if kind == "shadow" else {
@@ -135,11 +134,11 @@ def test_a_step_time_drill_with_steps_pending_on_shadow_ranks_and_fleets(kind):
     base = spec(seed=4, ckpt_interval_steps=50, validation_interval_steps=25, **extra)
     for cut in (3 * HOUR + 5, 7 * HOUR + 11, 11 * HOUR):
         paths = []
-        for vectorize in (True, False):  # the kernel, the segment walk
-            state, _ = advance(new_state(base), cut, vectorize=vectorize)
+        for compiled in (True, False):  # the kernel, the segment walk
+            state, _ = advance(new_state(base), cut, compiled=compiled)
             assert state.pending_us > 0 or cut == 11 * HOUR  # steps pending at the drill (a cut chosen so)
             slow = retarget(state, replace(base, step_seconds=base.step_seconds * 1.5))
-            slow, _ = advance(slow, cut + 2 * HOUR, vectorize=vectorize)
+            slow, _ = advance(slow, cut + 2 * HOUR, compiled=compiled)
             back = retarget(slow, base)
-            paths.append(advance(back, cut + 40 * HOUR, vectorize=vectorize)[0])
+            paths.append(advance(back, cut + 40 * HOUR, compiled=compiled)[0])
         assert paths[0] == paths[1]

@@ -17,7 +17,6 @@ from simd.engine import (
     new_state,
     retarget,
     run_job,
-    single,
 )
 from simd.engine.spec import Hyper
 
@@ -37,8 +36,8 @@ def test_run_job_over_seeds_equals_the_python_walk(name):
         s = replace(base, seed=seed)
         for limit in (None, int(1.3 * ideal)):
             with _python_walk_refused():
-                got = run_job(s, limit_us=limit, vectorize=False)
-            assert got == run_job(s, limit_us=limit, vectorize=False, compiled=False)
+                got = run_job(s, limit_us=limit)
+            assert got == run_job(s, limit_us=limit, compiled=False)
 
 
 def test_many_job_ends_in_one_call_come_out_as_events():
@@ -68,12 +67,12 @@ def test_retargeted_state_continues_equal():
     assert _fast(got, 5000 * 60 * S) == _walk(ref, 5000 * 60 * S)
 
 
-def test_trace_and_mechanisms_the_kernel_lacks_stay_on_the_python_walk():
+def test_every_mechanism_is_compiled_and_trace_stays_on_the_python_walk():
     odd = spec(validation_interval_steps=40)
-    assert single.handles(new_state(odd))
-    for other in (replace(odd, shadow=Shadow(0.5, 0.05)), replace(odd, hyper=Hyper(5, 100)),
+    for other in (odd, replace(odd, shadow=Shadow(0.5, 0.05)), replace(odd, hyper=Hyper(5, 100)),
                   replace(odd, fleet=(Accelerator("a", 768, 2.0e-4, 1.5e-4), Accelerator("b", 256, 1e-3, 6e-4)))):
-        assert not single.handles(new_state(other))
+        with _python_walk_refused():
+            advance(new_state(other), 3 * 3000 * 75 * S)  # neither Python walk runs
     until = 3 * 3000 * 75 * S  # three jobs or so
     traced, events = advance(new_state(odd), until, trace=True)
     assert {e.kind for e in events} > {"job_end"}  # interruptions and SDC verdicts: the walk's events
@@ -86,7 +85,7 @@ def test_compiled_false_runs_the_python_walk_with_the_same_state():
     checkpoint interval is retired: the compiled walk was faster per event and drew each step once); the
     compiled walk and the Python one give the same state."""
     for s in (spec(), replace(spec(), stragglers=STRAGGLERS[2])):  # validation 25 divides checkpoint 25
-        assert s.validation_interval_steps and single.handles(new_state(s))
+        assert s.validation_interval_steps
         until = 6000 * 75 * S
         with _python_walk_refused():
             fast = advance(new_state(s), until)  # the Python walk may not run

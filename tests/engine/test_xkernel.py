@@ -59,14 +59,14 @@ CONFIGS = {
 
 def test_the_kernel_is_used_without_trace_and_not_with_it():
     calls = []
-    real = xkernel.advance
+    real = xkernel.advance_all
 
-    def counting(w, until):
+    def counting(until, *args):
         calls.append(until)
-        return real(w, until)
+        return real(until, *args)
 
     s = CONFIGS["committed_layers"]
-    with mock.patch.object(xkernel, "advance", counting):
+    with mock.patch.object(xkernel, "advance_all", counting):
         advance(new_state(s), 10**6 * S, trace=True)
         assert calls == []
         advance(new_state(s), 10**6 * S)
@@ -118,7 +118,7 @@ def test_retention_one_loses_no_checkpoint_and_every_late_find_is_unrecoverable(
 def test_max_jobs_and_the_stop_before_a_jobs_end():
     s = CONFIGS["both_llama3_causes"]
     kernel = advance(new_state(s), 10**9 * S, max_jobs=3)
-    segment = advance(new_state(s), 10**9 * S, max_jobs=3, vectorize=False)
+    segment = advance(new_state(s), 10**9 * S, max_jobs=3, compiled=False)
     assert kernel == segment and kernel[0].totals.jobs_completed == 3
     # a cut just before, at and just after the end of the first job's last unit
     end = kernel[1][0].t_us

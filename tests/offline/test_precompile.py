@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent('''
     from simd.engine import Stragglers
     config = default_config()
     cases = [(s.name, s.job_spec(s.seed)) for s in config.all_scenarios]
-    # the Python walks under stragglers (the steps unit): no default scenario has them
+    # the extended kernel under stragglers: no default scenario has it
     slow = Stragglers(jitter_seconds=2.0, slow_ranks=2, slowdown=1.5, replace_after_steps=300)
     for name in ("optimized-fleet", "optimized-hyper", "optimized-layered-sdc"):
         cases.append((name + "+stragglers", replace(config.scenario(name).job_spec(), stragglers=slow)))
@@ -95,7 +95,7 @@ def test_units_of_the_default_scenarios():
 def test_an_unknown_unit_is_refused():
     from simd.offline import precompile
 
-    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: replicas, extended, steps, crn"):
+    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: replicas, extended, crn"):
         precompile.warm(["nope"])
     with pytest.raises(ValueError, match="no kernel unit"):
         kernels.run_unit("nope")
@@ -105,4 +105,4 @@ def test_simd_compile_refuses_an_unknown_unit_naming_the_units():
     r = subprocess.run([sys.executable, "-m", "simd", "compile", "--unit", "nope"], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert r.returncode == 2
-    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: replicas, extended, steps, crn)\n"
+    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: replicas, extended, crn)\n"

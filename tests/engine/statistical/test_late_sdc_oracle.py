@@ -38,11 +38,11 @@ def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
 @given(s=extended_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6))
 def test_fast_loop_equals_the_segment_walk(s, horizon_steps, cuts):
     """xwalk.run (locals, many segments per call; plans without stragglers) and xwalk.segment (one at a time,
-    forced by vectorize=False) compute the identical trajectory, events included."""
+    forced by compiled=False) compute the identical trajectory, events included."""
     horizon = int(horizon_steps * s.step_seconds * S * 1.7)
     fast, slow = new_state(s), new_state(s)
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         fast, fast_events = advance(fast, c, trace=True)
-        slow, slow_events = advance(slow, c, trace=True, vectorize=False)
+        slow, slow_events = advance(slow, c, trace=True, compiled=False)
         assert fast == slow
         assert fast_events == slow_events

@@ -91,7 +91,7 @@ def test_compiled_path_equals_segment_walk(s, horizon_steps, cuts):
     fast, slow = new_state(s), new_state(s)
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         fast, fast_events = advance(fast, c)
-        slow, slow_events = advance(slow, c, vectorize=False)
+        slow, slow_events = advance(slow, c, compiled=False)
         assert fast == slow
         assert fast_events == slow_events
 

@@ -36,7 +36,7 @@ def straggler_specs(draw):
 def test_stragglers_keep_tick_invariance_conservation_and_path_equality(s, horizon_steps, cuts):
     horizon = int(horizon_steps * 36 * US_PER_SECOND)
     whole, whole_events = advance(new_state(s), horizon, trace=True)
-    walk, _ = advance(new_state(s), horizon, trace=True, vectorize=False)
+    walk, _ = advance(new_state(s), horizon, trace=True, compiled=False)
     assert whole == walk
     state, events = new_state(s), []
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:

@@ -1,0 +1,129 @@
+"""The replicas' arrays, laid out from the engine's dataclasses: one row per replica, its columns named after
+State's and Totals' fields (generated here, never numbered by hand), so a field added to either has its column.
+
+- ``pos`` (R x NPOS, int64): a State's position, each integer field a column in State's order; the stream
+  positions ``hard`` and ``sdc`` as ``hard_i``/``hard_p`` (index, g position) and ``sdc_i``/``sdc_p``;
+  ``corrupt_ckpts`` as ``ring_head``/``ring_n`` over the replica's row of ``ring`` (R x retention, the newest
+  corrupt checkpoints, oldest at ``ring_head``). ``plan`` and ``epoch`` are not moved by a kernel: they are
+  kept beside the arrays.
+- ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
+  (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
+- ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
+  the plan has not (a mechanism that is off draws nothing).
+
+Pos, Tot and Stream are IntEnums: numba compiles their members as constants, so a kernel reads ``pos[r, Pos.t]``
+at the cost of ``pos[r, 1]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from enum import IntEnum
+
+import numpy as np
+
+from simd.engine.state import State, Totals
+
+# State fields a kernel does not move, and those stored as two columns or as a ring
+_KEPT = ("plan", "totals", "job_start", "epoch")
+_PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n")}
+
+
+def _pos_columns() -> list[str]:
+    out: list[str] = []
+    for f in fields(State):
+        if f.name not in _KEPT:
+            out.extend(_PAIRS.get(f.name, (f.name,)))
+    return out
+
+
+Pos = IntEnum("Pos", [(name, i) for i, name in enumerate(_pos_columns())])
+NPOS = len(Pos)
+TOTALS = tuple(f.name for f in fields(Totals))
+_TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
+Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
+# the plan's streams (Plan fields; "step_times": its StepTimes' stream)
+STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
+           "step_times")
+Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
+
+
+class TotalsLayout:
+    """Where each Totals field sits in a ``tot`` row of Totals shaped like ``example`` (the widths of its tuples:
+    causes, buckets, accelerator types, detectors): ``start[name]``, ``width_of[name]`` (tuples only)."""
+
+    def __init__(self, example: Totals):
+        self.start = {n: int(Tot[n]) for n in Tot.__members__}
+        self.width_of: dict[str, int] = {}
+        i = len(Tot)
+        for name in _TUPLES:
+            self.start[name] = i
+            self.width_of[name] = len(getattr(example, name))
+            i += self.width_of[name]
+        self.width = i
+        self._scalars = tuple(Tot.__members__)
+
+    def row(self, t: Totals) -> list[int]:
+        d = t.__dict__
+        out = [d[n] for n in self._scalars]
+        for name in _TUPLES:
+            out.extend(d[name])
+        return out
+
+    def totals(self, row: list[int]) -> Totals:
+        """A Totals from a row (a list: ``tot[i].tolist()``)."""
+        d = dict(zip(self._scalars, row, strict=False))
+        for name in _TUPLES:
+            i = self.start[name]
+            d[name] = tuple(row[i:i + self.width_of[name]])
+        t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
+        t.__dict__.update(d)
+        return t
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TotalsLayout) and self.width_of == other.width_of
+
+    __hash__ = None
+
+
+def pos_row(s: State) -> list[int]:
+    """A State's ``pos`` row."""
+    d = s.__dict__
+    out = []
+    for name in Pos.__members__:
+        if name in ("hard_i", "sdc_i"):
+            out.append(d[name[:-2]][0])
+        elif name in ("hard_p", "sdc_p"):
+            out.append(d[name[:-2]][1])
+        elif name == "ring_head":
+            out.append(0)
+        elif name == "ring_n":
+            out.append(len(d["corrupt_ckpts"]))
+        else:
+            out.append(int(d[name]))
+    return out
+
+
+def state_fields(row: list[int], ring: np.ndarray) -> dict:
+    """The State fields a ``pos`` row (and the replica's ``ring`` row) hold: pos_row's inverse."""
+    d = dict(zip(Pos.__members__, row, strict=True))
+    head, n = d.pop("ring_head"), d.pop("ring_n")
+    k = len(ring)
+    d["corrupt_ckpts"] = tuple(int(ring[(head + i) % k]) for i in range(n))
+    d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
+    d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
+    d["corrupted"] = bool(d["corrupted"])
+    return d
+
+
+def words(plan) -> np.ndarray:
+    """The plan's streams as ``words`` rows (NSTREAMS x 5), cached on the (immutable) plan."""
+    w = plan.__dict__.get("_words")
+    if w is None:
+        from simd.engine import pcg
+
+        st = plan.step_times
+        got = [getattr(plan, n, None) for n in STREAMS[:-1]] + [st.stream if st is not None else None]
+        w = np.stack([pcg.words(s) if s is not None else np.zeros(5, dtype=np.uint64) for s in got])
+        plan.__dict__["_words"] = w
+    return w
