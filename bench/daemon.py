@@ -84,15 +84,15 @@ def wait_for_first_tick(base: str, proc: subprocess.Popen, timeout: float = 120.
     raise SystemExit("simd run did not complete a tick in time")
 
 
-def replicas_config(replicas: int, directory: Path) -> Path:
-    """A scenario file with only the default configuration's llama3-16k, with ``replicas`` replicas."""
+def replicas_config(replicas: int, directory: Path, scenario: str = "llama3-16k") -> Path:
+    """A scenario file with only the default configuration's ``scenario``, with ``replicas`` replicas."""
     import yaml
 
     from simd.scenario import default_config
 
-    body = default_config().scenario("llama3-16k").model_dump(mode="json", exclude_defaults=True)
+    body = default_config().scenario(scenario).model_dump(mode="json", exclude_defaults=True)
     body["replicas"] = replicas
-    path = directory / f"llama3-16k-x{replicas}.yaml"
+    path = directory / f"{scenario}-x{replicas}.yaml"
     path.write_text(yaml.safe_dump({"tick_seconds": 1.0, "scenarios": [body]}, sort_keys=False))
     return path
 
@@ -195,7 +195,7 @@ def engine_costs(replicas: int) -> None:
     from simd.engine import US_PER_SECOND
     from simd.engine.replicas import advance_replicas
     from simd.live.lane import KERNEL, counted, new_lane
-    from simd.scenario import load_config, parse_config
+    from simd.scenario import default_config, load_config, parse_config
 
     def timed(states, until: int) -> tuple[float, object]:
         times, out = [], None
@@ -228,14 +228,41 @@ def engine_costs(replicas: int) -> None:
           f"(one tick of speedup 3600: {steps} steps, {tick * 1e3:.1f} ms, events included)")
     print(f"  per event:               {per_event * 1e6:6.3f} us   [{KERNEL.per_event_us:g} us]   "
           f"({storm.replicas} replicas of a stormy scenario, 1,000 s: {n_events} events, {busy * 1e3:.1f} ms)")
+    # the extended kernel (xkernel.py): shadow ranks, fleets, hyper-checkpointing, committed SDCs
+    shadow = default_config().scenario("optimized-shadow").model_copy(update={"replicas": replicas})
+    states = advance_replicas(new_lane(shadow, shadow, 0).states, 3600 * US_PER_SECOND)
+    idle, _ = timed(states, states[0].clock)
+    per_call = idle / replicas
+    storm = storm_shadow()
+    st = advance_replicas(new_lane(storm, storm, 0).states, 10 * US_PER_SECOND)
+    busy, out = timed(st, st[0].clock + 1000 * US_PER_SECOND)
+    n_events = counted(out)[0] - counted(st)[0]
+    per_event = (busy - per_call * storm.replicas) / n_events
+    print("  the extended kernel (the same path for shadow ranks, fleets, hyper-checkpointing, committed SDCs):")
+    print(f"  per replica per call:    {per_call * 1e6:6.3f} us   [{KERNEL.per_call_us:g} us]   "
+          f"({replicas} replicas of optimized-shadow, no time advanced: {idle * 1e3:.1f} ms)")
+    print(f"  per event:               {per_event * 1e6:6.3f} us   [{KERNEL.per_event_us:g} us]   "
+          f"({storm.replicas} replicas of a stormy shadowed scenario, 1,000 s: {n_events} events, "
+          f"{busy * 1e3:.1f} ms)")
+
+
+def storm_shadow():
+    """The stormy scenario of engine_costs, 200 replicas, half the ranks shadowed and SDCs on (a disagreement
+    every few steps beside the failures)."""
+    from simd.scenario import Scenario, parse_config
+
+    base = parse_config(STORM).scenarios[0]
+    return Scenario.model_validate({**base.model_dump(), "name": "storm-shadow", "replicas": 200,
+                                    "failures": {"hard_per_gpu_hour": 1.8, "sdc_per_gpu_hour": 0.5},
+                                    "shadow": {"fraction": 0.5}})
 
 
 def core_costs(replicas: int) -> None:
-    """simd.live.lane.CORE: core.advance one replica at a time, the path of plans the replicas' kernel lacks a
-    mechanism of (since issue 20, step 7: the extended kernel, one replica per call)."""
+    """simd.live.lane.CORE: core.advance one replica at a time (an injected advance; every lane runs on the batch
+    over replicas since issue 20, step 10)."""
     from simd.engine import US_PER_SECOND, advance
     from simd.live.lane import CORE, counted, new_lane
-    from simd.scenario import Scenario, default_config, parse_config
+    from simd.scenario import default_config
 
     def timed(states, until: int) -> tuple[float, tuple]:
         times, out = [], ()
@@ -250,12 +277,7 @@ def core_costs(replicas: int) -> None:
     at = states[0].clock
     idle, _ = timed(states, at)
     tick, out = timed(states, at + 3600 * US_PER_SECOND)
-    # the stormy scenario of engine_costs, 200 replicas, half the ranks shadowed and SDCs on (a disagreement every
-    # few steps beside the failures): one replica at a time is ~100x slower per call than the batch
-    base = parse_config(STORM).scenarios[0]
-    storm = Scenario.model_validate({**base.model_dump(), "name": "storm-shadow", "replicas": 200,
-                                         "failures": {"hard_per_gpu_hour": 1.8, "sdc_per_gpu_hour": 0.5},
-                                         "shadow": {"fraction": 0.5}})
+    storm = storm_shadow()  # one replica at a time is ~100x slower per call than the batch
     st = tuple(advance(s, 10 * US_PER_SECOND)[0] for s in new_lane(storm, storm, 0).states)
     busy, out2 = timed(st, st[0].clock + 1000 * US_PER_SECOND)
     n_events = counted(out2)[0] - counted(st)[0]
@@ -387,7 +409,9 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--speedup", type=float, default=3600.0)
     p.add_argument("--scrape-every", type=float, default=1.0)
-    p.add_argument("--replicas", type=int, help="llama3-16k alone with this many replicas (the target: 10000)")
+    p.add_argument("--replicas", type=int, help="one scenario alone with this many replicas (the target: 10000)")
+    p.add_argument("--scenario", default="llama3-16k", help="with --replicas: which scenario of the default "
+                   "configuration (optimized-shadow and optimized-fleet have the same target)")
     p.add_argument("--state-dir", action="store_true", help="keep the state in a temporary directory (saves measured)")
     p.add_argument("--costs", action="store_true", help="the engine costs simd.live.lane's work limit counts "
                    "(KERNEL and CORE)")
@@ -411,7 +435,7 @@ def main() -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        config = replicas_config(args.replicas, Path(tmp)) if args.replicas else None
+        config = replicas_config(args.replicas, Path(tmp), args.scenario) if args.replicas else None
         state_dir = Path(tmp) / "state" if args.state_dir else None
         ok = bench_daemon(args.seconds, args.speedup, args.scrape_every, config, state_dir)
     return 0 if ok else 1

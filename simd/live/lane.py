@@ -7,8 +7,8 @@ start (or from a resumed snapshot of such a run), the shared time of a reload th
 
 Bounded work: a tick's work is counted in estimated CPU microseconds of the engine (:class:`Costs`): per event
 crossed (hard failures, SDC rollbacks, job ends), per executed step whose duration the straggler sampler draws,
-and per replica per call, at the measured costs of the path the lane runs on (the compiled batch over replicas,
-or core.advance one replica at a time). :func:`advance_lane` advances in chunks sized so that the expected work
+and per replica per call, at the measured costs of the path the lane runs on (the compiled batch over replicas, or an
+injected advance one replica at a time). :func:`advance_lane` advances in chunks sized so that the expected work
 plus four standard deviations fits the budget left (so in one call when it fits: a tick of 10,000 replicas of
 llama3-16k at speedup 3600 is ~0.13 s of estimated work, one call), counts what each chunk did, and stops once
 the work reaches ``limit`` or too little is left for another call: the lane is then *behind* the shared clock
@@ -65,9 +65,10 @@ class Costs:
 # (2,000-10,000 replicas, 3,600 simulated s per call); 0.65-0.83 us per replica per call (mostly its streams'
 # jumps to their current draws, in the kernel) and ~0.2 us in the arrays' copies.
 KERNEL = Costs(per_event_us=0.5, per_step_us=0.02, per_call_us=1.0)
-# core.advance, one replica at a time (plans the kernel lacks a mechanism of, an injected advance): 44 us per
-# event on the segment walk at a failure every other 1 s step (1.4-2.3 us on its batch path); ~14 ns per
-# straggler-drawn step (simd/engine/stragglers.py); 70-220 us per call that crosses no event.
+# An injected advance, one replica at a time (tests; every lane runs on the batch over replicas since issue 20):
+# what it runs is not known, so it is counted at the slowest path's costs, the Python segment walk's: 44 us per
+# event at a failure every other 1 s step; ~14 ns per straggler-drawn step (simd/engine/stragglers.py); 70-220 us
+# per call that crosses no event (core.advance on the compiled loop: 45 us per call, 0.05 us per event).
 CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0)
 
 Advance = Callable[[State, int], tuple[State, list]]
