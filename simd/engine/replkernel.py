@@ -24,7 +24,7 @@ import numpy as np
 from simd.engine.jit import njit
 from simd.engine.layout import Pos, Stream
 from simd.engine.pcg import pcg64_next, seek, to_double
-from simd.engine.stepkernel import draw, run
+from simd.engine.stepkernel import FITTED, draw, run
 
 NEVER = 1 << 62  # hazard.NEVER
 GAP_CAP = float(1 << 50)  # streams._GAP_CAP
@@ -260,8 +260,10 @@ def _advance_one(r, until, pos, tot, start, words, log1m, plan_i, col, cause_cum
                 slow = max(0, min(n_q, job_g + slow_steps - g))
                 for k in range(len(hist)):
                     hist[k] = 0
-                xh, xl, m, used, total, fits = run(xh, xl, wst[2], wst[3], st_dx, step, q_e - 1, budget, C, ckpt_us, V,
-                                                   val_us, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist)
+                xh, xl, m, used, total, how, _, _ = run(xh, xl, wst[2], wst[3], st_dx, step, q_e - 1, budget, C, 0,
+                                                        ckpt_us, V, val_us, slow, 0, NEVER, ha, hb, hc, hf, sa, sb,
+                                                        sc, sf, base, bounds, hist)
+                fits = how == FITTED
                 st_at = g + (m - step) + (0 if fits else 1)
                 n_done = m - step
                 excess = total - n_done * step_us

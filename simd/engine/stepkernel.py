@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.pcg import dxsm_next, float_bits, pcg64_next, seek, to_double
 
@@ -61,45 +62,55 @@ def fill(w, g0, n, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, out, buck
         buckets[j] = k
 
 
+FITTED, CUT, DUE = 0, 1, 2  # how ``run`` ended
+
+
 @njit()
-def run(sh, sl, ih, il, dx, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
+def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, val_us, slow, extra_us, due,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
-    """From generator state (sh, sl), job steps a+1 .. b, each with its checkpoint and validation pause, while
-    their time stays within ``budget`` (us), the first ``slow`` with the slow table. Returns (state after the
-    last draw, m, the time used, the summed durations of steps a+1 .. m, whether all fitted) and adds the
-    counted steps to ``hist``. A step that does not fit is drawn and not counted."""
+    """From generator state (sh, sl), job steps a+1 .. b, each with its checkpoint (on the lattice offset + k *
+    period) and validation pause and ``extra_us`` (shadow ranks' overhead), while their time stays within
+    ``budget`` (us), the first ``slow`` with the slow table. Returns (state after the last draw, m, the time
+    used, the summed durations of steps a+1 .. m, how it ended, the duration and bucket of the step drawn last)
+    and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT when step m+1 does not fit (drawn, not
+    counted); DUE when step m+1's compute ends at or after ``due`` (us from the start; drawn, not counted: a
+    detector's finding comes with it, xkernel.py)."""
     # the state as uint64 whoever calls: a Python int below 2**63 would be typed int64, and the generator's
     # shifts would then be arithmetic (wrong draws, table indices out of range)
     sh, sl, ih, il = np.uint64(sh), np.uint64(sl), np.uint64(ih), np.uint64(il)
     used = 0
     total = 0
     m = a
-    fits = True
+    how = FITTED
+    d, k = 0, 0
     # the next checkpoint and validation points after a (counters: a 64-bit division per step costs more
     # than the rest of the step)
-    next_c = (a // ckpt_every + 1) * ckpt_every
+    next_c = offset + ((a - offset) // period + 1) * period
     next_v = (a // val_every + 1) * val_every if val_every else -1
     while m < b:
         if m - a < slow:
             sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
         else:
             sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
+        if used + d + extra_us >= due:
+            how = DUE
+            break
         q = m + 1
-        cost = d
+        cost = d + extra_us
         if q == next_c:
             cost += ckpt_us
-            next_c += ckpt_every
+            next_c += period
         if q == next_v:
             cost += val_us
             next_v += val_every
         if used + cost > budget:
-            fits = False
+            how = CUT
             break
         used += cost
         total += d
         hist[k] += 1
         m = q
-    return sh, sl, m, used, total, fits
+    return sh, sl, m, used, total, how, d, k
 
 
 @njit()
@@ -107,6 +118,7 @@ def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
     """``run`` from executed step g0+1 on (stream ``w``): (m, the summed durations of steps a+1 .. m)."""
     sh, sl = seek(w, g0)
-    sh, sl, m, used, total, fits = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, ckpt_us,
-                                       val_every, val_us, slow, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist)
+    sh, sl, m, used, total, how, d, k = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, 0,
+                                            ckpt_us, val_every, val_us, slow, 0, NEVER, ha, hb, hc, hf, sa, sb, sc,
+                                            sf, base, bounds, hist)
     return m, total

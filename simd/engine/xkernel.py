@@ -310,35 +310,30 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
         n = e - g
         du, unit_b = su, bucket  # the unit's step: its compute (shadow overhead included), its histogram bucket
         cut_quiet, k, acc, dsum = False, 0, 0, 0
-        if has_st:  # the steps drawn one by one: quiet ones while they fit, up to the unit
+        if has_st:  # the steps drawn one by one (stepkernel.run): quiet ones while they fit, up to the unit
             if x_at != g:
                 xh, xl = pcg.seek(wx, g)
             for b_ in range(len(hq)):
                 hq[b_] = 0
-            while True:
-                k += 1
-                if g + k <= slow_limit:
+            # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
+            due = deadline - t if corrupted and deadline < NEVER else NEVER
+            slow = max(0, min(n - 1, slow_limit - g))
+            xh, xl, mq, acc, dsum, how, d, bk = stepkernel.run(
+                xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
+                shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq)
+            k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
+            x_at = g + k - (1 if how == stepkernel.FITTED else 0)
+            if how == stepkernel.FITTED:  # the segment's last step: the unit, unless its compute comes first
+                if g + n <= slow_limit:
                     xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, sa, sb, sc, sf, base, bounds)
                 else:
                     xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, ha, hb, hc, hf, base, bounds)
-                x_at = g + k
-                # the unit: the segment's end, or a detector's finding due by the end of this step's compute
-                if k == n or (corrupted and deadline < NEVER and t + acc + d + shadow_us >= deadline):
-                    n, e = k, g + k
-                    du, unit_b = d + shadow_us, bk
-                    break
-                qk = step + k
-                c = d + shadow_us
-                if (qk - off) % period == 0:
-                    c += ckpt_us
-                if V and qk % V == 0:
-                    c += val_us
-                if t + acc + c > until:  # this quiet step does not fit: the steps before it are crossed
-                    cut_quiet = True
-                    break
-                acc += c
-                dsum += d
-                hq[bk] += 1
+                x_at = g + n
+            if how == stepkernel.CUT:  # a quiet step does not fit: the steps before it are crossed
+                cut_quiet = True
+            else:
+                n, e = k, g + k
+                du, unit_b = d + shadow_us, bk
         elif corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
             budget = deadline - t
             if budget <= su:

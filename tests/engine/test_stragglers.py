@@ -130,7 +130,52 @@ def test_run_called_from_python_with_plain_ints_draws_the_same_steps():
     for cast in (int, np.uint64):
         sh, sl = (cast(x) for x in seek(w, 0))
         hist = np.zeros(len(BUCKET_FACTORS) + 1, dtype=np.int64)
-        out = stepkernel.run(sh, sl, cast(w[2]), cast(w[3]), True, 0, 1000, 1 << 62, 200, 72 * US_PER_SECOND,
-                             100, 20 * US_PER_SECOND, 50, *tables, hist)
-        assert out[2] == 1000 and out[4] == int(d.sum())
+        out = stepkernel.run(sh, sl, cast(w[2]), cast(w[3]), True, 0, 1000, 1 << 62, 200, 0, 72 * US_PER_SECOND,
+                             100, 20 * US_PER_SECOND, 50, 0, 1 << 62, *tables, hist)
+        assert out[2] == 1000 and out[4] == int(d.sum()) and out[5] == stepkernel.FITTED
         assert np.array_equal(hist, StepTimes.histogram_of(d, buckets, 1000))
+
+
+@pytest.mark.parametrize("due_at,budget_at", [(None, None), (137, None), (None, 211), (90, 300), (400, 150)])
+def test_run_ends_fitted_cut_or_due_as_a_step_by_step_loop_does(due_at, budget_at):
+    """stepkernel.run with a shifted checkpoint lattice (a hyper window's), a per-step overhead (shadow ranks) and
+    a deadline (a detector's finding) against the same rules written step by step over the numpy reference's
+    durations: where it ends, how, the time and durations summed, the histogram, the step drawn last."""
+    from simd.engine import stepkernel
+    from simd.engine.pcg import seek
+
+    times = StepTimes(1024, 6 * US_PER_SECOND, 0.5 * US_PER_SECOND, 1, 1.2, stream_state(9, "straggler",
+                                                                                         "PCG64DXSM"))
+    w, tables = times.kernel_args()
+    a, b, period, offset, ckpt, every, val, slow, extra = 10, 500, 7, 3, 40_000, 5, 9_000, 20, 300
+    d, buckets = times.durations_numpy(a, b - a, slow)
+    # the loop: the deadline and budget put at the start of the chosen steps
+    starts, used = [], 0
+    for j in range(b - a):
+        q = a + j + 1
+        starts.append(used)
+        used += int(d[j]) + extra + (ckpt if (q - offset) % period == 0 else 0) + (val if q % every == 0 else 0)
+    due = starts[due_at] + int(d[due_at]) + extra if due_at is not None else 1 << 62
+    budget = starts[budget_at] + 1 if budget_at is not None else 1 << 62
+    m, how, used, total = a, stepkernel.FITTED, 0, 0
+    for j in range(b - a):
+        q = a + j + 1
+        cost = int(d[j]) + extra + (ckpt if (q - offset) % period == 0 else 0) + (val if q % every == 0 else 0)
+        if used + int(d[j]) + extra >= due:
+            how = stepkernel.DUE
+            break
+        if used + cost > budget:
+            how = stepkernel.CUT
+            break
+        used, total, m = used + cost, total + int(d[j]), q
+    hist = np.zeros(len(BUCKET_FACTORS) + 1, dtype=np.int64)
+    sh, sl = seek(w, a)
+    out = stepkernel.run(sh, sl, w[2], w[3], True, a, b, budget, period, offset, ckpt, every, val, slow, extra, due,
+                         *tables, hist)
+    assert out[2:6] == (m, used, total, how)
+    assert np.array_equal(hist, StepTimes.histogram_of(d[:m - a], buckets[:m - a], m - a))
+    if how != stepkernel.FITTED:  # the step drawn last is step m + 1
+        assert (out[6], out[7]) == (int(d[m - a]), int(buckets[m - a]))
+    assert how == (stepkernel.FITTED if due_at is None and budget_at is None else
+                   stepkernel.DUE if budget_at is None or (due_at is not None and due_at <= budget_at)
+                   else stepkernel.CUT)
