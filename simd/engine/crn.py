@@ -7,15 +7,15 @@ seed, every configuration with the same straggler parameters (n_gpus, the base s
 slowdown, mitigation) sees the same duration at the same ``g``, whatever its checkpoint interval, recovery or
 failure rates: only how far in ``g`` each one goes differs. :class:`Shared` draws the durations once into a
 window of prefix sums (:class:`Window`: cumulative durations, each step's histogram bucket and the cumulative
-bucket counts every replkernel.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
-segment walk's kernel (replkernel._advance_one's prefix path): a stretch of quiet steps then costs O(1) instead
-of one draw per step, and fitting steps into what is left of the time limit is a binary search.
+bucket counts every xkernel.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
+engine's kernel (xkernel._one's prefix path): a stretch of quiet steps then costs O(1) instead of one draw per
+step, and fitting steps into what is left of the time limit is a binary search.
 
 Promises: ``Shared(specs).run(seed, limits)`` equals ``[core.run_job(replace(s, seed=seed), limit_us=l) for s, l
 in zip(specs, limits)]``, bit for bit (the same draws, sums of the same integers; tests compare them), and
 ``replicas.run_jobs`` too; :meth:`Shared.counters` equals core.advance's state (every counter) at the job's end.
-Configurations that do not share their durations, or that use a mechanism the kernel does not have, are refused
-(:func:`shared` says which can be grouped), so the caller runs them one by one.
+Configurations that do not share their durations, or that have committed SDCs (a detector's finding is not on
+the prefix path), are refused (:func:`shared` says which can be grouped), so the caller runs them one by one.
 
 Memory: the window moves forward. All configurations of a seed advance together through ``g``: each runs until
 it needs a step beyond the window, then the window drops what lies behind the slowest of them and is extended
@@ -31,21 +31,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from simd.engine import replkernel as rk
+from simd.engine import xkernel
 from simd.engine.core import new_state
 from simd.engine.jit import njit
-from simd.engine.layout import NPOS, Pos, Stream, TotalsLayout, words
+from simd.engine.layout import Pos, Stream, TotalsLayout, pos_row, words
 from simd.engine.pcg import seek
 from simd.engine.replicas import advance_replicas
-from simd.engine.replplan import _col, _plan_ints, _stops, _tables, batchable
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, to_us
 from simd.engine.state import Totals
 from simd.engine.stepkernel import draw
-from simd.engine.stragglers import BUCKET_FACTORS
+from simd.engine.stragglers import BUCKET_FACTORS, kernel_tables
 from simd.engine.streams import first_position
 
-STRIDE = rk.PREFIX_STRIDE
+STRIDE = xkernel.PREFIX_STRIDE
 _NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
 # Steps the window grows by when a configuration needs more. 2**18 steps are ~2.7 MB of window and 3-4 ms of drawing
 # (_fill: 15-16 ns per step measured here, 11-12 of them stepkernel.draw), so the ~1.2e6 steps of a llama3-16k job
@@ -121,7 +120,7 @@ class Window:
 
     def start(self, plan: Plan) -> None:
         """An empty window (step 0 only) on ``plan``'s stream, for its first job."""
-        self._draw = (words(plan)[Stream.step_times], plan.slow_steps, *_tables(plan))
+        self._draw = (words(plan)[Stream.step_times], plan.slow_steps, *kernel_tables(plan.step_times))
         self._reserve(1)
         self.p0 = self.end = 0
         self._pd[0] = 0
@@ -132,7 +131,7 @@ class Window:
         return self._pd.nbytes + self._pb.nbytes + self._ph.nbytes
 
     def arrays(self) -> tuple:
-        """The window as replkernel._advance_one's ``prefix``."""
+        """The window as xkernel._one's ``prefix``."""
         n = self.end - self.p0
         return self._pd[:n + 1], self._pb[:n + 1], self._ph[:n // STRIDE + 1], self.p0
 
@@ -174,27 +173,28 @@ class Window:
 
 
 @njit()
-def _run(which, until, pos, tot, start, words, log1m, plan_i, col, cum, det, rst, ha, hb, hc, hf, sa, sb, sc, sf,
-         base, bounds, hist, prefix, needs):
-    """Configurations ``which`` (one replica each) on the window ``prefix``: ``needs[p]`` = 0 when p is done,
-    else the executed step it waits for (replkernel._advance_one)."""
+def _run(which, until, pos, tot, start, ring, words, plans, tables, hq, prefix, needs):
+    """Configurations ``which`` (one replica each; ``plans``: their xkernel.plan_arrays stacked, one row each) on
+    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel._one)."""
     for j in range(len(which)):
         p = which[j]
-        needs[p] = rk._advance_one(p, until[p], pos, tot, start, words, log1m[p], plan_i[p], col, cum[p], det[p],
-                                   rst[p], ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, prefix)
+        plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p], plans[4][p], plans[5][p], plans[6][p],
+                plans[7][p], plans[8][p], plans[9][p], plans[10][p])
+        needs[p] = xkernel._one(until[p], 1, pos[p], tot[p], start[p], ring[p], words[p], plan, tables, hq, prefix)
 
 
 def shared(plans: Sequence[Plan]) -> bool:
-    """Whether ``plans`` (compiled for one seed) can run on one :class:`Shared`: all on the kernel, with the same
-    step durations (the same tables, base step time and slow steps) and the same shape of counters."""
-    if not plans or not all(batchable(p) and p.step_times is not None for p in plans):
+    """Whether ``plans`` (compiled for one seed) can run on one :class:`Shared`: all with the same step durations
+    (the same tables, base step time and slow steps), the same shape of counters and streams, and no committed
+    SDCs (a detector's finding is not on the prefix path)."""
+    if not plans or not all(p.step_times is not None and not p.committed for p in plans):
         return False
     first = plans[0]
 
     def same(p: Plan) -> bool:
         a, b = p.step_times, first.step_times
         return (a.healthy is b.healthy and a.slow is b.slow and a.base_us == b.base_us and a.stream == b.stream
-                and p.slow_steps == first.slow_steps and len(_stops(p)[0]) == len(_stops(first)[0])
+                and p.slow_steps == first.slow_steps and len(p.stop_cumulative) == len(first.stop_cumulative)
                 and (p.cause_names, p.type_names, p.detector_names)
                 == (first.cause_names, first.type_names, first.detector_names))
 
@@ -214,15 +214,12 @@ class Shared:
             raise ValueError("these configurations do not share their step durations (crn.shared)")
         self.specs = list(specs)
         lay = self.layout = TotalsLayout(states[0].totals)
-        self._col = _col(lay)
         self._row = np.array(lay.row(states[0].totals), dtype=np.int64)
-        ps = self.plans
-        self._log1m = np.array([(p.hard_log1m, p.sdc_log1m) for p in ps], dtype=np.float64)
-        self._plan_i = np.stack([_plan_ints(p, 1) for p in ps])
-        self._cum = np.array([_stops(p)[0] for p in ps], dtype=np.float64)
-        self._det = np.array([_stops(p)[1] for p in ps], dtype=np.int64)
-        self._rst = np.array([_stops(p)[2] for p in ps], dtype=np.int64)
-        self._tables = _tables(ps[0])
+        self._pos = np.array(pos_row(states[0]), dtype=np.int64)
+        arrays = [xkernel.plan_arrays(p, lay) for p in self.plans]
+        self._plans = tuple(np.stack([a[0][i] for a in arrays]) for i in range(len(arrays[0][0])))
+        self._tables = arrays[0][1]
+        self._ring = max(p.retention for p in self.plans)
         self.window = Window()
         self.peak_window_bytes = 0
 
@@ -239,9 +236,9 @@ class Shared:
         k = len(self.plans)
         plan = new_state(replace(self.specs[0], seed=seed)).plan  # the seed's streams, the same for every
         words_ = np.repeat(words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
-        pos = np.zeros((k, NPOS), dtype=np.int64)
+        pos = np.repeat(self._pos[None], k, axis=0)  # a fresh state's, its first failure and SDC this seed's:
         firsts: dict[tuple, int] = {}
-        for i, (hard, sdc) in enumerate(self._log1m.tolist()):
+        for i, (hard, sdc) in enumerate(self._plans[1].tolist()):  # (plan_arrays' log1m)
             for col, stream, log1m in ((Pos.hard_p, plan.hard_stream, hard), (Pos.sdc_p, plan.sdc_stream, sdc)):
                 key = (col, log1m)
                 if key not in firsts:
@@ -251,14 +248,14 @@ class Shared:
         start = np.zeros_like(tot)
         until = np.asarray(limits_us, dtype=np.int64)
         needs = np.zeros(k, dtype=np.int64)
+        ring = np.zeros((k, max(self._ring, 1)), dtype=np.int64)
         hist = np.zeros(_NB, dtype=np.int64)
         win = self.window
         win.start(plan)
         which = np.arange(k)
         alone: dict[int, tuple[Totals, int]] = {}  # configurations with a stretch longer than a window may be
         while True:
-            _run(which, until, pos, tot, start, words_, self._log1m, self._plan_i, self._col, self._cum,
-                 self._det, self._rst, *self._tables, hist, win.arrays(), needs)
+            _run(which, until, pos, tot, start, ring, words_, self._plans, self._tables, hist, win.arrays(), needs)
             waiting = np.flatnonzero(needs)
             if not len(waiting):
                 break

@@ -5,12 +5,10 @@ for the compiler before the first result (simd.kernelcache keeps what it compile
 of the engine compiles; its *workload* runs tiny jobs through that path's public entry points, so it compiles
 exactly the signatures real runs use (tests/offline/test_precompile.py checks that nothing else is compiled afterwards):
 
-- ``replicas``: replkernel.advance_all, the segment walk over replicas (core.advance's compiled path for one
-  replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel's draw): plain jobs,
-  causes, stragglers;
-- ``extended``: xkernel.advance_all, the extended loop (shadow ranks, fleets, hyper-checkpointing, committed SDCs,
-  with or without stragglers) for one replica and for a lane's many;
-- ``crn``: crn.py's shared step windows and the replica walk's prefix path (simd sweep's common random numbers).
+- ``kernel``: xkernel.advance_all, the engine's one compiled loop over replicas (core.advance's compiled path for
+  one replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel): every mechanism,
+  with or without stragglers;
+- ``crn``: crn.py's shared step windows and the kernel's prefix path (simd sweep's common random numbers).
 
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
 :func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
@@ -25,7 +23,7 @@ from dataclasses import replace
 
 from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers, compile_spec
 
-UNITS = ("replicas", "extended", "crn")
+UNITS = ("kernel", "crn")
 
 
 def compiled() -> bool:
@@ -49,25 +47,17 @@ _COMMITTED = CommittedSdc(detectors=(Detector("scan", "uniform", 600.0), Detecto
                                      Detector("audit", "exponential", 300.0, coverage=0.5)), retention_checkpoints=4)
 
 
-def _replicas() -> None:
+def _kernel() -> None:
     from simd.engine.core import run_job
     from simd.engine.replicas import advance_replicas, new_replicas, retarget_replicas
 
     run_job(_BASE)
     run_job(replace(_BASE, stragglers=_STRAGGLERS))
+    run_job(replace(_BASE, hyper=_HYPER))
+    run_job(replace(_BASE, validation_interval_steps=0, committed_sdc=_COMMITTED))
     lane = advance_replicas(new_replicas(_BASE, (1, 2)), 1_000_000_000)
     lane = retarget_replicas(lane, replace(_BASE, stragglers=_STRAGGLERS))
     advance_replicas(lane, 2_000_000_000)
-
-
-def _extended() -> None:
-    from simd.engine.core import run_job
-    from simd.engine.replicas import advance_replicas, new_replicas
-
-    run_job(replace(_BASE, hyper=_HYPER))
-    run_job(replace(_BASE, validation_interval_steps=0, committed_sdc=_COMMITTED))
-    run_job(replace(_BASE, hyper=_HYPER, stragglers=_STRAGGLERS))
-    advance_replicas(new_replicas(replace(_BASE, hyper=_HYPER), (1, 2)), 1_000_000_000)
 
 
 def _crn() -> None:
@@ -77,10 +67,10 @@ def _crn() -> None:
     Shared(specs).run(1, [10**12, 10**12])
 
 
-_WORKLOADS = {"replicas": _replicas, "extended": _extended, "crn": _crn}
+_WORKLOADS = {"kernel": _kernel, "crn": _crn}
 # The kernels each workload calls from Python (module, function): whether they are in numba's cache says
 # whether the unit is (simd.offline.precompile compiles only the others side by side).
-ENTRY_POINTS = {"replicas": (("replkernel", "advance_all"),), "extended": (("xkernel", "advance_all"),),
+ENTRY_POINTS = {"kernel": (("xkernel", "advance_all"),),
                 "crn": (("crn", "_run"), ("crn", "_fill"))}
 
 
@@ -97,8 +87,5 @@ def units_for(spec: JobSpec) -> tuple[str, ...]:
 
 
 def units_of(plan: Plan) -> tuple[str, ...]:
-    """The units a job of compiled ``plan`` runs on: replplan.call's choice of kernel (the replica kernel for
-    the plans replplan.batchable accepts, the extended kernel for the others)."""
-    from simd.engine.replplan import batchable
-
-    return ("replicas",) if batchable(plan) else ("extended",)
+    """The units a job of compiled ``plan`` runs on: the one kernel, whatever its mechanisms."""
+    return ("kernel",)

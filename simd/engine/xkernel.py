@@ -50,7 +50,6 @@ from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
 from simd.engine.layout import Pos, Stream, Tot, TotalsLayout, words
-from simd.engine.replkernel import gap_of
 from simd.engine.stragglers import kernel_tables
 
 # ``plan_i``: the plan's int64 constants, by name (Plan's attribute where it has one; ``o_*``: where a tuple of
@@ -61,7 +60,36 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "o_detector_finds", "o_step_hist")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 DISTRIBUTIONS = ("exponential", "lognormal", "uniform")  # late.latency_us's, as codes 0, 1, 2
+GAP_CAP = float(1 << 50)  # streams._GAP_CAP
+# The prefix path (crn.py): cumulative bucket counts are kept every PREFIX_STRIDE executed steps, the steps in
+# between counted from their buckets (at most PREFIX_STRIDE - 1 one-byte reads per end of a stretch, against
+# 1.4 bytes per step for the rows of counts: 11 int64 every 64 steps).
+PREFIX_STRIDE = 64
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # xwalk's unit kinds
+
+
+@njit()
+def gap_of(u, log1m):
+    """The geometric gap of uniform ``u`` in (0, 1] (streams.gaps: ``ceil(log(u) / log1m)`` in [1, 2**50])."""
+    gap = math.ceil(math.log(u) / log1m)
+    if gap < 1.0:
+        gap = 1.0
+    elif gap > GAP_CAP:
+        gap = GAP_CAP
+    return np.int64(gap)
+
+
+@njit()
+def _counts(ph, pb, p0, x, sign, hist):
+    """Add ``sign`` times the bucket counts of executed steps 1 .. x to ``hist``, from a prefix window that
+    starts at executed step ``p0`` (a multiple of PREFIX_STRIDE; crn.py): the row of counts at the last
+    multiple of the stride, then the steps after it one by one."""
+    j = x // PREFIX_STRIDE
+    row = j - p0 // PREFIX_STRIDE
+    for k in range(len(hist)):
+        hist[k] += sign * ph[row, k]
+    for y in range(j * PREFIX_STRIDE + 1, x + 1):
+        hist[pb[y - p0]] += sign
 
 
 @njit()
@@ -228,8 +256,14 @@ def advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq)
 
 
 @njit()
-def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
-    """One replica: its rows of the arrays."""
+def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix=None):
+    """One replica: its rows of the arrays. Returns 0, or with ``prefix`` (crn.py's window of step durations:
+    cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps p0 .. p0 + len(pd) - 1)
+    the executed step the next segment needs when the window ends before it: the replica's state is then written
+    as between two calls (its clock untouched) and a call with the window extended carries on from there, with
+    the result of one uninterrupted call. The prefix holds one job's durations from g = 0 (the slow ranks in its
+    first slow_steps), so it serves a replica's first job only, without committed SDCs (no detector's finding
+    to meet)."""
     plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
         det_cov = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
@@ -270,6 +304,7 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
     x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
     clock = until
+    need = 0
 
     while True:
         if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
@@ -310,7 +345,37 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
         n = e - g
         du, unit_b = su, bucket  # the unit's step: its compute (shadow overhead included), its histogram bucket
         cut_quiet, k, acc, dsum = False, 0, 0, 0
-        if has_st:  # the steps drawn one by one (stepkernel.run): quiet ones while they fit, up to the unit
+        if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None
+            pd, pb, ph, p0 = prefix
+            if job_g != 0 or g < p0 or committed:
+                raise ValueError("the prefix path runs a replica's first job without committed SDCs, from a window "
+                                 "that covers it")
+            if e - p0 >= len(pd):
+                need = e
+                break
+            i0 = g - p0
+            k = n  # the quiet steps step + 1 .. step + k - 1 if they all fit, else the most that do
+            acc = pd[i0 + k - 1] - pd[i0] + _stretch(step, step + k - 1, shadow_us, ckpt_us, V, val_us, period, off)
+            if acc > until - t:
+                cut_quiet = True
+                lo, hi_ = 0, n - 2
+                while lo < hi_:
+                    mid = (lo + hi_ + 1) // 2
+                    if pd[i0 + mid] - pd[i0] + _stretch(step, step + mid, shadow_us, ckpt_us, V, val_us, period,
+                                                        off) <= until - t:
+                        lo = mid
+                    else:
+                        hi_ = mid - 1
+                k = lo + 1
+                acc = pd[i0 + lo] - pd[i0] + _stretch(step, step + lo, shadow_us, ckpt_us, V, val_us, period, off)
+            dsum = pd[i0 + k - 1] - pd[i0]
+            for b_ in range(len(hq)):
+                hq[b_] = 0
+            _counts(ph, pb, p0, g + k - 1, 1, hq)
+            _counts(ph, pb, p0, g, -1, hq)
+            if not cut_quiet:  # the unit's step
+                du, unit_b = pd[e - p0] - pd[e - p0 - 1] + shadow_us, np.int64(pb[e - p0])
+        elif has_st:  # the steps drawn one by one (stepkernel.run): quiet ones while they fit, up to the unit
             if x_at != g:
                 xh, xl = pcg.seek(wx, g)
             for b_ in range(len(hq)):
@@ -590,7 +655,9 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
             sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
             si += 1
             sp += gap
-    pos[Pos.clock], pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt] = clock, t, g, step, last
+    if need == 0:
+        pos[Pos.clock] = clock
+    pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt] = t, g, step, last
     pos[Pos.corrupted], pos[Pos.pending_us] = 1 if corrupted else 0, pending
     pos[Pos.job_start_t], pos[Pos.job_start_g] = job_t, job_g
     pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt] = hyper_end, anchor, n_corrupt
@@ -599,6 +666,7 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
     pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
     pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
     pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
+    return need
 
 
 # -- the Python side: the plan's arrays, cached on the (immutable) plan ----------------------------------------------

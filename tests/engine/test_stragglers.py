@@ -169,7 +169,7 @@ def test_run_ends_fitted_cut_or_due_as_a_step_by_step_loop_does(due_at, budget_a
             break
         used, total, m = used + cost, total + int(d[j]), q
     hist = np.zeros(len(BUCKET_FACTORS) + 1, dtype=np.int64)
-    sh, sl = seek(w, a)
+    sh, sl = (np.uint64(x) for x in seek(w, a))  # (boxed as Python ints: typed by value, as the test above says)
     out = stepkernel.run(sh, sl, w[2], w[3], True, a, b, budget, period, offset, ckpt, every, val, slow, extra, due,
                          *tables, hist)
     assert out[2:6] == (m, used, total, how)

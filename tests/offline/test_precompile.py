@@ -84,18 +84,16 @@ def test_warmed_units_leave_nothing_to_compile():
 
 
 def test_units_of_the_default_scenarios():
-    """Which path each kind of scenario runs on: plain, causes and stragglers on the replica kernel; hyper,
-    committed SDCs, shadow ranks and fleets on the extended one."""
+    """Every kind of scenario runs on the one kernel (issue 20: there were a replica kernel for plain plans and
+    an extended one for hyper-checkpointing, committed SDCs, shadow ranks and fleets)."""
     units = {s.name: kernels.units_for(s.job_spec(s.seed)) for s in default_config().all_scenarios}
-    assert units["optimized"] == units["llama3-16k"] == units["ckpt-sweep-60"] == ("replicas",)
-    assert units["optimized-hyper"] == units["optimized-layered-sdc"] == ("extended",)
-    assert units["optimized-shadow"] == units["optimized-fleet"] == ("extended",)
+    assert set(units.values()) == {("kernel",)}  # every mechanism on the one kernel
 
 
 def test_an_unknown_unit_is_refused():
     from simd.offline import precompile
 
-    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: replicas, extended, crn"):
+    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: kernel, crn"):
         precompile.warm(["nope"])
     with pytest.raises(ValueError, match="no kernel unit"):
         kernels.run_unit("nope")
@@ -105,4 +103,4 @@ def test_simd_compile_refuses_an_unknown_unit_naming_the_units():
     r = subprocess.run([sys.executable, "-m", "simd", "compile", "--unit", "nope"], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert r.returncode == 2
-    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: replicas, extended, crn)\n"
+    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: kernel, crn)\n"

@@ -104,10 +104,38 @@ def test_points_with_other_durations_are_other_groups(small):
     assert crn.duration_key(none[0].scenario.job_spec()) is None
 
 
-def test_points_off_the_kernel_run_one_by_one():
-    """Hyper-checkpointing is not on the batch kernel: crn refuses the group, run_points runs each point alone."""
-    text = SMALL.replace("checkpoint: {interval_steps: 40, seconds: 60}",
-                         "checkpoint: {interval_steps: 40, seconds: 60, hyper: {interval_steps: 5, window_steps: 40}}")
+@pytest.mark.parametrize("extra", [
+    "checkpoint: {interval_steps: 40, seconds: 60, hyper: {interval_steps: 5, window_steps: 40}}",
+    "checkpoint: {interval_steps: 40, seconds: 60}\n    fleet: [{type: a, count: 384, hard_per_gpu_hour: 4.0e-4, "
+    "sdc_per_gpu_hour: 1.0e-4}, {type: b, count: 128, hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 6.0e-4}]",
+], ids=["hyper", "fleet"])
+def test_every_mechanism_but_committed_sdcs_shares_the_durations(extra):
+    """Hyper-checkpointing and fleets run on the one kernel's prefix path (issue 20; shadow ranks do not combine
+    with stragglers, engine.spec.REFUSED): each point's JobResults equal run_job's."""
+    text = SMALL.replace("checkpoint: {interval_steps: 40, seconds: 60}", extra)
+    if "fleet" in extra:
+        text = text.replace("failures: {hard_per_gpu_hour: 5.0e-4, sdc_per_gpu_hour: 2.0e-4, causes: llama3}",
+                            "failures: {causes: llama3}").replace("    n_gpus: 512\n", "")
+    assert text != SMALL
+    points = _points(parse_config(text).scenario("small"), "checkpoint.seconds=30,90")
+    specs = [p.scenario.job_spec() for p in points]
+    limits = [simulation_limit_us(p.scenario) for p in points]
+    group = crn.Shared(specs)
+    for seed in (0, 3):
+        assert group.run(seed, limits) == [run_job(replace(s, seed=seed), limit_us=lim)
+                                           for s, lim in zip(specs, limits, strict=True)]
+
+
+def test_points_off_the_prefix_path_run_one_by_one():
+    """Committed SDCs (a detector's finding is not on the prefix path): crn refuses the group, run_points runs each
+    point alone."""
+    text = SMALL.replace("validation: {interval_steps: 20, seconds: 5}", """validation: {interval_steps: 0, seconds: 0}
+    acknowledge: [sdc-baked]
+    sdc:
+      semantics: committed
+      retention_checkpoints: 4
+      detectors:
+        - {name: ripple, latency: {distribution: uniform, max_seconds: 259200}}""")
     assert text != SMALL
     points = _points(parse_config(text).scenario("small"), "checkpoint.seconds=30,90")
     with pytest.raises(ValueError, match="do not share"):
