@@ -141,7 +141,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     layers (validation off, retention 10), each against the per-step oracle (simd.engine.oracle): on the job
     above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
-    Both run on the extended walk's compiled loop (xkernel.py); "segment walk" gives its Python reference's
+    Both run on the engine's compiled loop (xkernel.py); "segment walk" gives its Python reference's
     time on the job for the record (xwalk.segment, ``compiled=False``), and each line its engine cost per
     event."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
@@ -172,7 +172,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
 
 def extended_with_stragglers(slow: JobSpec, args) -> None:
     """Hyper-checkpointing and committed SDCs under stragglers (the straggling job above, 10^6 steps): the
-    extended kernel (xkernel.py, each step's duration drawn in it) against the segment walk (xwalk.segment,
+    compiled loop (xkernel.py, each step's duration drawn in it) against the segment walk (xwalk.segment,
     ``compiled=False``: the path these plans took before the kernel had stragglers), per executed step."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5), Detector("ripple", "uniform",
                                                                                         259200.0)), 10)

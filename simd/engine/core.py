@@ -4,9 +4,9 @@ Hard failures and SDC candidates are Bernoulli point sets over ``g``, the execut
 the trajectory is a deterministic function of them. Between two rollbacks the job runs a *segment*, crossed
 in closed form, so the cost grows with failures and SDCs, not with steps. The segment walk (walk.py, on one
 working copy of the state: work.py) handles every configuration without hyper-checkpointing or committed
-SDCs one segment at a time, and the extended walk (xwalk.py) those; without ``trace`` their compiled forms run
-instead (single.py: replkernel.py for one replica of a plan replicas.batchable accepts; xkernel.py for the
-rest), job-end events included. Tests check every path gives identical states.
+SDCs one segment at a time, and the extended walk (xwalk.py) those; without ``trace`` the compiled loop runs
+instead (single.py: xkernel.py, every mechanism, for one replica), job-end events included. Tests check every
+path gives identical states.
 
 Promises: pure (same inputs, same outputs; nothing read from outside the arguments); tick-size invariance:
 a call completes exactly the units (a step with its validation, checkpoint and recovery) that end at or
@@ -47,11 +47,10 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     Returns the new state and the events that happened: every job end, and with ``trace`` also every
     interruption and SDC verdict. With ``max_jobs`` it stops as soon as that many jobs have completed in total;
     the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``. Every
-    plan runs on the compiled loop (single.py: the replica kernel, or the extended kernel for the plans it lacks
-    a mechanism of), except with ``trace`` (its events come from the Python walks) or ``compiled=False``: the
-    Python walks then run, the segment walk (walk.segment) or for plans with hyper-checkpointing or committed
-    SDCs the extended walk (xwalk.segment). They are the kernels' references: the result is identical (tests
-    compare them).
+    plan runs on the compiled loop (single.py: xkernel.py, every mechanism), except with ``trace`` (its events
+    come from the Python walks) or ``compiled=False``: the Python walks then run, the segment walk (walk.segment)
+    or for plans with hyper-checkpointing or committed SDCs the extended walk (xwalk.segment). They are the
+    kernel's references: the result is identical (tests compare them).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")

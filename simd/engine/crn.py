@@ -173,14 +173,17 @@ class Window:
 
 
 @njit()
-def _run(which, until, pos, tot, start, ring, words, plans, tables, hq, prefix, needs):
+def _run(which, until, max_jobs, pos, tot, start, ring, words, plans, tables, hq, prefix, needs):
     """Configurations ``which`` (one replica each; ``plans``: their xkernel.plan_arrays stacked, one row each) on
-    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel._one)."""
+    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel._one).
+    ``max_jobs`` an argument, not the literal 1: a literal would type _one's argument as Literal[int](1), another
+    signature, compiled again (~7 s)."""
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p], plans[4][p], plans[5][p], plans[6][p],
                 plans[7][p], plans[8][p], plans[9][p], plans[10][p])
-        needs[p] = xkernel._one(until[p], 1, pos[p], tot[p], start[p], ring[p], words[p], plan, tables, hq, prefix)
+        needs[p] = xkernel._one(until[p], max_jobs, pos[p], tot[p], start[p], ring[p], words[p], plan, tables, hq,
+                                prefix)
 
 
 def shared(plans: Sequence[Plan]) -> bool:
@@ -255,7 +258,7 @@ class Shared:
         which = np.arange(k)
         alone: dict[int, tuple[Totals, int]] = {}  # configurations with a stretch longer than a window may be
         while True:
-            _run(which, until, pos, tot, start, ring, words_, self._plans, self._tables, hist, win.arrays(), needs)
+            _run(which, until, 1, pos, tot, start, ring, words_, self._plans, self._tables, hist, win.arrays(), needs)
             waiting = np.flatnonzero(needs)
             if not len(waiting):
                 break

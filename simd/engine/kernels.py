@@ -8,7 +8,12 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
 - ``kernel``: xkernel.advance_all, the engine's one compiled loop over replicas (core.advance's compiled path for
   one replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel): every mechanism,
   with or without stragglers;
-- ``crn``: crn.py's shared step windows and the kernel's prefix path (simd sweep's common random numbers).
+- ``crn``: crn.py's shared step windows (simd sweep's common random numbers): their fill, and the same loop
+  (xkernel._one) specialised for a window of step durations (the lanes' specialisation has the window's branch
+  pruned: ~0.9 s less to compile before a first simulate or tick).
+
+There were four units until 2026-12-02 (the replica kernel, the extended one, the sampler called from Python,
+the sweeps' windows), each with its own copy of the training loop.
 
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
 :func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
@@ -70,8 +75,7 @@ def _crn() -> None:
 _WORKLOADS = {"kernel": _kernel, "crn": _crn}
 # The kernels each workload calls from Python (module, function): whether they are in numba's cache says
 # whether the unit is (simd.offline.precompile compiles only the others side by side).
-ENTRY_POINTS = {"kernel": (("xkernel", "advance_all"),),
-                "crn": (("crn", "_run"), ("crn", "_fill"))}
+ENTRY_POINTS = {"kernel": (("xkernel", "advance_all"),), "crn": (("crn", "_run"), ("crn", "_fill"))}
 
 
 def run_unit(unit: str) -> None:

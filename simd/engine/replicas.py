@@ -1,6 +1,5 @@
 """The batch path over replicas: R replicas of one configuration advanced together, their states as rows of the
-arrays laid out by layout.py, by one call of the compiled loop that runs their plan (replplan.call: replkernel.py,
-or xkernel.py for plans with shadow ranks, fleets, hyper-checkpointing or committed SDCs).
+arrays laid out by layout.py, by one call of the compiled loop (replplan.call: xkernel.py, every mechanism).
 
 Promises:
 

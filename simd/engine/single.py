@@ -1,7 +1,7 @@
 """The compiled loop for one replica: core.advance's path without ``trace``.
 
-One State is put into one-row arrays (layout.py), the kernel that runs its plan advances it (replplan.call: the
-replica kernel, replkernel.py, or the extended one, xkernel.py), and the State comes back out. The job ends the
+One State is put into one-row arrays (layout.py), the compiled loop advances it (replplan.call: xkernel.py), and
+the State comes back out. The job ends the
 Python walks report as events (``Event(t, "job_end", job=JobResult)``, what ``simd simulate`` and the daemon
 read) are recovered by letting the kernel stop at each job's end (its ``max_jobs`` cut, which leaves the state
 exactly where the walk is then) and building the JobResult from the counters as work.Work.end_job does.

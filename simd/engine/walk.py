@@ -12,8 +12,7 @@ an SDC still present then is counted baked in and its steps void (the seed's end
 job starts.
 
 Promises: ``segment`` handles every Plan without hyper-checkpointing or committed SDCs and is the definition
-the compiled walks (replkernel.py, which core.advance runs through single.py; xkernel.py for shadow ranks and
-fleets) are tested against; it completes exactly the
+the compiled loop (xkernel.py, which core.advance runs through single.py) is tested against; it completes exactly the
 units (a step with its validation, checkpoint and recovery) that end at or before ``until``, so any cut of
 time into calls gives the same Work.
 """
