@@ -1,8 +1,8 @@
 """Debugging without compiling: under NUMBA_DISABLE_JIT=1 numba runs the engine's kernels as the Python they are
 written in (pcg.py gives its two LLVM intrinsics a Python twin), and the results are the same bit for bit. Each
 path of the engine is run as a real `simd simulate` and `simd sweep` with and without the switch, on tiny jobs:
-the replica walk (plain, causes, stragglers), the extended kernel (hyper-checkpointing, committed SDCs, with
-shadow ranks), the Python walks (a fleet; committed SDCs under stragglers, with the step sampler), and a sweep.
+the one kernel with plain jobs (causes, stragglers) and with hyper-checkpointing, committed SDCs, shadow ranks, a
+fleet and committed SDCs under stragglers (the step sampler), and a sweep.
 The sweep's common random numbers under stragglers (crn.py) are left out: their window is 2**18 steps, 16 s of
 Python (checked by hand: `simd sweep --scenario causes-stragglers` on PATHS gives the same table either way)."""
 

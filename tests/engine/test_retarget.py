@@ -124,7 +124,7 @@ def test_an_extended_plan_changes_its_step_time_only_with_nothing_pending():
 
 @pytest.mark.parametrize("kind", ["shadow", "fleet"])
 def test_a_step_time_drill_with_steps_pending_on_shadow_ranks_and_fleets(kind):
-    """Shadow ranks and fleets run on the extended kernel, which carries the pending compute as the segment walk
+    """Shadow ranks and fleets run on the one kernel, which carries the pending compute as the segment walk
     does (each step adds its own step time): after a drill changed the step time with steps pending, the kernel's
     result is the segment walk's."""
     from simd.engine import Accelerator, Shadow

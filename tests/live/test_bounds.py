@@ -73,7 +73,7 @@ def test_a_scenario_over_the_work_limit_is_left_behind_and_catches_up_exactly():
 
 @pytest.mark.parametrize("name", ["optimized-shadow", "optimized-fleet", "optimized-hyper", "optimized-layered-sdc"])
 def test_every_mechanism_advances_on_the_batch_over_replicas(name):
-    """Shadow ranks, fleets, hyper-checkpointing and committed SDCs run on the extended kernel over all of a lane's
+    """Shadow ranks, fleets, hyper-checkpointing and committed SDCs run on the one kernel over all of a lane's
     replicas at once (issue 20; before, core.advance one replica at a time at ~45 us per replica per call), with
     each replica's state what core.advance gives it alone."""
     from simd.engine.replicas import Replicas

@@ -38,7 +38,7 @@ SCRIPT = textwrap.dedent('''
     from simd.engine import Stragglers
     config = default_config()
     cases = [(s.name, s.job_spec(s.seed)) for s in config.all_scenarios]
-    # the extended kernel under stragglers: no default scenario has it
+    # hyper-checkpointing, committed SDCs and fleets under stragglers: no default scenario has them
     slow = Stragglers(jitter_seconds=2.0, slow_ranks=2, slowdown=1.5, replace_after_steps=300)
     for name in ("optimized-fleet", "optimized-hyper", "optimized-layered-sdc"):
         cases.append((name + "+stragglers", replace(config.scenario(name).job_spec(), stragglers=slow)))
