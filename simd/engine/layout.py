@@ -22,6 +22,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from simd.engine.frozen import built
 from simd.engine.state import State, Totals
 
 # State fields a kernel does not move, and those stored as two columns or as a ring
@@ -76,9 +77,7 @@ class TotalsLayout:
         for name in _TUPLES:
             i = self.start[name]
             d[name] = tuple(row[i:i + self.width_of[name]])
-        t = Totals.__new__(Totals)  # the fields as Totals(**d) sets them, without the frozen __init__'s cost
-        t.__dict__.update(d)
-        return t
+        return built(Totals, d)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TotalsLayout) and self.width_of == other.width_of

@@ -35,6 +35,7 @@ from dataclasses import fields
 import numpy as np
 
 from simd.engine.core import advance, new_state, retarget
+from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
 from simd.engine.layout import STREAMS, TOTALS, Pos, TotalsLayout, pos_row, state_fields, words
 from simd.engine.replplan import _key, call
@@ -180,9 +181,7 @@ class Replicas(Sequence):
             raise IndexError(i)
         st = self._built.get(i)
         if st is None:
-            st = State.__new__(State)  # as dataclasses.replace builds it, minus the frozen __init__'s cost
-            st.__dict__.update(self.batch.state_fields(i))
-            self._built[i] = st
+            st = self._built[i] = built(State, self.batch.state_fields(i))
         return st
 
     def __eq__(self, other: object) -> bool:
@@ -347,9 +346,7 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
 
 def _derived(state: State, changes: dict) -> State:
     """``dataclasses.replace(state, **changes)`` without the frozen __init__'s cost (no __post_init__)."""
-    out = State.__new__(State)
-    out.__dict__.update(state.__dict__, **changes)
-    return out
+    return built(State, state.__dict__, **changes)
 
 
 def _check(core_result: State, derived: dict, what: str, before: State | None = None) -> None:

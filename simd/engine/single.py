@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simd.engine.frozen import built
 from simd.engine.layout import Pos, TotalsLayout, pos_row, state_fields, words
 from simd.engine.replplan import call
 from simd.engine.results import Event, job_result
@@ -64,7 +65,5 @@ def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, l
     d = state.__dict__.copy()  # the fields the kernel moves are all set anew below
     d.update(state_fields(pos[0].tolist(), ring[0]))
     d.update(totals=now if now is not None else lay.totals(tot[0].tolist()), job_start=job_start)
-    out = State.__new__(State)  # as dataclasses.replace builds it, minus the frozen __init__'s cost
-    out.__dict__.update(d)
-    return out, events
+    return built(State, d), events
 

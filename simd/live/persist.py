@@ -53,6 +53,7 @@ from simd.engine import (
     US_PER_SECOND,
     JobSpec,
     State,
+    built,
     compile_seeds,
     compile_spec,
     new_state,
@@ -289,12 +290,7 @@ def _objects(cls: type, cols: dict[str, list], n: int, **each) -> list:
     them, without its cost (the engine's frozen dataclasses have no __post_init__)."""
     names = list(cols) + list(each)
     values = list(cols.values()) + list(each.values())
-    out = []
-    for row in zip(*values, strict=True):
-        obj = cls.__new__(cls)
-        obj.__dict__.update(zip(names, row, strict=True))
-        out.append(obj)
-    return out
+    return [built(cls, zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 
 
 def _restore_lane_states(d: dict) -> tuple[State, ...]:
