@@ -115,6 +115,17 @@ def state_fields(row: list[int], ring: np.ndarray) -> dict:
     return d
 
 
+def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndarray, np.ndarray, np.ndarray]:
+    """States of one plan's shape as arrays: (their Totals layout, ``pos``, ``tot``, ``ring``)."""
+    lay = lay or TotalsLayout(states[0].totals)
+    pos = np.array([pos_row(s) for s in states], dtype=np.int64)
+    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+    ring = np.zeros((len(states), max(states[0].plan.retention, 1)), dtype=np.int64)
+    for i, s in enumerate(states):
+        ring[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
+    return lay, pos, tot, ring
+
+
 def words(plan) -> np.ndarray:
     """The plan's streams as ``words`` rows (NSTREAMS x 5), cached on the (immutable) plan."""
     w = plan.__dict__.get("_words")

@@ -37,7 +37,7 @@ import numpy as np
 from simd.engine.core import advance, new_state, retarget
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.layout import STREAMS, TOTALS, Pos, TotalsLayout, pos_row, state_fields, words
+from simd.engine.layout import STREAMS, TOTALS, Pos, TotalsLayout, pack, pos_row, state_fields, words
 from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
@@ -226,16 +226,10 @@ def on_kernel(states: Sequence[State]) -> bool:
 
 def _pack(states: Sequence[State], words: np.ndarray) -> _Batch:
     """States of one batch (_one_batch) as arrays."""
-    plan = states[0].plan
-    lay = TotalsLayout(states[0].totals)
-    pos = np.array([pos_row(s) for s in states], dtype=np.int64)
-    tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
+    lay, pos, tot, ring = pack(states)
     start = np.zeros_like(tot)  # rows written by the kernel where a job ends
-    ring = _ring(plan, len(states))
-    for i, s in enumerate(states):
-        ring[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
     return _Batch(lay, pos, tot, start, ring, np.zeros(len(states), dtype=bool), tuple(_statics(s) for s in states),
-                  tuple(s.job_start for s in states), words, _hist_bucket(plan))
+                  tuple(s.job_start for s in states), words, _hist_bucket(states[0].plan))
 
 
 def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> Sequence[State]:

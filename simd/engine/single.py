@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from simd.engine.frozen import built
-from simd.engine.layout import Pos, TotalsLayout, pos_row, state_fields, words
+from simd.engine.layout import Pos, TotalsLayout, pack, state_fields, words
 from simd.engine.replplan import call
 from simd.engine.results import Event, job_result
 from simd.engine.state import State
@@ -38,12 +38,8 @@ def _layout(state: State) -> TotalsLayout:
 def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, list[Event]]:
     """core.advance without trace on the compiled loop (see the module docstring); ``until_us >= state.clock``."""
     plan = state.plan
-    lay = _layout(state)
-    pos = np.array([pos_row(state)], dtype=np.int64)
-    tot = np.array([lay.row(state.totals)], dtype=np.int64)
+    lay, pos, tot, ring = pack((state,), _layout(state))
     start = np.empty_like(tot)  # the kernel's copy of the totals at a job's end (rebuilt here from ``tot``)
-    ring = np.zeros((1, max(plan.retention, 1)), dtype=np.int64)
-    ring[0, :len(state.corrupt_ckpts)] = state.corrupt_ckpts
     w = words(plan)[None]
     jobs_col = int(lay.start["jobs_completed"])
     events: list[Event] = []
