@@ -34,7 +34,7 @@ import numpy as np
 from simd.engine import xkernel
 from simd.engine.core import new_state
 from simd.engine.jit import njit
-from simd.engine.layout import Pos, Stream, TotalsLayout, pos_row, words
+from simd.engine.layout import Pos, Stream, TotalsLayout, pos_row, rings, words
 from simd.engine.pcg import seek
 from simd.engine.replicas import advance_replicas
 from simd.engine.results import JobResult, job_result
@@ -222,7 +222,6 @@ class Shared:
         arrays = [xkernel.plan_arrays(p, lay) for p in self.plans]
         self._plans = tuple(np.stack([a[0][i] for a in arrays]) for i in range(len(arrays[0][0])))
         self._tables = arrays[0][1]
-        self._ring = max(p.retention for p in self.plans)
         self.window = Window()
         self.peak_window_bytes = 0
 
@@ -251,7 +250,7 @@ class Shared:
         start = np.zeros_like(tot)
         until = np.asarray(limits_us, dtype=np.int64)
         needs = np.zeros(k, dtype=np.int64)
-        ring = np.zeros((k, max(self._ring, 1)), dtype=np.int64)
+        ring = rings(self.plans[0], k)  # (no committed SDCs here: an unused column)
         hist = np.zeros(_NB, dtype=np.int64)
         win = self.window
         win.start(plan)

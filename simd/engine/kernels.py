@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers, compile_spec
+from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers
 
 UNITS = ("kernel", "crn")
 
@@ -86,10 +86,11 @@ def run_unit(unit: str) -> None:
 
 
 def units_for(spec: JobSpec) -> tuple[str, ...]:
-    """The units a job of ``spec`` runs on (core.advance's choice of path; without its trace option)."""
-    return units_of(compile_spec(spec))
+    """The units a job of ``spec`` runs on: the one kernel, whatever its mechanisms (nothing to compile the spec
+    for; the sweeps' windows, ``crn``, are asked for by simd sweep)."""
+    return ("kernel",)
 
 
 def units_of(plan: Plan) -> tuple[str, ...]:
-    """The units a job of compiled ``plan`` runs on: the one kernel, whatever its mechanisms."""
-    return ("kernel",)
+    """units_for, for a compiled ``plan``."""
+    return units_for(plan.spec)

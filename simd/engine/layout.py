@@ -25,8 +25,10 @@ import numpy as np
 from simd.engine.frozen import built
 from simd.engine.state import State, Totals
 
-# State fields a kernel does not move, and those stored as two columns or as a ring
-_KEPT = ("plan", "totals", "job_start", "epoch")
+# State fields no kernel moves (kept beside the arrays); those in ``tot``/``start`` rows, not ``pos``; those stored
+# as two columns or as a ring
+BESIDE = ("plan", "epoch")
+_KEPT = (*BESIDE, "totals", "job_start")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n")}
 
 
@@ -115,12 +117,18 @@ def state_fields(row: list[int], ring: np.ndarray) -> dict:
     return d
 
 
+def rings(plan, n: int) -> np.ndarray:
+    """``n`` empty rings of corrupt checkpoints for replicas of ``plan``: as wide as its retention, at least one
+    column (numba needs no empty row)."""
+    return np.zeros((n, max(plan.retention, 1)), dtype=np.int64)
+
+
 def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndarray, np.ndarray, np.ndarray]:
     """States of one plan's shape as arrays: (their Totals layout, ``pos``, ``tot``, ``ring``)."""
     lay = lay or TotalsLayout(states[0].totals)
     pos = np.array([pos_row(s) for s in states], dtype=np.int64)
     tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
-    ring = np.zeros((len(states), max(states[0].plan.retention, 1)), dtype=np.int64)
+    ring = rings(states[0].plan, len(states))
     for i, s in enumerate(states):
         ring[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
     return lay, pos, tot, ring

@@ -37,7 +37,7 @@ import numpy as np
 from simd.engine.core import advance, new_state, retarget
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.layout import STREAMS, TOTALS, Pos, TotalsLayout, pack, pos_row, state_fields, words
+from simd.engine.layout import BESIDE, STREAMS, TOTALS, Pos, TotalsLayout, pack, pos_row, rings, state_fields, words
 from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
@@ -55,11 +55,6 @@ def _seeds_words(seeds: Seeds) -> np.ndarray:
     return np.stack([seeds.streams[n].words() if n in seeds.streams else none for n in STREAMS], axis=1)
 
 
-def _ring(plan: Plan, n: int) -> np.ndarray:
-    """The replicas' rings of corrupt checkpoints (layout.py), empty."""
-    return np.zeros((n, max(plan.retention, 1)), dtype=np.int64)
-
-
 def _hist_bucket(plan: Plan) -> int | None:
     """The histogram bucket of every step without stragglers (None with them): a Replicas continues on its arrays
     across a retarget only while this is unchanged (stragglers neither switched on nor off)."""
@@ -71,10 +66,6 @@ def _one_batch(states: Sequence[State]) -> bool:
     return all(_key(s.plan) == first for s in states)
 
 
-# the State fields the kernels move (layout.Pos's, and the counters); the others are kept beside the arrays
-_MANAGED = ("clock", "t", "g", "step", "last_ckpt", "corrupted", "pending_us", "hard", "sdc", "job_start_g",
-            "job_start_t", "hyper_end", "hyper_anchor", "sdc_onset", "sdc_deadline", "sdc_detector", "clean_ckpt",
-            "n_corrupt", "corrupt_ckpts", "totals", "job_start")
 _FIELDS = tuple(f.name for f in fields(State))
 
 
@@ -216,7 +207,8 @@ def _listed(v):
 
 
 def _statics(s: State) -> dict:
-    return {k: v for k, v in s.__dict__.items() if k not in _MANAGED}
+    """The State fields no kernel moves (layout.BESIDE)."""
+    return {k: s.__dict__[k] for k in BESIDE}
 
 
 def on_kernel(states: Sequence[State]) -> bool:
@@ -280,7 +272,7 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
     tot = np.tile(np.array(lay.row(first.totals), dtype=np.int64), (n, 1))
     base = _statics(first)
     statics = tuple({**base, "plan": p} for p in plans)
-    batch = _Batch(lay, pos, tot, np.zeros_like(tot), _ring(plans[0], n), np.zeros(n, dtype=bool), statics,
+    batch = _Batch(lay, pos, tot, np.zeros_like(tot), rings(plans[0], n), np.zeros(n, dtype=bool), statics,
                    (first.job_start,) * n, _seeds_words(compiled), _hist_bucket(plans[0]))
     return Replicas(batch, n)
 
@@ -326,7 +318,7 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         else np.full(len(plans), NEVER, dtype=np.int64)
     _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1},
            "retarget", head)
-    if batch is None or _hist_bucket(p0) != batch.hb or batch.ring.shape[1] != max(p0.retention, 1):
+    if batch is None or _hist_bucket(p0) != batch.hb or batch.ring.shape[1] != rings(p0, 0).shape[1]:
         return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1})
                      for s, p, h, d in zip(states, plans, hard.tolist(), sdc.tolist(), strict=True))
     pos = batch.pos.copy()

@@ -49,7 +49,7 @@ from simd.engine import pcg, stepkernel
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
-from simd.engine.layout import Pos, Stream, Tot, TotalsLayout, words
+from simd.engine.layout import Pos, Stream, Tot, TotalsLayout
 from simd.engine.stragglers import kernel_tables
 
 # ``plan_i``: the plan's int64 constants, by name (Plan's attribute where it has one; ``o_*``: where a tuple of
@@ -696,10 +696,3 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
     p.__dict__[_KEY] = (layout, arrays)
     return arrays
 
-
-def ring_width(p) -> int:
-    """The columns of a replica's ``ring`` (at least one: numba needs no empty row)."""
-    return max(p.retention, 1)
-
-
-__all__ = ["P", "advance_all", "inv_cdf", "latency_us", "plan_arrays", "ring_width", "words"]
