@@ -91,8 +91,9 @@ def retarget(state: State, spec: JobSpec) -> State:
             d.name for d in spec.committed_sdc.detectors) != tuple(d.name for d in old.committed_sdc.detectors)):
         raise ValueError("retarget cannot change the SDC detectors")  # their counters carry over, as the causes'
     if state.plan.extended and spec.step_seconds != old.step_seconds and state.pending_us:
-        # the extended walks (xwalk.py, xkernel.py) count the pending compute as steps since the newest clean
-        # checkpoint times the step time: with uncommitted steps of the old step time that would be wrong
+        # the extended walk (xwalk.py) and the kernel's rollbacks to a committed-SDC checkpoint (xkernel.py: the
+        # compute kept after the newest clean checkpoint) count steps times the step time: with uncommitted steps
+        # of the old step time that would be wrong
         raise ValueError("retarget: step_seconds can change on a plan with hyper-checkpointing or committed SDCs "
                          "only with no compute pending (at a clean checkpoint)")
     if spec.target_steps < state.step:
