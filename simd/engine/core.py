@@ -5,7 +5,7 @@ the trajectory is a deterministic function of them. Between two rollbacks the jo
 in closed form, so the cost grows with failures and SDCs, not with steps. The segment walk (walk.py, on one
 working copy of the state: work.py) handles every configuration without hyper-checkpointing or committed
 SDCs one segment at a time, and the extended walk (xwalk.py) those; without ``trace`` the compiled loop runs
-instead (single.py: xkernel.py, every mechanism, for one replica), job-end events included. Tests check every
+instead (single.py: xkernel.py, every mechanism, for one replica), events included. Tests check every
 path gives identical states.
 
 Promises: pure (same inputs, same outputs; nothing read from outside the arguments); tick-size invariance:
@@ -45,17 +45,17 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
 
     Returns the new state and the events that happened: every job end, and with ``trace`` also every
-    interruption and SDC verdict. With ``max_jobs`` it stops as soon as that many jobs have completed in total;
-    the clock then stays at the end of the last job (offline simulation), otherwise it is ``until_us``. Every
-    plan runs on the compiled loop (single.py: xkernel.py, every mechanism), except with ``trace`` (its events
-    come from the Python walks) or ``compiled=False``: the Python walks then run, the segment walk (walk.segment)
-    or for plans with hyper-checkpointing or committed SDCs the extended walk (xwalk.segment). They are the
-    kernel's references: the result is identical (tests compare them).
+    interruption and SDC verdict (recorded by the kernel in a buffer: trace.py). With ``max_jobs`` it stops as
+    soon as that many jobs have completed in total; the clock then stays at the end of the last job (offline
+    simulation), otherwise it is ``until_us``. Every plan runs on the compiled loop (single.py: xkernel.py, every
+    mechanism); with ``compiled=False`` the Python walks run instead, the segment walk (walk.segment) or for plans
+    with hyper-checkpointing or committed SDCs the extended walk (xwalk.segment). They are the kernel's references:
+    the result is identical, events included (tests compare them).
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    if compiled and not trace:
-        return single.advance(state, until_us, max_jobs)
+    if compiled:
+        return single.advance(state, until_us, max_jobs, trace)
     w = Work(state, trace)
     walk = segment
     if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py)

@@ -1,4 +1,4 @@
-"""The compiled loop for one replica: core.advance's path without ``trace``.
+"""The compiled loop for one replica: core.advance's compiled path.
 
 One State is put into one-row arrays (layout.py), the compiled loop advances it (replplan.call: xkernel.py), and
 the State comes back out. The job ends the
@@ -8,8 +8,8 @@ exactly where the walk is then) and building the JobResult from the counters as 
 
 Promises: ``advance(state, until, max_jobs)`` equals ``core.advance(state, until, max_jobs=max_jobs,
 compiled=False)`` (the Python walks, the reference), state and events bit for bit (tests/engine/test_single.py
-and test_xkernel.py compare them over seeds, plans and cuts of time); it produces no interruption or SDC
-events, so core.advance keeps ``trace=True`` on the Python walks.
+and test_xkernel.py compare them over seeds, plans and cuts of time), with ``traced`` the interruptions and SDC
+verdicts too (the kernel records them: trace.py).
 
 Cost per call: packing one State into small arrays and back (a few microseconds), one kernel call per job
 that ends in the call plus one; no Python per event or per step.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from simd.engine import trace
 from simd.engine.frozen import built
 from simd.engine.layout import Pos, TotalsLayout, pack, state_fields, words
 from simd.engine.replplan import call
@@ -35,8 +36,9 @@ def _layout(state: State) -> TotalsLayout:
     return lay
 
 
-def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, list[Event]]:
-    """core.advance without trace on the compiled loop (see the module docstring); ``until_us >= state.clock``."""
+def advance(state: State, until_us: int, max_jobs: int | None,
+            traced: bool = False) -> tuple[State, list[Event]]:
+    """core.advance on the compiled loop (see the module docstring); ``until_us >= state.clock``."""
     plan = state.plan
     lay, pos, tot, ring = pack((state,), _layout(state))
     start = np.empty_like(tot)  # the kernel's copy of the totals at a job's end (rebuilt here from ``tot``)
@@ -44,11 +46,17 @@ def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, l
     jobs_col = int(lay.start["jobs_completed"])
     events: list[Event] = []
     job_start, now = state.job_start, None
+    rows = trace.buffer() if traced else None
     while True:
         jobs = int(tot[0, jobs_col])
         job_t = int(pos[0, Pos.job_start_t])
         # stop at the next job's end (to report it), or at max_jobs in total as core.advance does
-        call(plan, lay, pos, tot, start, ring, w, until_us, jobs + 1 if max_jobs is None else min(jobs + 1, max_jobs))
+        cut = jobs + 1 if max_jobs is None else min(jobs + 1, max_jobs)
+        if rows is None:
+            call(plan, lay, pos, tot, start, ring, w, until_us, cut)
+        else:
+            rows = _traced(plan, lay, pos, tot, start, ring, w, until_us, cut, rows)
+            events += trace.events(plan, rows)
         if int(tot[0, jobs_col]) == jobs:  # until reached (or max_jobs already complete): done
             now = None
             break
@@ -63,3 +71,15 @@ def advance(state: State, until_us: int, max_jobs: int | None) -> tuple[State, l
     d.update(totals=now if now is not None else lay.totals(tot[0].tolist()), job_start=job_start)
     return built(State, d), events
 
+
+def _traced(plan, lay, pos, tot, start, ring, w, until_us, max_jobs, rows):
+    """One call with its events recorded in ``rows`` (trace.py); run again from the same state with rows enough
+    when they were too few. Returns the buffer that holds them."""
+    before = pos.copy(), tot.copy(), ring.copy()
+    while True:
+        call(plan, lay, pos, tot, start, ring, w, until_us, max_jobs, rows)
+        if not trace.overflowed(rows):
+            return rows
+        rows = trace.buffer(int(rows[1][0]))
+        for a, b in zip((pos, tot, ring), before, strict=True):
+            a[...] = b

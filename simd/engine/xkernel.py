@@ -30,9 +30,9 @@ committed SDCs it is the compute since the newest clean checkpoint, as xwalk.py 
 the segment walk's state on plans without hyper-checkpointing and committed SDCs even when a drill changed the
 step time with steps pending (core.retarget), and xwalk.segment's on every plan.
 
-The kernel produces no Event objects: core.advance builds a job's JobResult from its counters (single.py) and
-keeps ``trace`` on the Python walks. Tests compare states, totals and job results with the Python walks bit for
-bit, over any cut of time into calls.
+The kernel produces no Event objects: core.advance builds a job's JobResult from its counters (single.py), and
+with ``trace`` the kernel records each interruption and SDC verdict as a row of a buffer (record, trace.py).
+Tests compare states, totals, job results and traces with the Python walks bit for bit, over any cut of time.
 
 Per call: per replica a seek of each stream to its current draw (O(log n)); per event a few dozen integer
 operations, no Python.
@@ -46,6 +46,7 @@ from enum import IntEnum
 import numpy as np
 
 from simd.engine import pcg, stepkernel
+from simd.engine import trace as tr
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
@@ -77,6 +78,20 @@ def gap_of(u, log1m):
     elif gap > GAP_CAP:
         gap = GAP_CAP
     return np.int64(gap)
+
+
+@njit()
+def record(trace, t, kind, arg):
+    """Append event ``(t, kind, arg)`` to ``trace`` = (rows, counter) (trace.py), or nothing when ``trace`` is None
+    (a branch numba prunes at compile time)."""
+    if trace is not None:
+        rows, n = trace
+        i = n[0]
+        if i < rows.shape[0]:
+            rows[i, 0] = t
+            rows[i, 1] = kind
+            rows[i, 2] = arg
+        n[0] = i + 1
 
 
 @njit()
@@ -256,14 +271,21 @@ def advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq)
 
 
 @njit()
-def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix=None):
+def advance_traced(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, rows, n):
+    """advance_all for one replica (row 0), its interruptions and SDC verdicts recorded in (rows, n): trace.py."""
+    _one(until, max_jobs, pos[0], tot[0], start[0], ring[0], words[0], plan, tables, hq, None, (rows, n))
+
+
+@njit()
+def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix=None, trace=None):
     """One replica: its rows of the arrays. Returns 0, or with ``prefix`` (crn.py's window of step durations:
     cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps p0 .. p0 + len(pd) - 1)
     the executed step the next segment needs when the window ends before it: the
     replica's state is then written as between two calls (its clock untouched) and a call with the window
     extended carries on from there, with the result of one uninterrupted call. The prefix holds one job's durations
     from g = 0 (the slow ranks in its first slow_steps), so it serves a replica's first job only, without
-    committed SDCs (no detector's finding to meet)."""
+    committed SDCs (no detector's finding to meet). With ``trace`` (trace.py's rows and counter) every interruption
+and SDC verdict is recorded; None prunes it at compile time."""
     plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
         det_cov = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
@@ -524,8 +546,10 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix
                 tot[Tot.sdc_detected] += 1
                 tot[Tot.sdc_onsets] += 1
                 tot[o_onset_type] += 1
+                record(trace, t, tr.SDC_DETECTED, tr.SHADOW)
             else:
                 tot[o_interr + stop] += 1
+                record(trace, t, tr.INTERRUPTION, stop)
                 ty = 0
                 if len(hard_type_cum) > 1:  # fleet.type_of
                     if ht_at != index:
@@ -574,6 +598,7 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix
                 else:
                     if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
                         tot[Tot.sdc_baked] += 1
+                        record(trace, t, tr.SDC_BAKED, tr.NONE)
                     n_corrupt += 1
                     head, cnt = _ring_add(ring, head, cnt, q)
                     last = q
@@ -586,6 +611,7 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix
                     corrupted = False
                 if corrupted:  # an SDC in no checkpoint yet: baked in, its steps void (seed 000's end-of-job rule)
                     tot[Tot.sdc_baked] += 1
+                    record(trace, t, tr.SDC_BAKED, tr.NONE)
                     tot[Tot.steps_recomputed] += step - last
                     tot[Tot.rollback_us] += pending
                 else:
@@ -606,16 +632,19 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix
             tot[o_finds + detector] += 1
             if n_corrupt == 0:
                 tot[Tot.sdc_detected] += 1
+                record(trace, t, tr.SDC_DETECTED, detector)
                 back = last
             else:  # late.rollback_target
                 tot[Tot.sdc_late_found] += 1
                 if n_corrupt < retention:
                     back = clean
                     tot[Tot.checkpoints_lost] += n_corrupt
+                    record(trace, t, tr.SDC_LATE_FOUND, detector)
                 else:  # unrecoverable: on from the oldest retained checkpoint, the SDC accepted
                     back = ring[head]
                     tot[Tot.checkpoints_lost] += retention - 1
                     tot[Tot.sdc_unrecoverable] += 1
+                    record(trace, t, tr.SDC_UNRECOVERABLE, detector)
                     tot[Tot.steps_recomputed] += step - back
                     tot[Tot.rollback_us] += pending - (back - clean) * step_us
                     tot[Tot.steps_committed] += back - clean
@@ -629,8 +658,10 @@ def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix
             if kind == _BAKED:
                 tot[Tot.checkpoint_us] += ckpt_us
                 tot[Tot.sdc_baked] += 1
+                record(trace, t, tr.SDC_BAKED, tr.NONE)
             else:
                 tot[Tot.sdc_detected] += 1
+                record(trace, t, tr.SDC_DETECTED, tr.NONE)
             back = last
         # xwalk._detected: restart from ``back`` (the newest clean checkpoint), open a hyper window
         tot[Tot.restart_us] += restart

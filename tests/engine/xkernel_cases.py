@@ -33,8 +33,8 @@ def _in_calls(s, cuts: list[int], **kw):
 def assert_same_paths(s, cuts: list[int]) -> None:
     """The kernel and the segment walk (its Python reference), each advanced through ``cuts``, and the kernel in
     one call to the last cut: identical states and events (the job ends with their JobResults)."""
-    kernel = _in_calls(s, cuts)
-    segment = _in_calls(s, cuts, compiled=False)
-    whole = _in_calls(s, cuts[-1:])
+    kernel = _in_calls(s, cuts, trace=True)
+    segment = _in_calls(s, cuts, compiled=False, trace=True)
+    whole = _in_calls(s, cuts[-1:], trace=True)
     assert kernel[0] == segment[0] == whole[0]
     assert kernel[1] == segment[1] == whole[1]
