@@ -75,16 +75,12 @@ def main() -> None:
           f"   cost ratio {t_long / t_engine:6.2f}x   (target < 2x)")
     print(f"engine cost per event: {t_engine / max(events, 1) * 1e6:.2f} us")
 
-    # The engine's default path for every plan the compiled segment walk handles (core.advance: single.py), per
-    # event, against the Python segment walk (walk.segment, compiled=False: the reference), without and with
-    # stragglers. (The numpy batch this used to compare with is retired: 0.24 us per event here against the
-    # compiled walk's 0.09, 2.9 against 2.5 with stragglers, on 2026-12-02.)
-    for label, base in (("no stragglers", spec), ("stragglers", slow)):
-        (t_w, j_w), (t_p, _) = side_by_side([lambda b=base: run_job(b), lambda b=base: run_job(b, compiled=False)],
-                                            args.repeat)
-        e_w = max(j_w.interruptions + j_w.sdc_detected + j_w.sdc_baked, 1)
-        print(f"compiled segment walk per event, {label}: {t_w / e_w * 1e6:6.2f} us; the Python walk "
-              f"{t_p / e_w * 1e6:6.2f} us ({t_p / t_w:5.1f}x)")
+    # The kernel per event, without and with stragglers. (The Python segment walk it was compared with here was
+    # retired in issue 20; its last runs, bench/README.md: 6.5 us per event against the compiled 0.09, 40 against
+    # 2.5 with stragglers.)
+    e_w = max(job_slow.interruptions + job_slow.sdc_detected + job_slow.sdc_baked, 1)
+    print(f"kernel per event: {t_engine / max(events, 1) * 1e6:6.2f} us without stragglers, "
+          f"{t_slow / e_w * 1e6:6.2f} us with them (each step drawn)")
     odd = replace(spec, validation_interval_steps=40)
     (t_odd_loop, _), (t_odd, _) = side_by_side([lambda: oracle_run(odd), lambda: run_job(odd)], args.repeat)
     # The same ratios with Llama 3 causes and warm recovery switched on (causes as simd.scenario.translate builds
@@ -141,9 +137,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     layers (validation off, retention 10), each against the per-step oracle (simd.engine.oracle): on the job
     above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
-    Both run on the engine's compiled loop (xkernel.py); "segment walk" gives its Python reference's
-    time on the job for the record (xwalk.segment, ``compiled=False``), and each line its engine cost per
-    event."""
+    Both run on the engine's compiled loop (xkernel.py); each line gives its cost per event."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
                            Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
     for name, variant in (("hyper-checkpointing (50 steps for 1000)", replace(spec, hyper=Hyper(50, 1000))),
@@ -157,34 +151,35 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
              lambda v=sparse: run_job(v)], args.repeat)
         (t_again, _), (t_long, _) = side_by_side([lambda v=variant: run_job(v), lambda v=long: run_job(v)],
                                                  args.repeat)
-        t_python, _ = best_of(lambda v=variant: run_job(v, compiled=False), 1)
         events = job.interruptions + job.sdc_detected + job.sdc_baked + job.sdc_late_found
         sparse_events = job_sparse.interruptions + job_sparse.sdc_detected + job_sparse.sdc_baked \
             + job_sparse.sdc_late_found
         print(f"{name}: per-step loop {t_loop:8.3f} s   engine {t_engine:8.4f} s   speed ratio "
               f"{t_loop / t_engine:8.1f}x   (target >= 100x; {events} events, {spec.target_steps / max(events, 1):.0f} "
-              f"steps apart, {t_engine / max(events, 1) * 1e6:.2f} us per event; segment walk {t_python:.3f} s, "
-              f"{t_loop / t_python:.1f}x)")
+              f"steps apart, {t_engine / max(events, 1) * 1e6:.2f} us per event)")
         print(f"  rates / 10: per-step loop {t_sparse_loop:8.3f} s   engine {t_sparse:8.4f} s   speed ratio "
               f"{t_sparse_loop / t_sparse:8.1f}x   ({sparse_events} events); and 10x the steps (as many events as "
               f"above): cost ratio {t_long / min(t_engine, t_again):6.2f}x   (target < 2x)")
 
 
 def extended_with_stragglers(slow: JobSpec, args) -> None:
-    """Hyper-checkpointing and committed SDCs under stragglers (the straggling job above, 10^6 steps): the
-    compiled loop (xkernel.py, each step's duration drawn in it) against the segment walk (xwalk.segment,
-    ``compiled=False``: the path these plans took before the kernel had stragglers), per executed step."""
+    """Hyper-checkpointing and committed SDCs under stragglers (the straggling job above, 10^6 steps) on the
+    compiled loop (xkernel.py, each step's duration drawn in it), per executed step, against the same job without
+    them timed side by side: what the two mechanisms add to a drawn step. (Against the Python segment walk these
+    plans took before the kernel had stragglers, retired in issue 20: 276 and 191 ns per step against the kernel's
+    10.7 and 9.7, bench/README.md.)"""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5), Detector("ripple", "uniform",
                                                                                         259200.0)), 10)
     short = replace(slow, target_steps=min(slow.target_steps, 10**6))
     for name, variant in (("hyper-checkpointing + stragglers", replace(short, hyper=Hyper(50, 1000))),
                           ("committed SDCs + stragglers", replace(short, validation_interval_steps=0,
                                                                   committed_sdc=layers))):
-        (t_kernel, job), (t_walk, _) = side_by_side([lambda v=variant: run_job(v),
-                                                     lambda v=variant: run_job(v, compiled=False)], args.repeat)
-        executed = job.target_steps + job.recompute_steps
-        print(f"{name}: kernel {t_kernel * 1e3:7.1f} ms = {t_kernel / executed * 1e9:5.1f} ns per executed step, "
-              f"segment walk {t_walk / executed * 1e9:6.1f} ns: {t_walk / t_kernel:5.1f}x")
+        (t_kernel, job), (t_plain, plain) = side_by_side([lambda v=variant: run_job(v), lambda: run_job(short)],
+                                                         args.repeat)
+        executed, plain_executed = job.target_steps + job.recompute_steps, plain.target_steps + plain.recompute_steps
+        per, plain_per = t_kernel / executed * 1e9, t_plain / plain_executed * 1e9
+        print(f"{name}: kernel {t_kernel * 1e3:7.1f} ms = {per:5.1f} ns per executed step; stragglers alone "
+              f"{plain_per:5.1f} ns: {per / plain_per:5.2f}x")
 
 
 if __name__ == "__main__":

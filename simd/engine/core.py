@@ -2,11 +2,10 @@
 
 Hard failures and SDC candidates are Bernoulli point sets over ``g``, the executed-step index (streams.py);
 the trajectory is a deterministic function of them. Between two rollbacks the job runs a *segment*, crossed
-in closed form, so the cost grows with failures and SDCs, not with steps. The segment walk (walk.py, on one
-working copy of the state: work.py) handles every configuration without hyper-checkpointing or committed
-SDCs one segment at a time, and the extended walk (xwalk.py) those; without ``trace`` the compiled loop runs
-instead (single.py: xkernel.py, every mechanism, for one replica), events included. Tests check every
-path gives identical states.
+in closed form, so the cost grows with failures and SDCs, not with steps. One compiled loop does it for every
+mechanism (xkernel.py; for one State: single.py), job ends and, on request, a trace of every event included.
+Its checks: the per-step oracle (oracle.py, in distribution), tick-size invariance, and the golden paths the
+Python walks it replaced left behind (tests/engine/golden_paths.py).
 
 Promises: pure (same inputs, same outputs; nothing read from outside the arguments); tick-size invariance:
 a call completes exactly the units (a step with its validation, checkpoint and recovery) that end at or
@@ -17,15 +16,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simd.engine import single, xwalk
+from simd.engine import single
 from simd.engine.hazard import NEVER
 from simd.engine.results import Event, JobResult
 from simd.engine.spec import JobSpec, compile_spec
 from simd.engine.state import State, Totals
 from simd.engine.stragglers import BUCKET_FACTORS
 from simd.engine.streams import first_position
-from simd.engine.walk import segment
-from simd.engine.work import Work
 
 
 def new_state(spec: JobSpec) -> State:
@@ -41,36 +38,17 @@ def new_state(spec: JobSpec) -> State:
 
 
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,
-            trace: bool = False, compiled: bool = True) -> tuple[State, list[Event]]:
+            trace: bool = False) -> tuple[State, list[Event]]:
     """Advance to simulated time ``until_us`` (microseconds). Pure: same inputs, same outputs.
 
     Returns the new state and the events that happened: every job end, and with ``trace`` also every
     interruption and SDC verdict (recorded by the kernel in a buffer: trace.py). With ``max_jobs`` it stops as
     soon as that many jobs have completed in total; the clock then stays at the end of the last job (offline
-    simulation), otherwise it is ``until_us``. Every plan runs on the compiled loop (single.py: xkernel.py, every
-    mechanism); with ``compiled=False`` the Python walks run instead, the segment walk (walk.segment) or for plans
-    with hyper-checkpointing or committed SDCs the extended walk (xwalk.segment). They are the kernel's references:
-    the result is identical, events included (tests compare them).
+    simulation), otherwise it is ``until_us``. Under ``NUMBA_DISABLE_JIT=1`` the same loop runs as Python.
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    if compiled:
-        return single.advance(state, until_us, max_jobs, trace)
-    w = Work(state, trace)
-    walk = segment
-    if state.plan.extended:  # hyper-checkpointing or committed SDCs: the extended walk (xwalk.py)
-        w.ext = xwalk.Ext(state)
-        walk = xwalk.segment
-    while True:
-        if max_jobs is not None and w.totals["jobs_completed"] >= max_jobs:
-            return _reached(w, w.t), w.events  # halted: the clock stays at the end of the last job
-        if not walk(w, until_us):
-            return _reached(w, until_us), w.events
-
-
-def _reached(w: Work, clock: int) -> State:
-    state = w.to_state(clock)
-    return replace(state, **w.ext.fields()) if state.plan.extended else state
+    return single.advance(state, until_us, max_jobs, trace)
 
 
 def retarget(state: State, spec: JobSpec) -> State:
@@ -90,16 +68,14 @@ def retarget(state: State, spec: JobSpec) -> State:
     if spec.committed_sdc != old.committed_sdc and (spec.committed_sdc is None or old.committed_sdc is None or tuple(
             d.name for d in spec.committed_sdc.detectors) != tuple(d.name for d in old.committed_sdc.detectors)):
         raise ValueError("retarget cannot change the SDC detectors")  # their counters carry over, as the causes'
-    if state.plan.extended and spec.step_seconds != old.step_seconds and state.pending_us:
-        # the extended walk (xwalk.py) and the kernel's rollbacks to a committed-SDC checkpoint (xkernel.py: the
-        # compute kept after the newest clean checkpoint) count steps times the step time: with uncommitted steps
-        # of the old step time that would be wrong
-        raise ValueError("retarget: step_seconds can change on a plan with hyper-checkpointing or committed SDCs "
-                         "only with no compute pending (at a clean checkpoint)")
+    if state.plan.committed and spec.step_seconds != old.step_seconds and state.pending_us:
+        # the kernel's rollbacks to a committed-SDC checkpoint (xkernel.py: the compute kept after the newest clean
+        # checkpoint) count steps times the step time: with uncommitted steps of the old step time that would be
+        # wrong (a rollback could book negative time)
+        raise ValueError("retarget: step_seconds can change on a plan with committed SDCs only with no compute "
+                         "pending (at a clean checkpoint)")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
-    if state.last_ckpt % spec.ckpt_interval_steps and not state.plan.extended:  # (xwalk.py: any checkpoint)
-        raise ValueError("retarget: the last checkpoint must be on the new checkpoint lattice")
     epoch = state.epoch + 1
     plan = compile_spec(spec, epoch)
     g = state.g
@@ -108,18 +84,16 @@ def retarget(state: State, spec: JobSpec) -> State:
     return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch)
 
 
-def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None,
-            compiled: bool = True) -> JobResult | None:
+def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None) -> JobResult | None:
     """Run one job from a fresh state to completion; None if ``limit_us`` of simulated time pass first.
 
-    With ``tick_us`` the job advances in ticks of that size (the result is the same, by construction);
-    ``compiled`` as advance's.
+    With ``tick_us`` the job advances in ticks of that size (the result is the same, by construction).
     """
     state = new_state(spec)
     limit = limit_us if limit_us is not None else NEVER
     while True:
         until = limit if tick_us is None else min(limit, state.clock + tick_us)
-        state, events = advance(state, until, max_jobs=1, compiled=compiled)
+        state, events = advance(state, until, max_jobs=1)
         for ev in events:
             if ev.kind == "job_end":
                 return ev.job

@@ -29,10 +29,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
-from simd.engine.streams import uniforms
-
 
 @dataclass(frozen=True)
 class Accelerator:
@@ -87,19 +83,3 @@ def cumulative_shares(groups: tuple[tuple[int, float], ...], step_seconds: float
         out.append(acc)
     out[-1] = 1.0
     return tuple(out)
-
-
-def types_of(cumulative: tuple[float, ...], stream: dict | None, indices: np.ndarray) -> np.ndarray:
-    """The type of each of the events numbered ``indices`` (their uniforms of ``stream``)."""
-    if len(cumulative) == 1 or not len(indices):
-        return np.zeros(len(indices), dtype=np.int64)
-    lo = int(indices.min())
-    u = uniforms(stream, lo, int(indices.max()) - lo + 1)[indices - lo]
-    return np.minimum(np.searchsorted(cumulative, u), len(cumulative) - 1)
-
-
-def type_of(cumulative: tuple[float, ...], stream: dict | None, index: int) -> int:
-    """The type of event number ``index`` (one uniform of ``stream``; none for a fleet of one type)."""
-    if len(cumulative) == 1:
-        return 0
-    return int(types_of(cumulative, stream, np.array([index], dtype=np.int64))[0])

@@ -35,8 +35,6 @@ import math
 from statistics import NormalDist
 
 from simd.engine.hazard import NEVER
-from simd.engine.spec import Plan
-from simd.engine.streams import uniforms
 
 _STANDARD_NORMAL = NormalDist()
 _BELOW_ONE = 1.0 - 2.0**-53  # inv_cdf needs p < 1; a uniform in (0, 1] is 1 with probability 2**-53
@@ -54,53 +52,3 @@ def latency_us(distribution: str, scale_us: float, sigma: float, u: float) -> in
     else:
         raise ValueError(f"unknown latency distribution {distribution!r}")
     return min(round(x), _LATENCY_CAP_US)
-
-
-def draw(p: Plan, index: int, onset_end_us: int) -> tuple[int, int]:
-    """(simulated time in us at which the SDC of candidate ``index`` is found, detector) for an onset whose
-    step ended at ``onset_end_us``; (NEVER, 0) if no detector covers it."""
-    nd = len(p.detectors)
-    if not nd:
-        return NEVER, 0
-    return _first(p, uniforms(p.detect_stream, 2 * nd * index, 2 * nd).tolist(), onset_end_us)
-
-
-class Draws:
-    """``draw`` for one ``advance`` call, the uniforms generated a block of candidates at a time (onsets come in
-    increasing candidate order): the same values, without positioning the generator at every onset."""
-
-    BLOCK = 64  # candidates per block
-
-    def __init__(self, p: Plan):
-        self.p, self.nd, self.first, self.u = p, len(p.detectors), -self.BLOCK - 1, []  # no block yet
-
-    def draw(self, index: int, onset_end_us: int) -> tuple[int, int]:
-        nd = self.nd
-        if not nd:
-            return NEVER, 0
-        if not self.first <= index < self.first + self.BLOCK:
-            self.first = index
-            self.u = uniforms(self.p.detect_stream, 2 * nd * index, 2 * nd * self.BLOCK).tolist()
-        at = 2 * nd * (index - self.first)
-        return _first(self.p, self.u[at:at + 2 * nd], onset_end_us)
-
-
-def _first(p: Plan, u: list[float], onset_end_us: int) -> tuple[int, int]:
-    """The first detector to find the SDC, from its two uniforms per detector (coverage, latency)."""
-    best, which = NEVER, 0
-    for j, (distribution, scale_us, sigma, coverage) in enumerate(p.detectors):
-        if u[2 * j] > coverage:
-            continue
-        at = onset_end_us + latency_us(distribution, scale_us, sigma, u[2 * j + 1])
-        if at < best:
-            best, which = at, j
-    return best, which
-
-
-def rollback_target(retention: int, clean: int, n_corrupt: int, corrupt: list[int]) -> tuple[int, int, bool]:
-    """Where a late find rolls back to: (job step, checkpoints lost, unrecoverable). ``clean`` is the newest
-    checkpoint older than the onset, followed by ``n_corrupt`` checkpoints holding the SDC (``corrupt``: the
-    newest of them, oldest first, at most ``retention``)."""
-    if n_corrupt < retention:  # the clean checkpoint is among the newest `retention`
-        return clean, n_corrupt, False
-    return corrupt[-retention], retention - 1, True

@@ -4,9 +4,9 @@ arrays laid out by layout.py, by one call of the compiled loop (replplan.call: x
 Promises:
 
 - ``advance_replicas(states, until)`` equals ``tuple(core.advance(s, until)[0] for s in states)`` state for
-  state, bit for bit (the kernel runs the segment walk's logic on the same streams; tests compare the two on
-  random configurations and random cuts of time), so it is tick-size invariant as the engine is, and a replica
-  means the same whether it ran alone or in a batch.
+  state, bit for bit (the same kernel on the same streams; tests compare the two on random configurations and
+  random cuts of time), so it is tick-size invariant as the engine is, and a replica means the same whether it
+  ran alone or in a batch.
 - ``run_jobs(specs, limit_us)`` equals ``[core.run_job(spec, limit_us=limit_us) for spec in specs]``.
 - ``new_replicas(spec, seeds)`` equals ``tuple(core.new_state(with_seed(spec, s)) for s in seeds)`` and
   ``retarget_replicas(states, spec)`` equals ``tuple(core.retarget(s, with_seed(spec, seed of s)) for s in
@@ -298,17 +298,13 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     head = states[0]
     first = retarget(head, with_seed(spec, seeds[0]))  # core's checks and result for the first replica
     if batch is not None:
-        g, step, last = batch.pos[:, Pos.g], batch.pos[:, Pos.step], batch.pos[:, Pos.last_ckpt]
-        pending = batch.pos[:, Pos.pending_us]
+        g, step, pending = batch.pos[:, Pos.g], batch.pos[:, Pos.step], batch.pos[:, Pos.pending_us]
     else:
-        g, step, last, pending = np.array([(s.g, s.step, s.last_ckpt, s.pending_us) for s in states],
-                                          dtype=np.int64).T
+        g, step, pending = np.array([(s.g, s.step, s.pending_us) for s in states], dtype=np.int64).T
     # core.retarget's checks of the position, over every replica (the first passed them in core)
     if (step > spec.target_steps).any():
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {int(step.max())}")
-    if not head.plan.extended and (last % spec.ckpt_interval_steps).any():
-        raise ValueError("retarget: the last checkpoint must be on the new checkpoint lattice")
-    if head.plan.extended and spec.step_seconds != head.plan.spec.step_seconds and pending.any():
+    if head.plan.committed and spec.step_seconds != head.plan.spec.step_seconds and pending.any():
         retarget(states[int(np.flatnonzero(pending)[0])], with_seed(spec, 0))  # core's error, for that replica
     compiled = compile_seeds(spec, seeds, epoch + 1)
     plans, p0 = compiled.plans, compiled.plans[0]

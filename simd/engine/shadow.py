@@ -31,7 +31,7 @@ stop a step the same way (roll back, restart). Their union is a Bernoulli proces
 ``q = 1 - (1 - h)(1 - s)`` whose points are, independently, a disagreement with probability ``(1 - h) s / q``
 and a hard failure otherwise: the hard stream carries both, and each of its points draws its kind with its
 cause, from one uniform of the cause stream (``stop_cumulative``: the causes' cumulative shares scaled by
-``h / q``, then the disagreement). The walks then cross disagreements exactly as
+``h / q``, then the disagreement). The kernel then crosses disagreements exactly as
 hard failures, with an SDC rollback's cost. Without shadow ranks nothing of this exists and no draw changes.
 """
 

@@ -1,15 +1,10 @@
 """The compiled loop for one replica: core.advance's compiled path.
 
 One State is put into one-row arrays (layout.py), the compiled loop advances it (replplan.call: xkernel.py), and
-the State comes back out. The job ends the
-Python walks report as events (``Event(t, "job_end", job=JobResult)``, what ``simd simulate`` and the daemon
-read) are recovered by letting the kernel stop at each job's end (its ``max_jobs`` cut, which leaves the state
-exactly where the walk is then) and building the JobResult from the counters as work.Work.end_job does.
-
-Promises: ``advance(state, until, max_jobs)`` equals ``core.advance(state, until, max_jobs=max_jobs,
-compiled=False)`` (the Python walks, the reference), state and events bit for bit (tests/engine/test_single.py
-and test_xkernel.py compare them over seeds, plans and cuts of time), with ``traced`` the interruptions and SDC
-verdicts too (the kernel records them: trace.py).
+the State comes back out. The job ends are reported as events (``Event(t, "job_end", job=JobResult)``, what
+``simd simulate`` and the daemon read): the kernel stops at each job's end (its ``max_jobs`` cut) and the
+JobResult is built from the counters' growth over the job (results.job_result). With ``traced`` the kernel also
+records the interruptions and SDC verdicts (trace.py), which come before the job's end in the events.
 
 Cost per call: packing one State into small arrays and back (a few microseconds), one kernel call per job
 that ends in the call plus one; no Python per event or per step.

@@ -169,7 +169,7 @@ class Plan:
 
     @property
     def extended(self) -> bool:
-        """Hyper-checkpointing or committed SDCs: the plan runs on the extended walk (xwalk.py)."""
+        """Hyper-checkpointing or committed SDCs: checkpoints may lie off the normal interval's multiples."""
         return self.hyper_every > 0 or self.committed
 
     # shadow ranks (shadow.py): the hard stream carries hard failures and disagreements ("stops"); without

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import threading
 import zlib
-from bisect import bisect_right
 
 import numpy as np
 
@@ -186,71 +185,3 @@ def first_position(state: dict, log1m_p: float) -> int:
     if log1m_p == 0.0:
         return NEVER
     return int(gaps(state, log1m_p, 0, 1)[0])
-
-
-class Buffer:
-    """The upcoming positions of one stream, generated in blocks for one ``advance`` call only.
-
-    ``pos[ptr]`` is the next element not yet passed; its global index is ``base + ptr``.
-    """
-
-    __slots__ = ("state", "log1m_p", "base", "pos", "ptr", "block", "_list")
-
-    def __init__(self, state: dict, log1m_p: float, index: int, next_pos: int):
-        self.state, self.log1m_p, self.base, self.ptr = state, log1m_p, index, 0
-        self.pos = np.array([next_pos], dtype=np.int64)
-        self._list = [next_pos]  # the same positions as Python ints: scalar reads without numpy's overhead
-        self.block = 64
-
-    @property
-    def empty(self) -> bool:
-        return self.log1m_p == 0.0
-
-    def extend(self, count: int) -> None:
-        """Generate ``count`` more elements. The elements already passed (before ``ptr``) are dropped first
-        when they are most of the buffer (``base`` moves on by as many), so a call that crosses many events
-        keeps O(block) elements and copies each one a bounded number of times: linear in time and memory
-        (concatenating onto the whole array at every refill was quadratic past ~4e6 events)."""
-        if self.empty:
-            return
-        drop = min(self.ptr, len(self.pos) - 1)  # the last element stays: the next gaps start from it
-        if drop and 2 * drop >= len(self.pos):
-            self.base += drop
-            self.pos = self.pos[drop:]
-            del self._list[:drop]
-            self.ptr -= drop
-        first = self.base + len(self.pos)
-        new = int(self.pos[-1]) + np.cumsum(gaps(self.state, self.log1m_p, first, count))
-        self.pos = np.concatenate((self.pos, new))
-        self._list.extend(new.tolist())
-
-    def ensure(self, count: int) -> None:
-        """At least ``count`` elements from ``ptr`` on."""
-        missing = self.ptr + count - len(self.pos)
-        if missing > 0:
-            self.extend(max(missing, self.block))
-            self.block = min(self.block * 4, 1 << 16)
-
-    def next_after(self, g: int) -> int:
-        """Pass every element <= g; the position of the next one (NEVER when the rate is zero)."""
-        if self.empty:
-            return NEVER
-        lst = self._list
-        while lst[-1] <= g:  # everything generated is passed: generate more
-            self.ptr = len(lst)
-            self.ensure(self.block)
-        ptr = self.ptr
-        if lst[ptr] <= g:  # usually a step or two ahead; a long way only after a long quiet stretch
-            ptr = bisect_right(lst, g, ptr)
-        self.ptr = ptr
-        return lst[ptr]
-
-    def index(self) -> int:
-        return self.base + self.ptr
-
-    def saved(self) -> tuple[int, int]:
-        """(index, position) of the next element: the stream's whole state."""
-        if self.empty:
-            return (0, NEVER)
-        self.ensure(1)
-        return (self.base + self.ptr, self._list[self.ptr])

@@ -3,36 +3,37 @@ hyper-checkpointing, committed SDCs and their detectors), each neutral when off,
 
 ``advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq)`` advances every replica (a row of
 the arrays laid out by layout.py) to ``until``, or until ``max_jobs`` jobs are complete in total (then its clock
-stays at the end of the last one, as core.advance's ``max_jobs``; -1: no such stop). A replica moves as the
-extended walk (xwalk.segment, its Python reference) moves a Work, segment after segment: the same interesting
-steps (hard failure or shadow disagreement, SDC onset, validation or checkpoint point of an SDC in no checkpoint
-yet, a detector's finding, the end of a hyper window, the job's end), the same closed-form quiet stretches
-(hyper.points, xwalk.stretch_us, xwalk.fit_steps), the same cut at ``until`` (a unit is done only if it ends at
-or before it), and the same draws. A job's end happens in the kernel: the replica's Totals then are copied to
-its ``start`` row (the next job's job_start) and the job's start time and step are its ``pos``'s. Under
-stragglers there is no closed form: the kernel draws each executed step's duration once, in order
-(stepkernel.draw, the slow ranks' table for the first slow_steps of a job), and decides the unit, a detector's
-finding and the cut at ``until`` on the drawn times as xwalk.segment does. The draws:
+stays at the end of the last one, as core.advance's ``max_jobs``; -1: no such stop). A replica moves segment
+after segment: it finds the next interesting executed step (a hard failure or shadow disagreement, an SDC onset,
+the validation or checkpoint point that meets an SDC in no checkpoint yet, a detector's finding, the end of a
+hyper window, the job's end), crosses the quiet steps before it in closed form (``_stretch``: their time;
+``_fit``: how many fit in a budget), applies that step's *unit* (the step with its validation, checkpoint and
+recovery), and stops at ``until`` before the first unit that would end after it, so any cut of time into calls
+gives the same state. A job's end happens in the kernel: the replica's Totals then are copied to its ``start``
+row (the next job's job_start) and the job's start time and step are its ``pos``'s. Under stragglers there is no
+closed form: the kernel draws each executed step's duration once, in order (stepkernel.run and stepkernel.draw,
+the slow ranks' table for the first slow_steps of a job), and decides the unit, a detector's finding and the
+cut at ``until`` on the drawn times. The draws:
 
 - hard failures and SDC candidates: the geometric gaps of streams.gaps, ``ceil(log(1 - r) / log(1 - p))``
   clipped to [1, 2**50], from the stream's draw number ``index`` (pcg.py's PCG64);
 - the kind of hard-stream element ``index`` (a cause, or a shadow disagreement): draw ``index`` of the cause
-  stream, ``searchsorted(stop_cumulative, 1 - r, "left")`` (Work.cause_of); its accelerator type and the type of
-  an SDC onset: draw ``index`` of "accel-hard" / "accel-sdc" the same way (fleet.type_of), only with several;
+  stream, ``searchsorted(stop_cumulative, 1 - r, "left")``; its accelerator type and the type of an SDC onset:
+  draw ``index`` of "accel-hard" / "accel-sdc" the same way, only with several types (fleet.py);
 - a committed SDC's detectors: draws ``2 * nd * index`` .. of "sdc-detect", two per detector (coverage, latency),
   the latency by late.latency_us's inverse transforms; the lognormal's standard normal quantile is
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
   order of operations, so it gives the same doubles (tests compare it with the standard library's).
 
-Pending compute (State.pending_us) is carried as the segment walk (walk.py) carries it: each executed step adds
-the step time, a checkpoint commits it, a rollback loses what is after the checkpoint rolled back to. With
-committed SDCs it is the compute since the newest clean checkpoint, as xwalk.py keeps it. So the kernel gives
-the segment walk's state on plans without hyper-checkpointing and committed SDCs even when a drill changed the
-step time with steps pending (core.retarget), and xwalk.segment's on every plan.
+Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
+loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
+checkpoint is kept as steps times the step time (so core.retarget refuses a new step time while it is pending).
 
 The kernel produces no Event objects: core.advance builds a job's JobResult from its counters (single.py), and
 with ``trace`` the kernel records each interruption and SDC verdict as a row of a buffer (record, trace.py).
-Tests compare states, totals, job results and traces with the Python walks bit for bit, over any cut of time.
+Its checks: the per-step oracle in distribution (oracle.py), tick-size invariance, the golden paths the Python
+walks it replaced left behind (tests/engine/golden_paths.py), and ``NUMBA_DISABLE_JIT=1`` (the same source as
+Python) against the compiled code.
 
 Per call: per replica a seek of each stream to its current draw (O(log n)); per event a few dozen integer
 operations, no Python.
@@ -66,7 +67,7 @@ GAP_CAP = float(1 << 50)  # streams._GAP_CAP
 # between counted from their buckets (at most PREFIX_STRIDE - 1 one-byte reads per end of a stretch, against
 # 1.4 bytes per step for the rows of counts: 11 int64 every 64 steps).
 PREFIX_STRIDE = 64
-_HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # xwalk's unit kinds
+_HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
 
 @njit()
@@ -218,7 +219,7 @@ def latency_us(kind, scale_us, sigma, u):
 
 @njit()
 def _stretch(a, m, su, ckpt_us, V, val_us, period, offset):
-    """xwalk.stretch_us."""
+    """The time of quiet steps a+1 .. m: compute, the checkpoints on the lattice (period, offset), validations."""
     t = (m - a) * su + ((m - offset) // period - (a - offset) // period) * ckpt_us
     if V:
         t += (m // V - a // V) * val_us
@@ -227,7 +228,7 @@ def _stretch(a, m, su, ckpt_us, V, val_us, period, offset):
 
 @njit()
 def _fit(a, b, budget, su, ckpt_us, V, val_us, period, offset):
-    """xwalk.fit_steps: the largest m in [a, b] whose quiet stretch a+1..m takes at most ``budget`` (the stretch
+    """The largest m in [a, b] whose quiet stretch a+1..m takes at most ``budget`` (the stretch
     grows with m, so the answer is unique: a guess from the mean step, a short walk, a binary search if long)."""
     if budget < 0:
         return a
@@ -306,7 +307,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
     pending = pos[Pos.pending_us]
     job_t, job_g = pos[Pos.job_start_t], pos[Pos.job_start_g]
     hyper_end, anchor, n_corrupt = pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt]
-    # under the reference semantics the newest clean checkpoint is the last one (the State keeps 0 then: xwalk.Ext)
+    # under the reference semantics the newest clean checkpoint is the last one (the State keeps 0 then)
     clean = pos[Pos.clean_ckpt] if committed else last
     deadline, onset_step, detector = pos[Pos.sdc_deadline], pos[Pos.sdc_onset], pos[Pos.sdc_detector]
     hi, hp, si, sp = pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p]
@@ -322,7 +323,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
     has_st, slow_steps, slow_ranks = plan_i[P.has_st] != 0, plan_i[P.slow_steps], plan_i[P.slow_ranks]
     wx = words[Stream.step_times]
     xdx = wx[4] == np.uint64(1)
-    # executed steps up to this one have the slow ranks (Work.slow_count); NEVER: always
+    # executed steps up to this one have the slow ranks; NEVER: always
     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
     x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
     clock = until
@@ -444,7 +445,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
         kind, cost = _STEP, 0
         if cut_quiet:
             pass  # ``until`` comes within the quiet steps: the unit is not reached
-        elif h == e:  # a hard failure or a shadow disagreement: its kind (Work.cause_of)
+        elif h == e:  # a hard failure or a shadow disagreement: its kind (a cause, or the disagreement)
             kind, index = _HARD, hi
             if len(stop_cum) > 1:
                 if c_at != index:
@@ -458,7 +459,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
             if s == e:  # an onset (on a hard failure's step it is void)
                 onset = corr = True
                 dl, det = NEVER, 0
-                if committed and nd:  # late.draw: the first detector to find it
+                if committed and nd:  # the first detector to find it (late.py)
                     first = 2 * nd * si
                     if d_at != first:
                         dh, dl_ = pcg.seek(wd, first)
@@ -486,7 +487,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
         mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
         if cut and not has_st:
             mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
-        if mm:  # the quiet steps step + 1 .. step + mm, as xwalk._cross
+        if mm:  # the quiet steps step + 1 .. step + mm
             b = step + mm
             nq = (b - off) // period - (step - off) // period
             tot[Tot.steps_executed] += mm
@@ -507,25 +508,25 @@ and SDC verdict is recorded; None prunes it at compile time."""
                     tot[Tot.productive_us] += (newest - last) * step_us
                     pending -= (newest - last) * step_us
                     last = clean = newest
-                else:  # a committed SDC (the first checkpoint that took it was a unit): hyper.newest_points
+                else:  # a committed SDC (the first checkpoint that took it was a unit): the newest points to the ring
                     n_corrupt += nq
                     for i in range(min(nq, len(ring)) - 1, -1, -1):
                         head, cnt = _ring_add(ring, head, cnt, newest - i * period)
                     last = newest
-            if has_st:  # Work.account_steps: their time above the base step time, their buckets
+            if has_st:  # their time above the base step time, their buckets
                 t += acc
                 tot[Tot.straggler_us] += dsum - mm * step_us
                 for b_ in range(len(hq)):
                     tot[o_hist + b_] += hq[b_]
-                if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # Work.moved
+                if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
                     tot[Tot.stragglers_replaced] += slow_ranks
             else:
                 t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, period, off)
-                tot[o_hist + bucket] += mm  # every step in the plan's bucket (work.Work.pack)
+                tot[o_hist + bucket] += mm  # every step in the plan's bucket
             step, g = b, g + mm
         if cut:
             break
-        # the unit, as xwalk._apply
+        # the unit
         tot[Tot.steps_executed] += 1
         tot[Tot.shadow_us] += shadow_us
         pending += step_us
@@ -538,7 +539,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
             tot[Tot.hyper_steps] += 1
         t += cost
         g, step = e, q
-        if kind == _HARD:  # Work.stopped, then the rollback to the last checkpoint
+        if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
             tot[Tot.detection_us] += stop_det[stop]
             tot[Tot.restart_us] += stop_rst[stop]
             if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
@@ -551,7 +552,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
                 tot[o_interr + stop] += 1
                 record(trace, t, tr.INTERRUPTION, stop)
                 ty = 0
-                if len(hard_type_cum) > 1:  # fleet.type_of
+                if len(hard_type_cum) > 1:  # its accelerator type (fleet.py)
                     if ht_at != index:
                         hth, htl = pcg.seek(wht, index)
                     hth, htl, u = _next(wht, hth, htl)
@@ -570,7 +571,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
                     tot[Tot.hyper_activations] += 1
                 hyper_end, anchor = g + window, last
             continue
-        if onset:  # Work.onset
+        if onset:  # an SDC sets in
             corrupted = True
             tot[Tot.sdc_onsets] += 1
             ty = 0
@@ -602,7 +603,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
                     n_corrupt += 1
                     head, cnt = _ring_add(ring, head, cnt, q)
                     last = q
-            if q == target:  # the job's end (xwalk._end_job, work.Work.end_job)
+            if q == target:  # the job's end
                 if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
                     tot[Tot.steps_recomputed] += step - clean
                     tot[Tot.rollback_us] += pending
@@ -634,7 +635,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
                 tot[Tot.sdc_detected] += 1
                 record(trace, t, tr.SDC_DETECTED, detector)
                 back = last
-            else:  # late.rollback_target
+            else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
                 tot[Tot.sdc_late_found] += 1
                 if n_corrupt < retention:
                     back = clean
@@ -663,7 +664,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
                 tot[Tot.sdc_detected] += 1
                 record(trace, t, tr.SDC_DETECTED, tr.NONE)
             back = last
-        # xwalk._detected: restart from ``back`` (the newest clean checkpoint), open a hyper window
+        # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py)
         tot[Tot.restart_us] += restart
         tot[Tot.steps_recomputed] += step - back
         tot[Tot.rollback_us] += pending
@@ -692,7 +693,7 @@ and SDC verdict is recorded; None prunes it at compile time."""
     pos[Pos.corrupted], pos[Pos.pending_us] = 1 if corrupted else 0, pending
     pos[Pos.job_start_t], pos[Pos.job_start_g] = job_t, job_g
     pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt] = hyper_end, anchor, n_corrupt
-    # kept under committed SDCs only (the State keeps them at 0 otherwise: xwalk.Ext.fields)
+    # kept under committed SDCs only (the State keeps them at 0 otherwise)
     pos[Pos.clean_ckpt], pos[Pos.sdc_onset] = (clean, onset_step) if committed else (0, 0)
     pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
     pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp

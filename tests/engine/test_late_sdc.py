@@ -1,9 +1,9 @@
-"""Committed SDCs and late detectors (late.py, xwalk.py): the per-step oracle, tick-size invariance, retention."""
+"""Committed SDCs and late detectors (late.py, xkernel.py): the per-step oracle, tick-size invariance, retention."""
 
 from dataclasses import replace
 
 import pytest
-from late_sdc_cases import BASE, CONFIGS
+from late_sdc_cases import CONFIGS
 from specs import spec
 
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
@@ -98,16 +98,3 @@ def test_an_sdc_present_at_the_end_of_the_job_is_baked_in_once_and_void_since_th
     job = events[-1].job
     assert job.sdc_baked == 1 and job.recompute_steps == 35 and job.checkpoints == 2
     assert job.bucket_seconds["productive"] == 25 * 60
-
-
-def test_block_draws_equal_the_single_draws():
-    """late.Draws (a block of candidates at a time, what the walk uses) gives late.draw's values for any
-    increasing sequence of SDC candidates, across block boundaries."""
-    from simd.engine.late import Draws, draw
-    from simd.engine.spec import compile_spec
-
-    p = compile_spec(CONFIGS["layers_no_validation"])
-    cache = Draws(p)
-    for i in (0, 1, 5, 63, 64, 65, 200, 201, 1000, 10**6):
-        assert cache.draw(i, 12345 * S) == draw(p, i, 12345 * S), i
-    assert Draws(compile_spec(replace(BASE, committed_sdc=CommittedSdc((), 3)))).draw(7, 0) == (NEVER, 0)

@@ -16,6 +16,7 @@ from simd.engine.replicas import (
     run_jobs,
     state_columns,
 )
+from simd.engine.spec import CommittedSdc
 from simd.engine.state import State
 
 S = US_PER_SECOND
@@ -147,10 +148,11 @@ def test_retarget_replicas_checks_every_replica_as_core_does():
     assert steps[0] < max(steps)  # so the failing check is another replica's
     with pytest.raises(ValueError, match=f"target_steps {steps[0]} is behind the job's step {max(steps)}"):
         retarget_replicas(states, replace(s, target_steps=steps[0]))
-    lasts = [x.last_ckpt for x in states]
-    odd = next(k for k in (7, 11, 13, 17, 50, 75, 100) if lasts[0] % k == 0 and any(v % k for v in lasts[1:]))
-    with pytest.raises(ValueError, match="the new checkpoint lattice"):
-        retarget_replicas(states, replace(s, ckpt_interval_steps=odd, validation_interval_steps=0))
+    committed = replace(s, validation_interval_steps=0, committed_sdc=CommittedSdc((), 2))
+    states = advance_replicas(new_replicas(committed, seeds), until + 7)
+    assert max(x.pending_us for x in states) > 0
+    with pytest.raises(ValueError, match="step_seconds can change on a plan with committed SDCs only"):
+        retarget_replicas(states, replace(committed, step_seconds=90.0))
     with pytest.raises(ValueError, match="cannot change the failure causes"):
         retarget_replicas(states, replace(s, causes=llama3_causes()))
 

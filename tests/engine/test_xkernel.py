@@ -1,7 +1,7 @@
-"""The extended walk's compiled loop (xkernel.py) against its Python reference (the one-segment-at-a-time
-xwalk.segment): identical states, totals and job results bit for bit, over seeds,
-configurations, edge cases and any cut of time into advance calls; its normal quantile and latency draws equal
-the standard library's and late.py's."""
+"""The compiled loop (xkernel.py) on every mechanism and combination: the same states, totals, job results and
+traces bit for bit under any cut of time into advance calls, over seeds, configurations and edge cases; each
+configuration exercises what it is for; its normal quantile and latency draws equal the standard library's and
+late.py's."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ CONFIGS = {
     "hyper_shadow": replace(BASE, shadow=Shadow(0.5, 0.05), hyper=Hyper(5, 150)),
     "committed_shadow_causes": replace(BASE, shadow=Shadow(0.25, 0.1), causes=CAUSES, validation_interval_steps=0,
                                        committed_sdc=CommittedSdc((GUARD, SCANNER), 2)),
-    # under stragglers the kernel draws each step's duration (stepkernel.draw) as the segment walk does: the
-    # slow rank replaced after 150 steps of each job, a detector's finding meeting drawn steps, the hyper lattice
+    # under stragglers the kernel draws each step's duration (stepkernel.draw): the slow rank replaced after 150
+    # steps of each job, a detector's finding meeting drawn steps, the hyper lattice
     "hyper_stragglers": replace(BASE, hyper=Hyper(5, 200), stragglers=STRAGGLERS),
     "committed_stragglers_causes": replace(BASE, causes=CAUSES, validation_interval_steps=0, stragglers=STRAGGLERS,
                                            committed_sdc=CommittedSdc(EVERY, 3)),
@@ -57,30 +57,30 @@ CONFIGS = {
 }
 
 
-def test_the_kernel_is_used_without_trace_and_not_with_it():
+def test_the_kernel_runs_traced_or_not():
+    """Every call runs the one kernel: advance_all without a trace, advance_traced with one."""
     calls = []
-    real = xkernel.advance_all
 
-    def counting(until, *args):
-        calls.append(until)
-        return real(until, *args)
+    def counting(real):
+        def count(until, *args):
+            calls.append(real.__name__)
+            return real(until, *args)
+        return count
 
     s = CONFIGS["committed_layers"]
-    with mock.patch.object(xkernel, "advance_all", counting):
-        advance(new_state(s), 10**6 * S, trace=True)
-        assert calls == []
-        advance(new_state(s), 10**6 * S)
-        assert calls
-        calls.clear()
-        slow = replace(s, stragglers=Stragglers(0.5, 1, 1.2))
-        advance(new_state(slow), 10**6 * S, trace=True)  # the segment walk makes the events
-        assert calls == []
-        advance(new_state(slow), 10**6 * S)  # stragglers on the kernel too
-        assert calls
+    with mock.patch.object(xkernel, "advance_all", counting(xkernel.advance_all)), \
+            mock.patch.object(xkernel, "advance_traced", counting(xkernel.advance_traced)):
+        for job in (s, replace(s, stragglers=Stragglers(0.5, 1, 1.2))):
+            calls.clear()
+            advance(new_state(job), 10**6 * S, trace=True)
+            assert calls and set(calls) == {"advance_traced"}
+            calls.clear()
+            advance(new_state(job), 10**6 * S)
+            assert calls and set(calls) == {"advance_all"}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_kernel_equals_the_python_paths_over_seeds(name):
+def test_kernel_paths_over_seeds_and_cuts(name):
     base = CONFIGS[name]
     horizon = int(base.target_steps * base.step_seconds * S * 4.5)  # several jobs, one cut mid-way
     rng = random.Random(name)
@@ -118,8 +118,7 @@ def test_retention_one_loses_no_checkpoint_and_every_late_find_is_unrecoverable(
 def test_max_jobs_and_the_stop_before_a_jobs_end():
     s = CONFIGS["both_llama3_causes"]
     kernel = advance(new_state(s), 10**9 * S, max_jobs=3)
-    segment = advance(new_state(s), 10**9 * S, max_jobs=3, compiled=False)
-    assert kernel == segment and kernel[0].totals.jobs_completed == 3
+    assert kernel[0].totals.jobs_completed == 3 == len(kernel[1])
     # a cut just before, at and just after the end of the first job's last unit
     end = kernel[1][0].t_us
     for c in (end - 1, end, end + 1):

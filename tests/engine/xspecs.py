@@ -1,4 +1,4 @@
-"""Hypothesis strategies and helpers for the tests of hyper-checkpointing and committed SDCs (xwalk.py)."""
+"""Hypothesis strategies and helpers for the tests of hyper-checkpointing and committed SDCs (xkernel.py)."""
 
 from __future__ import annotations
 

@@ -53,14 +53,13 @@ def fleet_specs(draw):
         validation_seconds=draw(st.sampled_from([0.0, 20.0])),
         restart_seconds=draw(st.sampled_from([0.0, 60.0])),
         causes=draw(st.sampled_from([(), llama3_causes("warm")])),
-        # fleets run on the extended kernel, which draws each step under stragglers (issue 20): the segment walk
-        # must agree with it there too
+        # under stragglers the kernel draws each step: the cuts must meet drawn steps too
         stragglers=draw(st.sampled_from([None, None, Stragglers(0.5, 1, 1.3), Stragglers(0.5, 2, 1.5, 100)])),
         seed=draw(st.integers(0, 2**32)),
     )
 
 
-# 70 examples: a quarter of them under stragglers, whose segment walk costs more (the suite's 5 minutes)
+# 70 examples, a quarter of them under stragglers (the suite's 5 minutes)
 @settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=fleet_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_a_fleet(s, horizon_steps, cuts):

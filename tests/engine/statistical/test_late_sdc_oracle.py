@@ -1,4 +1,4 @@
-"""Committed SDCs and late detectors (late.py, xwalk.py): the per-step oracle, tick-size invariance, retention.
+"""Committed SDCs and late detectors (late.py, xkernel.py): the per-step oracle, tick-size invariance, retention.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from late_sdc_cases import CONFIGS
 from xspecs import assert_agree, check_partition, extended_specs
 
-from simd.engine import US_PER_SECOND, advance, new_state
+from simd.engine import US_PER_SECOND
 
 S = US_PER_SECOND
 
@@ -31,18 +31,3 @@ def test_engine_matches_per_step_loop_with_committed_sdcs(name):
 @given(s=extended_specs(late=True), horizon_steps=st.integers(1, 1500), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
     check_partition(s, int(horizon_steps * s.step_seconds * S * 1.7), cuts)
-
-
-# budget trimmed for the suite's 5-minute limit (hypothesis draws anew on every run, so coverage adds up)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=extended_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6))
-def test_fast_loop_equals_the_segment_walk(s, horizon_steps, cuts):
-    """xwalk.run (locals, many segments per call; plans without stragglers) and xwalk.segment (one at a time,
-    forced by compiled=False) compute the identical trajectory, events included."""
-    horizon = int(horizon_steps * s.step_seconds * S * 1.7)
-    fast, slow = new_state(s), new_state(s)
-    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
-        fast, fast_events = advance(fast, c, trace=True)
-        slow, slow_events = advance(slow, c, trace=True, compiled=False)
-        assert fast == slow
-        assert fast_events == slow_events

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from specs import spec
 
 from simd.engine import BUCKETS, US_PER_SECOND, Cause, advance, new_state
-from simd.engine.work import Work
 
 specs = st.builds(
     spec,
@@ -78,31 +77,14 @@ def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
     assert events == whole_events
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=vectorizable_specs(), horizon_steps=st.integers(1, 12000), cuts=st.lists(st.floats(0, 1), max_size=6))
-def test_compiled_path_equals_segment_walk(s, horizon_steps, cuts):
-    """The compiled path (without trace) and the one-segment-at-a-time Python walk compute the identical
-    trajectory, job ends included, on plans whose validation divides the checkpoint interval (where the numpy
-    batch, now retired, used to run)."""
-    # at most 50 jobs per example: a job end costs ~0.1 ms in the walk, and a 1-step job over 12,000 steps
-    # made one example take seconds (the suite's time swung 4-42 s with hypothesis's draw) without testing more
-    horizon_steps = min(horizon_steps, 50 * s.target_steps)
-    horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
-    fast, slow = new_state(s), new_state(s)
-    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
-        fast, fast_events = advance(fast, c)
-        slow, slow_events = advance(slow, c, compiled=False)
-        assert fast == slow
-        assert fast_events == slow_events
-
-
 @settings(max_examples=40, deadline=None)
 @given(s=specs, horizon_steps=st.integers(0, 2000))
-def test_working_copy_round_trips(s, horizon_steps):
-    """The seam both paths share: a State taken into a Work and back, with no step between, is unchanged."""
+def test_the_kernels_arrays_round_trip(s, horizon_steps):
+    """The seam of the kernel: a State packed into its arrays and read back (layout.py), with no time passing
+    (a call to its own clock), is unchanged."""
     state, _ = advance(new_state(s), int(horizon_steps * s.step_seconds * US_PER_SECOND))
     for at in (state, new_state(s)):
-        assert Work(at, trace=False).to_state(at.clock) == at
+        assert advance(at, at.clock, trace=True) == (at, [])
 
 
 @settings(max_examples=40, deadline=None)

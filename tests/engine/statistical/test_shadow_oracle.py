@@ -28,7 +28,7 @@ READS["shadow_seconds"] = (lambda j: j.bucket_seconds["shadow"], lambda r: r["sh
 CONFIGS = {
     # half the ranks shadowed, validation at every checkpoint
     "half": spec(sdc_per_gpu_hour=4e-4, shadow=Shadow(0.5, 0.05)),
-    # validation (every 40) does not divide the checkpoint (every 50): the segment walk; some SDCs baked in
+    # validation (every 40) does not divide the checkpoint (every 50): some SDCs baked in
     "quarter_nondividing": spec(ckpt_interval_steps=50, validation_interval_steps=40, sdc_per_gpu_hour=4e-4,
                                 shadow=Shadow(0.25, 0.1)),
     # every rank shadowed, no validation at all

@@ -1,15 +1,16 @@
-"""The compiled segment walk for one replica (simd.engine.single), core.advance's path wherever it ran
-walk.segment: the Python walk's states, totals and job-end events bit for bit, under any cut of time.
+"""The compiled loop for one replica (simd.engine.single), core.advance's path: the same states and events,
+traces included, under any cut of time, max_jobs stops included.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from single_cases import STRAGGLERS, _fast, _walk
+from single_cases import STRAGGLERS
 from specs import llama3_causes, spec
 
 from simd.engine import (
     US_PER_SECOND,
+    advance,
     new_state,
 )
 
@@ -34,18 +35,16 @@ def configurations(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=configurations(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
        max_jobs=st.sampled_from([None, None, 1, 2, 5]))
-def test_compiled_walk_equals_the_python_walk_under_any_cut(s, horizon_steps, cuts, max_jobs):
-    """States and events after every call of an arbitrary partition of time, against the walk in one call."""
-    horizon = min(horizon_steps, 40 * s.target_steps) * 75 * S  # at most ~40 jobs: the reference walk is slow
-    whole, whole_events = _walk(new_state(s), horizon, max_jobs=max_jobs)
-    ref, got, events = new_state(s), new_state(s), []
+def test_any_cut_of_time_gives_the_one_call(s, horizon_steps, cuts, max_jobs):
+    """States and events after an arbitrary partition of time, against the one call; the buckets add up to the
+    clock and the histogram to the steps after every call."""
+    horizon = min(horizon_steps, 40 * s.target_steps) * 75 * S
+    whole, whole_events = advance(new_state(s), horizon, max_jobs=max_jobs, trace=True)
+    got, events = new_state(s), []
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         c = max(c, got.clock)  # a max_jobs stop leaves the clock behind
-        ref, ref_ev = _walk(ref, c, max_jobs=max_jobs)
-        got, ev = _fast(got, c, max_jobs=max_jobs)
-        assert got == ref and ev == ref_ev
+        got, ev = advance(got, c, max_jobs=max_jobs, trace=True)
         assert sum(got.totals.bucket_us().values()) + got.in_flight_us() == got.clock
         assert sum(got.totals.step_hist) == got.totals.steps_executed
         events.extend(ev)
-    if max_jobs is None:
-        assert got == whole and events == whole_events
+    assert got == whole and events == whole_events

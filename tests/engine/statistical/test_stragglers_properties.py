@@ -33,11 +33,9 @@ def straggler_specs(draw):
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=straggler_specs(), horizon_steps=st.integers(1, 4000), cuts=st.lists(st.floats(0, 1), max_size=6))
-def test_stragglers_keep_tick_invariance_conservation_and_path_equality(s, horizon_steps, cuts):
+def test_stragglers_keep_tick_invariance_and_conservation(s, horizon_steps, cuts):
     horizon = int(horizon_steps * 36 * US_PER_SECOND)
     whole, whole_events = advance(new_state(s), horizon, trace=True)
-    walk, _ = advance(new_state(s), horizon, trace=True, compiled=False)
-    assert whole == walk
     state, events = new_state(s), []
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         state, ev = advance(state, c, trace=True)

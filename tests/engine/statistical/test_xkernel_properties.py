@@ -1,7 +1,5 @@
-"""The extended walk's compiled loop (xkernel.py) against its Python reference (the one-segment-at-a-time
-xwalk.segment): identical states, totals and job results bit for bit, over seeds,
-configurations, edge cases and any cut of time into advance calls; its normal quantile and latency draws equal
-the standard library's and late.py's.
+"""The compiled loop (xkernel.py) with hyper-checkpointing and committed SDCs: identical states, totals, job
+results and traces under any cut of time into advance calls, at scale and over random configurations.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
@@ -34,12 +32,10 @@ def test_the_benchmark_jobs_at_scale(name):
         assert_same_paths(replace(variant, seed=seed), _cuts(horizon, [0.013, 0.5, 0.77]))
 
 
-# both mechanisms, edge sizes, no stragglers (those run on xwalk.segment, not the kernel); slow as the engine's
-# hypothesis checks (conftest.py)
+# both mechanisms, edge sizes, with and without stragglers; slow as the engine's hypothesis checks (conftest.py)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=extended_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=8))
-def test_any_partition_gives_the_python_paths_states(s, horizon_steps, cuts):
-    s = replace(s, stragglers=None)
+def test_any_partition_gives_the_one_calls_state(s, horizon_steps, cuts):
     assert_same_paths(s, _cuts(int(horizon_steps * s.step_seconds * S * 1.7), cuts))
 
 
