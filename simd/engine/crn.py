@@ -8,7 +8,7 @@ slowdown, mitigation) sees the same duration at the same ``g``, whatever its che
 failure rates: only how far in ``g`` each one goes differs. :class:`Shared` draws the durations once into a
 window of prefix sums (:class:`Window`: cumulative durations, each step's histogram bucket and the cumulative
 bucket counts every xkernel.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
-engine's kernel (xkernel._one's prefix path): a stretch of quiet steps then costs O(1) instead of one draw per
+engine's kernel (xkernel.advance_all's prefix path): a stretch of quiet steps then costs O(1) instead of one draw per
 step, and fitting steps into what is left of the time limit is a binary search.
 
 Promises: ``Shared(specs).run(seed, limits)`` equals ``[core.run_job(replace(s, seed=seed), limit_us=l) for s, l
@@ -131,7 +131,7 @@ class Window:
         return self._pd.nbytes + self._pb.nbytes + self._ph.nbytes
 
     def arrays(self) -> tuple:
-        """The window as xkernel._one's ``prefix``."""
+        """The window as xkernel.advance_all's ``prefix``."""
         n = self.end - self.p0
         return self._pd[:n + 1], self._pb[:n + 1], self._ph[:n // STRIDE + 1], self.p0
 
@@ -175,15 +175,15 @@ class Window:
 @njit()
 def _run(which, until, max_jobs, pos, tot, start, ring, words, plans, tables, hq, prefix, needs):
     """Configurations ``which`` (one replica each; ``plans``: their xkernel.plan_arrays stacked, one row each) on
-    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel._one).
-    ``max_jobs`` an argument, not the literal 1: a literal would type _one's argument as Literal[int](1), another
+    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel.advance_all).
+    ``max_jobs`` an argument, not the literal 1: a literal would type advance_all's argument as Literal[int](1), another
     signature, compiled again (~7 s)."""
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p], plans[4][p], plans[5][p], plans[6][p],
                 plans[7][p], plans[8][p], plans[9][p], plans[10][p])
-        needs[p] = xkernel._one(until[p], max_jobs, pos[p], tot[p], start[p], ring[p], words[p], plan, tables, hq,
-                                prefix)
+        needs[p] = xkernel.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], ring[p:p + 1],
+                                       words[p:p + 1], plan, tables, hq, prefix)
 
 
 def shared(plans: Sequence[Plan]) -> bool:

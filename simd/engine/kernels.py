@@ -9,7 +9,7 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
   one replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel): every mechanism,
   with or without stragglers;
 - ``crn``: crn.py's shared step windows (simd sweep's common random numbers): their fill, and the same loop
-  (xkernel._one) specialised for a window of step durations (the lanes' specialisation has the window's branch
+  (xkernel.advance_all) specialised for a window of step durations (the lanes' specialisation has the window's branch
   pruned: ~0.9 s less to compile before a first simulate or tick).
 
 There were four units until 2026-12-02 (the replica kernel, the extended one, the sampler called from Python,

@@ -25,7 +25,7 @@ def _key(plan: Plan) -> tuple:
 def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray, ring: np.ndarray,
          words: np.ndarray, until: int, max_jobs: int | None, trace: tuple | None = None) -> None:
     """One call of the compiled loop (xkernel.advance_all) on replicas of ``plan``: rows of the arrays laid out by
-    layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded (xkernel.advance_traced)."""
+    layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded."""
     from simd.engine import xkernel
 
     cut = -1 if max_jobs is None else max_jobs
@@ -33,4 +33,4 @@ def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, sta
     if trace is None:
         xkernel.advance_all(until, cut, pos, tot, start, ring, words, *arrays)
     else:
-        xkernel.advance_traced(until, cut, pos, tot, start, ring, words, *arrays, *trace)
+        xkernel.advance_all(until, cut, pos, tot, start, ring, words, *arrays, None, trace)

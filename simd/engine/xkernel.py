@@ -263,30 +263,21 @@ def _ring_add(ring, head, cnt, x):
 
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
-def advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq):
+def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, words_rows, plan, tables, hq,
+                prefix=None, trace=None):
     """Every replica (row) to ``until``, or to ``max_jobs`` jobs complete in total (>= 0); see the module docstring.
     ``plan``: plan_arrays' constants; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
-    stragglers); ``hq``: scratch, one entry per histogram bucket."""
-    for r in range(pos.shape[0]):
-        _one(until, max_jobs, pos[r], tot[r], start[r], ring[r], words[r], plan, tables, hq)
-
-
-@njit()
-def advance_traced(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, rows, n):
-    """advance_all for one replica (row 0), its interruptions and SDC verdicts recorded in (rows, n): trace.py."""
-    _one(until, max_jobs, pos[0], tot[0], start[0], ring[0], words[0], plan, tables, hq, None, (rows, n))
-
-
-@njit()
-def _one(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq, prefix=None, trace=None):
-    """One replica: its rows of the arrays. Returns 0, or with ``prefix`` (crn.py's window of step durations:
-    cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps p0 .. p0 + len(pd) - 1)
-    the executed step the next segment needs when the window ends before it: the
-    replica's state is then written as between two calls (its clock untouched) and a call with the window
+    stragglers); ``hq``: scratch, one entry per histogram bucket. Returns 0, or with ``prefix`` (crn.py's window of
+    step durations, for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of
+    executed steps p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
+    it: the replica's state is then written as between two calls (its clock untouched) and a call with the window
     extended carries on from there, with the result of one uninterrupted call. The prefix holds one job's durations
     from g = 0 (the slow ranks in its first slow_steps), so it serves a replica's first job only, without
-    committed SDCs (no detector's finding to meet). With ``trace`` (trace.py's rows and counter) every interruption
-and SDC verdict is recorded; None prunes it at compile time."""
+    committed SDCs (no detector's finding to meet). With ``trace`` (trace.py's rows and counter; one replica)
+    every interruption and SDC verdict is recorded. Either None is pruned at compile time (~0.9 s of compile for
+    the prefix's branch). The loop over rows is in this function, not a call of a per-row one: numba compiled the
+    per-row function, then optimised it again inlined into the loop (1.4 s of a cold start, measured with numba's
+    compile timers)."""
     plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
         det_cov = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
@@ -300,404 +291,407 @@ and SDC verdict is recorded; None prunes it at compile time."""
     su = step_us + shadow_us
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     nd = len(det_kind)
-    wh, ws, wc, wht, wst, wd = (words[Stream.hard], words[Stream.sdc], words[Stream.cause], words[Stream.hard_type],
-                                words[Stream.sdc_type], words[Stream.detect])
-
-    t, g, step, last, corrupted = pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt], pos[Pos.corrupted] != 0
-    pending = pos[Pos.pending_us]
-    job_t, job_g = pos[Pos.job_start_t], pos[Pos.job_start_g]
-    hyper_end, anchor, n_corrupt = pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt]
-    # under the reference semantics the newest clean checkpoint is the last one (the State keeps 0 then)
-    clean = pos[Pos.clean_ckpt] if committed else last
-    deadline, onset_step, detector = pos[Pos.sdc_deadline], pos[Pos.sdc_onset], pos[Pos.sdc_detector]
-    hi, hp, si, sp = pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p]
-    head, cnt = pos[Pos.ring_head], pos[Pos.ring_n]
-    zero = np.uint64(0)
-    # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
-    hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
-    sh, sl = pcg.seek(ws, si + 1) if sdc_log1m != 0.0 else (zero, zero)
-    c_at, ch, cl = -1, zero, zero
-    ht_at, hth, htl = -1, zero, zero
-    st_at, sth, stl = -1, zero, zero
-    d_at, dh, dl_ = -1, zero, zero
-    has_st, slow_steps, slow_ranks = plan_i[P.has_st] != 0, plan_i[P.slow_steps], plan_i[P.slow_ranks]
-    wx = words[Stream.step_times]
-    xdx = wx[4] == np.uint64(1)
-    # executed steps up to this one have the slow ranks; NEVER: always
-    slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
-    x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
-    clock = until
     need = 0
+    for r in range(pos_rows.shape[0]):
+        pos, tot, start, ring, words = pos_rows[r], tot_rows[r], start_rows[r], ring_rows[r], words_rows[r]
+        wh, ws, wc, wht, wst, wd = (words[Stream.hard], words[Stream.sdc], words[Stream.cause], words[Stream.hard_type],
+                                    words[Stream.sdc_type], words[Stream.detect])
 
-    while True:
-        if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
-            clock = t  # halted: the clock stays at the end of the last job
-            break
-        if H and g < hyper_end:  # hyper.lattice
-            period, off, piece = H, anchor % H, hyper_end
-        else:
-            period, off, piece = C, 0, NEVER
-        h = NEVER
+        t, g, step, last, corrupted = pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt], pos[Pos.corrupted] != 0
+        pending = pos[Pos.pending_us]
+        job_t, job_g = pos[Pos.job_start_t], pos[Pos.job_start_g]
+        hyper_end, anchor, n_corrupt = pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt]
+        # under the reference semantics the newest clean checkpoint is the last one (the State keeps 0 then)
+        clean = pos[Pos.clean_ckpt] if committed else last
+        deadline, onset_step, detector = pos[Pos.sdc_deadline], pos[Pos.sdc_onset], pos[Pos.sdc_detector]
+        hi, hp, si, sp = pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p]
+        head, cnt = pos[Pos.ring_head], pos[Pos.ring_n]
+        zero = np.uint64(0)
+        # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
+        hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
+        sh, sl = pcg.seek(ws, si + 1) if sdc_log1m != 0.0 else (zero, zero)
+        c_at, ch, cl = -1, zero, zero
+        ht_at, hth, htl = -1, zero, zero
+        st_at, sth, stl = -1, zero, zero
+        d_at, dh, dl_ = -1, zero, zero
+        has_st, slow_steps, slow_ranks = plan_i[P.has_st] != 0, plan_i[P.slow_steps], plan_i[P.slow_ranks]
+        wx = words[Stream.step_times]
+        xdx = wx[4] == np.uint64(1)
+        # executed steps up to this one have the slow ranks; NEVER: always
+        slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
+        x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
+        clock = until
+        need = 0
+
+        while True:
+            if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
+                clock = t  # halted: the clock stays at the end of the last job
+                break
+            if H and g < hyper_end:  # hyper.lattice
+                period, off, piece = H, anchor % H, hyper_end
+            else:
+                period, off, piece = C, 0, NEVER
+            h = NEVER
+            if hard_log1m != 0.0:
+                while hp <= g:
+                    hh, hl, gap = _gap(wh, hh, hl, hard_log1m)
+                    hi += 1
+                    hp += gap
+                h = hp
+            e = g + (target - step)
+            if h < e:
+                e = h
+            if piece < e:
+                e = piece
+            s = NEVER
+            if not corrupted:
+                if sdc_log1m != 0.0:
+                    while sp <= g:
+                        sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
+                        si += 1
+                        sp += gap
+                    s = sp
+                if s < e:
+                    e = s
+            elif n_corrupt == 0:  # not in a checkpoint yet: the next validation or checkpoint point meets it
+                q = off + ((step - off) // period + 1) * period
+                if V and (step // V + 1) * V < q:
+                    q = (step // V + 1) * V
+                if g + (q - step) < e:
+                    e = g + (q - step)
+            n = e - g
+            du, unit_b = su, bucket  # the unit's step: its compute (shadow overhead included), its histogram bucket
+            cut_quiet, k, acc, dsum = False, 0, 0, 0
+            if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
+                pd, pb, ph, p0 = prefix
+                if job_g != 0 or g < p0 or committed:
+                    raise ValueError("the prefix path runs a replica's first job without committed SDCs, from a window "
+                                     "that covers it")
+                if e - p0 >= len(pd):
+                    need = e
+                    break
+                i0 = g - p0
+                k = n  # the quiet steps step + 1 .. step + k - 1 if they all fit, else the most that do
+                acc = pd[i0 + k - 1] - pd[i0] + _stretch(step, step + k - 1, shadow_us, ckpt_us, V, val_us, period, off)
+                if acc > until - t:
+                    cut_quiet = True
+                    lo, hi_ = 0, n - 2
+                    while lo < hi_:
+                        mid = (lo + hi_ + 1) // 2
+                        if pd[i0 + mid] - pd[i0] + _stretch(step, step + mid, shadow_us, ckpt_us, V, val_us, period,
+                                                            off) <= until - t:
+                            lo = mid
+                        else:
+                            hi_ = mid - 1
+                    k = lo + 1
+                    acc = pd[i0 + lo] - pd[i0] + _stretch(step, step + lo, shadow_us, ckpt_us, V, val_us, period, off)
+                dsum = pd[i0 + k - 1] - pd[i0]
+                for b_ in range(len(hq)):
+                    hq[b_] = 0
+                _counts(ph, pb, p0, g + k - 1, 1, hq)
+                _counts(ph, pb, p0, g, -1, hq)
+                if not cut_quiet:  # the unit's step
+                    du, unit_b = pd[e - p0] - pd[e - p0 - 1] + shadow_us, np.int64(pb[e - p0])
+            elif has_st:  # the steps drawn one by one (stepkernel.run): quiet ones while they fit, up to the unit
+                if x_at != g:
+                    xh, xl = pcg.seek(wx, g)
+                for b_ in range(len(hq)):
+                    hq[b_] = 0
+                # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
+                due = deadline - t if corrupted and deadline < NEVER else NEVER
+                slow = max(0, min(n - 1, slow_limit - g))
+                xh, xl, mq, acc, dsum, how, d, bk = stepkernel.run(
+                    xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
+                    shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq)
+                k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
+                x_at = g + k - (1 if how == stepkernel.FITTED else 0)
+                if how == stepkernel.FITTED:  # the segment's last step: the unit, unless its compute comes first
+                    if g + n <= slow_limit:
+                        xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, sa, sb, sc, sf, base, bounds)
+                    else:
+                        xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, ha, hb, hc, hf, base, bounds)
+                    x_at = g + n
+                if how == stepkernel.CUT:  # a quiet step does not fit: the steps before it are crossed
+                    cut_quiet = True
+                else:
+                    n, e = k, g + k
+                    du, unit_b = d + shadow_us, bk
+            elif corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
+                budget = deadline - t
+                if budget <= su:
+                    j = 1
+                else:
+                    j = _fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, period, off) - step + 2
+                if j < n:
+                    n, e = j, g + j
+            m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
+            if has_st:
+                quiet = acc
+            else:
+                nc = (m - off) // period - (step - off) // period
+                nv = m // V - step // V if V else 0
+                quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
+            q = m + 1
+            t1 = t + quiet + du  # the end of the unit's step
+            onset = val = ck = False
+            dl, det = deadline, detector
+            stop, index = 0, 0
+            kind, cost = _STEP, 0
+            if cut_quiet:
+                pass  # ``until`` comes within the quiet steps: the unit is not reached
+            elif h == e:  # a hard failure or a shadow disagreement: its kind (a cause, or the disagreement)
+                kind, index = _HARD, hi
+                if len(stop_cum) > 1:
+                    if c_at != index:
+                        ch, cl = pcg.seek(wc, index)
+                    ch, cl, u = _next(wc, ch, cl)
+                    c_at = index + 1
+                    stop = _bucket(stop_cum, u)
+                cost = du + stop_det[stop] + stop_rst[stop]
+            else:
+                corr = corrupted
+                if s == e:  # an onset (on a hard failure's step it is void)
+                    onset = corr = True
+                    dl, det = NEVER, 0
+                    if committed and nd:  # the first detector to find it (late.py)
+                        first = 2 * nd * si
+                        if d_at != first:
+                            dh, dl_ = pcg.seek(wd, first)
+                        for k2 in range(nd):
+                            dh, dl_, u_cov = _next(wd, dh, dl_)
+                            dh, dl_, u_lat = _next(wd, dh, dl_)
+                            if u_cov > det_cov[k2]:
+                                continue
+                            at = t1 + latency_us(det_kind[k2], det_scale[k2], det_sigma[k2], u_lat)
+                            if at < dl:
+                                dl, det = at, k2
+                        d_at = first + 2 * nd
+                val = V != 0 and q % V == 0
+                if corr and dl <= t1:
+                    kind, cost = _FOUND, du + restart
+                elif val and corr and n_corrupt == 0:
+                    kind, cost = _DETECTED, du + val_us + restart
+                else:
+                    ck = (q - off) % period == 0
+                    kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
+                    if ck and corr and not committed:
+                        kind, cost = _BAKED, cost + restart
+            in_hyper = piece < NEVER
+            cut = cut_quiet or t + quiet + cost > until
+            mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
+            if cut and not has_st:
+                mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
+            if mm:  # the quiet steps step + 1 .. step + mm
+                b = step + mm
+                nq = (b - off) // period - (step - off) // period
+                tot[Tot.steps_executed] += mm
+                tot[Tot.shadow_us] += mm * shadow_us
+                pending += mm * step_us
+                if in_hyper:
+                    tot[Tot.hyper_steps] += mm
+                tot[Tot.checkpoints] += nq
+                tot[Tot.checkpoint_us] += nq * ckpt_us
+                if V:
+                    nvq = b // V - step // V
+                    tot[Tot.validations] += nvq
+                    tot[Tot.validation_us] += nvq * val_us
+                if nq:
+                    newest = off + ((b - off) // period) * period
+                    if not corrupted:
+                        tot[Tot.steps_committed] += newest - last
+                        tot[Tot.productive_us] += (newest - last) * step_us
+                        pending -= (newest - last) * step_us
+                        last = clean = newest
+                    else:  # a committed SDC (the first checkpoint that took it was a unit): the newest to the ring
+                        n_corrupt += nq
+                        for i in range(min(nq, len(ring)) - 1, -1, -1):
+                            head, cnt = _ring_add(ring, head, cnt, newest - i * period)
+                        last = newest
+                if has_st:  # their time above the base step time, their buckets
+                    t += acc
+                    tot[Tot.straggler_us] += dsum - mm * step_us
+                    for b_ in range(len(hq)):
+                        tot[o_hist + b_] += hq[b_]
+                    if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
+                        tot[Tot.stragglers_replaced] += slow_ranks
+                else:
+                    t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, period, off)
+                    tot[o_hist + bucket] += mm  # every step in the plan's bucket
+                step, g = b, g + mm
+            if cut:
+                break
+            # the unit
+            tot[Tot.steps_executed] += 1
+            tot[Tot.shadow_us] += shadow_us
+            pending += step_us
+            tot[o_hist + unit_b] += 1
+            if has_st:
+                tot[Tot.straggler_us] += du - shadow_us - step_us
+                if slow_ranks and slow_steps < NEVER and e - 1 < slow_limit <= e:
+                    tot[Tot.stragglers_replaced] += slow_ranks
+            if in_hyper:
+                tot[Tot.hyper_steps] += 1
+            t += cost
+            g, step = e, q
+            if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
+                tot[Tot.detection_us] += stop_det[stop]
+                tot[Tot.restart_us] += stop_rst[stop]
+                if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
+                    tot[Tot.shadow_detected] += 1
+                    tot[Tot.sdc_detected] += 1
+                    tot[Tot.sdc_onsets] += 1
+                    tot[o_onset_type] += 1
+                    record(trace, t, tr.SDC_DETECTED, tr.SHADOW)
+                else:
+                    tot[o_interr + stop] += 1
+                    record(trace, t, tr.INTERRUPTION, stop)
+                    ty = 0
+                    if len(hard_type_cum) > 1:  # its accelerator type (fleet.py)
+                        if ht_at != index:
+                            hth, htl = pcg.seek(wht, index)
+                        hth, htl, u = _next(wht, hth, htl)
+                        ht_at = index + 1
+                        ty = _bucket(hard_type_cum, u)
+                    tot[o_interr_type + ty] += 1
+                tot[Tot.steps_recomputed] += step - last
+                kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
+                tot[Tot.rollback_us] += pending - kept
+                pending = kept
+                step = last
+                if corrupted and n_corrupt == 0:  # the SDC was not in a checkpoint: it is gone
+                    corrupted, deadline, onset_step, detector, clean, head, cnt = False, NEVER, 0, 0, last, 0, 0
+                if stop == shadow_kind and H:  # a disagreement is an SDC detection
+                    if g >= hyper_end:
+                        tot[Tot.hyper_activations] += 1
+                    hyper_end, anchor = g + window, last
+                continue
+            if onset:  # an SDC sets in
+                corrupted = True
+                tot[Tot.sdc_onsets] += 1
+                ty = 0
+                if len(sdc_type_cum) > 1:
+                    if st_at != si:
+                        sth, stl = pcg.seek(wst, si)
+                    sth, stl, u = _next(wst, sth, stl)
+                    st_at = si + 1
+                    ty = _bucket(sdc_type_cum, u)
+                tot[o_onset_type + ty] += 1
+                onset_step = q
+            deadline, detector = dl, det
+            if kind == _STEP:
+                if val:
+                    tot[Tot.validations] += 1
+                    tot[Tot.validation_us] += val_us
+                if ck:
+                    tot[Tot.checkpoints] += 1
+                    tot[Tot.checkpoint_us] += ckpt_us
+                    if not corrupted:
+                        tot[Tot.steps_committed] += q - last
+                        tot[Tot.productive_us] += pending
+                        pending = 0
+                        last = clean = q
+                    else:
+                        if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
+                            tot[Tot.sdc_baked] += 1
+                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        n_corrupt += 1
+                        head, cnt = _ring_add(ring, head, cnt, q)
+                        last = q
+                if q == target:  # the job's end
+                    if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
+                        tot[Tot.steps_recomputed] += step - clean
+                        tot[Tot.rollback_us] += pending
+                        step = last = clean
+                        pending = 0
+                        corrupted = False
+                    if corrupted:  # an SDC in no checkpoint yet: baked in, its steps void (seed 000's end-of-job rule)
+                        tot[Tot.sdc_baked] += 1
+                        record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        tot[Tot.steps_recomputed] += step - last
+                        tot[Tot.rollback_us] += pending
+                    else:
+                        tot[Tot.steps_committed] += step - last
+                        tot[Tot.productive_us] += pending
+                    tot[Tot.jobs_completed] += 1
+                    # element by element: a slice assignment compiles numba's shape-mismatch error path (kernels.py)
+                    for k2 in range(len(tot)):
+                        start[k2] = tot[k2]
+                    job_t, job_g = t, g
+                    slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
+                    step = last = clean = pending = 0
+                    corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
+                    if hyper_end > g:  # a job's end closes the hyper window
+                        hyper_end = g
+                continue
+            if kind == _FOUND:
+                tot[o_finds + detector] += 1
+                if n_corrupt == 0:
+                    tot[Tot.sdc_detected] += 1
+                    record(trace, t, tr.SDC_DETECTED, detector)
+                    back = last
+                else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
+                    tot[Tot.sdc_late_found] += 1
+                    if n_corrupt < retention:
+                        back = clean
+                        tot[Tot.checkpoints_lost] += n_corrupt
+                        record(trace, t, tr.SDC_LATE_FOUND, detector)
+                    else:  # unrecoverable: on from the oldest retained checkpoint, the SDC accepted
+                        back = ring[head]
+                        tot[Tot.checkpoints_lost] += retention - 1
+                        tot[Tot.sdc_unrecoverable] += 1
+                        record(trace, t, tr.SDC_UNRECOVERABLE, detector)
+                        tot[Tot.steps_recomputed] += step - back
+                        tot[Tot.rollback_us] += pending - (back - clean) * step_us
+                        tot[Tot.steps_committed] += back - clean
+                        tot[Tot.productive_us] += (back - clean) * step_us
+                        step = clean = back
+                        pending = 0
+            else:
+                if val:
+                    tot[Tot.validations] += 1
+                    tot[Tot.validation_us] += val_us
+                if kind == _BAKED:
+                    tot[Tot.checkpoint_us] += ckpt_us
+                    tot[Tot.sdc_baked] += 1
+                    record(trace, t, tr.SDC_BAKED, tr.NONE)
+                else:
+                    tot[Tot.sdc_detected] += 1
+                    record(trace, t, tr.SDC_DETECTED, tr.NONE)
+                back = last
+            # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py)
+            tot[Tot.restart_us] += restart
+            tot[Tot.steps_recomputed] += step - back
+            tot[Tot.rollback_us] += pending
+            pending = 0
+            step = last = clean = back
+            corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
+            if H:
+                if g >= hyper_end:
+                    tot[Tot.hyper_activations] += 1
+                hyper_end, anchor = g + window, back
+
+        # to_state(): each stream's next element after g
         if hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = _gap(wh, hh, hl, hard_log1m)
                 hi += 1
                 hp += gap
-            h = hp
-        e = g + (target - step)
-        if h < e:
-            e = h
-        if piece < e:
-            e = piece
-        s = NEVER
-        if not corrupted:
-            if sdc_log1m != 0.0:
-                while sp <= g:
-                    sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
-                    si += 1
-                    sp += gap
-                s = sp
-            if s < e:
-                e = s
-        elif n_corrupt == 0:  # not in a checkpoint yet: the next validation or checkpoint point meets it
-            q = off + ((step - off) // period + 1) * period
-            if V and (step // V + 1) * V < q:
-                q = (step // V + 1) * V
-            if g + (q - step) < e:
-                e = g + (q - step)
-        n = e - g
-        du, unit_b = su, bucket  # the unit's step: its compute (shadow overhead included), its histogram bucket
-        cut_quiet, k, acc, dsum = False, 0, 0, 0
-        if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
-            pd, pb, ph, p0 = prefix
-            if job_g != 0 or g < p0 or committed:
-                raise ValueError("the prefix path runs a replica's first job without committed SDCs, from a window "
-                                 "that covers it")
-            if e - p0 >= len(pd):
-                need = e
-                break
-            i0 = g - p0
-            k = n  # the quiet steps step + 1 .. step + k - 1 if they all fit, else the most that do
-            acc = pd[i0 + k - 1] - pd[i0] + _stretch(step, step + k - 1, shadow_us, ckpt_us, V, val_us, period, off)
-            if acc > until - t:
-                cut_quiet = True
-                lo, hi_ = 0, n - 2
-                while lo < hi_:
-                    mid = (lo + hi_ + 1) // 2
-                    if pd[i0 + mid] - pd[i0] + _stretch(step, step + mid, shadow_us, ckpt_us, V, val_us, period,
-                                                        off) <= until - t:
-                        lo = mid
-                    else:
-                        hi_ = mid - 1
-                k = lo + 1
-                acc = pd[i0 + lo] - pd[i0] + _stretch(step, step + lo, shadow_us, ckpt_us, V, val_us, period, off)
-            dsum = pd[i0 + k - 1] - pd[i0]
-            for b_ in range(len(hq)):
-                hq[b_] = 0
-            _counts(ph, pb, p0, g + k - 1, 1, hq)
-            _counts(ph, pb, p0, g, -1, hq)
-            if not cut_quiet:  # the unit's step
-                du, unit_b = pd[e - p0] - pd[e - p0 - 1] + shadow_us, np.int64(pb[e - p0])
-        elif has_st:  # the steps drawn one by one (stepkernel.run): quiet ones while they fit, up to the unit
-            if x_at != g:
-                xh, xl = pcg.seek(wx, g)
-            for b_ in range(len(hq)):
-                hq[b_] = 0
-            # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
-            due = deadline - t if corrupted and deadline < NEVER else NEVER
-            slow = max(0, min(n - 1, slow_limit - g))
-            xh, xl, mq, acc, dsum, how, d, bk = stepkernel.run(
-                xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
-                shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq)
-            k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
-            x_at = g + k - (1 if how == stepkernel.FITTED else 0)
-            if how == stepkernel.FITTED:  # the segment's last step: the unit, unless its compute comes first
-                if g + n <= slow_limit:
-                    xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, sa, sb, sc, sf, base, bounds)
-                else:
-                    xh, xl, d, bk = stepkernel.draw(xh, xl, wx[2], wx[3], xdx, ha, hb, hc, hf, base, bounds)
-                x_at = g + n
-            if how == stepkernel.CUT:  # a quiet step does not fit: the steps before it are crossed
-                cut_quiet = True
-            else:
-                n, e = k, g + k
-                du, unit_b = d + shadow_us, bk
-        elif corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
-            budget = deadline - t
-            if budget <= su:
-                j = 1
-            else:
-                j = _fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, period, off) - step + 2
-            if j < n:
-                n, e = j, g + j
-        m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
-        if has_st:
-            quiet = acc
-        else:
-            nc = (m - off) // period - (step - off) // period
-            nv = m // V - step // V if V else 0
-            quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
-        q = m + 1
-        t1 = t + quiet + du  # the end of the unit's step
-        onset = val = ck = False
-        dl, det = deadline, detector
-        stop, index = 0, 0
-        kind, cost = _STEP, 0
-        if cut_quiet:
-            pass  # ``until`` comes within the quiet steps: the unit is not reached
-        elif h == e:  # a hard failure or a shadow disagreement: its kind (a cause, or the disagreement)
-            kind, index = _HARD, hi
-            if len(stop_cum) > 1:
-                if c_at != index:
-                    ch, cl = pcg.seek(wc, index)
-                ch, cl, u = _next(wc, ch, cl)
-                c_at = index + 1
-                stop = _bucket(stop_cum, u)
-            cost = du + stop_det[stop] + stop_rst[stop]
-        else:
-            corr = corrupted
-            if s == e:  # an onset (on a hard failure's step it is void)
-                onset = corr = True
-                dl, det = NEVER, 0
-                if committed and nd:  # the first detector to find it (late.py)
-                    first = 2 * nd * si
-                    if d_at != first:
-                        dh, dl_ = pcg.seek(wd, first)
-                    for k2 in range(nd):
-                        dh, dl_, u_cov = _next(wd, dh, dl_)
-                        dh, dl_, u_lat = _next(wd, dh, dl_)
-                        if u_cov > det_cov[k2]:
-                            continue
-                        at = t1 + latency_us(det_kind[k2], det_scale[k2], det_sigma[k2], u_lat)
-                        if at < dl:
-                            dl, det = at, k2
-                    d_at = first + 2 * nd
-            val = V != 0 and q % V == 0
-            if corr and dl <= t1:
-                kind, cost = _FOUND, du + restart
-            elif val and corr and n_corrupt == 0:
-                kind, cost = _DETECTED, du + val_us + restart
-            else:
-                ck = (q - off) % period == 0
-                kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
-                if ck and corr and not committed:
-                    kind, cost = _BAKED, cost + restart
-        in_hyper = piece < NEVER
-        cut = cut_quiet or t + quiet + cost > until
-        mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
-        if cut and not has_st:
-            mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
-        if mm:  # the quiet steps step + 1 .. step + mm
-            b = step + mm
-            nq = (b - off) // period - (step - off) // period
-            tot[Tot.steps_executed] += mm
-            tot[Tot.shadow_us] += mm * shadow_us
-            pending += mm * step_us
-            if in_hyper:
-                tot[Tot.hyper_steps] += mm
-            tot[Tot.checkpoints] += nq
-            tot[Tot.checkpoint_us] += nq * ckpt_us
-            if V:
-                nvq = b // V - step // V
-                tot[Tot.validations] += nvq
-                tot[Tot.validation_us] += nvq * val_us
-            if nq:
-                newest = off + ((b - off) // period) * period
-                if not corrupted:
-                    tot[Tot.steps_committed] += newest - last
-                    tot[Tot.productive_us] += (newest - last) * step_us
-                    pending -= (newest - last) * step_us
-                    last = clean = newest
-                else:  # a committed SDC (the first checkpoint that took it was a unit): the newest points to the ring
-                    n_corrupt += nq
-                    for i in range(min(nq, len(ring)) - 1, -1, -1):
-                        head, cnt = _ring_add(ring, head, cnt, newest - i * period)
-                    last = newest
-            if has_st:  # their time above the base step time, their buckets
-                t += acc
-                tot[Tot.straggler_us] += dsum - mm * step_us
-                for b_ in range(len(hq)):
-                    tot[o_hist + b_] += hq[b_]
-                if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
-                    tot[Tot.stragglers_replaced] += slow_ranks
-            else:
-                t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, period, off)
-                tot[o_hist + bucket] += mm  # every step in the plan's bucket
-            step, g = b, g + mm
-        if cut:
-            break
-        # the unit
-        tot[Tot.steps_executed] += 1
-        tot[Tot.shadow_us] += shadow_us
-        pending += step_us
-        tot[o_hist + unit_b] += 1
-        if has_st:
-            tot[Tot.straggler_us] += du - shadow_us - step_us
-            if slow_ranks and slow_steps < NEVER and e - 1 < slow_limit <= e:
-                tot[Tot.stragglers_replaced] += slow_ranks
-        if in_hyper:
-            tot[Tot.hyper_steps] += 1
-        t += cost
-        g, step = e, q
-        if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
-            tot[Tot.detection_us] += stop_det[stop]
-            tot[Tot.restart_us] += stop_rst[stop]
-            if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
-                tot[Tot.shadow_detected] += 1
-                tot[Tot.sdc_detected] += 1
-                tot[Tot.sdc_onsets] += 1
-                tot[o_onset_type] += 1
-                record(trace, t, tr.SDC_DETECTED, tr.SHADOW)
-            else:
-                tot[o_interr + stop] += 1
-                record(trace, t, tr.INTERRUPTION, stop)
-                ty = 0
-                if len(hard_type_cum) > 1:  # its accelerator type (fleet.py)
-                    if ht_at != index:
-                        hth, htl = pcg.seek(wht, index)
-                    hth, htl, u = _next(wht, hth, htl)
-                    ht_at = index + 1
-                    ty = _bucket(hard_type_cum, u)
-                tot[o_interr_type + ty] += 1
-            tot[Tot.steps_recomputed] += step - last
-            kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
-            tot[Tot.rollback_us] += pending - kept
-            pending = kept
-            step = last
-            if corrupted and n_corrupt == 0:  # the SDC was not in a checkpoint: it is gone
-                corrupted, deadline, onset_step, detector, clean, head, cnt = False, NEVER, 0, 0, last, 0, 0
-            if stop == shadow_kind and H:  # a disagreement is an SDC detection
-                if g >= hyper_end:
-                    tot[Tot.hyper_activations] += 1
-                hyper_end, anchor = g + window, last
-            continue
-        if onset:  # an SDC sets in
-            corrupted = True
-            tot[Tot.sdc_onsets] += 1
-            ty = 0
-            if len(sdc_type_cum) > 1:
-                if st_at != si:
-                    sth, stl = pcg.seek(wst, si)
-                sth, stl, u = _next(wst, sth, stl)
-                st_at = si + 1
-                ty = _bucket(sdc_type_cum, u)
-            tot[o_onset_type + ty] += 1
-            onset_step = q
-        deadline, detector = dl, det
-        if kind == _STEP:
-            if val:
-                tot[Tot.validations] += 1
-                tot[Tot.validation_us] += val_us
-            if ck:
-                tot[Tot.checkpoints] += 1
-                tot[Tot.checkpoint_us] += ckpt_us
-                if not corrupted:
-                    tot[Tot.steps_committed] += q - last
-                    tot[Tot.productive_us] += pending
-                    pending = 0
-                    last = clean = q
-                else:
-                    if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
-                        tot[Tot.sdc_baked] += 1
-                        record(trace, t, tr.SDC_BAKED, tr.NONE)
-                    n_corrupt += 1
-                    head, cnt = _ring_add(ring, head, cnt, q)
-                    last = q
-            if q == target:  # the job's end
-                if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
-                    tot[Tot.steps_recomputed] += step - clean
-                    tot[Tot.rollback_us] += pending
-                    step = last = clean
-                    pending = 0
-                    corrupted = False
-                if corrupted:  # an SDC in no checkpoint yet: baked in, its steps void (seed 000's end-of-job rule)
-                    tot[Tot.sdc_baked] += 1
-                    record(trace, t, tr.SDC_BAKED, tr.NONE)
-                    tot[Tot.steps_recomputed] += step - last
-                    tot[Tot.rollback_us] += pending
-                else:
-                    tot[Tot.steps_committed] += step - last
-                    tot[Tot.productive_us] += pending
-                tot[Tot.jobs_completed] += 1
-                # element by element: a slice assignment compiles numba's shape-mismatch error path (kernels.py)
-                for k2 in range(len(tot)):
-                    start[k2] = tot[k2]
-                job_t, job_g = t, g
-                slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
-                step = last = clean = pending = 0
-                corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
-                if hyper_end > g:  # a job's end closes the hyper window
-                    hyper_end = g
-            continue
-        if kind == _FOUND:
-            tot[o_finds + detector] += 1
-            if n_corrupt == 0:
-                tot[Tot.sdc_detected] += 1
-                record(trace, t, tr.SDC_DETECTED, detector)
-                back = last
-            else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
-                tot[Tot.sdc_late_found] += 1
-                if n_corrupt < retention:
-                    back = clean
-                    tot[Tot.checkpoints_lost] += n_corrupt
-                    record(trace, t, tr.SDC_LATE_FOUND, detector)
-                else:  # unrecoverable: on from the oldest retained checkpoint, the SDC accepted
-                    back = ring[head]
-                    tot[Tot.checkpoints_lost] += retention - 1
-                    tot[Tot.sdc_unrecoverable] += 1
-                    record(trace, t, tr.SDC_UNRECOVERABLE, detector)
-                    tot[Tot.steps_recomputed] += step - back
-                    tot[Tot.rollback_us] += pending - (back - clean) * step_us
-                    tot[Tot.steps_committed] += back - clean
-                    tot[Tot.productive_us] += (back - clean) * step_us
-                    step = clean = back
-                    pending = 0
-        else:
-            if val:
-                tot[Tot.validations] += 1
-                tot[Tot.validation_us] += val_us
-            if kind == _BAKED:
-                tot[Tot.checkpoint_us] += ckpt_us
-                tot[Tot.sdc_baked] += 1
-                record(trace, t, tr.SDC_BAKED, tr.NONE)
-            else:
-                tot[Tot.sdc_detected] += 1
-                record(trace, t, tr.SDC_DETECTED, tr.NONE)
-            back = last
-        # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py)
-        tot[Tot.restart_us] += restart
-        tot[Tot.steps_recomputed] += step - back
-        tot[Tot.rollback_us] += pending
-        pending = 0
-        step = last = clean = back
-        corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
-        if H:
-            if g >= hyper_end:
-                tot[Tot.hyper_activations] += 1
-            hyper_end, anchor = g + window, back
-
-    # to_state(): each stream's next element after g
-    if hard_log1m != 0.0:
-        while hp <= g:
-            hh, hl, gap = _gap(wh, hh, hl, hard_log1m)
-            hi += 1
-            hp += gap
-    if sdc_log1m != 0.0:
-        while sp <= g:
-            sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
-            si += 1
-            sp += gap
-    if need == 0:
-        pos[Pos.clock] = clock
-    pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt] = t, g, step, last
-    pos[Pos.corrupted], pos[Pos.pending_us] = 1 if corrupted else 0, pending
-    pos[Pos.job_start_t], pos[Pos.job_start_g] = job_t, job_g
-    pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt] = hyper_end, anchor, n_corrupt
-    # kept under committed SDCs only (the State keeps them at 0 otherwise)
-    pos[Pos.clean_ckpt], pos[Pos.sdc_onset] = (clean, onset_step) if committed else (0, 0)
-    pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
-    pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
-    pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
+        if sdc_log1m != 0.0:
+            while sp <= g:
+                sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
+                si += 1
+                sp += gap
+        if need == 0:
+            pos[Pos.clock] = clock
+        pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt] = t, g, step, last
+        pos[Pos.corrupted], pos[Pos.pending_us] = 1 if corrupted else 0, pending
+        pos[Pos.job_start_t], pos[Pos.job_start_g] = job_t, job_g
+        pos[Pos.hyper_end], pos[Pos.hyper_anchor], pos[Pos.n_corrupt] = hyper_end, anchor, n_corrupt
+        # kept under committed SDCs only (the State keeps them at 0 otherwise)
+        pos[Pos.clean_ckpt], pos[Pos.sdc_onset] = (clean, onset_step) if committed else (0, 0)
+        pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
+        pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
+        pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
     return need
 
 
