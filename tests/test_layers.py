@@ -153,8 +153,8 @@ def _engine_cycles(root: Path) -> list[tuple[str, ...]]:
 
 
 def test_the_engine_has_no_import_cycle():
-    """core -> single -> replicas -> core was one (issue 20): the replica kernel's plan marshalling moved to
-    replplan.py, which both use."""
+    """core -> single -> replicas -> core was one (issue 20; single.py is now core.advance): the replica
+    kernel's plan marshalling moved to replplan.py, which both use."""
     assert _engine_cycles(SIMD / "engine") == []
 
 

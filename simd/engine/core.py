@@ -3,7 +3,7 @@
 Hard failures and SDC candidates are Bernoulli point sets over ``g``, the executed-step index (streams.py);
 the trajectory is a deterministic function of them. Between two rollbacks the job runs a *segment*, crossed
 in closed form, so the cost grows with failures and SDCs, not with steps. One compiled loop does it for every
-mechanism (xkernel.py; for one State: single.py), job ends and, on request, a trace of every event included.
+mechanism (xkernel.py; for one State: advance), job ends and, on request, a trace of every event included.
 Its checks: the per-step oracle (oracle.py, in distribution), tick-size invariance, and the golden paths the
 Python walks it replaced left behind (tests/engine/golden_paths.py).
 
@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from simd.engine import single
+import numpy as np
+
+from simd.engine import trace as tr
+from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.results import Event, JobResult
+from simd.engine.layout import Pos, TotalsLayout, pack, state_fields, words
+from simd.engine.replplan import call
+from simd.engine.results import Event, JobResult, job_result
 from simd.engine.spec import JobSpec, compile_spec
 from simd.engine.state import State, Totals
 from simd.engine.stragglers import BUCKET_FACTORS
@@ -48,7 +53,7 @@ def advance(state: State, until_us: int, *, max_jobs: int | None = None,
     """
     if until_us < state.clock:
         raise ValueError(f"cannot advance backwards: at {state.clock} us, asked for {until_us} us")
-    return single.advance(state, until_us, max_jobs, trace)
+    return _on_the_kernel(state, until_us, max_jobs, trace)
 
 
 def retarget(state: State, spec: JobSpec) -> State:
@@ -99,3 +104,66 @@ def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None =
                 return ev.job
         if state.clock >= limit:
             return None
+
+
+_KEY = "_core_layout"  # the Totals layout of the plan's states, cached on the (immutable) plan
+
+
+def _layout(state: State) -> TotalsLayout:
+    lay = state.plan.__dict__.get(_KEY)
+    if lay is None:
+        lay = state.plan.__dict__[_KEY] = TotalsLayout(state.totals)
+    return lay
+
+
+def _on_the_kernel(state: State, until_us: int, max_jobs: int | None,
+                   traced: bool) -> tuple[State, list[Event]]:
+    """advance's work: the State packed into one row of the kernel's arrays (layout.py), the kernel called up to
+    each job's end in turn (its ``max_jobs`` cut) so the job's JobResult can be built from the counters' growth
+    (results.job_result), the State built back from the row. With ``traced`` the kernel records the
+    interruptions and SDC verdicts too (trace.py); they come before their job's end in the events. Cost: a few
+    microseconds to pack and unpack, one kernel call per job that ends in the call plus one."""
+    plan = state.plan
+    lay, pos, tot, ring = pack((state,), _layout(state))
+    start = np.empty_like(tot)  # the kernel's copy of the totals at a job's end (rebuilt here from ``tot``)
+    w = words(plan)[None]
+    jobs_col = int(lay.start["jobs_completed"])
+    events: list[Event] = []
+    job_start, now = state.job_start, None
+    rows = tr.buffer() if traced else None
+    while True:
+        jobs = int(tot[0, jobs_col])
+        job_t = int(pos[0, Pos.job_start_t])
+        # stop at the next job's end (to report it), or at max_jobs in total as core.advance does
+        cut = jobs + 1 if max_jobs is None else min(jobs + 1, max_jobs)
+        if rows is None:
+            call(plan, lay, pos, tot, start, ring, w, until_us, cut)
+        else:
+            rows = _traced(plan, lay, pos, tot, start, ring, w, until_us, cut, rows)
+            events += tr.events(plan, rows)
+        if int(tot[0, jobs_col]) == jobs:  # until reached (or max_jobs already complete): done
+            now = None
+            break
+        now = lay.totals(tot[0].tolist())
+        t = int(pos[0, Pos.t])
+        events.append(Event(t, "job_end", job=job_result(plan, now.minus(job_start), jobs, t - job_t)))
+        job_start = now
+        if max_jobs is not None and jobs + 1 >= max_jobs:  # (a further call would stop at once)
+            break
+    d = state.__dict__.copy()  # the fields the kernel moves are all set anew below
+    d.update(state_fields(pos[0].tolist(), ring[0]))
+    d.update(totals=now if now is not None else lay.totals(tot[0].tolist()), job_start=job_start)
+    return built(State, d), events
+
+
+def _traced(plan, lay, pos, tot, start, ring, w, until_us, max_jobs, rows):
+    """One call with its events recorded in ``rows`` (trace.py); run again from the same state with rows enough
+    when they were too few. Returns the buffer that holds them."""
+    before = pos.copy(), tot.copy(), ring.copy()
+    while True:
+        call(plan, lay, pos, tot, start, ring, w, until_us, max_jobs, rows)
+        if not tr.overflowed(rows):
+            return rows
+        rows = tr.buffer(int(rows[1][0]))
+        for a, b in zip((pos, tot, ring), before, strict=True):
+            a[...] = b

@@ -1,6 +1,6 @@
 """The compiled loop's side of a plan: one call of the kernel (xkernel.py) on rows of replicas (``call``), and
-which replicas share a call (``_key``). Shared by the single-replica path (single.py) and the replicas' batch
-(replicas.py); a module of its own so that core -> single does not lead back to core through replicas.py."""
+which replicas share a call (``_key``). Shared by core.advance (one replica) and the replicas' batch
+(replicas.py); a module of its own so that core does not lead back to core through replicas.py."""
 
 from __future__ import annotations
 

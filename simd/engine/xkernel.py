@@ -29,7 +29,7 @@ Pending compute (State.pending_us): each executed step adds the step time, a che
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
 checkpoint is kept as steps times the step time (so core.retarget refuses a new step time while it is pending).
 
-The kernel produces no Event objects: core.advance builds a job's JobResult from its counters (single.py), and
+The kernel produces no Event objects: core.advance builds a job's JobResult from its counters (core.py), and
 with ``trace`` the kernel records each interruption and SDC verdict as a row of a buffer (record, trace.py).
 Its checks: the per-step oracle in distribution (oracle.py), tick-size invariance, the golden paths the Python
 walks it replaced left behind (tests/engine/golden_paths.py), and ``NUMBA_DISABLE_JIT=1`` (the same source as

@@ -1,4 +1,4 @@
-"""The compiled loop for one replica (simd.engine.single), core.advance's path: job-end events with their
+"""The compiled loop for one replica, core.advance: job-end events with their
 JobResults, max_jobs stops and drills, the same under any cut of time; every mechanism on it."""
 
 from dataclasses import replace

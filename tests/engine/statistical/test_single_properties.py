@@ -1,4 +1,4 @@
-"""The compiled loop for one replica (simd.engine.single), core.advance's path: the same states and events,
+"""The compiled loop for one replica, core.advance: the same states and events,
 traces included, under any cut of time, max_jobs stops included.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
