@@ -3,13 +3,14 @@
 Every compiled function of the engine is defined with it. ``cache`` is not an option of the call site: it is
 on when simd.kernelcache found a writable directory (the first definition makes the choice with the defaults
 if no command made it before), off otherwise, so that numba never raises for want of a place to write.
+
+LLVM's optimisation level is simd.kernelcache's choice too (NUMBA_OPT, set there before numba is imported).
 """
 
-from __future__ import annotations
-
-import numba
+from __future__ import annotations  # noqa: I001  (kernelcache before numba: it sets NUMBA_OPT, read at import)
 
 from simd import kernelcache
+import numba
 
 
 def njit(**options):
