@@ -7,7 +7,7 @@ seed, every configuration with the same straggler parameters (n_gpus, the base s
 slowdown, mitigation) sees the same duration at the same ``g``, whatever its checkpoint interval, recovery or
 failure rates: only how far in ``g`` each one goes differs. :class:`Shared` draws the durations once into a
 window of prefix sums (:class:`Window`: cumulative durations, each step's histogram bucket and the cumulative
-bucket counts every xkernel.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
+bucket counts every kernel.quiet.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
 engine's kernel (xkernel.advance_all's prefix path): a stretch of quiet steps then costs O(1) instead of one draw per
 step, and fitting steps into what is left of the time limit is a binary search.
 
@@ -34,6 +34,7 @@ import numpy as np
 from simd.engine import xkernel
 from simd.engine.core import new_state
 from simd.engine.jit import njit
+from simd.engine.kernel.quiet import PREFIX_STRIDE
 from simd.engine.layout import Pos, Stream, TotalsLayout, pos_row, rings, words
 from simd.engine.pcg import seek
 from simd.engine.replicas import advance_replicas
@@ -44,7 +45,7 @@ from simd.engine.stepkernel import draw
 from simd.engine.stragglers import BUCKET_FACTORS, kernel_tables
 from simd.engine.streams import first_position
 
-STRIDE = xkernel.PREFIX_STRIDE
+STRIDE = PREFIX_STRIDE
 _NB = len(BUCKET_FACTORS) + 1  # histogram buckets, +Inf included
 # Steps the window grows by when a configuration needs more. 2**18 steps are ~2.7 MB of window and 3-4 ms of drawing
 # (_fill: 15-16 ns per step measured here, 11-12 of them stepkernel.draw), so the ~1.2e6 steps of a llama3-16k job

@@ -6,8 +6,8 @@ the arrays laid out by layout.py) to ``until``, or until ``max_jobs`` jobs are c
 stays at the end of the last one, as core.advance's ``max_jobs``; -1: no such stop). A replica moves segment
 after segment: it finds the next interesting executed step (a hard failure or shadow disagreement, an SDC onset,
 the validation or checkpoint point that meets an SDC in no checkpoint yet, a detector's finding, the end of a
-hyper window, the job's end), crosses the quiet steps before it in closed form (``_stretch``: their time;
-``_fit``: how many fit in a budget), applies that step's *unit* (the step with its validation, checkpoint and
+hyper window, the job's end), crosses the quiet steps before it in closed form (kernel.quiet: their time;
+how many fit in a budget), applies that step's *unit* (the step with its validation, checkpoint and
 recovery), and stops at ``until`` before the first unit that would end after it, so any cut of time into calls
 gives the same state. A job's end happens in the kernel: the replica's Totals then are copied to its ``start``
 row (the next job's job_start) and the job's start time and step are its ``pos``'s. Under stragglers there is no
@@ -41,7 +41,6 @@ operations, no Python.
 
 from __future__ import annotations
 
-import math
 from enum import IntEnum
 
 import numpy as np
@@ -50,7 +49,8 @@ from simd.engine import pcg, stepkernel
 from simd.engine import trace as tr
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
-from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
+from simd.engine.kernel import draws, late, quiet
+from simd.engine.kernel.record import record
 from simd.engine.layout import Pos, Stream, Tot, TotalsLayout
 from simd.engine.stragglers import kernel_tables
 
@@ -61,205 +61,7 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
              "o_detector_finds", "o_step_hist")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
-DISTRIBUTIONS = ("exponential", "lognormal", "uniform")  # late.latency_us's, as codes 0, 1, 2
-GAP_CAP = float(1 << 50)  # streams._GAP_CAP
-# The prefix path (crn.py): cumulative bucket counts are kept every PREFIX_STRIDE executed steps, the steps in
-# between counted from their buckets (at most PREFIX_STRIDE - 1 one-byte reads per end of a stretch, against
-# 1.4 bytes per step for the rows of counts: 11 int64 every 64 steps).
-PREFIX_STRIDE = 64
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
-
-
-@njit()
-def gap_of(u, log1m):
-    """The geometric gap of uniform ``u`` in (0, 1] (streams.gaps: ``ceil(log(u) / log1m)`` in [1, 2**50])."""
-    gap = math.ceil(math.log(u) / log1m)
-    if gap < 1.0:
-        gap = 1.0
-    elif gap > GAP_CAP:
-        gap = GAP_CAP
-    return np.int64(gap)
-
-
-@njit()
-def record(trace, t, kind, arg):
-    """Append event ``(t, kind, arg)`` to ``trace`` = (rows, counter) (trace.py), or nothing when ``trace`` is None
-    (a branch numba prunes at compile time)."""
-    if trace is not None:
-        rows, n = trace
-        i = n[0]
-        if i < rows.shape[0]:
-            rows[i, 0] = t
-            rows[i, 1] = kind
-            rows[i, 2] = arg
-        n[0] = i + 1
-
-
-@njit()
-def _counts(ph, pb, p0, x, sign, hist):
-    """Add ``sign`` times the bucket counts of executed steps 1 .. x to ``hist``, from a prefix window that
-    starts at executed step ``p0`` (a multiple of PREFIX_STRIDE; crn.py): the row of counts at the last
-    multiple of the stride, then the steps after it one by one."""
-    j = x // PREFIX_STRIDE
-    row = j - p0 // PREFIX_STRIDE
-    for k in range(len(hist)):
-        hist[k] += sign * ph[row, k]
-    for y in range(j * PREFIX_STRIDE + 1, x + 1):
-        hist[pb[y - p0]] += sign
-
-
-@njit()
-def _next(w, sh, sl):
-    """One draw of stream ``w`` (PCG64 or PCG64DXSM) from state (sh, sl): the new state, the uniform in (0, 1]."""
-    if w[4] == np.uint64(1):
-        sh, sl, x = pcg.dxsm_next(sh, sl, w[2], w[3])
-    else:
-        sh, sl, x = pcg.pcg64_next(sh, sl, w[2], w[3])
-    return sh, sl, 1.0 - pcg.to_double(x)
-
-
-@njit()
-def _gap(w, sh, sl, log1m):
-    """streams.gaps for one draw."""
-    sh, sl, u = _next(w, sh, sl)
-    return sh, sl, gap_of(u, log1m)
-
-
-@njit()
-def _bucket(cum, u):
-    """``min(searchsorted(cum, u, "left"), len(cum) - 1)``."""
-    k = 0
-    while k < len(cum) - 1 and cum[k] < u:
-        k += 1
-    return k
-
-
-@njit()
-def inv_cdf(p):
-    """statistics.NormalDist().inv_cdf(p) for 0 < p < 1 (the standard library's _normal_dist_inv_cdf, mu 0,
-    sigma 1: Wichura, M.J. (1988), Algorithm AS241, Applied Statistics 37(3), 477-484), operation for operation."""
-    q = p - 0.5
-    if math.fabs(q) <= 0.425:
-        r = 0.180625 - q * q
-        num = (((((((2.5090809287301226727e+3 * r +
-                     3.3430575583588128105e+4) * r +
-                     6.7265770927008700853e+4) * r +
-                     4.5921953931549871457e+4) * r +
-                     1.3731693765509461125e+4) * r +
-                     1.9715909503065514427e+3) * r +
-                     1.3314166789178437745e+2) * r +
-                     3.3871328727963666080e+0) * q
-        den = (((((((5.2264952788528545610e+3 * r +
-                     2.8729085735721942674e+4) * r +
-                     3.9307895800092710610e+4) * r +
-                     2.1213794301586595867e+4) * r +
-                     5.3941960214247511077e+3) * r +
-                     6.8718700749205790830e+2) * r +
-                     4.2313330701600911252e+1) * r +
-                     1.0)
-        return 0.0 + (num / den) * 1.0
-    r = p if q <= 0.0 else 1.0 - p
-    r = math.sqrt(-math.log(r))
-    if r <= 5.0:
-        r = r - 1.6
-        num = (((((((7.74545014278341407640e-4 * r +
-                     2.27238449892691845833e-2) * r +
-                     2.41780725177450611770e-1) * r +
-                     1.27045825245236838258e+0) * r +
-                     3.64784832476320460504e+0) * r +
-                     5.76949722146069140550e+0) * r +
-                     4.63033784615654529590e+0) * r +
-                     1.42343711074968357734e+0)
-        den = (((((((1.05075007164441684324e-9 * r +
-                     5.47593808499534494600e-4) * r +
-                     1.51986665636164571966e-2) * r +
-                     1.48103976427480074590e-1) * r +
-                     6.89767334985100004550e-1) * r +
-                     1.67638483018380384940e+0) * r +
-                     2.05319162663775882187e+0) * r +
-                     1.0)
-    else:
-        r = r - 5.0
-        num = (((((((2.01033439929228813265e-7 * r +
-                     2.71155556874348757815e-5) * r +
-                     1.24266094738807843860e-3) * r +
-                     2.65321895265761230930e-2) * r +
-                     2.96560571828504891230e-1) * r +
-                     1.78482653991729133580e+0) * r +
-                     5.46378491116411436990e+0) * r +
-                     6.65790464350110377720e+0)
-        den = (((((((2.04426310338993978564e-15 * r +
-                     1.42151175831644588870e-7) * r +
-                     1.84631831751005468180e-5) * r +
-                     7.86869131145613259100e-4) * r +
-                     1.48753612908506148525e-2) * r +
-                     1.36929880922735805310e-1) * r +
-                     5.99832206555887937690e-1) * r +
-                     1.0)
-    x = num / den
-    if q < 0.0:
-        x = -x
-    return 0.0 + (x * 1.0)
-
-
-@njit()
-def latency_us(kind, scale_us, sigma, u):
-    """late.latency_us with the distribution as its code (DISTRIBUTIONS)."""
-    if kind == 0:
-        x = -scale_us * math.log(u)
-    elif kind == 1:
-        x = scale_us * math.exp(sigma * inv_cdf(min(u, _BELOW_ONE))) if sigma else scale_us
-    else:
-        x = scale_us * u
-    r = np.rint(x)  # Python's round: half to even
-    if r >= float(_LATENCY_CAP_US):
-        return np.int64(_LATENCY_CAP_US)
-    return np.int64(r)
-
-
-@njit()
-def _stretch(a, m, su, ckpt_us, V, val_us, period, offset):
-    """The time of quiet steps a+1 .. m: compute, the checkpoints on the lattice (period, offset), validations."""
-    t = (m - a) * su + ((m - offset) // period - (a - offset) // period) * ckpt_us
-    if V:
-        t += (m // V - a // V) * val_us
-    return t
-
-
-@njit()
-def _fit(a, b, budget, su, ckpt_us, V, val_us, period, offset):
-    """The largest m in [a, b] whose quiet stretch a+1..m takes at most ``budget`` (the stretch
-    grows with m, so the answer is unique: a guess from the mean step, a short walk, a binary search if long)."""
-    if budget < 0:
-        return a
-    mean = su + ckpt_us / period + (val_us / V if V else 0.0)
-    m = min(b, a + np.int64(budget // mean))
-    for _ in range(8):
-        if _stretch(a, m, su, ckpt_us, V, val_us, period, offset) > budget:
-            m -= 1
-        elif m < b and _stretch(a, m + 1, su, ckpt_us, V, val_us, period, offset) <= budget:
-            m += 1
-        else:
-            return m
-    lo, hi = a, b
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _stretch(a, mid, su, ckpt_us, V, val_us, period, offset) <= budget:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@njit()
-def _ring_add(ring, head, cnt, x):
-    """Append job step x to the ring of the newest corrupt checkpoints (oldest first, at most len(ring))."""
-    k = len(ring)
-    if cnt < k:
-        ring[(head + cnt) % k] = x
-        return head, cnt + 1
-    ring[head] = x
-    return (head + 1) % k, cnt
 
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
@@ -334,7 +136,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
             h = NEVER
             if hard_log1m != 0.0:
                 while hp <= g:
-                    hh, hl, gap = _gap(wh, hh, hl, hard_log1m)
+                    hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
                     hi += 1
                     hp += gap
                 h = hp
@@ -347,7 +149,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
             if not corrupted:
                 if sdc_log1m != 0.0:
                     while sp <= g:
-                        sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
+                        sh, sl, gap = draws.gap(ws, sh, sl, sdc_log1m)
                         si += 1
                         sp += gap
                     s = sp
@@ -372,24 +174,26 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                     break
                 i0 = g - p0
                 k = n  # the quiet steps step + 1 .. step + k - 1 if they all fit, else the most that do
-                acc = pd[i0 + k - 1] - pd[i0] + _stretch(step, step + k - 1, shadow_us, ckpt_us, V, val_us, period, off)
+                acc = pd[i0 + k - 1] - pd[i0] + quiet.stretch(step, step + k - 1, shadow_us, ckpt_us, V, val_us, period,
+                                                              off)
                 if acc > until - t:
                     cut_quiet = True
                     lo, hi_ = 0, n - 2
                     while lo < hi_:
                         mid = (lo + hi_ + 1) // 2
-                        if pd[i0 + mid] - pd[i0] + _stretch(step, step + mid, shadow_us, ckpt_us, V, val_us, period,
-                                                            off) <= until - t:
+                        if pd[i0 + mid] - pd[i0] + quiet.stretch(step, step + mid, shadow_us, ckpt_us, V, val_us,
+                                                                 period, off) <= until - t:
                             lo = mid
                         else:
                             hi_ = mid - 1
                     k = lo + 1
-                    acc = pd[i0 + lo] - pd[i0] + _stretch(step, step + lo, shadow_us, ckpt_us, V, val_us, period, off)
+                    acc = pd[i0 + lo] - pd[i0] + quiet.stretch(step, step + lo, shadow_us, ckpt_us, V, val_us, period,
+                                                               off)
                 dsum = pd[i0 + k - 1] - pd[i0]
                 for b_ in range(len(hq)):
                     hq[b_] = 0
-                _counts(ph, pb, p0, g + k - 1, 1, hq)
-                _counts(ph, pb, p0, g, -1, hq)
+                quiet.counts(ph, pb, p0, g + k - 1, 1, hq)
+                quiet.counts(ph, pb, p0, g, -1, hq)
                 if not cut_quiet:  # the unit's step
                     du, unit_b = pd[e - p0] - pd[e - p0 - 1] + shadow_us, np.int64(pb[e - p0])
             elif has_st:  # the steps drawn one by one (stepkernel.run): quiet ones while they fit, up to the unit
@@ -421,18 +225,18 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                 if budget <= su:
                     j = 1
                 else:
-                    j = _fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, period, off) - step + 2
+                    j = quiet.fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, period, off) - step + 2
                 if j < n:
                     n, e = j, g + j
             m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
             if has_st:
-                quiet = acc
+                quiet_us = acc
             else:
                 nc = (m - off) // period - (step - off) // period
                 nv = m // V - step // V if V else 0
-                quiet = (n - 1) * su + nc * ckpt_us + nv * val_us
+                quiet_us = (n - 1) * su + nc * ckpt_us + nv * val_us
             q = m + 1
-            t1 = t + quiet + du  # the end of the unit's step
+            t1 = t + quiet_us + du  # the end of the unit's step
             onset = val = ck = False
             dl, det = deadline, detector
             stop, index = 0, 0
@@ -444,9 +248,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                 if len(stop_cum) > 1:
                     if c_at != index:
                         ch, cl = pcg.seek(wc, index)
-                    ch, cl, u = _next(wc, ch, cl)
+                    ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
-                    stop = _bucket(stop_cum, u)
+                    stop = draws.bucket(stop_cum, u)
                 cost = du + stop_det[stop] + stop_rst[stop]
             else:
                 corr = corrupted
@@ -458,11 +262,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                         if d_at != first:
                             dh, dl_ = pcg.seek(wd, first)
                         for k2 in range(nd):
-                            dh, dl_, u_cov = _next(wd, dh, dl_)
-                            dh, dl_, u_lat = _next(wd, dh, dl_)
+                            dh, dl_, u_cov = draws.uniform(wd, dh, dl_)
+                            dh, dl_, u_lat = draws.uniform(wd, dh, dl_)
                             if u_cov > det_cov[k2]:
                                 continue
-                            at = t1 + latency_us(det_kind[k2], det_scale[k2], det_sigma[k2], u_lat)
+                            at = t1 + late.latency_us(det_kind[k2], det_scale[k2], det_sigma[k2], u_lat)
                             if at < dl:
                                 dl, det = at, k2
                         d_at = first + 2 * nd
@@ -477,10 +281,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                     if ck and corr and not committed:
                         kind, cost = _BAKED, cost + restart
             in_hyper = piece < NEVER
-            cut = cut_quiet or t + quiet + cost > until
+            cut = cut_quiet or t + quiet_us + cost > until
             mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
             if cut and not has_st:
-                mm = _fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
+                mm = quiet.fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
             if mm:  # the quiet steps step + 1 .. step + mm
                 b = step + mm
                 nq = (b - off) // period - (step - off) // period
@@ -505,7 +309,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                     else:  # a committed SDC (the first checkpoint that took it was a unit): the newest to the ring
                         n_corrupt += nq
                         for i in range(min(nq, len(ring)) - 1, -1, -1):
-                            head, cnt = _ring_add(ring, head, cnt, newest - i * period)
+                            head, cnt = late.ring_add(ring, head, cnt, newest - i * period)
                         last = newest
                 if has_st:  # their time above the base step time, their buckets
                     t += acc
@@ -515,7 +319,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                     if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
                         tot[Tot.stragglers_replaced] += slow_ranks
                 else:
-                    t += quiet if not cut else _stretch(step, b, su, ckpt_us, V, val_us, period, off)
+                    t += quiet_us if not cut else quiet.stretch(step, b, su, ckpt_us, V, val_us, period, off)
                     tot[o_hist + bucket] += mm  # every step in the plan's bucket
                 step, g = b, g + mm
             if cut:
@@ -549,9 +353,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                     if len(hard_type_cum) > 1:  # its accelerator type (fleet.py)
                         if ht_at != index:
                             hth, htl = pcg.seek(wht, index)
-                        hth, htl, u = _next(wht, hth, htl)
+                        hth, htl, u = draws.uniform(wht, hth, htl)
                         ht_at = index + 1
-                        ty = _bucket(hard_type_cum, u)
+                        ty = draws.bucket(hard_type_cum, u)
                     tot[o_interr_type + ty] += 1
                 tot[Tot.steps_recomputed] += step - last
                 kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
@@ -572,9 +376,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                 if len(sdc_type_cum) > 1:
                     if st_at != si:
                         sth, stl = pcg.seek(wst, si)
-                    sth, stl, u = _next(wst, sth, stl)
+                    sth, stl, u = draws.uniform(wst, sth, stl)
                     st_at = si + 1
-                    ty = _bucket(sdc_type_cum, u)
+                    ty = draws.bucket(sdc_type_cum, u)
                 tot[o_onset_type + ty] += 1
                 onset_step = q
             deadline, detector = dl, det
@@ -595,7 +399,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                             tot[Tot.sdc_baked] += 1
                             record(trace, t, tr.SDC_BAKED, tr.NONE)
                         n_corrupt += 1
-                        head, cnt = _ring_add(ring, head, cnt, q)
+                        head, cnt = late.ring_add(ring, head, cnt, q)
                         last = q
                 if q == target:  # the job's end
                     if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
@@ -673,12 +477,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
         # to_state(): each stream's next element after g
         if hard_log1m != 0.0:
             while hp <= g:
-                hh, hl, gap = _gap(wh, hh, hl, hard_log1m)
+                hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
                 hi += 1
                 hp += gap
         if sdc_log1m != 0.0:
             while sp <= g:
-                sh, sl, gap = _gap(ws, sh, sl, sdc_log1m)
+                sh, sl, gap = draws.gap(ws, sh, sl, sdc_log1m)
                 si += 1
                 sp += gap
         if need == 0:
@@ -715,7 +519,7 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array(p.stop_cumulative, dtype=np.float64), np.array(p.stop_detect_us, dtype=np.int64),
             np.array(p.stop_restart_us, dtype=np.int64), np.array(p.hard_type_cumulative, dtype=np.float64),
             np.array(p.sdc_type_cumulative, dtype=np.float64),
-            np.array([DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
+            np.array([late.DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
             np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
             np.array([d[3] for d in dets], dtype=np.float64))
     arrays = plan, kernel_tables(st)
