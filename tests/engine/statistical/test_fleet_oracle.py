@@ -6,13 +6,14 @@ The statistical and property checks (slow: they live in tests/engine/statistical
 
 import pytest
 from engine_stats import agree_with_oracle, check_partitions, field
-from fleet_cases import CONFIGS
+from fleet_cases import CONFIGS, TWO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
 
 from simd.engine import Stragglers
 from simd.engine.fleet import Accelerator
+from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 SEEDS = 200
 
@@ -34,6 +35,29 @@ def test_engine_matches_the_per_step_loop_per_accelerator_type(name):
     means = agree_with_oracle(name, base, SEEDS, _reads(base.fleet))
     assert all(means[f"interruptions[{a.name}]"] > 1 for a in base.fleet)
     assert all(means[f"sdc_onsets[{a.name}]"] > 1 for a in base.fleet)
+
+
+# A fleet with each accepted mechanism beside it (issue 20: every accepted combination against the oracle, in
+# distribution): stragglers (each step drawn); hyper-checkpointing and committed SDCs found late, with causes.
+EXTENDED = {
+    "two_types_stragglers": spec(n_gpus=1024, fleet=TWO, stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=300)),
+    "two_types_hyper_committed_llama3": spec(
+        n_gpus=1024, fleet=TWO, validation_interval_steps=0, causes=llama3_causes("warm"), restart_seconds=388.2,
+        hyper=Hyper(5, 200), committed_sdc=CommittedSdc((Detector("scan", "exponential", 3600.0, 0.0, 0.8),), 3)),
+}
+EXTENDED_FIELDS = {"two_types_stragglers": ("mean_step_seconds",),
+                   "two_types_hyper_committed_llama3": ("hyper_activations", "hyper_steps", "sdc_late_found",
+                                                        "checkpoints_lost", "sdc_unrecoverable")}
+
+
+@pytest.mark.parametrize("name", sorted(EXTENDED))
+def test_engine_matches_the_per_step_loop_with_a_fleet_and_other_mechanisms(name):
+    base = EXTENDED[name]
+    means = agree_with_oracle(name, base, SEEDS, _reads(base.fleet) | {f: field(f) for f in EXTENDED_FIELDS[name]})
+    assert all(means[f"interruptions[{a.name}]"] > 1 for a in base.fleet)
+    assert all(means[f"sdc_onsets[{a.name}]"] > 1 for a in base.fleet)
+    if base.hyper is not None:  # the configuration exercises what it is for
+        assert means["hyper_activations"] > 1 and means["sdc_late_found"] > 0.2
 
 
 @st.composite
