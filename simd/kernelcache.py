@@ -23,6 +23,10 @@ The choice is published in the environment (``NUMBA_CACHE_DIR``, or ``SIMD_KERNE
 processes (simd sweep's pool, its dask workers on this machine) use the same directory without choosing
 again. ``SIMD_KERNEL_CACHE=off`` is also a user's switch: compile in each process, write nothing.
 
+numba checks an entry against its own source file only; simd.kernellocator (named to numba in
+``NUMBA_CACHE_LOCATOR_CLASSES``) checks it against every source of the engine, so an edit to a kernel's callee
+in another file does not leave the kernel's old code in the cache.
+
 LLVM optimises the kernels at level 1 (``NUMBA_OPT=1``, set when this module is imported; numba reads it again at
 every compile), not
 numba's default 3, unless the environment sets ``NUMBA_OPT``: measured on the project's 2-core machine on
@@ -50,6 +54,8 @@ os.environ.setdefault("NUMBA_OPT", OPT_LEVEL)
 
 ENV_DIR = "NUMBA_CACHE_DIR"
 ENV_SWITCH = "SIMD_KERNEL_CACHE"  # "off": no cache at all
+ENV_LOCATOR = "NUMBA_CACHE_LOCATOR_CLASSES"
+LOCATOR = "simd.kernellocator.EngineCacheLocator"
 
 
 @dataclass(frozen=True)
@@ -151,11 +157,14 @@ def configure(state_dir: str | None = None) -> Choice:
     if choice.enabled:
         os.environ[ENV_DIR] = choice.path
         os.environ.pop(ENV_SWITCH, None)
+        # an entry fresh only if no engine source changed (simd.kernellocator), unless the user names a locator
+        os.environ.setdefault(ENV_LOCATOR, LOCATOR)
     else:
         os.environ[ENV_SWITCH] = "off"
     numba_config = sys.modules.get("numba.core.config")
     if numba_config is not None:  # numba read its environment at import: tell it too
         numba_config.CACHE_DIR = choice.path or ""
+        numba_config.CACHE_LOCATOR_CLASSES = os.environ.get(ENV_LOCATOR, "")
     return choice
 
 

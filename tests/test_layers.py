@@ -1,7 +1,7 @@
 """The packages of simd form layers, and imports go one way: no module of an inner package imports an outer one.
 
-From the inside out (docs/design.md 2): two standard-library leaves (the kernel cache the engine compiles
-into, the generated documents' command line); the closed-form models (the engine takes the normal quantile
+From the inside out (docs/design.md 2): the leaves (the kernel cache the engine compiles into and numba's
+locator for it, the generated documents' command line); the closed-form models (the engine takes the normal quantile
 from them); the pure engine; the scenario file; seed 001's report and the metrics (each on the layers below,
 not on each other); the offline tools; the live simulation; the daemon process that serves it; the command
 line. Every import counts, at module level or in a function.
@@ -17,7 +17,7 @@ import pytest
 SIMD = Path(__file__).resolve().parents[1] / "simd"
 
 LAYERS = (
-    ("kernelcache", "generated", "regularfile"),
+    ("kernelcache", "kernellocator", "generated", "regularfile"),
     ("models",),
     ("engine",),
     ("scenario",),
