@@ -100,9 +100,9 @@ def main() -> None:
     print(f"llama3 causes + warm, 10x steps, rates / 10: cost ratio {t_long_warm / t_warm:6.2f}x   (target < 2x)")
     executed = job_slow.target_steps + job_slow.recompute_steps
     print(f"stragglers on: engine {t_slow:8.3f} s = {t_slow / executed * 1e9:5.1f} ns per executed step "
-          f"(compiled walk, each step drawn once), mean step {job_slow.mean_step_seconds:.3f} s; "
+          f"(each step drawn once), mean step {job_slow.mean_step_seconds:.3f} s; "
           f"vs the per-step loop without stragglers: {t_loop / t_slow:6.1f}x faster   (target >= 10x)")
-    print(f"validation 40 / checkpoint 100 (segment walk): per-step loop {t_odd_loop:8.3f} s   engine "
+    print(f"validation 40 / checkpoint 100: per-step loop {t_odd_loop:8.3f} s   engine "
           f"{t_odd:8.4f} s   speed ratio {t_odd_loop / t_odd:8.1f}x")
     shadow_and_fleet(spec, args)
     hyper_and_committed(spec, args)
