@@ -160,3 +160,19 @@ def test_an_entry_is_stale_when_any_engine_source_changes(tmp_path, monkeypatch)
     kernellocator.engine_digest.cache_clear()
     assert kernellocator.engine_digest() != before
     kernellocator.engine_digest.cache_clear()
+
+
+@pytest.mark.parametrize("given", [None, "numba.core.caching.UserProvidedCacheLocator"])
+def test_the_engine_locator_is_named_to_numba_unless_the_user_names_one(given, tmp_path):
+    """simd names its locator (simd.kernellocator) in NUMBA_CACHE_LOCATOR_CLASSES when it gives numba a cache
+    directory; a locator the environment names already wins. Checked in a fresh process."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_LOCATOR_CLASSES", "SIMD_KERNEL_CACHE")}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+    if given is not None:
+        env["NUMBA_CACHE_LOCATOR_CLASSES"] = given
+    code = "import simd.engine.jit, os; print(os.environ['NUMBA_CACHE_LOCATOR_CLASSES'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == (given or "simd.kernellocator.EngineCacheLocator")
