@@ -173,6 +173,6 @@ def test_the_engine_locator_is_named_to_numba_unless_the_user_names_one(given, t
     env["NUMBA_CACHE_DIR"] = str(tmp_path)
     if given is not None:
         env["NUMBA_CACHE_LOCATOR_CLASSES"] = given
-    code = "import simd.engine.jit, os; print(os.environ['NUMBA_CACHE_LOCATOR_CLASSES'])"
+    code = "import simd.engine.xkernel, os; print(os.environ['NUMBA_CACHE_LOCATOR_CLASSES'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == (given or "simd.kernellocator.EngineCacheLocator")
