@@ -6,11 +6,11 @@
 - ``late``: committed SDCs: the detectors' latencies (and the normal quantile they need), the corrupt ring;
 - ``record``: the optional trace buffer.
 
-The loop itself keeps the handling of each event inline: numba does not inline one compiled function into
-another, so a function boundary on the loop's path costs either a call with reference-counted array arguments
-(+45% per event when the mechanisms were functions: plain job 0.95 against 0.65 ms) or, inlined at numba's IR
-level (``inline="always"``), +10% per event and +1.5 s of cold compile (measured side by side on 2026-12-03; the
-attempt is on the branch ``issue20-mechanism-functions``).
+The loop itself keeps the handling of each event inline: numba compiles each function apart, so a function
+boundary on the loop's path (an event costs ~85 ns on the plain job) cost +45% per event as calls passing a
+dozen locals, +10% and +1.5 s of cold compile inlined at numba's IR level (``inline="always"``), and +14-20% and
++1.3 s with the replica's state in its ``pos`` row and only the hard failure a call (docs/engine.md, "One
+kernel": the measurements, side by side).
 
 Every function here is compiled with numba (simd.engine.jit); importing ``simd.engine`` imports none of them.
 """
