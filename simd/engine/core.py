@@ -21,7 +21,7 @@ import numpy as np
 from simd.engine import trace as tr
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.layout import Pos, TotalsLayout, pack, state_fields, words
+from simd.engine.layout import Aux, Pos, TotalsLayout, pack, state_fields, words
 from simd.engine.replplan import call
 from simd.engine.results import Event, JobResult, job_result
 from simd.engine.spec import JobSpec, compile_spec
@@ -64,6 +64,8 @@ def retarget(state: State, spec: JobSpec) -> State:
     epoch: both are memoryless, so this is exactly the process with the new rates. Step durations stay a pure
     function of the executed-step index. The causes must keep their names (their counters carry over), and
     the target and intervals may change only at a job boundary-safe value: the position must stay valid.
+    Servers (servers.py) keep their lifetimes when their failure model is unchanged (``servers_kept``); else
+    every server starts a new lifetime at the current step, drawn from the new epoch's stream.
     """
     old = state.plan.spec
     if tuple(c.name for c in spec.cause_list) != tuple(c.name for c in old.cause_list):
@@ -86,7 +88,16 @@ def retarget(state: State, spec: JobSpec) -> State:
     g = state.g
     hard = (0, g + first_position(plan.hard_stream, plan.hard_log1m)) if plan.hard_log1m else (0, NEVER)
     sdc = (0, g + first_position(plan.sdc_stream, plan.sdc_log1m)) if plan.sdc_log1m else (0, NEVER)
-    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch)
+    if servers_kept(state.plan, plan):
+        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch)
+    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=())
+
+
+def servers_kept(old, new) -> bool:
+    """Whether a retarget from plan ``old`` to ``new`` keeps the servers' lifetimes: both have the same table
+    (count, lemons, lifetime distribution and scales), so each server's current lifetime stays its own."""
+    return new.servers > 0 and (old.servers, old.lemons, old.lifetime_kind, old.lifetime_shape, old.server_scales) \
+        == (new.servers, new.lemons, new.lifetime_kind, new.lifetime_shape, new.server_scales)
 
 
 def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None) -> JobResult | None:
@@ -124,7 +135,7 @@ def _on_the_kernel(state: State, until_us: int, max_jobs: int | None,
     interruptions and SDC verdicts too (trace.py); they come before their job's end in the events. Cost: a few
     microseconds to pack and unpack, one kernel call per job that ends in the call plus one."""
     plan = state.plan
-    lay, pos, tot, ring = pack((state,), _layout(state))
+    lay, pos, tot, aux = pack((state,), _layout(state))
     start = np.empty_like(tot)  # the kernel's copy of the totals at a job's end (rebuilt here from ``tot``)
     w = words(plan)[None]
     jobs_col = int(lay.start["jobs_completed"])
@@ -137,9 +148,9 @@ def _on_the_kernel(state: State, until_us: int, max_jobs: int | None,
         # stop at the next job's end (to report it), or at max_jobs in total as core.advance does
         cut = jobs + 1 if max_jobs is None else min(jobs + 1, max_jobs)
         if rows is None:
-            call(plan, lay, pos, tot, start, ring, w, until_us, cut)
+            call(plan, lay, pos, tot, start, aux, w, until_us, cut)
         else:
-            rows = _traced(plan, lay, pos, tot, start, ring, w, until_us, cut, rows)
+            rows = _traced(plan, lay, pos, tot, start, aux, w, until_us, cut, rows)
             events += tr.events(plan, rows)
         if int(tot[0, jobs_col]) == jobs:  # until reached (or max_jobs already complete): done
             now = None
@@ -151,19 +162,19 @@ def _on_the_kernel(state: State, until_us: int, max_jobs: int | None,
         if max_jobs is not None and jobs + 1 >= max_jobs:  # (a further call would stop at once)
             break
     d = state.__dict__.copy()  # the fields the kernel moves are all set anew below
-    d.update(state_fields(pos[0].tolist(), ring[0]))
+    d.update(state_fields(pos[0].tolist(), aux[0], Aux.of(plan)))
     d.update(totals=now if now is not None else lay.totals(tot[0].tolist()), job_start=job_start)
     return built(State, d), events
 
 
-def _traced(plan, lay, pos, tot, start, ring, w, until_us, max_jobs, rows):
+def _traced(plan, lay, pos, tot, start, aux, w, until_us, max_jobs, rows):
     """One call with its events recorded in ``rows`` (trace.py); run again from the same state with rows enough
     when they were too few. Returns the buffer that holds them."""
-    before = pos.copy(), tot.copy(), ring.copy()
+    before = pos.copy(), tot.copy(), aux.copy()
     while True:
-        call(plan, lay, pos, tot, start, ring, w, until_us, max_jobs, rows)
+        call(plan, lay, pos, tot, start, aux, w, until_us, max_jobs, rows)
         if not tr.overflowed(rows):
             return rows
         rows = tr.buffer(int(rows[1][0]))
-        for a, b in zip((pos, tot, ring), before, strict=True):
+        for a, b in zip((pos, tot, aux), before, strict=True):
             a[...] = b

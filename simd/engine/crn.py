@@ -15,7 +15,8 @@ Promises: ``Shared(specs).run(seed, limits)`` equals ``[core.run_job(replace(s, 
 in zip(specs, limits)]``, bit for bit (the same draws, sums of the same integers; tests compare them), and
 ``replicas.run_jobs`` too; :meth:`Shared.counters` equals core.advance's state (every counter) at the job's end.
 Configurations that do not share their durations, or that have committed SDCs (a detector's finding is not on
-the prefix path), are refused (:func:`shared` says which can be grouped), so the caller runs them one by one.
+the prefix path) or servers (their lifetimes are not on it either), are refused (:func:`shared` says which can be
+grouped), so the caller runs them one by one.
 
 Memory: the window moves forward. All configurations of a seed advance together through ``g``: each runs until
 it needs a step beyond the window, then the window drops what lies behind the slowest of them and is extended
@@ -35,7 +36,7 @@ from simd.engine import xkernel
 from simd.engine.core import new_state
 from simd.engine.jit import njit
 from simd.engine.kernel.quiet import PREFIX_STRIDE
-from simd.engine.layout import Pos, Stream, TotalsLayout, pos_row, rings, words
+from simd.engine.layout import Aux, Pos, Stream, TotalsLayout, pos_row, words
 from simd.engine.pcg import seek
 from simd.engine.replicas import advance_replicas
 from simd.engine.results import JobResult, job_result
@@ -174,7 +175,7 @@ class Window:
 
 
 @njit()
-def _run(which, until, max_jobs, pos, tot, start, ring, words, plans, tables, hq, prefix, needs):
+def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq, prefix, needs):
     """Configurations ``which`` (one replica each; ``plans``: their xkernel.plan_arrays stacked, one row each) on
     the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel.advance_all).
     ``max_jobs`` an argument, not the literal 1: a literal would type advance_all's argument as Literal[int](1), another
@@ -182,16 +183,16 @@ def _run(which, until, max_jobs, pos, tot, start, ring, words, plans, tables, hq
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p], plans[4][p], plans[5][p], plans[6][p],
-                plans[7][p], plans[8][p], plans[9][p], plans[10][p])
-        needs[p] = xkernel.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], ring[p:p + 1],
+                plans[7][p], plans[8][p], plans[9][p], plans[10][p], plans[11][p])
+        needs[p] = xkernel.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
                                        words[p:p + 1], plan, tables, hq, prefix)
 
 
 def shared(plans: Sequence[Plan]) -> bool:
     """Whether ``plans`` (compiled for one seed) can run on one :class:`Shared`: all with the same step durations
     (the same tables, base step time and slow steps), the same shape of counters and streams, and no committed
-    SDCs (a detector's finding is not on the prefix path)."""
-    if not plans or not all(p.step_times is not None and not p.committed for p in plans):
+    SDCs (a detector's finding is not on the prefix path) or servers (nor their lifetimes)."""
+    if not plans or not all(p.step_times is not None and not p.committed and not p.servers for p in plans):
         return False
     first = plans[0]
 
@@ -251,14 +252,14 @@ class Shared:
         start = np.zeros_like(tot)
         until = np.asarray(limits_us, dtype=np.int64)
         needs = np.zeros(k, dtype=np.int64)
-        ring = rings(self.plans[0], k)  # (no committed SDCs here: an unused column)
+        aux = Aux.of(self.plans[0]).rows(k)  # (no committed SDCs or servers here: an unused column)
         hist = np.zeros(_NB, dtype=np.int64)
         win = self.window
         win.start(plan)
         which = np.arange(k)
         alone: dict[int, tuple[Totals, int]] = {}  # configurations with a stretch longer than a window may be
         while True:
-            _run(which, until, 1, pos, tot, start, ring, words_, self._plans, self._tables, hist, win.arrays(), needs)
+            _run(which, until, 1, pos, tot, start, aux, words_, self._plans, self._tables, hist, win.arrays(), needs)
             waiting = np.flatnonzero(needs)
             if not len(waiting):
                 break

@@ -3,9 +3,12 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
 
 - ``pos`` (R x NPOS, int64): a State's position, each integer field a column in State's order; the stream
   positions ``hard`` and ``sdc`` as ``hard_i``/``hard_p`` (index, g position) and ``sdc_i``/``sdc_p``;
-  ``corrupt_ckpts`` as ``ring_head``/``ring_n`` over the replica's row of ``ring`` (R x retention, the newest
-  corrupt checkpoints, oldest at ``ring_head``). ``plan`` and ``epoch`` are not moved by a kernel: they are
-  kept beside the arrays.
+  ``corrupt_ckpts`` as ``ring_head``/``ring_n`` over the ring region of the replica's ``aux`` row. ``plan`` and
+  ``epoch`` are not moved by a kernel: they are kept beside the arrays.
+- ``aux`` (R x Aux(plan).width, int64): a replica's variable-width state, in regions (:class:`Aux`): ``ring``
+  (the newest corrupt checkpoints, oldest at ``ring_head``; at least one column), ``srv`` (State.srv_next: each
+  server's end of lifetime) and ``tree`` (kernel/servers.py's tournament tree over ``srv``, rebuilt by every
+  call: scratch, in no State).
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
 - ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
@@ -29,7 +32,8 @@ from simd.engine.state import State, Totals
 # as two columns or as a ring
 BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
-_PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n")}
+_PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
+          "srv_next": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -47,7 +51,7 @@ _TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
 Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
 # the plan's streams (Plan fields; "step_times": its StepTimes' stream)
 STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
-           "step_times")
+           "lifetime_stream", "step_times")
 Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
 
 
@@ -105,33 +109,57 @@ def pos_row(s: State) -> list[int]:
     return out
 
 
-def state_fields(row: list[int], ring: np.ndarray) -> dict:
-    """The State fields a ``pos`` row (and the replica's ``ring`` row) hold: pos_row's inverse."""
+class Aux:
+    """The regions of a replica's ``aux`` row for ``plan`` (module docstring): each as (offset, width)."""
+
+    def __init__(self, plan):
+        self.ring = (0, max(plan.retention, 1))
+        self.servers = plan.servers
+        self.tree_p = 1 << (self.servers - 1).bit_length() if self.servers else 0  # leaves: a power of two >= S
+        self.srv = (self.ring[1], self.servers)
+        self.tree = (self.srv[0] + self.servers, 2 * self.tree_p)
+        self.width = self.tree[0] + self.tree[1]
+
+    @staticmethod
+    def of(plan) -> Aux:
+        """The plan's Aux, cached on the (immutable) plan."""
+        a = plan.__dict__.get("_aux")
+        if a is None:
+            a = plan.__dict__["_aux"] = Aux(plan)
+        return a
+
+    def rows(self, n: int) -> np.ndarray:
+        """``n`` empty rows."""
+        return np.zeros((n, self.width), dtype=np.int64)
+
+
+def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
+    """The State fields a ``pos`` row (and the replica's ``aux`` row, laid out as ``ax``) hold: pos_row's
+    inverse."""
     d = dict(zip(Pos.__members__, row, strict=True))
     head, n = d.pop("ring_head"), d.pop("ring_n")
-    k = len(ring)
-    d["corrupt_ckpts"] = tuple(int(ring[(head + i) % k]) for i in range(n))
+    o, k = ax.ring
+    d["corrupt_ckpts"] = tuple(int(aux[o + (head + i) % k]) for i in range(n))
+    o, k = ax.srv
+    d["srv_next"] = tuple(aux[o:o + k].tolist()) if k and d["lifetimes"] else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     d["corrupted"] = bool(d["corrupted"])
     return d
 
 
-def rings(plan, n: int) -> np.ndarray:
-    """``n`` empty rings of corrupt checkpoints for replicas of ``plan``: as wide as its retention, at least one
-    column (numba needs no empty row)."""
-    return np.zeros((n, max(plan.retention, 1)), dtype=np.int64)
-
-
 def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndarray, np.ndarray, np.ndarray]:
-    """States of one plan's shape as arrays: (their Totals layout, ``pos``, ``tot``, ``ring``)."""
+    """States of one plan's shape as arrays: (their Totals layout, ``pos``, ``tot``, ``aux``)."""
     lay = lay or TotalsLayout(states[0].totals)
     pos = np.array([pos_row(s) for s in states], dtype=np.int64)
     tot = np.array([lay.row(s.totals) for s in states], dtype=np.int64)
-    ring = rings(states[0].plan, len(states))
+    ax = Aux.of(states[0].plan)
+    aux = ax.rows(len(states))
     for i, s in enumerate(states):
-        ring[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
-    return lay, pos, tot, ring
+        aux[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
+        if s.srv_next:
+            aux[i, ax.srv[0]:ax.srv[0] + len(s.srv_next)] = s.srv_next
+    return lay, pos, tot, aux
 
 
 def words(plan) -> np.ndarray:

@@ -5,7 +5,9 @@ The seed's ``TrainingSimulator.run`` (quoted in the seed) with ``random.Random(s
 this order, with one draw each unless said otherwise:
 
 (a) hard failure: one Bernoulli per accelerator type (fleet.py; one type without a fleet), over the type's
-    GPUs plus the shadow ranks' duplicates (shadow.py). When several types fail in one step, the remaining
+    GPUs plus the shadow ranks' duplicates (shadow.py); with servers (servers.py), one Bernoulli per server
+    instead, with the conditional hazard of its lifetime at its age (``_Servers``): the job stops once, every
+    server that failed starts a new lifetime. When several types fail in one step, the remaining
     types' Bernoullis and each failed type's first failure time within the step are drawn and the earliest is
     charged (``_FirstFailure``). Then its cause (one more draw, only with several causes), which sets its
     detection and restart time. Roll back to the newest checkpoint; an SDC not yet in a checkpoint goes with
@@ -36,6 +38,7 @@ import math
 import random
 from bisect import bisect_left
 
+from simd.engine import servers as srv
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
 from simd.engine.shadow import shadow_ranks
 from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
@@ -54,6 +57,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     disagree = per_step_cluster_hazard(spec.sdc_per_gpu_hour, 2 * k, spec.step_seconds) if k else 0.0
     causes, cumulative = spec.cause_list, plan.cause_cumulative
     durations = _StepDurations(plan)
+    servers = _Servers(plan, rng) if plan.servers else None
     target, vi, ci = plan.target, plan.val_every, plan.ckpt_every
     hi = spec.hyper.interval_steps if spec.hyper else 0
     window = spec.hyper.window_steps if spec.hyper else 0
@@ -62,7 +66,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     retention = spec.committed_sdc.retention_checkpoints if committed else 0
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
-                       "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps"), 0)
+                       "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
+                       "server_failures"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -122,7 +127,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if in_hyper:
             c["hyper_steps"] += 1
         # (a) hard failure
-        failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
+        if servers is not None:
+            n_failed = servers.step()
+            c["server_failures"] += n_failed
+            failed = 0 if n_failed else -1
+        else:
+            failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
         if failed >= 0:
             i = min(bisect_left(cumulative, rng.random()), len(causes) - 1) if len(causes) > 1 else 0
             by_cause[causes[i].name] += 1
@@ -218,6 +228,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "sdc_unrecoverable": c["unrecoverable"],
         "checkpoints_lost": c["lost"],
         "sdc_found_by_detector": found_by,
+        "server_failures": c["server_failures"],
         "wall_seconds": wall,
         "shadow_seconds": g * shadow_us / US_PER_SECOND,
         "checkpoint_seconds": us["ckpt"] / US_PER_SECOND,
@@ -250,6 +261,37 @@ class _FirstFailure:
     def _first_time(self, i: int) -> float:
         u = self.uniform()
         return 0.0 if math.isinf(self.rate[i]) else -math.log1p(-u * self.q[i]) / self.rate[i]
+
+
+class _Servers:
+    """The servers of a plan (servers.py), one Bernoulli each per executed step: server ``i`` at age ``a``
+    (executed steps since its lifetime began) fails in the step with probability ``1 - Sv(a + 1) / Sv(a)``, Sv
+    its lifetime's survival function (tabulated by age as ages are met). ``step`` returns how many failed; they
+    start new lifetimes, the others age by one step."""
+
+    def __init__(self, plan: Plan, rng: random.Random):
+        self.uniform = rng.random
+        kind, shape = srv.LIFETIMES[plan.lifetime_kind], plan.lifetime_shape
+        self.cls = [1 if i < plan.lemons else 0 for i in range(plan.servers)]
+        self.age = [0] * plan.servers
+        self.sv = [lambda x, s=s: srv.survival(kind, shape, s, x) for s in plan.server_scales]
+        self.table: list[list[float]] = [[], []]  # hazard by age, per class
+
+    def hazard(self, c: int, a: int) -> float:
+        t = self.table[c]
+        while len(t) <= a:
+            x = len(t)
+            s0, s1 = self.sv[c](x), self.sv[c](x + 1)
+            t.append(1.0 if s0 == 0.0 else 1.0 - s1 / s0)
+        return t[a]
+
+    def step(self) -> int:
+        failed = [i for i, (c, a) in enumerate(zip(self.cls, self.age, strict=True))
+                  if self.uniform() < self.hazard(c, a)]
+        self.age = [a + 1 for a in self.age]
+        for i in failed:
+            self.age[i] = 0
+        return len(failed)
 
 
 def _latency(rng: random.Random, dt) -> float:

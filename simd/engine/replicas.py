@@ -34,10 +34,10 @@ from dataclasses import fields
 
 import numpy as np
 
-from simd.engine.core import advance, new_state, retarget
+from simd.engine.core import advance, new_state, retarget, servers_kept
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.layout import BESIDE, STREAMS, TOTALS, Pos, TotalsLayout, pack, pos_row, rings, state_fields, words
+from simd.engine.layout import BESIDE, STREAMS, TOTALS, Aux, Pos, TotalsLayout, pack, pos_row, state_fields, words
 from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
@@ -75,11 +75,11 @@ class _Batch:
     What no call changes is shared by every batch that descends from one packing of States (never mutated):
     ``statics`` (per replica, its State fields the kernels do not move: plan, epoch), ``packed_starts``
     (per replica, its job_start Totals as packed) and ``words`` (the replicas' streams). What calls change is
-    this batch's own: ``pos``, ``tot``, ``ring`` (layout.py), ``start`` (a replica's job_start row, valid where
+    this batch's own: ``pos``, ``tot``, ``aux`` (layout.py), ``start`` (a replica's job_start row, valid where
     ``ended``) and ``ended`` (replicas whose job ended in a call since the packing)."""
 
-    def __init__(self, lay, pos, tot, start, ring, ended, statics, packed_starts, words, hb):
-        self.lay, self.pos, self.tot, self.start, self.ring, self.hb = lay, pos, tot, start, ring, hb
+    def __init__(self, lay, pos, tot, start, aux, ended, statics, packed_starts, words, hb):
+        self.lay, self.pos, self.tot, self.start, self.aux, self.hb = lay, pos, tot, start, aux, hb
         self.ended = ended
         self.statics, self.packed_starts, self.words = statics, packed_starts, words
         self._starts: dict[int, Totals] = {}  # job_start Totals built from ``start`` rows
@@ -94,7 +94,7 @@ class _Batch:
 
     def state_fields(self, i: int) -> dict:
         d = dict(self.statics[i])
-        d.update(state_fields(self.pos[i].tolist(), self.ring[i]))
+        d.update(state_fields(self.pos[i].tolist(), self.aux[i], Aux.of(self.plan)))
         d.update(totals=self.lay.totals(self.tot[i].tolist()), job_start=self.job_start(i))
         return d
 
@@ -125,9 +125,13 @@ class _Batch:
         out["corrupted"] = p[:, Pos.corrupted].astype(bool).tolist()
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
         out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
-        out["corrupt_ckpts"] = [list(state_fields(row, ring)["corrupt_ckpts"])
-                                for row, ring in zip(p.tolist(), self.ring, strict=True)] \
-            if p[:, Pos.ring_n].any() else [[] for _ in range(len(p))]
+        ax = Aux.of(self.plan)
+        if p[:, Pos.ring_n].any() or p[:, Pos.lifetimes].any():
+            rows = [state_fields(row, aux, ax) for row, aux in zip(p.tolist(), self.aux, strict=True)]
+            out["corrupt_ckpts"] = [list(d["corrupt_ckpts"]) for d in rows]
+            out["srv_next"] = [list(d["srv_next"]) for d in rows]
+        else:
+            out["corrupt_ckpts"] = out["srv_next"] = [[] for _ in range(len(p))]
         starts = self.start
         waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
         if len(waiting):
@@ -218,9 +222,9 @@ def on_kernel(states: Sequence[State]) -> bool:
 
 def _pack(states: Sequence[State], words: np.ndarray) -> _Batch:
     """States of one batch (_one_batch) as arrays."""
-    lay, pos, tot, ring = pack(states)
+    lay, pos, tot, aux = pack(states)
     start = np.zeros_like(tot)  # rows written by the kernel where a job ends
-    return _Batch(lay, pos, tot, start, ring, np.zeros(len(states), dtype=bool), tuple(_statics(s) for s in states),
+    return _Batch(lay, pos, tot, start, aux, np.zeros(len(states), dtype=bool), tuple(_statics(s) for s in states),
                   tuple(s.job_start for s in states), words, _hist_bucket(states[0].plan))
 
 
@@ -236,7 +240,7 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
         at = int(own.pos[:, Pos.clock].max())
         if until_us < at:
             raise ValueError(f"cannot advance backwards: at {at} us, asked for {until_us} us")
-        pos, tot, start, ring = own.pos.copy(), own.tot.copy(), own.start.copy(), own.ring.copy()
+        pos, tot, start, aux = own.pos.copy(), own.tot.copy(), own.start.copy(), own.aux.copy()
     else:
         for s in states:
             if until_us < s.clock:
@@ -244,13 +248,13 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
         if not _one_batch(states):
             return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
         own = _pack(states, _stacked_words([s.plan for s in states]))
-        pos, tot, start, ring = own.pos, own.tot, own.start, own.ring
+        pos, tot, start, aux = own.pos, own.tot, own.start, own.aux
     lay = own.lay
     jobs = lay.start["jobs_completed"]
     jobs_before = tot[:, jobs].copy()
-    call(own.plan, lay, pos, tot, start, ring, own.words, until_us, max_jobs)
+    call(own.plan, lay, pos, tot, start, aux, own.words, until_us, max_jobs)
     ended = own.ended | (tot[:, jobs] != jobs_before)
-    return Replicas(_Batch(lay, pos, tot, start, ring, ended, own.statics, own.packed_starts, own.words, own.hb),
+    return Replicas(_Batch(lay, pos, tot, start, aux, ended, own.statics, own.packed_starts, own.words, own.hb),
                     len(states))
 
 
@@ -272,20 +276,20 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
     tot = np.tile(np.array(lay.row(first.totals), dtype=np.int64), (n, 1))
     base = _statics(first)
     statics = tuple({**base, "plan": p} for p in plans)
-    batch = _Batch(lay, pos, tot, np.zeros_like(tot), rings(plans[0], n), np.zeros(n, dtype=bool), statics,
+    batch = _Batch(lay, pos, tot, np.zeros_like(tot), Aux.of(plans[0]).rows(n), np.zeros(n, dtype=bool), statics,
                    (first.job_start,) * n, _seeds_words(compiled), _hist_bucket(plans[0]))
     return Replicas(batch, n)
 
 
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
-_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch"))
+_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
     """``tuple(core.retarget(s, with_seed(spec, s.plan.spec.seed)) for s in states)`` (module docstring): a
     Replicas continues as one (its arrays, the new plans' streams) when the step histogram is booked the same way
-    under both plans and the rings keep their width; else a tuple of States."""
+    under both plans and the aux rows keep their layout; else a tuple of States."""
     if not states:
         return ()
     batch = getattr(states, "batch", None)
@@ -312,16 +316,20 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         else np.full(len(plans), NEVER, dtype=np.int64)
     sdc = g + compiled.streams["sdc_stream"].first_positions(p0.sdc_log1m) if p0.sdc_log1m \
         else np.full(len(plans), NEVER, dtype=np.int64)
-    _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1},
+    kept = servers_kept(head.plan, p0)
+    renewed = {} if kept else {"lifetimes": 0, "srv_next": ()}  # the servers' lifetimes start anew (core.retarget)
+    _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1, **renewed},
            "retarget", head)
-    if batch is None or _hist_bucket(p0) != batch.hb or batch.ring.shape[1] != rings(p0, 0).shape[1]:
-        return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1})
+    if batch is None or _hist_bucket(p0) != batch.hb or batch.aux.shape[1] != Aux.of(p0).width:
+        return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed})
                      for s, p, h, d in zip(states, plans, hard.tolist(), sdc.tolist(), strict=True))
     pos = batch.pos.copy()
     pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
+    if not kept:
+        pos[:, Pos.lifetimes] = 0
     statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))
-    # tot, start and ring are shared with the batch retargeted (never mutated: advance_replicas copies them)
-    out = _Batch(batch.lay, pos, batch.tot, batch.start, batch.ring, batch.ended, statics, batch.packed_starts,
+    # tot, start and aux are shared with the batch retargeted (never mutated: advance_replicas copies them)
+    out = _Batch(batch.lay, pos, batch.tot, batch.start, batch.aux, batch.ended, statics, batch.packed_starts,
                  _seeds_words(compiled), batch.hb)
     return Replicas(out, len(plans))
 
@@ -362,7 +370,7 @@ def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
 
         return [run_job(s, limit_us=limit_us) for s in specs]
     own = _pack(states, _stacked_words([s.plan for s in states]))
-    call(own.plan, own.lay, own.pos, own.tot, own.start, own.ring, own.words, limit_us, 1)
+    call(own.plan, own.lay, own.pos, own.tot, own.start, own.aux, own.words, limit_us, 1)
     done = own.tot[:, own.lay.start["jobs_completed"]] >= 1
     return [job_result(s.plan, own.lay.totals(row), 0, t) if ok else None
             for s, t, row, ok in zip(states, own.pos[:, Pos.t].tolist(), own.tot.tolist(), done.tolist(),

@@ -22,7 +22,7 @@ def _key(plan: Plan) -> tuple:
     return k
 
 
-def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray, ring: np.ndarray,
+def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray, aux: np.ndarray,
          words: np.ndarray, until: int, max_jobs: int | None, trace: tuple | None = None) -> None:
     """One call of the compiled loop (xkernel.advance_all) on replicas of ``plan``: rows of the arrays laid out by
     layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded."""
@@ -31,6 +31,6 @@ def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, sta
     cut = -1 if max_jobs is None else max_jobs
     arrays = (*xkernel.plan_arrays(plan, layout), np.zeros(_NB, dtype=np.int64))
     if trace is None:
-        xkernel.advance_all(until, cut, pos, tot, start, ring, words, *arrays)
+        xkernel.advance_all(until, cut, pos, tot, start, aux, words, *arrays)
     else:
-        xkernel.advance_all(until, cut, pos, tot, start, ring, words, *arrays, None, trace)
+        xkernel.advance_all(until, cut, pos, tot, start, aux, words, *arrays, None, trace)

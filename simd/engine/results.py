@@ -37,6 +37,7 @@ class JobResult:
     sdc_unrecoverable: int = 0  # ... whose onset was older than the oldest retained checkpoint
     checkpoints_lost: int = 0  # committed checkpoints discarded by late rollbacks
     sdc_found_by_detector: dict[str, int] = field(default_factory=dict)  # per detector, committed or not
+    server_failures: int = 0  # servers whose lifetime ended (servers.py): at least one per interruption
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -103,6 +104,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
         sdc_unrecoverable=d.sdc_unrecoverable,
         checkpoints_lost=d.checkpoints_lost,
         sdc_found_by_detector=dict(zip(p.detector_names, d.detector_finds, strict=True)),
+        server_failures=d.server_failures,
     )
 
 

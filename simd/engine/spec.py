@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from simd.engine import servers as srv
 from simd.engine.fleet import Accelerator, combined_hazard, cumulative_shares
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
+from simd.engine.servers import Servers
 from simd.engine.shadow import Shadow, Stops, shadow_ranks, stops
 from simd.engine.stragglers import StepTimes, bucket_bounds, bucket_of
 from simd.engine.streams import Seeded, stream_state
@@ -114,6 +116,7 @@ class JobSpec:
     # accelerator types (fleet.py); empty: n_gpus GPUs at the two rates. With a fleet, n_gpus is the sum of
     # the counts and the two rates are the fleet's count-weighted means (for display; the engine uses the types)
     fleet: tuple[Accelerator, ...] = ()
+    servers: Servers | None = None  # the job's servers (servers.py); None: GPUs that fail independently, as seed 000
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -186,6 +189,13 @@ class Plan:
     sdc_type_cumulative: tuple[float, ...] = (1.0,)
     hard_type_stream: dict | None = None  # None for a single type (no draw)
     sdc_type_stream: dict | None = None
+    # servers (servers.py): the servers' table; 0: none (the hard stream's geometric gaps, seed 000's process)
+    servers: int = 0
+    lemons: int = 0  # servers 0 .. lemons - 1 fail at the lemon multiplier
+    lifetime_kind: int = 0  # servers.LIFETIMES
+    lifetime_shape: float = 1.0
+    server_scales: tuple[float, float] = (0.0, 0.0)  # lifetime scale in steps (servers.scale): a server, a lemon
+    lifetime_stream: dict | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -202,6 +212,8 @@ class Plan:
 REFUSED = {
     ("shadow", "fleet"): "shadow ranks on a mixed fleet are not modelled",
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
+    ("servers", "shadow"): "shadow ranks on servers are not modelled (a disagreement rides the hard stream)",
+    ("servers", "fleet"): "servers of several accelerator types are not modelled",
 }
 
 
@@ -214,11 +226,13 @@ def refused(mechanisms) -> list[str]:
 
 def switched_on(spec: JobSpec) -> set[str]:
     """The mechanisms a job switches on: shadow ranks (at least one rank shadowed), a fleet of accelerator types,
-    stragglers whose step times vary, hyper-checkpointing, committed SDCs, failure causes."""
+    stragglers whose step times vary, hyper-checkpointing, committed SDCs, failure causes, servers that are not
+    seed 000's process (servers.plain)."""
     on = {name for name, present in (
         ("shadow", shadow_ranks(spec.n_gpus, spec.shadow) > 0), ("fleet", bool(spec.fleet)),
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
-        ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)))
+        ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
+        ("servers", not srv.plain(spec.servers, spec.n_gpus)))
         if present}
     return on
 
@@ -241,7 +255,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     detect_us = tuple(to_us(c.detection_seconds) for c in causes)
     restart_us = tuple(to_us(c.restart_seconds) for c in causes)
     st = stops(hard, disagree, tuple(cumulative), detect_us, restart_us, to_us(spec.restart_seconds), _log1m)
-    return Plan(
+    plan = dict(
         spec=spec,
         step_us=step_us,
         ckpt_us=to_us(spec.ckpt_seconds),
@@ -250,7 +264,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         target=spec.target_steps,
         ckpt_every=spec.ckpt_interval_steps,
         val_every=spec.validation_interval_steps,
-        hard_hazard=st.hazard,  # hard failures, and disagreements with shadow ranks (shadow.py)
+        hard_hazard=st.hazard,  # hard failures, and disagreements with shadow ranks (shadow.py); servers: _servers
         sdc_hazard=sdc,
         hard_log1m=st.log1m,
         sdc_log1m=_log1m(sdc),
@@ -265,6 +279,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         **_shadow_and_fleet(spec, st, step_us),
         **{f: stream_state(spec.seed, name, kind) for f, (name, kind) in _streams(spec, epoch).items()},
     )
+    plan.update(_servers(spec))
+    return Plan(**plan)
 
 
 # The per-step straggler stream (StepTimes.stream): not renewed by a retarget (durations stay a pure function of
@@ -279,6 +295,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
            "cause_stream": (_epoch_name("cause", epoch), "PCG64")}
     if spec.committed_sdc is not None:
         out["detect_stream"] = (_epoch_name("sdc-detect", epoch), "PCG64")
+    if not srv.plain(spec.servers, spec.n_gpus):
+        out["lifetime_stream"] = (_epoch_name("lifetime", epoch), "PCG64")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
         out["hard_type_stream"] = (_epoch_name("accel-hard", epoch), "PCG64")
         out["sdc_type_stream"] = (_epoch_name("accel-sdc", epoch), "PCG64")
@@ -371,6 +389,24 @@ def _extensions(spec: JobSpec) -> dict:
                    detectors=tuple((d.distribution, d.scale_seconds * US_PER_SECOND, d.sigma, d.coverage)
                                    for d in c.detectors))
     return out
+
+
+def _servers(spec: JobSpec) -> dict:
+    """The Plan fields of servers (servers.py): none when they are seed 000's process. With a table, the hard
+    stream draws nothing (``hard_log1m`` 0: the servers' lifetimes give the failures); ``hard_hazard`` stays the
+    per-step hazard of the servers' exponential equivalent (the same mean rates), for the analytic views."""
+    s = spec.servers
+    if srv.plain(s, spec.n_gpus):
+        return {}
+    n = srv.count(spec.n_gpus, s)
+    rates = (srv.rate_per_step(spec.hard_per_gpu_hour, 1.0, s.gpus_per_server, spec.step_seconds),
+             srv.rate_per_step(spec.hard_per_gpu_hour, s.lemon_multiplier, s.gpus_per_server, spec.step_seconds))
+    return dict(servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
+                lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),
+                hard_log1m=0.0, hard_hazard=combined_hazard(
+                    (((n - srv.lemons(n, s)) * s.gpus_per_server, spec.hard_per_gpu_hour),
+                     (srv.lemons(n, s) * s.gpus_per_server, spec.hard_per_gpu_hour * s.lemon_multiplier)),
+                    spec.step_seconds))
 
 
 def _log1m(p: float) -> float:

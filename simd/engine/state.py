@@ -47,6 +47,7 @@ class Totals:
     sdc_unrecoverable: int = 0  # ... whose onset was older than the oldest retained checkpoint
     checkpoints_lost: int = 0  # committed checkpoints discarded by a late rollback
     detector_finds: tuple[int, ...] = ()  # SDCs found by each detector (Plan.detector_names), committed or not
+    server_failures: int = 0  # servers whose lifetime ended (servers.py; several in one step: one interruption)
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -90,6 +91,10 @@ class State:
     clean_ckpt: int = 0  # newest checkpoint without the present SDC (committed SDCs only; else 0)
     n_corrupt: int = 0  # checkpoints committed with the present SDC
     corrupt_ckpts: tuple[int, ...] = ()  # the newest of them (at most the retention), oldest first
+    # servers (servers.py), with a table (Plan.servers > 0): lifetimes drawn from the epoch's "lifetime" stream
+    # (0: none yet, the servers start new at g), and for each server the executed step its lifetime ends in
+    lifetimes: int = 0
+    srv_next: tuple[int, ...] = ()
 
     @property
     def clock_seconds(self) -> float:

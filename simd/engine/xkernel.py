@@ -1,7 +1,7 @@
 """The engine's compiled loop over replicas: every mechanism (causes, stragglers, shadow ranks, fleets,
 hyper-checkpointing, committed SDCs and their detectors), each neutral when off, at 0.1-0.5 us per event.
 
-``advance_all(until, max_jobs, pos, tot, start, ring, words, plan, tables, hq)`` advances every replica (a row of
+``advance_all(until, max_jobs, pos, tot, start, aux, words, plan, tables, hq)`` advances every replica (a row of
 the arrays laid out by layout.py) to ``until``, or until ``max_jobs`` jobs are complete in total (then its clock
 stays at the end of the last one, as core.advance's ``max_jobs``; -1: no such stop). A replica moves segment
 after segment: it finds the next interesting executed step (a hard failure or shadow disagreement, an SDC onset,
@@ -20,6 +20,8 @@ cut at ``until`` on the drawn times. The draws:
 - the kind of hard-stream element ``index`` (a cause, or a shadow disagreement): draw ``index`` of the cause
   stream, ``searchsorted(stop_cumulative, 1 - r, "left")``; its accelerator type and the type of an SDC onset:
   draw ``index`` of "accel-hard" / "accel-sdc" the same way, only with several types (fleet.py);
+- with servers (servers.py): no hard-stream gaps; each server's lifetime from the next draw of "lifetime"
+  (kernel.servers: inverse transforms), the next failure the end of lifetime the tournament tree keeps first;
 - a committed SDC's detectors: draws ``2 * nd * index`` .. of "sdc-detect", two per detector (coverage, latency),
   the latency by late.latency_us's inverse transforms; the lognormal's standard normal quantile is
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
@@ -49,9 +51,9 @@ from simd.engine import pcg, stepkernel
 from simd.engine import trace as tr
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
-from simd.engine.kernel import draws, late, quiet
+from simd.engine.kernel import draws, late, quiet, servers
 from simd.engine.kernel.record import record
-from simd.engine.layout import Pos, Stream, Tot, TotalsLayout
+from simd.engine.layout import Aux, Pos, Stream, Tot, TotalsLayout
 from simd.engine.stragglers import kernel_tables
 
 # ``plan_i``: the plan's int64 constants, by name (Plan's attribute where it has one; ``o_*``: where a tuple of
@@ -59,13 +61,14 @@ from simd.engine.stragglers import kernel_tables
 PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_every", "hyper_every", "target",
              "sdc_restart_us", "committed", "hyper_window", "retention", "shadow_kind", "step_bucket", "has_st",
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
-             "o_detector_finds", "o_step_hist")
+             "o_detector_finds", "o_step_hist", "servers", "lemons", "lifetime_kind", "o_srv", "o_tree", "tree_p",
+             "ring_width")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
-def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, words_rows, plan, tables, hq,
+def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words_rows, plan, tables, hq,
                 prefix=None, trace=None):
     """Every replica (row) to ``until``, or to ``max_jobs`` jobs complete in total (>= 0); see the module docstring.
     ``plan``: plan_arrays' constants; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
@@ -81,7 +84,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
     per-row function, then optimised it again inlined into the loop (1.4 s of a cold start, measured with numba's
     compile timers)."""
     plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
-        det_cov = plan
+        det_cov, srv_f = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
     step_us, shadow_us, ckpt_us, val_us = plan_i[P.step_us], plan_i[P.shadow_us], plan_i[P.ckpt_us], plan_i[P.val_us]
     V, C, H, target = plan_i[P.val_every], plan_i[P.ckpt_every], plan_i[P.hyper_every], plan_i[P.target]
@@ -93,9 +96,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
     su = step_us + shadow_us
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     nd = len(det_kind)
+    nsrv, lemons, life_kind, o_srv, o_tree, tree_p = (plan_i[P.servers], plan_i[P.lemons], plan_i[P.lifetime_kind],
+                                                      plan_i[P.o_srv], plan_i[P.o_tree], plan_i[P.tree_p])
+    life_shape, scale_n, scale_l = srv_f[0], srv_f[1], srv_f[2]
     need = 0
     for r in range(pos_rows.shape[0]):
-        pos, tot, start, ring, words = pos_rows[r], tot_rows[r], start_rows[r], ring_rows[r], words_rows[r]
+        pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
+        ring = aux[:plan_i[P.ring_width]]
         wh, ws, wc, wht, wst, wd = (words[Stream.hard], words[Stream.sdc], words[Stream.cause], words[Stream.hard_type],
                                     words[Stream.sdc_type], words[Stream.detect])
 
@@ -122,6 +129,19 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
         # executed steps up to this one have the slow ranks; NEVER: always
         slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
         x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
+        # servers (kernel/servers.py): each one's end of lifetime, the tree over them, the lifetime stream
+        srv, tree = aux[o_srv:o_srv + nsrv], aux[o_tree:o_tree + 2 * tree_p]
+        wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
+        lfh, lfl = zero, zero
+        if nsrv:
+            lfh, lfl = pcg.seek(wlf, li)
+            if li == 0:  # every server starts new at g (the simulation's start, or a drill's new epoch)
+                for i in range(nsrv):
+                    lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
+                    srv[i] = g + servers.lifetime_steps(life_kind, life_shape, scale_l if i < lemons else scale_n, u)
+                li = nsrv
+            servers.build(tree, srv, nsrv, tree_p)
+            hp = srv[tree[1]]
         clock = until
         need = 0
 
@@ -134,7 +154,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
             else:
                 period, off, piece = C, 0, NEVER
             h = NEVER
-            if hard_log1m != 0.0:
+            if nsrv:
+                h = hp
+            elif hard_log1m != 0.0:
                 while hp <= g:
                     hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
                     hi += 1
@@ -368,6 +390,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                     if g >= hyper_end:
                         tot[Tot.hyper_activations] += 1
                     hyper_end, anchor = g + window, last
+                if nsrv:  # every server whose lifetime ended in this step, renewed in index order (servers.py)
+                    while srv[tree[1]] <= g:
+                        i = tree[1]
+                        lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
+                        li += 1
+                        srv[i] = g + servers.lifetime_steps(life_kind, life_shape, scale_l if i < lemons else scale_n,
+                                                            u)
+                        servers.update(tree, srv, i, tree_p)
+                        tot[Tot.server_failures] += 1
+                    hi += 1
+                    hp = srv[tree[1]]
                 continue
             if onset:  # an SDC sets in
                 corrupted = True
@@ -475,7 +508,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, ring_rows, word
                 hyper_end, anchor = g + window, back
 
         # to_state(): each stream's next element after g
-        if hard_log1m != 0.0:
+        if nsrv:
+            pos[Pos.lifetimes] = li
+        elif hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
                 hi += 1
@@ -510,7 +545,9 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
     if hit is not None and hit[0] == layout:
         return hit[1]
     st = p.step_times
-    ints = {"committed": int(p.committed), "has_st": int(st is not None),
+    ax = Aux.of(p)
+    ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0], "o_tree": ax.tree[0],
+            "tree_p": ax.tree_p, "ring_width": ax.ring[1],
             **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
                                                              "sdc_onsets_by_type", "detector_finds", "step_hist")}}
     plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
@@ -521,7 +558,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array(p.sdc_type_cumulative, dtype=np.float64),
             np.array([late.DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
             np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
-            np.array([d[3] for d in dets], dtype=np.float64))
+            np.array([d[3] for d in dets], dtype=np.float64),
+            np.array([p.lifetime_shape, *p.server_scales], dtype=np.float64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

@@ -80,9 +80,9 @@ READABLE = (1, 2)  # the versions decode accepts
 STATE_FILE, LOCK_FILE = "state.json", "lock"
 
 
-def _dataclasses(*roots: type) -> list[type]:
+def _dataclasses(*roots: type, without: frozenset = frozenset()) -> list[type]:
     """Every dataclass reachable from ``roots`` through the type hints of their fields (Plan excluded: it is
-    compiled from the JobSpec, not saved)."""
+    compiled from the JobSpec, not saved), not through a field (class name, field name) ``without`` names."""
     seen: list[type] = []
 
     def visit(tp) -> None:
@@ -90,8 +90,9 @@ def _dataclasses(*roots: type) -> list[type]:
             if tp in seen or tp.__name__ == "Plan":
                 return
             seen.append(tp)
-            for hint in typing.get_type_hints(tp).values():
-                visit(hint)
+            for name, hint in typing.get_type_hints(tp).items():
+                if (tp.__name__, name) not in without:
+                    visit(hint)
         for arg in typing.get_args(tp):
             visit(arg)
 
@@ -102,7 +103,18 @@ def _dataclasses(*roots: type) -> list[type]:
 
 # The engine's saved dataclasses and their fields: a snapshot of another layout is foreign (the engine grows
 # mechanisms, and with them fields; a state saved without one cannot be resumed as if it had it).
-LAYOUT = ",".join(f"{cls.__name__}:{'/'.join(f.name for f in fields(cls))}" for cls in _dataclasses(State, JobSpec))
+def _layout(without: frozenset = frozenset()) -> str:
+    return ",".join(f"{cls.__name__}:{'/'.join(f.name for f in fields(cls) if (cls.__name__, f.name) not in without)}"
+                    for cls in _dataclasses(State, JobSpec, without=without))
+
+
+LAYOUT = _layout()
+# Fields the engine grew since the layouts this simd still reads, with the value that means "the mechanism that
+# brought it was off": a file of an earlier layout is read with each at that value (a state saved before the
+# mechanism existed never used it). (class, field) -> value as saved (JSON).
+GROWN = {("JobSpec", "servers"): None, ("Totals", "server_failures"): 0,  # servers (issue 21)
+         ("State", "lifetimes"): 0, ("State", "srv_next"): []}
+EARLIER = {_layout(frozenset(GROWN)): GROWN}  # the layout of 2026-12-03 (before servers)
 
 
 class StateError(Exception):
@@ -178,6 +190,9 @@ def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
         for name, v in _tuples(s):
             if len(v) != lengths[name]:
                 raise StateError(f"a replica's {name} has {len(v)} entries where its plan has {lengths[name]}")
+        servers = s.plan.servers if s.lifetimes else 0  # each server's end of lifetime, once drawn
+        if len(s.srv_next) != servers:
+            raise StateError(f"a replica has {len(s.srv_next)} servers' lifetimes where its plan has {servers}")
         bad = next((x for x in _ints(s) if not 0 <= x <= NEVER), None)
         if bad is not None:
             raise StateError(f"a replica holds {bad}, outside 0..{NEVER}")
@@ -322,13 +337,45 @@ def decode(raw: bytes) -> dict:
         raise StateError(f"not JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise StateError("not a simd state file")
-    if doc.get("version") not in READABLE or doc.get("layout") != LAYOUT:
+    known = doc.get("layout") == LAYOUT or doc.get("layout") in EARLIER
+    if doc.get("version") not in READABLE or not known:
         raise StateError(f"written by another simd (format version {doc.get('version')!r}, engine layout "
-                         f"{'the same' if doc.get('layout') == LAYOUT else 'different'})")
+                         f"{'the same' if known else 'different'})")
     payload = doc.get("payload")
     if not isinstance(payload, dict) or _digest(raw, payload, doc["version"]) != doc.get("sha256"):
         raise StateError("checksum mismatch")
+    if doc["layout"] != LAYOUT:
+        _grow(payload, EARLIER[doc["layout"]])
     return payload
+
+
+def _grow(payload: dict, grown: dict) -> None:
+    """A payload of an earlier layout with the fields grown since at their values (GROWN), in place: version 2
+    lanes (a spec and columns), version 1 lanes (a spec and a state per replica). Malformed parts are left as
+    they are, for resume's checks to refuse."""
+    def add(obj, cls: str, n: int | None) -> None:
+        if isinstance(obj, dict):
+            for (c, name), value in grown.items():
+                if c == cls:
+                    obj.setdefault(name, value if n is None else [value] * n)
+
+    lanes = payload.get("lanes")
+    for lane in lanes if isinstance(lanes, list) else ():
+        if not isinstance(lane, dict):
+            continue
+        if isinstance(lane.get("seeds"), list):  # version 2
+            add(lane.get("spec"), "JobSpec", None)
+            cols, n = lane.get("state"), len(lane["seeds"])
+            add(cols, "State", n)
+            for totals in ("totals", "job_start"):
+                add(cols.get(totals) if isinstance(cols, dict) else None, "Totals", n)
+        for replica in lane.get("replicas") or () if isinstance(lane.get("replicas"), list) else ():  # version 1
+            if isinstance(replica, dict):
+                add(replica.get("spec"), "JobSpec", None)
+                state = replica.get("state")
+                add(state, "State", None)
+                for totals in ("totals", "job_start"):
+                    add(state.get(totals) if isinstance(state, dict) else None, "Totals", None)
 
 
 def _digest(raw: bytes, payload: dict, version: int) -> str:

@@ -6,6 +6,7 @@ import numpy as np
 
 from simd.engine import Cause, JobSpec, Stragglers
 from simd.engine.fleet import Accelerator
+from simd.engine.servers import Servers
 from simd.engine.shadow import Shadow
 from simd.engine.spec import CommittedSdc, Detector, Hyper, Plan
 from simd.engine.stragglers import StepTimes
@@ -60,6 +61,9 @@ SPECS = {
     "shadow": spec(shadow=Shadow(0.25, 0.1)),
     "committed": spec(committed_sdc=CommittedSdc((DETECTOR,), 2), validation_interval_steps=0),
     "hyper": spec(hyper=Hyper(5, 200)),
+    # servers (simd/engine/servers.py): a table of lifetimes (the plain path when identical and exponential)
+    "servers_lemons": spec(servers=Servers(lemon_fraction=0.25, lemon_multiplier=5.0)),
+    "servers_weibull": spec(servers=Servers(lemon_fraction=0.1, lemon_multiplier=4.0, lifetime="weibull", shape=0.7)),
 }
 
 

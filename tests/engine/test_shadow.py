@@ -87,12 +87,17 @@ def test_what_does_not_combine_is_decided_in_one_place():
     """simd.engine.spec.REFUSED is the one list: the engine refuses a job that switches such a pair on, with the
     words the scenario file uses; every other pair is accepted (and checked against the oracle)."""
     from simd.engine import Accelerator, Stragglers
+    from simd.engine.servers import Servers
     from simd.engine.spec import REFUSED, compile_spec, refused
 
     base = spec(shadow=Shadow(0.5, 0.05))
     cases = {("shadow", "fleet"): replace(base, fleet=(Accelerator("a", 512, 2e-4, 1e-4),
                                                         Accelerator("b", 512, 2e-4, 1e-4))),
-             ("shadow", "stragglers"): replace(base, stragglers=Stragglers(0.5, 1, 1.2))}
+             ("shadow", "stragglers"): replace(base, stragglers=Stragglers(0.5, 1, 1.2)),
+             ("servers", "shadow"): replace(base, servers=Servers(lifetime="weibull", shape=0.7)),
+             ("servers", "fleet"): replace(spec(), servers=Servers(lemon_fraction=0.1, lemon_multiplier=3.0),
+                                           fleet=(Accelerator("a", 512, 2e-4, 1e-4),
+                                                  Accelerator("b", 512, 2e-4, 1e-4)))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

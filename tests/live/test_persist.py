@@ -219,6 +219,29 @@ def test_a_version_1_file_is_still_read_and_resumes_exactly():
     assert tuple(lane.states for lane in again.lanes) == r.states
 
 
+
+def test_a_file_of_the_layout_before_servers_is_read_with_them_off():
+    """A version 2 file as the simd before servers wrote it (its layout, no servers fields) resumes exactly: the
+    fields grown since (persist.GROWN) are read at the values that mean "off"."""
+    text = (DATA / "state-v1.yaml").read_text()
+    clock = FakeClock(START)
+    t = ticker(text, clock)
+    run_to(t, clock, 1.0, 2.0)
+    payload = json.loads(saved_bytes(t))["payload"]
+    for lane in payload["lanes"]:
+        del lane["spec"]["servers"], lane["state"]["lifetimes"], lane["state"]["srv_next"]
+        for totals in ("totals", "job_start"):
+            del lane["state"][totals]["server_failures"]
+    (old,) = persist.EARLIER
+    body = persist._canonical(payload)
+    doc = json.dumps({"format": persist.FORMAT, "version": 2, "layout": old,
+                      "sha256": persist.hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
+    raw = doc[:-1].encode() + b',"payload":' + body + b"}\n"
+    resumed = resume(decode(raw), parse_config(text))
+    assert [lane.states for lane in resumed.lanes] == [lane.states for lane in t.lanes]
+    with pytest.raises(persist.StateError, match="engine layout different"):
+        decode(raw.replace(old.encode(), old.replace("State:", "State:x/").encode()))
+
 # 10,000 replicas of a small job: failures, SDCs and stragglers within minutes
 MANY = scenario_file(job("many", seed=11, replicas=10000, n_gpus=64, step_seconds=10, target_steps=50,
                          failures={"hard_per_gpu_hour": 2.0e-2, "sdc_per_gpu_hour": 1.0e-2},

@@ -1,0 +1,64 @@
+"""Servers in the loop (the model: simd.engine.servers): a lifetime's steps from its uniform, and the tournament
+tree that keeps the server whose lifetime ends first at its root.
+
+A replica's servers are a region of its ``aux`` row (layout.Aux): ``srv[i]``, the executed step in which server
+``i``'s lifetime ends, and ``tree`` (2P entries, P the power of two at least S): leaf ``P + i`` is server ``i``
+(-1 past the last server), an inner node the child whose server ends first (the lower index on a tie), so
+``tree[1]`` is the next server to fail. Rebuilt from ``srv`` at the start of every call (O(S)); a renewal updates
+the path above its leaf (O(log S)).
+"""
+
+from __future__ import annotations
+
+import math
+
+from simd.engine.jit import njit
+from simd.engine.kernel.draws import GAP_CAP
+from simd.engine.kernel.late import inv_cdf
+
+
+@njit()
+def lifetime_steps(kind, shape, scale, u):
+    """Steps until a lifetime from uniform ``u`` in (0, 1] ends: ``ceil(scale * F(u))`` clipped to [1, 2**50]
+    (``kind`` as servers.LIFETIMES: F is ``-log u``, ``(-log u) ** (1 / shape)`` or ``exp(shape * z)`` with z the
+    standard normal quantile of u)."""
+    if kind == 0:
+        x = scale * -math.log(u)
+    elif kind == 1:
+        x = scale * (-math.log(u)) ** (1.0 / shape)
+    else:
+        if u >= 1.0:  # the normal quantile of 1: an endless lifetime
+            return int(GAP_CAP)
+        x = scale * math.exp(shape * inv_cdf(u))
+    if not x < GAP_CAP:  # inf or nan (an infinite scale: never fails) included
+        return int(GAP_CAP)
+    n = int(math.ceil(x))
+    return n if n >= 1 else 1
+
+
+@njit()
+def _first(srv, a, b):
+    """Of two tree entries (server indices, -1 for none), the one whose lifetime ends first."""
+    if b < 0:
+        return a
+    if a < 0:
+        return b
+    return b if srv[b] < srv[a] else a
+
+
+@njit()
+def build(tree, srv, n, p):
+    """The tree over servers 0 .. n - 1 (module docstring)."""
+    for i in range(p):
+        tree[p + i] = i if i < n else -1
+    for j in range(p - 1, 0, -1):
+        tree[j] = _first(srv, tree[2 * j], tree[2 * j + 1])
+
+
+@njit()
+def update(tree, srv, i, p):
+    """Server ``i``'s end changed: the path from its leaf to the root again."""
+    j = (p + i) // 2
+    while j >= 1:
+        tree[j] = _first(srv, tree[2 * j], tree[2 * j + 1])
+        j //= 2

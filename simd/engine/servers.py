@@ -1,0 +1,99 @@
+"""Servers (issue 21; docs/servers.md): a job's GPUs grouped in servers, each failing at its own rate, with
+lifetimes that need not be memoryless.
+
+A job runs on ``S = n_gpus / gpus_per_server`` servers. A server's GPUs fail at the scenario's per-GPU rate times
+its multiplier: 1, or ``lemon_multiplier`` for the first ``round(lemon_fraction * S)`` servers (AIReSim's
+systematic failures; Kokolis et al., HPCA'25, "lemon nodes": which servers they are does not matter, the job
+runs on all of them). A server ages while the job computes (seed 000's per-step hazard counts executed steps):
+its exponential lifetime has rate ``lambda = -log(1 - p)`` per step, ``p = 1 - (1 - p_gpu * m) **
+gpus_per_server`` its per-step probability, so that a step fails with seed 000's probability. Weibull (shape
+``k``) and lognormal (log-sd ``sigma``) lifetimes have the same mean ``1 / lambda``. A lifetime ``L`` (steps,
+continuous) that starts after executed step ``g0`` ends in step ``g0 + ceil(L)``; a server is as good as new
+after each failure (a renewal process), every server new when the simulation (or a drill's epoch) starts.
+Several servers failing in one step stop the job once (one interruption, its cause drawn as without servers);
+each of them is renewed, and counted in ``Totals.server_failures``.
+
+Identical servers with exponential lifetimes are seed 000's process exactly: ``compile_spec`` then gives the
+plain plan (``Plan.servers == 0``), so such a scenario is bit-identical to the same scenario without servers.
+
+The engine draws lifetime ``j`` of a replica (its ``State.lifetimes``-th) from uniform ``j`` of the stream
+"lifetime" by inverse transform (``kernel/servers.py``): the servers' first lifetimes are draws 0 .. S - 1, in
+server order, and each failure's renewal the next, the servers failing in one step in the order of their
+index. The per-step oracle (oracle.py) draws a Bernoulli per server and step with the conditional hazard
+``1 - Sv(a + 1) / Sv(a)`` of its age ``a`` (Sv the survival function) instead: equal in distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+
+from simd.engine.fleet import per_gpu_step_probability
+
+LIFETIMES = ("exponential", "weibull", "lognormal")  # as codes 0, 1, 2 in the kernel
+
+
+@dataclass(frozen=True)
+class Servers:
+    """The job's servers: GPUs per server, the lemon servers, the lifetime distribution (``shape``: Weibull's k,
+    lognormal's sigma; unused for exponential)."""
+
+    gpus_per_server: int = 8
+    lemon_fraction: float = 0.0
+    lemon_multiplier: float = 1.0
+    lifetime: str = "exponential"
+    shape: float = 1.0
+
+
+def count(n_gpus: int, servers: Servers) -> int:
+    """The job's servers (``n_gpus`` a multiple of ``gpus_per_server``: the scenario file checks it)."""
+    return n_gpus // servers.gpus_per_server
+
+
+def lemons(n_servers: int, servers: Servers) -> int:
+    """How many of the servers are lemons."""
+    return round(servers.lemon_fraction * n_servers) if servers.lemon_multiplier != 1.0 else 0
+
+
+def plain(servers: Servers | None, n_gpus: int) -> bool:
+    """Whether a job's servers are seed 000's process: no servers, or identical ones (no lemon among them) with
+    exponential lifetimes."""
+    return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0)
+
+
+def rate_per_step(hard_per_gpu_hour: float, multiplier: float, gpus: int, step_seconds: float) -> float:
+    """A server's lifetime rate per executed step, ``-gpus * log1p(-p_gpu * multiplier)`` (inf: it fails in
+    every step; 0: never)."""
+    p = per_gpu_step_probability(hard_per_gpu_hour * multiplier, step_seconds)
+    return math.inf if p == 1.0 else -(gpus * math.log1p(-p))
+
+
+def scale(kind: str, shape: float, rate: float) -> float:
+    """The lifetime's scale in steps, so that ``L = scale * F(u)`` with the kernel's unit transform ``F``
+    (exponential ``-log u``, Weibull ``(-log u) ** (1 / k)``, lognormal ``exp(sigma * z)``) has mean
+    ``1 / rate``; inf for rate 0 (never fails), 0 for an infinite rate (fails in its first step)."""
+    if rate == 0.0:
+        return math.inf
+    if math.isinf(rate):
+        return 0.0
+    if kind == "exponential":
+        return 1.0 / rate
+    if kind == "weibull":
+        return 1.0 / (rate * math.gamma(1.0 + 1.0 / shape))
+    return math.exp(-math.log(rate) - shape * shape / 2.0)
+
+
+def survival(kind: str, shape: float, scale_steps: float, x: float) -> float:
+    """P(L > x) for a lifetime of this kind and scale (the oracle's conditional hazards)."""
+    if x <= 0.0:
+        return 1.0
+    if math.isinf(scale_steps):
+        return 1.0
+    if scale_steps == 0.0:
+        return 0.0
+    if kind == "exponential":
+        return math.exp(-x / scale_steps)
+    if kind == "weibull":
+        return math.exp(-((x / scale_steps) ** shape))
+    return 1.0 - NormalDist().cdf(math.log(x / scale_steps) / shape)

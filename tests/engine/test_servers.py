@@ -1,0 +1,94 @@
+"""Servers (simd/engine/servers.py, issue 21's first stage): the reduction to seed 000's process, the lifetimes'
+means, what a drill does to lifetimes, counting the servers that fail. The kernel against the per-step oracle
+in distribution and under any cut of time: tests/engine/statistical/test_servers_oracle.py."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from specs import spec
+
+from simd.engine import US_PER_SECOND, advance, compile_spec, new_state, retarget, run_job
+from simd.engine import servers as srv
+from simd.engine.kernel.servers import lifetime_steps
+from simd.engine.servers import Servers
+
+S = US_PER_SECOND
+
+
+@pytest.mark.parametrize("servers", [Servers(), Servers(gpus_per_server=4, lemon_multiplier=7.0),
+                                     Servers(lemon_fraction=0.001, lemon_multiplier=3.0),  # 0.128 servers: none
+                                     Servers(lemon_fraction=0.5, lemon_multiplier=1.0)])
+def test_identical_exponential_servers_are_the_plain_job_bit_for_bit(servers):
+    base = spec(hard_per_gpu_hour=1e-3, seed=7)
+    job = replace(base, servers=servers)
+    assert compile_spec(job).servers == 0
+    assert compile_spec(job).hard_log1m == compile_spec(base).hard_log1m
+    got, want = run_job(job), run_job(base)
+    assert got == want and got.interruptions > 10
+
+
+@pytest.mark.parametrize("kind,shape", [("exponential", 1.0), ("weibull", 0.7), ("weibull", 1.5),
+                                        ("lognormal", 0.5), ("lognormal", 1.5)])
+def test_a_lifetime_has_the_servers_mean(kind, shape):
+    """Inverse transforms of a fine grid of uniforms: their mean is 1 / rate (scale large enough that rounding up
+    to whole steps adds ~0.5 step in 10**6)."""
+    rate = 1e-6
+    scale = srv.scale(kind, shape, rate)
+    n = 200_000
+    u = (np.arange(n) + 0.5) / n
+    steps = np.array([lifetime_steps(srv.LIFETIMES.index(kind), shape, scale, x) for x in u.tolist()], dtype=float)
+    assert steps.mean() * rate == pytest.approx(1.0, rel=2e-3 if kind != "lognormal" or shape < 1 else 2e-2)
+    assert steps.min() >= 1
+
+
+def test_lifetime_edges():
+    assert lifetime_steps(0, 1.0, float("inf"), 0.5) == 2**50  # rate 0: never
+    assert lifetime_steps(1, 0.7, 0.0, 0.5) == 1  # infinite rate: its first step
+    assert lifetime_steps(2, 1.0, 10.0, 1.0) == 2**50  # the normal quantile of 1
+    assert lifetime_steps(0, 1.0, 10.0, 1.0) == 1  # -log 1 = 0: at least one step
+
+
+def test_lemons_fail_more_and_every_failed_server_is_counted():
+    base = spec(hard_per_gpu_hour=1e-3, target_steps=3000, seed=3)
+    plain = run_job(base)
+    lemons = run_job(replace(base, servers=Servers(lemon_fraction=0.25, lemon_multiplier=5.0)))
+    assert compile_spec(replace(base, servers=Servers(lemon_fraction=0.25, lemon_multiplier=5.0))).lemons == 32
+    assert lemons.interruptions > 1.5 * plain.interruptions  # expected rate x2 (0.75 + 0.25 * 5)
+    assert lemons.server_failures >= lemons.interruptions and plain.server_failures == 0
+
+
+def test_servers_failing_in_one_step_interrupt_once():
+    """16 servers whose lifetimes all end in their first step (every GPU fails surely): one interruption per
+    executed step, 16 server failures each."""
+    s = spec(n_gpus=128, step_seconds=60.0, hard_per_gpu_hour=60.0, target_steps=5, ckpt_interval_steps=5,
+             servers=Servers(lifetime="weibull", shape=2.0))
+    state, _ = advance(new_state(s), 10 * 60 * S)
+    t = state.totals
+    assert sum(t.interruptions) == t.steps_executed == 10 * 60 // 120  # each step + its 60 s restart
+    assert t.server_failures == 16 * sum(t.interruptions)
+
+
+def test_a_drill_that_keeps_the_failure_model_keeps_each_servers_lifetime():
+    s = spec(hard_per_gpu_hour=1e-3, servers=Servers(lifetime="weibull", shape=0.7))
+    state, _ = advance(new_state(s), 500 * 60 * S)
+    assert state.lifetimes >= 128 and len(state.srv_next) == 128
+    kept = retarget(state, replace(s, ckpt_interval_steps=50))
+    assert (kept.lifetimes, kept.srv_next) == (state.lifetimes, state.srv_next)
+    renewed = retarget(state, replace(s, hard_per_gpu_hour=2e-3))
+    assert (renewed.lifetimes, renewed.srv_next) == (0, ())
+    after, _ = advance(renewed, state.clock + 1)  # every server starts a new lifetime at the current step
+    assert after.lifetimes == 128 and min(after.srv_next) > state.g
+
+
+def test_any_cut_of_time_gives_the_same_state():
+    s = spec(hard_per_gpu_hour=2e-3, target_steps=500,
+             servers=Servers(lemon_fraction=0.1, lemon_multiplier=4.0, lifetime="lognormal", shape=1.0))
+    horizon = 3000 * 60 * S
+    whole, ev = advance(new_state(s), horizon, trace=True)
+    state, events = new_state(s), []
+    for cut in range(1, 40):
+        state, e = advance(state, horizon * cut // 40 + 7, trace=True)
+        events += e
+    state, e = advance(state, horizon, trace=True)
+    assert state == whole and events + e == ev and whole.totals.jobs_completed >= 2
