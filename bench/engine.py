@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from seedloop import seed_run
 
-from simd.engine import Accelerator, JobSpec, Shadow, Stragglers, run_job
+from simd.engine import Accelerator, JobSpec, Servers, Shadow, Stragglers, run_job
 from simd.engine.oracle import oracle_run
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 from simd.scenario import ScenarioBody
@@ -107,6 +107,7 @@ def main() -> None:
     shadow_and_fleet(spec, args)
     hyper_and_committed(spec, args)
     extended_with_stragglers(slow, args)
+    servers(spec, args)
 
 
 def shadow_and_fleet(spec: JobSpec, args) -> None:
@@ -180,6 +181,23 @@ def extended_with_stragglers(slow: JobSpec, args) -> None:
         per, plain_per = t_kernel / executed * 1e9, t_plain / plain_executed * 1e9
         print(f"{name}: kernel {t_kernel * 1e3:7.1f} ms = {per:5.1f} ns per executed step; stragglers alone "
               f"{plain_per:5.1f} ns: {per / plain_per:5.2f}x")
+
+
+def servers(spec: JobSpec, args) -> None:
+    """Servers (simd/engine/servers.py: the job's 128 servers of 8 GPUs, 5% of them lemons at 10x the rate) with
+    exponential and Weibull (k = 0.7) lifetimes, against the plain job timed side by side: the cost per job and per
+    interruption of the servers' table (a lifetime drawn per failure, the tournament tree updated). No per-step
+    oracle row: it draws one Bernoulli per server and step (tests/engine/statistical/test_servers_oracle.py compares
+    the two on small jobs)."""
+    lemons = Servers(lemon_fraction=0.05, lemon_multiplier=10.0)
+    for name, variant in (("servers, 5% lemons x10, exponential", replace(spec, servers=lemons)),
+                          ("servers, 5% lemons x10, Weibull 0.7", replace(spec, servers=replace(
+                              lemons, lifetime="weibull", shape=0.7)))):
+        (t_srv, job), (t_plain, plain) = side_by_side([lambda v=variant: run_job(v), lambda: run_job(spec)],
+                                                      args.repeat)
+        print(f"{name}: engine {t_srv * 1e3:7.2f} ms per job ({job.interruptions} interruptions, "
+              f"{t_srv / max(job.interruptions, 1) * 1e6:.2f} us each); the plain job {t_plain * 1e3:7.2f} ms "
+              f"({plain.interruptions}): {t_srv / t_plain:5.2f}x per job")
 
 
 if __name__ == "__main__":

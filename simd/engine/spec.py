@@ -212,7 +212,7 @@ class Plan:
 REFUSED = {
     ("shadow", "fleet"): "shadow ranks on a mixed fleet are not modelled",
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
-    ("servers", "shadow"): "shadow ranks on servers are not modelled (a disagreement rides the hard stream)",
+    ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
 }
 

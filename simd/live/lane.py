@@ -75,10 +75,17 @@ CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0)
 Advance = Callable[[State, int], tuple[State, list]]
 
 
+# Scenario keys added since states were first saved, each left out of the key while absent: a state saved before
+# the key existed (its scenario could not have it) then continues under the same scenario.
+GROWN_KEYS = ("servers",)  # issue 21
+
+
 def scenario_key(scenario: Scenario) -> str:
     """A hash of everything that defines the scenario's simulation (its fields, name and sweep): equal keys
     mean a saved or running state may continue under this configuration."""
-    fields = scenario.model_dump(mode="json", exclude={"acknowledge"})  # how warnings are logged is not simulation
+    absent = {k for k in GROWN_KEYS if getattr(scenario, k) is None}
+    # how warnings are logged is not simulation
+    fields = scenario.model_dump(mode="json", exclude={"acknowledge", *absent})
     payload = json.dumps({"scenario": fields, "sweep": scenario.sweep}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 

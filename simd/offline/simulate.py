@@ -47,6 +47,7 @@ class Outcome:
     fleet: bool = False  # the scenario has a fleet: the JSON line attributes events to accelerator types
     hyper: bool = False  # checkpoint.hyper: the JSON line says how often and how long it was on
     committed: bool = False  # sdc.semantics committed: the JSON line has the late finds and what they cost
+    servers: bool = False  # servers: the JSON line counts the servers that failed
 
     def as_json(self) -> dict:
         base = {"scenario": self.scenario, "seed": self.seed, "target_steps": self.target_steps}
@@ -75,6 +76,7 @@ class Outcome:
             **({"sdc_late_found": j.sdc_late_found, "sdc_unrecoverable": j.sdc_unrecoverable,
                 "checkpoints_lost": j.checkpoints_lost, "sdc_found_by_detector": j.sdc_found_by_detector}
                if self.committed else {}),
+            **({"server_failures": j.server_failures} if self.servers else {}),
         }
 
 
@@ -95,7 +97,8 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -
     job = run_job(scenario.job_spec(seed), tick_us=tick_us, limit_us=limit_us)
     return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
                    shadow=scenario.shadow is not None, fleet=scenario.fleet is not None,
-                   hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc)
+                   hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc,
+                   servers=scenario.servers is not None)
 
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,

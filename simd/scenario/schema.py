@@ -217,6 +217,67 @@ class SdcDetector(_Strict):
 
 
 
+class Lemons(_Strict):
+    """Lemon servers (AIReSim's systematic failures; Kokolis et al., HPCA'25, "lemon nodes"): a share of the servers
+    failing at a multiple of the base rate."""
+
+    fraction: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """The share of the job's servers that are lemons: round(fraction * servers) of them."""
+    multiplier: Annotated[float, Field(ge=1, le=10_000, allow_inf_nan=False)]
+    """A lemon's failure rate over an ordinary server's."""
+
+
+class ExponentialLifetime(_Strict):
+    """Memoryless: a server fails at a constant rate whatever its age (seed 000's process)."""
+
+    distribution: Literal["exponential"]
+
+
+class WeibullLifetime(_Strict):
+    """Weibull lifetimes of the same mean: shape < 1 infant mortality (a server fails early after a repair more
+    often), > 1 wear-out."""
+
+    distribution: Literal["weibull"]
+    shape: Annotated[float, Field(ge=0.1, le=10, allow_inf_nan=False)]
+    """The Weibull shape k (1: exponential)."""
+
+
+class LognormalLifetime(_Strict):
+    """Lognormal lifetimes of the same mean."""
+
+    distribution: Literal["lognormal"]
+    sigma: Annotated[float, Field(gt=0, le=4, allow_inf_nan=False)]
+    """The standard deviation of the lifetime's logarithm."""
+
+
+# A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
+# tournament tree over them (layout.Aux: ~3-4 int64 per server), so the bounds cap a scenario's memory at ~0.25 GB.
+MAX_SERVERS, MAX_SCENARIO_SERVERS = 1 << 17, 1 << 23
+
+
+class ServersConfig(_Strict):
+    """The job's GPUs as servers, each failing at its own rate, with lifetimes that need not be memoryless
+    (simd/engine/servers.py; docs/servers.md). A failed server is repaired at once and rejoins."""
+
+    gpus_per_server: Annotated[int, Field(ge=1, le=1024)] = 8
+    """GPUs per server; the job's GPUs must be a multiple."""
+    lemons: Lemons | None = None
+    """Absent: every server fails at the base rate (`failures.hard_per_gpu_hour` times its GPUs)."""
+    lifetime: Annotated[ExponentialLifetime | WeibullLifetime | LognormalLifetime,
+                        Field(discriminator="distribution")] = ExponentialLifetime(distribution="exponential")
+    """The time from a server's start or repair to its next failure, counted in executed steps, with the mean its
+    rate gives; `distribution` picks the form."""
+
+    def engine(self):
+        """The engine's Servers."""
+        from simd.engine import Servers
+
+        lt = self.lifetime
+        shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
+        return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
+                       self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape)
+
+
 class SdcModel(_Strict):
     """What happens to an SDC that reaches a checkpoint. ``reference`` (the default, seed 000): it is baked in and
     rolled back there. ``committed`` (simd/engine/late.py): it is committed with the checkpoint and found later by
@@ -293,6 +354,9 @@ class ScenarioBody(_Strict):
     sdc: SdcModel | None = None
     """What an SDC that reaches a checkpoint does; absent: seed 000's reference semantics (baked in, rolled
     back)."""
+    servers: ServersConfig | None = None
+    """The GPUs as servers with their own rates and lifetimes; absent: GPUs failing independently (seed 000).
+    Not with a fleet or shadow ranks."""
     # Not part of the simulation: simd.live.lane.scenario_key leaves it out.
     acknowledge: Annotated[list[WarningCode], Field(max_length=len(WARNING_CODES))] = []
     """The warnings this scenario raises on purpose (it demonstrates a risky configuration), by code: they are
@@ -380,12 +444,35 @@ class ScenarioBody(_Strict):
         return self
 
     @model_validator(mode="after")
+    def _servers(self) -> ScenarioBody:
+        s = self.servers
+        if s is None or self.fleet is not None:  # (a fleet with servers: refused by _combinations)
+            return self
+        if self.gpus % s.gpus_per_server:
+            raise ValueError(f"n_gpus must be a multiple of servers.gpus_per_server, got {self.gpus} and "
+                             f"{s.gpus_per_server}")
+        n = self.gpus // s.gpus_per_server
+        if n > MAX_SERVERS:
+            raise ValueError(f"n_gpus / servers.gpus_per_server is the job's servers and must be <= {MAX_SERVERS}, "
+                             f"got {n}")
+        if n * self.replicas > MAX_SCENARIO_SERVERS:
+            raise ValueError(f"servers x replicas must be <= {MAX_SCENARIO_SERVERS} (each replica keeps every "
+                             f"server's lifetime), got {n} x {self.replicas}")
+        if s.lemons is not None and self.failures.hard_per_gpu_hour * s.lemons.multiplier * self.step_seconds \
+                / 3600.0 > 1.0:
+            raise ValueError(f"failures.hard_per_gpu_hour * servers.lemons.multiplier * step_seconds / 3600 is a "
+                             f"lemon GPU's probability per step and must be <= 1, got {self.failures.hard_per_gpu_hour}"
+                             f" * {s.lemons.multiplier} * {self.step_seconds} / 3600")
+        return self
+
+    @model_validator(mode="after")
     def _combinations(self) -> ScenarioBody:
         """The engine decides which mechanisms combine (simd.engine.spec.refused); here, those the scenario
         names."""
         named = {k for k, v in (("shadow", self.shadow), ("fleet", self.fleet), ("stragglers", self.stragglers),
                                 ("hyper", self.checkpoint.hyper), ("committed_sdc", self.committed_sdc or None),
-                                ("causes", self.failures and self.failures.causes)) if v is not None}
+                                ("causes", self.failures and self.failures.causes), ("servers", self.servers))
+                 if v is not None}
         if why := refused(named):
             raise ValueError("; ".join(why))
         return self

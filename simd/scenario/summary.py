@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from simd.engine import job_hazards
+from simd.engine import compile_spec, job_hazards
 from simd.scenario.schema import Scenario
 
 
@@ -12,7 +12,8 @@ def summary(s: Scenario) -> str:
     """One line per scenario for ``simd check-config``."""
     v = s.validation.interval_steps
     spec = s.job_spec()
-    h = job_hazards(spec)[0]  # over the fleet's types, and the shadow ranks' duplicates
+    # over the fleet's types, and the shadow ranks' duplicates; with servers, their mean rates (lemons included)
+    h = compile_spec(spec).hard_hazard if s.servers is not None else job_hazards(spec)[0]
     mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
     extra = ""
     if s.fleet is not None:
@@ -25,6 +26,14 @@ def summary(s: Scenario) -> str:
         extra += f", {s.recovery.strategy} recovery"
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
+    if s.servers is not None:
+        sv, lt = s.servers, s.servers.lifetime
+        lemons = compile_spec(spec).lemons
+        extra += (f", {s.gpus // sv.gpus_per_server} servers of {sv.gpus_per_server} GPUs"
+                  + (f" ({lemons} lemons x{sv.lemons.multiplier:g})" if lemons else "")
+                  + f", {lt.distribution} lifetimes"
+                  + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
+                     f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))
     if s.replicas > 1:
         extra += f", {s.replicas} replicas"
     if s.checkpoint.hyper is not None:

@@ -58,6 +58,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         hyper=None if body.checkpoint.hyper is None else Hyper(body.checkpoint.hyper.interval_steps,
                                                                body.checkpoint.hyper.window_steps),
         committed_sdc=None if body.sdc is None else committed_sdc(body.sdc),
+        servers=None if body.servers is None else body.servers.engine(),
     )
 
 

@@ -2,7 +2,7 @@
 written in (pcg.py gives its two LLVM intrinsics a Python twin), and the results are the same bit for bit. Each
 path of the engine is run as a real `simd simulate` and `simd sweep` with and without the switch, on tiny jobs:
 the one kernel with plain jobs (causes, stragglers) and with hyper-checkpointing, committed SDCs, shadow ranks, a
-fleet and committed SDCs under stragglers (the step sampler), and a sweep.
+fleet, committed SDCs under stragglers (the step sampler) and servers with lognormal lifetimes, and a sweep.
 The sweep's common random numbers under stragglers (crn.py) are left out: their window is 2**18 steps, 16 s of
 Python (checked by hand: `simd sweep --scenario causes-stragglers` on PATHS gives the same table either way)."""
 
@@ -38,6 +38,10 @@ scenarios:
      checkpoint: {interval_steps: 25, seconds: 300}, stragglers: {jitter_seconds: 0.5},
      sdc: {semantics: committed, retention_checkpoints: 3, detectors: [
        {name: scan, latency: {distribution: exponential, mean_seconds: 3600}}]}}
+  - {name: servers, seed: 6, n_gpus: 1024, step_seconds: 60, target_steps: 300,
+     failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 1.0e-3},
+     checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 25, seconds: 20},
+     servers: {lemons: {fraction: 0.1, multiplier: 5}, lifetime: {distribution: lognormal, sigma: 1.0}}}
 """
 
 

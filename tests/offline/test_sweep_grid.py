@@ -53,6 +53,16 @@ def test_nested_optional_keys():
     assert field_kind("recovery.strategy") == ("choice", ("cold", "warm"))
 
 
+def test_keys_of_a_union_of_groups():
+    """servers.lifetime is one of three groups (by distribution): a key of any of them is found."""
+    assert field_kind("servers.lifetime.shape") == ("float", ())
+    assert field_kind("servers.lifetime.sigma") == ("float", ())
+    assert field_kind("servers.lifetime.distribution") == ("choice", ("exponential",))  # (the first group's)
+    assert field_kind("servers.lemons.multiplier") == ("float", ())
+    with pytest.raises(GridError, match="unknown key 'k' in servers.lifetime \\(known: distribution, shape, sigma\\)"):
+        field_kind("servers.lifetime.k")
+
+
 @pytest.mark.parametrize("text,message", [
     ("checkpoint.intervl_steps=1,2", "--param checkpoint.intervl_steps: unknown key 'intervl_steps' in checkpoint "
                                      "(known: interval_steps, seconds"),

@@ -79,19 +79,19 @@ def field_kind(key: str) -> tuple[str, tuple]:
     if parts[0] in RESERVED:
         by = RESERVED[parts[0]]
         raise GridError(f"--param {key}: not a sweep parameter" + (f" (the sweep sets it: {by})" if by else ""))
-    model: type[BaseModel] = Scenario
+    # the models a part may belong to: several under a union of groups (servers.lifetime: one per distribution)
+    models: list[type[BaseModel]] = [Scenario]
     for i, part in enumerate(parts):
         where = ".".join(parts[:i]) or "a scenario"
-        field = model.model_fields.get(part)
+        field = next((m.model_fields[part] for m in models if part in m.model_fields), None)
         if field is None:
-            known = ", ".join(n for n in model.model_fields if n not in RESERVED)
+            known = ", ".join(dict.fromkeys(n for m in models for n in m.model_fields if n not in RESERVED))
             raise GridError(f"--param {key}: unknown key {part!r} in {where} (known: {known})")
         members = _unwrap(field.annotation)
         if i < len(parts) - 1:
-            nested = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
-            if not nested:
+            models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+            if not models:
                 raise GridError(f"--param {key}: {'.'.join(parts[:i + 1])} is a value, not a group of keys")
-            model = nested[0]
             continue
         if len(members) == 1 and members[0] is int:
             return "int", ()

@@ -1,0 +1,81 @@
+"""The scenario file's `servers`: validated with one clear line per problem, refused where it conflicts,
+turned into the engine's Servers, scaled by drills, swept."""
+
+import pytest
+
+from simd.engine import Servers, compile_spec
+from simd.scenario import ConfigError, DrillEffects, parse_config
+
+PLAIN = """scenarios:
+  - name: s
+    n_gpus: 1024
+    step_seconds: 60
+    target_steps: 300
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}
+    checkpoint: {interval_steps: 25, seconds: 300}
+    validation: {interval_steps: 25, seconds: 20}
+"""
+SERVERS = PLAIN + ("    servers: {lemons: {fraction: 0.05, multiplier: 10}, "
+                   "lifetime: {distribution: weibull, shape: 0.7}}\n")
+
+
+def errors(text: str) -> list[str]:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(text)
+    return exc.value.errors
+
+
+def test_servers_reach_the_job_spec():
+    s = parse_config(SERVERS).scenarios[0]
+    assert s.job_spec().servers == Servers(8, 0.05, 10.0, "weibull", 0.7)
+    plan = compile_spec(s.job_spec())
+    assert (plan.servers, plan.lemons) == (128, 6)
+    lognormal = parse_config(PLAIN + "    servers: {gpus_per_server: 4, lifetime: {distribution: lognormal, "
+                                     "sigma: 1.5}}\n").scenarios[0]
+    assert lognormal.job_spec().servers == Servers(4, 0.0, 1.0, "lognormal", 1.5)
+    assert parse_config(PLAIN + "    servers: {}\n").scenarios[0].job_spec().servers == Servers()
+    assert parse_config(PLAIN).scenarios[0].job_spec().servers is None
+
+
+@pytest.mark.parametrize("text, expected", [
+    (SERVERS.replace("n_gpus: 1024", "n_gpus: 1020"),
+     "scenarios[0]: n_gpus must be a multiple of servers.gpus_per_server, got 1020 and 8"),
+    (SERVERS.replace("multiplier: 10", "multiplier: 10000").replace("hard_per_gpu_hour: 2.0e-4",
+                                                                     "hard_per_gpu_hour: 0.01"),
+     "scenarios[0]: failures.hard_per_gpu_hour * servers.lemons.multiplier * step_seconds / 3600 is a lemon GPU's "
+     "probability per step and must be <= 1, got 0.01 * 10000.0 * 60.0 / 3600"),
+    (SERVERS.replace("n_gpus: 1024", "n_gpus: 2097152"),
+     "scenarios[0]: n_gpus / servers.gpus_per_server is the job's servers and must be <= 131072, got 262144"),
+    (SERVERS.replace("n_gpus: 1024", "n_gpus: 8192") + "    replicas: 10000\n",
+     "scenarios[0]: servers x replicas must be <= 8388608 (each replica keeps every server's lifetime), got 1024 x "
+     "10000"),
+    (SERVERS + "    shadow: {fraction: 0.5}\n",
+     "scenarios[0]: servers and shadow cannot be combined (shadow ranks on servers are not modelled: a disagreement "
+     "rides the hard stream)"),
+    (PLAIN + "    servers: {lifetime: {distribution: weibull}}\n",
+     "scenarios[0].servers.lifetime.weibull.shape: required key is missing"),
+    (PLAIN + "    servers: {lifetime: {distribution: exponential, shape: 2}}\n",
+     "scenarios[0].servers.lifetime.exponential.shape: unknown key, got 2"),
+    (PLAIN + "    servers: {lemons: {fraction: 1.5, multiplier: 2}}\n",
+     "scenarios[0].servers.lemons.fraction: must be <= 1, got 1.5"),
+    (PLAIN + "    servers: {gpus_per_server: 0}\n", "scenarios[0].servers.gpus_per_server: must be >= 1, got 0"),
+])
+def test_bad_servers_are_one_clear_line(text, expected):
+    assert errors(text) == [expected]
+
+
+def test_a_fleet_with_servers_is_refused():
+    text = PLAIN.replace("    n_gpus: 1024\n", "").replace(
+        "    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}\n",
+        "    fleet: [{type: a, count: 512, hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}]\n") + \
+        "    servers: {lifetime: {distribution: weibull, shape: 0.7}}\n"
+    assert errors(text) == ["scenarios[0]: servers and fleet cannot be combined (servers of several accelerator "
+                            "types are not modelled)"]
+
+
+def test_a_drill_scales_the_servers_rates_and_renews_their_lifetimes():
+    s = parse_config(SERVERS).scenarios[0]
+    storm = s.with_effects(DrillEffects(hard_rate_factor=10.0))
+    assert storm.servers == s.servers and storm.failures.hard_per_gpu_hour == pytest.approx(2.0e-3)
+    a, b = compile_spec(s.job_spec()), compile_spec(storm.job_spec())
+    assert b.server_scales[0] == pytest.approx(a.server_scales[0] / 10, rel=1e-3)
