@@ -90,14 +90,17 @@ def retarget(state: State, spec: JobSpec) -> State:
     sdc = (0, g + first_position(plan.sdc_stream, plan.sdc_log1m)) if plan.sdc_log1m else (0, NEVER)
     if servers_kept(state.plan, plan):
         return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch)
-    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=())
+    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=())
 
 
 def servers_kept(old, new) -> bool:
     """Whether a retarget from plan ``old`` to ``new`` keeps the servers' lifetimes: both have the same table
     (count, lemons, lifetime distribution and scales), so each server's current lifetime stays its own."""
-    return new.servers > 0 and (old.servers, old.lemons, old.lifetime_kind, old.lifetime_shape, old.server_scales) \
-        == (new.servers, new.lemons, new.lifetime_kind, new.lifetime_shape, new.server_scales)
+    return new.servers > 0 and _table(old) == _table(new)
+
+
+def _table(p) -> tuple:
+    return p.servers, p.lemon_fraction, p.rate_shape, p.lifetime_kind, p.lifetime_shape, p.server_scales
 
 
 def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None) -> JobResult | None:

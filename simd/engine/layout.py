@@ -7,8 +7,8 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   ``epoch`` are not moved by a kernel: they are kept beside the arrays.
 - ``aux`` (R x Aux(plan).width, int64): a replica's variable-width state, in regions (:class:`Aux`): ``ring``
   (the newest corrupt checkpoints, oldest at ``ring_head``; at least one column), ``srv`` (State.srv_next: each
-  server's end of lifetime) and ``tree`` (kernel/servers.py's tournament tree over ``srv``, rebuilt by every
-  call: scratch, in no State).
+  server's end of lifetime), ``tree`` (kernel/servers.py's tournament tree over ``srv``, rebuilt by every
+  call: scratch, in no State) and ``mult`` (State.srv_mult: the servers' gamma rate multipliers).
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
 - ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
@@ -33,7 +33,7 @@ from simd.engine.state import State, Totals
 BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
-          "srv_next": ()}
+          "srv_next": (), "srv_mult": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -51,7 +51,7 @@ _TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
 Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
 # the plan's streams (Plan fields; "step_times": its StepTimes' stream)
 STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
-           "lifetime_stream", "step_times")
+           "lifetime_stream", "server_rate_stream", "step_times")
 Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
 
 
@@ -118,7 +118,9 @@ class Aux:
         self.tree_p = 1 << (self.servers - 1).bit_length() if self.servers else 0  # leaves: a power of two >= S
         self.srv = (self.ring[1], self.servers)
         self.tree = (self.srv[0] + self.servers, 2 * self.tree_p)
-        self.width = self.tree[0] + self.tree[1]
+        self.mult = (self.tree[0] + self.tree[1], self.servers if plan.rate_shape > 0.0 else 0)
+        self.width = self.mult[0] + self.mult[1]
+        self.regions = (self.ring, self.srv, self.tree, self.mult)
 
     @staticmethod
     def of(plan) -> Aux:
@@ -142,6 +144,8 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["corrupt_ckpts"] = tuple(int(aux[o + (head + i) % k]) for i in range(n))
     o, k = ax.srv
     d["srv_next"] = tuple(aux[o:o + k].tolist()) if k and d["lifetimes"] else ()
+    o, k = ax.mult
+    d["srv_mult"] = tuple(aux[o:o + k].tolist()) if k and aux[o] else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     d["corrupted"] = bool(d["corrupted"])
@@ -159,6 +163,8 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
         aux[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
         if s.srv_next:
             aux[i, ax.srv[0]:ax.srv[0] + len(s.srv_next)] = s.srv_next
+        if s.srv_mult:
+            aux[i, ax.mult[0]:ax.mult[0] + len(s.srv_mult)] = s.srv_mult
     return lay, pos, tot, aux
 
 

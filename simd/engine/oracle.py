@@ -267,15 +267,20 @@ class _Servers:
     """The servers of a plan (servers.py), one Bernoulli each per executed step: server ``i`` at age ``a``
     (executed steps since its lifetime began) fails in the step with probability ``1 - Sv(a + 1) / Sv(a)``, Sv
     its lifetime's survival function (tabulated by age as ages are met). ``step`` returns how many failed; they
-    start new lifetimes, the others age by one step."""
+    start new lifetimes, the others age by one step. Lemons by servers.is_lemon; gamma rate multipliers drawn
+    with ``random.Random.gammavariate`` when the simulation starts (the engine's own draws are Marsaglia-Tsang)."""
 
     def __init__(self, plan: Plan, rng: random.Random):
         self.uniform = rng.random
         kind, shape = srv.LIFETIMES[plan.lifetime_kind], plan.lifetime_shape
-        self.cls = [1 if i < plan.lemons else 0 for i in range(plan.servers)]
-        self.age = [0] * plan.servers
-        self.sv = [lambda x, s=s: srv.survival(kind, shape, s, x) for s in plan.server_scales]
-        self.table: list[list[float]] = [[], []]  # hazard by age, per class
+        n, a = plan.servers, plan.rate_shape
+        mult = [rng.gammavariate(a, 1.0 / a) for _ in range(n)] if a > 0 else [1.0] * n
+        scales = [plan.server_scales[1 if srv.is_lemon(i, plan.lemon_fraction) else 0] / m for i, m in
+                  enumerate(mult)]
+        self.cls = list(range(n)) if a > 0 else [1 if srv.is_lemon(i, plan.lemon_fraction) else 0 for i in range(n)]
+        self.sv = [lambda x, s=s: srv.survival(kind, shape, s, x) for s in (scales if a > 0 else plan.server_scales)]
+        self.table: list[list[float]] = [[] for _ in self.sv]  # hazard by age, per class (per server with gamma)
+        self.age = [0] * n
 
     def hazard(self, c: int, a: int) -> float:
         t = self.table[c]

@@ -128,10 +128,10 @@ class _Batch:
         ax = Aux.of(self.plan)
         if p[:, Pos.ring_n].any() or p[:, Pos.lifetimes].any():
             rows = [state_fields(row, aux, ax) for row, aux in zip(p.tolist(), self.aux, strict=True)]
-            out["corrupt_ckpts"] = [list(d["corrupt_ckpts"]) for d in rows]
-            out["srv_next"] = [list(d["srv_next"]) for d in rows]
+            for name in ("corrupt_ckpts", "srv_next", "srv_mult"):
+                out[name] = [list(d[name]) for d in rows]
         else:
-            out["corrupt_ckpts"] = out["srv_next"] = [[] for _ in range(len(p))]
+            out["corrupt_ckpts"] = out["srv_next"] = out["srv_mult"] = [[] for _ in range(len(p))]
         starts = self.start
         waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
         if len(waiting):
@@ -283,7 +283,7 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
 
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
-_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next"))
+_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
@@ -317,19 +317,25 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     sdc = g + compiled.streams["sdc_stream"].first_positions(p0.sdc_log1m) if p0.sdc_log1m \
         else np.full(len(plans), NEVER, dtype=np.int64)
     kept = servers_kept(head.plan, p0)
-    renewed = {} if kept else {"lifetimes": 0, "srv_next": ()}  # the servers' lifetimes start anew (core.retarget)
+    # the servers' lifetimes start anew, their multipliers drawn again (core.retarget)
+    renewed = {} if kept else {"lifetimes": 0, "srv_next": (), "srv_mult": ()}
     _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1, **renewed},
            "retarget", head)
-    if batch is None or _hist_bucket(p0) != batch.hb or batch.aux.shape[1] != Aux.of(p0).width:
+    if batch is None or _hist_bucket(p0) != batch.hb or Aux.of(batch.plan).regions != Aux.of(p0).regions:
         return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed})
                      for s, p, h, d in zip(states, plans, hard.tolist(), sdc.tolist(), strict=True))
     pos = batch.pos.copy()
     pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
+    aux = batch.aux
     if not kept:
         pos[:, Pos.lifetimes] = 0
+        o, k = Aux.of(p0).mult
+        if k:  # drawn again by the kernel (the same draws while the shape is the same)
+            aux = aux.copy()
+            aux[:, o:o + k] = 0
     statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))
     # tot, start and aux are shared with the batch retargeted (never mutated: advance_replicas copies them)
-    out = _Batch(batch.lay, pos, batch.tot, batch.start, batch.aux, batch.ended, statics, batch.packed_starts,
+    out = _Batch(batch.lay, pos, batch.tot, batch.start, aux, batch.ended, statics, batch.packed_starts,
                  _seeds_words(compiled), batch.hb)
     return Replicas(out, len(plans))
 

@@ -2,10 +2,15 @@
 lifetimes that need not be memoryless.
 
 A job runs on ``S = n_gpus / gpus_per_server`` servers. A server's GPUs fail at the scenario's per-GPU rate times
-its multiplier: 1, or ``lemon_multiplier`` for the first ``round(lemon_fraction * S)`` servers (AIReSim's
-systematic failures; Kokolis et al., HPCA'25, "lemon nodes": which servers they are does not matter, the job
-runs on all of them). A server ages while the job computes (seed 000's per-step hazard counts executed steps):
-its exponential lifetime has rate ``lambda = -log(1 - p)`` per step, ``p = 1 - (1 - p_gpu * m) **
+its multiplier: 1, or ``lemon_multiplier`` for ``floor(lemon_fraction * S + 1/2)`` lemons spread evenly over the
+servers (server ``i`` is one when ``floor((i + 1) f + 1/2) > floor(i f + 1/2)``: AIReSim's systematic failures;
+Kokolis et al., HPCA'25, "lemon nodes"). With ``rate_shape`` a > 0 each server's rate is further multiplied by
+its own draw of a gamma distribution of mean 1 and shape a (variance 1/a), fixed for the simulation: a server's
+failure count over a span is then negative binomial, over-dispersed as a fault log's per-server counts are
+(issue 22 fits a). The gamma multiplies the rate of the server's lifetime (its scale divides by it).
+
+A server ages while the job computes (seed 000's per-step hazard counts executed steps): its exponential
+lifetime has rate ``lambda = -log(1 - p)`` per step, ``p = 1 - (1 - p_gpu * m) **
 gpus_per_server`` its per-step probability, so that a step fails with seed 000's probability. Weibull (shape
 ``k``) and lognormal (log-sd ``sigma``) lifetimes have the same mean ``1 / lambda``. A lifetime ``L`` (steps,
 continuous) that starts after executed step ``g0`` ends in step ``g0 + ceil(L)``; a server is as good as new
@@ -16,11 +21,15 @@ each of them is renewed, and counted in ``Totals.server_failures``.
 Identical servers with exponential lifetimes are seed 000's process exactly: ``compile_spec`` then gives the
 plain plan (``Plan.servers == 0``), so such a scenario is bit-identical to the same scenario without servers.
 
-The engine draws lifetime ``j`` of a replica (its ``State.lifetimes``-th) from uniform ``j`` of the stream
-"lifetime" by inverse transform (``kernel/servers.py``): the servers' first lifetimes are draws 0 .. S - 1, in
-server order, and each failure's renewal the next, the servers failing in one step in the order of their
-index. The per-step oracle (oracle.py) draws a Bernoulli per server and step with the conditional hazard
-``1 - Sv(a + 1) / Sv(a)`` of its age ``a`` (Sv the survival function) instead: equal in distribution.
+The gamma multiplier of server ``i``: Marsaglia and Tsang's method (ACM TOMS 26(3), 2000; shape a < 1 by
+``G(a) = G(a + 1) U**(1/a)``) on draws ``64 i ..`` of the stream "server-rate" (not renewed by a drill: a server's
+rate is its own), normal deviates by the inverse CDF (kernel.late.inv_cdf); kept in ``State.srv_mult`` as a
+fixed-point integer (units of 2**-32). The engine draws lifetime ``j`` of a replica (its
+``State.lifetimes``-th) from uniform ``j`` of the stream "lifetime" by inverse transform (``kernel/servers.py``):
+the servers' first lifetimes are draws 0 .. S - 1, in server order, and each failure's renewal the next, the
+servers failing in one step in the order of their index. The per-step oracle (oracle.py) draws a Bernoulli per
+server and step with the conditional hazard ``1 - Sv(a + 1) / Sv(a)`` of its age ``a`` (Sv the survival
+function) instead: equal in distribution.
 """
 
 from __future__ import annotations
@@ -44,6 +53,7 @@ class Servers:
     lemon_multiplier: float = 1.0
     lifetime: str = "exponential"
     shape: float = 1.0
+    rate_shape: float = 0.0  # the gamma shape of the servers' rate multipliers; 0: none
 
 
 def count(n_gpus: int, servers: Servers) -> int:
@@ -52,14 +62,23 @@ def count(n_gpus: int, servers: Servers) -> int:
 
 
 def lemons(n_servers: int, servers: Servers) -> int:
-    """How many of the servers are lemons."""
-    return round(servers.lemon_fraction * n_servers) if servers.lemon_multiplier != 1.0 else 0
+    """How many of the servers are lemons (spread evenly: is_lemon)."""
+    return math.floor(servers.lemon_fraction * n_servers + 0.5) if servers.lemon_multiplier != 1.0 else 0
+
+
+def is_lemon(i: int, fraction: float) -> bool:
+    """Whether server ``i`` is a lemon when a ``fraction`` of the servers are (the kernel's rule, kernel.servers)."""
+    return math.floor((i + 1) * fraction + 0.5) > math.floor(i * fraction + 0.5)
+
+
+MULT_ONE = 1 << 32  # State.srv_mult's unit: a multiplier of 1
 
 
 def plain(servers: Servers | None, n_gpus: int) -> bool:
     """Whether a job's servers are seed 000's process: no servers, or identical ones (no lemon among them) with
     exponential lifetimes."""
-    return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0)
+    return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0
+                               and servers.rate_shape == 0.0)
 
 
 def rate_per_step(hard_per_gpu_hour: float, multiplier: float, gpus: int, step_seconds: float) -> float:

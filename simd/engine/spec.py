@@ -191,11 +191,14 @@ class Plan:
     sdc_type_stream: dict | None = None
     # servers (servers.py): the servers' table; 0: none (the hard stream's geometric gaps, seed 000's process)
     servers: int = 0
-    lemons: int = 0  # servers 0 .. lemons - 1 fail at the lemon multiplier
+    lemons: int = 0  # how many servers fail at the lemon multiplier (servers.is_lemon)
+    lemon_fraction: float = 0.0  # servers.is_lemon's fraction (0 when the multiplier is 1)
+    rate_shape: float = 0.0  # the gamma shape of the servers' rate multipliers (0: none)
     lifetime_kind: int = 0  # servers.LIFETIMES
     lifetime_shape: float = 1.0
     server_scales: tuple[float, float] = (0.0, 0.0)  # lifetime scale in steps (servers.scale): a server, a lemon
     lifetime_stream: dict | None = None
+    server_rate_stream: dict | None = None  # the gamma multipliers' draws (not renewed by a drill)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -297,6 +300,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         out["detect_stream"] = (_epoch_name("sdc-detect", epoch), "PCG64")
     if not srv.plain(spec.servers, spec.n_gpus):
         out["lifetime_stream"] = (_epoch_name("lifetime", epoch), "PCG64")
+        if spec.servers.rate_shape > 0.0:  # a server's rate is its own: the same stream in every epoch
+            out["server_rate_stream"] = ("server-rate", "PCG64")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
         out["hard_type_stream"] = (_epoch_name("accel-hard", epoch), "PCG64")
         out["sdc_type_stream"] = (_epoch_name("accel-sdc", epoch), "PCG64")
@@ -402,6 +407,7 @@ def _servers(spec: JobSpec) -> dict:
     rates = (srv.rate_per_step(spec.hard_per_gpu_hour, 1.0, s.gpus_per_server, spec.step_seconds),
              srv.rate_per_step(spec.hard_per_gpu_hour, s.lemon_multiplier, s.gpus_per_server, spec.step_seconds))
     return dict(servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
+                lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
                 lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),
                 hard_log1m=0.0, hard_hazard=combined_hazard(
                     (((n - srv.lemons(n, s)) * s.gpus_per_server, spec.hard_per_gpu_hour),

@@ -95,6 +95,7 @@ class State:
     # (0: none yet, the servers start new at g), and for each server the executed step its lifetime ends in
     lifetimes: int = 0
     srv_next: tuple[int, ...] = ()
+    srv_mult: tuple[int, ...] = ()  # with gamma rates: each server's multiplier (servers.MULT_ONE = 1); () not drawn
 
     @property
     def clock_seconds(self) -> float:

@@ -61,8 +61,8 @@ from simd.engine.stragglers import kernel_tables
 PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_every", "hyper_every", "target",
              "sdc_restart_us", "committed", "hyper_window", "retention", "shadow_kind", "step_bucket", "has_st",
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
-             "o_detector_finds", "o_step_hist", "servers", "lemons", "lifetime_kind", "o_srv", "o_tree", "tree_p",
-             "ring_width")
+             "o_detector_finds", "o_step_hist", "servers", "lifetime_kind", "o_srv", "o_tree", "tree_p", "ring_width",
+             "o_mult")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -96,9 +96,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     su = step_us + shadow_us
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     nd = len(det_kind)
-    nsrv, lemons, life_kind, o_srv, o_tree, tree_p = (plan_i[P.servers], plan_i[P.lemons], plan_i[P.lifetime_kind],
-                                                      plan_i[P.o_srv], plan_i[P.o_tree], plan_i[P.tree_p])
-    life_shape, scale_n, scale_l = srv_f[0], srv_f[1], srv_f[2]
+    nsrv, life_kind, o_srv, o_tree, tree_p = (plan_i[P.servers], plan_i[P.lifetime_kind], plan_i[P.o_srv],
+                                              plan_i[P.o_tree], plan_i[P.tree_p])
+    life_shape, scale_n, scale_l, lemon_f, rate_shape = srv_f[0], srv_f[1], srv_f[2], srv_f[3], srv_f[4]
+    o_mult = plan_i[P.o_mult]
     need = 0
     for r in range(pos_rows.shape[0]):
         pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
@@ -131,14 +132,21 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
         # servers (kernel/servers.py): each one's end of lifetime, the tree over them, the lifetime stream
         srv, tree = aux[o_srv:o_srv + nsrv], aux[o_tree:o_tree + 2 * tree_p]
+        mult = aux[o_mult:o_mult + (nsrv if rate_shape > 0.0 else 0)]
         wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
         lfh, lfl = zero, zero
         if nsrv:
+            if len(mult) and mult[0] == 0:  # the servers' gamma rate multipliers, drawn once (servers.py)
+                for i in range(nsrv):
+                    mult[i] = servers.gamma_multiplier(words[Stream.server_rate], i, rate_shape)
             lfh, lfl = pcg.seek(wlf, li)
             if li == 0:  # every server starts new at g (the simulation's start, or a drill's new epoch)
                 for i in range(nsrv):
                     lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
-                    srv[i] = g + servers.lifetime_steps(life_kind, life_shape, scale_l if i < lemons else scale_n, u)
+                    lsc = scale_l if servers.is_lemon(i, lemon_f) else scale_n
+                    if len(mult):
+                        lsc *= servers.MULT_ONE / mult[i]
+                    srv[i] = g + servers.lifetime_steps(life_kind, life_shape, lsc, u)
                 li = nsrv
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
@@ -395,8 +403,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         i = tree[1]
                         lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
                         li += 1
-                        srv[i] = g + servers.lifetime_steps(life_kind, life_shape, scale_l if i < lemons else scale_n,
-                                                            u)
+                        lsc = scale_l if servers.is_lemon(i, lemon_f) else scale_n
+                        if len(mult):
+                            lsc *= servers.MULT_ONE / mult[i]
+                        srv[i] = g + servers.lifetime_steps(life_kind, life_shape, lsc, u)
                         servers.update(tree, srv, i, tree_p)
                         tot[Tot.server_failures] += 1
                     hi += 1
@@ -547,7 +557,7 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
     st = p.step_times
     ax = Aux.of(p)
     ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0], "o_tree": ax.tree[0],
-            "tree_p": ax.tree_p, "ring_width": ax.ring[1],
+            "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0],
             **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
                                                              "sdc_onsets_by_type", "detector_finds", "step_hist")}}
     plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
@@ -559,7 +569,7 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array([late.DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
             np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
             np.array([d[3] for d in dets], dtype=np.float64),
-            np.array([p.lifetime_shape, *p.server_scales], dtype=np.float64))
+            np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape], dtype=np.float64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

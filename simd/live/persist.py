@@ -113,7 +113,7 @@ LAYOUT = _layout()
 # brought it was off": a file of an earlier layout is read with each at that value (a state saved before the
 # mechanism existed never used it). (class, field) -> value as saved (JSON).
 GROWN = {("JobSpec", "servers"): None, ("Totals", "server_failures"): 0,  # servers (issue 21)
-         ("State", "lifetimes"): 0, ("State", "srv_next"): []}
+         ("State", "lifetimes"): 0, ("State", "srv_next"): [], ("State", "srv_mult"): []}
 EARLIER = {_layout(frozenset(GROWN)): GROWN}  # the layout of 2026-12-03 (before servers)
 
 
@@ -193,6 +193,9 @@ def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
         servers = s.plan.servers if s.lifetimes else 0  # each server's end of lifetime, once drawn
         if len(s.srv_next) != servers:
             raise StateError(f"a replica has {len(s.srv_next)} servers' lifetimes where its plan has {servers}")
+        if len(s.srv_mult) not in (0, s.plan.servers if s.plan.rate_shape else 0) or 0 in s.srv_mult:
+            raise StateError(f"a replica has {len(s.srv_mult)} servers' rate multipliers where its plan has "
+                             f"{s.plan.servers if s.plan.rate_shape else 0} (or a multiplier 0)")
         bad = next((x for x in _ints(s) if not 0 <= x <= NEVER), None)
         if bad is not None:
             raise StateError(f"a replica holds {bad}, outside 0..{NEVER}")

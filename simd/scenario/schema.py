@@ -227,6 +227,15 @@ class Lemons(_Strict):
     """A lemon's failure rate over an ordinary server's."""
 
 
+class ServerRates(_Strict):
+    """Servers whose rates differ at random: each server's rate times its own draw of a gamma distribution of mean
+    1, fixed for the simulation (a fault log's over-dispersed per-server counts; issue 22 fits the shape)."""
+
+    gamma_shape: Annotated[float, Field(ge=0.05, le=1000, allow_inf_nan=False)]
+    """The gamma's shape a: the multipliers' variance is 1/a (small: a few servers fail far more than the rest;
+    large: nearly identical servers)."""
+
+
 class ExponentialLifetime(_Strict):
     """Memoryless: a server fails at a constant rate whatever its age (seed 000's process)."""
 
@@ -263,6 +272,9 @@ class ServersConfig(_Strict):
     """GPUs per server; the job's GPUs must be a multiple."""
     lemons: Lemons | None = None
     """Absent: every server fails at the base rate (`failures.hard_per_gpu_hour` times its GPUs)."""
+    rates: ServerRates | None = None
+    """Absent: the servers' rates are fixed (the base rate, or a lemon's); with `lemons` too, a lemon's rate is
+    multiplied by its draw as well."""
     lifetime: Annotated[ExponentialLifetime | WeibullLifetime | LognormalLifetime,
                         Field(discriminator="distribution")] = ExponentialLifetime(distribution="exponential")
     """The time from a server's start or repair to its next failure, counted in executed steps, with the mean its
@@ -275,7 +287,8 @@ class ServersConfig(_Strict):
         lt = self.lifetime
         shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
         return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
-                       self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape)
+                       self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
+                       self.rates.gamma_shape if self.rates else 0.0)
 
 
 class SdcModel(_Strict):

@@ -31,6 +31,7 @@ def summary(s: Scenario) -> str:
         lemons = compile_spec(spec).lemons
         extra += (f", {s.gpus // sv.gpus_per_server} servers of {sv.gpus_per_server} GPUs"
                   + (f" ({lemons} lemons x{sv.lemons.multiplier:g})" if lemons else "")
+                  + (f", rates x gamma (shape {sv.rates.gamma_shape:g})" if sv.rates else "")
                   + f", {lt.distribution} lifetimes"
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))

@@ -17,6 +17,7 @@ S = US_PER_SECOND
 
 
 @pytest.mark.parametrize("servers", [Servers(), Servers(gpus_per_server=4, lemon_multiplier=7.0),
+                                     Servers(lemon_fraction=0.003, lemon_multiplier=3.0),  # 0.384 servers: none
                                      Servers(lemon_fraction=0.001, lemon_multiplier=3.0),  # 0.128 servers: none
                                      Servers(lemon_fraction=0.5, lemon_multiplier=1.0)])
 def test_identical_exponential_servers_are_the_plain_job_bit_for_bit(servers):
@@ -40,6 +41,29 @@ def test_a_lifetime_has_the_servers_mean(kind, shape):
     steps = np.array([lifetime_steps(srv.LIFETIMES.index(kind), shape, scale, x) for x in u.tolist()], dtype=float)
     assert steps.mean() * rate == pytest.approx(1.0, rel=2e-3 if kind != "lognormal" or shape < 1 else 2e-2)
     assert steps.min() >= 1
+
+
+def test_gamma_multipliers_have_mean_one_and_variance_one_over_the_shape():
+    s = spec(n_gpus=8 * 4000, servers=Servers(rate_shape=0.5))
+    assert compile_spec(s).servers == 4000
+    state, _ = advance(new_state(s), 60 * S)
+    m = np.array(state.srv_mult) / srv.MULT_ONE
+    assert len(m) == 4000 and m.min() > 0
+    assert m.mean() == pytest.approx(1.0, abs=4 * (2.0 / 4000) ** 0.5)  # 4 standard errors
+    assert m.var() == pytest.approx(2.0, rel=0.25)
+    again, _ = advance(new_state(replace(s, seed=1)), 60 * S)
+    assert again.srv_mult != state.srv_mult  # each replica's servers their own
+
+
+def test_a_drill_keeps_the_servers_rates_and_a_new_shape_draws_them_again():
+    s = spec(hard_per_gpu_hour=1e-3, servers=Servers(rate_shape=0.7))
+    state, _ = advance(new_state(s), 500 * 60 * S)
+    kept = retarget(state, replace(s, ckpt_interval_steps=50))
+    assert kept.srv_mult == state.srv_mult and kept.srv_next == state.srv_next
+    hot, _ = advance(retarget(state, replace(s, hard_per_gpu_hour=2e-3)), state.clock + 1)
+    assert hot.srv_mult == state.srv_mult  # (drawn again: the same draws, the rate is a server's own)
+    other, _ = advance(retarget(state, replace(s, servers=Servers(rate_shape=3.0))), state.clock + 1)
+    assert other.srv_mult != state.srv_mult
 
 
 def test_lifetime_edges():

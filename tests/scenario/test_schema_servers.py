@@ -34,6 +34,9 @@ def test_servers_reach_the_job_spec():
                                      "sigma: 1.5}}\n").scenarios[0]
     assert lognormal.job_spec().servers == Servers(4, 0.0, 1.0, "lognormal", 1.5)
     assert parse_config(PLAIN + "    servers: {}\n").scenarios[0].job_spec().servers == Servers()
+    gamma = parse_config(PLAIN + "    servers: {rates: {gamma_shape: 0.7}}\n").scenarios[0]
+    assert gamma.job_spec().servers == Servers(rate_shape=0.7)
+    assert compile_spec(gamma.job_spec()).servers == 128  # not the plain process
     assert parse_config(PLAIN).scenarios[0].job_spec().servers is None
 
 
@@ -59,6 +62,8 @@ def test_servers_reach_the_job_spec():
     (PLAIN + "    servers: {lemons: {fraction: 1.5, multiplier: 2}}\n",
      "scenarios[0].servers.lemons.fraction: must be <= 1, got 1.5"),
     (PLAIN + "    servers: {gpus_per_server: 0}\n", "scenarios[0].servers.gpus_per_server: must be >= 1, got 0"),
+    (PLAIN + "    servers: {rates: {gamma_shape: 0}}\n",
+     "scenarios[0].servers.rates.gamma_shape: must be >= 0.05, got 0"),
 ])
 def test_bad_servers_are_one_clear_line(text, expected):
     assert errors(text) == [expected]

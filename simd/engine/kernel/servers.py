@@ -12,10 +12,49 @@ from __future__ import annotations
 
 import math
 
+from simd.engine import pcg
 from simd.engine.jit import njit
+from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
 from simd.engine.kernel.late import inv_cdf
 
+GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
+MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
+
+
+@njit()
+def is_lemon(i, fraction):
+    """servers.is_lemon: lemons spread evenly over the servers."""
+    return math.floor((i + 1) * fraction + 0.5) > math.floor(i * fraction + 0.5)
+
+
+@njit()
+def gamma_multiplier(w, i, a):
+    """Server ``i``'s rate multiplier, gamma with mean 1 and shape ``a``, from draws GAMMA_DRAWS * i .. of stream
+    ``w`` (servers.py: Marsaglia and Tsang, 2000), as servers.MULT_ONE fixed point (at least 1)."""
+    sh, sl = pcg.seek(w, GAMMA_DRAWS * i)
+    aa = a + 1.0 if a < 1.0 else a
+    d = aa - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    x = d  # (31 rejections in a row: probability < 1e-40; the mode then)
+    for _ in range(31):
+        sh, sl, u1 = draws.uniform(w, sh, sl)
+        sh, sl, u2 = draws.uniform(w, sh, sl)
+        if u1 >= 1.0:
+            continue
+        z = inv_cdf(u1)
+        v = 1.0 + c * z
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        if math.log(u2) < 0.5 * z * z + d - d * v + d * math.log(v):
+            x = d * v
+            break
+    if a < 1.0:
+        sh, sl, u = draws.uniform(w, sh, sl)
+        x *= u ** (1.0 / a)
+    q = x / a * MULT_ONE + 0.5
+    return int(q) if 1.0 <= q < 9.2e18 else (1 if q < 1.0 else 9200000000000000000)
 
 @njit()
 def lifetime_steps(kind, shape, scale, u):

@@ -1,6 +1,7 @@
 """Servers (simd/engine/servers.py): the engine against the per-step oracle with one Bernoulli per server and
 step at its lifetime's conditional hazard, in means and in distribution (interruptions, SDC detections, wall
-time per job: engine_stats), for lemons, Weibull shapes 0.7 and 1.5, lognormal lifetimes and the servers beside
+time per job: engine_stats), for lemons, gamma rate multipliers, Weibull shapes 0.7 and 1.5, lognormal lifetimes
+and the servers beside
 every mechanism they combine with (stragglers, causes, hyper-checkpointing, committed SDCs); any cut of time
 gives the same state.
 
@@ -27,6 +28,8 @@ CONFIGS = {
     "weibull_0.7": replace(BASE, servers=Servers(lifetime="weibull", shape=0.7)),
     "weibull_1.5": replace(BASE, servers=Servers(lifetime="weibull", shape=1.5)),
     "lognormal_1.0_lemons": replace(BASE, servers=replace(LEMONS, lifetime="lognormal", shape=1.0)),
+    "gamma_0.5": replace(BASE, servers=Servers(rate_shape=0.5)),
+    "gamma_2_weibull_1.5": replace(BASE, servers=Servers(rate_shape=2.0, lifetime="weibull", shape=1.5)),
     "weibull_0.7_stragglers_llama3": replace(
         BASE, servers=Servers(lifetime="weibull", shape=0.7), causes=llama3_causes("warm"), restart_seconds=388.2,
         stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=300)),
@@ -60,7 +63,8 @@ def server_specs(draw):
                       lemon_fraction=draw(st.sampled_from([0.0, 0.1, 0.5])),
                       lemon_multiplier=draw(st.sampled_from([1.0, 3.0, 20.0])),
                       lifetime=draw(st.sampled_from(["exponential", "weibull", "lognormal"])),
-                      shape=draw(st.sampled_from([0.5, 1.0, 2.5])))
+                      shape=draw(st.sampled_from([0.5, 1.0, 2.5])),
+                      rate_shape=draw(st.sampled_from([0.0, 0.0, 0.4, 3.0])))
     v = draw(st.integers(1, 30))
     return spec(
         n_gpus=servers.gpus_per_server * draw(st.integers(1, 200)), servers=servers,
