@@ -8,7 +8,10 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
 - ``aux`` (R x Aux(plan).width, int64): a replica's variable-width state, in regions (:class:`Aux`): ``ring``
   (the newest corrupt checkpoints, oldest at ``ring_head``; at least one column), ``srv`` (State.srv_next: each
   server's end of lifetime), ``tree`` (kernel/servers.py's tournament tree over ``srv``, rebuilt by every
-  call: scratch, in no State) and ``mult`` (State.srv_mult: the servers' gamma rate multipliers).
+  call: scratch, in no State), ``mult`` (State.srv_mult: the servers' gamma rate multipliers) and with capacity
+  ``role`` and ``rep`` (State.srv_role, srv_repair), ``akey`` (a pooled server's key: its index if a standby, the
+  cluster's size plus it if a spare, NEVER otherwise), ``rtree`` and ``atree`` (tournament trees over ``rep`` and
+  ``akey``: the next server back from repair, the replacement to take); scratch rebuilt by every call.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
 - ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
@@ -32,8 +35,10 @@ from simd.engine.state import State, Totals
 # as two columns or as a ring
 BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
+# State's fields held in a replica's aux row (Aux), not in its pos row
+AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
-          "srv_next": (), "srv_mult": ()}
+          "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -51,7 +56,7 @@ _TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
 Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
 # the plan's streams (Plan fields; "step_times": its StepTimes' stream)
 STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
-           "lifetime_stream", "server_rate_stream", "step_times")
+           "lifetime_stream", "server_rate_stream", "repair_stream", "step_times")
 Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
 
 
@@ -114,13 +119,18 @@ class Aux:
 
     def __init__(self, plan):
         self.ring = (0, max(plan.retention, 1))
-        self.servers = plan.servers
-        self.tree_p = 1 << (self.servers - 1).bit_length() if self.servers else 0  # leaves: a power of two >= S
-        self.srv = (self.ring[1], self.servers)
-        self.tree = (self.srv[0] + self.servers, 2 * self.tree_p)
-        self.mult = (self.tree[0] + self.tree[1], self.servers if plan.rate_shape > 0.0 else 0)
-        self.width = self.mult[0] + self.mult[1]
-        self.regions = (self.ring, self.srv, self.tree, self.mult)
+        self.servers = n = plan.table
+        self.tree_p = p = 1 << (n - 1).bit_length() if n else 0  # leaves: a power of two >= the servers
+        cap = plan.cluster > 0
+        at = self.ring[1]
+        widths = {"srv": n, "tree": 2 * p, "mult": n if plan.rate_shape > 0.0 else 0, "role": n if cap else 0,
+                  "rep": n if cap else 0, "akey": n if cap else 0, "rtree": 2 * p if cap else 0,
+                  "atree": 2 * p if cap else 0}
+        for name, w in widths.items():
+            setattr(self, name, (at, w))
+            at += w
+        self.width = at
+        self.regions = (self.ring, *(getattr(self, name) for name in widths))
 
     @staticmethod
     def of(plan) -> Aux:
@@ -146,6 +156,11 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_next"] = tuple(aux[o:o + k].tolist()) if k and d["lifetimes"] else ()
     o, k = ax.mult
     d["srv_mult"] = tuple(aux[o:o + k].tolist()) if k and aux[o] else ()
+    o, k = ax.role
+    laid_out = k and aux[o]
+    d["srv_role"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
+    o, k = ax.rep
+    d["srv_repair"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     d["corrupted"] = bool(d["corrupted"])
@@ -165,6 +180,9 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
             aux[i, ax.srv[0]:ax.srv[0] + len(s.srv_next)] = s.srv_next
         if s.srv_mult:
             aux[i, ax.mult[0]:ax.mult[0] + len(s.srv_mult)] = s.srv_mult
+        if s.srv_role:
+            aux[i, ax.role[0]:ax.role[0] + len(s.srv_role)] = s.srv_role
+            aux[i, ax.rep[0]:ax.rep[0] + len(s.srv_repair)] = s.srv_repair
     return lay, pos, tot, aux
 
 

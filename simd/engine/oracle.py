@@ -68,7 +68,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures"), 0)
-    us = dict.fromkeys(("ckpt", "val", "restart", "detect"), 0)
+    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
     found_by = dict.fromkeys((d.name for d in detectors), 0)
@@ -128,9 +128,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["hyper_steps"] += 1
         # (a) hard failure
         if servers is not None:
-            n_failed = servers.step()
-            c["server_failures"] += n_failed
-            failed = 0 if n_failed else -1
+            failed_servers = servers.step()
+            c["server_failures"] += len(failed_servers)
+            failed = 0 if failed_servers else -1
         else:
             failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
         if failed >= 0:
@@ -138,7 +138,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             by_cause[causes[i].name] += 1
             hard_by_type[failed] += 1
             c["interruptions"] += 1
+            wait = 0
+            if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
+                tau = t + plan.cause_detect_us[i]
+                wait = servers.replace(failed_servers, t, tau) - tau
             stopped(plan.cause_detect_us[i], plan.cause_restart_us[i])
+            us["waiting"] += wait
+            t += wait
             continue
         # (a') shadow disagreement, found at the end of its step
         if k and rng.random() < disagree:
@@ -235,6 +241,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "validation_seconds": us["val"] / US_PER_SECOND,
         "restart_seconds": us["restart"] / US_PER_SECOND,
         "detection_seconds": us["detect"] / US_PER_SECOND,
+        "waiting_seconds": us["waiting"] / US_PER_SECOND,
+        **({f"replacements_{k}": v for k, v in servers.replaced.items()} if servers is not None else {}),
         # simd's definition (productive / wall: void work is not productive) and the seed's
         "effective_utilization": (target - c["final_void"]) * step_s / wall,
         "seed_effective_utilization": target * step_s / wall,
@@ -273,14 +281,20 @@ class _Servers:
     def __init__(self, plan: Plan, rng: random.Random):
         self.uniform = rng.random
         kind, shape = srv.LIFETIMES[plan.lifetime_kind], plan.lifetime_shape
-        n, a = plan.servers, plan.rate_shape
+        n, a = plan.table, plan.rate_shape
         mult = [rng.gammavariate(a, 1.0 / a) for _ in range(n)] if a > 0 else [1.0] * n
         scales = [plan.server_scales[1 if srv.is_lemon(i, plan.lemon_fraction) else 0] / m for i, m in
                   enumerate(mult)]
         self.cls = list(range(n)) if a > 0 else [1 if srv.is_lemon(i, plan.lemon_fraction) else 0 for i in range(n)]
         self.sv = [lambda x, s=s: srv.survival(kind, shape, s, x) for s in (scales if a > 0 else plan.server_scales)]
         self.table: list[list[float]] = [[] for _ in self.sv]  # hazard by age, per class (per server with gamma)
-        self.age = [0] * n
+        self.age = [0] * plan.table
+        # capacity: the cluster's roles (the job's servers, the standbys, the spares) and repairs
+        self.cap, self.plan, self.rng = plan.cluster > 0, plan, rng
+        job, w = plan.servers, plan.standbys
+        self.role = [srv.JOB if i < job else srv.STANDBY if i < job + w else srv.SPARE for i in range(plan.table)]
+        self.repair_end = [NEVER] * plan.table
+        self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
 
     def hazard(self, c: int, a: int) -> float:
         t = self.table[c]
@@ -290,22 +304,63 @@ class _Servers:
             t.append(1.0 if s0 == 0.0 else 1.0 - s1 / s0)
         return t[a]
 
-    def step(self) -> int:
-        failed = [i for i, (c, a) in enumerate(zip(self.cls, self.age, strict=True))
-                  if self.uniform() < self.hazard(c, a)]
-        self.age = [a + 1 for a in self.age]
+    def step(self) -> list[int]:
+        """The servers of the job that fail in this step (index order)."""
+        running = [i for i, r in enumerate(self.role) if r == srv.JOB]
+        failed = [i for i in running if self.uniform() < self.hazard(self.cls[i], self.age[i])]
+        for i in running:
+            self.age[i] += 1
         for i in failed:
             self.age[i] = 0
-        return len(failed)
+        return failed
+
+    def replace(self, failed: list[int], t1: int, tau: int) -> int:
+        """Capacity: the servers back from repair by ``tau`` return to the standbys (up to the plan's count), then
+        the spares; each failed server goes to repair from ``t1`` and is replaced by the lowest-numbered standby,
+        else the lowest-numbered spare (ready after its preemption), else the first server back from repair (the
+        job waits for it). Returns when the last replacement is ready (>= tau)."""
+        role, end, plan = self.role, self.repair_end, self.plan
+        back = [i for i, r in enumerate(role) if r == srv.REPAIR and end[i] <= tau]
+        for i in sorted(back, key=lambda i: (end[i], i)):
+            role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
+            end[i] = NEVER
+        ready = tau
+        kind, scale_us, sigma = plan.repair
+        for i in failed:
+            role[i] = srv.REPAIR
+            end[i] = t1 + round(_draw(self.rng, kind, scale_us, sigma))
+            standby = [j for j, r in enumerate(role) if r == srv.STANDBY]
+            spare = [j for j, r in enumerate(role) if r == srv.SPARE]
+            if standby:
+                j = standby[0]
+                self.replaced["standby"] += 1
+            elif spare:
+                j = spare[0]
+                self.replaced["spare"] += 1
+                ready = max(ready, tau + plan.preempt_us)
+            else:
+                j = min((j for j, r in enumerate(role) if r == srv.REPAIR), key=lambda j: (end[j], j))
+                self.replaced["waited"] += 1
+                ready = max(ready, end[j])
+                end[j] = NEVER
+            role[j] = srv.JOB
+            self.age[j] = 0
+        return ready
 
 
 def _latency(rng: random.Random, dt) -> float:
     """A detector's latency in seconds, with ``random.Random``'s own samplers."""
-    if dt.distribution == "exponential":
-        return rng.expovariate(1.0 / dt.scale_seconds) if dt.scale_seconds else 0.0
-    if dt.distribution == "lognormal":
-        return rng.lognormvariate(math.log(dt.scale_seconds), dt.sigma) if dt.scale_seconds else 0.0
-    return rng.uniform(0.0, dt.scale_seconds)
+    return _draw(rng, dt.distribution, dt.scale_seconds, dt.sigma)
+
+
+def _draw(rng: random.Random, kind: str, scale: float, sigma: float) -> float:
+    """A duration of a late detector's form (exponential mean, lognormal median and sigma, uniform on [0, scale]),
+    with ``random.Random``'s own samplers."""
+    if kind == "exponential":
+        return rng.expovariate(1.0 / scale) if scale else 0.0
+    if kind == "lognormal":
+        return rng.lognormvariate(math.log(scale), sigma) if scale else 0.0
+    return rng.uniform(0.0, scale)
 
 
 class _StepDurations:

@@ -37,7 +37,7 @@ import numpy as np
 from simd.engine.core import advance, new_state, retarget, servers_kept
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.layout import BESIDE, STREAMS, TOTALS, Aux, Pos, TotalsLayout, pack, pos_row, state_fields, words
+from simd.engine.layout import AUX_FIELDS, BESIDE, STREAMS, TOTALS, Aux, Pos, TotalsLayout, pack, pos_row, state_fields, words
 from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
@@ -126,12 +126,13 @@ class _Batch:
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
         out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
         ax = Aux.of(self.plan)
-        if p[:, Pos.ring_n].any() or p[:, Pos.lifetimes].any():
+        if p[:, Pos.ring_n].any() or ax.servers:
             rows = [state_fields(row, aux, ax) for row, aux in zip(p.tolist(), self.aux, strict=True)]
-            for name in ("corrupt_ckpts", "srv_next", "srv_mult"):
+            for name in AUX_FIELDS:
                 out[name] = [list(d[name]) for d in rows]
         else:
-            out["corrupt_ckpts"] = out["srv_next"] = out["srv_mult"] = [[] for _ in range(len(p))]
+            for name in AUX_FIELDS:
+                out[name] = [[] for _ in range(len(p))]
         starts = self.start
         waiting = np.flatnonzero(~self.ended)  # job_start as packed, not rewritten by a call since
         if len(waiting):

@@ -38,6 +38,7 @@ class JobResult:
     checkpoints_lost: int = 0  # committed checkpoints discarded by late rollbacks
     sdc_found_by_detector: dict[str, int] = field(default_factory=dict)  # per detector, committed or not
     server_failures: int = 0  # servers whose lifetime ended (servers.py): at least one per interruption
+    replacements: dict[str, int] = field(default_factory=dict)  # capacity: failed servers replaced, by source
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -105,6 +106,8 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
         checkpoints_lost=d.checkpoints_lost,
         sdc_found_by_detector=dict(zip(p.detector_names, d.detector_finds, strict=True)),
         server_failures=d.server_failures,
+        replacements={"standby": d.replacements_standby, "spare": d.replacements_spare,
+                      "waited": d.replacements_waited} if p.cluster else {},
     )
 
 

@@ -54,6 +54,18 @@ class Servers:
     lifetime: str = "exponential"
     shape: float = 1.0
     rate_shape: float = 0.0  # the gamma shape of the servers' rate multipliers; 0: none
+    # capacity (docs/servers.md, stage 2): None = a failed server is repaired at once and rejoins (no pools)
+    warm_standbys: int | None = None
+    spares: int = 0
+    preemption_seconds: float = 0.0  # taking a spare: the time to preempt the work that runs on it
+    # a repair's duration: (distribution, scale seconds, sigma) as a late detector's latency (late.py: exponential
+    # mean, lognormal median and sigma, uniform on [0, scale])
+    repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
+
+    @property
+    def capacity(self) -> bool:
+        """Whether the cluster has pools: a failed server goes to repair and a standby or spare replaces it."""
+        return self.warm_standbys is not None
 
 
 def count(n_gpus: int, servers: Servers) -> int:
@@ -78,7 +90,17 @@ def plain(servers: Servers | None, n_gpus: int) -> bool:
     """Whether a job's servers are seed 000's process: no servers, or identical ones (no lemon among them) with
     exponential lifetimes."""
     return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0
-                               and servers.rate_shape == 0.0)
+                               and servers.rate_shape == 0.0 and not servers.capacity)
+
+
+def cluster(n_gpus: int, servers: Servers) -> int:
+    """The cluster's servers: the job's, and with capacity its standbys and spares."""
+    n = count(n_gpus, servers)
+    return n + (servers.warm_standbys + servers.spares if servers.capacity else 0)
+
+
+# A server's role in the cluster (State.srv_role; 0: not laid out yet)
+JOB, STANDBY, SPARE, REPAIR = 1, 2, 3, 4
 
 
 def rate_per_step(hard_per_gpu_hour: float, multiplier: float, gpus: int, step_seconds: float) -> float:

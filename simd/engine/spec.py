@@ -171,6 +171,11 @@ class Plan:
     detect_stream: dict | None = None
 
     @property
+    def table(self) -> int:
+        """Servers in the servers' table (servers.py): the cluster's with capacity, else the job's (0: none)."""
+        return self.cluster or self.servers
+
+    @property
     def extended(self) -> bool:
         """Hyper-checkpointing or committed SDCs: checkpoints may lie off the normal interval's multiples."""
         return self.hyper_every > 0 or self.committed
@@ -199,6 +204,12 @@ class Plan:
     server_scales: tuple[float, float] = (0.0, 0.0)  # lifetime scale in steps (servers.scale): a server, a lemon
     lifetime_stream: dict | None = None
     server_rate_stream: dict | None = None  # the gamma multipliers' draws (not renewed by a drill)
+    # capacity (servers.py): the cluster's servers (the job's first, then standbys, then spares); 0: no pools
+    cluster: int = 0
+    standbys: int = 0
+    preempt_us: int = 0
+    repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # (distribution, scale in us, sigma) as a detector's
+    repair_stream: dict | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -300,6 +311,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         out["detect_stream"] = (_epoch_name("sdc-detect", epoch), "PCG64")
     if not srv.plain(spec.servers, spec.n_gpus):
         out["lifetime_stream"] = (_epoch_name("lifetime", epoch), "PCG64")
+        if spec.servers.capacity:
+            out["repair_stream"] = (_epoch_name("repair", epoch), "PCG64")
         if spec.servers.rate_shape > 0.0:  # a server's rate is its own: the same stream in every epoch
             out["server_rate_stream"] = ("server-rate", "PCG64")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
@@ -406,7 +419,12 @@ def _servers(spec: JobSpec) -> dict:
     n = srv.count(spec.n_gpus, s)
     rates = (srv.rate_per_step(spec.hard_per_gpu_hour, 1.0, s.gpus_per_server, spec.step_seconds),
              srv.rate_per_step(spec.hard_per_gpu_hour, s.lemon_multiplier, s.gpus_per_server, spec.step_seconds))
-    return dict(servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
+    cap = {}
+    if s.capacity:
+        kind, scale, sigma = s.repair
+        cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys,
+                   preempt_us=to_us(s.preemption_seconds), repair=(kind, scale * US_PER_SECOND, sigma))
+    return dict(**cap, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
                 lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),
                 hard_log1m=0.0, hard_hazard=combined_hazard(

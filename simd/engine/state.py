@@ -11,7 +11,9 @@ from simd.engine.spec import US_PER_SECOND, Plan
 # compute of steps not yet committed by a checkpoint, or the unit (step, validation, checkpoint, restart)
 # that is still running when a tick ends.
 # "shadow": the shadow ranks' overhead on every executed step (shadow.py).
-BUCKETS = ("productive", "rollback", "checkpoint", "validation", "restart", "detection", "straggler", "shadow")
+# "waiting": the job standing still for a server (a spare's preemption, a repair to end: servers.py, capacity).
+BUCKETS = ("productive", "rollback", "checkpoint", "validation", "restart", "detection", "straggler", "shadow",
+           "waiting")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,10 @@ class Totals:
     checkpoints_lost: int = 0  # committed checkpoints discarded by a late rollback
     detector_finds: tuple[int, ...] = ()  # SDCs found by each detector (Plan.detector_names), committed or not
     server_failures: int = 0  # servers whose lifetime ended (servers.py; several in one step: one interruption)
+    waiting_us: int = 0  # the waiting bucket (servers.py, capacity)
+    replacements_standby: int = 0  # failed servers replaced by a warm standby
+    replacements_spare: int = 0  # ... by a spare (after its preemption)
+    replacements_waited: int = 0  # ... by a server back from repair, the job waiting for it
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -96,6 +102,13 @@ class State:
     lifetimes: int = 0
     srv_next: tuple[int, ...] = ()
     srv_mult: tuple[int, ...] = ()  # with gamma rates: each server's multiplier (servers.MULT_ONE = 1); () not drawn
+    # capacity: each server's role (servers.JOB, STANDBY, SPARE, REPAIR; () not laid out yet) and, in repair, the
+    # simulated time (us) its repair ends (NEVER otherwise); repair times drawn from the epoch's "repair" stream; the
+    # time until which the job waits for its replacement servers (<= t: not waiting)
+    srv_role: tuple[int, ...] = ()
+    srv_repair: tuple[int, ...] = ()
+    repairs: int = 0
+    wait_until: int = 0
 
     @property
     def clock_seconds(self) -> float:

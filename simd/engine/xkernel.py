@@ -61,8 +61,9 @@ from simd.engine.stragglers import kernel_tables
 PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_every", "hyper_every", "target",
              "sdc_restart_us", "committed", "hyper_window", "retention", "shadow_kind", "step_bucket", "has_st",
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
-             "o_detector_finds", "o_step_hist", "servers", "lifetime_kind", "o_srv", "o_tree", "tree_p", "ring_width",
-             "o_mult")
+             "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "o_tree", "tree_p",
+             "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep", "o_akey",
+             "o_rtree", "o_atree")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -96,10 +97,16 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     su = step_us + shadow_us
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     nd = len(det_kind)
-    nsrv, life_kind, o_srv, o_tree, tree_p = (plan_i[P.servers], plan_i[P.lifetime_kind], plan_i[P.o_srv],
+    nsrv, life_kind, o_srv, o_tree, tree_p = (plan_i[P.table], plan_i[P.lifetime_kind], plan_i[P.o_srv],
                                               plan_i[P.o_tree], plan_i[P.tree_p])
+    o_role, o_rep, o_akey, o_rtree, o_atree = (plan_i[P.o_role], plan_i[P.o_rep], plan_i[P.o_akey], plan_i[P.o_rtree],
+                                               plan_i[P.o_atree])
     life_shape, scale_n, scale_l, lemon_f, rate_shape = srv_f[0], srv_f[1], srv_f[2], srv_f[3], srv_f[4]
     o_mult = plan_i[P.o_mult]
+    # capacity (servers.py): pools of standbys and spares, repairs
+    cap, n_job, W, preempt = plan_i[P.cluster] > 0, plan_i[P.servers], plan_i[P.standbys], plan_i[P.preempt_us]
+    rep_kind, rep_scale, rep_sigma = plan_i[P.repair_kind], srv_f[5], srv_f[6]
+    ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     need = 0
     for r in range(pos_rows.shape[0]):
         pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
@@ -135,19 +142,37 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         mult = aux[o_mult:o_mult + (nsrv if rate_shape > 0.0 else 0)]
         wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
         lfh, lfl = zero, zero
+        role, rep, akey = aux[o_role:o_role + ncl], aux[o_rep:o_rep + ncl], aux[o_akey:o_akey + ncl]
+        nt = 2 * tree_p if cap else 0
+        rtree, atree = aux[o_rtree:o_rtree + nt], aux[o_atree:o_atree + nt]
+        wrp, ri, wait_until = words[Stream.repair], pos[Pos.repairs], pos[Pos.wait_until]
+        rph, rpl = zero, zero
+        n_sb = 0  # standbys in the pool
+        if cap:
+            if role[0] == 0:  # the cluster laid out: the job's servers, then the standbys, then the spares
+                for i in range(ncl):
+                    role[i] = servers.JOB if i < n_job else servers.STANDBY if i < n_job + W else servers.SPARE
+                    rep[i] = NEVER
+            for i in range(ncl):
+                akey[i] = i if role[i] == servers.STANDBY else ncl + i if role[i] == servers.SPARE else NEVER
+                if role[i] == servers.STANDBY:
+                    n_sb += 1
+            servers.build(rtree, rep, ncl, tree_p)
+            servers.build(atree, akey, ncl, tree_p)
+            rph, rpl = pcg.seek(wrp, ri)
         if nsrv:
             if len(mult) and mult[0] == 0:  # the servers' gamma rate multipliers, drawn once (servers.py)
                 for i in range(nsrv):
                     mult[i] = servers.gamma_multiplier(words[Stream.server_rate], i, rate_shape)
             lfh, lfl = pcg.seek(wlf, li)
-            if li == 0:  # every server starts new at g (the simulation's start, or a drill's new epoch)
+            if li == 0:  # every server of the job starts new at g (the simulation's start, or a drill's new epoch)
                 for i in range(nsrv):
+                    if cap and role[i] != servers.JOB:
+                        srv[i] = NEVER
+                        continue
                     lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
-                    lsc = scale_l if servers.is_lemon(i, lemon_f) else scale_n
-                    if len(mult):
-                        lsc *= servers.MULT_ONE / mult[i]
-                    srv[i] = g + servers.lifetime_steps(life_kind, life_shape, lsc, u)
-                li = nsrv
+                    li += 1
+                    srv[i] = g + servers.lifetime_of(i, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult)
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
         clock = until
@@ -157,6 +182,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
+            if wait_until > t:  # the job stands still until its replacement servers are there (capacity)
+                if wait_until > until:
+                    break
+                tot[Tot.waiting_us] += wait_until - t
+                t = wait_until
             if H and g < hyper_end:  # hyper.lattice
                 period, off, piece = H, anchor % H, hyper_end
             else:
@@ -398,19 +428,57 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if g >= hyper_end:
                         tot[Tot.hyper_activations] += 1
                     hyper_end, anchor = g + window, last
-                if nsrv:  # every server whose lifetime ended in this step, renewed in index order (servers.py)
+                if nsrv:  # every server whose lifetime ended in this step, in index order (servers.py)
+                    tau = t1 + stop_det[stop]  # the failure noticed: its replacement needed
+                    ready = tau
+                    if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
+                        while rep[rtree[1]] <= tau:
+                            i = rtree[1]
+                            rep[i] = NEVER
+                            servers.update(rtree, rep, i, tree_p)
+                            if n_sb < W:
+                                role[i], akey[i] = servers.STANDBY, i
+                                n_sb += 1
+                            else:
+                                role[i], akey[i] = servers.SPARE, ncl + i
+                            servers.update(atree, akey, i, tree_p)
                     while srv[tree[1]] <= g:
                         i = tree[1]
+                        tot[Tot.server_failures] += 1
+                        j = i  # without capacity the server itself, repaired at once
+                        if cap:  # to repair from the end of its step; its replacement: a standby, a spare, or the
+                            # first server back from repair (the job waits for it)
+                            srv[i] = NEVER
+                            servers.update(tree, srv, i, tree_p)
+                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            ri += 1
+                            role[i], rep[i] = servers.REPAIR, t1 + late.latency_us(rep_kind, rep_scale, rep_sigma, u)
+                            servers.update(rtree, rep, i, tree_p)
+                            j = atree[1]
+                            if akey[j] < ncl:
+                                tot[Tot.replacements_standby] += 1
+                                n_sb -= 1
+                            elif akey[j] < NEVER:
+                                tot[Tot.replacements_spare] += 1
+                                ready = max(ready, tau + preempt)
+                            else:
+                                j = rtree[1]
+                                tot[Tot.replacements_waited] += 1
+                                ready = max(ready, rep[j])
+                                rep[j] = NEVER
+                                servers.update(rtree, rep, j, tree_p)
+                            if akey[j] < NEVER:
+                                akey[j] = NEVER
+                                servers.update(atree, akey, j, tree_p)
+                            role[j] = servers.JOB
                         lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
                         li += 1
-                        lsc = scale_l if servers.is_lemon(i, lemon_f) else scale_n
-                        if len(mult):
-                            lsc *= servers.MULT_ONE / mult[i]
-                        srv[i] = g + servers.lifetime_steps(life_kind, life_shape, lsc, u)
-                        servers.update(tree, srv, i, tree_p)
-                        tot[Tot.server_failures] += 1
+                        srv[j] = g + servers.lifetime_of(j, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult)
+                        servers.update(tree, srv, j, tree_p)
                     hi += 1
                     hp = srv[tree[1]]
+                    if ready > tau:  # the restart waits for the last replacement
+                        wait_until = t + (ready - tau)
                 continue
             if onset:  # an SDC sets in
                 corrupted = True
@@ -519,7 +587,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
         # to_state(): each stream's next element after g
         if nsrv:
-            pos[Pos.lifetimes] = li
+            pos[Pos.lifetimes], pos[Pos.repairs], pos[Pos.wait_until] = li, ri, wait_until
         elif hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
@@ -557,7 +625,9 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
     st = p.step_times
     ax = Aux.of(p)
     ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0], "o_tree": ax.tree[0],
-            "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0],
+            "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0], "o_role": ax.role[0],
+            "o_rep": ax.rep[0], "o_akey": ax.akey[0], "o_rtree": ax.rtree[0], "o_atree": ax.atree[0],
+            "repair_kind": late.DISTRIBUTIONS.index(p.repair[0]),
             **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
                                                              "sdc_onsets_by_type", "detector_finds", "step_hist")}}
     plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
@@ -569,7 +639,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array([late.DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
             np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
             np.array([d[3] for d in dets], dtype=np.float64),
-            np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape], dtype=np.float64))
+            np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2]],
+                     dtype=np.float64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

@@ -113,7 +113,10 @@ LAYOUT = _layout()
 # brought it was off": a file of an earlier layout is read with each at that value (a state saved before the
 # mechanism existed never used it). (class, field) -> value as saved (JSON).
 GROWN = {("JobSpec", "servers"): None, ("Totals", "server_failures"): 0,  # servers (issue 21)
-         ("State", "lifetimes"): 0, ("State", "srv_next"): [], ("State", "srv_mult"): []}
+         ("State", "lifetimes"): 0, ("State", "srv_next"): [], ("State", "srv_mult"): [], ("State", "srv_role"): [],
+         ("State", "srv_repair"): [], ("State", "repairs"): 0, ("State", "wait_until"): 0,
+         ("Totals", "waiting_us"): 0, ("Totals", "replacements_standby"): 0, ("Totals", "replacements_spare"): 0,
+         ("Totals", "replacements_waited"): 0}
 EARLIER = {_layout(frozenset(GROWN)): GROWN}  # the layout of 2026-12-03 (before servers)
 
 

@@ -59,7 +59,7 @@ def test_simulate_json_contract_and_seed_ranges(good):
     for row in rows:
         assert list(row)[:3] == CONTRACT[:3] and set(CONTRACT) <= set(row)
         assert set(row["bucket_seconds"]) == {"productive", "rollback", "checkpoint", "validation", "restart",
-                                              "detection", "straggler", "shadow"}
+                                              "detection", "straggler", "shadow", "waiting"}
         assert sum(row["bucket_seconds"].values()) == pytest.approx(row["wall_seconds"], rel=1e-12)
         assert sum(row["interruptions_by_cause"].values()) == row["interruptions"]
 

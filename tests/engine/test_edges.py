@@ -31,7 +31,7 @@ def test_failure_on_a_checkpoint_step_rolls_back_without_committing():
     assert (t.checkpoints, t.steps_committed, t.steps_recomputed) == (1, 10, 10)
     assert t.bucket_us() == {"productive": 600 * S, "rollback": 600 * S, "checkpoint": 300 * S,
                              "validation": 0, "restart": 60 * S, "detection": 0, "straggler": 0,
-                             "shadow": 0}
+                             "shadow": 0, "waiting": 0}
 
 
 def test_sdc_on_a_validation_step_is_detected_at_once():

@@ -18,6 +18,7 @@ from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
 from simd.engine.kernel.late import inv_cdf
 
+JOB, STANDBY, SPARE, REPAIR = 1, 2, 3, 4  # servers.JOB ..: a server's role in the cluster
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
 MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
 
@@ -76,6 +77,16 @@ def lifetime_steps(kind, shape, scale, u):
 
 
 @njit()
+def lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult):
+    """Server ``i``'s lifetime in steps from uniform ``u``: its class's scale (a lemon's or not: is_lemon), divided
+    by its gamma multiplier when there are some (``mult`` not empty)."""
+    sc = scale_l if is_lemon(i, lemon_f) else scale_n
+    if len(mult):
+        sc *= MULT_ONE / mult[i]
+    return lifetime_steps(kind, shape, sc, u)
+
+
+@njit()
 def _first(srv, a, b):
     """Of two tree entries (server indices, -1 for none), the one whose lifetime ends first."""
     if b < 0:
@@ -87,7 +98,8 @@ def _first(srv, a, b):
 
 @njit()
 def build(tree, srv, n, p):
-    """The tree over servers 0 .. n - 1 (module docstring)."""
+    """The tree over servers 0 .. n - 1 keyed by ``srv`` (module docstring; any key array: the capacity's trees
+    key the servers by their repair's end and by their place in the pools)."""
     for i in range(p):
         tree[p + i] = i if i < n else -1
     for j in range(p - 1, 0, -1):
