@@ -37,7 +37,19 @@ import numpy as np
 from simd.engine.core import advance, new_state, retarget, servers_kept
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
-from simd.engine.layout import AUX_FIELDS, BESIDE, STREAMS, TOTALS, Aux, Pos, TotalsLayout, pack, pos_row, state_fields, words
+from simd.engine.layout import (
+    AUX_FIELDS,
+    BESIDE,
+    STREAMS,
+    TOTALS,
+    Aux,
+    Pos,
+    TotalsLayout,
+    pack,
+    pos_row,
+    state_fields,
+    words,
+)
 from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed

@@ -259,6 +259,42 @@ class LognormalLifetime(_Strict):
     """The standard deviation of the lifetime's logarithm."""
 
 
+class ExponentialRepair(_Strict):
+    """Memoryless repair times."""
+
+    distribution: Literal["exponential"]
+    mean_seconds: LatencySeconds
+    """The mean repair time, simulated seconds."""
+
+
+class LognormalRepair(_Strict):
+    """Lognormal repair times: most repairs quick, a heavy tail of long ones (a fault log's median 0.85 days and
+    mean 5.5 days, InfiniteHBD)."""
+
+    distribution: Literal["lognormal"]
+    median_seconds: LatencySeconds
+    """The median repair time, simulated seconds."""
+    sigma: Annotated[float, Field(ge=0, le=10, allow_inf_nan=False)]
+    """The standard deviation of the repair time's logarithm."""
+
+
+class UniformRepair(_Strict):
+    """Repair times uniform on [0, max]."""
+
+    distribution: Literal["uniform"]
+    max_seconds: LatencySeconds
+    """The longest repair, simulated seconds."""
+
+
+class Spares(_Strict):
+    """A pool of spare servers the job takes when it has no warm standby left."""
+
+    count: Annotated[int, Field(ge=0, le=1 << 16)]
+    """Spare servers."""
+    preemption_seconds: CostSeconds = 0.0
+    """Taking a spare: the time to preempt the work that runs on it (AIReSim: 20 min)."""
+
+
 # A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
 # tournament tree over them (layout.Aux: ~3-4 int64 per server), so the bounds cap a scenario's memory at ~0.25 GB.
 MAX_SERVERS, MAX_SCENARIO_SERVERS = 1 << 17, 1 << 23
@@ -279,6 +315,27 @@ class ServersConfig(_Strict):
                         Field(discriminator="distribution")] = ExponentialLifetime(distribution="exponential")
     """The time from a server's start or repair to its next failure, counted in executed steps, with the mean its
     rate gives; `distribution` picks the form."""
+    warm_standbys: Annotated[int, Field(ge=0, le=1 << 16)] | None = None
+    """Healthy servers kept warm beside the job: a failed server goes to repair and a standby replaces it at the
+    restart's cost. With it (or `spares`) the cluster has pools and `repair` is required; absent with no spares: a
+    failed server is repaired at once and rejoins."""
+    spares: Spares | None = None
+    """Taken when no standby is left, after their preemption; with neither, the job waits (the `waiting` bucket)
+    for the first server back from repair. Repaired servers refill the standbys, then the spares."""
+    repair: Annotated[ExponentialRepair | LognormalRepair | UniformRepair,
+                      Field(discriminator="distribution")] | None = None
+    """How long a failed server is in repair, from the end of the step it failed in; `distribution` picks the
+    form."""
+
+    @model_validator(mode="after")
+    def _pools(self) -> ServersConfig:
+        pools = self.warm_standbys is not None or self.spares is not None
+        if pools and self.repair is None:
+            raise ValueError("servers.repair is required with warm_standbys or spares (the pools refill from repair)")
+        if self.repair is not None and not pools:
+            raise ValueError("servers.repair needs warm_standbys or spares (without pools a failed server is repaired "
+                             "at once)")
+        return self
 
     def engine(self):
         """The engine's Servers."""
@@ -286,9 +343,17 @@ class ServersConfig(_Strict):
 
         lt = self.lifetime
         shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
+        pools = {}
+        if self.repair is not None:
+            r = self.repair
+            scale = r.mean_seconds if r.distribution == "exponential" else \
+                r.median_seconds if r.distribution == "lognormal" else r.max_seconds
+            pools = dict(warm_standbys=self.warm_standbys or 0, spares=self.spares.count if self.spares else 0,
+                         preemption_seconds=self.spares.preemption_seconds if self.spares else 0.0,
+                         repair=(r.distribution, scale, r.sigma if r.distribution == "lognormal" else 0.0))
         return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
                        self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
-                       self.rates.gamma_shape if self.rates else 0.0)
+                       self.rates.gamma_shape if self.rates else 0.0, **pools)
 
 
 class SdcModel(_Strict):
@@ -464,10 +529,10 @@ class ScenarioBody(_Strict):
         if self.gpus % s.gpus_per_server:
             raise ValueError(f"n_gpus must be a multiple of servers.gpus_per_server, got {self.gpus} and "
                              f"{s.gpus_per_server}")
-        n = self.gpus // s.gpus_per_server
+        n = self.gpus // s.gpus_per_server + (s.warm_standbys or 0) + (s.spares.count if s.spares else 0)
         if n > MAX_SERVERS:
-            raise ValueError(f"n_gpus / servers.gpus_per_server is the job's servers and must be <= {MAX_SERVERS}, "
-                             f"got {n}")
+            raise ValueError(f"n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and "
+                             f"must be <= {MAX_SERVERS}, got {n}")
         if n * self.replicas > MAX_SCENARIO_SERVERS:
             raise ValueError(f"servers x replicas must be <= {MAX_SCENARIO_SERVERS} (each replica keeps every "
                              f"server's lifetime), got {n} x {self.replicas}")

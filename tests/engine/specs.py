@@ -64,6 +64,8 @@ SPECS = {
     # servers (simd/engine/servers.py): a table of lifetimes (the plain path when identical and exponential)
     "servers_lemons": spec(servers=Servers(lemon_fraction=0.25, lemon_multiplier=5.0)),
     "servers_weibull": spec(servers=Servers(lemon_fraction=0.1, lemon_multiplier=4.0, lifetime="weibull", shape=0.7)),
+    "servers_pools": spec(servers=Servers(rate_shape=1.0, warm_standbys=2, spares=3, preemption_seconds=900.0,
+                                          repair=("lognormal", 20000.0, 1.0))),
 }
 
 

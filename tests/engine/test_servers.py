@@ -105,6 +105,44 @@ def test_a_drill_that_keeps_the_failure_model_keeps_each_servers_lifetime():
     assert after.lifetimes == 128 and min(after.srv_next) > state.g
 
 
+POOLS = Servers(warm_standbys=2, spares=3, preemption_seconds=900.0, repair=("exponential", 36000.0, 0.0))
+
+
+def test_a_failed_server_goes_to_repair_and_a_standby_then_a_spare_replaces_it():
+    """128 servers, 2 standbys (servers 128, 129), 3 spares (130-132): the first failures take the standbys at no
+    wait, the next the spares after their preemption, the next wait for a repair; every role accounted for."""
+    s = spec(hard_per_gpu_hour=2e-3, target_steps=3000, servers=POOLS, seed=4)
+    state, _ = advance(new_state(s), 3000 * 60 * S)
+    t, roles = state.totals, state.srv_role
+    assert len(roles) == len(state.srv_repair) == len(state.srv_next) == 133
+    assert roles.count(srv.JOB) == 128 and roles.count(srv.REPAIR) + roles.count(srv.STANDBY) + \
+        roles.count(srv.SPARE) == 5
+    assert (t.replacements_standby, t.replacements_spare) >= (2, 3) and t.replacements_waited > 0
+    assert t.replacements_standby + t.replacements_spare + t.replacements_waited == t.server_failures
+    assert t.waiting_us >= t.replacements_spare * 900 * S  # each spare's preemption, and the waits for repairs
+    in_repair = [e for e, r in zip(state.srv_repair, roles, strict=True) if r == srv.REPAIR]
+    assert all(e < 2**62 for e in in_repair) and all(e == 2**62 for e, r in zip(state.srv_repair, roles, strict=True)
+                                                    if r != srv.REPAIR)
+    assert [state.srv_next[i] < 2**62 for i in range(133)] == [r == srv.JOB for r in roles]
+
+
+def test_the_job_waits_in_its_own_bucket_and_every_microsecond_is_in_one():
+    s = spec(hard_per_gpu_hour=2e-3, target_steps=500, servers=replace(POOLS, warm_standbys=0, spares=0))
+    state, _ = advance(new_state(s), 10**6 * S)
+    b = state.totals.bucket_us()
+    assert b["waiting"] > 0 and sum(b.values()) + state.in_flight_us() == state.clock
+    assert state.totals.replacements_waited == state.totals.server_failures > 0
+
+
+def test_a_drill_keeps_the_pools():
+    s = spec(hard_per_gpu_hour=2e-3, servers=POOLS)
+    state, _ = advance(new_state(s), 800 * 60 * S)
+    hot = retarget(state, replace(s, hard_per_gpu_hour=4e-3))
+    assert (hot.srv_role, hot.srv_repair, hot.lifetimes, hot.srv_next) == (state.srv_role, state.srv_repair, 0, ())
+    after, _ = advance(hot, state.clock + 1)
+    assert [n < 2**62 for n in after.srv_next] == [r == srv.JOB for r in state.srv_role]
+
+
 def test_any_cut_of_time_gives_the_same_state():
     s = spec(hard_per_gpu_hour=2e-3, target_steps=500,
              servers=Servers(lemon_fraction=0.1, lemon_multiplier=4.0, lifetime="lognormal", shape=1.0))

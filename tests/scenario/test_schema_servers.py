@@ -48,7 +48,13 @@ def test_servers_reach_the_job_spec():
      "scenarios[0]: failures.hard_per_gpu_hour * servers.lemons.multiplier * step_seconds / 3600 is a lemon GPU's "
      "probability per step and must be <= 1, got 0.01 * 10000.0 * 60.0 / 3600"),
     (SERVERS.replace("n_gpus: 1024", "n_gpus: 2097152"),
-     "scenarios[0]: n_gpus / servers.gpus_per_server is the job's servers and must be <= 131072, got 262144"),
+     "scenarios[0]: n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and must be "
+     "<= 131072, got 262144"),
+    (PLAIN + "    servers: {warm_standbys: 4}\n",
+     "scenarios[0].servers: servers.repair is required with warm_standbys or spares (the pools refill from repair)"),
+    (PLAIN + "    servers: {repair: {distribution: exponential, mean_seconds: 60}}\n",
+     "scenarios[0].servers: servers.repair needs warm_standbys or spares (without pools a failed server is repaired "
+     "at once)"),
     (SERVERS.replace("n_gpus: 1024", "n_gpus: 8192") + "    replicas: 10000\n",
      "scenarios[0]: servers x replicas must be <= 8388608 (each replica keeps every server's lifetime), got 1024 x "
      "10000"),
@@ -67,6 +73,18 @@ def test_servers_reach_the_job_spec():
 ])
 def test_bad_servers_are_one_clear_line(text, expected):
     assert errors(text) == [expected]
+
+
+def test_pools_reach_the_job_spec():
+    s = parse_config(PLAIN + "    servers: {warm_standbys: 16, spares: {count: 200, preemption_seconds: 1200}, "
+                             "repair: {distribution: lognormal, median_seconds: 73440, sigma: 1.9}}\n").scenarios[0]
+    assert s.job_spec().servers == Servers(warm_standbys=16, spares=200, preemption_seconds=1200.0,
+                                           repair=("lognormal", 73440.0, 1.9))
+    plan = compile_spec(s.job_spec())
+    assert (plan.servers, plan.cluster, plan.standbys, plan.preempt_us) == (128, 344, 16, 1200 * 10**6)
+    only_spares = parse_config(PLAIN + "    servers: {spares: {count: 3}, repair: {distribution: uniform, "
+                                       "max_seconds: 600}}\n").scenarios[0].job_spec().servers
+    assert (only_spares.warm_standbys, only_spares.spares, only_spares.repair) == (0, 3, ("uniform", 600.0, 0.0))
 
 
 def test_a_fleet_with_servers_is_refused():

@@ -37,14 +37,33 @@ CONFIGS = {
         BASE, servers=LEMONS, validation_interval_steps=0, hyper=Hyper(5, 200),
         committed_sdc=CommittedSdc((Detector("scan", "exponential", 3600.0, 0.0, 0.8),), 3)),
 }
+# capacity (stage 2): no pools at all (every failure waits for its own server's repair); a standby and a spare
+# that run out (lognormal repairs of 2 h median); standbys and spares under Weibull lifetimes, lemons and gamma
+CAPACITY = {
+    "no_pools": replace(BASE, servers=Servers(warm_standbys=0, repair=("exponential", 3600.0, 0.0))),
+    "standby_spare_exhausted": replace(BASE, servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
+                                                             repair=("lognormal", 7200.0, 1.0))),
+    "pools_weibull_lemons_gamma": replace(BASE, causes=llama3_causes("warm"), servers=Servers(
+        lemon_fraction=0.25, lemon_multiplier=5.0, rate_shape=2.0, lifetime="weibull", shape=0.7, warm_standbys=2,
+        spares=4, preemption_seconds=300.0, repair=("uniform", 72000.0, 0.0))),
+}
+CONFIGS.update(CAPACITY)
+WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: r["waiting_seconds"]),
+           **{f"replacements_{k}": (lambda j, k=k: j.replacements[k], lambda r, k=k: r[f"replacements_{k}"])
+              for k in ("standby", "spare", "waited")}}
 FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_detected", "sdc_baked",
           "recompute_steps", "wall_seconds")
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_servers(name):
-    means = agree_with_oracle(name, CONFIGS[name], SEEDS, {f: field(f) for f in FIELDS})
+    reads = {f: field(f) for f in FIELDS} | (WAITING if name in CAPACITY else {})
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, reads)
     assert means["interruptions"] > 30  # the configuration exercises what it is for
+    if name in CAPACITY:
+        assert means["waiting_seconds"] > 0 and means["replacements_waited"] > 1
+    if name == "standby_spare_exhausted":
+        assert means["replacements_standby"] > 1 and means["replacements_spare"] > 1
 
 
 def test_the_distribution_check_tells_weibull_from_exponential():
@@ -64,7 +83,10 @@ def server_specs(draw):
                       lemon_multiplier=draw(st.sampled_from([1.0, 3.0, 20.0])),
                       lifetime=draw(st.sampled_from(["exponential", "weibull", "lognormal"])),
                       shape=draw(st.sampled_from([0.5, 1.0, 2.5])),
-                      rate_shape=draw(st.sampled_from([0.0, 0.0, 0.4, 3.0])))
+                      rate_shape=draw(st.sampled_from([0.0, 0.0, 0.4, 3.0])),
+                      warm_standbys=draw(st.sampled_from([None, None, 0, 2])), spares=draw(st.sampled_from([0, 3])),
+                      preemption_seconds=draw(st.sampled_from([0.0, 600.0])),
+                      repair=draw(st.sampled_from([("exponential", 3600.0, 0.0), ("lognormal", 600.0, 2.0)])))
     v = draw(st.integers(1, 30))
     return spec(
         n_gpus=servers.gpus_per_server * draw(st.integers(1, 200)), servers=servers,
