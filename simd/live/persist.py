@@ -193,12 +193,17 @@ def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
         for name, v in _tuples(s):
             if len(v) != lengths[name]:
                 raise StateError(f"a replica's {name} has {len(v)} entries where its plan has {lengths[name]}")
-        servers = s.plan.servers if s.lifetimes else 0  # each server's end of lifetime, once drawn
-        if len(s.srv_next) != servers:
-            raise StateError(f"a replica has {len(s.srv_next)} servers' lifetimes where its plan has {servers}")
-        if len(s.srv_mult) not in (0, s.plan.servers if s.plan.rate_shape else 0) or 0 in s.srv_mult:
+        n = s.plan.table  # the servers' table (servers.py): each server's end of lifetime, once drawn, ...
+        if len(s.srv_next) != (n if s.lifetimes else 0):
+            raise StateError(f"a replica has {len(s.srv_next)} servers' lifetimes where its plan has {n}")
+        if len(s.srv_mult) not in (0, n if s.plan.rate_shape else 0) or 0 in s.srv_mult:  # ... rate multipliers
             raise StateError(f"a replica has {len(s.srv_mult)} servers' rate multipliers where its plan has "
-                             f"{s.plan.servers if s.plan.rate_shape else 0} (or a multiplier 0)")
+                             f"{n if s.plan.rate_shape else 0} (or a multiplier 0)")
+        roles = n if s.plan.cluster else 0  # ... roles and repairs, once laid out
+        if len(s.srv_role) not in (0, roles) or len(s.srv_repair) != len(s.srv_role) or \
+                not set(s.srv_role) <= {1, 2, 3, 4} or s.srv_role.count(1) not in (0, s.plan.servers):
+            raise StateError(f"a replica's servers' roles do not fit its plan ({len(s.srv_role)} roles, "
+                             f"{s.srv_role.count(1)} in the job, for {roles} servers and a job of {s.plan.servers})")
         bad = next((x for x in _ints(s) if not 0 <= x <= NEVER), None)
         if bad is not None:
             raise StateError(f"a replica holds {bad}, outside 0..{NEVER}")

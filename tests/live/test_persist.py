@@ -220,6 +220,32 @@ def test_a_version_1_file_is_still_read_and_resumes_exactly():
 
 
 
+SERVERS_YAML = scenario_file(job("pools", seed=3, replicas=20, n_gpus=64, failures={
+    "hard_per_gpu_hour": 2.0e-2, "sdc_per_gpu_hour": 1.0e-3}, servers={
+    "lemons": {"fraction": 0.25, "multiplier": 4}, "rates": {"gamma_shape": 0.8},
+    "lifetime": {"distribution": "weibull", "shape": 0.7}, "warm_standbys": 1, "spares": {"count": 1},
+    "repair": {"distribution": "exponential", "mean_seconds": 20000}}), speedup=600, tick_seconds=1.0)
+
+
+def test_servers_and_their_pools_are_saved_and_resume_exactly():
+    """A lane of servers with gamma rates, Weibull lifetimes and pools: every server's lifetime, rate, role and
+    repair saved, and the resumed run equals the uninterrupted one."""
+    clock = FakeClock(START)
+    t = ticker(SERVERS_YAML, clock)
+    run_to(t, clock, 1.0, 2.0, 3.0)
+    raw = saved_bytes(t)
+    run_to(t, clock, 9.0)
+    states = t.lanes[0].states
+    assert sum(s.totals.replacements_waited + s.totals.replacements_spare for s in states) > 0
+    assert all(len(s.srv_role) == len(s.srv_mult) == 10 for s in states)
+    resumed = resume(decode(raw), parse_config(SERVERS_YAML))
+    later = FakeClock(0.0)
+    r = ticker(SERVERS_YAML, later, resumed)
+    later.t += 6.0
+    r.tick()
+    assert r.snapshot.simulated_us == t.snapshot.simulated_us
+    assert r.states == t.states
+
 def test_a_file_of_the_layout_before_servers_is_read_with_them_off():
     """A version 2 file as the simd before servers wrote it (its layout, no servers fields) resumes exactly: the
     fields grown since (persist.GROWN) are read at the values that mean "off"."""
