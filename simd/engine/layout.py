@@ -9,9 +9,10 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   (the newest corrupt checkpoints, oldest at ``ring_head``; at least one column), ``srv`` (State.srv_next: each
   server's end of lifetime), ``tree`` (kernel/servers.py's tournament tree over ``srv``, rebuilt by every
   call: scratch, in no State), ``mult`` (State.srv_mult: the servers' gamma rate multipliers) and with capacity
-  ``role`` and ``rep`` (State.srv_role, srv_repair), ``akey`` (a pooled server's key: its index if a standby, the
-  cluster's size plus it if a spare, NEVER otherwise), ``rtree`` and ``atree`` (tournament trees over ``rep`` and
-  ``akey``: the next server back from repair, the replacement to take); scratch rebuilt by every call.
+  ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed), ``akey`` (a pooled server's key: its
+  index if a standby, the cluster's size plus it if a spare, NEVER otherwise), ``rtree`` and ``atree``
+  (tournament trees over ``rep`` and ``akey``: the next server back from repair, the replacement to take);
+  scratch rebuilt by every call.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
 - ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
@@ -36,9 +37,9 @@ from simd.engine.state import State, Totals
 BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
-AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair")
+AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
-          "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": ()}
+          "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -123,9 +124,9 @@ class Aux:
         self.tree_p = p = 1 << (n - 1).bit_length() if n else 0  # leaves: a power of two >= the servers
         cap = plan.cluster > 0
         at = self.ring[1]
-        widths = {"srv": n, "tree": 2 * p, "mult": n if plan.rate_shape > 0.0 else 0, "role": n if cap else 0,
-                  "rep": n if cap else 0, "akey": n if cap else 0, "rtree": 2 * p if cap else 0,
-                  "atree": 2 * p if cap else 0}
+        c = n if cap else 0
+        widths = {"srv": n, "tree": 2 * p, "mult": n if plan.rate_shape > 0.0 else 0, "role": c, "rep": c,
+                  "fixed": c, "akey": c, "rtree": 2 * c and 2 * p, "atree": 2 * c and 2 * p}
         for name, w in widths.items():
             setattr(self, name, (at, w))
             at += w
@@ -161,6 +162,8 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_role"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
     o, k = ax.rep
     d["srv_repair"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
+    o, k = ax.fixed
+    d["srv_fixed"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     d["corrupted"] = bool(d["corrupted"])
@@ -183,6 +186,7 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
         if s.srv_role:
             aux[i, ax.role[0]:ax.role[0] + len(s.srv_role)] = s.srv_role
             aux[i, ax.rep[0]:ax.rep[0] + len(s.srv_repair)] = s.srv_repair
+            aux[i, ax.fixed[0]:ax.fixed[0] + len(s.srv_fixed)] = s.srv_fixed
     return lay, pos, tot, aux
 
 

@@ -243,6 +243,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "detection_seconds": us["detect"] / US_PER_SECOND,
         "waiting_seconds": us["waiting"] / US_PER_SECOND,
         **({f"replacements_{k}": v for k, v in servers.replaced.items()} if servers is not None else {}),
+        **({f"repairs_{k}": v for k, v in servers.repairs.items()} if servers is not None else {}),
         # simd's definition (productive / wall: void work is not productive) and the seed's
         "effective_utilization": (target - c["final_void"]) * step_s / wall,
         "seed_effective_utilization": target * step_s / wall,
@@ -276,18 +277,16 @@ class _Servers:
     (executed steps since its lifetime began) fails in the step with probability ``1 - Sv(a + 1) / Sv(a)``, Sv
     its lifetime's survival function (tabulated by age as ages are met). ``step`` returns how many failed; they
     start new lifetimes, the others age by one step. Lemons by servers.is_lemon; gamma rate multipliers drawn
-    with ``random.Random.gammavariate`` when the simulation starts (the engine's own draws are Marsaglia-Tsang)."""
+    with ``random.Random.gammavariate`` when the simulation starts (the engine's own draws are Marsaglia-Tsang).
+    A lemon a true repair fixes takes an ordinary server's scale."""
 
     def __init__(self, plan: Plan, rng: random.Random):
         self.uniform = rng.random
-        kind, shape = srv.LIFETIMES[plan.lifetime_kind], plan.lifetime_shape
+        self.kind, self.shape = srv.LIFETIMES[plan.lifetime_kind], plan.lifetime_shape
         n, a = plan.table, plan.rate_shape
-        mult = [rng.gammavariate(a, 1.0 / a) for _ in range(n)] if a > 0 else [1.0] * n
-        scales = [plan.server_scales[1 if srv.is_lemon(i, plan.lemon_fraction) else 0] / m for i, m in
-                  enumerate(mult)]
-        self.cls = list(range(n)) if a > 0 else [1 if srv.is_lemon(i, plan.lemon_fraction) else 0 for i in range(n)]
-        self.sv = [lambda x, s=s: srv.survival(kind, shape, s, x) for s in (scales if a > 0 else plan.server_scales)]
-        self.table: list[list[float]] = [[] for _ in self.sv]  # hazard by age, per class (per server with gamma)
+        self.mult = [rng.gammavariate(a, 1.0 / a) for _ in range(n)] if a > 0 else [1.0] * n
+        self.lemon = [srv.is_lemon(i, plan.lemon_fraction) for i in range(n)]
+        self.tables: dict[float, list[float]] = {}  # hazard by age, per lifetime scale
         self.age = [0] * plan.table
         # capacity: the cluster's roles (the job's servers, the standbys, the spares) and repairs
         self.cap, self.plan, self.rng = plan.cluster > 0, plan, rng
@@ -295,19 +294,22 @@ class _Servers:
         self.role = [srv.JOB if i < job else srv.STANDBY if i < job + w else srv.SPARE for i in range(plan.table)]
         self.repair_end = [NEVER] * plan.table
         self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
+        self.repairs = dict.fromkeys(("manual", "false", "lemons_fixed"), 0)
 
-    def hazard(self, c: int, a: int) -> float:
-        t = self.table[c]
+    def hazard(self, i: int, a: int) -> float:
+        """Server ``i``'s probability of failing in a step at age ``a``."""
+        scale = self.plan.server_scales[1 if self.lemon[i] else 0] / self.mult[i]
+        t = self.tables.setdefault(scale, [])
         while len(t) <= a:
             x = len(t)
-            s0, s1 = self.sv[c](x), self.sv[c](x + 1)
+            s0, s1 = srv.survival(self.kind, self.shape, scale, x), srv.survival(self.kind, self.shape, scale, x + 1)
             t.append(1.0 if s0 == 0.0 else 1.0 - s1 / s0)
         return t[a]
 
     def step(self) -> list[int]:
         """The servers of the job that fail in this step (index order)."""
         running = [i for i, r in enumerate(self.role) if r == srv.JOB]
-        failed = [i for i in running if self.uniform() < self.hazard(self.cls[i], self.age[i])]
+        failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
         for i in running:
             self.age[i] += 1
         for i in failed:
@@ -328,7 +330,17 @@ class _Servers:
         kind, scale_us, sigma = plan.repair
         for i in failed:
             role[i] = srv.REPAIR
-            end[i] = t1 + round(_draw(self.rng, kind, scale_us, sigma))
+            duration = _draw(self.rng, kind, scale_us, sigma)  # the automatic stage, then perhaps the manual one
+            manual = self.rng.random() < plan.manual_probability
+            if manual:
+                duration += _draw(self.rng, *plan.manual_repair)
+                self.repairs["manual"] += 1
+            if self.rng.random() < plan.repair_fail[1 if manual else 0]:
+                self.repairs["false"] += 1
+            elif self.lemon[i]:
+                self.lemon[i] = False
+                self.repairs["lemons_fixed"] += 1
+            end[i] = t1 + round(duration)
             standby = [j for j, r in enumerate(role) if r == srv.STANDBY]
             spare = [j for j, r in enumerate(role) if r == srv.SPARE]
             if standby:

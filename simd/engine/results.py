@@ -39,6 +39,7 @@ class JobResult:
     sdc_found_by_detector: dict[str, int] = field(default_factory=dict)  # per detector, committed or not
     server_failures: int = 0  # servers whose lifetime ended (servers.py): at least one per interruption
     replacements: dict[str, int] = field(default_factory=dict)  # capacity: failed servers replaced, by source
+    repairs: dict[str, int] = field(default_factory=dict)  # capacity: repairs escalated, false, lemons fixed
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -108,6 +109,8 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
         server_failures=d.server_failures,
         replacements={"standby": d.replacements_standby, "spare": d.replacements_spare,
                       "waited": d.replacements_waited} if p.cluster else {},
+        repairs={"manual": d.repairs_manual, "false": d.repairs_false, "lemons_fixed": d.lemons_fixed}
+        if p.cluster else {},
     )
 
 

@@ -59,8 +59,14 @@ class Servers:
     spares: int = 0
     preemption_seconds: float = 0.0  # taking a spare: the time to preempt the work that runs on it
     # a repair's duration: (distribution, scale seconds, sigma) as a late detector's latency (late.py: exponential
-    # mean, lognormal median and sigma, uniform on [0, scale])
+    # mean, lognormal median and sigma, uniform on [0, scale]); the automatic stage, escalated to a manual stage
+    # with ``manual_probability`` (independent of the automatic stage's outcome, as AIReSim's paper model); each
+    # stage reports success without fixing the fault with its probability (``repair_fail``: automatic, manual: the
+    # last stage's counts). A true repair makes a lemon an ordinary server for good; a false one leaves it a lemon.
     repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
+    manual_probability: float = 0.0
+    manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
+    repair_fail: tuple[float, float] = (0.0, 0.0)
 
     @property
     def capacity(self) -> bool:

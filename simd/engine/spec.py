@@ -209,6 +209,9 @@ class Plan:
     standbys: int = 0
     preempt_us: int = 0
     repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # (distribution, scale in us, sigma) as a detector's
+    manual_probability: float = 0.0
+    manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # the manual stage, as ``repair``
+    repair_fail: tuple[float, float] = (0.0, 0.0)  # P(a repair fixes nothing): automatic, manual
     repair_stream: dict | None = None
 
     def __eq__(self, other: object) -> bool:
@@ -423,7 +426,9 @@ def _servers(spec: JobSpec) -> dict:
     if s.capacity:
         kind, scale, sigma = s.repair
         cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys,
-                   preempt_us=to_us(s.preemption_seconds), repair=(kind, scale * US_PER_SECOND, sigma))
+                   preempt_us=to_us(s.preemption_seconds), repair=(kind, scale * US_PER_SECOND, sigma),
+                   manual_probability=s.manual_probability, repair_fail=s.repair_fail,
+                   manual_repair=(s.manual_repair[0], s.manual_repair[1] * US_PER_SECOND, s.manual_repair[2]))
     return dict(**cap, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
                 lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),

@@ -54,6 +54,9 @@ class Totals:
     replacements_standby: int = 0  # failed servers replaced by a warm standby
     replacements_spare: int = 0  # ... by a spare (after its preemption)
     replacements_waited: int = 0  # ... by a server back from repair, the job waiting for it
+    repairs_manual: int = 0  # repairs escalated to the manual stage (every repair has the automatic one)
+    repairs_false: int = 0  # repairs that reported success without fixing the fault
+    lemons_fixed: int = 0  # lemons a true repair made ordinary servers
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -107,7 +110,8 @@ class State:
     # time until which the job waits for its replacement servers (<= t: not waiting)
     srv_role: tuple[int, ...] = ()
     srv_repair: tuple[int, ...] = ()
-    repairs: int = 0
+    srv_fixed: tuple[int, ...] = ()  # with lemons and pools: 1 for a lemon a true repair fixed
+    repair_draws: int = 0
     wait_until: int = 0
 
     @property

@@ -63,7 +63,7 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
              "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "o_tree", "tree_p",
              "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep", "o_akey",
-             "o_rtree", "o_atree")
+             "o_rtree", "o_atree", "o_fixed", "manual_kind")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -101,11 +101,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                               plan_i[P.o_tree], plan_i[P.tree_p])
     o_role, o_rep, o_akey, o_rtree, o_atree = (plan_i[P.o_role], plan_i[P.o_rep], plan_i[P.o_akey], plan_i[P.o_rtree],
                                                plan_i[P.o_atree])
+    o_fixed = plan_i[P.o_fixed]
     life_shape, scale_n, scale_l, lemon_f, rate_shape = srv_f[0], srv_f[1], srv_f[2], srv_f[3], srv_f[4]
     o_mult = plan_i[P.o_mult]
     # capacity (servers.py): pools of standbys and spares, repairs
     cap, n_job, W, preempt = plan_i[P.cluster] > 0, plan_i[P.servers], plan_i[P.standbys], plan_i[P.preempt_us]
     rep_kind, rep_scale, rep_sigma = plan_i[P.repair_kind], srv_f[5], srv_f[6]
+    man_kind, man_scale, man_sigma, man_p = plan_i[P.manual_kind], srv_f[7], srv_f[8], srv_f[9]
+    fail_auto, fail_man = srv_f[10], srv_f[11]
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     need = 0
     for r in range(pos_rows.shape[0]):
@@ -143,9 +146,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
         lfh, lfl = zero, zero
         role, rep, akey = aux[o_role:o_role + ncl], aux[o_rep:o_rep + ncl], aux[o_akey:o_akey + ncl]
+        fixed = aux[o_fixed:o_fixed + ncl]
         nt = 2 * tree_p if cap else 0
         rtree, atree = aux[o_rtree:o_rtree + nt], aux[o_atree:o_atree + nt]
-        wrp, ri, wait_until = words[Stream.repair], pos[Pos.repairs], pos[Pos.wait_until]
+        wrp, ri, wait_until = words[Stream.repair], pos[Pos.repair_draws], pos[Pos.wait_until]
         rph, rpl = zero, zero
         n_sb = 0  # standbys in the pool
         if cap:
@@ -172,7 +176,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         continue
                     lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
                     li += 1
-                    srv[i] = g + servers.lifetime_of(i, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult)
+                    srv[i] = g + servers.lifetime_of(i, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult,
+                                                     fixed)
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
         clock = until
@@ -450,9 +455,24 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             # first server back from repair (the job waits for it)
                             srv[i] = NEVER
                             servers.update(tree, srv, i, tree_p)
+                            # four draws of "repair" per repair: the automatic stage's duration, the escalation,
+                            # the manual stage's duration, whether it fixes the fault (servers.py)
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                            ri += 1
-                            role[i], rep[i] = servers.REPAIR, t1 + late.latency_us(rep_kind, rep_scale, rep_sigma, u)
+                            d_rep = late.latency_us(rep_kind, rep_scale, rep_sigma, u)
+                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            manual = u <= man_p
+                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            if manual:
+                                d_rep += late.latency_us(man_kind, man_scale, man_sigma, u)
+                                tot[Tot.repairs_manual] += 1
+                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            ri += 4
+                            if u <= (fail_man if manual else fail_auto):
+                                tot[Tot.repairs_false] += 1
+                            elif fixed[i] == 0 and servers.is_lemon(i, lemon_f):
+                                fixed[i] = 1
+                                tot[Tot.lemons_fixed] += 1
+                            role[i], rep[i] = servers.REPAIR, t1 + d_rep
                             servers.update(rtree, rep, i, tree_p)
                             j = atree[1]
                             if akey[j] < ncl:
@@ -473,7 +493,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             role[j] = servers.JOB
                         lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
                         li += 1
-                        srv[j] = g + servers.lifetime_of(j, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult)
+                        srv[j] = g + servers.lifetime_of(j, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult,
+                                                         fixed)
                         servers.update(tree, srv, j, tree_p)
                     hi += 1
                     hp = srv[tree[1]]
@@ -587,7 +608,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
         # to_state(): each stream's next element after g
         if nsrv:
-            pos[Pos.lifetimes], pos[Pos.repairs], pos[Pos.wait_until] = li, ri, wait_until
+            pos[Pos.lifetimes], pos[Pos.repair_draws], pos[Pos.wait_until] = li, ri, wait_until
         elif hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
@@ -627,7 +648,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
     ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0], "o_tree": ax.tree[0],
             "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0], "o_role": ax.role[0],
             "o_rep": ax.rep[0], "o_akey": ax.akey[0], "o_rtree": ax.rtree[0], "o_atree": ax.atree[0],
-            "repair_kind": late.DISTRIBUTIONS.index(p.repair[0]),
+            "o_fixed": ax.fixed[0], "repair_kind": late.DISTRIBUTIONS.index(p.repair[0]),
+            "manual_kind": late.DISTRIBUTIONS.index(p.manual_repair[0]),
             **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
                                                              "sdc_onsets_by_type", "detector_finds", "step_hist")}}
     plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
@@ -639,8 +661,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array([late.DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
             np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
             np.array([d[3] for d in dets], dtype=np.float64),
-            np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2]],
-                     dtype=np.float64))
+            np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2],
+                      p.manual_repair[1], p.manual_repair[2], p.manual_probability, *p.repair_fail], dtype=np.float64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

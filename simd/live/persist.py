@@ -114,9 +114,10 @@ LAYOUT = _layout()
 # mechanism existed never used it). (class, field) -> value as saved (JSON).
 GROWN = {("JobSpec", "servers"): None, ("Totals", "server_failures"): 0,  # servers (issue 21)
          ("State", "lifetimes"): 0, ("State", "srv_next"): [], ("State", "srv_mult"): [], ("State", "srv_role"): [],
-         ("State", "srv_repair"): [], ("State", "repairs"): 0, ("State", "wait_until"): 0,
+         ("State", "srv_repair"): [], ("State", "repair_draws"): 0, ("State", "wait_until"): 0,
          ("Totals", "waiting_us"): 0, ("Totals", "replacements_standby"): 0, ("Totals", "replacements_spare"): 0,
-         ("Totals", "replacements_waited"): 0}
+         ("Totals", "replacements_waited"): 0, ("Totals", "repairs_manual"): 0, ("Totals", "repairs_false"): 0,
+         ("Totals", "lemons_fixed"): 0, ("State", "srv_fixed"): []}
 EARLIER = {_layout(frozenset(GROWN)): GROWN}  # the layout of 2026-12-03 (before servers)
 
 
@@ -200,7 +201,7 @@ def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
             raise StateError(f"a replica has {len(s.srv_mult)} servers' rate multipliers where its plan has "
                              f"{n if s.plan.rate_shape else 0} (or a multiplier 0)")
         roles = n if s.plan.cluster else 0  # ... roles and repairs, once laid out
-        if len(s.srv_role) not in (0, roles) or len(s.srv_repair) != len(s.srv_role) or \
+        if len(s.srv_role) not in (0, roles) or not len(s.srv_repair) == len(s.srv_fixed) == len(s.srv_role) or \
                 not set(s.srv_role) <= {1, 2, 3, 4} or s.srv_role.count(1) not in (0, s.plan.servers):
             raise StateError(f"a replica's servers' roles do not fit its plan ({len(s.srv_role)} roles, "
                              f"{s.srv_role.count(1)} in the job, for {roles} servers and a job of {s.plan.servers})")

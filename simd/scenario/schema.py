@@ -286,6 +286,39 @@ class UniformRepair(_Strict):
     """The longest repair, simulated seconds."""
 
 
+RepairTime = Annotated[ExponentialRepair | LognormalRepair | UniformRepair, Field(discriminator="distribution")]
+
+
+class ManualRepair(_Strict):
+    """The manual stage a repair escalates to (after the automatic one)."""
+
+    probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """The share of repairs escalated, whatever the automatic stage's outcome (AIReSim's paper model: 0.8)."""
+    time: RepairTime
+    """How long the manual stage takes; `distribution` picks the form."""
+
+
+class FalseSuccess(_Strict):
+    """Repairs that report success without fixing the fault: the server returns unchanged (a lemon stays one)."""
+
+    automatic: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The share of repairs ending with the automatic stage that fix nothing (AIReSim: 0.4)."""
+    manual: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The share of manual repairs that fix nothing (AIReSim: 0.2)."""
+
+
+class Repair(_Strict):
+    """A failed server's repair: an automatic stage, escalated to a manual one with a probability; a true repair
+    makes a lemon an ordinary server for good."""
+
+    automatic: RepairTime
+    """How long the automatic stage takes, from the end of the step the server failed in."""
+    manual: ManualRepair | None = None
+    """Absent: no repair is escalated."""
+    false_success: FalseSuccess | None = None
+    """Absent: every repair fixes the fault."""
+
+
 class Spares(_Strict):
     """A pool of spare servers the job takes when it has no warm standby left."""
 
@@ -322,10 +355,8 @@ class ServersConfig(_Strict):
     spares: Spares | None = None
     """Taken when no standby is left, after their preemption; with neither, the job waits (the `waiting` bucket)
     for the first server back from repair. Repaired servers refill the standbys, then the spares."""
-    repair: Annotated[ExponentialRepair | LognormalRepair | UniformRepair,
-                      Field(discriminator="distribution")] | None = None
-    """How long a failed server is in repair, from the end of the step it failed in; `distribution` picks the
-    form."""
+    repair: Repair | None = None
+    """How a failed server is repaired (required with pools)."""
 
     @model_validator(mode="after")
     def _pools(self) -> ServersConfig:
@@ -346,14 +377,22 @@ class ServersConfig(_Strict):
         pools = {}
         if self.repair is not None:
             r = self.repair
-            scale = r.mean_seconds if r.distribution == "exponential" else \
-                r.median_seconds if r.distribution == "lognormal" else r.max_seconds
+            fails = r.false_success or FalseSuccess()
             pools = dict(warm_standbys=self.warm_standbys or 0, spares=self.spares.count if self.spares else 0,
                          preemption_seconds=self.spares.preemption_seconds if self.spares else 0.0,
-                         repair=(r.distribution, scale, r.sigma if r.distribution == "lognormal" else 0.0))
+                         repair=_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
+            if r.manual is not None:
+                pools.update(manual_probability=r.manual.probability, manual_repair=_time(r.manual.time))
         return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
                        self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
                        self.rates.gamma_shape if self.rates else 0.0, **pools)
+
+
+def _time(r) -> tuple[str, float, float]:
+    """A repair time as the engine takes it: (distribution, scale seconds, sigma)."""
+    scale = r.mean_seconds if r.distribution == "exponential" else \
+        r.median_seconds if r.distribution == "lognormal" else r.max_seconds
+    return r.distribution, scale, r.sigma if r.distribution == "lognormal" else 0.0
 
 
 class SdcModel(_Strict):

@@ -33,7 +33,9 @@ def summary(s: Scenario) -> str:
                   + (f" ({lemons} lemons x{sv.lemons.multiplier:g})" if lemons else "")
                   + (f", rates x gamma (shape {sv.rates.gamma_shape:g})" if sv.rates else "")
                   + (f", {sv.warm_standbys or 0} warm standbys, {sv.spares.count if sv.spares else 0} spares, "
-                     f"{sv.repair.distribution} repairs" if sv.repair else "")
+                     f"{sv.repair.automatic.distribution} repairs"
+                     + (f" ({sv.repair.manual.probability:g} to manual)" if sv.repair.manual else "")
+                     if sv.repair else "")
                   + f", {lt.distribution} lifetimes"
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))

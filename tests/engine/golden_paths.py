@@ -94,8 +94,9 @@ def run(k: int, **kw) -> tuple:
 # brought them: no path here uses it, so each keeps its default (checked) and is left out of the digest, which then
 # covers what it covered when written.
 SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "srv_role": (), "srv_repair": (),
-         "repairs": 0, "wait_until": 0, "waiting_us": 0, "replacements_standby": 0, "replacements_spare": 0,
-         "replacements_waited": 0, "replacements": {}}  # servers (issue 21)
+         "repair_draws": 0, "wait_until": 0, "waiting_us": 0, "replacements_standby": 0, "replacements_spare": 0,
+         "replacements_waited": 0, "replacements": {}, "repairs_manual": 0, "repairs_false": 0, "lemons_fixed": 0,
+         "repairs": {}, "srv_fixed": ()}  # servers (issue 21)
 
 
 def _kept(obj) -> list:

@@ -44,7 +44,9 @@ scenarios:
      checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 25, seconds: 20},
      servers: {lemons: {fraction: 0.1, multiplier: 5}, rates: {gamma_shape: 0.5},
                lifetime: {distribution: lognormal, sigma: 1.0}, warm_standbys: 2, spares: {count: 3},
-               repair: {distribution: exponential, mean_seconds: 36000}}}
+               repair: {automatic: {distribution: exponential, mean_seconds: 36000},
+                        manual: {probability: 0.5, time: {distribution: uniform, max_seconds: 90000}},
+                        false_success: {automatic: 0.3, manual: 0.1}}}}
 """
 
 

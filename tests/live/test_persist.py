@@ -224,7 +224,9 @@ SERVERS_YAML = scenario_file(job("pools", seed=3, replicas=20, n_gpus=64, failur
     "hard_per_gpu_hour": 2.0e-2, "sdc_per_gpu_hour": 1.0e-3}, servers={
     "lemons": {"fraction": 0.25, "multiplier": 4}, "rates": {"gamma_shape": 0.8},
     "lifetime": {"distribution": "weibull", "shape": 0.7}, "warm_standbys": 1, "spares": {"count": 1},
-    "repair": {"distribution": "exponential", "mean_seconds": 20000}}), speedup=600, tick_seconds=1.0)
+    "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 20000},
+               "manual": {"probability": 0.5, "time": {"distribution": "exponential", "mean_seconds": 40000}},
+               "false_success": {"automatic": 0.5}}}), speedup=600, tick_seconds=1.0)
 
 
 def test_servers_and_their_pools_are_saved_and_resume_exactly():

@@ -52,7 +52,7 @@ def test_servers_reach_the_job_spec():
      "<= 131072, got 262144"),
     (PLAIN + "    servers: {warm_standbys: 4}\n",
      "scenarios[0].servers: servers.repair is required with warm_standbys or spares (the pools refill from repair)"),
-    (PLAIN + "    servers: {repair: {distribution: exponential, mean_seconds: 60}}\n",
+    (PLAIN + "    servers: {repair: {automatic: {distribution: exponential, mean_seconds: 60}}}\n",
      "scenarios[0].servers: servers.repair needs warm_standbys or spares (without pools a failed server is repaired "
      "at once)"),
     (SERVERS.replace("n_gpus: 1024", "n_gpus: 8192") + "    replicas: 10000\n",
@@ -77,13 +77,16 @@ def test_bad_servers_are_one_clear_line(text, expected):
 
 def test_pools_reach_the_job_spec():
     s = parse_config(PLAIN + "    servers: {warm_standbys: 16, spares: {count: 200, preemption_seconds: 1200}, "
-                             "repair: {distribution: lognormal, median_seconds: 73440, sigma: 1.9}}\n").scenarios[0]
+                             "repair: {automatic: {distribution: lognormal, median_seconds: 73440, sigma: 1.9}, "
+                             "manual: {probability: 0.8, time: {distribution: exponential, mean_seconds: 172800}}, "
+                             "false_success: {automatic: 0.4, manual: 0.2}}}\n").scenarios[0]
     assert s.job_spec().servers == Servers(warm_standbys=16, spares=200, preemption_seconds=1200.0,
-                                           repair=("lognormal", 73440.0, 1.9))
+                                           repair=("lognormal", 73440.0, 1.9), manual_probability=0.8,
+                                           manual_repair=("exponential", 172800.0, 0.0), repair_fail=(0.4, 0.2))
     plan = compile_spec(s.job_spec())
     assert (plan.servers, plan.cluster, plan.standbys, plan.preempt_us) == (128, 344, 16, 1200 * 10**6)
-    only_spares = parse_config(PLAIN + "    servers: {spares: {count: 3}, repair: {distribution: uniform, "
-                                       "max_seconds: 600}}\n").scenarios[0].job_spec().servers
+    only_spares = parse_config(PLAIN + "    servers: {spares: {count: 3}, repair: {automatic: {distribution: uniform, "
+                                       "max_seconds: 600}}}\n").scenarios[0].job_spec().servers
     assert (only_spares.warm_standbys, only_spares.spares, only_spares.repair) == (0, 3, ("uniform", 600.0, 0.0))
 
 

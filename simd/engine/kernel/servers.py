@@ -77,10 +77,11 @@ def lifetime_steps(kind, shape, scale, u):
 
 
 @njit()
-def lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult):
-    """Server ``i``'s lifetime in steps from uniform ``u``: its class's scale (a lemon's or not: is_lemon), divided
-    by its gamma multiplier when there are some (``mult`` not empty)."""
-    sc = scale_l if is_lemon(i, lemon_f) else scale_n
+def lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult, fixed):
+    """Server ``i``'s lifetime in steps from uniform ``u``: its class's scale (a lemon, unless a repair fixed it
+    (``fixed``, empty without pools), or not: is_lemon), divided by its gamma multiplier when there are some
+    (``mult`` not empty)."""
+    sc = scale_l if is_lemon(i, lemon_f) and (len(fixed) == 0 or fixed[i] == 0) else scale_n
     if len(mult):
         sc *= MULT_ONE / mult[i]
     return lifetime_steps(kind, shape, sc, u)

@@ -45,12 +45,15 @@ CAPACITY = {
                                                              repair=("lognormal", 7200.0, 1.0))),
     "pools_weibull_lemons_gamma": replace(BASE, causes=llama3_causes("warm"), servers=Servers(
         lemon_fraction=0.25, lemon_multiplier=5.0, rate_shape=2.0, lifetime="weibull", shape=0.7, warm_standbys=2,
-        spares=4, preemption_seconds=300.0, repair=("uniform", 72000.0, 0.0))),
+        spares=4, preemption_seconds=300.0, repair=("uniform", 72000.0, 0.0), manual_probability=0.5,
+        manual_repair=("exponential", 30000.0, 0.0), repair_fail=(0.4, 0.2))),
 }
 CONFIGS.update(CAPACITY)
 WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: r["waiting_seconds"]),
            **{f"replacements_{k}": (lambda j, k=k: j.replacements[k], lambda r, k=k: r[f"replacements_{k}"])
-              for k in ("standby", "spare", "waited")}}
+              for k in ("standby", "spare", "waited")},
+           **{f"repairs_{k}": (lambda j, k=k: j.repairs[k], lambda r, k=k: r[f"repairs_{k}"])
+              for k in ("manual", "false", "lemons_fixed")}}
 FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_detected", "sdc_baked",
           "recompute_steps", "wall_seconds")
 
@@ -62,6 +65,8 @@ def test_engine_matches_the_per_step_loop_with_servers(name):
     assert means["interruptions"] > 30  # the configuration exercises what it is for
     if name in CAPACITY:
         assert means["waiting_seconds"] > 0 and means["replacements_waited"] > 1
+    if name == "pools_weibull_lemons_gamma":
+        assert means["repairs_manual"] > 1 and means["repairs_false"] > 1 and means["repairs_lemons_fixed"] > 0.5
     if name == "standby_spare_exhausted":
         assert means["replacements_standby"] > 1 and means["replacements_spare"] > 1
 
