@@ -1,6 +1,7 @@
 """Properties of advance(): tick-size invariance, bucket conservation, monotone counters, determinism."""
 
 from dataclasses import fields
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -96,4 +97,12 @@ def test_same_seed_same_result(s, horizon_steps):
 
 def test_bucket_names_are_the_design_vocabulary():
     assert BUCKETS == ("productive", "rollback", "checkpoint", "validation", "restart", "detection",
-                       "straggler", "shadow")
+                       "straggler", "shadow", "waiting")
+    # The metrics reference and the design name every bucket (a new one is documented where users read).
+    root = Path(__file__).resolve().parents[3] / "docs"
+    metrics_row = next(line for line in (root / "metrics.md").read_text().splitlines()
+                       if line.startswith("| `simd_bucket_seconds_total`"))
+    design = (root / "design.md").read_text().split("**3.5")[1].split("**3.6")[0]
+    for bucket in BUCKETS:
+        assert f"`{bucket}`" in metrics_row, bucket
+        assert bucket in design, bucket
