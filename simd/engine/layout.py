@@ -12,7 +12,8 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed), ``akey`` (a pooled server's key: its
   index if a standby, the cluster's size plus it if a spare, NEVER otherwise), ``rtree`` and ``atree``
   (tournament trees over ``rep`` and ``akey``: the next server back from repair, the replacement to take);
-  scratch rebuilt by every call.
+  scratch rebuilt by every call; with retirement ``blamed`` (State.srv_blamed: ``retire_after`` columns per
+  server, its last blames).
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
 - ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
@@ -37,9 +38,10 @@ from simd.engine.state import State, Totals
 BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
-AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed")
+AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
-          "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": ()}
+          "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": (),
+          "srv_blamed": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -57,7 +59,7 @@ _TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
 Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
 # the plan's streams (Plan fields; "step_times": its StepTimes' stream)
 STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
-           "lifetime_stream", "server_rate_stream", "repair_stream", "step_times")
+           "lifetime_stream", "server_rate_stream", "repair_stream", "diagnosis_stream", "step_times")
 Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
 
 
@@ -126,7 +128,8 @@ class Aux:
         at = self.ring[1]
         c = n if cap else 0
         widths = {"srv": n, "tree": 2 * p, "mult": n if plan.rate_shape > 0.0 else 0, "role": c, "rep": c,
-                  "fixed": c, "akey": c, "rtree": 2 * c and 2 * p, "atree": 2 * c and 2 * p}
+                  "fixed": c, "akey": c, "rtree": 2 * c and 2 * p, "atree": 2 * c and 2 * p,
+                  "blamed": c * plan.retire_after}
         for name, w in widths.items():
             setattr(self, name, (at, w))
             at += w
@@ -164,6 +167,8 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_repair"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
     o, k = ax.fixed
     d["srv_fixed"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
+    o, k = ax.blamed
+    d["srv_blamed"] = tuple(aux[o:o + k].tolist()) if laid_out and k else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     d["corrupted"] = bool(d["corrupted"])
@@ -187,6 +192,7 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
             aux[i, ax.role[0]:ax.role[0] + len(s.srv_role)] = s.srv_role
             aux[i, ax.rep[0]:ax.rep[0] + len(s.srv_repair)] = s.srv_repair
             aux[i, ax.fixed[0]:ax.fixed[0] + len(s.srv_fixed)] = s.srv_fixed
+            aux[i, ax.blamed[0]:ax.blamed[0] + len(s.srv_blamed)] = s.srv_blamed
     return lay, pos, tot, aux
 
 

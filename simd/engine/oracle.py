@@ -244,6 +244,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "waiting_seconds": us["waiting"] / US_PER_SECOND,
         **({f"replacements_{k}": v for k, v in servers.replaced.items()} if servers is not None else {}),
         **({f"repairs_{k}": v for k, v in servers.repairs.items()} if servers is not None else {}),
+        **({f"diagnosis_{k}": v for k, v in servers.diagnosis.items()} if servers is not None else {}),
+        **({"retirements": servers.retirements} if servers is not None else {}),
         # simd's definition (productive / wall: void work is not productive) and the seed's
         "effective_utilization": (target - c["final_void"]) * step_s / wall,
         "seed_effective_utilization": target * step_s / wall,
@@ -295,6 +297,9 @@ class _Servers:
         self.repair_end = [NEVER] * plan.table
         self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
         self.repairs = dict.fromkeys(("manual", "false", "lemons_fixed"), 0)
+        self.diagnosis = dict.fromkeys(("missed", "wrong"), 0)
+        self.retirements = 0
+        self.blames: list[list[int]] = [[] for _ in range(plan.table)]  # each server's blame times (us)
 
     def hazard(self, i: int, a: int) -> float:
         """Server ``i``'s probability of failing in a step at age ``a``."""
@@ -318,9 +323,12 @@ class _Servers:
 
     def replace(self, failed: list[int], t1: int, tau: int) -> int:
         """Capacity: the servers back from repair by ``tau`` return to the standbys (up to the plan's count), then
-        the spares; each failed server goes to repair from ``t1`` and is replaced by the lowest-numbered standby,
-        else the lowest-numbered spare (ready after its preemption), else the first server back from repair (the
-        job waits for it). Returns when the last replacement is ready (>= tau)."""
+        the spares. Each failed server is diagnosed: missed (it stays in the job), pinned on another of the job's
+        servers drawn at random (that one leaves, the failed one stays), or identified. The server blamed goes to
+        repair from ``t1`` (or is retired: the plan's count of blames within its window, while the cluster keeps
+        more servers than the job) and is replaced by the lowest-numbered standby, else the lowest-numbered spare
+        (ready after its preemption), else the first server back from repair (the job waits for it). Returns when
+        the last replacement is ready (>= tau)."""
         role, end, plan = self.role, self.repair_end, self.plan
         back = [i for i, r in enumerate(role) if r == srv.REPAIR and end[i] <= tau]
         for i in sorted(back, key=lambda i: (end[i], i)):
@@ -329,18 +337,35 @@ class _Servers:
         ready = tau
         kind, scale_us, sigma = plan.repair
         for i in failed:
-            role[i] = srv.REPAIR
-            duration = _draw(self.rng, kind, scale_us, sigma)  # the automatic stage, then perhaps the manual one
-            manual = self.rng.random() < plan.manual_probability
-            if manual:
-                duration += _draw(self.rng, *plan.manual_repair)
-                self.repairs["manual"] += 1
-            if self.rng.random() < plan.repair_fail[1 if manual else 0]:
-                self.repairs["false"] += 1
-            elif self.lemon[i]:
-                self.lemon[i] = False
-                self.repairs["lemons_fixed"] += 1
-            end[i] = t1 + round(duration)
+            if role[i] != srv.JOB:  # blamed for an earlier server's failure in this step: gone already
+                continue
+            b = i
+            if plan.diagnosis_stream is not None:
+                if self.rng.random() >= plan.diagnosis:
+                    self.diagnosis["missed"] += 1
+                    continue
+                if self.rng.random() < plan.misattribution and plan.servers > 1:
+                    b = self.rng.choice([j for j, r in enumerate(role) if r == srv.JOB and j != i])
+                    self.diagnosis["wrong"] += 1
+            k, blames = plan.retire_after, self.blames[b]
+            blames.append(t1)
+            if k and len(blames) >= k and t1 - blames[-k] <= plan.retire_window_us and \
+                    len(role) - role.count(srv.RETIRED) > plan.servers:
+                role[b] = srv.RETIRED
+                self.retirements += 1
+            else:
+                role[b] = srv.REPAIR
+                duration = _draw(self.rng, kind, scale_us, sigma)  # the automatic stage, then perhaps the manual one
+                manual = self.rng.random() < plan.manual_probability
+                if manual:
+                    duration += _draw(self.rng, *plan.manual_repair)
+                    self.repairs["manual"] += 1
+                if self.rng.random() < plan.repair_fail[1 if manual else 0]:
+                    self.repairs["false"] += 1
+                elif self.lemon[b]:
+                    self.lemon[b] = False
+                    self.repairs["lemons_fixed"] += 1
+                end[b] = t1 + round(duration)
             standby = [j for j, r in enumerate(role) if r == srv.STANDBY]
             spare = [j for j, r in enumerate(role) if r == srv.SPARE]
             if standby:

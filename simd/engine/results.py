@@ -40,6 +40,8 @@ class JobResult:
     server_failures: int = 0  # servers whose lifetime ended (servers.py): at least one per interruption
     replacements: dict[str, int] = field(default_factory=dict)  # capacity: failed servers replaced, by source
     repairs: dict[str, int] = field(default_factory=dict)  # capacity: repairs escalated, false, lemons fixed
+    diagnosis: dict[str, int] = field(default_factory=dict)  # capacity: failing servers missed, failures misplaced
+    retirements: int = 0  # capacity: servers retired
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -111,6 +113,8 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
                       "waited": d.replacements_waited} if p.cluster else {},
         repairs={"manual": d.repairs_manual, "false": d.repairs_false, "lemons_fixed": d.lemons_fixed}
         if p.cluster else {},
+        diagnosis={"missed": d.diagnosis_missed, "wrong": d.diagnosis_wrong} if p.cluster else {},
+        retirements=d.retirements,
     )
 
 

@@ -67,6 +67,16 @@ class Servers:
     manual_probability: float = 0.0
     manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
     repair_fail: tuple[float, float] = (0.0, 0.0)
+    # diagnosis and retirement (stage 3; pools only): a failing server is identified with probability ``diagnosis``
+    # (else it stays in the job, no server goes to repair); an identified failure is pinned on another of the job's
+    # servers, drawn at random, with probability ``misattribution`` (that healthy server goes to repair, the failing
+    # one stays). A server blamed ``retire_after`` times (0: never retired) within ``retire_window_seconds``
+    # (the blames' simulated times) is retired instead of repaired, unless the cluster would then hold fewer servers
+    # than the job.
+    diagnosis: float = 1.0
+    misattribution: float = 0.0
+    retire_after: int = 0
+    retire_window_seconds: float = 0.0
 
     @property
     def capacity(self) -> bool:
@@ -99,6 +109,11 @@ def plain(servers: Servers | None, n_gpus: int) -> bool:
                                and servers.rate_shape == 0.0 and not servers.capacity)
 
 
+def imperfect_diagnosis(servers: Servers) -> bool:
+    """Whether a failure's diagnosis can miss or blame the wrong server (the "diagnosis" stream's draws)."""
+    return servers.capacity and (servers.diagnosis < 1.0 or servers.misattribution > 0.0)
+
+
 def cluster(n_gpus: int, servers: Servers) -> int:
     """The cluster's servers: the job's, and with capacity its standbys and spares."""
     n = count(n_gpus, servers)
@@ -106,7 +121,7 @@ def cluster(n_gpus: int, servers: Servers) -> int:
 
 
 # A server's role in the cluster (State.srv_role; 0: not laid out yet)
-JOB, STANDBY, SPARE, REPAIR = 1, 2, 3, 4
+JOB, STANDBY, SPARE, REPAIR, RETIRED = 1, 2, 3, 4, 5
 
 
 def rate_per_step(hard_per_gpu_hour: float, multiplier: float, gpus: int, step_seconds: float) -> float:

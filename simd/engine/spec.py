@@ -213,6 +213,14 @@ class Plan:
     manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # the manual stage, as ``repair``
     repair_fail: tuple[float, float] = (0.0, 0.0)  # P(a repair fixes nothing): automatic, manual
     repair_stream: dict | None = None
+    # diagnosis and retirement (servers.py, stage 3): P(the failing server is identified), P(an identified failure
+    # is pinned on another server), blames that retire a server (0: never) within a window (us); the diagnosis
+    # stream's three draws per failing server (only when diagnosis is imperfect)
+    diagnosis: float = 1.0
+    misattribution: float = 0.0
+    retire_after: int = 0
+    retire_window_us: int = 0
+    diagnosis_stream: dict | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -316,6 +324,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         out["lifetime_stream"] = (_epoch_name("lifetime", epoch), "PCG64")
         if spec.servers.capacity:
             out["repair_stream"] = (_epoch_name("repair", epoch), "PCG64")
+            if srv.imperfect_diagnosis(spec.servers):
+                out["diagnosis_stream"] = (_epoch_name("diagnosis", epoch), "PCG64")
         if spec.servers.rate_shape > 0.0:  # a server's rate is its own: the same stream in every epoch
             out["server_rate_stream"] = ("server-rate", "PCG64")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
@@ -428,7 +438,9 @@ def _servers(spec: JobSpec) -> dict:
         cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys,
                    preempt_us=to_us(s.preemption_seconds), repair=(kind, scale * US_PER_SECOND, sigma),
                    manual_probability=s.manual_probability, repair_fail=s.repair_fail,
-                   manual_repair=(s.manual_repair[0], s.manual_repair[1] * US_PER_SECOND, s.manual_repair[2]))
+                   manual_repair=(s.manual_repair[0], s.manual_repair[1] * US_PER_SECOND, s.manual_repair[2]),
+                   diagnosis=s.diagnosis, misattribution=s.misattribution, retire_after=s.retire_after,
+                   retire_window_us=to_us(s.retire_window_seconds))
     return dict(**cap, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
                 lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),

@@ -57,6 +57,9 @@ class Totals:
     repairs_manual: int = 0  # repairs escalated to the manual stage (every repair has the automatic one)
     repairs_false: int = 0  # repairs that reported success without fixing the fault
     lemons_fixed: int = 0  # lemons a true repair made ordinary servers
+    diagnosis_missed: int = 0  # failing servers not identified (they stayed in the job)
+    diagnosis_wrong: int = 0  # failures pinned on another server (a healthy one went to repair)
+    retirements: int = 0  # servers retired (blamed retire_after times within the window)
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -105,14 +108,18 @@ class State:
     lifetimes: int = 0
     srv_next: tuple[int, ...] = ()
     srv_mult: tuple[int, ...] = ()  # with gamma rates: each server's multiplier (servers.MULT_ONE = 1); () not drawn
-    # capacity: each server's role (servers.JOB, STANDBY, SPARE, REPAIR; () not laid out yet) and, in repair, the
-    # simulated time (us) its repair ends (NEVER otherwise); repair times drawn from the epoch's "repair" stream; the
-    # time until which the job waits for its replacement servers (<= t: not waiting)
+    # capacity: each server's role (servers.JOB, STANDBY, SPARE, REPAIR, RETIRED; () not laid out yet) and, in
+    # repair, the simulated time (us) its repair ends (NEVER otherwise); repair times drawn from the epoch's "repair"
+    # stream; the time until which the job waits for its replacement servers (<= t: not waiting)
     srv_role: tuple[int, ...] = ()
     srv_repair: tuple[int, ...] = ()
     srv_fixed: tuple[int, ...] = ()  # with lemons and pools: 1 for a lemon a true repair fixed
     repair_draws: int = 0
     wait_until: int = 0
+    # diagnosis and retirement: draws of the epoch's "diagnosis" stream; with retirement, per server its last
+    # ``retire_after`` blames (simulated time + 1 in us, 0: none; oldest first), server after server
+    diagnosis_draws: int = 0
+    srv_blamed: tuple[int, ...] = ()
 
     @property
     def clock_seconds(self) -> float:

@@ -63,7 +63,7 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
              "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "o_tree", "tree_p",
              "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep", "o_akey",
-             "o_rtree", "o_atree", "o_fixed", "manual_kind")
+             "o_rtree", "o_atree", "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -109,6 +109,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     rep_kind, rep_scale, rep_sigma = plan_i[P.repair_kind], srv_f[5], srv_f[6]
     man_kind, man_scale, man_sigma, man_p = plan_i[P.manual_kind], srv_f[7], srv_f[8], srv_f[9]
     fail_auto, fail_man = srv_f[10], srv_f[11]
+    # diagnosis and retirement (servers.py, stage 3)
+    diagnose, diag_p, mis_p = plan_i[P.diagnose] != 0, srv_f[12], srv_f[13]
+    retire_k, retire_us, o_blamed = plan_i[P.retire_after], plan_i[P.retire_window_us], plan_i[P.o_blamed]
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     need = 0
     for r in range(pos_rows.shape[0]):
@@ -151,7 +154,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         rtree, atree = aux[o_rtree:o_rtree + nt], aux[o_atree:o_atree + nt]
         wrp, ri, wait_until = words[Stream.repair], pos[Pos.repair_draws], pos[Pos.wait_until]
         rph, rpl = zero, zero
-        n_sb = 0  # standbys in the pool
+        blamed = aux[o_blamed:o_blamed + ncl * retire_k]
+        wdg, di = words[Stream.diagnosis], pos[Pos.diagnosis_draws]
+        dgh, dgl = pcg.seek(wdg, di) if diagnose else (zero, zero)
+        n_sb, n_ret = 0, 0  # standbys in the pool, servers retired
         if cap:
             if role[0] == 0:  # the cluster laid out: the job's servers, then the standbys, then the spares
                 for i in range(ncl):
@@ -161,6 +167,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 akey[i] = i if role[i] == servers.STANDBY else ncl + i if role[i] == servers.SPARE else NEVER
                 if role[i] == servers.STANDBY:
                     n_sb += 1
+                elif role[i] == servers.RETIRED:
+                    n_ret += 1
             servers.build(rtree, rep, ncl, tree_p)
             servers.build(atree, akey, ncl, tree_p)
             rph, rpl = pcg.seek(wrp, ri)
@@ -450,11 +458,38 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     while srv[tree[1]] <= g:
                         i = tree[1]
                         tot[Tot.server_failures] += 1
-                        j = i  # without capacity the server itself, repaired at once
-                        if cap:  # to repair from the end of its step; its replacement: a standby, a spare, or the
-                            # first server back from repair (the job waits for it)
-                            srv[i] = NEVER
+                        b = i  # the server blamed: to repair, replaced (without capacity: i itself, repaired at once)
+                        if diagnose:  # three draws of "diagnosis" per failing server: identified? pinned on
+                            # another? which other (servers.py)
+                            dgh, dgl, u = draws.uniform(wdg, dgh, dgl)
+                            dgh, dgl, u2 = draws.uniform(wdg, dgh, dgl)
+                            dgh, dgl, u3 = draws.uniform(wdg, dgh, dgl)
+                            di += 3
+                            if u > diag_p:
+                                b = -1
+                                tot[Tot.diagnosis_missed] += 1
+                            elif u2 <= mis_p and n_job > 1:
+                                b = servers.nth_other(role, i, min(int(u3 * (n_job - 1)), n_job - 2))
+                                tot[Tot.diagnosis_wrong] += 1
+                        if not cap or b != i:  # i stays in the job: a new lifetime
+                            lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
+                            li += 1
+                            srv[i] = g + servers.lifetime_of(i, u, life_kind, life_shape, scale_n, scale_l, lemon_f,
+                                                             mult, fixed)
                             servers.update(tree, srv, i, tree_p)
+                        if not cap or b < 0:
+                            continue
+                        # b to repair from the end of its step (or retired); its replacement: a standby, a spare,
+                        # or the first server back from repair (the job waits for it)
+                        if b != i and srv[b] <= g:  # the scapegoat's own lifetime ended in this step too
+                            tot[Tot.server_failures] += 1
+                        srv[b] = NEVER
+                        servers.update(tree, srv, b, tree_p)
+                        if retire_k and servers.blame(blamed, b, retire_k, t1, retire_us) and ncl - n_ret > n_job:
+                            role[b] = servers.RETIRED
+                            n_ret += 1
+                            tot[Tot.retirements] += 1
+                        else:
                             # four draws of "repair" per repair: the automatic stage's duration, the escalation,
                             # the manual stage's duration, whether it fixes the fault (servers.py)
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
@@ -469,28 +504,28 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ri += 4
                             if u <= (fail_man if manual else fail_auto):
                                 tot[Tot.repairs_false] += 1
-                            elif fixed[i] == 0 and servers.is_lemon(i, lemon_f):
-                                fixed[i] = 1
+                            elif fixed[b] == 0 and servers.is_lemon(b, lemon_f):
+                                fixed[b] = 1
                                 tot[Tot.lemons_fixed] += 1
-                            role[i], rep[i] = servers.REPAIR, t1 + d_rep
-                            servers.update(rtree, rep, i, tree_p)
-                            j = atree[1]
-                            if akey[j] < ncl:
-                                tot[Tot.replacements_standby] += 1
-                                n_sb -= 1
-                            elif akey[j] < NEVER:
-                                tot[Tot.replacements_spare] += 1
-                                ready = max(ready, tau + preempt)
-                            else:
-                                j = rtree[1]
-                                tot[Tot.replacements_waited] += 1
-                                ready = max(ready, rep[j])
-                                rep[j] = NEVER
-                                servers.update(rtree, rep, j, tree_p)
-                            if akey[j] < NEVER:
-                                akey[j] = NEVER
-                                servers.update(atree, akey, j, tree_p)
-                            role[j] = servers.JOB
+                            role[b], rep[b] = servers.REPAIR, t1 + d_rep
+                            servers.update(rtree, rep, b, tree_p)
+                        j = atree[1]
+                        if akey[j] < ncl:
+                            tot[Tot.replacements_standby] += 1
+                            n_sb -= 1
+                        elif akey[j] < NEVER:
+                            tot[Tot.replacements_spare] += 1
+                            ready = max(ready, tau + preempt)
+                        else:
+                            j = rtree[1]
+                            tot[Tot.replacements_waited] += 1
+                            ready = max(ready, rep[j])
+                            rep[j] = NEVER
+                            servers.update(rtree, rep, j, tree_p)
+                        if akey[j] < NEVER:
+                            akey[j] = NEVER
+                            servers.update(atree, akey, j, tree_p)
+                        role[j] = servers.JOB
                         lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
                         li += 1
                         srv[j] = g + servers.lifetime_of(j, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult,
@@ -609,6 +644,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         # to_state(): each stream's next element after g
         if nsrv:
             pos[Pos.lifetimes], pos[Pos.repair_draws], pos[Pos.wait_until] = li, ri, wait_until
+            pos[Pos.diagnosis_draws] = di
         elif hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
@@ -649,7 +685,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0], "o_role": ax.role[0],
             "o_rep": ax.rep[0], "o_akey": ax.akey[0], "o_rtree": ax.rtree[0], "o_atree": ax.atree[0],
             "o_fixed": ax.fixed[0], "repair_kind": late.DISTRIBUTIONS.index(p.repair[0]),
-            "manual_kind": late.DISTRIBUTIONS.index(p.manual_repair[0]),
+            "manual_kind": late.DISTRIBUTIONS.index(p.manual_repair[0]), "o_blamed": ax.blamed[0],
+            "diagnose": int(p.diagnosis_stream is not None),
             **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
                                                              "sdc_onsets_by_type", "detector_finds", "step_hist")}}
     plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
@@ -662,7 +699,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
             np.array([d[3] for d in dets], dtype=np.float64),
             np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2],
-                      p.manual_repair[1], p.manual_repair[2], p.manual_probability, *p.repair_fail], dtype=np.float64))
+                      p.manual_repair[1], p.manual_repair[2], p.manual_probability, *p.repair_fail, p.diagnosis,
+                      p.misattribution], dtype=np.float64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

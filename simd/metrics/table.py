@@ -158,7 +158,8 @@ METRICS: tuple[Metric, ...] = (
            "Simulated seconds per bucket, summed over replicas. `bucket` is one of `productive`, `rollback`, "
            "`checkpoint`, `validation`, `restart`, `detection`, `straggler` (step time above the base step "
            "time), `shadow` (the shadow ranks' overhead: `shadow.overhead` x base step time on every executed "
-           "step).", _TIME),
+           "step), `waiting` (the job stopped for want of a server: every standby and spare taken, waiting for one "
+           "back from repair; see [servers.md](servers.md)).", _TIME),
     Metric("simd_in_flight_seconds", "gauge", "Simulated seconds not yet in a bucket: uncommitted compute and the "
            "unit in progress, summed over replicas.", _S, "scenario", _one(lambda sc: _seconds(sc.in_flight_us)),
            "Simulated seconds not yet in a bucket: compute since the last checkpoint (productive if the next "

@@ -77,7 +77,8 @@ class Outcome:
                 "checkpoints_lost": j.checkpoints_lost, "sdc_found_by_detector": j.sdc_found_by_detector}
                if self.committed else {}),
             **({"server_failures": j.server_failures} if self.servers else {}),
-            **({"replacements": j.replacements, "repairs": j.repairs} if j.replacements else {}),
+            **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
+                "retirements": j.retirements} if j.replacements else {}),
         }
 
 

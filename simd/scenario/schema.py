@@ -328,8 +328,31 @@ class Spares(_Strict):
     """Taking a spare: the time to preempt the work that runs on it (AIReSim: 20 min)."""
 
 
+class Diagnosis(_Strict):
+    """How well a failure is pinned on its server (AIReSim's diagnosis_probability and diagnosis_uncertainty)."""
+
+    probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 1.0
+    """The share of failures whose server is identified; the others leave the failing server in the job (it
+    starts a new lifetime, unrepaired: a lemon stays one)."""
+    misattribution: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The share of identified failures pinned on another of the job's servers, drawn at random: that healthy
+    server goes to repair and is replaced, the failing one stays in the job."""
+
+
+class Retirement(_Strict):
+    """Retiring servers that keep failing (Kokolis et al., HPCA'25, "lemon nodes"; AIReSim's ThresholdRemoval)."""
+
+    failures: Annotated[int, Field(ge=1, le=16)]
+    """A server blamed for this many failures within the window is retired instead of repaired (never below the
+    job's servers: the cluster keeps at least as many as the job needs)."""
+    window_seconds: Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
+    """The window, simulated seconds (AIReSim's option: 7 days)."""
+
+
 # A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
-# tournament tree over them (layout.Aux: ~3-4 int64 per server), so the bounds cap a scenario's memory at ~0.25 GB.
+# tournament tree over them (layout.Aux: ~3-4 int64 per server, ~11 with pools, + retirement.failures with
+# retirement, counted as that share of a server), so the bounds cap a scenario's memory at ~0.25 GB (~0.75 GB
+# with pools).
 MAX_SERVERS, MAX_SCENARIO_SERVERS = 1 << 17, 1 << 23
 
 
@@ -357,6 +380,10 @@ class ServersConfig(_Strict):
     for the first server back from repair. Repaired servers refill the standbys, then the spares."""
     repair: Repair | None = None
     """How a failed server is repaired (required with pools)."""
+    diagnosis: Diagnosis | None = None
+    """Absent: every failing server is identified (needs pools)."""
+    retirement: Retirement | None = None
+    """Absent: no server is retired (needs pools)."""
 
     @model_validator(mode="after")
     def _pools(self) -> ServersConfig:
@@ -366,6 +393,10 @@ class ServersConfig(_Strict):
         if self.repair is not None and not pools:
             raise ValueError("servers.repair needs warm_standbys or spares (without pools a failed server is repaired "
                              "at once)")
+        for name in ("diagnosis", "retirement"):
+            if getattr(self, name) is not None and not pools:
+                raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "
+                                 "job)")
         return self
 
     def engine(self):
@@ -383,6 +414,11 @@ class ServersConfig(_Strict):
                          repair=_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
             if r.manual is not None:
                 pools.update(manual_probability=r.manual.probability, manual_repair=_time(r.manual.time))
+            if self.diagnosis is not None:
+                pools.update(diagnosis=self.diagnosis.probability, misattribution=self.diagnosis.misattribution)
+            if self.retirement is not None:
+                pools.update(retire_after=self.retirement.failures,
+                             retire_window_seconds=self.retirement.window_seconds)
         return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
                        self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
                        self.rates.gamma_shape if self.rates else 0.0, **pools)
@@ -572,8 +608,10 @@ class ScenarioBody(_Strict):
         if n > MAX_SERVERS:
             raise ValueError(f"n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and "
                              f"must be <= {MAX_SERVERS}, got {n}")
-        if n * self.replicas > MAX_SCENARIO_SERVERS:
-            raise ValueError(f"servers x replicas must be <= {MAX_SCENARIO_SERVERS} (each replica keeps every "
+        weight = 1.0 + (s.retirement.failures / 11.0 if s.retirement is not None else 0.0)  # blames kept
+        if n * weight * self.replicas > MAX_SCENARIO_SERVERS:
+            extra = f" x (1 + retirement.failures / 11 = {weight:.3g})" if weight > 1.0 else ""
+            raise ValueError(f"servers x replicas{extra} must be <= {MAX_SCENARIO_SERVERS} (each replica keeps every "
                              f"server's lifetime), got {n} x {self.replicas}")
         if s.lemons is not None and self.failures.hard_per_gpu_hour * s.lemons.multiplier * self.step_seconds \
                 / 3600.0 > 1.0:

@@ -36,6 +36,10 @@ def summary(s: Scenario) -> str:
                      f"{sv.repair.automatic.distribution} repairs"
                      + (f" ({sv.repair.manual.probability:g} to manual)" if sv.repair.manual else "")
                      if sv.repair else "")
+                  + (f", diagnosis {sv.diagnosis.probability:g} ({sv.diagnosis.misattribution:g} misattributed)"
+                     if sv.diagnosis else "")
+                  + (f", retired after {sv.retirement.failures} failures in {sv.retirement.window_seconds:g} s"
+                     if sv.retirement else "")
                   + f", {lt.distribution} lifetimes"
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))

@@ -226,12 +226,14 @@ SERVERS_YAML = scenario_file(job("pools", seed=3, replicas=20, n_gpus=64, failur
     "lifetime": {"distribution": "weibull", "shape": 0.7}, "warm_standbys": 1, "spares": {"count": 1},
     "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 20000},
                "manual": {"probability": 0.5, "time": {"distribution": "exponential", "mean_seconds": 40000}},
-               "false_success": {"automatic": 0.5}}}), speedup=600, tick_seconds=1.0)
+               "false_success": {"automatic": 0.5}},
+    "diagnosis": {"probability": 0.8, "misattribution": 0.3},
+    "retirement": {"failures": 1, "window_seconds": 86400}}), speedup=600, tick_seconds=1.0)
 
 
 def test_servers_and_their_pools_are_saved_and_resume_exactly():
-    """A lane of servers with gamma rates, Weibull lifetimes and pools: every server's lifetime, rate, role and
-    repair saved, and the resumed run equals the uninterrupted one."""
+    """A lane of servers with gamma rates, Weibull lifetimes, pools, imperfect diagnosis and retirement: every
+    server's lifetime, rate, role, repair and blames saved, and the resumed run equals the uninterrupted one."""
     clock = FakeClock(START)
     t = ticker(SERVERS_YAML, clock)
     run_to(t, clock, 1.0, 2.0, 3.0)
@@ -239,7 +241,9 @@ def test_servers_and_their_pools_are_saved_and_resume_exactly():
     run_to(t, clock, 9.0)
     states = t.lanes[0].states
     assert sum(s.totals.replacements_waited + s.totals.replacements_spare for s in states) > 0
-    assert all(len(s.srv_role) == len(s.srv_mult) == 10 for s in states)
+    assert all(len(s.srv_role) == len(s.srv_mult) == 10 and len(s.srv_blamed) == 10 for s in states)
+    assert sum(s.totals.diagnosis_missed for s in states) and sum(s.totals.diagnosis_wrong for s in states)
+    assert sum(s.totals.retirements for s in states) > 0
     resumed = resume(decode(raw), parse_config(SERVERS_YAML))
     later = FakeClock(0.0)
     r = ticker(SERVERS_YAML, later, resumed)
@@ -264,7 +268,7 @@ def test_a_file_of_the_layout_before_servers_is_read_with_them_off():
             elif cls == "Totals":
                 for totals in ("totals", "job_start"):
                     del lane["state"][totals][name]
-    (old,) = persist.EARLIER
+    old = next(iter(persist.EARLIER))
     body = persist._canonical(payload)
     doc = json.dumps({"format": persist.FORMAT, "version": 2, "layout": old,
                       "sha256": persist.hashlib.sha256(body).hexdigest()}, separators=(",", ":"))

@@ -18,7 +18,7 @@ from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
 from simd.engine.kernel.late import inv_cdf
 
-JOB, STANDBY, SPARE, REPAIR = 1, 2, 3, 4  # servers.JOB ..: a server's role in the cluster
+JOB, STANDBY, SPARE, REPAIR, RETIRED = 1, 2, 3, 4, 5  # servers.JOB ..: a server's role in the cluster
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
 MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
 
@@ -114,3 +114,27 @@ def update(tree, srv, i, p):
     while j >= 1:
         tree[j] = _first(srv, tree[2 * j], tree[2 * j + 1])
         j //= 2
+
+
+@njit()
+def nth_other(role, i, r):
+    """The ``r``-th (from 0, in index order) of the job's servers other than ``i`` (a misdiagnosis's scapegoat);
+    -1 if there are not that many."""
+    for j in range(len(role)):
+        if role[j] == JOB and j != i:
+            if r == 0:
+                return j
+            r -= 1
+    return -1
+
+
+@njit()
+def blame(blamed, b, k, t, window):
+    """Server ``b`` blamed at simulated time ``t`` (us): its row of the last ``k`` blames (``blamed[b * k ..]``,
+    time + 1, 0 for none, oldest first) shifted to take it. Returns whether the server now has ``k`` blames within
+    ``window`` us (its retirement is due)."""
+    o = b * k
+    for x in range(k - 1):
+        blamed[o + x] = blamed[o + x + 1]
+    blamed[o + k - 1] = t + 1
+    return blamed[o] > 0 and t + 1 - blamed[o] <= window

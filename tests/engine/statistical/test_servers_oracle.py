@@ -47,13 +47,25 @@ CAPACITY = {
         lemon_fraction=0.25, lemon_multiplier=5.0, rate_shape=2.0, lifetime="weibull", shape=0.7, warm_standbys=2,
         spares=4, preemption_seconds=300.0, repair=("uniform", 72000.0, 0.0), manual_probability=0.5,
         manual_repair=("exponential", 30000.0, 0.0), repair_fail=(0.4, 0.2))),
+    # stage 3: lemons retired after 2 blames within 6 h (the cluster shrinks to the job's 8 servers); diagnosis that
+    # misses a fifth of the failures and pins a quarter of the rest on another server, with Weibull 0.7 lifetimes,
+    # lemons and retirement
+    "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
+                                                    repair=("exponential", 3600.0, 0.0), retire_after=2,
+                                                    retire_window_seconds=21600.0)),
+    "diagnosis_imperfect_weibull_retired": replace(BASE, servers=replace(
+        LEMONS, lifetime="weibull", shape=0.7, warm_standbys=1, spares=2, repair=("exponential", 7200.0, 0.0),
+        repair_fail=(0.3, 0.0), diagnosis=0.8, misattribution=0.25, retire_after=3, retire_window_seconds=36000.0)),
 }
 CONFIGS.update(CAPACITY)
 WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: r["waiting_seconds"]),
            **{f"replacements_{k}": (lambda j, k=k: j.replacements[k], lambda r, k=k: r[f"replacements_{k}"])
               for k in ("standby", "spare", "waited")},
            **{f"repairs_{k}": (lambda j, k=k: j.repairs[k], lambda r, k=k: r[f"repairs_{k}"])
-              for k in ("manual", "false", "lemons_fixed")}}
+              for k in ("manual", "false", "lemons_fixed")},
+           **{f"diagnosis_{k}": (lambda j, k=k: j.diagnosis[k], lambda r, k=k: r[f"diagnosis_{k}"])
+              for k in ("missed", "wrong")},
+           "retirements": (lambda j: j.retirements, lambda r: r["retirements"])}
 FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_detected", "sdc_baked",
           "recompute_steps", "wall_seconds")
 
@@ -67,6 +79,10 @@ def test_engine_matches_the_per_step_loop_with_servers(name):
         assert means["waiting_seconds"] > 0 and means["replacements_waited"] > 1
     if name == "pools_weibull_lemons_gamma":
         assert means["repairs_manual"] > 1 and means["repairs_false"] > 1 and means["repairs_lemons_fixed"] > 0.5
+    if name == "lemons_retired":
+        assert means["retirements"] > 1 and means["repairs_lemons_fixed"] > 0.5
+    if name == "diagnosis_imperfect_weibull_retired":
+        assert means["diagnosis_missed"] > 5 and means["diagnosis_wrong"] > 5 and means["retirements"] > 0.5
     if name == "standby_spare_exhausted":
         assert means["replacements_standby"] > 1 and means["replacements_spare"] > 1
 
@@ -91,7 +107,11 @@ def server_specs(draw):
                       rate_shape=draw(st.sampled_from([0.0, 0.0, 0.4, 3.0])),
                       warm_standbys=draw(st.sampled_from([None, None, 0, 2])), spares=draw(st.sampled_from([0, 3])),
                       preemption_seconds=draw(st.sampled_from([0.0, 600.0])),
-                      repair=draw(st.sampled_from([("exponential", 3600.0, 0.0), ("lognormal", 600.0, 2.0)])))
+                      repair=draw(st.sampled_from([("exponential", 3600.0, 0.0), ("lognormal", 600.0, 2.0)])),
+                      diagnosis=draw(st.sampled_from([1.0, 1.0, 0.7])),
+                      misattribution=draw(st.sampled_from([0.0, 0.0, 0.3])),
+                      retire_after=draw(st.sampled_from([0, 0, 1, 3])),
+                      retire_window_seconds=draw(st.sampled_from([3600.0, 1e6])))
     v = draw(st.integers(1, 30))
     return spec(
         n_gpus=servers.gpus_per_server * draw(st.integers(1, 200)), servers=servers,
