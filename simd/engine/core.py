@@ -160,7 +160,8 @@ def _on_the_kernel(state: State, until_us: int, max_jobs: int | None,
             break
         now = lay.totals(tot[0].tolist())
         t = int(pos[0, Pos.t])
-        events.append(Event(t, "job_end", job=job_result(plan, now.minus(job_start), jobs, t - job_t)))
+        events.append(Event(t, "job_end", job=job_result(plan, now.minus(job_start), jobs, t - job_t,
+                                                                      job_start.retirements, t)))
         job_start = now
         if max_jobs is not None and jobs + 1 >= max_jobs:  # (a further call would stop at once)
             break

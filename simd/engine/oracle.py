@@ -246,6 +246,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         **({f"repairs_{k}": v for k, v in servers.repairs.items()} if servers is not None else {}),
         **({f"diagnosis_{k}": v for k, v in servers.diagnosis.items()} if servers is not None else {}),
         **({"retirements": servers.retirements} if servers is not None else {}),
+        # the pools' GPU-hours: their servers the whole job, less each retired server's time from its retirement
+        **({"gpu_hours_pools": ((plan.cluster - plan.servers) * t - sum(t - r for r in servers.retired_at))
+            / US_PER_SECOND * spec.servers.gpus_per_server / 3600.0} if servers is not None and servers.cap else {}),
         # simd's definition (productive / wall: void work is not productive) and the seed's
         "effective_utilization": (target - c["final_void"]) * step_s / wall,
         "seed_effective_utilization": target * step_s / wall,
@@ -296,9 +299,10 @@ class _Servers:
         self.role = [srv.JOB if i < job else srv.STANDBY if i < job + w else srv.SPARE for i in range(plan.table)]
         self.repair_end = [NEVER] * plan.table
         self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
-        self.repairs = dict.fromkeys(("manual", "false", "lemons_fixed"), 0)
+        self.repairs = dict.fromkeys(("started", "manual", "false", "false_manual", "lemons_fixed"), 0)
         self.diagnosis = dict.fromkeys(("missed", "wrong"), 0)
         self.retirements = 0
+        self.retired_at: list[int] = []  # when each retirement happened (us)
         self.blames: list[list[int]] = [[] for _ in range(plan.table)]  # each server's blame times (us)
 
     def hazard(self, i: int, a: int) -> float:
@@ -330,7 +334,7 @@ class _Servers:
         (ready after its preemption), else the first server back from repair (the job waits for it). Returns when
         the last replacement is ready (>= tau)."""
         role, end, plan = self.role, self.repair_end, self.plan
-        back = [i for i, r in enumerate(role) if r == srv.REPAIR and end[i] <= tau]
+        back = [i for i, r in enumerate(role) if r in srv.IN_REPAIR and end[i] <= tau]
         for i in sorted(back, key=lambda i: (end[i], i)):
             role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
             end[i] = NEVER
@@ -353,15 +357,18 @@ class _Servers:
                     len(role) - role.count(srv.RETIRED) > plan.servers:
                 role[b] = srv.RETIRED
                 self.retirements += 1
+                self.retired_at.append(t1)
             else:
-                role[b] = srv.REPAIR
                 duration = _draw(self.rng, kind, scale_us, sigma)  # the automatic stage, then perhaps the manual one
                 manual = self.rng.random() < plan.manual_probability
                 if manual:
                     duration += _draw(self.rng, *plan.manual_repair)
                     self.repairs["manual"] += 1
+                role[b] = srv.REPAIR_MANUAL if manual else srv.REPAIR
+                self.repairs["started"] += 1
                 if self.rng.random() < plan.repair_fail[1 if manual else 0]:
                     self.repairs["false"] += 1
+                    self.repairs["false_manual"] += manual
                 elif self.lemon[b]:
                     self.lemon[b] = False
                     self.repairs["lemons_fixed"] += 1
@@ -376,7 +383,7 @@ class _Servers:
                 self.replaced["spare"] += 1
                 ready = max(ready, tau + plan.preempt_us)
             else:
-                j = min((j for j, r in enumerate(role) if r == srv.REPAIR), key=lambda j: (end[j], j))
+                j = min((j for j, r in enumerate(role) if r in srv.IN_REPAIR), key=lambda j: (end[j], j))
                 self.replaced["waited"] += 1
                 ready = max(ready, end[j])
                 end[j] = NEVER

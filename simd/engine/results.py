@@ -42,6 +42,7 @@ class JobResult:
     repairs: dict[str, int] = field(default_factory=dict)  # capacity: repairs escalated, false, lemons fixed
     diagnosis: dict[str, int] = field(default_factory=dict)  # capacity: failing servers missed, failures misplaced
     retirements: int = 0  # capacity: servers retired
+    gpu_hours: dict[str, float] = field(default_factory=dict)  # capacity: GPU-hours held by the job and its pools
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -66,6 +67,15 @@ class JobResult:
         return self.bucket_seconds["productive"] / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
     @property
+    def gpu_hours_per_productive_gpu_hour(self) -> float | None:
+        """GPU-hours held (the job's and its pools') per productive GPU-hour of the job: the cost of a productive
+        GPU-hour in GPU-hours (times a price: money); None without pools, inf if nothing was productive."""
+        if not self.gpu_hours:
+            return None
+        productive = self.effective_utilization * self.gpu_hours["job"]
+        return (self.gpu_hours["job"] + self.gpu_hours["pools"]) / productive if productive > 0 else float("inf")
+
+    @property
     def mean_step_seconds(self) -> float:
         compute = self.bucket_seconds["productive"] + self.bucket_seconds["rollback"]
         # every executed step's base compute is productive or rollback (target + recompute counts the steps
@@ -85,8 +95,10 @@ class Event:
     job: JobResult | None = None
 
 
-def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
-    """The JobResult of a job whose counters grew by ``d`` over ``wall_us`` of simulated time."""
+def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int = 0,
+               end_us: int | None = None) -> JobResult:
+    """The JobResult of a job whose counters grew by ``d`` over ``wall_us`` of simulated time, ending at ``end_us``
+    (default: ``wall_us``, a job from time 0), with ``retired_before`` servers retired before it started."""
     return JobResult(
         job=index,
         target_steps=p.target,
@@ -111,11 +123,25 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int) -> JobResult:
         server_failures=d.server_failures,
         replacements={"standby": d.replacements_standby, "spare": d.replacements_spare,
                       "waited": d.replacements_waited} if p.cluster else {},
-        repairs={"manual": d.repairs_manual, "false": d.repairs_false, "lemons_fixed": d.lemons_fixed}
+        repairs={"started": d.repairs_started, "manual": d.repairs_manual, "false": d.repairs_false,
+                 "false_manual": d.repairs_false_manual, "lemons_fixed": d.lemons_fixed}
         if p.cluster else {},
         diagnosis={"missed": d.diagnosis_missed, "wrong": d.diagnosis_wrong} if p.cluster else {},
         retirements=d.retirements,
+        gpu_hours=gpu_hours(p, d, wall_us, retired_before, wall_us if end_us is None else end_us)
+        if p.cluster else {},
     )
+
+
+def gpu_hours(p: Plan, d: Totals, wall_us: int, retired_before: int, end_us: int) -> dict[str, float]:
+    """GPU-hours a job of plan ``p`` held over its ``wall_us`` (docs/servers.md, cost): ``job``, its GPUs the whole
+    time (waiting included), and ``pools``, its standbys' and spares' (in repair too) less the retired servers'
+    time (retirement times summed in whole seconds: ``Totals.retired_at_s``)."""
+    per = p.spec.servers.gpus_per_server
+    wall_s = wall_us / US_PER_SECOND
+    retired_s = retired_before * wall_s + max(0, d.retirements * (end_us // US_PER_SECOND) - d.retired_at_s)
+    pools = (p.cluster - p.servers) * wall_s - retired_s
+    return {"job": p.spec.n_gpus * wall_s / 3600.0, "pools": max(0.0, pools) * per / 3600.0}
 
 
 def bucket_seconds(state: State) -> dict[str, float]:

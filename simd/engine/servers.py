@@ -120,8 +120,10 @@ def cluster(n_gpus: int, servers: Servers) -> int:
     return n + (servers.warm_standbys + servers.spares if servers.capacity else 0)
 
 
-# A server's role in the cluster (State.srv_role; 0: not laid out yet)
-JOB, STANDBY, SPARE, REPAIR, RETIRED = 1, 2, 3, 4, 5
+# A server's role in the cluster (State.srv_role; 0: not laid out yet): in the job, a warm standby, a spare, in a
+# repair that ends with the automatic stage, retired, in a repair escalated to the manual stage
+JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL = 1, 2, 3, 4, 5, 6
+IN_REPAIR = (REPAIR, REPAIR_MANUAL)
 
 
 def rate_per_step(hard_per_gpu_hour: float, multiplier: float, gpus: int, step_seconds: float) -> float:

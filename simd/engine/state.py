@@ -60,6 +60,9 @@ class Totals:
     diagnosis_missed: int = 0  # failing servers not identified (they stayed in the job)
     diagnosis_wrong: int = 0  # failures pinned on another server (a healthy one went to repair)
     retirements: int = 0  # servers retired (blamed retire_after times within the window)
+    retired_at_s: int = 0  # the retirements' simulated times summed, whole seconds (retired server-time: cost)
+    repairs_started: int = 0  # repairs started (their pipeline and outcome drawn then: repairs_manual, _false)
+    repairs_false_manual: int = 0  # repairs_false that were escalated
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}

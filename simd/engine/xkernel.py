@@ -489,6 +489,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             role[b] = servers.RETIRED
                             n_ret += 1
                             tot[Tot.retirements] += 1
+                            tot[Tot.retired_at_s] += t1 // 1000000
                         else:
                             # four draws of "repair" per repair: the automatic stage's duration, the escalation,
                             # the manual stage's duration, whether it fixes the fault (servers.py)
@@ -502,12 +503,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 tot[Tot.repairs_manual] += 1
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
                             ri += 4
+                            tot[Tot.repairs_started] += 1
                             if u <= (fail_man if manual else fail_auto):
                                 tot[Tot.repairs_false] += 1
+                                if manual:
+                                    tot[Tot.repairs_false_manual] += 1
                             elif fixed[b] == 0 and servers.is_lemon(b, lemon_f):
                                 fixed[b] = 1
                                 tot[Tot.lemons_fixed] += 1
-                            role[b], rep[b] = servers.REPAIR, t1 + d_rep
+                            role[b], rep[b] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
                             servers.update(rtree, rep, b, tree_p)
                         j = atree[1]
                         if akey[j] < ncl:

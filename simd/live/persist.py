@@ -119,8 +119,9 @@ GROWN = {("JobSpec", "servers"): None, ("Totals", "server_failures"): 0,  # serv
          ("Totals", "replacements_waited"): 0, ("Totals", "repairs_manual"): 0, ("Totals", "repairs_false"): 0,
          ("Totals", "lemons_fixed"): 0, ("State", "srv_fixed"): []}
 GROWN_DIAGNOSIS = {("State", "diagnosis_draws"): 0, ("State", "srv_blamed"): [], ("Totals", "diagnosis_missed"): 0,
-                   ("Totals", "diagnosis_wrong"): 0, ("Totals", "retirements"): 0, ("Servers", "diagnosis"): 1.0,
-                   ("Servers", "misattribution"): 0.0, ("Servers", "retire_after"): 0,
+                   ("Totals", "diagnosis_wrong"): 0, ("Totals", "retirements"): 0, ("Totals", "retired_at_s"): 0,
+                   ("Totals", "repairs_started"): 0, ("Totals", "repairs_false_manual"): 0,
+                   ("Servers", "diagnosis"): 1.0, ("Servers", "misattribution"): 0.0, ("Servers", "retire_after"): 0,
                    ("Servers", "retire_window_seconds"): 0.0}  # issue 21, stage 3
 GROWN.update(GROWN_DIAGNOSIS)
 # the layouts of 2026-12-03 before servers, and of 2026-12-04 with servers and pools, before diagnosis
@@ -208,7 +209,7 @@ def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
                              f"{n if s.plan.rate_shape else 0} (or a multiplier 0)")
         roles = n if s.plan.cluster else 0  # ... roles and repairs, once laid out
         if len(s.srv_role) not in (0, roles) or not len(s.srv_repair) == len(s.srv_fixed) == len(s.srv_role) or \
-                not set(s.srv_role) <= {1, 2, 3, 4, 5} or s.srv_role.count(1) not in (0, s.plan.servers) or \
+                not set(s.srv_role) <= {1, 2, 3, 4, 5, 6} or s.srv_role.count(1) not in (0, s.plan.servers) or \
                 len(s.srv_blamed) not in (0, len(s.srv_role) * s.plan.retire_after):
             raise StateError(f"a replica's servers' roles do not fit its plan ({len(s.srv_role)} roles, "
                              f"{s.srv_role.count(1)} in the job, for {roles} servers and a job of {s.plan.servers})")

@@ -48,6 +48,7 @@ class Outcome:
     hyper: bool = False  # checkpoint.hyper: the JSON line says how often and how long it was on
     committed: bool = False  # sdc.semantics committed: the JSON line has the late finds and what they cost
     servers: bool = False  # servers: the JSON line counts the servers that failed
+    price: float | None = None  # servers.price_per_gpu_hour: the JSON line's cost in money
 
     def as_json(self) -> dict:
         base = {"scenario": self.scenario, "seed": self.seed, "target_steps": self.target_steps}
@@ -78,7 +79,11 @@ class Outcome:
                if self.committed else {}),
             **({"server_failures": j.server_failures} if self.servers else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
-                "retirements": j.retirements} if j.replacements else {}),
+                "retirements": j.retirements, "gpu_hours": j.gpu_hours,
+                "gpu_hours_per_productive_gpu_hour": j.gpu_hours_per_productive_gpu_hour} if j.replacements else {}),
+            **({"cost": self.price * (j.gpu_hours["job"] + j.gpu_hours["pools"]),
+                "cost_per_productive_gpu_hour": self.price * j.gpu_hours_per_productive_gpu_hour}
+               if self.price is not None and j.gpu_hours else {}),
         }
 
 
@@ -100,7 +105,8 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -
     return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
                    shadow=scenario.shadow is not None, fleet=scenario.fleet is not None,
                    hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc,
-                   servers=scenario.servers is not None)
+                   servers=scenario.servers is not None,
+                   price=scenario.servers.price_per_gpu_hour if scenario.servers is not None else None)
 
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,

@@ -384,6 +384,9 @@ class ServersConfig(_Strict):
     """Absent: every failing server is identified (needs pools)."""
     retirement: Retirement | None = None
     """Absent: no server is retired (needs pools)."""
+    price_per_gpu_hour: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
+    """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
+    the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
 
     @model_validator(mode="after")
     def _pools(self) -> ServersConfig:
@@ -393,7 +396,7 @@ class ServersConfig(_Strict):
         if self.repair is not None and not pools:
             raise ValueError("servers.repair needs warm_standbys or spares (without pools a failed server is repaired "
                              "at once)")
-        for name in ("diagnosis", "retirement"):
+        for name in ("diagnosis", "retirement", "price_per_gpu_hour"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "
                                  "job)")

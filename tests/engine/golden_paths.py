@@ -96,8 +96,9 @@ def run(k: int, **kw) -> tuple:
 SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "srv_role": (), "srv_repair": (),
          "repair_draws": 0, "wait_until": 0, "waiting_us": 0, "replacements_standby": 0, "replacements_spare": 0,
          "replacements_waited": 0, "replacements": {}, "repairs_manual": 0, "repairs_false": 0, "lemons_fixed": 0,
-         "repairs": {}, "srv_fixed": (), "diagnosis_draws": 0, "srv_blamed": (), "diagnosis_missed": 0,
-         "diagnosis_wrong": 0, "retirements": 0, "diagnosis": {}}  # servers (issue 21)
+         "repairs": {}, "gpu_hours": {}, "srv_fixed": (), "diagnosis_draws": 0, "srv_blamed": (), "diagnosis_missed": 0,
+         "diagnosis_wrong": 0, "retirements": 0, "diagnosis": {}, "retired_at_s": 0,
+         "repairs_started": 0, "repairs_false_manual": 0}  # servers (issue 21)
 
 
 def _kept(obj) -> list:

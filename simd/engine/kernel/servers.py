@@ -18,7 +18,7 @@ from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
 from simd.engine.kernel.late import inv_cdf
 
-JOB, STANDBY, SPARE, REPAIR, RETIRED = 1, 2, 3, 4, 5  # servers.JOB ..: a server's role in the cluster
+JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL = 1, 2, 3, 4, 5, 6  # servers.JOB ..: a server's role
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
 MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
 

@@ -62,10 +62,11 @@ WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: 
            **{f"replacements_{k}": (lambda j, k=k: j.replacements[k], lambda r, k=k: r[f"replacements_{k}"])
               for k in ("standby", "spare", "waited")},
            **{f"repairs_{k}": (lambda j, k=k: j.repairs[k], lambda r, k=k: r[f"repairs_{k}"])
-              for k in ("manual", "false", "lemons_fixed")},
+              for k in ("started", "manual", "false", "false_manual", "lemons_fixed")},
            **{f"diagnosis_{k}": (lambda j, k=k: j.diagnosis[k], lambda r, k=k: r[f"diagnosis_{k}"])
               for k in ("missed", "wrong")},
-           "retirements": (lambda j: j.retirements, lambda r: r["retirements"])}
+           "retirements": (lambda j: j.retirements, lambda r: r["retirements"]),
+           "gpu_hours_pools": (lambda j: j.gpu_hours["pools"], lambda r: r["gpu_hours_pools"])}
 FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_detected", "sdc_baked",
           "recompute_steps", "wall_seconds")
 
