@@ -16,6 +16,7 @@ from simd.engine.fleet import Accelerator
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
 from simd.engine.results import Event, JobResult, bucket_seconds
+from simd.engine.servers import STATES as SERVER_STATES
 from simd.engine.servers import Servers
 from simd.engine.shadow import Shadow, shadow_ranks
 from simd.engine.spec import (
@@ -40,15 +41,16 @@ from simd.engine.stragglers import bucket_bounds
 _ON_FIRST_USE = {
     "advance_replicas": "replicas", "new_replicas": "replicas", "on_kernel": "replicas",
     "retarget_replicas": "replicas", "run_jobs": "replicas", "state_columns": "replicas",
+    "server_census": "replicas",
     "Shared": "crn", "duration_key": "crn",
     "kernels": None,  # the module: the compiled units, compiled ahead by `simd compile` and the daemon's warm-up
 }
 
 __all__ = [
-    "BUCKETS", "NEVER", "US_PER_SECOND", "Accelerator", "Cause", "CommittedSdc", "Detector", "Event", "Hyper",
-    "JobResult", "JobSpec", "Plan", "Servers", "Shadow", "State", "Stragglers", "Totals", "advance", "bucket_bounds",
-    "bucket_seconds", "built", "compile_seeds", "compile_spec", "job_hazards", "new_state", "per_step_cluster_hazard",
-    "refused", "retarget", "run_job", "shadow_ranks", "to_us", "with_seed", *_ON_FIRST_USE,
+    "BUCKETS", "NEVER", "SERVER_STATES", "US_PER_SECOND", "Accelerator", "Cause", "CommittedSdc", "Detector",
+    "Event", "Hyper", "JobResult", "JobSpec", "Plan", "Servers", "Shadow", "State", "Stragglers", "Totals", "advance",
+    "bucket_bounds", "bucket_seconds", "built", "compile_seeds", "compile_spec", "job_hazards", "new_state",
+    "per_step_cluster_hazard", "refused", "retarget", "run_job", "shadow_ranks", "to_us", "with_seed", *_ON_FIRST_USE,
 ]
 
 

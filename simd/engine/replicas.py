@@ -52,6 +52,7 @@ from simd.engine.layout import (
 )
 from simd.engine.replplan import _key, call
 from simd.engine.results import JobResult, job_result
+from simd.engine.servers import census
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed
 from simd.engine.state import State, Totals
 
@@ -394,3 +395,22 @@ def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
     return [job_result(s.plan, own.lay.totals(row), 0, t) if ok else None
             for s, t, row, ok in zip(states, own.pos[:, Pos.t].tolist(), own.tot.tolist(), done.tolist(),
                                      strict=True)]
+
+
+def server_census(states: Sequence[State]) -> tuple[tuple[int, ...], int]:
+    """servers.census of the replicas' pools (one plan's; ((), 0) without pools), from a Replicas' arrays
+    without building its States."""
+    if not states or not states[0].plan.cluster:
+        return (), 0
+    p = states[0].plan
+    batch = getattr(states, "batch", None)
+    if batch is not None:
+        ax = Aux.of(batch.plan)
+        (o, k), (o2, _) = ax.role, ax.rep
+        roles, ends, clock = batch.aux[:, o:o + k], batch.aux[:, o2:o2 + k], batch.pos[:, Pos.clock]
+    else:
+        k = p.cluster
+        roles = np.array([s.srv_role or (0,) * k for s in states], dtype=np.int64)
+        ends = np.array([s.srv_repair or (0,) * k for s in states], dtype=np.int64)
+        clock = np.array([s.clock for s in states], dtype=np.int64)
+    return census(p.standbys, p.servers, roles, ends, clock)

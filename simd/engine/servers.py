@@ -38,6 +38,8 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+import numpy as np
+
 from simd.engine.fleet import per_gpu_step_probability
 
 LIFETIMES = ("exponential", "weibull", "lognormal")  # as codes 0, 1, 2 in the kernel
@@ -161,3 +163,33 @@ def survival(kind: str, shape: float, scale_steps: float, x: float) -> float:
     if kind == "weibull":
         return math.exp(-((x / scale_steps) ** shape))
     return 1.0 - NormalDist().cdf(math.log(x / scale_steps) / shape)
+
+
+# The states a census counts servers in (the metrics' simd_servers{state}): in the job, a warm standby, a spare, in
+# a repair that ends with the automatic stage, in one escalated to the manual stage, retired
+STATES = ("job", "standby", "spare", "repair_automatic", "repair_manual", "retired")
+
+
+def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, clock: np.ndarray
+           ) -> tuple[tuple[int, ...], int]:
+    """Servers by STATES summed over replicas, and the replicas with neither a standby nor a spare left: ``roles``
+    and ``repair_end`` (R x cluster: State.srv_role, srv_repair), each replica at its ``clock`` (us). A repair that
+    has ended by the clock counts in the pools (the engine moves it there lazily, when the job next needs a server:
+    the standbys up to ``standbys``, then the spares); a replica not laid out yet (roles 0) counts as laid out
+    (the job's ``job`` servers, then the standbys, then the spares)."""
+    roles = np.asarray(roles)
+    fresh = roles[:, 0] == 0 if roles.shape[1] else np.zeros(len(roles), dtype=bool)
+    n = roles.shape[1]
+    done = (repair_end <= clock[:, None]) & ((roles == REPAIR) | (roles == REPAIR_MANUAL))
+    count = {r: (roles == r).sum(axis=1) for r in (JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL)}
+    back = done.sum(axis=1)
+    standby = np.minimum(standbys, count[STANDBY] + back)
+    spare = count[SPARE] + back - (standby - count[STANDBY])
+    auto = count[REPAIR] - (done & (roles == REPAIR)).sum(axis=1)
+    manual = count[REPAIR_MANUAL] - (done & (roles == REPAIR_MANUAL)).sum(axis=1)
+    w = min(standbys, n - job)
+    rows = np.stack([np.where(fresh, job, count[JOB]), np.where(fresh, w, standby),
+                     np.where(fresh, n - job - w, spare), np.where(fresh, 0, auto), np.where(fresh, 0, manual),
+                     np.where(fresh, 0, count[RETIRED])], axis=1)
+    exhausted = int(((rows[:, 1] + rows[:, 2]) == 0).sum())
+    return tuple(int(x) for x in rows.sum(axis=0)), exhausted

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
+from simd import engine
 from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
 
@@ -56,6 +57,11 @@ class ScenarioInfo:
     hyper_interval_steps: int | None = None
     hyper_window_steps: int | None = None
     retention_checkpoints: int | None = None
+    # servers (servers.*; None without): GPUs per server; with pools the cluster's servers (the job's, standbys,
+    # spares) and the job's
+    gpus_per_server: int | None = None
+    cluster_servers: int | None = None
+    job_servers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,10 @@ class ScenarioSnapshot:
     failed: bool = False  # quarantined: a tick raised (simd.live.lane); its counters stay where they were
     behind_us: int = 0  # how far its clock is behind the shared simulated clock (work limit, quarantine)
     overruns: int = 0  # ticks in which it reached its work limit
+    # with server pools: servers by state (simd.engine's servers.STATES) summed over replicas, and the replicas
+    # with neither a standby nor a spare left (engine.server_census); () and 0 without pools
+    servers_by_state: tuple[int, ...] = ()
+    pools_exhausted: int = 0
 
     @property
     def elapsed_us(self) -> int:
@@ -145,6 +155,9 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         hyper_interval_steps=p.hyper_every or None,
         hyper_window_steps=p.hyper_window or None,
         retention_checkpoints=p.retention or None,
+        gpus_per_server=spec.servers.gpus_per_server if spec.servers is not None else None,
+        cluster_servers=p.cluster or None,
+        job_servers=p.servers if p.cluster else None,
     )
 
 
@@ -174,16 +187,21 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         clock = states[0].clock
         if (batch.pos[:, 0] != clock).any():
             raise ValueError("replicas of a scenario must share the simulated clock")
+        by_state, exhausted = engine.server_census(states) if info.cluster_servers else ((), 0)
         return ScenarioSnapshot(info=info, clock_us=clock, totals=batch.summed_totals(),
                                 in_flight_us=batch.in_flight_us(),
-                                slowest_rank_score=slowest_rank_score(info, states[0]))
+                                slowest_rank_score=slowest_rank_score(info, states[0]),
+                                servers_by_state=by_state, pools_exhausted=exhausted)
     clock = states[0].clock
     if any(s.clock != clock for s in states):
         raise ValueError("replicas of a scenario must share the simulated clock")
+    by_state, exhausted = engine.server_census(states) if info.cluster_servers else ((), 0)
     return ScenarioSnapshot(
         info=info,
         clock_us=clock,
         totals=sum_totals([s.totals for s in states]),
         in_flight_us=sum(s.in_flight_us() for s in states),
         slowest_rank_score=slowest_rank_score(info, states[0]),
+        servers_by_state=by_state,
+        pools_exhausted=exhausted,
     )

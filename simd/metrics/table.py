@@ -31,7 +31,7 @@ from typing import Any
 from prometheus_client.utils import floatToGoString
 
 from simd import __version__
-from simd.engine import US_PER_SECOND
+from simd.engine import SERVER_STATES, US_PER_SECOND
 from simd.metrics.snapshot import ScenarioSnapshot
 
 Samples = Iterable[tuple[tuple[str, ...], Any]]
@@ -40,6 +40,7 @@ SECTIONS = (
     "Per scenario: where the time goes",
     "Per scenario: events",
     "Per scenario: steps and stragglers",
+    "Per scenario: servers, pools and repairs",
     "Per scenario: configuration and models (constant, except while a drill changes the parameters)",
     "Drills",
     "The simulated clock and the daemon",
@@ -124,6 +125,20 @@ def _by_accelerator(field: str) -> Callable[[ScenarioSnapshot], Samples]:
         if sc.info.accelerator_names else ()
 
 
+def _pools(read: Callable[[ScenarioSnapshot], Samples]) -> Callable[[ScenarioSnapshot], Samples]:
+    """A source for scenarios with server pools (servers.warm_standbys or servers.spares); none without."""
+    return lambda sc: read(sc) if sc.info.cluster_servers else ()
+
+
+def _repairs(sc: ScenarioSnapshot) -> Samples:
+    """Repairs started, by the pipeline they take and the outcome drawn for them (servers.py)."""
+    t = sc.totals
+    manual, false_manual = t.repairs_manual, t.repairs_false_manual
+    automatic, false_automatic = t.repairs_started - manual, t.repairs_false - false_manual
+    return ((("automatic", "fixed"), automatic - false_automatic), (("automatic", "false"), false_automatic),
+            (("manual", "fixed"), manual - false_manual), (("manual", "false"), false_manual))
+
+
 def _step_durations(sc: ScenarioSnapshot) -> Samples:
     t, i = sc.totals, sc.info
     total_us = t.steps_executed * round(i.step_seconds * US_PER_SECOND) + t.straggler_us + t.shadow_us
@@ -139,7 +154,7 @@ def _compute_seconds(sc: ScenarioSnapshot) -> float:
 # --- the table ----------------------------------------------------------------------------------------
 
 _S = ("scenario",)
-_TIME, _EVENTS, _STEPS, _MODELS, _DRILLS, _DAEMON = SECTIONS
+_TIME, _EVENTS, _STEPS, _SERVERS, _MODELS, _DRILLS, _DAEMON = SECTIONS
 
 METRICS: tuple[Metric, ...] = (
     Metric("simd_effective_utilization_ratio", "gauge",
@@ -270,6 +285,55 @@ METRICS: tuple[Metric, ...] = (
            "Relative performance of the slowest rank, as nvidia-resiliency-ext scores it (rank performance "
            "relative to the best rank, in (0, 1]): 1/slowdown while the slow ranks are in replica 0's current "
            "job, 1 once they are replaced. Only for scenarios with `stragglers` configured.", _STEPS),
+
+    Metric("simd_servers", "gauge", "The cluster's servers by state, summed over replicas (scenarios with server "
+           "pools).", ("scenario", "state"), "scenario",
+           _pools(lambda sc: zip(((s,) for s in SERVER_STATES), sc.servers_by_state, strict=True)),
+           "The cluster's servers (the job's, its warm standbys and its spares) by `state`: `job` (running the job), "
+           "`standby`, `spare`, `repair_automatic` (in a repair that ends with the automatic stage), "
+           "`repair_manual` (in a repair escalated to the manual stage), `retired`; summed over replicas. A repair "
+           "that has ended counts in the pools at once (the standbys first). Held servers (all but `retired`) "
+           "times `simd_gpus_per_server` are the GPUs the job's capacity costs. Only for scenarios with server "
+           "pools (`servers.warm_standbys` or `servers.spares`; [servers.md](servers.md)).", _SERVERS),
+    Metric("simd_pools_exhausted_replicas", "gauge", "Replicas with neither a warm standby nor a spare left "
+           "(scenarios with server pools).", _S, "scenario", _pools(_one(lambda sc: sc.pools_exhausted)),
+           "Replicas whose next server failure finds neither a warm standby nor a spare: the job will wait for a "
+           "server back from repair (the `waiting` bucket). Only for scenarios with server pools.", _SERVERS),
+    Metric("simd_server_failures", "counter", "Servers whose lifetime ended (scenarios with servers).", _S,
+           "scenario", lambda sc: (((), sc.totals.server_failures),) if sc.info.gpus_per_server else (),
+           "Servers whose lifetime ended, summed over replicas: at least one per interruption (several servers "
+           "failing in one step stop the job once). Only for scenarios with `servers`.", _SERVERS),
+    Metric("simd_server_replacements", "counter", "Failed servers replaced, by where the replacement came from.",
+           ("scenario", "source"), "scenario",
+           _pools(lambda sc: ((("standby",), sc.totals.replacements_standby),
+                              (("spare",), sc.totals.replacements_spare),
+                              (("waited",), sc.totals.replacements_waited))),
+           "Servers that left the job (to repair or retirement) replaced, by `source`: `standby` (a warm standby: "
+           "no wait), `spare` (after the spare's preemption), `waited` (the first server back from repair, the "
+           "job waiting for it). Only for scenarios with server pools.", _SERVERS),
+    Metric("simd_server_repairs", "counter", "Repairs started, by pipeline and outcome.",
+           ("scenario", "pipeline", "outcome"), "scenario", _pools(_repairs),
+           "Repairs started, by `pipeline` (`automatic`: ends with the automatic stage; `manual`: escalated) and "
+           "`outcome` (`fixed`, or `false`: reports success without fixing the fault, the server returns as it "
+           "was). The outcome is drawn when the repair starts. Only for scenarios with server pools.", _SERVERS),
+    Metric("simd_server_lemons_fixed", "counter", "Lemon servers a true repair made ordinary.", _S, "scenario",
+           _pools(_one(lambda sc: sc.totals.lemons_fixed)),
+           "Lemon servers (`servers.lemons`) that a true repair made ordinary servers for good. Only for scenarios "
+           "with server pools.", _SERVERS),
+    Metric("simd_server_misdiagnoses", "counter", "Failures the diagnosis missed or pinned on another server.",
+           ("scenario", "kind"), "scenario",
+           _pools(lambda sc: ((("missed",), sc.totals.diagnosis_missed),
+                              (("misattributed",), sc.totals.diagnosis_wrong))),
+           "Server failures misdiagnosed (`servers.diagnosis`), by `kind`: `missed` (the failing server stays in "
+           "the job, unrepaired), `misattributed` (pinned on another of the job's servers, which goes to repair "
+           "while the failing one stays). Only for scenarios with server pools.", _SERVERS),
+    Metric("simd_server_retirements", "counter", "Servers retired by the retirement policy.", _S, "scenario",
+           _pools(_one(lambda sc: sc.totals.retirements)),
+           "Servers retired (`servers.retirement`: blamed for k failures within the window), never below the "
+           "job's servers. Only for scenarios with server pools.", _SERVERS),
+    Metric("simd_gpus_per_server", "gauge", "GPUs per server (scenarios with servers).", _S, "scenario",
+           _info("gpus_per_server"), "GPUs per server (`servers.gpus_per_server`). Only for scenarios with "
+           "`servers`.", _SERVERS),
 
     Metric("simd_checkpoint_interval_steps", "gauge", "Configured checkpoint interval, steps.", _S, "scenario",
            _info("checkpoint_interval_steps"), "Configured checkpoint interval, steps.", _MODELS),

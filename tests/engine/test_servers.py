@@ -154,3 +154,46 @@ def test_any_cut_of_time_gives_the_same_state():
         events += e
     state, e = advance(state, horizon, trace=True)
     assert state == whole and events + e == ev and whole.totals.jobs_completed >= 2
+
+
+def test_diagnosis_and_retirement_keep_the_books():
+    """Imperfect diagnosis and retirement at the first blame: every failure is missed or blames a server that is
+    replaced; a blamed server is repaired or retired; retirement stops at the job's servers (128 of 133)."""
+    s = spec(hard_per_gpu_hour=2e-3, target_steps=3000, seed=7, servers=replace(
+        POOLS, lemon_fraction=0.1, lemon_multiplier=5.0, diagnosis=0.7, misattribution=0.4, retire_after=1,
+        retire_window_seconds=1e6, repair=("exponential", 600.0, 0.0)))
+    state, _ = advance(new_state(s), 3000 * 60 * S)
+    t, roles = state.totals, state.srv_role
+    replaced = t.replacements_standby + t.replacements_spare + t.replacements_waited
+    assert t.diagnosis_missed > 10 and t.diagnosis_wrong > 10
+    assert replaced == t.repairs_started + t.retirements <= t.server_failures - t.diagnosis_missed
+    assert roles.count(srv.JOB) == 128 and roles.count(srv.RETIRED) == t.retirements == 5
+    assert len(state.srv_blamed) == 133 and sum(b > 0 for b in state.srv_blamed) >= 5
+
+
+def test_retirement_needs_k_blames_within_the_window():
+    """Two blames within 10 simulated minutes never happen at this rate (a server fails every ~8 h): none is
+    retired; within ~12 days most repeat offenders are."""
+    base = dict(hard_per_gpu_hour=2e-3, target_steps=3000, seed=7)
+    never = spec(**base, servers=replace(POOLS, retire_after=2, retire_window_seconds=600.0))
+    soon = spec(**base, servers=replace(POOLS, retire_after=2, retire_window_seconds=1e6))
+    t_never = advance(new_state(never), 3000 * 60 * S)[0].totals
+    t_soon = advance(new_state(soon), 3000 * 60 * S)[0].totals
+    assert t_never.retirements == 0 and t_soon.retirements > 0
+
+
+def test_the_census_counts_ended_repairs_in_the_pools():
+    """servers.census: two replicas of a 3-server job with 1 standby and 2 spares at clock 100: replica 0 has a
+    repair that ended (back to the standbys, which are empty), one still in the manual stage; replica 1 is not
+    laid out yet."""
+    J, P, A, M, X = srv.JOB, srv.SPARE, srv.REPAIR, srv.REPAIR_MANUAL, srv.RETIRED
+    roles = np.array([[J, J, J, A, M, X], [0, 0, 0, 0, 0, 0]])
+    ends = np.array([[0, 0, 0, 90, 500, 0], [0] * 6])
+    by_state, exhausted = srv.census(1, 3, roles, ends, np.array([100, 0]))
+    assert dict(zip(srv.STATES, by_state, strict=True)) == {
+        "job": 6, "standby": 2, "spare": 2, "repair_automatic": 0, "repair_manual": 1, "retired": 1}
+    assert exhausted == 0
+    roles[0, 3] = P
+    assert srv.census(1, 3, roles, ends, np.array([50, 0]))[0][1:3] == (1, 3)  # (the spare, the fresh replica's)
+    roles[0, 3], ends[0, 3] = A, 90
+    assert srv.census(1, 3, roles, ends, np.array([50, 0])) == ((6, 1, 2, 1, 1, 1), 1)  # replica 0 has none left
