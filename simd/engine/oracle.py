@@ -354,7 +354,7 @@ class _Servers:
             k, blames = plan.retire_after, self.blames[b]
             blames.append(t1)
             if k and len(blames) >= k and t1 - blames[-k] <= plan.retire_window_us and \
-                    len(role) - role.count(srv.RETIRED) > plan.servers:
+                    len(role) - role.count(srv.RETIRED) > plan.servers + plan.spares_withheld:
                 role[b] = srv.RETIRED
                 self.retirements += 1
                 self.retired_at.append(t1)
@@ -378,7 +378,7 @@ class _Servers:
             if standby:
                 j = standby[0]
                 self.replaced["standby"] += 1
-            elif spare:
+            elif len(spare) > plan.spares_withheld:  # a spare the job may take
                 j = spare[0]
                 self.replaced["spare"] += 1
                 ready = max(ready, tau + plan.preempt_us)

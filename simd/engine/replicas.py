@@ -413,4 +413,4 @@ def server_census(states: Sequence[State]) -> tuple[tuple[int, ...], int]:
         roles = np.array([s.srv_role or (0,) * k for s in states], dtype=np.int64)
         ends = np.array([s.srv_repair or (0,) * k for s in states], dtype=np.int64)
         clock = np.array([s.clock for s in states], dtype=np.int64)
-    return census(p.standbys, p.servers, roles, ends, clock)
+    return census(p.standbys, p.servers, roles, ends, clock, p.spares_withheld)

@@ -59,6 +59,7 @@ class Servers:
     # capacity (docs/servers.md, stage 2): None = a failed server is repaired at once and rejoins (no pools)
     warm_standbys: int | None = None
     spares: int = 0
+    spares_withheld: int = 0  # spares the job cannot take (lent to other work: a drill takes them away)
     preemption_seconds: float = 0.0  # taking a spare: the time to preempt the work that runs on it
     # a repair's duration: (distribution, scale seconds, sigma) as a late detector's latency (late.py: exponential
     # mean, lognormal median and sigma, uniform on [0, scale]); the automatic stage, escalated to a manual stage
@@ -165,18 +166,19 @@ def survival(kind: str, shape: float, scale_steps: float, x: float) -> float:
     return 1.0 - NormalDist().cdf(math.log(x / scale_steps) / shape)
 
 
-# The states a census counts servers in (the metrics' simd_servers{state}): in the job, a warm standby, a spare, in
-# a repair that ends with the automatic stage, in one escalated to the manual stage, retired
-STATES = ("job", "standby", "spare", "repair_automatic", "repair_manual", "retired")
+# The states a census counts servers in (the metrics' simd_servers{state}): in the job, a warm standby, a spare the
+# job may take, a spare withheld (lent elsewhere), in a repair that ends with the automatic stage, in one escalated
+# to the manual stage, retired
+STATES = ("job", "standby", "spare", "withheld", "repair_automatic", "repair_manual", "retired")
 
 
-def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, clock: np.ndarray
-           ) -> tuple[tuple[int, ...], int]:
+def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, clock: np.ndarray,
+           withheld: int = 0) -> tuple[tuple[int, ...], int]:
     """Servers by STATES summed over replicas, and the replicas with neither a standby nor a spare left: ``roles``
     and ``repair_end`` (R x cluster: State.srv_role, srv_repair), each replica at its ``clock`` (us). A repair that
     has ended by the clock counts in the pools (the engine moves it there lazily, when the job next needs a server:
     the standbys up to ``standbys``, then the spares); a replica not laid out yet (roles 0) counts as laid out
-    (the job's ``job`` servers, then the standbys, then the spares)."""
+    (the job's ``job`` servers, then the standbys, then the spares). Up to ``withheld`` spares are withheld."""
     roles = np.asarray(roles)
     fresh = roles[:, 0] == 0 if roles.shape[1] else np.zeros(len(roles), dtype=bool)
     n = roles.shape[1]
@@ -188,8 +190,9 @@ def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, c
     auto = count[REPAIR] - (done & (roles == REPAIR)).sum(axis=1)
     manual = count[REPAIR_MANUAL] - (done & (roles == REPAIR_MANUAL)).sum(axis=1)
     w = min(standbys, n - job)
-    rows = np.stack([np.where(fresh, job, count[JOB]), np.where(fresh, w, standby),
-                     np.where(fresh, n - job - w, spare), np.where(fresh, 0, auto), np.where(fresh, 0, manual),
-                     np.where(fresh, 0, count[RETIRED])], axis=1)
+    spare = np.where(fresh, n - job - w, spare)
+    held = np.minimum(spare, withheld)
+    rows = np.stack([np.where(fresh, job, count[JOB]), np.where(fresh, w, standby), spare - held, held,
+                     np.where(fresh, 0, auto), np.where(fresh, 0, manual), np.where(fresh, 0, count[RETIRED])], axis=1)
     exhausted = int(((rows[:, 1] + rows[:, 2]) == 0).sum())
     return tuple(int(x) for x in rows.sum(axis=0)), exhausted

@@ -207,6 +207,7 @@ class Plan:
     # capacity (servers.py): the cluster's servers (the job's first, then standbys, then spares); 0: no pools
     cluster: int = 0
     standbys: int = 0
+    spares_withheld: int = 0  # the spare pool is this many servers short (lent elsewhere)
     preempt_us: int = 0
     repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # (distribution, scale in us, sigma) as a detector's
     manual_probability: float = 0.0
@@ -435,7 +436,7 @@ def _servers(spec: JobSpec) -> dict:
     cap = {}
     if s.capacity:
         kind, scale, sigma = s.repair
-        cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys,
+        cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys, spares_withheld=s.spares_withheld,
                    preempt_us=to_us(s.preemption_seconds), repair=(kind, scale * US_PER_SECOND, sigma),
                    manual_probability=s.manual_probability, repair_fail=s.repair_fail,
                    manual_repair=(s.manual_repair[0], s.manual_repair[1] * US_PER_SECOND, s.manual_repair[2]),

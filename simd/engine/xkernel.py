@@ -63,7 +63,8 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
              "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "o_tree", "tree_p",
              "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep", "o_akey",
-             "o_rtree", "o_atree", "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed")
+             "o_rtree", "o_atree", "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed",
+             "spares_withheld")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -106,6 +107,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     o_mult = plan_i[P.o_mult]
     # capacity (servers.py): pools of standbys and spares, repairs
     cap, n_job, W, preempt = plan_i[P.cluster] > 0, plan_i[P.servers], plan_i[P.standbys], plan_i[P.preempt_us]
+    withheld = plan_i[P.spares_withheld]
     rep_kind, rep_scale, rep_sigma = plan_i[P.repair_kind], srv_f[5], srv_f[6]
     man_kind, man_scale, man_sigma, man_p = plan_i[P.manual_kind], srv_f[7], srv_f[8], srv_f[9]
     fail_auto, fail_man = srv_f[10], srv_f[11]
@@ -157,7 +159,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         blamed = aux[o_blamed:o_blamed + ncl * retire_k]
         wdg, di = words[Stream.diagnosis], pos[Pos.diagnosis_draws]
         dgh, dgl = pcg.seek(wdg, di) if diagnose else (zero, zero)
-        n_sb, n_ret = 0, 0  # standbys in the pool, servers retired
+        n_sb, n_sp, n_ret = 0, 0, 0  # standbys and spares in the pools, servers retired
         if cap:
             if role[0] == 0:  # the cluster laid out: the job's servers, then the standbys, then the spares
                 for i in range(ncl):
@@ -167,6 +169,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 akey[i] = i if role[i] == servers.STANDBY else ncl + i if role[i] == servers.SPARE else NEVER
                 if role[i] == servers.STANDBY:
                     n_sb += 1
+                elif role[i] == servers.SPARE:
+                    n_sp += 1
                 elif role[i] == servers.RETIRED:
                     n_ret += 1
             servers.build(rtree, rep, ncl, tree_p)
@@ -454,6 +458,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 n_sb += 1
                             else:
                                 role[i], akey[i] = servers.SPARE, ncl + i
+                                n_sp += 1
                             servers.update(atree, akey, i, tree_p)
                     while srv[tree[1]] <= g:
                         i = tree[1]
@@ -485,7 +490,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot[Tot.server_failures] += 1
                         srv[b] = NEVER
                         servers.update(tree, srv, b, tree_p)
-                        if retire_k and servers.blame(blamed, b, retire_k, t1, retire_us) and ncl - n_ret > n_job:
+                        # retired unless the cluster would hold fewer servers than the job and the withheld spares
+                        if retire_k and servers.blame(blamed, b, retire_k, t1, retire_us) and \
+                                ncl - n_ret > n_job + withheld:
                             role[b] = servers.RETIRED
                             n_ret += 1
                             tot[Tot.retirements] += 1
@@ -517,8 +524,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if akey[j] < ncl:
                             tot[Tot.replacements_standby] += 1
                             n_sb -= 1
-                        elif akey[j] < NEVER:
+                        elif akey[j] < NEVER and n_sp > withheld:  # a spare the job may take
                             tot[Tot.replacements_spare] += 1
+                            n_sp -= 1
                             ready = max(ready, tau + preempt)
                         else:
                             j = rtree[1]
@@ -526,7 +534,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ready = max(ready, rep[j])
                             rep[j] = NEVER
                             servers.update(rtree, rep, j, tree_p)
-                        if akey[j] < NEVER:
+                        if akey[j] < NEVER:  # out of the pools
                             akey[j] = NEVER
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB

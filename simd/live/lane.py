@@ -78,6 +78,10 @@ Advance = Callable[[State, int], tuple[State, list]]
 # Scenario keys added since states were first saved, each left out of the key while absent: a state saved before
 # the key existed (its scenario could not have it) then continues under the same scenario.
 GROWN_KEYS = ("servers",)  # issue 21
+# Keys added inside a block since states were saved with it, each left out of the key while at its default
+# (dotted path -> default): servers' stage 3 and 4 (issue 21)
+GROWN_NESTED = {"servers.diagnosis": None, "servers.retirement": None, "servers.price_per_gpu_hour": None,
+                "servers.spares.withheld": 0}
 
 
 def scenario_key(scenario: Scenario) -> str:
@@ -86,6 +90,13 @@ def scenario_key(scenario: Scenario) -> str:
     absent = {k for k in GROWN_KEYS if getattr(scenario, k) is None}
     # how warnings are logged is not simulation
     fields = scenario.model_dump(mode="json", exclude={"acknowledge", *absent})
+    for path, default in GROWN_NESTED.items():
+        *parents, leaf = path.split(".")
+        block = fields
+        for p in parents:
+            block = block.get(p) if isinstance(block, dict) else None
+        if isinstance(block, dict) and block.get(leaf, default) == default:
+            block.pop(leaf, None)
     payload = json.dumps({"scenario": fields, "sweep": scenario.sweep}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 

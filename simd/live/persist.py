@@ -122,7 +122,7 @@ GROWN_DIAGNOSIS = {("State", "diagnosis_draws"): 0, ("State", "srv_blamed"): [],
                    ("Totals", "diagnosis_wrong"): 0, ("Totals", "retirements"): 0, ("Totals", "retired_at_s"): 0,
                    ("Totals", "repairs_started"): 0, ("Totals", "repairs_false_manual"): 0,
                    ("Servers", "diagnosis"): 1.0, ("Servers", "misattribution"): 0.0, ("Servers", "retire_after"): 0,
-                   ("Servers", "retire_window_seconds"): 0.0}  # issue 21, stage 3
+                   ("Servers", "retire_window_seconds"): 0.0, ("Servers", "spares_withheld"): 0}  # issue 21
 GROWN.update(GROWN_DIAGNOSIS)
 # the layouts of 2026-12-03 before servers, and of 2026-12-04 with servers and pools, before diagnosis
 EARLIER = {_layout(frozenset(GROWN)): GROWN, _layout(frozenset(GROWN_DIAGNOSIS)): GROWN_DIAGNOSIS}
@@ -241,8 +241,17 @@ def _ints(obj):
             yield v
 
 
+# Drill effects added since drills were first saved, each left out of a drill's key while at its default (no
+# change), so a drill saved before the effect existed keeps its key (as lane.GROWN_KEYS for scenario keys)
+GROWN_EFFECTS = {"repair_time_factor": 1.0, "lemons": None, "spares_withheld": None}  # issue 21
+
+
 def _drill_key(drill) -> str:
-    return hashlib.sha256(_canonical(drill.model_dump(mode="json"))).hexdigest()[:32]
+    d = drill.model_dump(mode="json")
+    for k, default in GROWN_EFFECTS.items():
+        if d["effects"].get(k, default) == default:
+            d["effects"].pop(k, None)
+    return hashlib.sha256(_canonical(d)).hexdigest()[:32]
 
 
 # --- decoding --------------------------------------------------------------------------------------------

@@ -290,12 +290,13 @@ METRICS: tuple[Metric, ...] = (
            "pools).", ("scenario", "state"), "scenario",
            _pools(lambda sc: zip(((s,) for s in SERVER_STATES), sc.servers_by_state, strict=True)),
            "The cluster's servers (the job's, its warm standbys and its spares) by `state`: `job` (running the job), "
-           "`standby`, `spare`, `repair_automatic` (in a repair that ends with the automatic stage), "
+           "`standby`, `spare`, `withheld` (spares the job may not take: `servers.spares.withheld`, a drill), "
+           "`repair_automatic` (in a repair that ends with the automatic stage), "
            "`repair_manual` (in a repair escalated to the manual stage), `retired`; summed over replicas. A repair "
            "that has ended counts in the pools at once (the standbys first). Held servers (all but `retired`) "
            "times `simd_gpus_per_server` are the GPUs the job's capacity costs. Only for scenarios with server "
            "pools (`servers.warm_standbys` or `servers.spares`; [servers.md](servers.md)).", _SERVERS),
-    Metric("simd_pools_exhausted_replicas", "gauge", "Replicas with neither a warm standby nor a spare left "
+    Metric("simd_pools_exhausted_replicas", "gauge", "Replicas with neither a warm standby nor a spare to take "
            "(scenarios with server pools).", _S, "scenario", _pools(_one(lambda sc: sc.pools_exhausted)),
            "Replicas whose next server failure finds neither a warm standby nor a spare: the job will wait for a "
            "server back from repair (the `waiting` bucket). Only for scenarios with server pools.", _SERVERS),

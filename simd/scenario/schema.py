@@ -324,8 +324,17 @@ class Spares(_Strict):
 
     count: Annotated[int, Field(ge=0, le=1 << 16)]
     """Spare servers."""
+    withheld: Annotated[int, Field(ge=0, le=1 << 16)] = 0
+    """Spares the job may not take (lent to other work): the pool is this many short; at most `count` (a drill's
+    `spares_withheld` sets it)."""
     preemption_seconds: CostSeconds = 0.0
     """Taking a spare: the time to preempt the work that runs on it (AIReSim: 20 min)."""
+
+    @model_validator(mode="after")
+    def _withheld(self) -> Spares:
+        if self.withheld > self.count:
+            raise ValueError(f"spares.withheld must be <= spares.count, got {self.withheld} and {self.count}")
+        return self
 
 
 class Diagnosis(_Strict):
@@ -413,6 +422,7 @@ class ServersConfig(_Strict):
             r = self.repair
             fails = r.false_success or FalseSuccess()
             pools = dict(warm_standbys=self.warm_standbys or 0, spares=self.spares.count if self.spares else 0,
+                         spares_withheld=self.spares.withheld if self.spares else 0,
                          preemption_seconds=self.spares.preemption_seconds if self.spares else 0.0,
                          repair=_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
             if r.manual is not None:
@@ -425,6 +435,12 @@ class ServersConfig(_Strict):
         return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
                        self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
                        self.rates.gamma_shape if self.rates else 0.0, **pools)
+
+
+def _scaled(r, factor: float):
+    """A repair time with its scale (mean, median or maximum) times ``factor``."""
+    key = {"exponential": "mean_seconds", "lognormal": "median_seconds", "uniform": "max_seconds"}[r.distribution]
+    return r.model_copy(update={key: getattr(r, key) * factor})
 
 
 def _time(r) -> tuple[str, float, float]:
@@ -662,7 +678,31 @@ class ScenarioBody(_Strict):
                 "sdc_per_gpu_hour": self.failures.sdc_per_gpu_hour * effects.sdc_rate_factor})
         if effects.stragglers is not None:
             update["stragglers"] = effects.stragglers
+        if effects.on_servers:
+            update["servers"] = self._servers_under(effects)
         return self.model_copy(update=update)
+
+    def _servers_under(self, effects: DrillEffects) -> ServersConfig:
+        """The servers while a drill runs (DrillEffects' server effects); a ValueError names what is missing."""
+        s = self.servers
+        if s is None:
+            raise ValueError("the drill changes servers (repair_time_factor, lemons, spares_withheld): the scenario "
+                             "has no servers")
+        update: dict = {}
+        if effects.lemons is not None:
+            update["lemons"] = effects.lemons
+        if effects.repair_time_factor != 1.0:
+            if s.repair is None:
+                raise ValueError("the drill's repair_time_factor needs servers.repair (server pools)")
+            update["repair"] = s.repair.model_copy(update={
+                "automatic": _scaled(s.repair.automatic, effects.repair_time_factor),
+                "manual": None if s.repair.manual is None else s.repair.manual.model_copy(
+                    update={"time": _scaled(s.repair.manual.time, effects.repair_time_factor)})})
+        if effects.spares_withheld is not None:
+            if s.spares is None:
+                raise ValueError("the drill's spares_withheld needs servers.spares")
+            update["spares"] = s.spares.model_copy(update={"withheld": min(effects.spares_withheld, s.spares.count)})
+        return s.model_copy(update=update)
 
     def warnings(self) -> list[str]:
         """What may go wrong in this configuration, except what the scenario acknowledges (``notes``)."""
@@ -738,6 +778,19 @@ class DrillEffects(_Strict):
     """Replaces the scenario's stragglers while the drill runs."""
     stall_seconds: Annotated[float, Field(ge=0, le=86400, allow_inf_nan=False)] = 0.0
     """Wall seconds during which the daemon runs no tick (rehearses the stalled-ticks alert)."""
+    repair_time_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
+    """Multiplies the repair times (both stages) of the repairs that start while the drill runs (needs server
+    pools)."""
+    lemons: Lemons | None = None
+    """Replaces the servers' lemons while the drill runs: a lemon outbreak (needs `servers`; every server starts
+    a new lifetime when the drill starts and ends, docs/servers.md)."""
+    spares_withheld: Annotated[int, Field(ge=0, le=1 << 16)] | None = None
+    """Spares taken away while the drill runs (`servers.spares.withheld`, at most the spares; needs spares)."""
+
+    @property
+    def on_servers(self) -> bool:
+        """Whether the drill changes the servers (its scenarios must have them)."""
+        return self.repair_time_factor != 1.0 or self.lemons is not None or self.spares_withheld is not None
 
 
 class Drill(_Strict):
@@ -809,6 +862,8 @@ class Config(_Strict):
                 except ValidationError as exc:
                     raise ValueError(f"drills[{i}] on scenario {s.name}: " + "; ".join(
                         errors.phrase(e) for e in exc.errors(include_url=False))) from None
+                except ValueError as exc:
+                    raise ValueError(f"drills[{i}] on scenario {s.name}: {exc}") from None
         return self
 
     def drill_targets(self, drill: Drill) -> list[Scenario]:

@@ -191,9 +191,11 @@ def test_the_census_counts_ended_repairs_in_the_pools():
     ends = np.array([[0, 0, 0, 90, 500, 0], [0] * 6])
     by_state, exhausted = srv.census(1, 3, roles, ends, np.array([100, 0]))
     assert dict(zip(srv.STATES, by_state, strict=True)) == {
-        "job": 6, "standby": 2, "spare": 2, "repair_automatic": 0, "repair_manual": 1, "retired": 1}
+        "job": 6, "standby": 2, "spare": 2, "withheld": 0, "repair_automatic": 0, "repair_manual": 1, "retired": 1}
     assert exhausted == 0
     roles[0, 3] = P
     assert srv.census(1, 3, roles, ends, np.array([50, 0]))[0][1:3] == (1, 3)  # (the spare, the fresh replica's)
     roles[0, 3], ends[0, 3] = A, 90
-    assert srv.census(1, 3, roles, ends, np.array([50, 0])) == ((6, 1, 2, 1, 1, 1), 1)  # replica 0 has none left
+    assert srv.census(1, 3, roles, ends, np.array([50, 0])) == ((6, 1, 2, 0, 1, 1, 1), 1)  # replica 0 has none left
+    roles[0, 3] = P
+    assert srv.census(1, 3, roles, ends, np.array([50, 0]), withheld=1) == ((6, 1, 1, 2, 0, 1, 1), 1)

@@ -105,3 +105,54 @@ def test_a_drill_scales_the_servers_rates_and_renews_their_lifetimes():
     assert storm.servers == s.servers and storm.failures.hard_per_gpu_hour == pytest.approx(2.0e-3)
     a, b = compile_spec(s.job_spec()), compile_spec(storm.job_spec())
     assert b.server_scales[0] == pytest.approx(a.server_scales[0] / 10, rel=1e-3)
+
+
+POOLS = PLAIN + ("    servers: {warm_standbys: 2, spares: {count: 10, preemption_seconds: 600}, "
+                 "repair: {automatic: {distribution: exponential, mean_seconds: 7200}, "
+                 "manual: {probability: 0.5, time: {distribution: lognormal, median_seconds: 86400, sigma: 1}}}, "
+                 "diagnosis: {probability: 0.9, misattribution: 0.1}, "
+                 "retirement: {failures: 2, window_seconds: 604800}, price_per_gpu_hour: 2.5}\n")
+
+
+def test_diagnosis_retirement_and_price_reach_the_job_spec():
+    s = parse_config(POOLS).scenarios[0]
+    sv = s.job_spec().servers
+    assert (sv.diagnosis, sv.misattribution, sv.retire_after, sv.retire_window_seconds) == (0.9, 0.1, 2, 604800.0)
+    plan = compile_spec(s.job_spec())
+    assert plan.diagnosis_stream is not None and plan.retire_window_us == 604800 * 10**6
+    assert s.servers.price_per_gpu_hour == 2.5  # simulate's, not the engine's
+    perfect = parse_config(POOLS.replace("diagnosis: {probability: 0.9, misattribution: 0.1}, ", "")).scenarios[0]
+    assert compile_spec(perfect.job_spec()).diagnosis_stream is None  # no draws: stage 2's results exactly
+
+
+@pytest.mark.parametrize("text, expected", [
+    (PLAIN + "    servers: {diagnosis: {probability: 0.5}}\n",
+     "scenarios[0].servers: servers.diagnosis needs warm_standbys or spares (without pools no server leaves the job)"),
+    (PLAIN + "    servers: {retirement: {failures: 2, window_seconds: 60}}\n",
+     "scenarios[0].servers: servers.retirement needs warm_standbys or spares (without pools no server leaves the "
+     "job)"),
+    (POOLS.replace("failures: 2,", "failures: 0,"), "scenarios[0].servers.retirement.failures: must be >= 1, got 0"),
+    (POOLS.replace("misattribution: 0.1", "misattribution: -1"),
+     "scenarios[0].servers.diagnosis.misattribution: must be >= 0, got -1"),
+    (POOLS.replace("count: 10,", "count: 10, withheld: 11,"),
+     "scenarios[0].servers.spares: spares.withheld must be <= spares.count, got 11 and 10"),
+])
+def test_bad_diagnosis_and_retirement_are_one_clear_line(text, expected):
+    assert errors(text) == [expected]
+
+
+def test_the_servers_drills_slow_repairs_take_spares_and_spread_lemons():
+    s = parse_config(POOLS).scenarios[0]
+    slow = s.with_effects(DrillEffects(repair_time_factor=10)).job_spec().servers
+    assert slow.repair == ("exponential", 72000.0, 0.0) and slow.manual_repair == ("lognormal", 864000.0, 1.0)
+    taken = s.with_effects(DrillEffects(spares_withheld=50)).job_spec().servers
+    assert taken.spares_withheld == 10 and compile_spec(s.with_effects(DrillEffects(spares_withheld=3)).job_spec(
+    )).spares_withheld == 3
+    outbreak = s.with_effects(DrillEffects.model_validate({"lemons": {"fraction": 0.1, "multiplier": 20}}))
+    assert compile_spec(outbreak.job_spec()).lemons == 13  # of the job's 128 servers
+    drill = ("drills:\n  - name: d\n    description: x\n    duration_seconds: 60\n    scenarios: [s]\n"
+             "    effects: {repair_time_factor: 10}\n")
+    assert errors(PLAIN + drill) == ["drills[0] on scenario s: the drill changes servers (repair_time_factor, lemons, "
+                                     "spares_withheld): the scenario has no servers"]
+    assert errors(SERVERS + drill) == ["drills[0] on scenario s: the drill's repair_time_factor needs servers.repair "
+                                       "(server pools)"]

@@ -50,6 +50,9 @@ CAPACITY = {
     # stage 3: lemons retired after 2 blames within 6 h (the cluster shrinks to the job's 8 servers); diagnosis that
     # misses a fifth of the failures and pins a quarter of the rest on another server, with Weibull 0.7 lifetimes,
     # lemons and retirement
+    # stage 4's drill "spares taken": two of three spares withheld
+    "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
+                                                     preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
                                                     repair=("exponential", 3600.0, 0.0), retire_after=2,
                                                     retire_window_seconds=21600.0)),
@@ -107,6 +110,7 @@ def server_specs(draw):
                       shape=draw(st.sampled_from([0.5, 1.0, 2.5])),
                       rate_shape=draw(st.sampled_from([0.0, 0.0, 0.4, 3.0])),
                       warm_standbys=draw(st.sampled_from([None, None, 0, 2])), spares=draw(st.sampled_from([0, 3])),
+                      spares_withheld=draw(st.sampled_from([0, 0, 2])),
                       preemption_seconds=draw(st.sampled_from([0.0, 600.0])),
                       repair=draw(st.sampled_from([("exponential", 3600.0, 0.0), ("lognormal", 600.0, 2.0)])),
                       diagnosis=draw(st.sampled_from([1.0, 1.0, 0.7])),
