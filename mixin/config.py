@@ -30,6 +30,12 @@ SDC_DETECTED_PER_COMPUTE_HOUR = "scenario:simd_sdc_detected:per_compute_hour_5m"
 STEP_DURATION_QUANTILES = "scenario:simd_step_duration_seconds:quantile_5m"
 STEP_QUANTILES = ("0.5", "0.9", "0.99")
 INTERVAL_OVER_YOUNG = "scenario:simd_checkpoint_interval_steps:ratio_young"
+# Servers with pools (issue 21; docs/servers.md): servers in repair (both pipelines), GPUs held (every server but
+# the retired ones, times its GPUs), and GPU-hours held per productive GPU-hour (the cost of a productive GPU-hour
+# in GPU-hours: held over the job's, over the goodput of the last GOODPUT_WINDOW)
+SERVERS_IN_REPAIR = "scenario:simd_servers_in_repair:sum"
+GPUS_HELD = "scenario:simd_gpus_held:sum"
+GPU_HOURS_PER_PRODUCTIVE = "scenario:simd_gpu_hours_held:per_productive_gpu_hour_10m"
 
 
 def runbook_url(alert: str) -> str:
@@ -61,6 +67,20 @@ STRAGGLER_SCORE = 0.9
 INTERVAL_FACTOR = 3
 # Wall seconds without a completed tick: 15 ticks at the default tick_seconds of 1.
 STALL_SECONDS = 15
+# Servers (issue 21). The share of the simulated time the job stands still waiting for a server above which
+# capacity is the problem: llama3-16k-servers waits 0.5-0.9% of its time for spares' preemptions (simd simulate,
+# seeds 5-7), so 5% is several times that.
+WAITING_SHARE = 0.05
+# The share of a scenario's replicas with neither a standby nor a spare to take (one replica: that replica).
+POOLS_EXHAUSTED_SHARE = 0.5
+# A repair backlog is growing when more servers are in repair than REPAIR_BACKLOG_FACTOR times as many as
+# REPAIR_BACKLOG_WINDOW ago, and at least REPAIR_BACKLOG_MIN of them. llama3-16k-servers keeps ~14 servers in
+# repair per replica in steady state (0.36 failures/h x 40 h mean repair), Poisson-like (sd ~4): twice as many
+# within 10 wall minutes (100 simulated hours) is no fluctuation; its repair-slowdown drill (repairs 10x slower)
+# doubles it within ~75 simulated hours.
+REPAIR_BACKLOG_FACTOR = 2
+REPAIR_BACKLOG_MIN = 10
+REPAIR_BACKLOG_WINDOW = "10m"
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -82,6 +102,11 @@ FOR = {
     "SimdNotReady": "5m",
     # saves run every 10 ticks (10 s at the defaults): a minute of failures is six in a row, not one hiccup
     "SimdStateSaveFailing": "1m",
+    # servers (issue 21): waiting is averaged over the 10m goodput window already; an exhausted pool and a growing
+    # backlog must last a few evaluations of a scrape-to-scrape quantity
+    "SimdJobWaitingForCapacity": "3m",
+    "SimdSparePoolExhausted": "5m",
+    "SimdRepairBacklogGrowing": "5m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

@@ -369,6 +369,58 @@ def hyper_late_sdc_row() -> list:
     return [db.Row("Hyper-checkpointing and late SDC detection"), share, windows, late, finds, totals]
 
 
+def servers_row() -> list:
+    """Issue 21: servers with pools (docs/servers.md), for the scenarios that have them (simd_servers marks them):
+    where the pools stand, what waiting for servers costs, the repair backlog, the cost of a productive
+    GPU-hour, and the events that move servers."""
+    pooled = f"on (scenario) simd_gpus_per_server{sel()}"
+    pools = (ts("Pools: $scenario",
+                "Servers of the scenario's cluster outside the job, by state (simd_servers, summed over replicas): "
+                "warm standbys, spares the job may take, spares withheld (lent to other work), in a repair that "
+                "ends with the automatic stage, in one escalated to the manual stage, retired. The job's own "
+                "servers (state job) are constant and left out.", "short", 8, 12).min(0).axis_label("servers")
+             .with_target(query("A", f'sum by (state) (simd_servers{{{c.JOB_SELECTOR},scenario="$scenario",'
+                                     f'state!="job"}})', "{{state}}")))
+    waiting = (ts("Waiting for servers: share of simulated time",
+                  f"Scenarios with server pools: the share of the elapsed simulated time in the waiting bucket over "
+                  f"the last {c.GOODPUT_WINDOW} (every standby and spare taken, the job waits for a server back "
+                  f"from repair, or a spare's preemption). SimdJobWaitingForCapacity fires above "
+                  f"{c.WAITING_SHARE:.0%} (dashed).", "percentunit", 8, 12).min(0)
+               .thresholds(thresholds((None, "green"), (c.WAITING_SHARE, "red")))
+               .thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED))
+               .with_target(query("A", f"max by (scenario) ({rule(c.BUCKET_RATIO_10M, bucket='waiting')} and "
+                                       f"{pooled})", "{{scenario}}")))
+    backlog = (ts("Servers in repair",
+                  f"Scenarios with server pools: servers in repair, both pipelines, summed over replicas "
+                  f"({c.SERVERS_IN_REPAIR}). SimdRepairBacklogGrowing fires when it is more than "
+                  f"{c.REPAIR_BACKLOG_FACTOR}x its value {c.REPAIR_BACKLOG_WINDOW} before (and at least "
+                  f"{c.REPAIR_BACKLOG_MIN}).", "short", 8, 8).min(0).axis_label("servers")
+               .with_target(query("A", c.SERVERS_IN_REPAIR, "{{scenario}}")))
+    cost = (ts("GPU-hours held per productive GPU-hour",
+               f"Scenarios with server pools: GPU-hours the job and its pools hold (every server but the retired "
+               f"ones) per productive GPU-hour, over the goodput of the last {c.GOODPUT_WINDOW} "
+               f"({c.GPU_HOURS_PER_PRODUCTIVE}). 1 is a job without pools that never loses a second; times a price "
+               "per GPU-hour, the cost of a productive GPU-hour.", "none", 8, 8).min(1)
+            .axis_label("GPU-h per productive GPU-h")
+            .with_target(query("A", c.GPU_HOURS_PER_PRODUCTIVE, "{{scenario}}")))
+    events = (ts("Replacements, repairs, misdiagnoses and retirements per simulated hour",
+                 f"Scenarios with server pools, per simulated hour of one replica over the last {W}: failed servers "
+                 "replaced by source (simd_server_replacements_total), repairs started by pipeline and outcome "
+                 "(simd_server_repairs_total), misdiagnoses by kind (simd_server_misdiagnoses_total) and "
+                 "retirements (simd_server_retirements_total).", "short", 8, 8).min(0)
+              .axis_label("per simulated hour")
+              .with_target(query("A", by_scenario_per_sim_hour("simd_server_replacements_total", "scenario, source"),
+                                 "{{scenario}} replaced from {{source}}"))
+              .with_target(query("B", by_scenario_per_sim_hour("simd_server_repairs_total",
+                                                               "scenario, pipeline, outcome"),
+                                 "{{scenario}} repair {{pipeline}} {{outcome}}"))
+              .with_target(query("C", by_scenario_per_sim_hour("simd_server_misdiagnoses_total", "scenario, kind"),
+                                 "{{scenario}} {{kind}}"))
+              .with_target(query("D", by_scenario_per_sim_hour("simd_server_retirements_total"),
+                                 "{{scenario}} retired")))
+    return [db.Row("Servers, pools and repairs"), pools, waiting, backlog, cost, events]
+
+
 def stragglers_row() -> list:
     quantiles = (ts("Step time quantiles (simulated): $scenario",
                     f"Quantiles {', '.join(c.STEP_QUANTILES)} of the simulated step time over the last {W} "
@@ -640,7 +692,7 @@ def dashboard() -> dict:
          .with_variable(variable("sweep", f'{{{c.JOB_SELECTOR},sweep!=""}}', default_sweep()))
          .annotation(drill_annotation()))
     for row in (goodput_row(), badput_row(), events_row(), shadow_fleet_row(), hyper_late_sdc_row(),
-                stragglers_row(), checkpoint_row(), daemon_row()):
+                servers_row(), stragglers_row(), checkpoint_row(), daemon_row()):
         d = d.with_row(row[0])
         for panel in row[1:]:
             d = d.with_panel(_versioned(panel))

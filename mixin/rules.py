@@ -36,6 +36,7 @@ _SCENARIO = re.compile(r"[a-z0-9_-]+")  # the scenario file's name contract (doc
 _THIS_SCENARIO = 'scenario="%s"'  # filled in by printf with the alert's scenario label
 _3G, _0F = 'printf "%.3g"', 'printf "%.0f"'  # template pipelines of the reference values
 _YOUNG = 'method="young"'
+_IN_REPAIR, _HELD = 'state=~"repair_automatic|repair_manual"', 'state!="retired"'  # simd_servers' states
 _UNIT_WORDS = {"ms": "millisecond", "s": "second", "m": "minute", "h": "hour", "d": "day", "w": "week", "y": "year"}
 
 
@@ -177,6 +178,22 @@ def recording_rules(o: Options) -> list[Rule]:
              f"max by (scenario) ({sel('simd_checkpoint_interval_steps')})\n  /\n"
              f"max by (scenario) ({sel('simd_checkpoint_interval_optimal_steps', method='young')})",
              record=c.INTERVAL_OVER_YOUNG),
+        Rule("Servers (scenarios with server pools, docs/servers.md): the servers in repair, both pipelines, "
+             "summed over replicas.",
+             f"sum by (scenario) ({sel('simd_servers', _IN_REPAIR)})",
+             record=c.SERVERS_IN_REPAIR),
+        Rule("The GPUs the job's capacity holds: every server but the retired ones (the job's, its standbys and "
+             "spares, those in repair), times its GPUs; times a price per GPU-hour, the cost per simulated hour.",
+             f"sum by (scenario) ({sel('simd_servers', _HELD)})\n  * on (scenario)\n"
+             f"max by (scenario) ({sel('simd_gpus_per_server')})",
+             record=c.GPUS_HELD),
+        Rule(f"GPU-hours held per productive GPU-hour: the held servers over the job's, over the goodput of the "
+             f"last {spoken(gw)} ({c.GOODPUT_10M}). 1 would be a job with no pools that never loses a second; "
+             "times a price per GPU-hour, the cost of a productive GPU-hour. The server counts are the current "
+             "ones, the goodput a window's: a drill that changes the pools shows at once.",
+             f"(\n  sum by (scenario) ({sel('simd_servers', _HELD)})\n    /\n"
+             f"  sum by (scenario) ({sel('simd_servers', state='job')})\n)\n  / on (scenario)\n{c.GOODPUT_10M}",
+             record=c.GPU_HOURS_PER_PRODUCTIVE),
     ]
 
 
@@ -272,6 +289,39 @@ def alerting_rules(o: Options) -> list[Rule]:
                "{{ printf \"%.2g\" $value }} times Young's optimum of "
                f"{lookup('simd_checkpoint_interval_optimal_steps', _0F, _YOUNG)} "
                "steps."),
+        _alert(o, "SimdJobWaitingForCapacity",
+               f"The job stood still waiting for servers (the waiting bucket: every standby and spare taken, "
+               f"waiting for one back from repair, or a spare's preemption) more than {c.WAITING_SHARE:.0%} of "
+               f"its simulated time over the last {spoken(gw)}. llama3-16k-servers waits 0.5-0.9% of its time "
+               "for spares' preemptions in normal operation.",
+               c.BUCKET_RATIO_10M + '{bucket="waiting"} > ' + str(c.WAITING_SHARE),
+               "warning",
+               "Scenario {{ $labels.scenario }} is waiting for servers",
+               f"Over the last {spoken(gw)} scenario {{{{ $labels.scenario }}}} stood still waiting for servers "
+               "{{ $value | humanizePercentage }} of its simulated time: its warm standbys and spares do not "
+               "cover the servers in repair."),
+        _alert(o, "SimdSparePoolExhausted",
+               f"At least {c.POOLS_EXHAUSTED_SHARE:.0%} of the scenario's replicas have neither a warm standby nor a "
+               "spare to take (simd_pools_exhausted_replicas over simd_scenario_replicas): their next server "
+               "failure makes the job wait for a repair. Both are per-scenario gauges, hence max by (scenario).",
+               f"max by (scenario) ({sel('simd_pools_exhausted_replicas')})\n  / on (scenario)\n"
+               f"max by (scenario) ({sel('simd_scenario_replicas')})\n  >= {c.POOLS_EXHAUSTED_SHARE}",
+               "warning",
+               "The spare pool of scenario {{ $labels.scenario }} is exhausted",
+               "{{ $value | humanizePercentage }} of the replicas of scenario {{ $labels.scenario }} have no warm "
+               "standby and no spare left: the next server failure waits for a repair."),
+        _alert(o, "SimdRepairBacklogGrowing",
+               f"More servers in repair than {c.REPAIR_BACKLOG_FACTOR}x as many as {c.REPAIR_BACKLOG_WINDOW} ago "
+               f"(offset), and at least {c.REPAIR_BACKLOG_MIN}: repairs finish slower than servers fail, so the "
+               "pools drain. Counts summed over replicas (a steady scenario's count is stable however many "
+               "replicas); the minimum keeps a small cluster's fluctuations (2 -> 5) quiet.",
+               f"{c.SERVERS_IN_REPAIR}\n  > {c.REPAIR_BACKLOG_FACTOR} * ({c.SERVERS_IN_REPAIR} offset "
+               f"{c.REPAIR_BACKLOG_WINDOW})\nand\n{c.SERVERS_IN_REPAIR} >= {c.REPAIR_BACKLOG_MIN}",
+               "warning",
+               "The repair backlog of scenario {{ $labels.scenario }} is growing",
+               "{{ $value | humanize }} servers of scenario {{ $labels.scenario }} are in repair, more than "
+               f"{c.REPAIR_BACKLOG_FACTOR} times as many as {spoken(c.REPAIR_BACKLOG_WINDOW)} ago: repairs are not "
+               "keeping pace with failures."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

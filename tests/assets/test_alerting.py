@@ -268,7 +268,8 @@ def test_recording_rules_have_the_names_the_dashboard_queries():
     assert names == {c.GOODPUT_10M, c.BUCKET_RATIO_10M, c.INTERRUPTIONS_PER_SIM_HOUR,
                      c.INTERRUPTIONS_BY_CAUSE_PER_SIM_HOUR, c.SDC_DETECTED_PER_SIM_HOUR, c.SDC_BAKED_PER_SIM_HOUR,
                      c.INTERRUPTIONS_PER_COMPUTE_HOUR, c.SDC_ONSETS_PER_COMPUTE_HOUR, c.SDC_DETECTED_PER_COMPUTE_HOUR,
-                     c.STEP_DURATION_QUANTILES, c.INTERVAL_OVER_YOUNG}
+                     c.STEP_DURATION_QUANTILES, c.INTERVAL_OVER_YOUNG, c.SERVERS_IN_REPAIR, c.GPUS_HELD,
+                     c.GPU_HOURS_PER_PRODUCTIVE}
     quantiles = [r.get("labels", {}).get("quantile") for r in RECORDS if r["record"] == c.STEP_DURATION_QUANTILES]
     assert quantiles == list(mixin_config.STEP_QUANTILES)
 
