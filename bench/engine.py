@@ -20,7 +20,7 @@ from seedloop import seed_run
 from simd.engine import Accelerator, JobSpec, Servers, Shadow, Stragglers, run_job
 from simd.engine.oracle import oracle_run
 from simd.engine.spec import CommittedSdc, Detector, Hyper
-from simd.scenario import ScenarioBody
+from simd.scenario import ScenarioBody, default_config
 
 
 def seed000_like(steps: int, rate_scale: float = 1.0) -> JobSpec:
@@ -53,7 +53,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=10**7)
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    ap.add_argument("--servers-only", action="store_true", help="only the servers rows (issue 21)")
     args = ap.parse_args()
+    if args.servers_only:
+        servers(seed000_like(args.steps), args)
+        llama3_servers(args)
+        return
 
     spec = seed000_like(args.steps)
     # best of several runs on both sides: the minimum is the least disturbed by other load on the machine
@@ -108,6 +113,7 @@ def main() -> None:
     hyper_and_committed(spec, args)
     extended_with_stragglers(slow, args)
     servers(spec, args)
+    llama3_servers(args)
 
 
 def shadow_and_fleet(spec: JobSpec, args) -> None:
@@ -198,6 +204,24 @@ def servers(spec: JobSpec, args) -> None:
         print(f"{name}: engine {t_srv * 1e3:7.2f} ms per job ({job.interruptions} interruptions, "
               f"{t_srv / max(job.interruptions, 1) * 1e6:.2f} us each); the plain job {t_plain * 1e3:7.2f} ms "
               f"({plain.interruptions}): {t_srv / t_plain:5.2f}x per job")
+
+
+
+def llama3_servers(args) -> None:
+    """Issue 21's targets: a job of the default configuration's llama3-16k-servers (2,048 servers, 8 warm standbys,
+    100 spares, repairs, retirement; exponential lifetimes) costs at most 2x one of llama3-16k (the same job and
+    rates without servers), with Weibull 0.7 lifetimes at most 5x; both under stragglers, as llama3-16k is (each
+    executed step drawn: 10^6 steps of a job). Timed side by side, best of ``--repeat``."""
+    config = default_config()
+    plain = config.scenario("llama3-16k").job_spec()
+    exp = config.scenario("llama3-16k-servers").job_spec()
+    weibull = replace(exp, servers=replace(exp.servers, lifetime="weibull", shape=0.7))
+    (t_plain, j_plain), (t_exp, j_exp), (t_wb, j_wb) = side_by_side(
+        [lambda: run_job(plain), lambda: run_job(exp), lambda: run_job(weibull)], args.repeat)
+    print(f"llama3-16k: {t_plain:6.3f} s per job ({j_plain.interruptions} interruptions); llama3-16k-servers, "
+          f"exponential: {t_exp:6.3f} s ({j_exp.interruptions}, {j_exp.server_failures} server failures): "
+          f"{t_exp / t_plain:5.2f}x   (target <= 2x); Weibull 0.7: {t_wb:6.3f} s ({j_wb.interruptions}): "
+          f"{t_wb / t_plain:5.2f}x   (target <= 5x)")
 
 
 if __name__ == "__main__":

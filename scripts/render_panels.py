@@ -13,6 +13,10 @@ defaults:
 - "Interruptions per simulated hour by cause" and "Goodput and badput by bucket": range queries over the run,
   drawn with the panel's unit, stacking and per-query overrides.
 
+With ``--servers`` (default out docs/img/dashboard-servers.png) it draws the servers row instead, with
+``$scenario`` at llama3-16k-servers and the ``spares-taken`` drill started halfway: the pools, the waiting share,
+the servers in repair and the GPU-hours held per productive GPU-hour.
+
 It draws what the JSON says, not what Grafana's renderer would: a check of scales, units and series, not a
 pixel-exact screenshot.
 """
@@ -35,7 +39,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, PercentFormatter  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "support")]
 from promstack import Prometheus, SimdDaemon  # noqa: E402
 
 from mixin import dashboard as generator  # noqa: E402
@@ -187,8 +191,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "dashboard-panels.png")
     ap.add_argument("--seconds", type=float, default=150, help="wall seconds the daemon runs (default 150)")
+    ap.add_argument("--servers", action="store_true", help="draw the servers row (spares-taken drill halfway)")
     args = ap.parse_args(argv)
     d = generator.dashboard()
+    if args.servers:
+        return servers(d, args.out if args.out != ap.get_default("out") else ROOT / "docs" / "img" /
+                       "dashboard-servers.png", args.seconds)
     rules = [str(p) for p in sorted((ROOT / "prometheus" / "rules").glob("*.yml"))]
     with tempfile.TemporaryDirectory() as tmp:
         token = Path(tmp) / "token"
@@ -217,6 +225,40 @@ def main(argv: list[str] | None = None) -> int:
                       "sweep_points": [{k: round(v, 4) for k, v in r.items()} for r in rows],
                       "interruption_series": {k: [round(v, 3) for v in vs[-1:]] for k, vs in rates.items()}},
                      indent=1))
+    return 0
+
+
+SERVERS_PANELS = ("Pools: $scenario", "Waiting for servers", "Servers in repair", "GPU-hours held per productive")
+
+
+def servers(d: dict, out: Path, seconds: float) -> int:
+    """The servers row on llama3-16k-servers, the spares-taken drill started halfway."""
+    for v in d["templating"]["list"]:
+        if v["name"] == "scenario":
+            v["current"]["value"] = "llama3-16k-servers"
+    rules = [str(p) for p in sorted((ROOT / "prometheus" / "rules").glob("*.yml"))]
+    with tempfile.TemporaryDirectory() as tmp:
+        token = Path(tmp) / "token"
+        token.write_text(TOKEN)
+        with SimdDaemon(["--speedup", str(SPEEDUP), "--tick-seconds", "0.5", "--api-token-file", str(token)]) \
+                as simd, Prometheus(Path(tmp) / "prom", [simd.target], "1s", rules) as prom:
+            start = time.time()
+            prom.wait_for("simd_ticks_total > 0")
+            time.sleep(seconds / 2)
+            drill = time.time()
+            start_drill(simd, "spares-taken")
+            time.sleep(seconds / 2)
+            end = time.time()
+            fig, axes = plt.subplots(len(SERVERS_PANELS), 1, figsize=(10, 16))
+            seen = {title: draw_timeseries(ax, prom, d, title, start, end, {"spares-taken starts": drill})
+                    for ax, title in zip(axes, SERVERS_PANELS, strict=True)}
+    fig.suptitle(f"simd dashboard, servers row, from a real Prometheus and `simd run --speedup {SPEEDUP}` "
+                 f"({seconds:.0f} wall s)", fontsize=11)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=80)
+    print(json.dumps({"out": str(out), "last": {t: {k: round(v[-1], 4) for k, v in s.items() if v}
+                                               for t, s in seen.items()}}, indent=1))
     return 0
 
 
