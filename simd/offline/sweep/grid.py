@@ -64,11 +64,18 @@ class Point:
     scenario: Scenario
 
 
+def _bare(annotation):
+    """``annotation`` without its ``Annotated[...]`` constraints (pydantic strips them from a field's own
+    annotation, not from the members of ``Annotated[int, ...] | None``: servers.warm_standbys)."""
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is typing.Annotated else annotation
+
+
 def _unwrap(annotation):
-    """The non-None members of ``X | None`` (or of a Union), else ``(annotation,)``."""
+    """The non-None members of ``X | None`` (or of a Union), else ``(annotation,)``, each without its
+    ``Annotated`` constraints."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return tuple(a for a in typing.get_args(annotation) if a is not type(None))
-    return (annotation,)
+        return tuple(_bare(a) for a in typing.get_args(annotation) if a is not type(None))
+    return (_bare(annotation),)
 
 
 def field_kind(key: str) -> tuple[str, tuple]:

@@ -4,6 +4,12 @@ One row per grid point: the parameter values (one column per key), the replicas 
 ``unfinished``), the mean effective utilization with its 95% confidence interval, the mean share of wall time
 of each bucket, the mean interruptions and SDCs per job, and seed 001's first-order efficiency at the point.
 Ratios are fractions of 1 (the table shows percent).
+
+Scenarios with server pools (``servers.warm_standbys`` or ``servers.spares``) add what capacity cost
+(:data:`COST_COLUMNS`): the mean GPU-hours held per job by the job and by its pools, and the cost of a productive
+GPU-hour in GPU-hours held with its 95% interval (and in money with ``servers.price_per_gpu_hour``:
+:data:`MONEY_COLUMNS`), and the grid point where that cost is lowest (:func:`cost_optimum`). Without pools the
+rows, the table and the files are what they were.
 """
 
 from __future__ import annotations
@@ -16,11 +22,50 @@ from pathlib import Path
 from simd.engine import BUCKETS
 from simd.offline.sweep.grid import Param
 from simd.offline.sweep.run import PointResult, first_order
+from simd.offline.sweep.stats import Interval, paired_difference
 
 STAT_COLUMNS = ("n", "unfinished", "utilization_mean", "utilization_ci_low", "utilization_ci_high",
                 "utilization_ci_half_width", "utilization_sd", *(f"share_{b}" for b in BUCKETS),
                 "interruptions_mean", "sdc_detected_mean", "sdc_baked_mean", "wall_hours_mean",
                 "analytic_efficiency", "hit_cap")
+RATIO = "gpu_hours_per_productive_gpu_hour"  # simd simulate --json's names
+MONEY = "cost_per_productive_gpu_hour"
+_INTERVAL = ("mean", "ci_low", "ci_high", "ci_half_width", "sd")
+COST_COLUMNS = ("gpu_hours_job_mean", "gpu_hours_pools_mean", *(f"{RATIO}_{c}" for c in _INTERVAL))
+MONEY_COLUMNS = tuple(f"{MONEY}_{c}" for c in _INTERVAL)
+
+
+def has_cost(results: list[PointResult]) -> bool:
+    """The grid's scenario has server pools: the rows say what capacity cost."""
+    return any(r.stats.cost is not None for r in results)
+
+
+def has_money(results: list[PointResult]) -> bool:
+    """... and a price per GPU-hour."""
+    return any(r.stats.cost is not None and r.stats.cost.cost_per_productive is not None for r in results)
+
+
+def columns(params: list[Param], results: list[PointResult]) -> list[str]:
+    """The CSV's columns: the params, STAT_COLUMNS, then COST_COLUMNS and MONEY_COLUMNS where they apply."""
+    return ([p.key for p in params] + list(STAT_COLUMNS) + (list(COST_COLUMNS) if has_cost(results) else [])
+            + (list(MONEY_COLUMNS) if has_money(results) else []))
+
+
+def _interval(prefix: str, i: Interval | None) -> dict:
+    nan = float("nan")
+    return dict(zip((f"{prefix}_{c}" for c in _INTERVAL),
+                    (nan,) * 5 if i is None else (i.mean, i.ci_low, i.ci_high, i.half_width, i.sd), strict=True))
+
+
+def _cost(r: PointResult, money: bool) -> dict:
+    c = r.stats.cost
+    nan = float("nan")
+    out = {"gpu_hours_job_mean": nan if c is None else c.gpu_hours_job_mean,
+           "gpu_hours_pools_mean": nan if c is None else c.gpu_hours_pools_mean,
+           **_interval(RATIO, None if c is None else c.gpu_hours_per_productive)}
+    if money:
+        out.update(_interval(MONEY, None if c is None else c.cost_per_productive))
+    return out
 
 
 def _finite(x):
@@ -28,7 +73,9 @@ def _finite(x):
     return x if not isinstance(x, float) or math.isfinite(x) else None
 
 
-def row(params: list[Param], r: PointResult) -> dict:
+def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = False) -> dict:
+    """One point's row: the params and STAT_COLUMNS, then with ``cost`` COST_COLUMNS and with ``money``
+    MONEY_COLUMNS (:func:`has_cost`, :func:`has_money` of the sweep's results)."""
     s = r.stats
     model = first_order(r.point.scenario)
     values = {p.key: v for p, v in zip(params, r.point.values, strict=True)}
@@ -49,24 +96,53 @@ def row(params: list[Param], r: PointResult) -> dict:
         "analytic_efficiency": None if model is None
         else model.efficiency(r.point.scenario.checkpoint.interval_steps),
         "hit_cap": r.hit_cap,
+        **(_cost(r, money) if cost else {}),
     }
+
+
+def cost_optimum(params: list[Param], results: list[PointResult]) -> dict | None:
+    """The grid point of the lowest mean GPU-hours held per productive GPU-hour (the same point as the lowest
+    money per productive GPU-hour unless the price itself is swept), with the points that common random numbers
+    cannot tell from it: those whose paired 95% interval of the difference (same seeds) contains 0. None without
+    pools. (The ratio is in GPU-hours so the optimum does not depend on a price.)"""
+    scored = [r for r in results if r.stats.cost is not None
+              and math.isfinite(r.stats.cost.gpu_hours_per_productive.mean)]
+    if not scored:
+        return None
+    best = min(scored, key=lambda r: r.stats.cost.gpu_hours_per_productive.mean)  # the first of equal means
+    ratio = best.stats.cost.gpu_hours_per_productive
+
+    def at(r: PointResult) -> dict:
+        return {p.key: v for p, v in zip(params, r.point.values, strict=True)}
+
+    near = []
+    for r in scored:
+        if r is best:
+            continue
+        d, half, _ = paired_difference(r.replicas, best.replicas, lambda x: x.gpu_hours_per_productive)
+        if not abs(d) > half:  # the interval contains 0 (or there is no interval: too few common seeds)
+            near.append(at(r))
+    return {"params": at(best), f"{RATIO}_mean": ratio.mean, f"{RATIO}_ci_half_width": ratio.half_width,
+            "within_noise": near}
 
 
 def write_csv(path: Path, params: list[Param], results: list[PointResult]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=[p.key for p in params] + list(STAT_COLUMNS))
+        w = csv.DictWriter(f, fieldnames=columns(params, results))
         w.writeheader()
+        cost, money = has_cost(results), has_money(results)
         for r in results:
             w.writerow({k: ("" if v is None else repr(v) if isinstance(v, float) else v)
-                        for k, v in row(params, r).items()})
+                        for k, v in row(params, r, cost, money).items()})
 
 
 def document(meta: dict, params: list[Param], results: list[PointResult]) -> dict:
     """The JSON file: ``meta`` (scenario, mode, seeds, ...), the params, and one object per point."""
     base = first_order(results[0].point.scenario) if results else None
     points = []
+    cost, money = has_cost(results), has_money(results)
     for r in results:
-        d = row(params, r)
+        d = row(params, r, cost, money)
         points.append({"params": {p.key: d.pop(p.key) for p in params},
                        **{k: _finite(v) for k, v in d.items()}, "rounds": list(r.rounds)})
     return {
@@ -77,7 +153,12 @@ def document(meta: dict, params: list[Param], results: list[PointResult]) -> dic
             "mtbf_seconds": base.mtbf_seconds, "recovery_seconds": base.recovery_seconds,
             "young_interval_steps": base.young_steps, "daly_interval_steps": base.daly_steps},
         "points": points,
+        **({"cost_optimum": _finite_tree(cost_optimum(params, results))} if cost else {}),
     }
+
+
+def _finite_tree(d: dict | None):
+    return None if d is None else {k: _finite(v) for k, v in d.items()}
 
 
 def write_json(path: Path, meta: dict, params: list[Param], results: list[PointResult]) -> None:
@@ -97,10 +178,35 @@ TABLE = (("n", 6), ("util", 7), ("+-ci95", 7), ("rollback", 8), ("ckpt", 6), ("v
          ("detect", 6), ("strag", 6), ("interr", 8), ("sdc det", 7), ("baked", 6))
 
 
+# With pools: the waiting share, then GPU-hours held per productive GPU-hour, then (with a price) money per
+# productive GPU-hour, each with its 95% half-width.
+COST_TABLE = (("wait", 6), ("GPUh/pGPUh", 10), ("+-ci95", 7))
+MONEY_TABLE = (("price/pGPUh", 11), ("+-ci95", 7))
+
+
+def _number(x: float, digits: int) -> str:
+    return "-" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def _cost_cells(r: PointResult, money: bool) -> list[str]:
+    s, c = r.stats, r.stats.cost
+    cells = [_pct(s.shares["waiting"])]
+    ratio = c.gpu_hours_per_productive if c is not None else Interval(math.nan, math.nan, math.nan)
+    cells += [_number(ratio.mean, 4), _number(ratio.half_width, 4)]
+    if money:
+        m = c.cost_per_productive if c is not None and c.cost_per_productive is not None \
+            else Interval(math.nan, math.nan, math.nan)
+        cells += [_number(m.mean, 4), _number(m.half_width, 4)]
+    return cells
+
+
 def table(params: list[Param], results: list[PointResult]) -> str:
-    """A fixed-width table (cells joined by a space, as ``simd simulate``'s)."""
+    """A fixed-width table (cells joined by a space, as ``simd simulate``'s); with pools, COST_TABLE's columns
+    (and MONEY_TABLE's with a price) after TABLE's."""
     widths = [max(len(p.key), *(len(_value(r.point.values[i])) for r in results)) for i, p in enumerate(params)]
-    head = [p.key.rjust(w) for p, w in zip(params, widths, strict=True)] + [t.rjust(w) for t, w in TABLE]
+    cost, money = has_cost(results), has_money(results)
+    extra = (COST_TABLE if cost else ()) + (MONEY_TABLE if money else ())
+    head = [p.key.rjust(w) for p, w in zip(params, widths, strict=True)] + [t.rjust(w) for t, w in TABLE + extra]
     lines = [" ".join(head)]
     for r in results:
         s = r.stats
@@ -110,8 +216,31 @@ def table(params: list[Param], results: list[PointResult]) -> str:
                  *(_pct(s.shares[b]) for b in ("rollback", "checkpoint", "validation", "restart", "detection",
                                                "straggler")),
                  f"{s.interruptions_mean:.2f}", f"{s.sdc_detected_mean:.2f}", f"{s.sdc_baked_mean:.2f}"]
-        lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, TABLE, strict=True)]))
+        if cost:
+            stats += _cost_cells(r, money)
+        lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, TABLE + extra, strict=True)]))
     return "\n".join(lines)
+
+
+def cost_notes(params: list[Param], results: list[PointResult]) -> list[str]:
+    """The lines under the table that say what the cost columns are and where the cost is lowest; none
+    without pools."""
+    if not has_cost(results):
+        return []
+    lines = ["wait: mean share of wall time waiting for a server; GPUh/pGPUh: mean GPU-hours held by the job and "
+             "its pools (standbys, spares, in repair) per productive GPU-hour, +-ci95 its 95% half-width"
+             + ("; price/pGPUh: the same in money (servers.price_per_gpu_hour per GPU-hour held)"
+                if has_money(results) else "")]
+    best = cost_optimum(params, results)
+    if best is not None:
+        at = ", ".join(f"{k}={_value(v)}" for k, v in best["params"].items())
+        near = "; ".join(", ".join(f"{k}={_value(v)}" for k, v in p.items()) for p in best["within_noise"])
+        lines.append(f"lowest GPUh/pGPUh: {at} ({best[f'{RATIO}_mean']:.4f} +- "
+                     f"{_number(best[f'{RATIO}_ci_half_width'], 4)}); "
+                     + (f"not told apart from it by the paired 95% interval of the difference (same seeds): {near}"
+                        if near else "every other point is higher by the paired 95% interval of the difference "
+                        "(same seeds)"))
+    return lines
 
 
 TABLE_NOTE = ("util: mean effective utilization; +-ci95: half-width of its 95% confidence interval, percentage "

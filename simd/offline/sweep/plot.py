@@ -7,6 +7,11 @@
 - One categorical parameter (``recovery.strategy``): the means with their intervals as error bars.
 - Two parameters: a heat map of the mean utilization with a colour bar, each cell labelled when they fit.
 
+With server pools (the results have cost statistics) every figure gets the cost of a productive GPU-hour beside
+the utilization, drawn the same way: below the curve (with its own confidence panel, the grid point of the lowest
+cost marked, and money on a right-hand axis with ``servers.price_per_gpu_hour``), below the categories, or as a
+second heat map. Without pools the figures are unchanged.
+
 Figures are built with ``matplotlib.figure.Figure`` (no pyplot state), so tests can inspect what is drawn.
 """
 
@@ -15,20 +20,32 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from simd.offline.sweep.grid import Param
+from simd.offline.sweep.outputs import cost_optimum, has_cost
 from simd.offline.sweep.run import PointResult, first_order
 
 INTERVAL_KEY = "checkpoint.interval_steps"
 UTILIZATION_LABEL = "effective utilization (productive / wall time, %)"
+# The first-order model knows no servers: with pools its label says it never waits for one.
+_NO_POOLS = {False: "", True: "; never waits for a server"}
+COST_LABEL = "GPU-hours held per productive GPU-hour\n(job + standbys + spares, in repair too)"
 # Cells of a heat map get their value written in them up to this many in either direction (beyond, the text
 # would not fit a 9-inch figure).
 MAX_LABELLED_CELLS = 16
 DENSE_POINTS = 400  # samples of the model's curve
 
 
+# Counts of the servers model whose names do not say what they count.
+SERVER_UNITS = {"servers.spares.count": "servers", "servers.warm_standbys": "servers",
+                "servers.retirement.failures": "failures within the window"}
+
+
 def unit(key: str) -> str:
     """The unit of a scenario key, from its name (docs/design.md 3.7: units in names)."""
+    if key in SERVER_UNITS:
+        return SERVER_UNITS[key]
     leaf = key.rsplit(".", 1)[-1]
     if leaf.endswith("_steps"):
         return "steps"
@@ -55,13 +72,73 @@ def _title(meta: dict) -> str:
     return f"{meta['scenario']}: {how}, seeds from {meta['seed_base']}"
 
 
-def _ci_label(half, what: str = "95% confidence interval of the mean") -> str:
+def _ci_label(half, what: str = "95% confidence interval of the mean", unit: str = " points") -> str:
     finite = half[np.isfinite(half)]
-    return f"{what} (+-{finite.max():.2g} points at most)" if finite.size else what
+    return f"{what} (+-{finite.max():.2g}{unit} at most)" if finite.size else what
+
+
+def _ratios(results: list[PointResult]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean GPU-hours held per productive GPU-hour and its 95% half-width per point (nan where not defined)."""
+    cost = [r.stats.cost for r in results]
+    return (np.array([np.nan if c is None else c.gpu_hours_per_productive.mean for c in cost]),
+            np.array([np.nan if c is None else c.gpu_hours_per_productive.half_width for c in cost]))
+
+
+def _prices(results: list[PointResult]) -> list:
+    return [None if r.point.scenario.servers is None else r.point.scenario.servers.price_per_gpu_hour
+            for r in results]
+
+
+def _money_axis(ax, results: list[PointResult], x) -> None:
+    """Money per productive GPU-hour on the right of a cost panel: a second scale of the same curve when the
+    price is the same at every point, else its own series (the price swept)."""
+    prices = _prices(results)
+    if any(pr is None for pr in prices):
+        return
+    if len(set(prices)) == 1:
+        price = prices[0]
+        if price > 0:
+            sec = ax.secondary_yaxis("right", functions=(lambda y: y * price, lambda y: y / price))
+            sec.set_ylabel(f"money per productive GPU-hour\n(at {price:g} per GPU-hour held)")
+        return
+    twin = ax.twinx()
+    money = [None if r.stats.cost is None else r.stats.cost.cost_per_productive for r in results]
+    half = np.array([np.nan if m is None else m.half_width for m in money])
+    money = np.array([np.nan if m is None else m.mean for m in money])
+    twin.errorbar(x, money, yerr=half, fmt="s--", color="C3", ms=4, capsize=3,
+                  label="money per productive GPU-hour (right axis)")
+    twin.set_ylabel("money per productive GPU-hour", color="C3")
+    twin.legend(loc="upper right", fontsize="small")
+
+
+def _cost_curve(ax, zoom, p: Param, results: list[PointResult], x) -> None:
+    mean, half = _ratios(results)
+    ax.fill_between(x, mean - half, mean + half, alpha=0.3, color="C4", label=_ci_label(half, unit=""))
+    ax.errorbar(x, mean, yerr=half, fmt="o-", color="C4", ms=4, capsize=3, label="simulated mean")
+    best = cost_optimum([p], results)
+    if best is not None:
+        v = best["params"][p.key]
+        near = [q[p.key] for q in best["within_noise"]]
+        ax.axvline(v, color="C2", ls=":", lw=1.5,
+                   label=f"lowest: {p.key} = {v:g} ({best['gpu_hours_per_productive_gpu_hour_mean']:.4f})"
+                   + (f"; not told apart from it (paired 95% CI): {', '.join(f'{u:g}' for u in near)}"
+                      if near else ""))
+    zoom.fill_between(x, -half, half, alpha=0.3, color="C4")
+    zoom.axhline(0.0, color="C4", lw=1)
+    zoom.set_ylabel("95% CI around\nthe mean (GPU-h)")
+    zoom.grid(True, alpha=0.3)
+    ax.set_ylabel(COST_LABEL)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    _money_axis(ax, results, x)
 
 
 def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> None:
-    ax, zoom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    cost = has_cost(results)
+    if cost:
+        ax, zoom, cax, czoom = fig.subplots(4, 1, sharex=True, height_ratios=(3, 1, 3, 1))
+    else:
+        ax, zoom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     x = np.array(p.values, dtype=float)
     mean = _pct([r.stats.utilization_mean for r in results])
     half = _pct([r.stats.utilization_half_width for r in results])
@@ -87,10 +164,14 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         if all(m is not None for m in models):
             ax.plot(x, _pct([m.efficiency(r.point.scenario.checkpoint.interval_steps)
                              for m, r in zip(models, results, strict=True)]),
-                    "--", color="C1", label="first-order model at each point (seed 001)")
+                    "--", color="C1", label="first-order model at each point (seed 001" + _NO_POOLS[cost] + ")")
     if p.log:
         ax.set_xscale("log")
-    zoom.set_xlabel(axis_label(p))
+    if cost:
+        _cost_curve(cax, czoom, p, results, x)
+        czoom.set_xlabel(axis_label(p))
+    else:
+        zoom.set_xlabel(axis_label(p))
     ax.set_ylabel(UTILIZATION_LABEL)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="best", fontsize="small")
@@ -98,7 +179,11 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
 
 
 def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> None:
-    ax = fig.add_subplot()
+    cost = has_cost(results)
+    if cost:
+        ax, cax = fig.subplots(2, 1, sharex=True)
+    else:
+        ax = fig.add_subplot()
     x = np.arange(len(p.values))
     mean = _pct([r.stats.utilization_mean for r in results])
     half = _pct([r.stats.utilization_half_width for r in results])
@@ -108,23 +193,50 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     if all(m is not None for m in models):
         ax.plot(x, _pct([m.efficiency(r.point.scenario.checkpoint.interval_steps)
                          for m, r in zip(models, results, strict=True)]),
-                "x", color="C1", ms=9, label="first-order model (seed 001)")
+                "x", color="C1", ms=9, label="first-order model (seed 001" + _NO_POOLS[cost] + ")")
     ax.set_xticks(x, [str(v) for v in p.values])
     ax.set_xlim(-0.5, len(x) - 0.5)
-    ax.set_xlabel(axis_label(p))
+    (cax if cost else ax).set_xlabel(axis_label(p))
     ax.set_ylabel(UTILIZATION_LABEL)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(loc="best", fontsize="small")
     ax.set_title(_title(meta), fontsize="medium")
+    if cost:
+        mean, half = _ratios(results)
+        cax.errorbar(x, mean, yerr=half, fmt="o", color="C4", capsize=6,
+                     label=_ci_label(half, "simulated mean, 95% confidence interval", unit=""))
+        cax.set_ylabel(COST_LABEL)
+        cax.grid(True, axis="y", alpha=0.3)
+        cax.legend(loc="best", fontsize="small")
+        _money_axis(cax, results, x)
 
 
 def _heatmap(fig: Figure, rows: Param, cols: Param, results: list[PointResult], meta: dict) -> None:
-    ax = fig.add_subplot()
     shape = (len(rows.values), len(cols.values))
+    if has_cost(results):
+        ax, cax = fig.subplots(1, 2)
+        mean, half = (a.reshape(shape) for a in _ratios(results))
+        _heat(fig, cax, rows, cols, mean, half, f"mean {COST_LABEL}", "viridis_r", (4, 4))
+        best = cost_optimum([rows, cols], results)
+        if best is not None:  # the cell of the lowest cost, outlined
+            i, j = rows.values.index(best["params"][rows.key]), cols.values.index(best["params"][cols.key])
+            cax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", lw=2))
+        cax.set_title("cells: mean +- 95% CI half-width (GPU-hours); red: the lowest", fontsize="medium")
+    else:
+        ax = fig.add_subplot()
     mean = _pct([r.stats.utilization_mean for r in results]).reshape(shape)  # the first param varies slowest
     half = _pct([r.stats.utilization_half_width for r in results]).reshape(shape)
-    im = ax.imshow(mean, origin="lower", aspect="auto", cmap="viridis")
-    fig.colorbar(im, ax=ax, label=f"mean {UTILIZATION_LABEL}")
+    _heat(fig, ax, rows, cols, mean, half, f"mean {UTILIZATION_LABEL}", "viridis", (1, 2))
+    ax.set_title(_title(meta) + "\ncells: mean +- 95% CI half-width (percentage points)", fontsize="medium")
+
+
+def _heat(fig: Figure, ax, rows: Param, cols: Param, mean, half, label: str, cmap: str,
+          digits: tuple[int, int]) -> None:
+    """A heat map of ``mean`` (rows x cols) on ``ax``, each cell labelled mean +- half when they fit, with
+    ``digits`` decimals for each."""
+    shape = mean.shape
+    im = ax.imshow(mean, origin="lower", aspect="auto", cmap=cmap)
+    fig.colorbar(im, ax=ax, label=label)
     ax.set_xticks(np.arange(shape[1]), [f"{v:.4g}" if isinstance(v, float) else str(v) for v in cols.values],
                   rotation=45 if shape[1] > 8 else 0)
     ax.set_yticks(np.arange(shape[0]), [f"{v:.4g}" if isinstance(v, float) else str(v) for v in rows.values])
@@ -134,14 +246,16 @@ def _heatmap(fig: Figure, rows: Param, cols: Param, results: list[PointResult], 
         middle = np.nanmean(mean) if np.isfinite(mean).any() else 0.0
         for i in range(shape[0]):
             for j in range(shape[1]):
-                ax.text(j, i, f"{mean[i, j]:.1f}\n+-{half[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
-                        color="black" if mean[i, j] > middle else "white")
-    ax.set_title(_title(meta) + "\ncells: mean +- 95% CI half-width (percentage points)", fontsize="medium")
+                light = mean[i, j] > middle if cmap == "viridis" else mean[i, j] < middle
+                ax.text(j, i, f"{mean[i, j]:.{digits[0]}f}\n+-{half[i, j]:.{digits[1]}f}", ha="center", va="center",
+                        fontsize="x-small", color="black" if light else "white")
 
 
 def render(params: list[Param], results: list[PointResult], meta: dict) -> Figure:
     """The figure for a sweep of one or two params (``results`` in grid order)."""
-    fig = Figure(figsize=(9, 6), layout="constrained")
+    cost = has_cost(results)
+    size = (9, 6) if not cost else (16, 6) if len(params) == 2 else (9, 11) if params[0].numeric else (9, 9)
+    fig = Figure(figsize=size, layout="constrained")
     FigureCanvasAgg(fig)
     if len(params) == 2:
         _heatmap(fig, params[0], params[1], results, meta)

@@ -57,6 +57,14 @@ class ReplicaResult:
     sdc_detected: int
     sdc_baked: int
     wall_seconds: float
+    # With server pools (simd.engine.results.JobResult.gpu_hours; None without pools or when not completed: not
+    # nan, which would make two equal results unequal once pickled): the GPU-hours the job and its pools held,
+    # the GPU-hours held per productive GPU-hour, and with servers.price_per_gpu_hour that times the price
+    # (simd simulate --json's cost_per_productive_gpu_hour)
+    gpu_hours_job: float | None = None
+    gpu_hours_pools: float | None = None
+    gpu_hours_per_productive: float | None = None
+    cost_per_productive: float | None = None
 
     @classmethod
     def of(cls, outcome: Outcome) -> ReplicaResult:
@@ -65,8 +73,19 @@ class ReplicaResult:
             nan = math.nan
             return cls(outcome.seed, False, nan, (nan,) * len(BUCKETS), 0, 0, 0, outcome.limit_seconds)
         w = j.wall_seconds
+        cost = {}
+        if j.gpu_hours:
+            ratio = j.gpu_hours_per_productive_gpu_hour
+            cost = {"gpu_hours_job": j.gpu_hours["job"], "gpu_hours_pools": j.gpu_hours["pools"],
+                    "gpu_hours_per_productive": ratio}
+            if outcome.price is not None:  # the same product as simd simulate --json's, bit for bit
+                cost["cost_per_productive"] = outcome.price * ratio
         return cls(outcome.seed, True, j.effective_utilization, tuple(j.bucket_seconds[b] / w for b in BUCKETS),
-                   j.interruptions, j.sdc_detected, j.sdc_baked, w)
+                   j.interruptions, j.sdc_detected, j.sdc_baked, w, **cost)
+
+
+def _price(scenario: Scenario) -> float | None:
+    return scenario.servers.price_per_gpu_hour if scenario.servers is not None else None
 
 
 def run_point(scenario: Scenario, seeds: Sequence[int]) -> list[ReplicaResult]:
@@ -75,7 +94,9 @@ def run_point(scenario: Scenario, seeds: Sequence[int]) -> list[ReplicaResult]:
     result equals the single-replica engine's (``simd simulate``'s) for the same seed, bit for bit."""
     limit_us = simulation_limit_us(scenario)
     jobs = run_jobs([scenario.job_spec(seed) for seed in seeds], limit_us)
-    return [ReplicaResult.of(Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND))
+    price = _price(scenario)
+    return [ReplicaResult.of(Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
+                                     price=price))
             for seed, job in zip(seeds, jobs, strict=True)]
 
 
@@ -94,7 +115,8 @@ def run_points(scenarios: Sequence[Scenario], seeds: Sequence[int]) -> list[list
     out: list[list[ReplicaResult]] = [[] for _ in scenarios]
     for seed in seeds:
         for results, sc, limit_us, job in zip(out, scenarios, limits, group.run(seed, limits), strict=True):
-            results.append(ReplicaResult.of(Outcome(sc.name, seed, sc.target_steps, job, limit_us / US_PER_SECOND)))
+            results.append(ReplicaResult.of(Outcome(sc.name, seed, sc.target_steps, job, limit_us / US_PER_SECOND,
+                                                    price=_price(sc))))
     return out
 
 

@@ -81,6 +81,37 @@ def mean_ci(values: list[float]) -> tuple[float, float, float]:
 
 
 @dataclass(frozen=True)
+class Interval:
+    """The mean of a statistic over a point's finished replicas, its sample standard deviation and the 95%
+    half-width of the mean, as the utilization's."""
+
+    mean: float
+    sd: float
+    half_width: float
+
+    @property
+    def ci_low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def ci_high(self) -> float:
+        return self.mean + self.half_width
+
+
+@dataclass(frozen=True)
+class CostStats:
+    """What a point's capacity cost (scenarios with server pools; docs/servers.md, cost): the mean GPU-hours
+    held per job by the job and by its pools, and the cost of a productive GPU-hour in GPU-hours held (and in
+    money with servers.price_per_gpu_hour, else None), each the mean of the replicas' own ratios as
+    ``simd simulate --json`` reports them per seed."""
+
+    gpu_hours_job_mean: float
+    gpu_hours_pools_mean: float
+    gpu_hours_per_productive: Interval
+    cost_per_productive: Interval | None
+
+
+@dataclass(frozen=True)
 class PointStats:
     """Aggregates over a grid point's finished replicas (``n``); ``unfinished`` replicas did not reach their
     target within ``simd.offline.simulate.LIMIT_FACTOR`` times the failure-free duration and are left out."""
@@ -95,6 +126,7 @@ class PointStats:
     sdc_detected_mean: float
     sdc_baked_mean: float
     wall_hours_mean: float
+    cost: CostStats | None = None  # with server pools only
 
     @property
     def ci_low(self) -> float:
@@ -113,6 +145,14 @@ def summarize(results) -> PointStats:
         return math.fsum(f(r) for r in done) / len(done) if done else math.nan
 
     m, sd, half = mean_ci([r.effective_utilization for r in done])
+    cost = None
+    if any(r.gpu_hours_job is not None for r in done):  # pools (a grid's points all have them or none do)
+        money = [r.cost_per_productive for r in done]
+        cost = CostStats(
+            gpu_hours_job_mean=mean(lambda r: r.gpu_hours_job),
+            gpu_hours_pools_mean=mean(lambda r: r.gpu_hours_pools),
+            gpu_hours_per_productive=Interval(*mean_ci([r.gpu_hours_per_productive for r in done])),
+            cost_per_productive=None if None in money else Interval(*mean_ci(money)))
     return PointStats(
         n=len(done),
         unfinished=len(results) - len(done),
@@ -124,4 +164,15 @@ def summarize(results) -> PointStats:
         sdc_detected_mean=mean(lambda r: r.sdc_detected),
         sdc_baked_mean=mean(lambda r: r.sdc_baked),
         wall_hours_mean=mean(lambda r: r.wall_seconds / 3600.0),
+        cost=cost,
     )
+
+
+def paired_difference(a, b, value) -> tuple[float, float, int]:
+    """(mean, 95% half-width, n) of ``value(x) - value(y)`` over the seeds that replicas ``a`` and ``b`` (two
+    points' ``ReplicaResult``s) both finished: common random numbers make the difference of two points far
+    less noisy than either level, so this, not the overlap of their intervals, says whether they differ."""
+    by_seed = {r.seed: r for r in b if r.completed}
+    diffs = [value(r) - value(by_seed[r.seed]) for r in a if r.completed and r.seed in by_seed]
+    m, _, half = mean_ci(diffs)
+    return m, half, len(diffs)
