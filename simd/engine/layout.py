@@ -7,13 +7,10 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   ``epoch`` are not moved by a kernel: they are kept beside the arrays.
 - ``aux`` (R x Aux(plan).width, int64): a replica's variable-width state, in regions (:class:`Aux`): ``ring``
   (the newest corrupt checkpoints, oldest at ``ring_head``; at least one column), ``srv`` (State.srv_next: each
-  server's end of lifetime), ``tree`` (kernel/servers.py's tournament tree over ``srv``, rebuilt by every
-  call: scratch, in no State), ``mult`` (State.srv_mult: the servers' gamma rate multipliers) and with capacity
-  ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed), ``akey`` (a pooled server's key: its
-  index if a standby, the cluster's size plus it if a spare, NEVER otherwise), ``rtree`` and ``atree``
-  (tournament trees over ``rep`` and ``akey``: the next server back from repair, the replacement to take);
-  scratch rebuilt by every call; with retirement ``blamed`` (State.srv_blamed: ``retire_after`` columns per
-  server, its last blames).
+  server's end of lifetime), ``mult`` (State.srv_mult: the servers' gamma rate multipliers) and with capacity
+  ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed); with retirement ``blamed``
+  (State.srv_blamed: ``retire_after`` columns per server, its last blames). The kernel's tournament trees over
+  them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
 - ``words`` (R x NSTREAMS x 5, uint64): a plan's streams as pcg.words rows (``Stream``); zeros for a stream
@@ -123,12 +120,13 @@ class Aux:
     def __init__(self, plan):
         self.ring = (0, max(plan.retention, 1))
         self.servers = n = plan.table
-        self.tree_p = p = 1 << (n - 1).bit_length() if n else 0  # leaves: a power of two >= the servers
+        self.tree_p = 1 << (n - 1).bit_length() if n else 0  # the trees' leaves: a power of two >= the servers
         cap = plan.cluster > 0
         at = self.ring[1]
         c = n if cap else 0
-        widths = {"srv": n, "tree": 2 * p, "mult": n if plan.rate_shape > 0.0 else 0, "role": c, "rep": c,
-                  "fixed": c, "akey": c, "rtree": 2 * c and 2 * p, "atree": 2 * c and 2 * p,
+        # (the tournament trees and the pooled servers' keys are the kernel's scratch, one set per call: a
+        # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
+        widths = {"srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c, "rep": c, "fixed": c,
                   "blamed": c * plan.retire_after}
         for name, w in widths.items():
             setattr(self, name, (at, w))

@@ -61,9 +61,9 @@ from simd.engine.stragglers import kernel_tables
 PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_every", "hyper_every", "target",
              "sdc_restart_us", "committed", "hyper_window", "retention", "shadow_kind", "step_bucket", "has_st",
              "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
-             "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "o_tree", "tree_p",
-             "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep", "o_akey",
-             "o_rtree", "o_atree", "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed",
+             "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "tree_p",
+             "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep",
+             "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed",
              "spares_withheld")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
@@ -98,10 +98,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     su = step_us + shadow_us
     hard_log1m, sdc_log1m = log1m[0], log1m[1]
     nd = len(det_kind)
-    nsrv, life_kind, o_srv, o_tree, tree_p = (plan_i[P.table], plan_i[P.lifetime_kind], plan_i[P.o_srv],
-                                              plan_i[P.o_tree], plan_i[P.tree_p])
-    o_role, o_rep, o_akey, o_rtree, o_atree = (plan_i[P.o_role], plan_i[P.o_rep], plan_i[P.o_akey], plan_i[P.o_rtree],
-                                               plan_i[P.o_atree])
+    nsrv, life_kind, o_srv, tree_p = plan_i[P.table], plan_i[P.lifetime_kind], plan_i[P.o_srv], plan_i[P.tree_p]
+    o_role, o_rep = plan_i[P.o_role], plan_i[P.o_rep]
     o_fixed = plan_i[P.o_fixed]
     life_shape, scale_n, scale_l, lemon_f, rate_shape = srv_f[0], srv_f[1], srv_f[2], srv_f[3], srv_f[4]
     o_mult = plan_i[P.o_mult]
@@ -115,6 +113,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     diagnose, diag_p, mis_p = plan_i[P.diagnose] != 0, srv_f[12], srv_f[13]
     retire_k, retire_us, o_blamed = plan_i[P.retire_after], plan_i[P.retire_window_us], plan_i[P.o_blamed]
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
+    # scratch, rebuilt for every replica (kernel/servers.py): the tree over the servers' ends of lifetime, and with
+    # pools each pooled server's key (its index if a standby, the cluster's size plus it if a spare, NEVER
+    # otherwise) and the trees over the repairs' ends and over those keys
+    nt = 2 * tree_p if cap else 0
+    tree, akey = np.empty(2 * tree_p, dtype=np.int64), np.empty(ncl, dtype=np.int64)
+    rtree, atree = np.empty(nt, dtype=np.int64), np.empty(nt, dtype=np.int64)
     need = 0
     for r in range(pos_rows.shape[0]):
         pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
@@ -146,14 +150,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
         x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
         # servers (kernel/servers.py): each one's end of lifetime, the tree over them, the lifetime stream
-        srv, tree = aux[o_srv:o_srv + nsrv], aux[o_tree:o_tree + 2 * tree_p]
+        srv = aux[o_srv:o_srv + nsrv]
         mult = aux[o_mult:o_mult + (nsrv if rate_shape > 0.0 else 0)]
         wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
         lfh, lfl = zero, zero
-        role, rep, akey = aux[o_role:o_role + ncl], aux[o_rep:o_rep + ncl], aux[o_akey:o_akey + ncl]
-        fixed = aux[o_fixed:o_fixed + ncl]
-        nt = 2 * tree_p if cap else 0
-        rtree, atree = aux[o_rtree:o_rtree + nt], aux[o_atree:o_atree + nt]
+        role, rep, fixed = aux[o_role:o_role + ncl], aux[o_rep:o_rep + ncl], aux[o_fixed:o_fixed + ncl]
         wrp, ri, wait_until = words[Stream.repair], pos[Pos.repair_draws], pos[Pos.wait_until]
         rph, rpl = zero, zero
         blamed = aux[o_blamed:o_blamed + ncl * retire_k]
@@ -693,9 +694,9 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
         return hit[1]
     st = p.step_times
     ax = Aux.of(p)
-    ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0], "o_tree": ax.tree[0],
+    ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0],
             "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0], "o_role": ax.role[0],
-            "o_rep": ax.rep[0], "o_akey": ax.akey[0], "o_rtree": ax.rtree[0], "o_atree": ax.atree[0],
+            "o_rep": ax.rep[0],
             "o_fixed": ax.fixed[0], "repair_kind": late.DISTRIBUTIONS.index(p.repair[0]),
             "manual_kind": late.DISTRIBUTIONS.index(p.manual_repair[0]), "o_blamed": ax.blamed[0],
             "diagnose": int(p.diagnosis_stream is not None),
