@@ -1,0 +1,22 @@
+"""docs/examples/airesim-defaults.yaml: AIReSim's default job as a simd scenario (docs/servers.md, the mapping).
+It is a valid scenario file, and it is AIReSim's kind of job: no work lost on a failure beyond the 1 s step it
+hits, no checkpoint or validation time, every failure paying the 20 min recovery."""
+
+from pathlib import Path
+
+from simd.engine import run_job
+from simd.scenario import parse_config
+
+FILE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "airesim-defaults.yaml"
+
+
+def test_the_airesim_mapping_runs_as_airesim_models_a_job():
+    (s,) = parse_config(FILE.read_text()).scenarios
+    assert s.job_spec().servers.gpus_per_server == 1
+    job = run_job(s.job_spec(7))
+    b = job.bucket_seconds
+    assert job.interruptions > 10_000  # 4,096 servers at 0.01 a day over ~410 days
+    assert b["productive"] == 256 * 86400 and b["checkpoint"] == b["validation"] == b["detection"] == 0
+    assert b["rollback"] <= job.interruptions * 1.0  # at most the failing 1 s step each
+    assert b["restart"] == job.interruptions * 1200.0
+    assert job.repairs["manual"] / job.repairs["started"] < 0.4  # 0.32: escalated only when automatic failed
