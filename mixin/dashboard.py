@@ -374,13 +374,14 @@ def servers_row() -> list:
     where the pools stand, what waiting for servers costs, the repair backlog, the cost of a productive
     GPU-hour, and the events that move servers."""
     pooled = f"on (scenario) simd_gpus_per_server{sel()}"
-    pools = (ts("Pools: $scenario",
-                "Servers of the scenario's cluster outside the job, by state (simd_servers, summed over replicas): "
-                "warm standbys, spares the job may take, spares withheld (lent to other work), in a repair that "
-                "ends with the automatic stage, in one escalated to the manual stage, retired. The job's own "
-                "servers (state job) are constant and left out.", "short", 8, 12).min(0).axis_label("servers")
-             .with_target(query("A", f'sum by (state) (simd_servers{{{c.JOB_SELECTOR},scenario="$scenario",'
-                                     f'state!="job"}})', "{{state}}")))
+    pools = (ts("Pools by state",
+                "Scenarios with server pools: the servers of the cluster outside the job, by state (simd_servers, "
+                "summed over replicas): warm standbys, spares the job may take, spares withheld (lent to other "
+                "work), in a repair that ends with the automatic stage, in one escalated to the manual stage, "
+                "retired. The job's own servers (state job) are constant and left out.", "short", 8, 12).min(0)
+             .axis_label("servers")
+             .with_target(query("A", f'sum by (scenario, state) (simd_servers{{{c.JOB_SELECTOR},state!="job"}})',
+                                "{{scenario}} {{state}}")))
     waiting = (ts("Waiting for servers: share of simulated time",
                   f"Scenarios with server pools: the share of the elapsed simulated time in the waiting bucket over "
                   f"the last {c.GOODPUT_WINDOW} (every standby and spare taken, the job waits for a server back "

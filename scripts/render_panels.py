@@ -14,7 +14,7 @@ defaults:
   drawn with the panel's unit, stacking and per-query overrides.
 
 With ``--servers`` (default out docs/img/dashboard-servers.png) it draws the servers row instead, with
-``$scenario`` at llama3-16k-servers and the ``spares-taken`` drill started halfway: the pools, the waiting share,
+the ``spares-taken`` drill started halfway on llama3-16k-servers: the pools, the waiting share,
 the servers in repair and the GPU-hours held per productive GPU-hour.
 
 It draws what the JSON says, not what Grafana's renderer would: a check of scales, units and series, not a
@@ -228,14 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-SERVERS_PANELS = ("Pools: $scenario", "Waiting for servers", "Servers in repair", "GPU-hours held per productive")
+SERVERS_PANELS = ("Pools by state", "Waiting for servers", "Servers in repair", "GPU-hours held per productive")
 
 
 def servers(d: dict, out: Path, seconds: float) -> int:
     """The servers row on llama3-16k-servers, the spares-taken drill started halfway."""
-    for v in d["templating"]["list"]:
-        if v["name"] == "scenario":
-            v["current"]["value"] = "llama3-16k-servers"
     rules = [str(p) for p in sorted((ROOT / "prometheus" / "rules").glob("*.yml"))]
     with tempfile.TemporaryDirectory() as tmp:
         token = Path(tmp) / "token"
