@@ -21,7 +21,7 @@ LAYERS = (
     ("models",),
     ("engine",),
     ("scenario",),
-    ("report", "metrics"),
+    ("report", "metrics", "traces"),
     ("offline",),
     ("live",),
     ("daemon",),

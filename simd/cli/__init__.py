@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from simd import __version__
-from simd.cli import daemon, offline, sweep
+from simd.cli import daemon, offline, sweep, trace
 from simd.cli.common import EXIT_USAGE, Parser
 
 
@@ -19,6 +19,7 @@ def build_parser() -> Parser:
     offline.add_commands(sub)
     sweep.add_commands(sub)
     daemon.add_commands(sub)
+    trace.add_commands(sub)
     offline.add_setup_commands(sub)
     return p
 

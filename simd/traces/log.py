@@ -1,0 +1,247 @@
+"""A cluster's fault log (issue 22; docs/traces.md): read, validated, paired into faults.
+
+Two formats, told apart by their first non-blank character (``[`` or ``{``: JSON):
+
+- **InfiniteHBD's JSON** (Shou et al., SIGCOMM'25; stepfun-ai/InfiniteHBD-Trace): a list of events
+  ``{"node_id": str, "event_time": days, "event_type": "fault_start" | "fault_end",
+  "fault_type": {"Level": str, "Class": str, "Desc": str}}``; times are days since the trace's start.
+- **CSV** with the header ``time,server,event,class`` (a ``level`` and a ``desc`` column may follow):
+  ``event`` is ``start`` or ``end``; ``time`` is seconds since the log's start, or an ISO 8601 date and time
+  (with an offset, or UTC when it has none), counted from the log's first event.
+
+An end closes the open fault of its server with the same type (InfiniteHBD: Level, Class and Desc; CSV: its
+class, level and desc); a server may have faults of different types open at once (the InfiniteHBD trace has one
+such server). A fault without an end is an open repair (``end`` None). Problems are collected, one line each
+naming the event (``event 12`` is the 12th of the JSON list, ``line 13`` the CSV's line), up to
+:data:`MAX_ERRORS`; a log with any is refused whole (:class:`LogError`). Bounds: :data:`MAX_BYTES` of file,
+:data:`MAX_EVENTS` events, names of at most :data:`MAX_NAME` characters.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from simd import regularfile
+
+MAX_BYTES = 64 << 20  # 64 MiB: ~200,000 InfiniteHBD events (the public trace is 0.33 MiB for 1,168)
+MAX_EVENTS = 1_000_000
+MAX_NAME = 200
+MAX_ERRORS = 20
+DAY = 86400.0
+
+
+class LogError(ValueError):
+    """A fault log that cannot be used: ``errors`` holds one line per problem."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Fault:
+    server: int  # index into FaultLog.servers
+    start: float  # seconds since the log's start
+    end: float | None  # None: still in repair when the log ends
+    level: str
+    cls: str
+    desc: str
+
+    @property
+    def repair_seconds(self) -> float | None:
+        return None if self.end is None else self.end - self.start
+
+
+@dataclass(frozen=True)
+class FaultLog:
+    servers: tuple[str, ...]  # the servers the log names, in the order of their first event
+    faults: tuple[Fault, ...]  # by start time (ties: the log's order)
+    span_seconds: float  # from the log's start (time 0) to its last event
+    source: str  # "infinitehbd" or "csv"
+
+    @property
+    def span_days(self) -> float:
+        return self.span_seconds / DAY
+
+
+def load(path: str | Path) -> FaultLog:
+    """The fault log in ``path`` (LogError: what is wrong, one line per problem; the file is read through
+    simd.regularfile: a regular file of at most MAX_BYTES)."""
+    try:
+        raw = regularfile.read(path, MAX_BYTES)
+    except OSError as exc:
+        raise LogError([f"{path}: {exc.strerror or exc}"]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LogError([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
+    return parse(text)
+
+
+def parse(text: str) -> FaultLog:
+    """A fault log from its text, either format (module docstring)."""
+    head = text.lstrip()[:1]
+    if head in ("[", "{"):
+        return _pair(_infinitehbd(text), "infinitehbd")
+    if not head:
+        raise LogError(["the log is empty"])
+    return _pair(_csv(text), "csv")
+
+
+# --- the two formats: events (where, server, time in seconds, kind, (level, class, desc)) --------------------------
+
+def _infinitehbd(text: str) -> list[tuple]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LogError([f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"]) from None
+    if not isinstance(doc, list):
+        raise LogError(["an InfiniteHBD log is a JSON list of events"])
+    if len(doc) > MAX_EVENTS:
+        raise LogError([f"more than {MAX_EVENTS} events ({len(doc)})"])
+    errors, events = [], []
+    for i, e in enumerate(doc, start=1):
+        where = f"event {i}"
+        problem = None
+        if not isinstance(e, dict):
+            problem = "not an object"
+        elif missing := [k for k in ("node_id", "event_time", "event_type", "fault_type") if k not in e]:
+            problem = f"missing {', '.join(missing)}"
+        elif not _name(e["node_id"]):
+            problem = f"node_id must be a non-empty string of at most {MAX_NAME} characters, got {e['node_id']!r}"
+        elif not _number(e["event_time"]):
+            problem = f"event_time must be a finite number of days >= 0, got {e['event_time']!r}"
+        elif e["event_type"] not in ("fault_start", "fault_end"):
+            problem = f"event_type must be fault_start or fault_end, got {e['event_type']!r}"
+        elif not isinstance(e["fault_type"], dict) or not all(
+                _name(e["fault_type"].get(k)) for k in ("Level", "Class", "Desc")):
+            problem = "fault_type must be an object with Level, Class and Desc strings"
+        if problem:
+            errors.append(f"{where}: {problem}")
+            if len(errors) >= MAX_ERRORS:
+                break
+            continue
+        ft = e["fault_type"]
+        events.append((where, e["node_id"], float(e["event_time"]) * DAY, e["event_type"] == "fault_start",
+                       (ft["Level"], ft["Class"], ft["Desc"])))
+    if errors:
+        raise LogError(errors)
+    return events
+
+
+CSV_HEADER = ("time", "server", "event", "class")
+
+
+def _csv(text: str) -> list[tuple]:
+    rows = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip().lower() for h in next(rows)]
+    except (StopIteration, csv.Error) as exc:
+        raise LogError([f"line 1: not CSV ({exc})"]) from None
+    if tuple(header[:4]) != CSV_HEADER or not set(header[4:]) <= {"level", "desc"} or len(set(header)) != len(header):
+        raise LogError([f"line 1: the header must be {','.join(CSV_HEADER)} (then optionally level, desc), "
+                        f"got {','.join(header)}"])
+    col = {h: i for i, h in enumerate(header)}
+    errors, events, origin_iso = [], [], None
+    try:
+        for n, row in enumerate(rows, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(events) >= MAX_EVENTS:
+                raise LogError([f"more than {MAX_EVENTS} events"])
+            where = f"line {n}"
+            if len(row) != len(header):
+                errors.append(f"{where}: {len(row)} fields where the header has {len(header)}")
+            else:
+                t, server, kind = row[col["time"]].strip(), row[col["server"]].strip(), row[col["event"]].strip()
+                cls = row[col["class"]].strip()
+                level = row[col["level"]].strip() if "level" in col else ""
+                desc = row[col["desc"]].strip() if "desc" in col else ""
+                seconds, iso = _time(t)
+                if seconds is None:
+                    errors.append(f"{where}: time must be seconds >= 0 or an ISO 8601 date and time, got {t!r}")
+                elif not _name(server):
+                    errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
+                elif kind not in ("start", "end"):
+                    errors.append(f"{where}: event must be start or end, got {kind!r}")
+                elif not _name(cls) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
+                    errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
+                elif origin_iso is not None and origin_iso != iso:
+                    errors.append(f"{where}: times mix seconds and ISO 8601 dates")
+                else:
+                    origin_iso = iso
+                    events.append((where, server, seconds, kind == "start", (level, cls, desc)))
+            if len(errors) >= MAX_ERRORS:
+                break
+    except csv.Error as exc:
+        errors.append(f"line {rows.line_num}: not CSV ({exc})")
+    if errors:
+        raise LogError(errors)
+    if origin_iso and events:  # ISO times: from the first event
+        first = min(e[2] for e in events)
+        events = [(w, s, t - first, k, ty) for w, s, t, k, ty in events]
+    return events
+
+
+def _time(t: str) -> tuple[float | None, bool]:
+    """(seconds, is ISO): seconds since the log's start, or an ISO 8601 instant as POSIX seconds."""
+    try:
+        x = float(t)
+        return (x if math.isfinite(x) and x >= 0 else None), False
+    except ValueError:
+        pass
+    try:
+        d = datetime.fromisoformat(t)
+    except ValueError:
+        return None, True
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=UTC)
+    return d.timestamp(), True
+
+
+def _name(v) -> bool:
+    return isinstance(v, str) and 0 < len(v) <= MAX_NAME
+
+
+def _number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+
+# --- pairing ------------------------------------------------------------------------------------------------
+
+def _pair(events: list[tuple], source: str) -> FaultLog:
+    """Faults from events: each end closes its server's open fault of the same type (module docstring)."""
+    if not events:
+        raise LogError(["the log has no events"])
+    order = sorted(range(len(events)), key=lambda i: events[i][2])  # by time, stable
+    servers: dict[str, int] = {}
+    open_: dict[tuple, int] = {}  # (server, type) -> index into faults
+    faults: list[list] = []
+    errors = []
+    for i in order:
+        where, name, t, start, kind = events[i]
+        s = servers.setdefault(name, len(servers))
+        key = (s, kind)
+        if start:
+            if key in open_:
+                errors.append(f"{where}: server {name} starts a fault of type {'/'.join(kind)} while one of that type "
+                              "is open (no end between)")
+            else:
+                open_[key] = len(faults)
+                faults.append([s, t, None, *kind])
+        elif key not in open_:
+            errors.append(f"{where}: server {name} ends a fault of type {'/'.join(kind)} that is not open")
+        else:
+            faults[open_.pop(key)][2] = t
+        if len(errors) >= MAX_ERRORS:
+            break
+    if errors:
+        raise LogError(errors)
+    span = max(e[2] for e in events)
+    return FaultLog(tuple(servers), tuple(Fault(*f) for f in faults), span, source)

@@ -1,0 +1,99 @@
+"""``simd trace stats --out DIR``: three PNGs of a fault log (matplotlib, Agg).
+
+- ``faults-per-server.png``: how many of the cluster's servers had k faults, bars, beside the Poisson count of
+  the same mean (the independent identical-servers model), on a log count axis so the tail shows (needs the
+  cluster's size; without it, the servers named only);
+- ``gaps.png``: the survival function of the gaps between the cluster's consecutive faults (the share of gaps
+  longer than x) against the exponential of the same mean, log y (an exponential is a straight line there;
+  zero gaps, the bursts, are the drop at x = 0);
+- ``repair-times.png``: the empirical distribution of repair times, log x (days), with the median and mean.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from simd.traces.log import DAY, FaultLog  # noqa: E402
+from simd.traces.stats import Stats  # noqa: E402
+
+
+def write(log: FaultLog, s: Stats, out: str | Path) -> list[Path]:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [_per_server(log, s, out / "faults-per-server.png"), _gaps(log, s, out / "gaps.png")]
+    if s.repairs:
+        paths.append(_repairs(log, s, out / "repair-times.png"))
+    return paths
+
+
+def _per_server(log: FaultLog, s: Stats, path: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    if s.per_server is not None:
+        ks = list(s.per_server)
+        ax.bar(ks, [s.per_server[k] for k in ks], color="tab:blue", label=f"servers of the log ({s.servers})")
+        ax.plot(ks, [s.per_server_poisson[k] for k in ks], "o--", color="tab:orange",
+                label=f"Poisson, same mean ({s.per_server_mean:.2f}): independent identical servers")
+        ax.set_title(f"Faults per server: dispersion index {s.dispersion_index:.2f} (Poisson: 1)")
+    else:
+        counts = np.bincount([f.server for f in log.faults], minlength=len(log.servers))
+        hist = np.bincount(counts)
+        ax.bar(range(1, len(hist)), hist[1:], color="tab:blue", label=f"servers named ({s.servers_named})")
+        ax.set_title("Faults per server named (the cluster's size unknown: --servers N adds those with none)")
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_xlabel("faults of a server over the log")
+    ax.set_ylabel("servers (symmetric log scale)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _gaps(log: FaultLog, s: Stats, path: Path) -> Path:
+    starts = np.array([f.start for f in log.faults]) / DAY
+    gaps = np.sort(np.diff(starts))
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    if len(gaps):
+        surv = 1.0 - np.arange(len(gaps)) / len(gaps)  # P(gap >= x) at each sorted gap
+        ax.step(gaps, surv, where="post", color="tab:blue", label=f"the log's {len(gaps)} gaps (CV {s.gap_cv:.2f})")
+        x = np.linspace(0, gaps.max(), 200)
+        ax.plot(x, np.exp(-x / gaps.mean()), "--", color="tab:orange",
+                label=f"exponential, same mean ({gaps.mean():.3f} days; CV 1)")
+        ax.set_yscale("log")
+        ax.set_ylim(0.5 / len(gaps), 1.5)  # below one gap in the log the exponential's tail says nothing
+    ax.set_title(f"Gaps between the cluster's faults: {s.zero_gaps} of {s.gaps} are zero (bursts)")
+    ax.set_xlabel("gap between consecutive fault starts (days)")
+    ax.set_ylabel("share of gaps at least this long (log)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _repairs(log: FaultLog, s: Stats, path: Path) -> Path:
+    days = np.sort([f.repair_seconds / DAY for f in log.faults if f.end is not None])
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    positive = days[days > 0]
+    ax.step(positive, np.arange(1, len(positive) + 1) / len(days) + (len(days) - len(positive)) / len(days),
+            where="post", color="tab:blue", label=f"{s.repairs} repairs" + (f" ({s.open_repairs} still open)"
+                                                                          if s.open_repairs else ""))
+    median = s.repair_days_quantiles["0.5"]
+    ax.axvline(median, color="tab:green", linestyle=":", label=f"median {median:.2f} days")
+    ax.axvline(s.repair_days_mean, color="tab:red", linestyle="--", label=f"mean {s.repair_days_mean:.2f} days")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1)
+    ax.set_title("Repair times: from a fault's start to its end")
+    ax.set_xlabel("repair time (days, log scale)")
+    ax.set_ylabel("share of repairs done within")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path

@@ -1,0 +1,162 @@
+"""What a fault log says (``simd trace stats``; issue 22): counts, rates, the gaps between the cluster's faults
+against the exponential, faults per server against a Poisson count, bursts, repair times.
+
+Definitions (docs/traces.md):
+
+- the **span** is from the log's start (time 0) to its last event; the **rate** is faults per server-day over
+  the cluster's servers (``servers``: the log names only the servers that failed, so the cluster's size is an
+  input; without it the statistics that need it are None and ``needs_servers`` says which);
+- the **gaps** are the times between the cluster's consecutive fault starts; their coefficient of variation
+  (population standard deviation over mean) is 1 for a Poisson process; a **zero gap** is a fault starting at
+  the same instant as the one before;
+- a **burst** is a maximal run of faults whose starts are at most ``burst_seconds`` apart (default 0: the same
+  instant), of two faults or more; ``burst_share`` is the share of faults in one;
+- **faults per server**: how many of the cluster's servers had k faults, beside the Poisson count with the same
+  mean (the independent identical-servers model), and the dispersion index (variance over mean; 1 for Poisson);
+- **repair times**: from a fault's start to its end (open repairs apart), quantiles by linear interpolation
+  (numpy's default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from simd.traces.log import DAY, FaultLog
+
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass(frozen=True)
+class Stats:
+    faults: int
+    servers_named: int  # servers with at least one event in the log
+    servers: int | None  # the cluster's servers (given), None if unknown
+    span_days: float
+    by_class: dict[str, int]  # most frequent first
+    by_level: dict[str, int]
+    rate_per_server_day: float | None
+    gaps: int
+    gap_mean_days: float | None
+    gap_cv: float | None
+    zero_gaps: int
+    bursts: int
+    burst_share: float
+    burst_sizes: dict[int, int]  # size -> how many bursts
+    per_server: dict[int, int] | None  # k faults -> servers (every k from 0 to the most), with the cluster's size
+    per_server_poisson: dict[int, float] | None  # the Poisson count of servers with k faults, same mean
+    per_server_mean: float | None
+    dispersion_index: float | None  # variance over mean of the faults per server
+    servers_at_least: dict[int, int]  # of the servers named: how many had at least k faults (k = 1, 2, 4, 6, 10)
+    repairs: int  # closed faults
+    open_repairs: int
+    repair_days_mean: float | None
+    repair_days_quantiles: dict[str, float] | None  # "0.5" -> days
+    repair_days_max: float | None
+    burst_seconds: float = 0.0
+    needs_servers: tuple[str, ...] = ()  # the statistics left out for want of the cluster's size
+
+    def as_json(self) -> dict:
+        d = asdict(self)
+        for k in ("burst_sizes", "per_server", "per_server_poisson", "servers_at_least"):
+            if d[k] is not None:
+                d[k] = {str(i): v for i, v in d[k].items()}
+        d["needs_servers"] = list(d["needs_servers"])
+        return d
+
+
+def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0) -> Stats:
+    """The statistics of ``log`` on a cluster of ``servers`` (at least the servers the log names)."""
+    if servers is not None and servers < len(log.servers):
+        raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
+    if not math.isfinite(burst_seconds) or burst_seconds < 0:
+        raise ValueError(f"burst_seconds must be a finite number >= 0, got {burst_seconds}")
+    f = log.faults
+    n = len(f)
+    starts = np.array([x.start for x in f])
+    gaps = np.diff(starts)
+    burst_sizes = _bursts(starts, burst_seconds)
+    counts = Counter(x.server for x in f)
+    per_named = [counts.get(s, 0) for s in range(len(log.servers))]
+    at_least = {k: sum(c >= k for c in per_named) for k in (1, 2, 4, 6, 10)}
+    repairs = np.array([x.repair_seconds for x in f if x.end is not None]) / DAY
+    per_server = poisson = mean = dispersion = rate = None
+    if servers is not None:
+        per = per_named + [0] * (servers - len(per_named))
+        hist = Counter(per)
+        per_server = {k: hist.get(k, 0) for k in range(max(per) + 1)}
+        mean = n / servers
+        poisson = {k: servers * math.exp(-mean) * mean ** k / math.factorial(k) for k in per_server}
+        dispersion = float(np.var(per)) / mean if mean > 0 else None
+        rate = n / (servers * log.span_days) if log.span_days > 0 else None
+    return Stats(
+        faults=n, servers_named=len(log.servers), servers=servers, span_days=log.span_days,
+        by_class=dict(Counter(x.cls for x in f).most_common()),
+        by_level=dict(Counter(x.level for x in f if x.level).most_common()),
+        rate_per_server_day=rate, gaps=len(gaps),
+        gap_mean_days=float(gaps.mean()) / DAY if len(gaps) else None,
+        gap_cv=float(gaps.std() / gaps.mean()) if len(gaps) and gaps.mean() > 0 else None,
+        zero_gaps=int((gaps == 0).sum()),
+        bursts=sum(burst_sizes.values()), burst_share=sum(k * v for k, v in burst_sizes.items()) / n if n else 0.0,
+        burst_sizes=dict(sorted(burst_sizes.items())),
+        per_server=per_server, per_server_poisson=poisson, per_server_mean=mean, dispersion_index=dispersion,
+        servers_at_least=at_least,
+        repairs=len(repairs), open_repairs=n - len(repairs),
+        repair_days_mean=float(repairs.mean()) if len(repairs) else None,
+        repair_days_quantiles={str(q): float(np.quantile(repairs, q)) for q in QUANTILES} if len(repairs) else None,
+        repair_days_max=float(repairs.max()) if len(repairs) else None,
+        burst_seconds=burst_seconds,
+        needs_servers=() if servers is not None else ("rate_per_server_day", "per_server", "per_server_poisson",
+                                                       "dispersion_index"),
+    )
+
+
+def _bursts(starts: np.ndarray, within: float) -> Counter:
+    """size -> number of maximal runs of >= 2 consecutive starts each at most ``within`` seconds after the one
+    before."""
+    sizes: Counter = Counter()
+    run = 1
+    for gap in np.diff(starts):
+        if gap <= within:
+            run += 1
+        else:
+            if run >= 2:
+                sizes[run] += 1
+            run = 1
+    if run >= 2:
+        sizes[run] += 1
+    return sizes
+
+
+def table(s: Stats) -> str:
+    """The statistics as text, for people."""
+    out = [f"faults {s.faults} on {s.servers_named} servers named"
+           + (f" of {s.servers}" if s.servers is not None else " (cluster size unknown: --servers N)")
+           + f", over {s.span_days:.1f} days"]
+    if s.rate_per_server_day is not None:
+        out.append(f"rate: {s.rate_per_server_day:.4g} faults per server-day "
+                   f"(a server's MTBF {1 / s.rate_per_server_day:.0f} days)")
+    out.append("classes: " + ", ".join(f"{c} {v} ({v / s.faults:.0%})" for c, v in s.by_class.items()))
+    if s.gap_cv is not None:
+        out.append(f"gaps between the cluster's faults: mean {s.gap_mean_days:.3f} days, coefficient of variation "
+                   f"{s.gap_cv:.3f} (exponential: 1), {s.zero_gaps} of {s.gaps} zero")
+    window = "at the same instant" if s.burst_seconds == 0 else f"within {s.burst_seconds:g} s"
+    out.append(f"bursts (faults {window} as the one before): {s.bursts}, holding {s.burst_share:.1%} of the faults; "
+               "sizes " + (", ".join(f"{k}: {v}" for k, v in s.burst_sizes.items()) or "none"))
+    if s.per_server is not None:
+        out.append(f"faults per server: mean {s.per_server_mean:.3f}, dispersion index (variance / mean) "
+                   f"{s.dispersion_index:.2f} (Poisson: 1)")
+        out.append("  k faults   servers   Poisson (same mean)")
+        for k, v in s.per_server.items():
+            out.append(f"  {k:8d}   {v:7d}   {s.per_server_poisson[k]:9.2f}")
+    out.append("of the servers named, at least k faults: "
+               + ", ".join(f"{k}: {v}" for k, v in s.servers_at_least.items()))
+    if s.repair_days_quantiles is not None:
+        q = s.repair_days_quantiles
+        out.append(f"repairs: {s.repairs} closed, {s.open_repairs} open; days: mean {s.repair_days_mean:.2f}, "
+                   + ", ".join(f"p{round(float(k) * 100)} {v:.2f}" for k, v in q.items())
+                   + f", max {s.repair_days_max:.1f}")
+    return "\n".join(out)
