@@ -88,9 +88,12 @@ def retarget(state: State, spec: JobSpec) -> State:
     g = state.g
     hard = (0, g + first_position(plan.hard_stream, plan.hard_log1m)) if plan.hard_log1m else (0, NEVER)
     sdc = (0, g + first_position(plan.sdc_stream, plan.sdc_log1m)) if plan.sdc_log1m else (0, NEVER)
+    # bursts (servers.py): the next is drawn afresh from g under the new rate (memoryless: the same process)
+    burst_at = g if plan.burst_log1m else state.burst_at
     if servers_kept(state.plan, plan):
-        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch)
-    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=())
+        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at)
+    return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=(),
+                   burst_at=burst_at)
 
 
 def servers_kept(old, new) -> bool:

@@ -242,7 +242,7 @@ class Shared:
         words_ = np.repeat(words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
         pos = np.repeat(self._pos[None], k, axis=0)  # a fresh state's, its first failure and SDC this seed's:
         firsts: dict[tuple, int] = {}
-        for i, (hard, sdc) in enumerate(self._plans[1].tolist()):  # (plan_arrays' log1m)
+        for i, (hard, sdc, _) in enumerate(self._plans[1].tolist()):  # (plan_arrays' log1m; no bursts here)
             for col, stream, log1m in ((Pos.hard_p, plan.hard_stream, hard), (Pos.sdc_p, plan.sdc_stream, sdc)):
                 key = (col, log1m)
                 if key not in firsts:

@@ -56,7 +56,8 @@ _TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
 Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
 # the plan's streams (Plan fields; "step_times": its StepTimes' stream)
 STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
-           "lifetime_stream", "server_rate_stream", "repair_stream", "diagnosis_stream", "step_times")
+           "lifetime_stream", "server_rate_stream", "repair_stream", "diagnosis_stream", "burst_stream",
+           "burst_pick_stream", "step_times")
 Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
 
 

@@ -246,6 +246,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         **({f"repairs_{k}": v for k, v in servers.repairs.items()} if servers is not None else {}),
         **({f"diagnosis_{k}": v for k, v in servers.diagnosis.items()} if servers is not None else {}),
         **({"retirements": servers.retirements} if servers is not None else {}),
+        **({"bursts": servers.bursts, "burst_servers": servers.burst_servers} if servers is not None else {}),
         # the pools' GPU-hours: their servers the whole job, less each retired server's time from its retirement
         **({"gpu_hours_pools": ((plan.cluster - plan.servers) * t - sum(t - r for r in servers.retired_at))
             / US_PER_SECOND * spec.servers.gpus_per_server / 3600.0} if servers is not None and servers.cap else {}),
@@ -302,6 +303,7 @@ class _Servers:
         self.repairs = dict.fromkeys(("started", "manual", "false", "false_manual", "lemons_fixed"), 0)
         self.diagnosis = dict.fromkeys(("missed", "wrong"), 0)
         self.retirements = 0
+        self.bursts = self.burst_servers = 0
         self.retired_at: list[int] = []  # when each retirement happened (us)
         self.blames: list[list[int]] = [[] for _ in range(plan.table)]  # each server's blame times (us)
 
@@ -316,9 +318,25 @@ class _Servers:
         return t[a]
 
     def step(self) -> list[int]:
-        """The servers of the job that fail in this step (index order)."""
+        """The servers of the job that fail in this step (index order): their own Bernoullis, and with bursts
+        (issue 22) a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
+        servers not failing already (uniformly), or every running server of the domain of one drawn uniformly."""
         running = [i for i, r in enumerate(self.role) if r == srv.JOB]
         failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
+        p = self.plan
+        if p.burst_log1m and self.uniform() < -math.expm1(p.burst_log1m):
+            self.bursts += 1
+            if p.burst_domain:
+                d = self.rng.choice(running) // p.burst_domain
+                struck = [i for i in running if i // p.burst_domain == d and i not in failed]
+            else:
+                k = 2
+                while self.uniform() >= p.burst_q:
+                    k += 1
+                rest = [i for i in running if i not in failed]
+                struck = self.rng.sample(rest, min(k, len(rest)))
+            self.burst_servers += len(struck)
+            failed = sorted(failed + struck)
         for i in running:
             self.age[i] += 1
         for i in failed:

@@ -297,7 +297,7 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
 
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
-_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult"))
+_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult", "burst_at"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
@@ -333,13 +333,18 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     kept = servers_kept(head.plan, p0)
     # the servers' lifetimes start anew, their multipliers drawn again (core.retarget)
     renewed = {} if kept else {"lifetimes": 0, "srv_next": (), "srv_mult": ()}
+    if p0.burst_log1m:  # bursts: drawn afresh from g (core.retarget)
+        renewed["burst_at"] = int(g[0])
     _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1, **renewed},
            "retarget", head)
     if batch is None or _hist_bucket(p0) != batch.hb or Aux.of(batch.plan).regions != Aux.of(p0).regions:
-        return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed})
-                     for s, p, h, d in zip(states, plans, hard.tolist(), sdc.tolist(), strict=True))
+        return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed,
+                                  **({"burst_at": gi} if p0.burst_log1m else {})})
+                     for s, p, h, d, gi in zip(states, plans, hard.tolist(), sdc.tolist(), g.tolist(), strict=True))
     pos = batch.pos.copy()
     pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
+    if p0.burst_log1m:
+        pos[:, Pos.burst_at] = g
     aux = batch.aux
     if not kept:
         pos[:, Pos.lifetimes] = 0

@@ -42,6 +42,7 @@ class JobResult:
     repairs: dict[str, int] = field(default_factory=dict)  # capacity: repairs escalated, false, lemons fixed
     diagnosis: dict[str, int] = field(default_factory=dict)  # capacity: failing servers missed, failures misplaced
     retirements: int = 0  # capacity: servers retired
+    bursts: dict[str, int] = field(default_factory=dict)  # with bursts: how many, and the servers they struck
     gpu_hours: dict[str, float] = field(default_factory=dict)  # capacity: GPU-hours held by the job and its pools
 
     @property
@@ -128,6 +129,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         if p.cluster else {},
         diagnosis={"missed": d.diagnosis_missed, "wrong": d.diagnosis_wrong} if p.cluster else {},
         retirements=d.retirements,
+        bursts={"count": d.burst_events, "servers": d.burst_servers} if p.burst_log1m else {},
         gpu_hours=gpu_hours(p, d, wall_us, retired_before, wall_us if end_us is None else end_us)
         if p.cluster else {},
     )

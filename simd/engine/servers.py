@@ -80,6 +80,14 @@ class Servers:
     misattribution: float = 0.0
     retire_after: int = 0
     retire_window_seconds: float = 0.0
+    # correlated failures (issue 22): bursts that strike several of the job's servers in one step, a Poisson
+    # process of ``burst_per_day`` per day of the job's compute; a burst strikes 2 + a geometric number of servers
+    # of mean ``burst_mean_size`` (chosen uniformly among the job's), or with ``burst_domain`` > 0 every job server
+    # of one failure domain (servers i // burst_domain, the domain of a job server drawn uniformly: a rack, a
+    # power feed). The struck servers fail in that step as if their lifetimes had ended (one interruption).
+    burst_per_day: float = 0.0
+    burst_mean_size: float = 2.0
+    burst_domain: int = 0
 
     @property
     def capacity(self) -> bool:
@@ -109,7 +117,7 @@ def plain(servers: Servers | None, n_gpus: int) -> bool:
     """Whether a job's servers are seed 000's process: no servers, or identical ones (no lemon among them) with
     exponential lifetimes."""
     return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0
-                               and servers.rate_shape == 0.0 and not servers.capacity)
+                               and servers.rate_shape == 0.0 and not servers.capacity and servers.burst_per_day == 0)
 
 
 def imperfect_diagnosis(servers: Servers) -> bool:

@@ -222,6 +222,14 @@ class Plan:
     retire_after: int = 0
     retire_window_us: int = 0
     diagnosis_stream: dict | None = None
+    # bursts (servers.py, issue 22): log(1 - P(a burst in an executed step)) (0: none), the geometric size's
+    # success probability q (size 2 + Geometric(q) on 0, 1, ...; 1: always 2), the failure domain's servers (0: by
+    # size); the gaps' stream and the picks' (size, which servers)
+    burst_log1m: float = 0.0
+    burst_q: float = 1.0
+    burst_domain: int = 0
+    burst_stream: dict | None = None
+    burst_pick_stream: dict | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -327,6 +335,9 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
             out["repair_stream"] = (_epoch_name("repair", epoch), "PCG64")
             if srv.imperfect_diagnosis(spec.servers):
                 out["diagnosis_stream"] = (_epoch_name("diagnosis", epoch), "PCG64")
+        if spec.servers.burst_per_day > 0:
+            out["burst_stream"] = (_epoch_name("burst", epoch), "PCG64")
+            out["burst_pick_stream"] = (_epoch_name("burst-pick", epoch), "PCG64")
         if spec.servers.rate_shape > 0.0:  # a server's rate is its own: the same stream in every epoch
             out["server_rate_stream"] = ("server-rate", "PCG64")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
@@ -442,7 +453,12 @@ def _servers(spec: JobSpec) -> dict:
                    manual_repair=(s.manual_repair[0], s.manual_repair[1] * US_PER_SECOND, s.manual_repair[2]),
                    diagnosis=s.diagnosis, misattribution=s.misattribution, retire_after=s.retire_after,
                    retire_window_us=to_us(s.retire_window_seconds))
-    return dict(**cap, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
+    bursts = {}
+    if s.burst_per_day > 0:  # per executed step: a Poisson process of burst_per_day per day of compute
+        p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
+        bursts = dict(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),
+                      burst_domain=s.burst_domain)
+    return dict(**cap, **bursts, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
                 lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),
                 hard_log1m=0.0, hard_hazard=combined_hazard(

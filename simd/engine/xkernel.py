@@ -43,6 +43,7 @@ operations, no Python.
 
 from __future__ import annotations
 
+import math
 from enum import IntEnum
 
 import numpy as np
@@ -64,7 +65,7 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "tree_p",
              "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep",
              "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed",
-             "spares_withheld")
+             "spares_withheld", "burst_domain")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -112,6 +113,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # diagnosis and retirement (servers.py, stage 3)
     diagnose, diag_p, mis_p = plan_i[P.diagnose] != 0, srv_f[12], srv_f[13]
     retire_k, retire_us, o_blamed = plan_i[P.retire_after], plan_i[P.retire_window_us], plan_i[P.o_blamed]
+    # bursts (servers.py, issue 22): several servers struck in one step
+    burst_log1m, burst_q, burst_domain = log1m[2], srv_f[14], plan_i[P.burst_domain]
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     # scratch, rebuilt for every replica (kernel/servers.py): the tree over the servers' ends of lifetime, and with
     # pools each pooled server's key (its index if a standby, the cluster's size plus it if a spare, NEVER
@@ -161,6 +164,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         wdg, di = words[Stream.diagnosis], pos[Pos.diagnosis_draws]
         dgh, dgl = pcg.seek(wdg, di) if diagnose else (zero, zero)
         n_sb, n_sp, n_ret = 0, 0, 0  # standbys and spares in the pools, servers retired
+        wb, wbp = words[Stream.burst], words[Stream.burst_pick]
+        bi, bp, bk = pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks]
+        bh, bl = pcg.seek(wb, bi) if burst_log1m != 0.0 else (zero, zero)
+        pbh, pbl = pcg.seek(wbp, bk) if burst_log1m != 0.0 else (zero, zero)
         if cap:
             if role[0] == 0:  # the cluster laid out: the job's servers, then the standbys, then the spares
                 for i in range(ncl):
@@ -212,6 +219,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             h = NEVER
             if nsrv:
                 h = hp
+                if burst_log1m != 0.0:  # the next burst: a geometric gap of executed steps
+                    while bp <= g:
+                        bh, bl, gap = draws.gap(wb, bh, bl, burst_log1m)
+                        bi += 1
+                        bp += gap
+                    if bp < h:
+                        h = bp
             elif hard_log1m != 0.0:
                 while hp <= g:
                     hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
@@ -461,6 +475,33 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 role[i], akey[i] = servers.SPARE, ncl + i
                                 n_sp += 1
                             servers.update(atree, akey, i, tree_p)
+                    if burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
+                        tot[Tot.burst_events] += 1
+                        pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
+                        bk += 1
+                        if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
+                            d0 = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1)) // burst_domain
+                            for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
+                                if servers.is_job(role, i) and srv[i] > g:
+                                    srv[i] = g
+                                    servers.update(tree, srv, i, tree_p)
+                                    tot[Tot.burst_servers] += 1
+                        else:  # 2 + a geometric number of the job's servers, uniformly, not failing already
+                            kb = 2 if burst_q >= 1.0 else 2 + int(math.floor(math.log(u) / math.log1p(-burst_q)))
+                            avail = 0
+                            for i in range(nsrv):
+                                if servers.is_job(role, i) and srv[i] > g:
+                                    avail += 1
+                            kb = min(kb, avail)
+                            while kb > 0:
+                                pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
+                                bk += 1
+                                i = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1))
+                                if srv[i] > g:
+                                    srv[i] = g
+                                    servers.update(tree, srv, i, tree_p)
+                                    tot[Tot.burst_servers] += 1
+                                    kb -= 1
                     while srv[tree[1]] <= g:
                         i = tree[1]
                         tot[Tot.server_failures] += 1
@@ -658,6 +699,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         if nsrv:
             pos[Pos.lifetimes], pos[Pos.repair_draws], pos[Pos.wait_until] = li, ri, wait_until
             pos[Pos.diagnosis_draws] = di
+            if burst_log1m != 0.0:
+                while bp <= g:
+                    bh, bl, gap = draws.gap(wb, bh, bl, burst_log1m)
+                    bi += 1
+                    bp += gap
+            pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks] = bi, bp, bk
         elif hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
@@ -704,7 +751,7 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
                                                              "sdc_onsets_by_type", "detector_finds", "step_hist")}}
     plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
     dets = p.detectors
-    plan = (plan_i, np.array([p.hard_log1m, p.sdc_log1m]),
+    plan = (plan_i, np.array([p.hard_log1m, p.sdc_log1m, p.burst_log1m]),
             np.array(p.stop_cumulative, dtype=np.float64), np.array(p.stop_detect_us, dtype=np.int64),
             np.array(p.stop_restart_us, dtype=np.int64), np.array(p.hard_type_cumulative, dtype=np.float64),
             np.array(p.sdc_type_cumulative, dtype=np.float64),
@@ -713,7 +760,7 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array([d[3] for d in dets], dtype=np.float64),
             np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2],
                       p.manual_repair[1], p.manual_repair[2], p.manual_probability, *p.repair_fail, p.diagnosis,
-                      p.misattribution], dtype=np.float64))
+                      p.misattribution, p.burst_q], dtype=np.float64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

@@ -122,7 +122,12 @@ GROWN_DIAGNOSIS = {("State", "diagnosis_draws"): 0, ("State", "srv_blamed"): [],
                    ("Totals", "diagnosis_wrong"): 0, ("Totals", "retirements"): 0, ("Totals", "retired_at_s"): 0,
                    ("Totals", "repairs_started"): 0, ("Totals", "repairs_false_manual"): 0,
                    ("Servers", "diagnosis"): 1.0, ("Servers", "misattribution"): 0.0, ("Servers", "retire_after"): 0,
-                   ("Servers", "retire_window_seconds"): 0.0, ("Servers", "spares_withheld"): 0}  # issue 21
+                   ("Servers", "retire_window_seconds"): 0.0, ("Servers", "spares_withheld"): 0,
+                   # issue 22: bursts
+                   ("Servers", "burst_per_day"): 0.0, ("Servers", "burst_mean_size"): 2.0,
+                   ("Servers", "burst_domain"): 0,
+                   ("State", "burst_draws"): 0, ("State", "burst_at"): 0, ("State", "burst_picks"): 0,
+                   ("Totals", "burst_events"): 0, ("Totals", "burst_servers"): 0}  # issue 21
 GROWN.update(GROWN_DIAGNOSIS)
 # the layouts of 2026-12-03 before servers, and of 2026-12-04 with servers and pools, before diagnosis
 EARLIER = {_layout(frozenset(GROWN)): GROWN, _layout(frozenset(GROWN_DIAGNOSIS)): GROWN_DIAGNOSIS}

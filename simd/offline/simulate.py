@@ -78,6 +78,7 @@ class Outcome:
                 "checkpoints_lost": j.checkpoints_lost, "sdc_found_by_detector": j.sdc_found_by_detector}
                if self.committed else {}),
             **({"server_failures": j.server_failures} if self.servers else {}),
+            **({"bursts": j.bursts} if j.bursts else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
                 "retirements": j.retirements, "gpu_hours": j.gpu_hours,
                 "gpu_hours_per_productive_gpu_hour": j.gpu_hours_per_productive_gpu_hour} if j.replacements else {}),

@@ -358,6 +358,26 @@ class Retirement(_Strict):
     """The window, simulated seconds (AIReSim's option: 7 days)."""
 
 
+class Bursts(_Strict):
+    """Correlated failures (issue 22; a fault log's bursts: InfiniteHBD has 55 faults starting at the same instant
+    as the one before): events that strike several of the job's servers in one step, one interruption, every
+    struck server handled as a failed one (to repair with pools)."""
+
+    per_day: Annotated[float, Field(gt=0, le=10_000, allow_inf_nan=False)]
+    """Bursts per day of the job's compute (a Poisson process over its executed steps)."""
+    mean_size: Annotated[float, Field(ge=2, le=10_000, allow_inf_nan=False)] | None = None
+    """The servers a burst strikes: 2 + a geometric count, this mean (absent: 2), chosen uniformly among the job's."""
+    domain_servers: Annotated[int, Field(ge=2, le=1 << 16)] | None = None
+    """Instead of `mean_size`: a burst strikes every job server of one failure domain of this many consecutive
+    servers (a rack, a power feed), the domain of a job server drawn uniformly."""
+
+    @model_validator(mode="after")
+    def _one_size(self) -> Bursts:
+        if self.mean_size is not None and self.domain_servers is not None:
+            raise ValueError("bursts: mean_size or domain_servers, not both")
+        return self
+
+
 # A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
 # tournament tree over them (layout.Aux: ~3-4 int64 per server, ~11 with pools, + retirement.failures with
 # retirement, counted as that share of a server), so the bounds cap a scenario's memory at ~0.25 GB (~0.75 GB
@@ -393,6 +413,8 @@ class ServersConfig(_Strict):
     """Absent: every failing server is identified (needs pools)."""
     retirement: Retirement | None = None
     """Absent: no server is retired (needs pools)."""
+    bursts: Bursts | None = None
+    """Absent: servers fail independently."""
     price_per_gpu_hour: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
@@ -432,6 +454,10 @@ class ServersConfig(_Strict):
             if self.retirement is not None:
                 pools.update(retire_after=self.retirement.failures,
                              retire_window_seconds=self.retirement.window_seconds)
+        b = self.bursts
+        if b is not None:
+            pools.update(burst_per_day=b.per_day, burst_mean_size=b.mean_size or 2.0,
+                         burst_domain=b.domain_servers or 0)
         return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
                        self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
                        self.rates.gamma_shape if self.rates else 0.0, **pools)

@@ -98,7 +98,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "replacements_waited": 0, "replacements": {}, "repairs_manual": 0, "repairs_false": 0, "lemons_fixed": 0,
          "repairs": {}, "gpu_hours": {}, "srv_fixed": (), "diagnosis_draws": 0, "srv_blamed": (), "diagnosis_missed": 0,
          "diagnosis_wrong": 0, "retirements": 0, "diagnosis": {}, "retired_at_s": 0,
-         "repairs_started": 0, "repairs_false_manual": 0}  # servers (issue 21)
+         "repairs_started": 0, "repairs_false_manual": 0, "burst_draws": 0, "burst_at": 0, "burst_picks": 0,
+         "bursts": {}, "burst_events": 0, "burst_servers": 0}  # servers (issue 21)
 
 
 def _kept(obj) -> list:

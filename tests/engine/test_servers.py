@@ -199,3 +199,27 @@ def test_the_census_counts_ended_repairs_in_the_pools():
     assert srv.census(1, 3, roles, ends, np.array([50, 0])) == ((6, 1, 2, 0, 1, 1, 1), 1)  # replica 0 has none left
     roles[0, 3] = P
     assert srv.census(1, 3, roles, ends, np.array([50, 0]), withheld=1) == ((6, 1, 1, 2, 0, 1, 1), 1)
+
+
+def test_bursts_strike_several_servers_at_once_and_a_drill_draws_them_afresh():
+    """A burst strikes 2 + geometric servers (or a 4-server domain) in one step: one interruption, each struck
+    server counted as failed; a drill (retarget) draws the next burst from the current step under the new rate,
+    the replicas' batch as core does."""
+    from simd.engine import advance_replicas, new_replicas, retarget_replicas
+
+    for servers in (Servers(burst_per_day=20.0, burst_mean_size=4.0), Servers(burst_per_day=20.0, burst_domain=4,
+                                                                              warm_standbys=2, spares=2,
+                                                                              repair=("exponential", 600.0, 0.0))):
+        s = spec(hard_per_gpu_hour=1e-4, target_steps=3000, servers=servers, seed=3)
+        state, _ = advance(new_state(s), 3000 * 60 * S)
+        t = state.totals
+        assert t.burst_events > 10 and t.burst_servers >= 2 * t.burst_events - 5
+        assert t.server_failures >= t.burst_servers and sum(t.interruptions) < t.server_failures
+        hot = replace(s, servers=replace(servers, burst_per_day=60.0))
+        one = retarget(state, hot)
+        assert one.burst_at == state.g and one.burst_draws == state.burst_draws
+        batch = retarget_replicas(advance_replicas(new_replicas(s, [3, 4]), 3000 * 60 * S), hot)
+        assert batch[0] == one
+        later = advance_replicas(batch, 6000 * 60 * S)
+        assert later[0] == advance(one, 6000 * 60 * S)[0]
+        assert later[0].totals.burst_events - t.burst_events > 2 * t.burst_events  # 3x the rate

@@ -156,3 +156,20 @@ def test_the_servers_drills_slow_repairs_take_spares_and_spread_lemons():
                                      "spares_withheld): the scenario has no servers"]
     assert errors(SERVERS + drill) == ["drills[0] on scenario s: the drill's repair_time_factor needs servers.repair "
                                        "(server pools)"]
+
+
+def test_bursts_reach_the_job_spec_and_bad_ones_are_one_line():
+    s = parse_config(SERVERS + "    # bursts\n").scenarios[0]
+    assert s.job_spec().servers.burst_per_day == 0.0
+    geo = parse_config(PLAIN + "    servers: {bursts: {per_day: 2, mean_size: 3}}\n").scenarios[0].job_spec()
+    assert (geo.servers.burst_per_day, geo.servers.burst_mean_size, geo.servers.burst_domain) == (2.0, 3.0, 0)
+    plan = compile_spec(geo)
+    assert plan.servers == 128 and plan.burst_q == 0.5 and plan.burst_stream is not None  # not the plain plan
+    dom = parse_config(PLAIN + "    servers: {bursts: {per_day: 2, domain_servers: 8}}\n").scenarios[0].job_spec()
+    assert (dom.servers.burst_domain, dom.servers.burst_mean_size) == (8, 2.0)
+    assert errors(PLAIN + "    servers: {bursts: {per_day: 2, mean_size: 3, domain_servers: 8}}\n") == [
+        "scenarios[0].servers.bursts: bursts: mean_size or domain_servers, not both"]
+    assert errors(PLAIN + "    servers: {bursts: {per_day: 0}}\n") == [
+        "scenarios[0].servers.bursts.per_day: must be > 0, got 0"]
+    assert errors(PLAIN + "    servers: {bursts: {per_day: 1, mean_size: 1.5}}\n") == [
+        "scenarios[0].servers.bursts.mean_size: must be >= 2, got 1.5"]

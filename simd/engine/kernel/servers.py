@@ -138,3 +138,22 @@ def blame(blamed, b, k, t, window):
         blamed[o + x] = blamed[o + x + 1]
     blamed[o + k - 1] = t + 1
     return blamed[o] > 0 and t + 1 - blamed[o] <= window
+
+
+@njit()
+def nth_job(role, n, r):
+    """The ``r``-th (from 0, in index order) of the job's servers: ``r`` itself without pools (``role`` empty:
+    the job is servers 0 .. n - 1), else the r-th with role JOB."""
+    if len(role) == 0:
+        return r
+    for j in range(len(role)):
+        if role[j] == JOB:
+            if r == 0:
+                return j
+            r -= 1
+    return -1
+
+
+@njit()
+def is_job(role, i):
+    return len(role) == 0 or role[i] == JOB

@@ -36,6 +36,9 @@ CONFIGS = {
     "lemons_hyper_committed": replace(
         BASE, servers=LEMONS, validation_interval_steps=0, hyper=Hyper(5, 200),
         committed_sdc=CommittedSdc((Detector("scan", "exponential", 3600.0, 0.0, 0.8),), 3)),
+    # issue 22: bursts of 2 + geometric servers (mean 3), and of a failure domain of 4 servers, with lemons
+    "bursts_geometric": replace(BASE, servers=Servers(burst_per_day=4.0, burst_mean_size=3.0)),
+    "bursts_domain_lemons": replace(BASE, servers=replace(LEMONS, burst_per_day=4.0, burst_domain=4)),
 }
 # capacity (stage 2): no pools at all (every failure waits for its own server's repair); a standby and a spare
 # that run out (lognormal repairs of 2 h median); standbys and spares under Weibull lifetimes, lemons and gamma
@@ -51,6 +54,9 @@ CAPACITY = {
     # misses a fifth of the failures and pins a quarter of the rest on another server, with Weibull 0.7 lifetimes,
     # lemons and retirement
     # stage 4's drill "spares taken": two of three spares withheld
+    "bursts_pools_weibull": replace(BASE, servers=Servers(
+        lifetime="weibull", shape=0.7, burst_per_day=4.0, burst_mean_size=3.0, warm_standbys=1, spares=2,
+        repair=("exponential", 3600.0, 0.0))),
     "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
                                                      preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
@@ -70,19 +76,24 @@ WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: 
               for k in ("missed", "wrong")},
            "retirements": (lambda j: j.retirements, lambda r: r["retirements"]),
            "gpu_hours_pools": (lambda j: j.gpu_hours["pools"], lambda r: r["gpu_hours_pools"])}
+BURSTS = {"bursts": (lambda j: j.bursts["count"], lambda r: r["bursts"]),
+          "burst_servers": (lambda j: j.bursts["servers"], lambda r: r["burst_servers"])}
 FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_detected", "sdc_baked",
           "recompute_steps", "wall_seconds")
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_servers(name):
-    reads = {f: field(f) for f in FIELDS} | (WAITING if name in CAPACITY else {})
+    reads = {f: field(f) for f in FIELDS} | (WAITING if name in CAPACITY else {}) | \
+        (BURSTS if "bursts" in name else {})
     means = agree_with_oracle(name, CONFIGS[name], SEEDS, reads)
     assert means["interruptions"] > 30  # the configuration exercises what it is for
     if name in CAPACITY:
         assert means["waiting_seconds"] > 0 and means["replacements_waited"] > 1
     if name == "pools_weibull_lemons_gamma":
         assert means["repairs_manual"] > 1 and means["repairs_false"] > 1 and means["repairs_lemons_fixed"] > 0.5
+    if "bursts" in name:
+        assert means["bursts"] > 5 and means["burst_servers"] > 2 * means["bursts"] - 1e-9
     if name == "lemons_retired":
         assert means["retirements"] > 1 and means["repairs_lemons_fixed"] > 0.5
     if name == "diagnosis_imperfect_weibull_retired":
@@ -116,7 +127,9 @@ def server_specs(draw):
                       diagnosis=draw(st.sampled_from([1.0, 1.0, 0.7])),
                       misattribution=draw(st.sampled_from([0.0, 0.0, 0.3])),
                       retire_after=draw(st.sampled_from([0, 0, 1, 3])),
-                      retire_window_seconds=draw(st.sampled_from([3600.0, 1e6])))
+                      retire_window_seconds=draw(st.sampled_from([3600.0, 1e6])),
+                      burst_per_day=draw(st.sampled_from([0.0, 0.0, 20.0])),
+                      burst_mean_size=draw(st.sampled_from([2.0, 4.0])), burst_domain=draw(st.sampled_from([0, 0, 3])))
     v = draw(st.integers(1, 30))
     return spec(
         n_gpus=servers.gpus_per_server * draw(st.integers(1, 200)), servers=servers,
