@@ -2,9 +2,9 @@
 
 From the inside out (docs/design.md 2): the leaves (the kernel cache the engine compiles into and numba's
 locator for it, the generated documents' command line); the closed-form models (the engine takes the normal quantile
-from them); the pure engine; the scenario file; seed 001's report and the metrics (each on the layers below,
-not on each other); the offline tools; the live simulation; the daemon process that serves it; the command
-line. Every import counts, at module level or in a function.
+from them); the pure engine; fault logs (the scenario file replays them); the scenario file; seed 001's report and
+the metrics (each on the layers below, not on each other); the offline tools; the live simulation; the daemon
+process that serves it; the command line. Every import counts, at module level or in a function.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ LAYERS = (
     ("kernelcache", "kernellocator", "generated", "regularfile"),
     ("models",),
     ("engine",),
+    ("traces",),
     ("scenario",),
-    ("report", "metrics", "traces"),
+    ("report", "metrics"),
     ("offline",),
     ("live",),
     ("daemon",),
@@ -80,9 +81,9 @@ def test_the_check_finds_outer_and_sibling_imports_anywhere_in_a_module(tmp_path
     bad = tmp_path / "bad.py"
     bad.write_text("from simd import __version__, engine\nfrom simd.metrics import table\n\n\n"
                    "def f():\n    from simd.daemon import server\n    import simd.cli\n")
-    assert _violations(bad, "report") == ["line 2: simd.metrics (metrics, layer 4)",
-                                          "line 6: simd.daemon (daemon, layer 7)",
-                                          "line 7: simd.cli (cli, layer 8)"]
+    assert _violations(bad, "report") == ["line 2: simd.metrics (metrics, layer 5)",
+                                          "line 6: simd.daemon (daemon, layer 8)",
+                                          "line 7: simd.cli (cli, layer 9)"]
     assert _violations(bad, "cli") == []
 
 

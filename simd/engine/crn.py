@@ -183,7 +183,7 @@ def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq,
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p], plans[4][p], plans[5][p], plans[6][p],
-                plans[7][p], plans[8][p], plans[9][p], plans[10][p], plans[11][p])
+                plans[7][p], plans[8][p], plans[9][p], plans[10][p], plans[11][p], plans[12][p])
         needs[p] = xkernel.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
                                        words[p:p + 1], plan, tables, hq, prefix)
 

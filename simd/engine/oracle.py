@@ -128,7 +128,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["hyper_steps"] += 1
         # (a) hard failure
         if servers is not None:
-            failed_servers = servers.step()
+            failed_servers = servers.step(g)
             c["server_failures"] += len(failed_servers)
             failed = 0 if failed_servers else -1
         else:
@@ -317,13 +317,17 @@ class _Servers:
             t.append(1.0 if s0 == 0.0 else 1.0 - s1 / s0)
         return t[a]
 
-    def step(self) -> list[int]:
+    def step(self, g: int) -> list[int]:
         """The servers of the job that fail in this step (index order): their own Bernoullis, and with bursts
         (issue 22) a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
         servers not failing already (uniformly), or every running server of the domain of one drawn uniformly."""
         running = [i for i, r in enumerate(self.role) if r == srv.JOB]
-        failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
         p = self.plan
+        if p.replay_servers:  # a replayed log (servers.py): the servers whose log has a fault in executed step g
+            failed = [i for i in running if srv.next_replayed(p.replay, p.replay_servers, p.replay_period,
+                                                               p.replay_copies, i, g - 1) == g]
+        else:
+            failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
         if p.burst_log1m and self.uniform() < -math.expm1(p.burst_log1m):
             self.bursts += 1
             if p.burst_domain:

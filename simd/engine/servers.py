@@ -88,6 +88,15 @@ class Servers:
     burst_per_day: float = 0.0
     burst_mean_size: float = 2.0
     burst_domain: int = 0
+    # replay (issue 22): a fault log's faults instead of drawn lifetimes. Per log server, the start times (seconds
+    # since the log's start, sorted) of its faults; ``replay_span_seconds`` the log's span (its period). The log's
+    # clock is taken as the job's compute clock (lifetimes count executed steps): a fault at t strikes in executed
+    # step ceil(t / step_seconds) (at least 1). Cluster server i replays log server i mod N, copy i // N of the log
+    # shifted by (i // N) / C of its span (C copies: ceil(cluster / N)), and the log repeats with its span: a job
+    # longer than the log, or with more servers, meets every fault once per repetition, spread in time. A fault
+    # that falls while its server is not running (a standby, a spare, in repair) does not happen.
+    replay: tuple[tuple[float, ...], ...] = ()
+    replay_span_seconds: float = 0.0
 
     @property
     def capacity(self) -> bool:
@@ -117,7 +126,8 @@ def plain(servers: Servers | None, n_gpus: int) -> bool:
     """Whether a job's servers are seed 000's process: no servers, or identical ones (no lemon among them) with
     exponential lifetimes."""
     return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0
-                               and servers.rate_shape == 0.0 and not servers.capacity and servers.burst_per_day == 0)
+                               and servers.rate_shape == 0.0 and not servers.capacity and servers.burst_per_day == 0
+                               and not servers.replay)
 
 
 def imperfect_diagnosis(servers: Servers) -> bool:
@@ -204,3 +214,31 @@ def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, c
                      np.where(fresh, 0, auto), np.where(fresh, 0, manual), np.where(fresh, 0, count[RETIRED])], axis=1)
     exhausted = int(((rows[:, 1] + rows[:, 2]) == 0).sum())
     return tuple(int(x) for x in rows.sum(axis=0)), exhausted
+
+
+def replay_table(servers: Servers, step_seconds: float) -> tuple[tuple[int, ...], int]:
+    """The replayed faults as executed steps (replay's CSR: N + 1 offsets, then each log server's sorted distinct
+    fault steps in [1, period]) and the period in steps (ceil(span / step), at least the last fault's step)."""
+    steps_of = [sorted({max(1, math.ceil(t / step_seconds)) for t in ts}) for ts in servers.replay]
+    period = max([math.ceil(servers.replay_span_seconds / step_seconds), 1] + [s[-1] for s in steps_of if s])
+    offsets = [0]
+    for s in steps_of:
+        offsets.append(offsets[-1] + len(s))
+    return tuple(offsets) + tuple(x for s in steps_of for x in s), period
+
+
+def next_replayed(table: tuple[int, ...], n: int, period: int, copies: int, i: int, g: int) -> int:
+    """The first executed step after ``g`` in which cluster server ``i``'s replayed log has a fault (NEVER: none):
+    the kernel's servers.next_replayed, for the oracle and the tests."""
+    from simd.engine.hazard import NEVER
+
+    log, c = i % n, i // n
+    phase = c * period // copies
+    faults = table[n + 1 + table[log]:n + 1 + table[log + 1]]
+    if not faults:
+        return NEVER
+    y = g - phase
+    m0 = y // period
+    r = y - m0 * period
+    later = [f for f in faults if f > r]
+    return (later[0] + m0 * period if later else faults[0] + (m0 + 1) * period) + phase

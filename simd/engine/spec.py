@@ -230,6 +230,12 @@ class Plan:
     burst_domain: int = 0
     burst_stream: dict | None = None
     burst_pick_stream: dict | None = None
+    # replay (servers.py, issue 22): servers.replay_table's CSR of fault steps, the log's servers (0: no replay), its
+    # period in steps, the copies of it over the cluster
+    replay: tuple[int, ...] = ()
+    replay_servers: int = 0
+    replay_period: int = 0
+    replay_copies: int = 1
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -454,6 +460,10 @@ def _servers(spec: JobSpec) -> dict:
                    diagnosis=s.diagnosis, misattribution=s.misattribution, retire_after=s.retire_after,
                    retire_window_us=to_us(s.retire_window_seconds))
     bursts = {}
+    if s.replay:
+        table, period = srv.replay_table(s, spec.step_seconds)
+        bursts.update(replay=table, replay_servers=len(s.replay), replay_period=period,
+                      replay_copies=-(-srv.cluster(spec.n_gpus, s) // len(s.replay)))
     if s.burst_per_day > 0:  # per executed step: a Poisson process of burst_per_day per day of compute
         p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
         bursts = dict(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),

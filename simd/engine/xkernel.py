@@ -65,7 +65,7 @@ PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_eve
              "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "tree_p",
              "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep",
              "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed",
-             "spares_withheld", "burst_domain")
+             "spares_withheld", "burst_domain", "replay_servers", "replay_period", "replay_copies")
 P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
@@ -87,7 +87,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     per-row function, then optimised it again inlined into the loop (1.4 s of a cold start, measured with numba's
     compile timers)."""
     plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
-        det_cov, srv_f = plan
+        det_cov, srv_f, rp = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
     step_us, shadow_us, ckpt_us, val_us = plan_i[P.step_us], plan_i[P.shadow_us], plan_i[P.ckpt_us], plan_i[P.val_us]
     V, C, H, target = plan_i[P.val_every], plan_i[P.ckpt_every], plan_i[P.hyper_every], plan_i[P.target]
@@ -115,6 +115,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     retire_k, retire_us, o_blamed = plan_i[P.retire_after], plan_i[P.retire_window_us], plan_i[P.o_blamed]
     # bursts (servers.py, issue 22): several servers struck in one step
     burst_log1m, burst_q, burst_domain = log1m[2], srv_f[14], plan_i[P.burst_domain]
+    # replay (servers.py, issue 22): the log's fault steps instead of drawn lifetimes (n_rp 0: none)
+    n_rp, rp_period, rp_copies = plan_i[P.replay_servers], plan_i[P.replay_period], plan_i[P.replay_copies]
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     # scratch, rebuilt for every replica (kernel/servers.py): the tree over the servers' ends of lifetime, and with
     # pools each pooled server's key (its index if a standby, the cluster's size plus it if a spare, NEVER
@@ -194,10 +196,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if cap and role[i] != servers.JOB:
                         srv[i] = NEVER
                         continue
-                    lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
+                    lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, life_kind, life_shape, scale_n, scale_l,
+                                                       lemon_f, mult, fixed, rp, n_rp, rp_period, rp_copies)
                     li += 1
-                    srv[i] = g + servers.lifetime_of(i, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult,
-                                                     fixed)
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
         clock = until
@@ -519,10 +520,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 b = servers.nth_other(role, i, min(int(u3 * (n_job - 1)), n_job - 2))
                                 tot[Tot.diagnosis_wrong] += 1
                         if not cap or b != i:  # i stays in the job: a new lifetime
-                            lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
+                            lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, life_kind, life_shape, scale_n,
+                                                               scale_l, lemon_f, mult, fixed, rp, n_rp, rp_period,
+                                                               rp_copies)
                             li += 1
-                            srv[i] = g + servers.lifetime_of(i, u, life_kind, life_shape, scale_n, scale_l, lemon_f,
-                                                             mult, fixed)
                             servers.update(tree, srv, i, tree_p)
                         if not cap or b < 0:
                             continue
@@ -580,10 +581,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             akey[j] = NEVER
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB
-                        lfh, lfl, u = draws.uniform(wlf, lfh, lfl)
+                        lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, life_kind, life_shape, scale_n, scale_l,
+                                                           lemon_f, mult, fixed, rp, n_rp, rp_period, rp_copies)
                         li += 1
-                        srv[j] = g + servers.lifetime_of(j, u, life_kind, life_shape, scale_n, scale_l, lemon_f, mult,
-                                                         fixed)
                         servers.update(tree, srv, j, tree_p)
                     hi += 1
                     hp = srv[tree[1]]
@@ -760,7 +760,8 @@ def plan_arrays(p, layout: TotalsLayout) -> tuple:
             np.array([d[3] for d in dets], dtype=np.float64),
             np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2],
                       p.manual_repair[1], p.manual_repair[2], p.manual_probability, *p.repair_fail, p.diagnosis,
-                      p.misattribution, p.burst_q], dtype=np.float64))
+                      p.misattribution, p.burst_q], dtype=np.float64),
+            np.array(p.replay, dtype=np.int64))
     arrays = plan, kernel_tables(st)
     p.__dict__[_KEY] = (layout, arrays)
     return arrays

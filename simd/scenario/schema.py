@@ -6,6 +6,7 @@ types are in simd.scenario.limits, the error lines in simd.scenario.errors, read
 
 from __future__ import annotations
 
+import functools
 import math
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -358,6 +359,59 @@ class Retirement(_Strict):
     """The window, simulated seconds (AIReSim's option: 7 days)."""
 
 
+class Replay(_Strict):
+    """A fault log replayed on the job's servers instead of drawn lifetimes (issue 22; docs/traces.md, "Replay"):
+    a fault at the log's time t strikes its server in executed step ceil(t / step_seconds) (the log's clock taken
+    as the job's compute clock, as lifetimes count it); cluster server i replays log server i mod N, further copies
+    shifted by a fraction of the span, the log repeating with its span."""
+
+    log: Annotated[str, Field(min_length=1, max_length=4096)]
+    """The log's path (InfiniteHBD's JSON or the CSV of `simd trace`), relative to the working directory."""
+    servers: Annotated[int, Field(ge=1, le=1 << 17)] | None = None
+    """The log's cluster: its servers in all (a log names only those that failed); absent: the servers it names."""
+
+    @model_validator(mode="after")
+    def _readable(self) -> Replay:
+        log = _replay_log(self.log)
+        if self.servers is not None and self.servers < len(log.servers):
+            raise ValueError(f"replay.servers {self.servers} is fewer than the {len(log.servers)} servers the log "
+                             "names")
+        return self
+
+    def times(self) -> tuple[tuple[tuple[float, ...], ...], float]:
+        """(per log server, its faults' start times in seconds; the log's span in seconds): named servers first, in
+        the order of their first event, then the servers without a fault."""
+        log = _replay_log(self.log)
+        per: list[list[float]] = [[] for _ in range(self.servers or len(log.servers))]
+        for f in log.faults:
+            per[f.server].append(f.start)
+        return tuple(tuple(p) for p in per), log.span_seconds
+
+
+def _replay_log(path: str):
+    """The fault log at ``path``, read once per file version (size, modification time): a ValueError naming the
+    first problems if it cannot be used."""
+    import os
+
+    from simd.traces.log import LogError
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"replay.log {path}: {exc.strerror}") from None
+    try:
+        return _cached_log(path, st.st_size, st.st_mtime_ns)
+    except LogError as exc:
+        raise ValueError(f"replay.log {path}: " + "; ".join(exc.errors[:3])) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_log(path: str, size: int, mtime: int):
+    from simd.traces.log import load
+
+    return load(path)
+
+
 class Bursts(_Strict):
     """Correlated failures (issue 22; a fault log's bursts: InfiniteHBD has 55 faults starting at the same instant
     as the one before): events that strike several of the job's servers in one step, one interruption, every
@@ -415,6 +469,8 @@ class ServersConfig(_Strict):
     """Absent: no server is retired (needs pools)."""
     bursts: Bursts | None = None
     """Absent: servers fail independently."""
+    replay: Replay | None = None
+    """A fault log replayed instead of drawn lifetimes (then no `lemons`, `rates` or `lifetime`); absent: drawn."""
     price_per_gpu_hour: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
@@ -427,6 +483,11 @@ class ServersConfig(_Strict):
         if self.repair is not None and not pools:
             raise ValueError("servers.repair needs warm_standbys or spares (without pools a failed server is repaired "
                              "at once)")
+        if self.replay is not None:
+            drawn = [k for k in ("lemons", "rates") if getattr(self, k) is not None] + \
+                (["lifetime"] if self.lifetime.distribution != "exponential" else [])
+            if drawn:
+                raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
         for name in ("diagnosis", "retirement", "price_per_gpu_hour"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "
@@ -454,6 +515,9 @@ class ServersConfig(_Strict):
             if self.retirement is not None:
                 pools.update(retire_after=self.retirement.failures,
                              retire_window_seconds=self.retirement.window_seconds)
+        if self.replay is not None:
+            times, span = self.replay.times()
+            pools.update(replay=times, replay_span_seconds=span)
         b = self.bursts
         if b is not None:
             pools.update(burst_per_day=b.per_day, burst_mean_size=b.mean_size or 2.0,

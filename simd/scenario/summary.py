@@ -43,7 +43,8 @@ def summary(s: Scenario) -> str:
                   + (f", bursts {sv.bursts.per_day:g} a day of "
                      + (f"{sv.bursts.domain_servers}-server domains" if sv.bursts.domain_servers else
                         f"2 + geometric servers (mean {sv.bursts.mean_size or 2:g})") if sv.bursts else "")
-                  + f", {lt.distribution} lifetimes"
+                  + (f", replaying {sv.replay.log} ({sv.replay.servers or 'its'} servers)" if sv.replay else
+                     f", {lt.distribution} lifetimes")
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))
     if s.replicas > 1:

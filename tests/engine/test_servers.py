@@ -223,3 +223,43 @@ def test_bursts_strike_several_servers_at_once_and_a_drill_draws_them_afresh():
         later = advance_replicas(batch, 6000 * 60 * S)
         assert later[0] == advance(one, 6000 * 60 * S)[0]
         assert later[0].totals.burst_events - t.burst_events > 2 * t.burst_events  # 3x the rate
+
+
+REPLAY = ((100.0, 1000.0, 1010.0), (100.0,), (), (2500.0,))  # per log server: fault starts (s); span 3000 s
+
+
+def _replayed_steps(table, n, period, copies, servers, until):
+    """Per cluster server, its replayed fault steps up to ``until``: straight from the rules (servers.py), by
+    walking every step."""
+    from simd.engine.servers import next_replayed
+
+    out = []
+    for i in range(servers):
+        steps, g = [], 0
+        while (g := next_replayed(table, n, period, copies, i, g)) <= until:
+            steps.append(g)
+        out.append(steps)
+    return out
+
+
+def test_a_replayed_log_interrupts_the_job_exactly_at_its_faults():
+    """5 servers replay a log of 4 (server 4 is log server 0's second copy, shifted by half the 50-step period):
+    the job's interruptions are exactly the distinct executed steps that hold a fault of one of its servers (two
+    faults in one step, 1000 s and 1010 s, or two servers at 100 s: one interruption), its server failures every
+    fault; any cut of time gives the same."""
+    s = spec(n_gpus=40, step_seconds=60.0, target_steps=300, ckpt_interval_steps=10, validation_interval_steps=0,
+             hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0,
+             servers=Servers(replay=REPLAY, replay_span_seconds=3000.0))
+    plan = compile_spec(s)
+    assert (plan.replay_servers, plan.replay_period, plan.replay_copies) == (4, 50, 2)
+    assert plan.replay == (0, 2, 3, 3, 4, 2, 17, 2, 42)  # offsets, then steps: ceil(1000/60) = ceil(1010/60) = 17
+    whole, events = advance(new_state(s), 10**12, max_jobs=1, trace=True)
+    per_server = _replayed_steps(plan.replay, 4, 50, 2, 5, whole.g)
+    assert per_server[4] == [x + 25 for x in per_server[0] if x + 25 <= whole.g]  # the shifted copy
+    assert sum(whole.totals.interruptions) == len(set().union(*per_server)) > 10
+    assert whole.totals.server_failures == sum(len(p) for p in per_server)
+    assert sum(e.kind == "interruption" for e in events) == sum(whole.totals.interruptions)
+    state = new_state(s)
+    for cut in range(1, 30):
+        state, _ = advance(state, whole.clock * cut // 30 + 11, max_jobs=1)
+    assert advance(state, 10**12, max_jobs=1)[0] == whole

@@ -173,3 +173,21 @@ def test_bursts_reach_the_job_spec_and_bad_ones_are_one_line():
         "scenarios[0].servers.bursts.per_day: must be > 0, got 0"]
     assert errors(PLAIN + "    servers: {bursts: {per_day: 1, mean_size: 1.5}}\n") == [
         "scenarios[0].servers.bursts.mean_size: must be >= 2, got 1.5"]
+
+
+def test_a_replayed_log_reaches_the_engine_and_bad_ones_are_one_line(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("time,server,event,class\n100,a,start,GPU\n400,a,end,GPU\n100,b,start,NIC\n3000,c,start,GPU\n")
+    s = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}, servers: 5}}}}\n").scenarios[0]
+    sv = s.job_spec().servers
+    assert sv.replay == ((100.0,), (100.0,), (3000.0,), (), ()) and sv.replay_span_seconds == 3000.0
+    assert compile_spec(s.job_spec()).replay_servers == 5
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {tmp_path / 'none.csv'}}}}}\n") == [
+        f"scenarios[0].servers.replay: replay.log {tmp_path / 'none.csv'}: No such file or directory"]
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {log}, servers: 2}}}}\n") == [
+        "scenarios[0].servers.replay: replay.servers 2 is fewer than the 3 servers the log names"]
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {log}}}, lemons: {{fraction: 0.1, multiplier: 3}}}}\n") == [
+        "scenarios[0].servers: servers.replay replays a log's faults: lemons would not apply"]
+    log.write_text("time,server,event,class\n100,a,end,GPU\n")
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n") == [
+        f"scenarios[0].servers.replay: replay.log {log}: line 2: server a ends a fault of type /GPU/ that is not open"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from simd.engine import pcg
+from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
@@ -157,3 +158,36 @@ def nth_job(role, n, r):
 @njit()
 def is_job(role, i):
     return len(role) == 0 or role[i] == JOB
+
+
+@njit()
+def next_replayed(rp, n, period, copies, i, g):
+    """servers.next_replayed: the first executed step after ``g`` with a fault of cluster server ``i``'s replayed
+    log (``rp``: N + 1 offsets, then each log server's sorted fault steps in [1, period]); NEVER when it has none."""
+    log, c = i % n, i // n
+    phase = c * period // copies
+    lo, hi = n + 1 + rp[log], n + 1 + rp[log + 1]
+    if lo == hi:
+        return NEVER
+    y = g - phase
+    m0 = y // period
+    r = y - m0 * period
+    while lo < hi:  # the first fault step > r
+        mid = (lo + hi) // 2
+        if rp[mid] <= r:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < n + 1 + rp[log + 1]:
+        return rp[lo] + m0 * period + phase
+    return rp[n + 1 + rp[log]] + (m0 + 1) * period + phase
+
+
+@njit()
+def new_end(i, g, w, hi, lo, kind, shape, scale_n, scale_l, lemon_f, mult, fixed, rp, n_rp, period, copies):
+    """(hi, lo, the executed step in which server ``i``'s new lifetime, starting after step ``g``, ends): its replayed
+    log's next fault (``n_rp`` > 0: no draw), or a draw of the lifetime stream ``w`` at (hi, lo)."""
+    if n_rp:
+        return hi, lo, next_replayed(rp, n_rp, period, copies, i, g)
+    hi, lo, u = draws.uniform(w, hi, lo)
+    return hi, lo, g + lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult, fixed)

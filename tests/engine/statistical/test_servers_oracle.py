@@ -21,6 +21,10 @@ from simd.engine.servers import Servers
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 SEEDS = 200
+# a replayed log (issue 22): 6 log servers over 100,000 s, ~12 faults each, some at the same instant, for 8 servers
+_r = __import__("random").Random(5)
+REPLAY = tuple(tuple(sorted(_r.uniform(0, 1e5) for _ in range(_r.randint(6, 18)))) + ((5e4,) if k < 3 else ())
+               for k in range(6))
 BASE = spec(n_gpus=64, hard_per_gpu_hour=0.015, sdc_per_gpu_hour=0.002)
 LEMONS = Servers(lemon_fraction=0.25, lemon_multiplier=5.0)
 CONFIGS = {
@@ -57,6 +61,8 @@ CAPACITY = {
     "bursts_pools_weibull": replace(BASE, servers=Servers(
         lifetime="weibull", shape=0.7, burst_per_day=4.0, burst_mean_size=3.0, warm_standbys=1, spares=2,
         repair=("exponential", 3600.0, 0.0))),
+    "replay_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, warm_standbys=1, spares=1,
+                                                  preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
     "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
                                                      preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
