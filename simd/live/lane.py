@@ -81,7 +81,7 @@ GROWN_KEYS = ("servers",)  # issue 21
 # Keys added inside a block since states were saved with it, each left out of the key while at its default
 # (dotted path -> default): servers' stage 3 and 4 (issue 21)
 GROWN_NESTED = {"servers.diagnosis": None, "servers.retirement": None, "servers.price_per_gpu_hour": None,
-                "servers.spares.withheld": 0, "servers.bursts": None}
+                "servers.spares.withheld": 0, "servers.bursts": None, "servers.replay": None}
 
 
 def scenario_key(scenario: Scenario) -> str:

@@ -127,7 +127,9 @@ GROWN_DIAGNOSIS = {("State", "diagnosis_draws"): 0, ("State", "srv_blamed"): [],
                    ("Servers", "burst_per_day"): 0.0, ("Servers", "burst_mean_size"): 2.0,
                    ("Servers", "burst_domain"): 0,
                    ("State", "burst_draws"): 0, ("State", "burst_at"): 0, ("State", "burst_picks"): 0,
-                   ("Totals", "burst_events"): 0, ("Totals", "burst_servers"): 0}  # issue 21
+                   ("Totals", "burst_events"): 0, ("Totals", "burst_servers"): 0,
+                   # issue 22: replay
+                   ("Servers", "replay"): [], ("Servers", "replay_span_seconds"): 0.0}  # issue 21
 GROWN.update(GROWN_DIAGNOSIS)
 # the layouts of 2026-12-03 before servers, and of 2026-12-04 with servers and pools, before diagnosis
 EARLIER = {_layout(frozenset(GROWN)): GROWN, _layout(frozenset(GROWN_DIAGNOSIS)): GROWN_DIAGNOSIS}

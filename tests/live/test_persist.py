@@ -304,3 +304,25 @@ def test_ten_thousand_replicas_save_and_resume_exactly():
     resumed = resume(decode(encode(at, (lane,), DrillRunner(config), 1.7e9)), config).lanes[0]
     assert resumed.states == lane.states
     assert advance_replicas(resumed.states, later) == advance_replicas(lane.states, later)
+
+
+def test_a_replayed_log_is_saved_and_resumes_exactly(tmp_path):
+    """servers.replay: the spec's replayed faults (tuples of tuples of floats) survive a save and a resume."""
+    log = tmp_path / "log.csv"
+    log.write_text("time,server,event,class\n" + "".join(
+        f"{t},s{t % 7},start,GPU\n{t + 30},s{t % 7},end,GPU\n" for t in range(100, 40000, 370)))
+    text = scenario_file(job("replayed", seed=3, replicas=3, n_gpus=64, failures={
+        "hard_per_gpu_hour": 2.0e-2, "sdc_per_gpu_hour": 0.0}, servers={"replay": {"log": str(log), "servers": 9}}),
+        speedup=600, tick_seconds=1.0)
+    clock = FakeClock(START)
+    t = ticker(text, clock)
+    run_to(t, clock, 1.0, 2.0)
+    raw = saved_bytes(t)
+    run_to(t, clock, 5.0)
+    assert sum(sum(s.totals.interruptions) for s in t.lanes[0].states) > 0
+    resumed = resume(decode(raw), parse_config(text))
+    later = FakeClock(0.0)
+    r = ticker(text, later, resumed)
+    later.t += 3.0
+    r.tick()
+    assert r.states == t.states
