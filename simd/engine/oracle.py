@@ -304,8 +304,23 @@ class _Servers:
         self.diagnosis = dict.fromkeys(("missed", "wrong"), 0)
         self.retirements = 0
         self.bursts = self.burst_servers = 0
+        self.replay_by_residue: dict[int, list[int]] | None = None  # replay: step residue -> its servers
         self.retired_at: list[int] = []  # when each retirement happened (us)
         self.blames: list[list[int]] = [[] for _ in range(plan.table)]  # each server's blame times (us)
+
+    def _replayed(self, g: int) -> list[int]:
+        """The cluster servers whose replayed log has a fault in executed step g, in index order: server i's log
+        server's fault steps f in [1, period] recur at f + m * period + phase_i (servers.next_replayed's rule), so
+        by the residue of g modulo the period (tabulated once)."""
+        p = self.plan
+        if self.replay_by_residue is None:
+            n, period = p.replay_servers, p.replay_period
+            self.replay_by_residue = {}
+            for i in range(len(self.role)):
+                log, phase = i % n, (i // n) * period // p.replay_copies
+                for f in p.replay[n + 1 + p.replay[log]:n + 1 + p.replay[log + 1]]:
+                    self.replay_by_residue.setdefault((f + phase) % period, []).append(i)
+        return self.replay_by_residue.get(g % p.replay_period, [])
 
     def hazard(self, i: int, a: int) -> float:
         """Server ``i``'s probability of failing in a step at age ``a``."""
@@ -321,11 +336,12 @@ class _Servers:
         """The servers of the job that fail in this step (index order): their own Bernoullis, and with bursts
         (issue 22) a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
         servers not failing already (uniformly), or every running server of the domain of one drawn uniformly."""
-        running = [i for i, r in enumerate(self.role) if r == srv.JOB]
         p = self.plan
-        if p.replay_servers:  # a replayed log (servers.py): the servers whose log has a fault in executed step g
-            failed = [i for i in running if srv.next_replayed(p.replay, p.replay_servers, p.replay_period,
-                                                               p.replay_copies, i, g - 1) == g]
+        if p.replay_servers and not p.burst_log1m:  # (no ages to keep: a replay has no hazards)
+            return [i for i in self._replayed(g) if self.role[i] == srv.JOB]
+        running = [i for i, r in enumerate(self.role) if r == srv.JOB]
+        if p.replay_servers:  # a replayed log (servers.py): the running servers whose log has a fault in step g
+            failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB]
         else:
             failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
         if p.burst_log1m and self.uniform() < -math.expm1(p.burst_log1m):
