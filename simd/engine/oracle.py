@@ -310,7 +310,7 @@ class _Servers:
 
     def _replayed(self, g: int) -> list[int]:
         """The cluster servers whose replayed log has a fault in executed step g, in index order: server i's log
-        server's fault steps f in [1, period] recur at f + m * period + phase_i (servers.next_replayed's rule), so
+        server's fault steps f in [1, period] recur at f + m * period + phase_i (servers.py's rule), so
         by the residue of g modulo the period (tabulated once)."""
         p = self.plan
         if self.replay_by_residue is None:

@@ -226,19 +226,3 @@ def replay_table(servers: Servers, step_seconds: float) -> tuple[tuple[int, ...]
         offsets.append(offsets[-1] + len(s))
     return tuple(offsets) + tuple(x for s in steps_of for x in s), period
 
-
-def next_replayed(table: tuple[int, ...], n: int, period: int, copies: int, i: int, g: int) -> int:
-    """The first executed step after ``g`` in which cluster server ``i``'s replayed log has a fault (NEVER: none):
-    the kernel's servers.next_replayed, for the oracle and the tests."""
-    from simd.engine.hazard import NEVER
-
-    log, c = i % n, i // n
-    phase = c * period // copies
-    faults = table[n + 1 + table[log]:n + 1 + table[log + 1]]
-    if not faults:
-        return NEVER
-    y = g - phase
-    m0 = y // period
-    r = y - m0 * period
-    later = [f for f in faults if f > r]
-    return (later[0] + m0 * period if later else faults[0] + (m0 + 1) * period) + phase

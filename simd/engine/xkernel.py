@@ -167,9 +167,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         dgh, dgl = pcg.seek(wdg, di) if diagnose else (zero, zero)
         n_sb, n_sp, n_ret = 0, 0, 0  # standbys and spares in the pools, servers retired
         wb, wbp = words[Stream.burst], words[Stream.burst_pick]
-        bi, bp, bk = pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks]
+        # (pk: not bk, the straggler sampler's bucket below)
+        bi, bp, pk = pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks]
         bh, bl = pcg.seek(wb, bi) if burst_log1m != 0.0 else (zero, zero)
-        pbh, pbl = pcg.seek(wbp, bk) if burst_log1m != 0.0 else (zero, zero)
+        pbh, pbl = pcg.seek(wbp, pk) if burst_log1m != 0.0 else (zero, zero)
         if cap:
             if role[0] == 0:  # the cluster laid out: the job's servers, then the standbys, then the spares
                 for i in range(ncl):
@@ -479,7 +480,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
                         tot[Tot.burst_events] += 1
                         pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
-                        bk += 1
+                        pk += 1
                         if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
                             d0 = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1)) // burst_domain
                             for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
@@ -496,7 +497,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             kb = min(kb, avail)
                             while kb > 0:
                                 pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
-                                bk += 1
+                                pk += 1
                                 i = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1))
                                 if srv[i] > g:
                                     srv[i] = g
@@ -506,7 +507,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     while srv[tree[1]] <= g:
                         i = tree[1]
                         tot[Tot.server_failures] += 1
-                        b = i  # the server blamed: to repair, replaced (without capacity: i itself, repaired at once)
+                        blm = i  # the server blamed: to repair and replaced (without capacity: i, repaired at once)
                         if diagnose:  # three draws of "diagnosis" per failing server: identified? pinned on
                             # another? which other (servers.py)
                             dgh, dgl, u = draws.uniform(wdg, dgh, dgl)
@@ -514,29 +515,29 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             dgh, dgl, u3 = draws.uniform(wdg, dgh, dgl)
                             di += 3
                             if u > diag_p:
-                                b = -1
+                                blm = -1
                                 tot[Tot.diagnosis_missed] += 1
                             elif u2 <= mis_p and n_job > 1:
-                                b = servers.nth_other(role, i, min(int(u3 * (n_job - 1)), n_job - 2))
+                                blm = servers.nth_job(role, n_job, min(int(u3 * (n_job - 1)), n_job - 2), i)
                                 tot[Tot.diagnosis_wrong] += 1
-                        if not cap or b != i:  # i stays in the job: a new lifetime
+                        if not cap or blm != i:  # i stays in the job: a new lifetime
                             lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, life_kind, life_shape, scale_n,
                                                                scale_l, lemon_f, mult, fixed, rp, n_rp, rp_period,
                                                                rp_copies)
                             li += 1
                             servers.update(tree, srv, i, tree_p)
-                        if not cap or b < 0:
+                        if not cap or blm < 0:
                             continue
-                        # b to repair from the end of its step (or retired); its replacement: a standby, a spare,
-                        # or the first server back from repair (the job waits for it)
-                        if b != i and srv[b] <= g:  # the scapegoat's own lifetime ended in this step too
+                        # the blamed server to repair from the end of its step (or retired); its replacement: a
+                        # standby, a spare, or the first server back from repair (the job waits for it)
+                        if blm != i and srv[blm] <= g:  # the scapegoat's own lifetime ended in this step too
                             tot[Tot.server_failures] += 1
-                        srv[b] = NEVER
-                        servers.update(tree, srv, b, tree_p)
+                        srv[blm] = NEVER
+                        servers.update(tree, srv, blm, tree_p)
                         # retired unless the cluster would hold fewer servers than the job and the withheld spares
-                        if retire_k and servers.blame(blamed, b, retire_k, t1, retire_us) and \
+                        if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
                                 ncl - n_ret > n_job + withheld:
-                            role[b] = servers.RETIRED
+                            role[blm] = servers.RETIRED
                             n_ret += 1
                             tot[Tot.retirements] += 1
                             tot[Tot.retired_at_s] += t1 // 1000000
@@ -558,11 +559,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 tot[Tot.repairs_false] += 1
                                 if manual:
                                     tot[Tot.repairs_false_manual] += 1
-                            elif fixed[b] == 0 and servers.is_lemon(b, lemon_f):
-                                fixed[b] = 1
+                            elif fixed[blm] == 0 and servers.is_lemon(blm, lemon_f):
+                                fixed[blm] = 1
                                 tot[Tot.lemons_fixed] += 1
-                            role[b], rep[b] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
-                            servers.update(rtree, rep, b, tree_p)
+                            role[blm], rep[blm] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
+                            servers.update(rtree, rep, blm, tree_p)
                         j = atree[1]
                         if akey[j] < ncl:
                             tot[Tot.replacements_standby] += 1
@@ -704,7 +705,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     bh, bl, gap = draws.gap(wb, bh, bl, burst_log1m)
                     bi += 1
                     bp += gap
-            pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks] = bi, bp, bk
+            pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks] = bi, bp, pk
         elif hard_log1m != 0.0:
             while hp <= g:
                 hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)

@@ -118,18 +118,6 @@ def update(tree, srv, i, p):
 
 
 @njit()
-def nth_other(role, i, r):
-    """The ``r``-th (from 0, in index order) of the job's servers other than ``i`` (a misdiagnosis's scapegoat);
-    -1 if there are not that many."""
-    for j in range(len(role)):
-        if role[j] == JOB and j != i:
-            if r == 0:
-                return j
-            r -= 1
-    return -1
-
-
-@njit()
 def blame(blamed, b, k, t, window):
     """Server ``b`` blamed at simulated time ``t`` (us): its row of the last ``k`` blames (``blamed[b * k ..]``,
     time + 1, 0 for none, oldest first) shifted to take it. Returns whether the server now has ``k`` blames within
@@ -142,13 +130,15 @@ def blame(blamed, b, k, t, window):
 
 
 @njit()
-def nth_job(role, n, r):
-    """The ``r``-th (from 0, in index order) of the job's servers: ``r`` itself without pools (``role`` empty:
-    the job is servers 0 .. n - 1), else the r-th with role JOB."""
+def nth_job(role, n, r, skip=-1):
+    """The ``r``-th (from 0, in index order) of the job's servers other than ``skip`` (-1: none; a misdiagnosis's
+    scapegoat skips the failing server): without pools (``role`` empty) the job is servers 0 .. n - 1, else the
+    servers with role JOB; -1 if there are not that many."""
     if len(role) == 0:
-        return r
+        j = r if skip < 0 or r < skip else r + 1
+        return j if j < n else -1
     for j in range(len(role)):
-        if role[j] == JOB:
+        if role[j] == JOB and j != skip:
             if r == 0:
                 return j
             r -= 1
@@ -162,8 +152,9 @@ def is_job(role, i):
 
 @njit()
 def next_replayed(rp, n, period, copies, i, g):
-    """servers.next_replayed: the first executed step after ``g`` with a fault of cluster server ``i``'s replayed
-    log (``rp``: N + 1 offsets, then each log server's sorted fault steps in [1, period]); NEVER when it has none."""
+    """The first executed step after ``g`` with a fault of cluster server ``i``'s replayed log (servers.py's rules;
+    ``rp``: servers.replay_table's N + 1 offsets, then each log server's sorted fault steps in [1, period]); NEVER
+    when it has none."""
     log, c = i % n, i // n
     phase = c * period // copies
     lo, hi = n + 1 + rp[log], n + 1 + rp[log + 1]
