@@ -30,6 +30,7 @@ import tempfile
 import time
 import urllib.request
 from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
@@ -187,6 +188,25 @@ def start_drill(simd: SimdDaemon, name: str) -> None:
         r.read()
 
 
+@contextmanager
+def stack_run(seconds: float, drill: str):
+    """A real `simd run` (the default configuration at SPEEDUP) scraped by a real Prometheus with the shipped
+    rules, ``drill`` started halfway through ``seconds``: yields (prom, start, drill start, end) while both run."""
+    rules = [str(p) for p in sorted((ROOT / "prometheus" / "rules").glob("*.yml"))]
+    with tempfile.TemporaryDirectory() as tmp:
+        token = Path(tmp) / "token"
+        token.write_text(TOKEN)
+        with SimdDaemon(["--speedup", str(SPEEDUP), "--tick-seconds", "0.5", "--api-token-file", str(token)]) \
+                as simd, Prometheus(Path(tmp) / "prom", [simd.target], "1s", rules) as prom:
+            start = time.time()
+            prom.wait_for("simd_ticks_total > 0")
+            time.sleep(seconds / 2)
+            started = time.time()
+            start_drill(simd, drill)
+            time.sleep(seconds / 2)
+            yield prom, start, started, time.time()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "img" / "dashboard-panels.png")
@@ -197,25 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.servers:
         return servers(d, args.out if args.out != ap.get_default("out") else ROOT / "docs" / "img" /
                        "dashboard-servers.png", args.seconds)
-    rules = [str(p) for p in sorted((ROOT / "prometheus" / "rules").glob("*.yml"))]
-    with tempfile.TemporaryDirectory() as tmp:
-        token = Path(tmp) / "token"
-        token.write_text(TOKEN)
-        with SimdDaemon(["--speedup", str(SPEEDUP), "--tick-seconds", "0.5", "--api-token-file", str(token)]) \
-                as simd, Prometheus(Path(tmp) / "prom", [simd.target], "1s", rules) as prom:
-            start = time.time()
-            prom.wait_for("simd_ticks_total > 0")
-            time.sleep(args.seconds / 2)
-            storm = time.time()
-            start_drill(simd, "failure-storm")
-            time.sleep(args.seconds / 2)
-            end = time.time()
-            fig, axes = plt.subplots(3, 1, figsize=(10, 13), gridspec_kw={"height_ratios": [1.3, 1, 1]})
-            rows = draw_xy(axes[0], prom, d)
-            rates = draw_timeseries(axes[1], prom, d, "Interruptions per simulated hour by cause", start, end,
-                                    {"failure-storm starts": storm})
-            draw_timeseries(axes[2], prom, d, "Goodput and badput by bucket", start, end,
-                            {"failure-storm starts": storm})
+    with stack_run(args.seconds, "failure-storm") as (prom, start, storm, end):
+        fig, axes = plt.subplots(3, 1, figsize=(10, 13), gridspec_kw={"height_ratios": [1.3, 1, 1]})
+        rows = draw_xy(axes[0], prom, d)
+        rates = draw_timeseries(axes[1], prom, d, "Interruptions per simulated hour by cause", start, end,
+                                {"failure-storm starts": storm})
+        draw_timeseries(axes[2], prom, d, "Goodput and badput by bucket", start, end,
+                        {"failure-storm starts": storm})
     fig.suptitle(f"simd dashboard panels, from a real Prometheus and `simd run --speedup {SPEEDUP}` "
                  f"({args.seconds:.0f} wall s)", fontsize=11)
     fig.tight_layout()
@@ -233,22 +241,10 @@ SERVERS_PANELS = ("Pools by state", "Waiting for servers", "Servers in repair", 
 
 def servers(d: dict, out: Path, seconds: float) -> int:
     """The servers row on llama3-16k-servers, the spares-taken drill started halfway."""
-    rules = [str(p) for p in sorted((ROOT / "prometheus" / "rules").glob("*.yml"))]
-    with tempfile.TemporaryDirectory() as tmp:
-        token = Path(tmp) / "token"
-        token.write_text(TOKEN)
-        with SimdDaemon(["--speedup", str(SPEEDUP), "--tick-seconds", "0.5", "--api-token-file", str(token)]) \
-                as simd, Prometheus(Path(tmp) / "prom", [simd.target], "1s", rules) as prom:
-            start = time.time()
-            prom.wait_for("simd_ticks_total > 0")
-            time.sleep(seconds / 2)
-            drill = time.time()
-            start_drill(simd, "spares-taken")
-            time.sleep(seconds / 2)
-            end = time.time()
-            fig, axes = plt.subplots(len(SERVERS_PANELS), 1, figsize=(10, 16))
-            seen = {title: draw_timeseries(ax, prom, d, title, start, end, {"spares-taken starts": drill})
-                    for ax, title in zip(axes, SERVERS_PANELS, strict=True)}
+    with stack_run(seconds, "spares-taken") as (prom, start, drill, end):
+        fig, axes = plt.subplots(len(SERVERS_PANELS), 1, figsize=(10, 16))
+        seen = {title: draw_timeseries(ax, prom, d, title, start, end, {"spares-taken starts": drill})
+                for ax, title in zip(axes, SERVERS_PANELS, strict=True)}
     fig.suptitle(f"simd dashboard, servers row, from a real Prometheus and `simd run --speedup {SPEEDUP}` "
                  f"({seconds:.0f} wall s)", fontsize=11)
     fig.tight_layout()

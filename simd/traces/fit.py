@@ -35,6 +35,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from simd.traces.log import DAY, FaultLog
+from simd.traces.stats import bursts
 from simd.traces.synth import Model
 
 Z = stats.norm.ppf(0.975)
@@ -98,7 +99,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
         raise ValueError("the log has no fault to fit")
     span = log.span_days
     starts = np.array([f.start for f in log.faults]) / DAY
-    in_burst, sizes = _bursts(starts, burst_seconds / DAY)
+    in_burst, sizes = bursts(starts, burst_seconds / DAY)
     n_b = len(sizes)
     burst_rate = burst_size = None
     if n_b:
@@ -115,21 +116,6 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
                independent_faults=int(len(log.faults) - in_burst.sum()), **life, bursts=n_b,
                burst_per_day=burst_rate, burst_mean_size=burst_size, **rep, causes=_causes(log),
                burst_seconds=burst_seconds)
-
-
-def _bursts(starts: np.ndarray, within_days: float) -> tuple[np.ndarray, list[int]]:
-    """Which faults are in a burst, and the bursts' sizes (runs of >= 2 starts each <= within after the last)."""
-    in_burst = np.zeros(len(starts), dtype=bool)
-    sizes, run = [], 1
-    for i in range(1, len(starts) + 1):
-        if i < len(starts) and starts[i] - starts[i - 1] <= within_days:
-            run += 1
-            continue
-        if run >= 2:
-            sizes.append(run)
-            in_burst[i - run:i] = True
-        run = 1
-    return in_burst, sizes
 
 
 def _intervals(log: FaultLog, servers: int, in_burst: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -32,6 +32,17 @@ def write(log: FaultLog, s: Stats, out: str | Path) -> list[Path]:
     return paths
 
 
+def _save(fig, ax, path: Path, xlabel: str, ylabel: str, grid: str = "both") -> Path:
+    """The axes' labels, grid (``grid``: its lines, major or both) and legend; the figure written and closed."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which=grid, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def _per_server(log: FaultLog, s: Stats, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
     if s.per_server is not None:
@@ -46,13 +57,7 @@ def _per_server(log: FaultLog, s: Stats, path: Path) -> Path:
         ax.bar(range(1, len(hist)), hist[1:], color="tab:blue", label=f"servers named ({s.servers_named})")
         ax.set_title("Faults per server named (the cluster's size unknown: --servers N adds those with none)")
     ax.set_yscale("symlog", linthresh=1)
-    ax.set_xlabel("faults of a server over the log")
-    ax.set_ylabel("servers (symmetric log scale)")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, path, "faults of a server over the log", "servers (symmetric log scale)", "major")
 
 
 def _gaps(log: FaultLog, s: Stats, path: Path) -> Path:
@@ -68,13 +73,7 @@ def _gaps(log: FaultLog, s: Stats, path: Path) -> Path:
         ax.set_yscale("log")
         ax.set_ylim(0.5 / len(gaps), 1.5)  # below one gap in the log the exponential's tail says nothing
     ax.set_title(f"Gaps between the cluster's faults: {s.zero_gaps} of {s.gaps} are zero (bursts)")
-    ax.set_xlabel("gap between consecutive fault starts (days)")
-    ax.set_ylabel("share of gaps at least this long (log)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, path, "gap between consecutive fault starts (days)", "share of gaps at least this long (log)")
 
 
 def _repairs(log: FaultLog, s: Stats, path: Path) -> Path:
@@ -90,10 +89,4 @@ def _repairs(log: FaultLog, s: Stats, path: Path) -> Path:
     ax.set_xscale("log")
     ax.set_ylim(0, 1)
     ax.set_title("Repair times: from a fault's start to its end")
-    ax.set_xlabel("repair time (days, log scale)")
-    ax.set_ylabel("share of repairs done within")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, path, "repair time (days, log scale)", "share of repairs done within")

@@ -78,7 +78,7 @@ def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0)
     n = len(f)
     starts = np.array([x.start for x in f])
     gaps = np.diff(starts)
-    burst_sizes = _bursts(starts, burst_seconds)
+    burst_sizes = Counter(bursts(starts, burst_seconds)[1])
     counts = Counter(x.server for x in f)
     per_named = [counts.get(s, 0) for s in range(len(log.servers))]
     at_least = {k: sum(c >= k for c in per_named) for k in (1, 2, 4, 6, 10)}
@@ -114,21 +114,20 @@ def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0)
     )
 
 
-def _bursts(starts: np.ndarray, within: float) -> Counter:
-    """size -> number of maximal runs of >= 2 consecutive starts each at most ``within`` seconds after the one
-    before."""
-    sizes: Counter = Counter()
-    run = 1
-    for gap in np.diff(starts):
-        if gap <= within:
+def bursts(starts: np.ndarray, within: float) -> tuple[np.ndarray, list[int]]:
+    """The bursts of sorted fault starts: which faults are in one, and the bursts' sizes, in order (maximal runs of
+    >= 2 consecutive starts each at most ``within`` after the one before, in the starts' unit)."""
+    in_burst = np.zeros(len(starts), dtype=bool)
+    sizes, run = [], 1
+    for i in range(1, len(starts) + 1):
+        if i < len(starts) and starts[i] - starts[i - 1] <= within:
             run += 1
-        else:
-            if run >= 2:
-                sizes[run] += 1
-            run = 1
-    if run >= 2:
-        sizes[run] += 1
-    return sizes
+            continue
+        if run >= 2:
+            sizes.append(run)
+            in_burst[i - run:i] = True
+        run = 1
+    return in_burst, sizes
 
 
 def table(s: Stats) -> str:
