@@ -76,11 +76,11 @@ def load(path: str | Path) -> FaultLog:
     try:
         raw = regularfile.read(path, MAX_BYTES)
     except OSError as exc:
-        raise LogError([f"{path}: {exc.strerror or exc}"]) from None
+        raise LogError([f"{exc.strerror or exc}"]) from None  # (the caller names the file)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LogError([f"{path}: not UTF-8 text (byte {exc.start})"]) from None
+        raise LogError([f"not UTF-8 text (byte {exc.start})"]) from None
     return parse(text)
 
 
