@@ -103,7 +103,7 @@ def servers_kept(old, new) -> bool:
 
 
 def _table(p) -> tuple:
-    return p.servers, p.lemon_fraction, p.rate_shape, p.lifetime_kind, p.lifetime_shape, p.server_scales
+    return p.servers, p.lemon_fraction, p.rate_shape, p.lifetime_kind, p.lifetime_shape, p.scale_normal, p.scale_lemon
 
 
 def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None) -> JobResult | None:

@@ -35,6 +35,8 @@ import numpy as np
 from simd.engine import xkernel
 from simd.engine.core import new_state
 from simd.engine.jit import njit
+from simd.engine.kernel import plan as kplan
+from simd.engine.kernel.plan import PF
 from simd.engine.kernel.quiet import PREFIX_STRIDE
 from simd.engine.layout import Aux, Pos, Stream, TotalsLayout, pos_row, words
 from simd.engine.pcg import seek
@@ -176,14 +178,13 @@ class Window:
 
 @njit()
 def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq, prefix, needs):
-    """Configurations ``which`` (one replica each; ``plans``: their xkernel.plan_arrays stacked, one row each) on
+    """Configurations ``which`` (one replica each; ``plans``: their kernel.plan.arrays stacked, one row each) on
     the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel.advance_all).
     ``max_jobs`` an argument, not the literal 1: a literal would type advance_all's argument as Literal[int](1), another
     signature, compiled again (~7 s)."""
     for j in range(len(which)):
         p = which[j]
-        plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p], plans[4][p], plans[5][p], plans[6][p],
-                plans[7][p], plans[8][p], plans[9][p], plans[10][p], plans[11][p], plans[12][p])
+        plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p])  # kernel.plan.arrays' four arrays
         needs[p] = xkernel.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
                                        words[p:p + 1], plan, tables, hq, prefix)
 
@@ -221,7 +222,7 @@ class Shared:
         lay = self.layout = TotalsLayout(states[0].totals)
         self._row = np.array(lay.row(states[0].totals), dtype=np.int64)
         self._pos = np.array(pos_row(states[0]), dtype=np.int64)
-        arrays = [xkernel.plan_arrays(p, lay) for p in self.plans]
+        arrays = [kplan.arrays(p, lay) for p in self.plans]
         self._plans = tuple(np.stack([a[0][i] for a in arrays]) for i in range(len(arrays[0][0])))
         self._tables = arrays[0][1]
         self.window = Window()
@@ -242,7 +243,9 @@ class Shared:
         words_ = np.repeat(words(plan)[None], k, axis=0)  # configuration (their names do not depend on it)
         pos = np.repeat(self._pos[None], k, axis=0)  # a fresh state's, its first failure and SDC this seed's:
         firsts: dict[tuple, int] = {}
-        for i, (hard, sdc, _) in enumerate(self._plans[1].tolist()):  # (plan_arrays' log1m; no bursts here)
+        floats = self._plans[1]
+        for i, (hard, sdc) in enumerate(zip(floats[:, PF.hard_log1m].tolist(), floats[:, PF.sdc_log1m].tolist(),
+                                            strict=True)):
             for col, stream, log1m in ((Pos.hard_p, plan.hard_stream, hard), (Pos.sdc_p, plan.sdc_stream, sdc)):
                 key = (col, log1m)
                 if key not in firsts:

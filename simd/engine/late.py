@@ -36,6 +36,8 @@ from statistics import NormalDist
 
 from simd.engine.hazard import NEVER
 
+DISTRIBUTIONS = ("exponential", "lognormal", "uniform")  # latency_us's laws; the loop takes them as codes 0, 1, 2
+
 _STANDARD_NORMAL = NormalDist()
 _BELOW_ONE = 1.0 - 2.0**-53  # inv_cdf needs p < 1; a uniform in (0, 1] is 1 with probability 2**-53
 _LATENCY_CAP_US = NEVER // 4  # latencies stay far inside int64 (5e4 years)

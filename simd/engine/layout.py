@@ -28,6 +28,7 @@ from enum import IntEnum
 import numpy as np
 
 from simd.engine.frozen import built
+from simd.engine.spec import STREAMS as PLAN_STREAMS
 from simd.engine.state import State, Totals
 
 # State fields no kernel moves (kept beside the arrays); those in ``tot``/``start`` rows, not ``pos``; those stored
@@ -52,12 +53,10 @@ def _pos_columns() -> list[str]:
 Pos = IntEnum("Pos", [(name, i) for i, name in enumerate(_pos_columns())])
 NPOS = len(Pos)
 TOTALS = tuple(f.name for f in fields(Totals))
-_TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))
-Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in _TUPLES)])
-# the plan's streams (Plan fields; "step_times": its StepTimes' stream)
-STREAMS = ("hard_stream", "sdc_stream", "cause_stream", "hard_type_stream", "sdc_type_stream", "detect_stream",
-           "lifetime_stream", "server_rate_stream", "repair_stream", "diagnosis_stream", "burst_stream",
-           "burst_pick_stream", "step_times")
+TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))  # in a row after the scalars
+Tot = IntEnum("Tot", [(name, i) for i, name in enumerate(n for n in TOTALS if n not in TUPLES)])
+# the plan's streams: its ``stream`` fields (spec.STREAMS), then "step_times" (its StepTimes' stream)
+STREAMS = (*PLAN_STREAMS, "step_times")
 Stream = IntEnum("Stream", [(name.removesuffix("_stream"), i) for i, name in enumerate(STREAMS)])
 
 
@@ -69,7 +68,7 @@ class TotalsLayout:
         self.start = {n: int(Tot[n]) for n in Tot.__members__}
         self.width_of: dict[str, int] = {}
         i = len(Tot)
-        for name in _TUPLES:
+        for name in TUPLES:
             self.start[name] = i
             self.width_of[name] = len(getattr(example, name))
             i += self.width_of[name]
@@ -79,14 +78,14 @@ class TotalsLayout:
     def row(self, t: Totals) -> list[int]:
         d = t.__dict__
         out = [d[n] for n in self._scalars]
-        for name in _TUPLES:
+        for name in TUPLES:
             out.extend(d[name])
         return out
 
     def totals(self, row: list[int]) -> Totals:
         """A Totals from a row (a list: ``tot[i].tolist()``)."""
         d = dict(zip(self._scalars, row, strict=False))
-        for name in _TUPLES:
+        for name in TUPLES:
             i = self.start[name]
             d[name] = tuple(row[i:i + self.width_of[name]])
         return built(Totals, d)
@@ -118,22 +117,23 @@ def pos_row(s: State) -> list[int]:
 class Aux:
     """The regions of a replica's ``aux`` row for ``plan`` (module docstring): each as (offset, width)."""
 
+    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed")  # the regions, in the row's order
+
     def __init__(self, plan):
-        self.ring = (0, max(plan.retention, 1))
         self.servers = n = plan.table
         self.tree_p = 1 << (n - 1).bit_length() if n else 0  # the trees' leaves: a power of two >= the servers
-        cap = plan.cluster > 0
-        at = self.ring[1]
-        c = n if cap else 0
+        c = n if plan.cluster > 0 else 0
         # (the tournament trees and the pooled servers' keys are the kernel's scratch, one set per call: a
         # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
-        widths = {"srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c, "rep": c, "fixed": c,
-                  "blamed": c * plan.retire_after}
-        for name, w in widths.items():
-            setattr(self, name, (at, w))
-            at += w
+        widths = {"ring": max(plan.retention, 1), "srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c,
+                  "rep": c, "fixed": c, "blamed": c * plan.retire_after}
+        at = 0
+        for name in self.NAMES:
+            setattr(self, name, (at, widths.pop(name)))
+            at += getattr(self, name)[1]
+        assert not widths, f"Aux.NAMES lacks {sorted(widths)}"
         self.width = at
-        self.regions = (self.ring, *(getattr(self, name) for name in widths))
+        self.regions = tuple(getattr(self, name) for name in self.NAMES)
 
     @staticmethod
     def of(plan) -> Aux:

@@ -40,6 +40,7 @@ from bisect import bisect_left
 
 from simd.engine import servers as srv
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
+from simd.engine.late import DISTRIBUTIONS
 from simd.engine.shadow import shadow_ranks
 from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
 
@@ -324,7 +325,7 @@ class _Servers:
 
     def hazard(self, i: int, a: int) -> float:
         """Server ``i``'s probability of failing in a step at age ``a``."""
-        scale = self.plan.server_scales[1 if self.lemon[i] else 0] / self.mult[i]
+        scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
         t = self.tables.setdefault(scale, [])
         while len(t) <= a:
             x = len(t)
@@ -377,7 +378,7 @@ class _Servers:
             role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
             end[i] = NEVER
         ready = tau
-        kind, scale_us, sigma = plan.repair
+        kind, scale_us, sigma = DISTRIBUTIONS[plan.repair_kind], plan.repair_scale_us, plan.repair_sigma
         for i in failed:
             if role[i] != srv.JOB:  # blamed for an earlier server's failure in this step: gone already
                 continue
@@ -400,11 +401,12 @@ class _Servers:
                 duration = _draw(self.rng, kind, scale_us, sigma)  # the automatic stage, then perhaps the manual one
                 manual = self.rng.random() < plan.manual_probability
                 if manual:
-                    duration += _draw(self.rng, *plan.manual_repair)
+                    duration += _draw(self.rng, DISTRIBUTIONS[plan.manual_kind], plan.manual_scale_us,
+                                      plan.manual_sigma)
                     self.repairs["manual"] += 1
                 role[b] = srv.REPAIR_MANUAL if manual else srv.REPAIR
                 self.repairs["started"] += 1
-                if self.rng.random() < plan.repair_fail[1 if manual else 0]:
+                if self.rng.random() < (plan.repair_fail_manual if manual else plan.repair_fail_auto):
                     self.repairs["false"] += 1
                     self.repairs["false_manual"] += manual
                 elif self.lemon[b]:

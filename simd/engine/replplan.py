@@ -27,9 +27,10 @@ def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, sta
     """One call of the compiled loop (xkernel.advance_all) on replicas of ``plan``: rows of the arrays laid out by
     layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded."""
     from simd.engine import xkernel
+    from simd.engine.kernel import plan as kplan
 
     cut = -1 if max_jobs is None else max_jobs
-    arrays = (*xkernel.plan_arrays(plan, layout), np.zeros(_NB, dtype=np.int64))
+    arrays = (*kplan.arrays(plan, layout), np.zeros(_NB, dtype=np.int64))
     if trace is None:
         xkernel.advance_all(until, cut, pos, tot, start, aux, words, *arrays)
     else:

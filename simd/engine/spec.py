@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from simd.engine import servers as srv
 from simd.engine.fleet import Accelerator, combined_hazard, cumulative_shares
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
+from simd.engine.late import DISTRIBUTIONS
 from simd.engine.servers import Servers
 from simd.engine.shadow import Shadow, Stops, shadow_ranks, stops
 from simd.engine.stragglers import StepTimes, bucket_bounds, bucket_of
@@ -134,9 +135,22 @@ class JobSpec:
         return v > 0 and self.ckpt_interval_steps % v == 0
 
 
+def stream(name: str, default: bool = True, renewed: bool = True):
+    """A Plan field holding the initial PCG64 state of the seed's stream ``name`` (streams.py): the one declaration
+    of a stream, from which the kernel's ``words`` rows (layout.Stream) and _streams' names come. ``renewed``: a
+    parameter change (core.retarget) draws from a new stream ``name@epoch`` (docs/design.md 3.4); ``default``
+    False for the streams every plan has."""
+    meta = {"stream": name, "renewed": renewed}
+    return field(metadata=meta) if not default else field(default=None, metadata=meta)
+
+
 @dataclass(frozen=True, eq=False)
 class Plan:
-    """A JobSpec compiled for the engine: integer microseconds and geometric rates. Equal when the specs are."""
+    """A JobSpec compiled for the engine: integer microseconds and geometric rates. Equal when the specs are.
+
+    The compiled loop reads every field whose type is a number or a tuple of numbers, by name
+    (simd.engine.kernel.plan: its int and float fields, its tuples as segments of two arrays), and every
+    ``stream`` field as a row of ``words``: a field added here is in the loop's reach with no list to extend."""
 
     spec: JobSpec
     step_us: int
@@ -150,25 +164,28 @@ class Plan:
     sdc_hazard: float
     hard_log1m: float  # log(1 - hard_hazard): 0 = never, -inf = every step
     sdc_log1m: float
-    hard_stream: dict  # initial PCG64 states of the named streams (streams.py)
-    sdc_stream: dict
-    cause_stream: dict
-    step_times: StepTimes | None  # None: every step takes step_us exactly
-    slow_steps: int  # steps at the start of each job that have the slow ranks (NEVER: always)
-    slow_ranks: int
-    cause_names: tuple[str, ...]
-    cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
-    cause_detect_us: tuple[int, ...]
-    cause_restart_us: tuple[int, ...]
+    hard_stream: dict = stream("hard", default=False)
+    sdc_stream: dict = stream("sdc", default=False)
+    cause_stream: dict = stream("cause", default=False)
+    step_times: StepTimes | None = None  # None: every step takes step_us exactly (its own stream: STRAGGLER)
+    slow_steps: int = 0  # steps at the start of each job that have the slow ranks (NEVER: always)
+    slow_ranks: int = 0
+    cause_names: tuple[str, ...] = ()
+    cause_cumulative: tuple[float, ...] = ()  # cumulative shares, last forced to 1.0
+    cause_detect_us: tuple[int, ...] = ()
+    cause_restart_us: tuple[int, ...] = ()
     # hyper-checkpointing (hyper.py): 0 = off
     hyper_every: int = 0
     hyper_window: int = 0
-    # committed SDCs (late.py): detectors as (distribution, scale in us, sigma, coverage)
+    # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
     detector_names: tuple[str, ...] = ()
-    detectors: tuple[tuple[str, float, float, float], ...] = ()
-    detect_stream: dict | None = None
+    detector_kind: tuple[int, ...] = ()
+    detector_scale_us: tuple[float, ...] = ()
+    detector_sigma: tuple[float, ...] = ()
+    detector_coverage: tuple[float, ...] = ()
+    detect_stream: dict | None = stream("sdc-detect")
 
     @property
     def table(self) -> int:
@@ -192,8 +209,8 @@ class Plan:
     type_names: tuple[str, ...] = ("gpu",)
     hard_type_cumulative: tuple[float, ...] = (1.0,)
     sdc_type_cumulative: tuple[float, ...] = (1.0,)
-    hard_type_stream: dict | None = None  # None for a single type (no draw)
-    sdc_type_stream: dict | None = None
+    hard_type_stream: dict | None = stream("accel-hard")  # None for a single type (no draw)
+    sdc_type_stream: dict | None = stream("accel-sdc")
     # servers (servers.py): the servers' table; 0: none (the hard stream's geometric gaps, seed 000's process)
     servers: int = 0
     lemons: int = 0  # how many servers fail at the lemon multiplier (servers.is_lemon)
@@ -201,37 +218,46 @@ class Plan:
     rate_shape: float = 0.0  # the gamma shape of the servers' rate multipliers (0: none)
     lifetime_kind: int = 0  # servers.LIFETIMES
     lifetime_shape: float = 1.0
-    server_scales: tuple[float, float] = (0.0, 0.0)  # lifetime scale in steps (servers.scale): a server, a lemon
-    lifetime_stream: dict | None = None
-    server_rate_stream: dict | None = None  # the gamma multipliers' draws (not renewed by a drill)
+    scale_normal: float = 0.0  # lifetime scale in steps (servers.scale) of a server that is not a lemon
+    scale_lemon: float = 0.0  # and of a lemon
+    lifetime_stream: dict | None = stream("lifetime")
+    server_rate_stream: dict | None = stream("server-rate", renewed=False)  # the gamma multipliers' draws: a
+    # server's rate is its own, the same in every epoch
     # capacity (servers.py): the cluster's servers (the job's first, then standbys, then spares); 0: no pools
     cluster: int = 0
     standbys: int = 0
     spares_withheld: int = 0  # the spare pool is this many servers short (lent elsewhere)
     preempt_us: int = 0
-    repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # (distribution, scale in us, sigma) as a detector's
+    # the repairs' automatic and manual stages: each a law (late.DISTRIBUTIONS' code), a scale in us and a sigma
+    # as a detector's; P(escalated to the manual stage); P(a repair fixes nothing) of each stage
+    repair_kind: int = 0
+    repair_scale_us: float = 0.0
+    repair_sigma: float = 0.0
     manual_probability: float = 0.0
-    manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)  # the manual stage, as ``repair``
-    repair_fail: tuple[float, float] = (0.0, 0.0)  # P(a repair fixes nothing): automatic, manual
-    repair_stream: dict | None = None
-    # diagnosis and retirement (servers.py, stage 3): P(the failing server is identified), P(an identified failure
-    # is pinned on another server), blames that retire a server (0: never) within a window (us); the diagnosis
+    manual_kind: int = 0
+    manual_scale_us: float = 0.0
+    manual_sigma: float = 0.0
+    repair_fail_auto: float = 0.0
+    repair_fail_manual: float = 0.0
+    repair_stream: dict | None = stream("repair")
+    # diagnosis and retirement (servers.py): P(the failing server is identified), P(an identified failure is
+    # pinned on another server), blames that retire a server (0: never) within a window (us); the diagnosis
     # stream's three draws per failing server (only when diagnosis is imperfect)
     diagnosis: float = 1.0
     misattribution: float = 0.0
     retire_after: int = 0
     retire_window_us: int = 0
-    diagnosis_stream: dict | None = None
-    # bursts (servers.py, issue 22): log(1 - P(a burst in an executed step)) (0: none), the geometric size's
-    # success probability q (size 2 + Geometric(q) on 0, 1, ...; 1: always 2), the failure domain's servers (0: by
-    # size); the gaps' stream and the picks' (size, which servers)
+    diagnosis_stream: dict | None = stream("diagnosis")
+    # bursts (servers.py): log(1 - P(a burst in an executed step)) (0: none), the geometric size's success
+    # probability q (size 2 + Geometric(q) on 0, 1, ...; 1: always 2), the failure domain's servers (0: by size);
+    # the gaps' stream and the picks' (size, which servers)
     burst_log1m: float = 0.0
     burst_q: float = 1.0
     burst_domain: int = 0
-    burst_stream: dict | None = None
-    burst_pick_stream: dict | None = None
-    # replay (servers.py, issue 22): servers.replay_table's CSR of fault steps, the log's servers (0: no replay), its
-    # period in steps, the copies of it over the cluster
+    burst_stream: dict | None = stream("burst")
+    burst_pick_stream: dict | None = stream("burst-pick")
+    # replay (servers.py): servers.replay_table's CSR of fault steps, the log's servers (0: no replay), its period
+    # in steps, the copies of it over the cluster
     replay: tuple[int, ...] = ()
     replay_servers: int = 0
     replay_period: int = 0
@@ -242,6 +268,10 @@ class Plan:
 
     def __hash__(self) -> int:
         return hash(self.spec)
+
+
+# The seed's streams by Plan field (StepTimes' apart): field -> (stream name, renewed at a new epoch)
+STREAMS = {f.name: (f.metadata["stream"], f.metadata["renewed"]) for f in fields(Plan) if "stream" in f.metadata}
 
 
 # Which mechanisms combine, decided here and nowhere else: the scenario file asks ``refused`` about the
@@ -329,26 +359,28 @@ STRAGGLER = ("straggler", "PCG64DXSM")
 
 
 def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
-    """The Plan fields that hold a stream of the seed (StepTimes' apart): field -> (name, bit generator). Each
-    mechanism draws from streams of its own (docs/design.md 3.4), so adding one changes no other's draws."""
-    out = {"hard_stream": (_epoch_name("hard", epoch), "PCG64"), "sdc_stream": (_epoch_name("sdc", epoch), "PCG64"),
-           "cause_stream": (_epoch_name("cause", epoch), "PCG64")}
+    """The Plan fields that hold a stream of the seed (StepTimes' apart) for ``spec``: field -> (name, bit
+    generator), the names from the fields' declarations (``stream``). Each mechanism draws from streams of its own
+    (docs/design.md 3.4), so adding one changes no other's draws; a mechanism that is off has none."""
+    on = ["hard_stream", "sdc_stream", "cause_stream"]
     if spec.committed_sdc is not None:
-        out["detect_stream"] = (_epoch_name("sdc-detect", epoch), "PCG64")
+        on.append("detect_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
-        out["lifetime_stream"] = (_epoch_name("lifetime", epoch), "PCG64")
+        on.append("lifetime_stream")
         if spec.servers.capacity:
-            out["repair_stream"] = (_epoch_name("repair", epoch), "PCG64")
+            on.append("repair_stream")
             if srv.imperfect_diagnosis(spec.servers):
-                out["diagnosis_stream"] = (_epoch_name("diagnosis", epoch), "PCG64")
+                on.append("diagnosis_stream")
         if spec.servers.burst_per_day > 0:
-            out["burst_stream"] = (_epoch_name("burst", epoch), "PCG64")
-            out["burst_pick_stream"] = (_epoch_name("burst-pick", epoch), "PCG64")
-        if spec.servers.rate_shape > 0.0:  # a server's rate is its own: the same stream in every epoch
-            out["server_rate_stream"] = ("server-rate", "PCG64")
+            on += ["burst_stream", "burst_pick_stream"]
+        if spec.servers.rate_shape > 0.0:
+            on.append("server_rate_stream")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
-        out["hard_type_stream"] = (_epoch_name("accel-hard", epoch), "PCG64")
-        out["sdc_type_stream"] = (_epoch_name("accel-sdc", epoch), "PCG64")
+        on += ["hard_type_stream", "sdc_type_stream"]
+    out = {}
+    for f in on:
+        name, renewed = STREAMS[f]
+        out[f] = (_epoch_name(name, epoch) if renewed else name, "PCG64")
     return out
 
 
@@ -435,8 +467,10 @@ def _extensions(spec: JobSpec) -> dict:
     if c is not None:
         out.update(committed=True, retention=c.retention_checkpoints,
                    detector_names=tuple(d.name for d in c.detectors),
-                   detectors=tuple((d.distribution, d.scale_seconds * US_PER_SECOND, d.sigma, d.coverage)
-                                   for d in c.detectors))
+                   detector_kind=tuple(DISTRIBUTIONS.index(d.distribution) for d in c.detectors),
+                   detector_scale_us=tuple(d.scale_seconds * US_PER_SECOND for d in c.detectors),
+                   detector_sigma=tuple(d.sigma for d in c.detectors),
+                   detector_coverage=tuple(d.coverage for d in c.detectors))
     return out
 
 
@@ -452,11 +486,13 @@ def _servers(spec: JobSpec) -> dict:
              srv.rate_per_step(spec.hard_per_gpu_hour, s.lemon_multiplier, s.gpus_per_server, spec.step_seconds))
     cap = {}
     if s.capacity:
-        kind, scale, sigma = s.repair
+        (kind, scale, sigma), (m_kind, m_scale, m_sigma) = s.repair, s.manual_repair
         cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys, spares_withheld=s.spares_withheld,
-                   preempt_us=to_us(s.preemption_seconds), repair=(kind, scale * US_PER_SECOND, sigma),
-                   manual_probability=s.manual_probability, repair_fail=s.repair_fail,
-                   manual_repair=(s.manual_repair[0], s.manual_repair[1] * US_PER_SECOND, s.manual_repair[2]),
+                   preempt_us=to_us(s.preemption_seconds), repair_kind=DISTRIBUTIONS.index(kind),
+                   repair_scale_us=scale * US_PER_SECOND, repair_sigma=sigma, manual_probability=s.manual_probability,
+                   repair_fail_auto=s.repair_fail[0], repair_fail_manual=s.repair_fail[1],
+                   manual_kind=DISTRIBUTIONS.index(m_kind), manual_scale_us=m_scale * US_PER_SECOND,
+                   manual_sigma=m_sigma,
                    diagnosis=s.diagnosis, misattribution=s.misattribution, retire_after=s.retire_after,
                    retire_window_us=to_us(s.retire_window_seconds))
     bursts = {}
@@ -470,7 +506,8 @@ def _servers(spec: JobSpec) -> dict:
                       burst_domain=s.burst_domain)
     return dict(**cap, **bursts, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
-                lifetime_shape=s.shape, server_scales=tuple(srv.scale(s.lifetime, s.shape, r) for r in rates),
+                lifetime_shape=s.shape, scale_normal=srv.scale(s.lifetime, s.shape, rates[0]),
+                scale_lemon=srv.scale(s.lifetime, s.shape, rates[1]),
                 hard_log1m=0.0, hard_hazard=combined_hazard(
                     (((n - srv.lemons(n, s)) * s.gpus_per_server, spec.hard_per_gpu_hour),
                      (srv.lemons(n, s) * s.gpus_per_server, spec.hard_per_gpu_hour * s.lemon_multiplier)),

@@ -44,7 +44,6 @@ operations, no Python.
 from __future__ import annotations
 
 import math
-from enum import IntEnum
 
 import numpy as np
 
@@ -53,20 +52,10 @@ from simd.engine import trace as tr
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
 from simd.engine.kernel import draws, late, quiet, servers
+from simd.engine.kernel.plan import PF, PI, seg
 from simd.engine.kernel.record import record
-from simd.engine.layout import Aux, Pos, Stream, Tot, TotalsLayout
-from simd.engine.stragglers import kernel_tables
+from simd.engine.layout import Pos, Stream, Tot
 
-# ``plan_i``: the plan's int64 constants, by name (Plan's attribute where it has one; ``o_*``: where a tuple of
-# the Totals starts in a ``tot`` row; ``has_st``: stragglers on)
-PLAN_INTS = ("step_us", "shadow_us", "ckpt_us", "val_us", "val_every", "ckpt_every", "hyper_every", "target",
-             "sdc_restart_us", "committed", "hyper_window", "retention", "shadow_kind", "step_bucket", "has_st",
-             "slow_steps", "slow_ranks", "o_interruptions", "o_interruptions_by_type", "o_sdc_onsets_by_type",
-             "o_detector_finds", "o_step_hist", "servers", "table", "lifetime_kind", "o_srv", "tree_p",
-             "ring_width", "o_mult", "cluster", "standbys", "preempt_us", "repair_kind", "o_role", "o_rep",
-             "o_fixed", "manual_kind", "diagnose", "retire_after", "retire_window_us", "o_blamed",
-             "spares_withheld", "burst_domain", "replay_servers", "replay_period", "replay_copies")
-P = IntEnum("P", [(name, i) for i, name in enumerate(PLAN_INTS)])
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 
 
@@ -74,7 +63,7 @@ _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
 def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words_rows, plan, tables, hq,
                 prefix=None, trace=None):
     """Every replica (row) to ``until``, or to ``max_jobs`` jobs complete in total (>= 0); see the module docstring.
-    ``plan``: plan_arrays' constants; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
+    ``plan``: kernel.plan.arrays' four arrays; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
     stragglers); ``hq``: scratch, one entry per histogram bucket. Returns 0, or with ``prefix`` (crn.py's window of
     step durations, for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of
     executed steps p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
@@ -86,37 +75,41 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     the prefix's branch). The loop over rows is in this function, not a call of a per-row one: numba compiled the
     per-row function, then optimised it again inlined into the loop (1.4 s of a cold start, measured with numba's
     compile timers)."""
-    plan_i, log1m, stop_cum, stop_det, stop_rst, hard_type_cum, sdc_type_cum, det_kind, det_scale, det_sigma, \
-        det_cov, srv_f, rp = plan
+    ints, floats, ivec, fvec = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
-    step_us, shadow_us, ckpt_us, val_us = plan_i[P.step_us], plan_i[P.shadow_us], plan_i[P.ckpt_us], plan_i[P.val_us]
-    V, C, H, target = plan_i[P.val_every], plan_i[P.ckpt_every], plan_i[P.hyper_every], plan_i[P.target]
-    restart = plan_i[P.sdc_restart_us]
-    committed, window, retention = plan_i[P.committed] != 0, plan_i[P.hyper_window], plan_i[P.retention]
-    shadow_kind, bucket = plan_i[P.shadow_kind], plan_i[P.step_bucket]
-    o_interr, o_interr_type = plan_i[P.o_interruptions], plan_i[P.o_interruptions_by_type]
-    o_onset_type, o_finds, o_hist = plan_i[P.o_sdc_onsets_by_type], plan_i[P.o_detector_finds], plan_i[P.o_step_hist]
+    step_us, shadow_us, ckpt_us, val_us = ints[PI.step_us], ints[PI.shadow_us], ints[PI.ckpt_us], ints[PI.val_us]
+    V, C, H, target = ints[PI.val_every], ints[PI.ckpt_every], ints[PI.hyper_every], ints[PI.target]
+    restart = ints[PI.sdc_restart_us]
+    committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
+    shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
+    o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
+    o_onset_type, o_finds, o_hist = ints[PI.tot_sdc_onsets_by_type], ints[PI.tot_detector_finds], \
+        ints[PI.tot_step_hist]
+    stop_cum, stop_det = seg(fvec, ints, PI.stop_cumulative), seg(ivec, ints, PI.stop_detect_us)
+    stop_rst = seg(ivec, ints, PI.stop_restart_us)
+    hard_type_cum, sdc_type_cum = seg(fvec, ints, PI.hard_type_cumulative), seg(fvec, ints, PI.sdc_type_cumulative)
+    # committed SDCs' detectors (late.py)
+    det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
+    det_sigma, det_cov = seg(fvec, ints, PI.detector_sigma), seg(fvec, ints, PI.detector_coverage)
     su = step_us + shadow_us
-    hard_log1m, sdc_log1m = log1m[0], log1m[1]
+    hard_log1m, sdc_log1m = floats[PF.hard_log1m], floats[PF.sdc_log1m]
     nd = len(det_kind)
-    nsrv, life_kind, o_srv, tree_p = plan_i[P.table], plan_i[P.lifetime_kind], plan_i[P.o_srv], plan_i[P.tree_p]
-    o_role, o_rep = plan_i[P.o_role], plan_i[P.o_rep]
-    o_fixed = plan_i[P.o_fixed]
-    life_shape, scale_n, scale_l, lemon_f, rate_shape = srv_f[0], srv_f[1], srv_f[2], srv_f[3], srv_f[4]
-    o_mult = plan_i[P.o_mult]
+    # servers (servers.py): their table, lifetimes, rate multipliers
+    nsrv, tree_p = ints[PI.table], ints[PI.tree_p]
+    rate_shape = floats[PF.rate_shape]
     # capacity (servers.py): pools of standbys and spares, repairs
-    cap, n_job, W, preempt = plan_i[P.cluster] > 0, plan_i[P.servers], plan_i[P.standbys], plan_i[P.preempt_us]
-    withheld = plan_i[P.spares_withheld]
-    rep_kind, rep_scale, rep_sigma = plan_i[P.repair_kind], srv_f[5], srv_f[6]
-    man_kind, man_scale, man_sigma, man_p = plan_i[P.manual_kind], srv_f[7], srv_f[8], srv_f[9]
-    fail_auto, fail_man = srv_f[10], srv_f[11]
-    # diagnosis and retirement (servers.py, stage 3)
-    diagnose, diag_p, mis_p = plan_i[P.diagnose] != 0, srv_f[12], srv_f[13]
-    retire_k, retire_us, o_blamed = plan_i[P.retire_after], plan_i[P.retire_window_us], plan_i[P.o_blamed]
-    # bursts (servers.py, issue 22): several servers struck in one step
-    burst_log1m, burst_q, burst_domain = log1m[2], srv_f[14], plan_i[P.burst_domain]
-    # replay (servers.py, issue 22): the log's fault steps instead of drawn lifetimes (n_rp 0: none)
-    n_rp, rp_period, rp_copies = plan_i[P.replay_servers], plan_i[P.replay_period], plan_i[P.replay_copies]
+    cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
+    withheld = ints[PI.spares_withheld]
+    rep_kind, rep_scale, rep_sigma = ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma]
+    man_kind, man_scale, man_sigma = ints[PI.manual_kind], floats[PF.manual_scale_us], floats[PF.manual_sigma]
+    man_p, fail_auto, fail_man = floats[PF.manual_probability], floats[PF.repair_fail_auto], \
+        floats[PF.repair_fail_manual]
+    # diagnosis and retirement (servers.py)
+    diagnose, diag_p, mis_p = ints[PI.diagnose] != 0, floats[PF.diagnosis], floats[PF.misattribution]
+    retire_k, retire_us = ints[PI.retire_after], ints[PI.retire_window_us]
+    # bursts (servers.py): several servers struck in one step
+    burst_log1m, burst_q, burst_domain = floats[PF.burst_log1m], floats[PF.burst_q], ints[PI.burst_domain]
+    rp = seg(ivec, ints, PI.replay)  # replay (servers.py): the log's fault steps (empty: none)
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     # scratch, rebuilt for every replica (kernel/servers.py): the tree over the servers' ends of lifetime, and with
     # pools each pooled server's key (its index if a standby, the cluster's size plus it if a spare, NEVER
@@ -127,7 +120,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     need = 0
     for r in range(pos_rows.shape[0]):
         pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
-        ring = aux[:plan_i[P.ring_width]]
+        ring = seg(aux, ints, PI.aux_ring)
         wh, ws, wc, wht, wst, wd = (words[Stream.hard], words[Stream.sdc], words[Stream.cause], words[Stream.hard_type],
                                     words[Stream.sdc_type], words[Stream.detect])
 
@@ -148,21 +141,20 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         ht_at, hth, htl = -1, zero, zero
         st_at, sth, stl = -1, zero, zero
         d_at, dh, dl_ = -1, zero, zero
-        has_st, slow_steps, slow_ranks = plan_i[P.has_st] != 0, plan_i[P.slow_steps], plan_i[P.slow_ranks]
+        has_st, slow_steps, slow_ranks = ints[PI.has_st] != 0, ints[PI.slow_steps], ints[PI.slow_ranks]
         wx = words[Stream.step_times]
         xdx = wx[4] == np.uint64(1)
         # executed steps up to this one have the slow ranks; NEVER: always
         slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
         x_at, xh, xl = -1, zero, zero  # the straggler stream: draws made (= the executed step drawn last)
         # servers (kernel/servers.py): each one's end of lifetime, the tree over them, the lifetime stream
-        srv = aux[o_srv:o_srv + nsrv]
-        mult = aux[o_mult:o_mult + (nsrv if rate_shape > 0.0 else 0)]
+        srv, mult = seg(aux, ints, PI.aux_srv), seg(aux, ints, PI.aux_mult)
         wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
         lfh, lfl = zero, zero
-        role, rep, fixed = aux[o_role:o_role + ncl], aux[o_rep:o_rep + ncl], aux[o_fixed:o_fixed + ncl]
+        role, rep, fixed = seg(aux, ints, PI.aux_role), seg(aux, ints, PI.aux_rep), seg(aux, ints, PI.aux_fixed)
         wrp, ri, wait_until = words[Stream.repair], pos[Pos.repair_draws], pos[Pos.wait_until]
         rph, rpl = zero, zero
-        blamed = aux[o_blamed:o_blamed + ncl * retire_k]
+        blamed = seg(aux, ints, PI.aux_blamed)
         wdg, di = words[Stream.diagnosis], pos[Pos.diagnosis_draws]
         dgh, dgl = pcg.seek(wdg, di) if diagnose else (zero, zero)
         n_sb, n_sp, n_ret = 0, 0, 0  # standbys and spares in the pools, servers retired
@@ -197,8 +189,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if cap and role[i] != servers.JOB:
                         srv[i] = NEVER
                         continue
-                    lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, life_kind, life_shape, scale_n, scale_l,
-                                                       lemon_f, mult, fixed, rp, n_rp, rp_period, rp_copies)
+                    lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
                     li += 1
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
@@ -222,17 +213,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if nsrv:
                 h = hp
                 if burst_log1m != 0.0:  # the next burst: a geometric gap of executed steps
-                    while bp <= g:
-                        bh, bl, gap = draws.gap(wb, bh, bl, burst_log1m)
-                        bi += 1
-                        bp += gap
+                    bh, bl, bi, bp = draws.past(wb, bh, bl, bi, bp, g, burst_log1m)
                     if bp < h:
                         h = bp
             elif hard_log1m != 0.0:
-                while hp <= g:
-                    hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
-                    hi += 1
-                    hp += gap
+                hh, hl, hi, hp = draws.past(wh, hh, hl, hi, hp, g, hard_log1m)
                 h = hp
             e = g + (target - step)
             if h < e:
@@ -242,10 +227,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             s = NEVER
             if not corrupted:
                 if sdc_log1m != 0.0:
-                    while sp <= g:
-                        sh, sl, gap = draws.gap(ws, sh, sl, sdc_log1m)
-                        si += 1
-                        sp += gap
+                    sh, sl, si, sp = draws.past(ws, sh, sl, si, sp, g, sdc_log1m)
                     s = sp
                 if s < e:
                     e = s
@@ -521,9 +503,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 blm = servers.nth_job(role, n_job, min(int(u3 * (n_job - 1)), n_job - 2), i)
                                 tot[Tot.diagnosis_wrong] += 1
                         if not cap or blm != i:  # i stays in the job: a new lifetime
-                            lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, life_kind, life_shape, scale_n,
-                                                               scale_l, lemon_f, mult, fixed, rp, n_rp, rp_period,
-                                                               rp_copies)
+                            lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
                             li += 1
                             servers.update(tree, srv, i, tree_p)
                         if not cap or blm < 0:
@@ -559,7 +539,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 tot[Tot.repairs_false] += 1
                                 if manual:
                                     tot[Tot.repairs_false_manual] += 1
-                            elif fixed[blm] == 0 and servers.is_lemon(blm, lemon_f):
+                            elif fixed[blm] == 0 and servers.is_lemon(blm, floats[PF.lemon_fraction]):
                                 fixed[blm] = 1
                                 tot[Tot.lemons_fixed] += 1
                             role[blm], rep[blm] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
@@ -582,8 +562,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             akey[j] = NEVER
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB
-                        lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, life_kind, life_shape, scale_n, scale_l,
-                                                           lemon_f, mult, fixed, rp, n_rp, rp_period, rp_copies)
+                        lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
                         li += 1
                         servers.update(tree, srv, j, tree_p)
                     hi += 1
@@ -701,21 +680,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             pos[Pos.lifetimes], pos[Pos.repair_draws], pos[Pos.wait_until] = li, ri, wait_until
             pos[Pos.diagnosis_draws] = di
             if burst_log1m != 0.0:
-                while bp <= g:
-                    bh, bl, gap = draws.gap(wb, bh, bl, burst_log1m)
-                    bi += 1
-                    bp += gap
+                bh, bl, bi, bp = draws.past(wb, bh, bl, bi, bp, g, burst_log1m)
             pos[Pos.burst_draws], pos[Pos.burst_at], pos[Pos.burst_picks] = bi, bp, pk
         elif hard_log1m != 0.0:
-            while hp <= g:
-                hh, hl, gap = draws.gap(wh, hh, hl, hard_log1m)
-                hi += 1
-                hp += gap
+            hh, hl, hi, hp = draws.past(wh, hh, hl, hi, hp, g, hard_log1m)
         if sdc_log1m != 0.0:
-            while sp <= g:
-                sh, sl, gap = draws.gap(ws, sh, sl, sdc_log1m)
-                si += 1
-                sp += gap
+            sh, sl, si, sp = draws.past(ws, sh, sl, si, sp, g, sdc_log1m)
         if need == 0:
             pos[Pos.clock] = clock
         pos[Pos.t], pos[Pos.g], pos[Pos.step], pos[Pos.last_ckpt] = t, g, step, last
@@ -728,42 +698,3 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
     return need
-
-
-# -- the Python side: the plan's arrays, cached on the (immutable) plan ----------------------------------------------
-
-_KEY = "_xkernel"
-
-
-def plan_arrays(p, layout: TotalsLayout) -> tuple:
-    """The kernel's ``plan`` and ``tables`` for plan ``p`` with Totals laid out as ``layout``."""
-    hit = p.__dict__.get(_KEY)
-    if hit is not None and hit[0] == layout:
-        return hit[1]
-    st = p.step_times
-    ax = Aux.of(p)
-    ints = {"committed": int(p.committed), "has_st": int(st is not None), "o_srv": ax.srv[0],
-            "tree_p": ax.tree_p, "ring_width": ax.ring[1], "o_mult": ax.mult[0], "o_role": ax.role[0],
-            "o_rep": ax.rep[0],
-            "o_fixed": ax.fixed[0], "repair_kind": late.DISTRIBUTIONS.index(p.repair[0]),
-            "manual_kind": late.DISTRIBUTIONS.index(p.manual_repair[0]), "o_blamed": ax.blamed[0],
-            "diagnose": int(p.diagnosis_stream is not None),
-            **{f"o_{name}": layout.start[name] for name in ("interruptions", "interruptions_by_type",
-                                                             "sdc_onsets_by_type", "detector_finds", "step_hist")}}
-    plan_i = np.array([ints[n] if n in ints else getattr(p, n) for n in PLAN_INTS], dtype=np.int64)
-    dets = p.detectors
-    plan = (plan_i, np.array([p.hard_log1m, p.sdc_log1m, p.burst_log1m]),
-            np.array(p.stop_cumulative, dtype=np.float64), np.array(p.stop_detect_us, dtype=np.int64),
-            np.array(p.stop_restart_us, dtype=np.int64), np.array(p.hard_type_cumulative, dtype=np.float64),
-            np.array(p.sdc_type_cumulative, dtype=np.float64),
-            np.array([late.DISTRIBUTIONS.index(d[0]) for d in dets], dtype=np.int64),
-            np.array([d[1] for d in dets], dtype=np.float64), np.array([d[2] for d in dets], dtype=np.float64),
-            np.array([d[3] for d in dets], dtype=np.float64),
-            np.array([p.lifetime_shape, *p.server_scales, p.lemon_fraction, p.rate_shape, p.repair[1], p.repair[2],
-                      p.manual_repair[1], p.manual_repair[2], p.manual_probability, *p.repair_fail, p.diagnosis,
-                      p.misattribution, p.burst_q], dtype=np.float64),
-            np.array(p.replay, dtype=np.int64))
-    arrays = plan, kernel_tables(st)
-    p.__dict__[_KEY] = (layout, arrays)
-    return arrays
-

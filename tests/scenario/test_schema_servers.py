@@ -104,7 +104,7 @@ def test_a_drill_scales_the_servers_rates_and_renews_their_lifetimes():
     storm = s.with_effects(DrillEffects(hard_rate_factor=10.0))
     assert storm.servers == s.servers and storm.failures.hard_per_gpu_hour == pytest.approx(2.0e-3)
     a, b = compile_spec(s.job_spec()), compile_spec(storm.job_spec())
-    assert b.server_scales[0] == pytest.approx(a.server_scales[0] / 10, rel=1e-3)
+    assert b.scale_normal == pytest.approx(a.scale_normal / 10, rel=1e-3)
 
 
 POOLS = PLAIN + ("    servers: {warm_standbys: 2, spares: {count: 10, preemption_seconds: 600}, "

@@ -45,6 +45,17 @@ def gap(w, sh, sl, log1m):
 
 
 @njit()
+def past(w, sh, sl, index, at, g, log1m):
+    """A point set's stream (``w`` at (sh, sl); its element ``index`` at executed step ``at``) advanced to its first
+    element after step ``g``: (sh, sl, index, at) then."""
+    while at <= g:
+        sh, sl, d = gap(w, sh, sl, log1m)
+        index += 1
+        at += d
+    return sh, sl, index, at
+
+
+@njit()
 def bucket(cum, u):
     """``min(searchsorted(cum, u, "left"), len(cum) - 1)``."""
     k = 0

@@ -8,9 +8,7 @@ import math
 import numpy as np
 
 from simd.engine.jit import njit
-from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US
-
-DISTRIBUTIONS = ("exponential", "lognormal", "uniform")  # late.latency_us's, as codes 0, 1, 2
+from simd.engine.late import _BELOW_ONE, _LATENCY_CAP_US, DISTRIBUTIONS  # noqa: F401 (the codes, re-exported)
 
 
 @njit()

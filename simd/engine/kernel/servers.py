@@ -18,6 +18,7 @@ from simd.engine.jit import njit
 from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
 from simd.engine.kernel.late import inv_cdf
+from simd.engine.kernel.plan import PF, PI
 
 JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL = 1, 2, 3, 4, 5, 6  # servers.JOB ..: a server's role
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
@@ -175,10 +176,13 @@ def next_replayed(rp, n, period, copies, i, g):
 
 
 @njit()
-def new_end(i, g, w, hi, lo, kind, shape, scale_n, scale_l, lemon_f, mult, fixed, rp, n_rp, period, copies):
+def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp):
     """(hi, lo, the executed step in which server ``i``'s new lifetime, starting after step ``g``, ends): its replayed
-    log's next fault (``n_rp`` > 0: no draw), or a draw of the lifetime stream ``w`` at (hi, lo)."""
+    log's next fault (a replay: ``rp``, no draw), or a draw of the lifetime stream ``w`` at (hi, lo) by the plan's
+    lifetime law (``ints``, ``floats``: kernel.plan's arrays)."""
+    n_rp = ints[PI.replay_servers]
     if n_rp:
-        return hi, lo, next_replayed(rp, n_rp, period, copies, i, g)
+        return hi, lo, next_replayed(rp, n_rp, ints[PI.replay_period], ints[PI.replay_copies], i, g)
     hi, lo, u = draws.uniform(w, hi, lo)
-    return hi, lo, g + lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult, fixed)
+    return hi, lo, g + lifetime_of(i, u, ints[PI.lifetime_kind], floats[PF.lifetime_shape], floats[PF.scale_normal],
+                                   floats[PF.scale_lemon], floats[PF.lemon_fraction], mult, fixed)
