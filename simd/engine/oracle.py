@@ -298,7 +298,7 @@ class _Servers:
         # capacity: the cluster's roles (the job's servers, the standbys, the spares) and repairs
         self.cap, self.plan, self.rng = plan.cluster > 0, plan, rng
         job, w = plan.servers, plan.standbys
-        self.role = [srv.JOB if i < job else srv.STANDBY if i < job + w else srv.SPARE for i in range(plan.table)]
+        self.role = srv.start_roles(job, w, plan.table).tolist()
         self.repair_end = [NEVER] * plan.table
         self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
         self.repairs = dict.fromkeys(("started", "manual", "false", "false_manual", "lemons_fixed"), 0)

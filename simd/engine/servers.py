@@ -135,10 +135,22 @@ def imperfect_diagnosis(servers: Servers) -> bool:
     return servers.capacity and (servers.diagnosis < 1.0 or servers.misattribution > 0.0)
 
 
+def cluster_size(job: int, standbys: int, spares: int) -> int:
+    """The cluster's servers: the job's, its warm standbys and its spares, laid out in that order (start_roles)."""
+    return job + standbys + spares
+
+
 def cluster(n_gpus: int, servers: Servers) -> int:
-    """The cluster's servers: the job's, and with capacity its standbys and spares."""
+    """The cluster's servers of a job on ``servers``: the job's, and with capacity its standbys and spares."""
     n = count(n_gpus, servers)
-    return n + (servers.warm_standbys + servers.spares if servers.capacity else 0)
+    return cluster_size(n, servers.warm_standbys, servers.spares) if servers.capacity else n
+
+
+def start_roles(job: int, standbys: int, n: int) -> np.ndarray:
+    """Each of a cluster's ``n`` servers' role when it is laid out: servers 0 .. job - 1 in the job, the next
+    ``standbys`` warm standbys, the rest spares (the loop's rule: kernel.servers.start_role)."""
+    i = np.arange(n)
+    return np.where(i < job, JOB, np.where(i < job + standbys, STANDBY, SPARE))
 
 
 # A server's role in the cluster (State.srv_role; 0: not laid out yet): in the job, a warm standby, a spare, in a
@@ -200,6 +212,7 @@ def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, c
     roles = np.asarray(roles)
     fresh = roles[:, 0] == 0 if roles.shape[1] else np.zeros(len(roles), dtype=bool)
     n = roles.shape[1]
+    laid = np.bincount(start_roles(job, standbys, n), minlength=SPARE + 1)  # a replica not laid out yet
     done = (repair_end <= clock[:, None]) & ((roles == REPAIR) | (roles == REPAIR_MANUAL))
     count = {r: (roles == r).sum(axis=1) for r in (JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL)}
     back = done.sum(axis=1)
@@ -207,11 +220,11 @@ def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, c
     spare = count[SPARE] + back - (standby - count[STANDBY])
     auto = count[REPAIR] - (done & (roles == REPAIR)).sum(axis=1)
     manual = count[REPAIR_MANUAL] - (done & (roles == REPAIR_MANUAL)).sum(axis=1)
-    w = min(standbys, n - job)
-    spare = np.where(fresh, n - job - w, spare)
+    spare = np.where(fresh, laid[SPARE], spare)
     held = np.minimum(spare, withheld)
-    rows = np.stack([np.where(fresh, job, count[JOB]), np.where(fresh, w, standby), spare - held, held,
-                     np.where(fresh, 0, auto), np.where(fresh, 0, manual), np.where(fresh, 0, count[RETIRED])], axis=1)
+    rows = np.stack([np.where(fresh, laid[JOB], count[JOB]), np.where(fresh, laid[STANDBY], standby), spare - held,
+                     held, np.where(fresh, 0, auto), np.where(fresh, 0, manual), np.where(fresh, 0, count[RETIRED])],
+                    axis=1)
     exhausted = int(((rows[:, 1] + rows[:, 2]) == 0).sum())
     return tuple(int(x) for x in rows.sum(axis=0)), exhausted
 

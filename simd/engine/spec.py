@@ -193,6 +193,11 @@ class Plan:
         return self.cluster or self.servers
 
     @property
+    def cluster(self) -> int:
+        """The cluster's servers with pools (the job's, the standbys, the spares: servers.cluster_size); 0 without."""
+        return srv.cluster_size(self.servers, self.standbys, self.spares) if self.pools else 0
+
+    @property
     def extended(self) -> bool:
         """Hyper-checkpointing or committed SDCs: checkpoints may lie off the normal interval's multiples."""
         return self.hyper_every > 0 or self.committed
@@ -223,9 +228,10 @@ class Plan:
     lifetime_stream: dict | None = stream("lifetime")
     server_rate_stream: dict | None = stream("server-rate", renewed=False)  # the gamma multipliers' draws: a
     # server's rate is its own, the same in every epoch
-    # capacity (servers.py): the cluster's servers (the job's first, then standbys, then spares); 0: no pools
-    cluster: int = 0
+    # capacity (servers.py): pools of warm standbys and spares beside the job's servers (the cluster); False: none
+    pools: bool = False
     standbys: int = 0
+    spares: int = 0
     spares_withheld: int = 0  # the spare pool is this many servers short (lent elsewhere)
     preempt_us: int = 0
     # the repairs' automatic and manual stages: each a law (late.DISTRIBUTIONS' code), a scale in us and a sigma
@@ -487,7 +493,7 @@ def _servers(spec: JobSpec) -> dict:
     cap = {}
     if s.capacity:
         (kind, scale, sigma), (m_kind, m_scale, m_sigma) = s.repair, s.manual_repair
-        cap = dict(cluster=srv.cluster(spec.n_gpus, s), standbys=s.warm_standbys, spares_withheld=s.spares_withheld,
+        cap = dict(pools=True, standbys=s.warm_standbys, spares=s.spares, spares_withheld=s.spares_withheld,
                    preempt_us=to_us(s.preemption_seconds), repair_kind=DISTRIBUTIONS.index(kind),
                    repair_scale_us=scale * US_PER_SECOND, repair_sigma=sigma, manual_probability=s.manual_probability,
                    repair_fail_auto=s.repair_fail[0], repair_fail_manual=s.repair_fail[1],

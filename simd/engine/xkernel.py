@@ -166,7 +166,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         if cap:
             if role[0] == 0:  # the cluster laid out: the job's servers, then the standbys, then the spares
                 for i in range(ncl):
-                    role[i] = servers.JOB if i < n_job else servers.STANDBY if i < n_job + W else servers.SPARE
+                    role[i] = servers.start_role(i, n_job, W)
                     rep[i] = NEVER
             for i in range(ncl):
                 akey[i] = i if role[i] == servers.STANDBY else ncl + i if role[i] == servers.SPARE else NEVER

@@ -16,6 +16,7 @@ from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
 from simd.engine import refused
+from simd.engine.servers import cluster_size
 from simd.models import recovery
 from simd.scenario import errors, translate
 from simd.scenario.limits import (
@@ -494,50 +495,11 @@ class ServersConfig(_Strict):
                                  "job)")
         return self
 
-    def engine(self):
-        """The engine's Servers."""
-        from simd.engine import Servers
-
-        lt = self.lifetime
-        shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
-        pools = {}
-        if self.repair is not None:
-            r = self.repair
-            fails = r.false_success or FalseSuccess()
-            pools = dict(warm_standbys=self.warm_standbys or 0, spares=self.spares.count if self.spares else 0,
-                         spares_withheld=self.spares.withheld if self.spares else 0,
-                         preemption_seconds=self.spares.preemption_seconds if self.spares else 0.0,
-                         repair=_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
-            if r.manual is not None:
-                pools.update(manual_probability=r.manual.probability, manual_repair=_time(r.manual.time))
-            if self.diagnosis is not None:
-                pools.update(diagnosis=self.diagnosis.probability, misattribution=self.diagnosis.misattribution)
-            if self.retirement is not None:
-                pools.update(retire_after=self.retirement.failures,
-                             retire_window_seconds=self.retirement.window_seconds)
-        if self.replay is not None:
-            times, span = self.replay.times()
-            pools.update(replay=times, replay_span_seconds=span)
-        b = self.bursts
-        if b is not None:
-            pools.update(burst_per_day=b.per_day, burst_mean_size=b.mean_size or 2.0,
-                         burst_domain=b.domain_servers or 0)
-        return Servers(self.gpus_per_server, self.lemons.fraction if self.lemons else 0.0,
-                       self.lemons.multiplier if self.lemons else 1.0, lt.distribution, shape,
-                       self.rates.gamma_shape if self.rates else 0.0, **pools)
-
 
 def _scaled(r, factor: float):
     """A repair time with its scale (mean, median or maximum) times ``factor``."""
     key = {"exponential": "mean_seconds", "lognormal": "median_seconds", "uniform": "max_seconds"}[r.distribution]
     return r.model_copy(update={key: getattr(r, key) * factor})
-
-
-def _time(r) -> tuple[str, float, float]:
-    """A repair time as the engine takes it: (distribution, scale seconds, sigma)."""
-    scale = r.mean_seconds if r.distribution == "exponential" else \
-        r.median_seconds if r.distribution == "lognormal" else r.max_seconds
-    return r.distribution, scale, r.sigma if r.distribution == "lognormal" else 0.0
 
 
 class SdcModel(_Strict):
@@ -713,7 +675,7 @@ class ScenarioBody(_Strict):
         if self.gpus % s.gpus_per_server:
             raise ValueError(f"n_gpus must be a multiple of servers.gpus_per_server, got {self.gpus} and "
                              f"{s.gpus_per_server}")
-        n = self.gpus // s.gpus_per_server + (s.warm_standbys or 0) + (s.spares.count if s.spares else 0)
+        n = cluster_size(self.gpus // s.gpus_per_server, s.warm_standbys or 0, s.spares.count if s.spares else 0)
         if n > MAX_SERVERS:
             raise ValueError(f"n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and "
                              f"must be <= {MAX_SERVERS}, got {n}")

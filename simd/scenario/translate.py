@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from simd.engine import Accelerator, Cause, CommittedSdc, Detector, Hyper, JobSpec, Shadow, Stragglers
+from simd.engine import Accelerator, Cause, CommittedSdc, Detector, Hyper, JobSpec, Servers, Shadow, Stragglers
 from simd.models import recovery
 
 if TYPE_CHECKING:
-    from simd.scenario.schema import ScenarioBody, SdcDetector, SdcModel
+    from simd.scenario.schema import ScenarioBody, SdcDetector, SdcModel, ServersConfig
 
 
 def causes(body: ScenarioBody) -> tuple[Cause, ...]:
@@ -58,8 +58,46 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         hyper=None if body.checkpoint.hyper is None else Hyper(body.checkpoint.hyper.interval_steps,
                                                                body.checkpoint.hyper.window_steps),
         committed_sdc=None if body.sdc is None else committed_sdc(body.sdc),
-        servers=None if body.servers is None else body.servers.engine(),
+        servers=None if body.servers is None else servers(body.servers),
     )
+
+
+def servers(cfg: ServersConfig) -> Servers:
+    """The engine's Servers of a scenario's ``servers``: pools (and what only pools have: repairs, diagnosis,
+    retirement) when it has warm standbys or spares."""
+    from simd.scenario.schema import FalseSuccess
+
+    lt = cfg.lifetime
+    shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
+    pools = {}
+    if cfg.repair is not None:
+        r, sp = cfg.repair, cfg.spares
+        fails = r.false_success or FalseSuccess()
+        pools = dict(warm_standbys=cfg.warm_standbys or 0, spares=sp.count if sp else 0,
+                     spares_withheld=sp.withheld if sp else 0, preemption_seconds=sp.preemption_seconds if sp else 0.0,
+                     repair=repair_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
+        if r.manual is not None:
+            pools.update(manual_probability=r.manual.probability, manual_repair=repair_time(r.manual.time))
+        if cfg.diagnosis is not None:
+            pools.update(diagnosis=cfg.diagnosis.probability, misattribution=cfg.diagnosis.misattribution)
+        if cfg.retirement is not None:
+            pools.update(retire_after=cfg.retirement.failures, retire_window_seconds=cfg.retirement.window_seconds)
+    if cfg.replay is not None:
+        times, span = cfg.replay.times()
+        pools.update(replay=times, replay_span_seconds=span)
+    b = cfg.bursts
+    if b is not None:
+        pools.update(burst_per_day=b.per_day, burst_mean_size=b.mean_size or 2.0, burst_domain=b.domain_servers or 0)
+    return Servers(cfg.gpus_per_server, cfg.lemons.fraction if cfg.lemons else 0.0,
+                   cfg.lemons.multiplier if cfg.lemons else 1.0, lt.distribution, shape,
+                   cfg.rates.gamma_shape if cfg.rates else 0.0, **pools)
+
+
+def repair_time(r) -> tuple[str, float, float]:
+    """A repair time as the engine takes it: (distribution, scale seconds, sigma)."""
+    scale = r.mean_seconds if r.distribution == "exponential" else \
+        r.median_seconds if r.distribution == "lognormal" else r.max_seconds
+    return r.distribution, scale, r.sigma if r.distribution == "lognormal" else 0.0
 
 
 def detector(d: SdcDetector) -> Detector:

@@ -32,6 +32,7 @@ _DECLARED = {kind: tuple(f.name for f in fields(Plan) if _KINDS.get(f.type) == k
 
 # What the loop reads that is no field: derived from the plan (and its aux row's layout)
 DERIVED = {
+    "cluster": lambda p: p.cluster,  # the cluster's servers with pools (0: no pools)
     "table": lambda p: p.table,  # the servers' table: the cluster's with pools, else the job's (0: no servers)
     "has_st": lambda p: int(p.step_times is not None),  # stragglers: each step's duration drawn
     "diagnose": lambda p: int(p.diagnosis_stream is not None),  # imperfect diagnosis: its draws

@@ -147,6 +147,13 @@ def nth_job(role, n, r, skip=-1):
 
 
 @njit()
+def start_role(i, job, standbys):
+    """Server ``i``'s role when the cluster is laid out (servers.start_roles: the job's, then the standbys, then the
+    spares)."""
+    return JOB if i < job else STANDBY if i < job + standbys else SPARE
+
+
+@njit()
 def is_job(role, i):
     return len(role) == 0 or role[i] == JOB
 
