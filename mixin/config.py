@@ -30,7 +30,7 @@ SDC_DETECTED_PER_COMPUTE_HOUR = "scenario:simd_sdc_detected:per_compute_hour_5m"
 STEP_DURATION_QUANTILES = "scenario:simd_step_duration_seconds:quantile_5m"
 STEP_QUANTILES = ("0.5", "0.9", "0.99")
 INTERVAL_OVER_YOUNG = "scenario:simd_checkpoint_interval_steps:ratio_young"
-# Servers with pools (issue 21; docs/servers.md): servers in repair (both pipelines), GPUs held (every server but
+# Servers with pools (docs/servers.md): servers in repair (both pipelines), GPUs held (every server but
 # the retired ones, times its GPUs), and GPU-hours held per productive GPU-hour (the cost of a productive GPU-hour
 # in GPU-hours: held over the job's, over the goodput of the last GOODPUT_WINDOW)
 SERVERS_IN_REPAIR = "scenario:simd_servers_in_repair:sum"
@@ -67,7 +67,7 @@ STRAGGLER_SCORE = 0.9
 INTERVAL_FACTOR = 3
 # Wall seconds without a completed tick: 15 ticks at the default tick_seconds of 1.
 STALL_SECONDS = 15
-# Servers (issue 21). The share of the simulated time the job stands still waiting for a server above which
+# Servers. The share of the simulated time the job stands still waiting for a server above which
 # capacity is the problem: llama3-16k-servers waits 0.5-0.9% of its time for spares' preemptions (simd simulate,
 # seeds 5-7), so 5% is several times that.
 WAITING_SHARE = 0.05
@@ -102,7 +102,7 @@ FOR = {
     "SimdNotReady": "5m",
     # saves run every 10 ticks (10 s at the defaults): a minute of failures is six in a row, not one hiccup
     "SimdStateSaveFailing": "1m",
-    # servers (issue 21): waiting is averaged over the 10m goodput window already; an exhausted pool and a growing
+    # servers: waiting is averaged over the 10m goodput window already; an exhausted pool and a growing
     # backlog must last a few evaluations of a scrape-to-scrape quantity
     "SimdJobWaitingForCapacity": "3m",
     "SimdSparePoolExhausted": "5m",

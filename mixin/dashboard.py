@@ -370,7 +370,7 @@ def hyper_late_sdc_row() -> list:
 
 
 def servers_row() -> list:
-    """Issue 21: servers with pools (docs/servers.md), for the scenarios that have them (simd_servers marks them):
+    """Servers with pools (docs/servers.md), for the scenarios that have them (simd_servers marks them):
     where the pools stand, what waiting for servers costs, the repair backlog, the cost of a productive
     GPU-hour, and the events that move servers."""
     pooled = f"on (scenario) simd_gpus_per_server{sel()}"

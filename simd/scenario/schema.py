@@ -231,7 +231,8 @@ class Lemons(_Strict):
 
 class ServerRates(_Strict):
     """Servers whose rates differ at random: each server's rate times its own draw of a gamma distribution of mean
-    1, fixed for the simulation (a fault log's over-dispersed per-server counts; issue 22 fits the shape)."""
+    1, fixed for the simulation (a fault log's over-dispersed per-server counts; `simd trace fit` fits the
+    shape)."""
 
     gamma_shape: Annotated[float, Field(ge=0.05, le=1000, allow_inf_nan=False)]
     """The gamma's shape a: the multipliers' variance is 1/a (small: a few servers fail far more than the rest;
@@ -361,7 +362,7 @@ class Retirement(_Strict):
 
 
 class Replay(_Strict):
-    """A fault log replayed on the job's servers instead of drawn lifetimes (issue 22; docs/traces.md, "Replay"):
+    """A fault log replayed on the job's servers instead of drawn lifetimes (docs/traces.md, "Replay"):
     a fault at the log's time t strikes its server in executed step ceil(t / step_seconds) (the log's clock taken
     as the job's compute clock, as lifetimes count it); cluster server i replays log server i mod N, further copies
     shifted by a fraction of the span, the log repeating with its span."""
@@ -414,7 +415,7 @@ def _cached_log(path: str, size: int, mtime: int):
 
 
 class Bursts(_Strict):
-    """Correlated failures (issue 22; a fault log's bursts: InfiniteHBD has 55 faults starting at the same instant
+    """Correlated failures (a fault log's bursts: InfiniteHBD has 55 faults starting at the same instant
     as the one before): events that strike several of the job's servers in one step, one interruption, every
     struck server handled as a failed one (to repair with pools)."""
 

@@ -1,1 +1,1 @@
-"""Real fault logs (issue 22; docs/traces.md): reading a cluster's log, its statistics."""
+"""Real fault logs (docs/traces.md): reading a cluster's log, its statistics."""

@@ -1,4 +1,4 @@
-"""A cluster's fault log (issue 22; docs/traces.md): read, validated, paired into faults.
+"""A cluster's fault log (docs/traces.md): read, validated, paired into faults.
 
 Two formats, told apart by their first non-blank character (``[`` or ``{``: JSON):
 

@@ -1,4 +1,4 @@
-"""What a fault log says (``simd trace stats``; issue 22): counts, rates, the gaps between the cluster's faults
+"""What a fault log says (``simd trace stats``): counts, rates, the gaps between the cluster's faults
 against the exponential, faults per server against a Poisson count, bursts, repair times.
 
 Definitions (docs/traces.md):

@@ -1,10 +1,7 @@
 """Statistics of one grid point's replicas: the mean effective utilization and its 95% confidence interval.
 
 The interval is Student's t: ``mean +- t(0.975, n-1) * s / sqrt(n)`` with ``s`` the sample standard deviation
-of the replicas' utilizations (the replicas are independent runs, one seed each). The t quantile is computed
-exactly from the t distribution's closed-form CDF for integer degrees of freedom (Abramowitz & Stegun,
-Handbook of Mathematical Functions, 26.7.3 and 26.7.4) by bisection, and beyond ``SERIES_DF`` degrees of
-freedom from the asymptotic expansion in 1/df (A&S 26.7.5): no dependency for one number.
+of the replicas' utilizations (the replicas are independent runs, one seed each); the quantile is scipy's.
 
 Sums run in seed order with ``math.fsum``, so the same replicas give the same numbers bit for bit whichever
 executor ran them.
@@ -15,33 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from statistics import NormalDist
 
 from simd.engine import BUCKETS
 
 CONFIDENCE = 0.95
-# Beyond this many degrees of freedom the exact CDF (df/2 terms per evaluation, ~4 ms per quantile at 1000)
-# gives way to A&S 26.7.5's expansion to 1/df^2, whose first omitted term is < 3e-9 there.
-SERIES_DF = 1000
-
-
-def _t_two_sided(t: float, df: int) -> float:
-    """P(|T| < t) for Student's t with ``df`` degrees of freedom (A&S 26.7.3 odd df, 26.7.4 even df)."""
-    theta = math.atan(t / math.sqrt(df))
-    c2, s = math.cos(theta) ** 2, math.sin(theta)
-    if df % 2 == 1:
-        if df == 1:
-            return 2.0 * theta / math.pi
-        term, acc = math.cos(theta), math.cos(theta)  # cos(theta) * (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)
-        for k in range(2, df - 1, 2):
-            term *= c2 * k / (k + 1)
-            acc += term
-        return 2.0 / math.pi * (theta + s * acc)
-    term, acc = 1.0, 1.0  # sin(theta) * (1 + 1/2 cos^2 + 1*3/(2*4) cos^4 + ...)
-    for k in range(1, df - 2, 2):
-        term *= c2 * k / (k + 1)
-        acc += term
-    return s * acc
 
 
 @lru_cache(maxsize=4096)
@@ -50,21 +24,9 @@ def t_quantile(df: int, confidence: float = CONFIDENCE) -> float:
     (``t_quantile(10)`` = 2.228)."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1, got {df}")
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    if df > SERIES_DF:
-        return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-    lo, hi = z, 2.0 * z
-    while _t_two_sided(hi, df) < confidence:  # t(0.975, 1) = 12.7: a few doublings
-        lo, hi = hi, 2.0 * hi
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if _t_two_sided(mid, df) < confidence:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * hi:
-            break
-    return hi
+    from scipy.stats import t  # here, not at import: the command line starts without scipy
+
+    return float(t.ppf(0.5 + confidence / 2, df))
 
 
 def mean_ci(values: list[float]) -> tuple[float, float, float]:
