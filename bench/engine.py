@@ -144,7 +144,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
     layers (validation off, retention 10), each against the per-step oracle (simd.engine.oracle): on the job
     above; on it with rates / 10 (events 10x further apart);
     and the cost at 10x the steps with rates / 10 (the same expected events) over the cost on the job above.
-    Both run on the engine's compiled loop (xkernel.py); each line gives its cost per event."""
+    Both run on the engine's compiled loop (loop.py); each line gives its cost per event."""
     layers = CommittedSdc((Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5),
                            Detector("ripple", "uniform", 259200.0), Detector("fleetscanner", "uniform", 4536000.0)), 10)
     for name, variant in (("hyper-checkpointing (50 steps for 1000)", replace(spec, hyper=Hyper(50, 1000))),
@@ -171,7 +171,7 @@ def hyper_and_committed(spec: JobSpec, args) -> None:
 
 def extended_with_stragglers(slow: JobSpec, args) -> None:
     """Hyper-checkpointing and committed SDCs under stragglers (the straggling job above, 10^6 steps) on the
-    compiled loop (xkernel.py, each step's duration drawn in it), per executed step, against the same job without
+    compiled loop (loop.py, each step's duration drawn in it), per executed step, against the same job without
     them timed side by side: what the two mechanisms add to a drawn step. (Against the Python segment walk these
     plans took before the kernel had stragglers, retired in issue 20: 276 and 191 ns per step against the kernel's
     10.7 and 9.7, bench/README.md.)"""

@@ -2,7 +2,7 @@
 
 numba keys a cached function to its own source file (a hash of its content) and no other, so a kernel compiled
 with a function it calls from another file stays "fresh" after that file changes, and runs the old code: the
-loop (xkernel.py) calls pcg.py, stepkernel.py and kernel/*.py. This locator is numba's own for a
+loop (loop.py) calls pcg.py, stepkernel.py and kernel/*.py. This locator is numba's own for a
 ``NUMBA_CACHE_DIR`` (simd.kernelcache always gives numba one) with one change: the stamp an entry is checked
 against also holds a digest of every source file of ``simd.engine``, so editing any of them recompiles every
 kernel once. simd.kernelcache names it to numba (``NUMBA_CACHE_LOCATOR_CLASSES``, numba 0.68's setting for

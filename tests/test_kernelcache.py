@@ -142,16 +142,16 @@ def test_llvm_optimises_at_level_1_unless_the_user_says(given, expected):
 
 def test_an_entry_is_stale_when_any_engine_source_changes(tmp_path, monkeypatch):
     """numba checks a cached kernel against its own file only; simd's locator against every engine source, so
-    editing a callee in another file (kernel/draws.py under xkernel.py's loop) recompiles instead of running the
+    editing a callee in another file (kernel/draws.py under loop.py's loop) recompiles instead of running the
     old code. The locator is the one numba uses for simd's kernels."""
     from simd import kernellocator
-    from simd.engine import xkernel
+    from simd.engine import loop
 
-    locator = xkernel.advance_all._cache._impl.locator  # numba's internals (pinned to 0.68)
+    locator = loop.advance_all._cache._impl.locator  # numba's internals (pinned to 0.68)
     assert isinstance(locator, kernellocator.EngineCacheLocator)
     assert locator.get_source_stamp()[1] == kernellocator.engine_digest()
     (tmp_path / "kernel").mkdir()
-    (tmp_path / "xkernel.py").write_text("loop\n")
+    (tmp_path / "loop.py").write_text("loop\n")
     (tmp_path / "kernel" / "draws.py").write_text("callee\n")
     monkeypatch.setattr(kernellocator, "ENGINE", tmp_path)
     kernellocator.engine_digest.cache_clear()
@@ -173,6 +173,6 @@ def test_the_engine_locator_is_named_to_numba_unless_the_user_names_one(given, t
     env["NUMBA_CACHE_DIR"] = str(tmp_path)
     if given is not None:
         env["NUMBA_CACHE_LOCATOR_CLASSES"] = given
-    code = "import simd.engine.xkernel, os; print(os.environ['NUMBA_CACHE_LOCATOR_CLASSES'])"
+    code = "import simd.engine.loop, os; print(os.environ['NUMBA_CACHE_LOCATOR_CLASSES'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == (given or "simd.kernellocator.EngineCacheLocator")

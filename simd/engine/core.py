@@ -3,7 +3,7 @@
 Hard failures and SDC candidates are Bernoulli point sets over ``g``, the executed-step index (streams.py);
 the trajectory is a deterministic function of them. Between two rollbacks the job runs a *segment*, crossed
 in closed form, so the cost grows with failures and SDCs, not with steps. One compiled loop does it for every
-mechanism (xkernel.py; for one State: advance), job ends and, on request, a trace of every event included.
+mechanism (loop.py; for one State: advance), job ends and, on request, a trace of every event included.
 Its checks: the per-step oracle (oracle.py, in distribution), tick-size invariance, and the golden paths the
 Python walks it replaced left behind (tests/engine/golden_paths.py).
 
@@ -22,7 +22,7 @@ from simd.engine import trace as tr
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
 from simd.engine.layout import Aux, Pos, TotalsLayout, pack, state_fields, words
-from simd.engine.replplan import call
+from simd.engine.loopcall import call
 from simd.engine.results import Event, JobResult, job_result
 from simd.engine.spec import JobSpec, compile_spec
 from simd.engine.state import State, Totals
@@ -76,7 +76,7 @@ def retarget(state: State, spec: JobSpec) -> State:
             d.name for d in spec.committed_sdc.detectors) != tuple(d.name for d in old.committed_sdc.detectors)):
         raise ValueError("retarget cannot change the SDC detectors")  # their counters carry over, as the causes'
     if state.plan.committed and spec.step_seconds != old.step_seconds and state.pending_us:
-        # the kernel's rollbacks to a committed-SDC checkpoint (xkernel.py: the compute kept after the newest clean
+        # the kernel's rollbacks to a committed-SDC checkpoint (loop.py: the compute kept after the newest clean
         # checkpoint) count steps times the step time: with uncommitted steps of the old step time that would be
         # wrong (a rollback could book negative time)
         raise ValueError("retarget: step_seconds can change on a plan with committed SDCs only with no compute "

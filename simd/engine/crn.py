@@ -8,7 +8,7 @@ slowdown, mitigation) sees the same duration at the same ``g``, whatever its che
 failure rates: only how far in ``g`` each one goes differs. :class:`Shared` draws the durations once into a
 window of prefix sums (:class:`Window`: cumulative durations, each step's histogram bucket and the cumulative
 bucket counts every kernel.quiet.PREFIX_STRIDE steps) and runs each configuration's first job against it on the
-engine's kernel (xkernel.advance_all's prefix path): a stretch of quiet steps then costs O(1) instead of one draw per
+engine's kernel (loop.advance_all's prefix path): a stretch of quiet steps then costs O(1) instead of one draw per
 step, and fitting steps into what is left of the time limit is a binary search.
 
 Promises: ``Shared(specs).run(seed, limits)`` equals ``[core.run_job(replace(s, seed=seed), limit_us=l) for s, l
@@ -32,7 +32,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from simd.engine import xkernel
+from simd.engine import loop
 from simd.engine.core import new_state
 from simd.engine.jit import njit
 from simd.engine.kernel import plan as kplan
@@ -135,7 +135,7 @@ class Window:
         return self._pd.nbytes + self._pb.nbytes + self._ph.nbytes
 
     def arrays(self) -> tuple:
-        """The window as xkernel.advance_all's ``prefix``."""
+        """The window as loop.advance_all's ``prefix``."""
         n = self.end - self.p0
         return self._pd[:n + 1], self._pb[:n + 1], self._ph[:n // STRIDE + 1], self.p0
 
@@ -179,13 +179,13 @@ class Window:
 @njit()
 def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq, prefix, needs):
     """Configurations ``which`` (one replica each; ``plans``: their kernel.plan.arrays stacked, one row each) on
-    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (xkernel.advance_all).
+    the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (loop.advance_all).
     ``max_jobs`` an argument, not the literal 1: a literal would type advance_all's argument as Literal[int](1), another
     signature, compiled again (~7 s)."""
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p])  # kernel.plan.arrays' four arrays
-        needs[p] = xkernel.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
+        needs[p] = loop.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
                                        words[p:p + 1], plan, tables, hq, prefix)
 
 

@@ -17,5 +17,5 @@ interval (then every anchor, a rollback point, is a validation point too); confi
 Counted: activations (detections that open a window while none is open) and executed steps under hyper.
 
 Every position is an executed-step index or a job step, so the windows do not depend on how time is cut into
-ticks. The kernel keeps the window as two numbers of the State (``hyper_end``, ``hyper_anchor``): xkernel.py.
+ticks. The kernel keeps the window as two numbers of the State (``hyper_end``, ``hyper_anchor``): loop.py.
 """

@@ -5,11 +5,11 @@ for the compiler before the first result (simd.kernelcache keeps what it compile
 of the engine compiles; its *workload* runs tiny jobs through that path's public entry points, so it compiles
 exactly the signatures real runs use (tests/offline/test_precompile.py checks that nothing else is compiled afterwards):
 
-- ``kernel``: xkernel.advance_all, the engine's one compiled loop over replicas (core.advance's compiled path for
+- ``loop``: loop.advance_all, the engine's one compiled loop over replicas (core.advance's compiled path for
   one replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel): every mechanism,
   with or without stragglers;
 - ``crn``: crn.py's shared step windows (simd sweep's common random numbers): their fill, and the same loop
-  (xkernel.advance_all) specialised for a window of step durations (the lanes' specialisation has the window's branch
+  (loop.advance_all) specialised for a window of step durations (the lanes' specialisation has the window's branch
   pruned: ~0.9 s less to compile before a first simulate or tick).
 
 There were four units until 2026-12-02 (the replica kernel, the extended one, the sampler called from Python,
@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers
 
-UNITS = ("kernel", "crn")
+UNITS = ("loop", "crn")
 
 
 def compiled() -> bool:
@@ -52,7 +52,7 @@ _COMMITTED = CommittedSdc(detectors=(Detector("scan", "uniform", 600.0), Detecto
                                      Detector("audit", "exponential", 300.0, coverage=0.5)), retention_checkpoints=4)
 
 
-def _kernel() -> None:
+def _loop() -> None:
     from simd.engine.core import run_job
     from simd.engine.replicas import advance_replicas, new_replicas, retarget_replicas
 
@@ -72,10 +72,10 @@ def _crn() -> None:
     Shared(specs).run(1, [10**12, 10**12])
 
 
-_WORKLOADS = {"kernel": _kernel, "crn": _crn}
+_WORKLOADS = {"loop": _loop, "crn": _crn}
 # The kernels each workload calls from Python (module, function): whether they are in numba's cache says
 # whether the unit is (simd.offline.precompile compiles only the others side by side).
-ENTRY_POINTS = {"kernel": (("xkernel", "advance_all"),), "crn": (("crn", "_run"), ("crn", "_fill"))}
+ENTRY_POINTS = {"loop": (("loop", "advance_all"),), "crn": (("crn", "_run"), ("crn", "_fill"))}
 
 
 def run_unit(unit: str) -> None:
@@ -88,7 +88,7 @@ def run_unit(unit: str) -> None:
 def units_for(spec: JobSpec) -> tuple[str, ...]:
     """The units a job of ``spec`` runs on: the one kernel, whatever its mechanisms (nothing to compile the spec
     for; the sweeps' windows, ``crn``, are asked for by simd sweep)."""
-    return ("kernel",)
+    return ("loop",)
 
 
 def units_of(plan: Plan) -> tuple[str, ...]:

@@ -1,5 +1,5 @@
 """The batch path over replicas: R replicas of one configuration advanced together, their states as rows of the
-arrays laid out by layout.py, by one call of the compiled loop (replplan.call: xkernel.py, every mechanism).
+arrays laid out by layout.py, by one call of the compiled loop (loopcall.call: loop.py, every mechanism).
 
 Promises:
 
@@ -15,7 +15,7 @@ Promises:
   and the first failure and SDC of every replica drawn together (streams.Seeded), ~10-20 us per replica where
   core's costs ~0.6 ms (4 numpy bit generators per compile_spec); core does the first replica, so its checks
   and every field it leaves alone are core's own.
-- States whose plans differ in anything but their seed (replplan._key) are advanced one by one with
+- States whose plans differ in anything but their seed (loopcall._key) are advanced one by one with
   core.advance: the same results, without the speed. A lane's replicas never do.
 
 Cost per call: one kernel call, and in it per replica the jumps of its streams to their current draws (~0.65 us
@@ -50,7 +50,7 @@ from simd.engine.layout import (
     state_fields,
     words,
 )
-from simd.engine.replplan import _key, call
+from simd.engine.loopcall import _key, call
 from simd.engine.results import JobResult, job_result
 from simd.engine.servers import census
 from simd.engine.spec import JobSpec, Plan, Seeds, compile_seeds, with_seed

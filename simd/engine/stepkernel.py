@@ -74,7 +74,7 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
     used, the summed durations of steps a+1 .. m, how it ended, the duration and bucket of the step drawn last)
     and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT when step m+1 does not fit (drawn, not
     counted); DUE when step m+1's compute ends at or after ``due`` (us from the start; drawn, not counted: a
-    detector's finding comes with it, xkernel.py)."""
+    detector's finding comes with it, loop.py)."""
     # the state as uint64 whoever calls: a Python int below 2**63 would be typed int64, and the generator's
     # shifts would then be arithmetic (wrong draws, table indices out of range)
     sh, sl, ih, il = np.uint64(sh), np.uint64(sl), np.uint64(ih), np.uint64(il)

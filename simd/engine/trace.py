@@ -1,6 +1,6 @@
 """The kernel's trace: the interruptions and SDC verdicts of a run, as rows an optional buffer collects.
 
-``core.advance(..., trace=True)`` hands the compiled loop (xkernel.advance_all) a buffer, an int64 array of rows
+``core.advance(..., trace=True)`` hands the compiled loop (loop.advance_all) a buffer, an int64 array of rows
 ``(t_us, kind, arg)``, and a one-element counter; at each event the loop calls kernel.record.record (this module
 stays free of numba: importing the engine does not import the compiler). Without a buffer
 (``trace`` None, every other caller) numba prunes the branch at compile time, so a run that is not traced pays

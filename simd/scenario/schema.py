@@ -15,8 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
-from simd.engine import refused
-from simd.engine.servers import cluster_size
+from simd.engine import cluster_size, refused
 from simd.models import recovery
 from simd.scenario import errors, translate
 from simd.scenario.limits import (

@@ -1,4 +1,4 @@
-"""The compiled loop (xkernel.py) on every mechanism and combination: the same states, totals, job results and
+"""The compiled loop (loop.py) on every mechanism and combination: the same states, totals, job results and
 traces bit for bit under any cut of time into advance calls, over seeds, configurations and edge cases; each
 configuration exercises what it is for; its normal quantile and latency draws equal the standard library's and
 late.py's."""
@@ -16,7 +16,7 @@ from specs import llama3_causes, spec
 from xkernel_cases import EVERY, GUARD, RIPPLE, SCANNER, _cuts, assert_same_paths
 from xspecs import CAUSES
 
-from simd.engine import US_PER_SECOND, Accelerator, Shadow, Stragglers, advance, new_state, xkernel
+from simd.engine import US_PER_SECOND, Accelerator, Shadow, Stragglers, advance, loop, new_state
 from simd.engine import late as late_mod
 from simd.engine.kernel import late as kernel_late
 from simd.engine.spec import CommittedSdc, Detector, Hyper
@@ -61,14 +61,14 @@ CONFIGS = {
 def test_the_kernel_runs_traced_or_not():
     """Every call runs the one kernel, with a trace buffer when traced and without one otherwise."""
     calls = []
-    real = xkernel.advance_all
+    real = loop.advance_all
 
     def counting(*args):
         calls.append(len(args) == 12 and args[-1] is not None)  # advance_all(..., prefix, trace)
         return real(*args)
 
     s = CONFIGS["committed_layers"]
-    with mock.patch.object(xkernel, "advance_all", counting):
+    with mock.patch.object(loop, "advance_all", counting):
         for job in (s, replace(s, stragglers=Stragglers(0.5, 1, 1.2))):
             calls.clear()
             advance(new_state(job), 10**6 * S, trace=True)

@@ -1,4 +1,4 @@
-"""Hypothesis strategies and helpers for the tests of hyper-checkpointing and committed SDCs (xkernel.py)."""
+"""Hypothesis strategies and helpers for the tests of hyper-checkpointing and committed SDCs (loop.py)."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ def test_units_of_the_default_scenarios():
     """Every kind of scenario runs on the one kernel (issue 20: there were a replica kernel for plain plans and
     an extended one for hyper-checkpointing, committed SDCs, shadow ranks and fleets)."""
     units = {s.name: kernels.units_for(s.job_spec(s.seed)) for s in default_config().all_scenarios}
-    assert set(units.values()) == {("kernel",)}  # every mechanism on the one kernel
+    assert set(units.values()) == {("loop",)}  # every mechanism on the one loop
 
 
 def test_an_unknown_unit_is_refused():

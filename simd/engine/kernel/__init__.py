@@ -1,4 +1,4 @@
-"""The compiled loop's parts, by mechanism, called from the one loop (simd.engine.xkernel.advance_all):
+"""The compiled loop's parts, by mechanism, called from the one loop (simd.engine.loop.advance_all):
 
 - ``draws``: a stream's next uniform and geometric gap, the bucket of a uniform among cumulative shares;
 - ``quiet``: the quiet steps before the next event: their time in closed form, how many fit a budget, and the

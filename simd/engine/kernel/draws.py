@@ -1,4 +1,4 @@
-"""The random streams inside the loop (the draws are specified in simd.engine.xkernel's docstring).
+"""The random streams inside the loop (the draws are specified in simd.engine.loop's docstring).
 
 A stream is a row of ``words`` (pcg.py: its state and increment, and which generator); a generator's state is a
 pair of uint64 (high, low) the loop carries.

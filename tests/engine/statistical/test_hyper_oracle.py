@@ -1,4 +1,4 @@
-"""Hyper-checkpointing (hyper.py, xkernel.py): the per-step oracle, tick-size invariance, where the checkpoints fall.
+"""Hyper-checkpointing (hyper.py, loop.py): the per-step oracle, tick-size invariance, where the checkpoints fall.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 

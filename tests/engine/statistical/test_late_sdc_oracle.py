@@ -1,4 +1,4 @@
-"""Committed SDCs and late detectors (late.py, xkernel.py): the per-step oracle, tick-size invariance, retention.
+"""Committed SDCs and late detectors (late.py, loop.py): the per-step oracle, tick-size invariance, retention.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 

@@ -1,4 +1,4 @@
-"""The compiled loop (xkernel.py) with hyper-checkpointing and committed SDCs: identical states, totals, job
+"""The compiled loop (loop.py) with hyper-checkpointing and committed SDCs: identical states, totals, job
 results and traces under any cut of time into advance calls, at scale and over random configurations.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""

@@ -1,4 +1,4 @@
-"""The compiled loop's side of a plan: one call of the kernel (xkernel.py) on rows of replicas (``call``), and
+"""The compiled loop's side of a plan: one call of the kernel (loop.py) on rows of replicas (``call``), and
 which replicas share a call (``_key``). Shared by core.advance (one replica) and the replicas' batch
 (replicas.py); a module of its own so that core does not lead back to core through replicas.py."""
 
@@ -24,14 +24,14 @@ def _key(plan: Plan) -> tuple:
 
 def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray, aux: np.ndarray,
          words: np.ndarray, until: int, max_jobs: int | None, trace: tuple | None = None) -> None:
-    """One call of the compiled loop (xkernel.advance_all) on replicas of ``plan``: rows of the arrays laid out by
+    """One call of the compiled loop (loop.advance_all) on replicas of ``plan``: rows of the arrays laid out by
     layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded."""
-    from simd.engine import xkernel
+    from simd.engine import loop
     from simd.engine.kernel import plan as kplan
 
     cut = -1 if max_jobs is None else max_jobs
     arrays = (*kplan.arrays(plan, layout), np.zeros(_NB, dtype=np.int64))
     if trace is None:
-        xkernel.advance_all(until, cut, pos, tot, start, aux, words, *arrays)
+        loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays)
     else:
-        xkernel.advance_all(until, cut, pos, tot, start, aux, words, *arrays, None, trace)
+        loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays, None, trace)
