@@ -12,9 +12,6 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
   (loop.advance_all) specialised for a window of step durations (the lanes' specialisation has the window's branch
   pruned: ~0.9 s less to compile before a first simulate or tick).
 
-There were four units until 2026-12-02 (the replica kernel, the extended one, the sampler called from Python,
-the sweeps' windows), each with its own copy of the training loop.
-
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
 :func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
 simd.offline.precompile's (this package reads no clock and starts no process).

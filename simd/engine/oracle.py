@@ -335,7 +335,7 @@ class _Servers:
 
     def step(self, g: int) -> list[int]:
         """The servers of the job that fail in this step (index order): their own Bernoullis, and with bursts
-        (issue 22) a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
+        a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
         servers not failing already (uniformly), or every running server of the domain of one drawn uniformly."""
         p = self.plan
         if p.replay_servers and not p.burst_log1m:  # (no ages to keep: a replay has no hazards)

@@ -1,4 +1,4 @@
-"""Servers (issue 21; docs/servers.md): a job's GPUs grouped in servers, each failing at its own rate, with
+"""Servers (docs/servers.md): a job's GPUs grouped in servers, each failing at its own rate, with
 lifetimes that need not be memoryless.
 
 A job runs on ``S = n_gpus / gpus_per_server`` servers. A server's GPUs fail at the scenario's per-GPU rate times
@@ -7,7 +7,7 @@ servers (server ``i`` is one when ``floor((i + 1) f + 1/2) > floor(i f + 1/2)``:
 Kokolis et al., HPCA'25, "lemon nodes"). With ``rate_shape`` a > 0 each server's rate is further multiplied by
 its own draw of a gamma distribution of mean 1 and shape a (variance 1/a), fixed for the simulation: a server's
 failure count over a span is then negative binomial, over-dispersed as a fault log's per-server counts are
-(issue 22 fits a). The gamma multiplies the rate of the server's lifetime (its scale divides by it).
+(``simd trace fit`` fits a). The gamma multiplies the rate of the server's lifetime (its scale divides by it).
 
 A server ages while the job computes (seed 000's per-step hazard counts executed steps): its exponential
 lifetime has rate ``lambda = -log(1 - p)`` per step, ``p = 1 - (1 - p_gpu * m) **
@@ -56,7 +56,7 @@ class Servers:
     lifetime: str = "exponential"
     shape: float = 1.0
     rate_shape: float = 0.0  # the gamma shape of the servers' rate multipliers; 0: none
-    # capacity (docs/servers.md, stage 2): None = a failed server is repaired at once and rejoins (no pools)
+    # capacity (docs/servers.md): None = a failed server is repaired at once and rejoins (no pools)
     warm_standbys: int | None = None
     spares: int = 0
     spares_withheld: int = 0  # spares the job cannot take (lent to other work: a drill takes them away)
@@ -70,7 +70,7 @@ class Servers:
     manual_probability: float = 0.0
     manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
     repair_fail: tuple[float, float] = (0.0, 0.0)
-    # diagnosis and retirement (stage 3; pools only): a failing server is identified with probability ``diagnosis``
+    # diagnosis and retirement (pools only): a failing server is identified with probability ``diagnosis``
     # (else it stays in the job, no server goes to repair); an identified failure is pinned on another of the job's
     # servers, drawn at random, with probability ``misattribution`` (that healthy server goes to repair, the failing
     # one stays). A server blamed ``retire_after`` times (0: never retired) within ``retire_window_seconds``
@@ -80,7 +80,7 @@ class Servers:
     misattribution: float = 0.0
     retire_after: int = 0
     retire_window_seconds: float = 0.0
-    # correlated failures (issue 22): bursts that strike several of the job's servers in one step, a Poisson
+    # correlated failures: bursts that strike several of the job's servers in one step, a Poisson
     # process of ``burst_per_day`` per day of the job's compute; a burst strikes 2 + a geometric number of servers
     # of mean ``burst_mean_size`` (chosen uniformly among the job's), or with ``burst_domain`` > 0 every job server
     # of one failure domain (servers i // burst_domain, the domain of a job server drawn uniformly: a rack, a
@@ -88,7 +88,7 @@ class Servers:
     burst_per_day: float = 0.0
     burst_mean_size: float = 2.0
     burst_domain: int = 0
-    # replay (issue 22): a fault log's faults instead of drawn lifetimes. Per log server, the start times (seconds
+    # replay: a fault log's faults instead of drawn lifetimes. Per log server, the start times (seconds
     # since the log's start, sorted) of its faults; ``replay_span_seconds`` the log's span (its period). The log's
     # clock is taken as the job's compute clock (lifetimes count executed steps): a fault at t strikes in executed
     # step ceil(t / step_seconds) (at least 1). Cluster server i replays log server i mod N, copy i // N of the log

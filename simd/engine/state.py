@@ -63,7 +63,7 @@ class Totals:
     retired_at_s: int = 0  # the retirements' simulated times summed, whole seconds (retired server-time: cost)
     repairs_started: int = 0  # repairs started (their pipeline and outcome drawn then: repairs_manual, _false)
     repairs_false_manual: int = 0  # repairs_false that were escalated
-    burst_events: int = 0  # correlated failures: bursts that struck the job (issue 22)
+    burst_events: int = 0  # correlated failures: bursts that struck the job
     burst_servers: int = 0  # servers they struck (each also in server_failures)
 
     def bucket_us(self) -> dict[str, int]:
@@ -125,7 +125,7 @@ class State:
     # ``retire_after`` blames (simulated time + 1 in us, 0: none; oldest first), server after server
     diagnosis_draws: int = 0
     srv_blamed: tuple[int, ...] = ()
-    # bursts (issue 22): gaps drawn from the "burst" stream, the executed step of the latest burst drawn (<= g: the
+    # bursts: gaps drawn from the "burst" stream, the executed step of the latest burst drawn (<= g: the
     # next is drawn; a retarget sets it to g, so a drill's rate starts a fresh process), draws of "burst-pick"
     burst_draws: int = 0
     burst_at: int = 0
