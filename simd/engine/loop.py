@@ -99,7 +99,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     rate_shape = floats[PF.rate_shape]
     # capacity (servers.py): pools of standbys and spares, repairs
     cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
-    withheld = ints[PI.spares_withheld]
+    withheld, host_us = ints[PI.spares_withheld], ints[PI.host_selection_us]
     rep_kind, rep_scale, rep_sigma = ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma]
     man_kind, man_scale, man_sigma = ints[PI.manual_kind], floats[PF.manual_scale_us], floats[PF.manual_sigma]
     man_p, fail_auto, fail_man = floats[PF.manual_probability], floats[PF.repair_fail_auto], \
@@ -446,7 +446,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     hyper_end, anchor = g + window, last
                 if nsrv:  # every server whose lifetime ended in this step, in index order (servers.py)
                     tau = t1 + stop_det[stop]  # the failure noticed: its replacement needed
-                    ready = tau
+                    ready, moved = tau, False  # moved: a replacement from beyond the standbys (host selection)
                     if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
                         while rep[rtree[1]] <= tau:
                             i = rtree[1]
@@ -552,10 +552,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot[Tot.replacements_spare] += 1
                             n_sp -= 1
                             ready = max(ready, tau + preempt)
+                            moved = True
                         else:
                             j = rtree[1]
                             tot[Tot.replacements_waited] += 1
                             ready = max(ready, rep[j])
+                            moved = True
                             rep[j] = NEVER
                             servers.update(rtree, rep, j, tree_p)
                         if akey[j] < NEVER:  # out of the pools
@@ -567,6 +569,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         servers.update(tree, srv, j, tree_p)
                     hi += 1
                     hp = srv[tree[1]]
+                    if moved and host_us:  # the job re-scheduled on new hosts: the scheduler selects them
+                        ready += host_us
                     if ready > tau:  # the restart waits for the last replacement
                         wait_until = t + (ready - tau)
                 continue

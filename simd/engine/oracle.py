@@ -371,13 +371,14 @@ class _Servers:
         repair from ``t1`` (or is retired: the plan's count of blames within its window, while the cluster keeps
         more servers than the job) and is replaced by the lowest-numbered standby, else the lowest-numbered spare
         (ready after its preemption), else the first server back from repair (the job waits for it). Returns when
-        the last replacement is ready (>= tau)."""
+        the last replacement is ready (>= tau), then the hosts' selection when a spare was taken or a repair waited
+        for (the job re-scheduled beyond its standbys)."""
         role, end, plan = self.role, self.repair_end, self.plan
         back = [i for i, r in enumerate(role) if r in srv.IN_REPAIR and end[i] <= tau]
         for i in sorted(back, key=lambda i: (end[i], i)):
             role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
             end[i] = NEVER
-        ready = tau
+        ready, moved = tau, False
         kind, scale_us, sigma = DISTRIBUTIONS[plan.repair_kind], plan.repair_scale_us, plan.repair_sigma
         for i in failed:
             if role[i] != srv.JOB:  # blamed for an earlier server's failure in this step: gone already
@@ -422,14 +423,16 @@ class _Servers:
                 j = spare[0]
                 self.replaced["spare"] += 1
                 ready = max(ready, tau + plan.preempt_us)
+                moved = True
             else:
                 j = min((j for j, r in enumerate(role) if r in srv.IN_REPAIR), key=lambda j: (end[j], j))
                 self.replaced["waited"] += 1
                 ready = max(ready, end[j])
+                moved = True
                 end[j] = NEVER
             role[j] = srv.JOB
             self.age[j] = 0
-        return ready
+        return ready + plan.host_selection_us if moved else ready
 
 
 def _latency(rng: random.Random, dt) -> float:

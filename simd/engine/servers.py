@@ -61,6 +61,10 @@ class Servers:
     spares: int = 0
     spares_withheld: int = 0  # spares the job cannot take (lent to other work: a drill takes them away)
     preemption_seconds: float = 0.0  # taking a spare: the time to preempt the work that runs on it
+    # re-scheduling the job on a new set of hosts: after an interruption that took a spare or waited for a repair
+    # (the warm standbys ran out), the scheduler's host selection, once the last replacement is ready (AIReSim's
+    # host_selection_time: 3 min when the standbys run out)
+    host_selection_seconds: float = 0.0
     # a repair's duration: (distribution, scale seconds, sigma) as a late detector's latency (late.py: exponential
     # mean, lognormal median and sigma, uniform on [0, scale]); the automatic stage, escalated to a manual stage
     # with ``manual_probability`` (independent of the automatic stage's outcome, as AIReSim's paper model); each

@@ -472,6 +472,10 @@ class ServersConfig(_Strict):
     """Absent: servers fail independently."""
     replay: Replay | None = None
     """A fault log replayed instead of drawn lifetimes (then no `lemons`, `rates` or `lifetime`); absent: drawn."""
+    host_selection_seconds: CostSeconds | None = None
+    """Re-scheduling on new hosts: after an interruption that took a spare or waited for a repair (no warm standby
+    left), the time the scheduler takes to select the hosts, once the last replacement is ready (the job waits;
+    AIReSim's host selection: 180). Needs pools; absent: 0."""
     price_per_gpu_hour: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
@@ -489,7 +493,7 @@ class ServersConfig(_Strict):
                 (["lifetime"] if self.lifetime.distribution != "exponential" else [])
             if drawn:
                 raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
-        for name in ("diagnosis", "retirement", "price_per_gpu_hour"):
+        for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "
                                  "job)")

@@ -76,6 +76,8 @@ def servers(cfg: ServersConfig) -> Servers:
         pools = dict(warm_standbys=cfg.warm_standbys or 0, spares=sp.count if sp else 0,
                      spares_withheld=sp.withheld if sp else 0, preemption_seconds=sp.preemption_seconds if sp else 0.0,
                      repair=repair_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
+        if cfg.host_selection_seconds is not None:
+            pools.update(host_selection_seconds=cfg.host_selection_seconds)
         if r.manual is not None:
             pools.update(manual_probability=r.manual.probability, manual_repair=repair_time(r.manual.time))
         if cfg.diagnosis is not None:

@@ -127,6 +127,22 @@ def test_a_failed_server_goes_to_repair_and_a_standby_then_a_spare_replaces_it()
     assert [state.srv_next[i] < 2**62 for i in range(133)] == [r == srv.JOB for r in roles]
 
 
+def test_host_selection_waits_once_per_interruption_beyond_the_standbys():
+    """No standbys and spares enough (preempted at once): every interruption takes a spare and costs exactly one
+    host selection in the waiting bucket, whatever servers it replaced; the failures are the same (lifetimes count
+    executed steps). With standbys enough, replacements are warm and select no hosts."""
+    pools = replace(POOLS, warm_standbys=0, spares=64, preemption_seconds=0.0, repair=("exponential", 600.0, 0.0))
+    base = spec(hard_per_gpu_hour=2e-3, target_steps=1000, seed=3, servers=pools)
+    host = replace(base, servers=replace(pools, host_selection_seconds=180.0))
+    a, b = run_job(base), run_job(host)
+    assert a.interruptions == b.interruptions > 0 and a.replacements == b.replacements
+    assert a.replacements["waited"] == a.replacements["standby"] == 0 and a.bucket_seconds["waiting"] == 0
+    assert b.bucket_seconds["waiting"] == pytest.approx(180.0 * b.interruptions, abs=1e-6)
+    assert b.wall_seconds == pytest.approx(a.wall_seconds + 180.0 * b.interruptions, abs=1e-6)
+    warm = replace(base, servers=replace(pools, warm_standbys=64, spares=0, host_selection_seconds=180.0))
+    assert run_job(warm).bucket_seconds["waiting"] == 0
+
+
 def test_the_job_waits_in_its_own_bucket_and_every_microsecond_is_in_one():
     s = spec(hard_per_gpu_hour=2e-3, target_steps=500, servers=replace(POOLS, warm_standbys=0, spares=0))
     state, _ = advance(new_state(s), 10**6 * S)

@@ -121,6 +121,9 @@ def test_diagnosis_retirement_and_price_reach_the_job_spec():
     plan = compile_spec(s.job_spec())
     assert plan.diagnosis_stream is not None and plan.retire_window_us == 604800 * 10**6
     assert s.servers.price_per_gpu_hour == 2.5  # simulate's, not the engine's
+    assert sv.host_selection_seconds == 0.0 and plan.host_selection_us == 0  # absent: none
+    host = parse_config(POOLS.replace("price_per_gpu_hour: 2.5", "host_selection_seconds: 180")).scenarios[0]
+    assert compile_spec(host.job_spec()).host_selection_us == 180 * 10**6
     perfect = parse_config(POOLS.replace("diagnosis: {probability: 0.9, misattribution: 0.1}, ", "")).scenarios[0]
     assert compile_spec(perfect.job_spec()).diagnosis_stream is None  # no draws: stage 2's results exactly
 
@@ -132,6 +135,11 @@ def test_diagnosis_retirement_and_price_reach_the_job_spec():
      "scenarios[0].servers: servers.retirement needs warm_standbys or spares (without pools no server leaves the "
      "job)"),
     (POOLS.replace("failures: 2,", "failures: 0,"), "scenarios[0].servers.retirement.failures: must be >= 1, got 0"),
+    (PLAIN + "    servers: {host_selection_seconds: 180}\n",
+     "scenarios[0].servers: servers.host_selection_seconds needs warm_standbys or spares (without pools no server "
+     "leaves the job)"),
+    (POOLS.replace("price_per_gpu_hour: 2.5", "host_selection_seconds: -1"),
+     "scenarios[0].servers.host_selection_seconds: must be >= 0, got -1"),
     (POOLS.replace("misattribution: 0.1", "misattribution: -1"),
      "scenarios[0].servers.diagnosis.misattribution: must be >= 0, got -1"),
     (POOLS.replace("count: 10,", "count: 10, withheld: 11,"),

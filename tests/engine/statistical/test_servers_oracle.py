@@ -63,6 +63,11 @@ CAPACITY = {
         repair=("exponential", 3600.0, 0.0))),
     "replay_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, warm_standbys=1, spares=1,
                                                   preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
+    # re-scheduling on new hosts: 30 min of host selection after each interruption beyond the standbys, with a
+    # standby and a spare that run out
+    "host_selection": replace(BASE, servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
+                                                    host_selection_seconds=1800.0,
+                                                    repair=("exponential", 7200.0, 0.0))),
     "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
                                                      preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
