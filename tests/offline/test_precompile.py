@@ -93,7 +93,7 @@ def test_units_of_the_default_scenarios():
 def test_an_unknown_unit_is_refused():
     from simd.offline import precompile
 
-    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: kernel, crn"):
+    with pytest.raises(ValueError, match="no kernel unit 'nope' .known: loop, crn"):
         precompile.warm(["nope"])
     with pytest.raises(ValueError, match="no kernel unit"):
         kernels.run_unit("nope")
@@ -103,4 +103,4 @@ def test_simd_compile_refuses_an_unknown_unit_naming_the_units():
     r = subprocess.run([sys.executable, "-m", "simd", "compile", "--unit", "nope"], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert r.returncode == 2
-    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: kernel, crn)\n"
+    assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: loop, crn)\n"
