@@ -47,8 +47,10 @@ import types
 import typing
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationError, create_model
 
 from simd import __version__, regularfile
 from simd.engine import (
@@ -265,41 +267,66 @@ def _drill_key(drill) -> str:
 
 # --- decoding --------------------------------------------------------------------------------------------
 
-def _value(tp, v):
-    """``v`` (parsed JSON) as a value of type ``tp``: dataclasses field by field from their type hints, tuples
-    from lists, ``X | None``; ValueError (or TypeError, KeyError) when it does not fit."""
+# The typed decoding is pydantic's, over types derived from the engine's declarations: a value's type with its
+# leaves strict (an int is an int, never a bool, a float or a string; a float may be written as an int), tuples
+# read from lists, and each dataclass a model of its fields (all required, no other key) built into the
+# dataclass once validated; a lane's columns (see _replicas) a model of one list per field.
+
+def _typed(tp):
+    """The pydantic type that reads a value of type ``tp`` from parsed JSON (see above)."""
+    if tp in (int, float, bool, str):
+        return Annotated[tp, Strict()]
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (types.UnionType, typing.Union):
-        if v is None and type(None) in args:
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _value(inner, v)
     if origin is tuple:
-        if not isinstance(v, list):
-            raise ValueError(f"expected a list, got {type(v).__name__}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_value(args[0], x) for x in v)
-        if len(args) != len(v):
-            raise ValueError(f"expected {len(args)} items, got {len(v)}")
-        return tuple(_value(a, x) for a, x in zip(args, v, strict=True))
+        return tuple[tuple(a if a is Ellipsis else _typed(a) for a in args)]
+    if origin in (types.UnionType, typing.Union):
+        return typing.Union[tuple(_typed(a) for a in args)]  # noqa: UP007 (built from a tuple of types)
+    if tp is type(None):
+        return tp
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        if not isinstance(v, dict) or set(v) != {f.name for f in fields(tp)}:
-            raise ValueError(f"the fields of {tp.__name__} do not match")
-        return tp(**{k: _value(hints[k], x) for k, x in v.items()})
-    if tp is float and type(v) is int:
-        return float(v)
-    if tp in (int, float, bool, str, dict) and type(v) is tp:
-        return v
-    raise ValueError(f"expected {getattr(tp, '__name__', tp)}, got {type(v).__name__}")
+        return Annotated[_model(tp), AfterValidator(lambda m: tp(**dict(m)))]
+    raise TypeError(f"no typed decoding for {tp!r}")
+
+
+@functools.cache
+def _model(cls: type, columns: bool = False) -> type[BaseModel]:
+    """A model of ``cls``'s fields (``plan`` apart): each of its type, or with ``columns`` a list of its type
+    (a nested dataclass: its own columns, read as a list of objects)."""
+    def typed(tp):
+        if columns and dataclasses.is_dataclass(tp):
+            return Annotated[_model(tp, True), AfterValidator(lambda m: _rows(tp, dict(m)))]
+        return list[_typed(tp)] if columns else _typed(tp)
+
+    hints = _hints(cls)
+    return create_model(f"{cls.__name__}{'Columns' if columns else ''}", __config__=ConfigDict(extra="forbid"),
+                        **{f.name: (typed(hints[f.name]), ...) for f in fields(cls) if f.name != "plan"})
+
+
+def _rows(cls: type, cols: dict[str, list]) -> list:
+    if len({len(v) for v in cols.values()}) > 1:
+        raise ValueError(f"the columns of {cls.__name__} differ in length")
+    return _objects(cls, cols, len(next(iter(cols.values()), ())))
+
+
+def _validated(model: type[BaseModel], value, what: str) -> dict:
+    """``value`` read by ``model``: its fields, or ValueError in one line naming where (never the value)."""
+    try:
+        return dict(model.model_validate(value))
+    except ValidationError as exc:
+        e = exc.errors(include_url=False, include_input=False)[0]
+        loc, msg = e["loc"], e["msg"]
+        if e["type"] == "extra_forbidden":  # the key is the file's: not repeated
+            loc, msg = loc[:-1], "a field the engine does not declare"
+        raise ValueError(f"{'.'.join(map(str, (what, *loc)))}: {msg}") from None
+
+
+def _spec(d) -> JobSpec:
+    return JobSpec(**_validated(_model(JobSpec), d, "spec"))
 
 
 def _restore_state(d: dict) -> State:
-    spec = _value(JobSpec, d["spec"])
-    hints = typing.get_type_hints(State)
-    s = {k: _value(hints[k], v) for k, v in d["state"].items()}
-    if set(s) != {f.name for f in fields(State)} - {"plan"}:
-        raise StateError("the fields of a replica's state do not match")
+    spec = _spec(d["spec"])
+    s = _validated(_model(State), d["state"], "state")
     state = State(plan=compile_spec(spec, s["epoch"]), **s)
     # the engine's invariant (docs/design.md 3.5): every simulated microsecond is in a bucket or in flight
     if sum(state.totals.bucket_us().values()) + state.in_flight_us() != state.clock:
@@ -308,33 +335,11 @@ def _restore_state(d: dict) -> State:
 
 
 def _columns(cls: type, cols, n: int) -> dict[str, list]:
-    """Columns of ``cls``'s fields (``plan`` apart), each ``n`` values of the field's type (tuples from lists):
-    one type check per column where the type is a plain int, bool or tuple of ints; ValueError (or TypeError,
-    KeyError) when they do not fit."""
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in fields(cls)} - {"plan"}
-    if not isinstance(cols, dict) or set(cols) != names:
-        raise ValueError(f"the fields of {cls.__name__} do not match")
-    out = {}
-    for name in names:
-        tp, col = hints[name], cols[name]
-        if dataclasses.is_dataclass(tp):
-            out[name] = _objects(tp, _columns(tp, col, n), n)
-            continue
-        if not isinstance(col, list) or len(col) != n:
-            raise ValueError(f"{cls.__name__}.{name}: expected {n} values")
-        if tp in (int, bool):
-            if not set(map(type, col)) <= {tp}:
-                raise ValueError(f"{cls.__name__}.{name}: expected {tp.__name__} values")
-            out[name] = col
-        elif typing.get_origin(tp) is tuple and set(typing.get_args(tp)) <= {int, Ellipsis}:
-            if not all(type(v) is list and set(map(type, v)) <= {int} for v in col):
-                raise ValueError(f"{cls.__name__}.{name}: expected lists of int")
-            out[name] = [tuple(v) for v in col]
-            if Ellipsis not in typing.get_args(tp) and {len(v) for v in col} - {len(typing.get_args(tp))}:
-                raise ValueError(f"{cls.__name__}.{name}: expected {len(typing.get_args(tp))} items")
-        else:
-            out[name] = [_value(tp, v) for v in col]
+    """Columns of ``cls``'s fields (``plan`` apart), each ``n`` values of the field's type (a nested dataclass's:
+    ``n`` objects); ValueError when they do not fit."""
+    out = _validated(_model(cls, True), cols, cls.__name__)
+    if {len(v) for v in out.values()} != {n}:
+        raise ValueError(f"{cls.__name__}: expected {n} values per field")
     return out
 
 
@@ -348,7 +353,7 @@ def _objects(cls: type, cols: dict[str, list], n: int, **each) -> list:
 
 def _restore_lane_states(d: dict) -> tuple[State, ...]:
     """A version 2 lane's States (see _replicas): the plans compiled for all seeds at once (compile_seeds)."""
-    spec, seeds = _value(JobSpec, d["spec"]), d["seeds"]
+    spec, seeds = _spec(d["spec"]), d["seeds"]
     if not isinstance(seeds, list) or not seeds or not set(map(type, seeds)) <= {int}:
         raise ValueError("the seeds are not a list of integers")
     cols = _columns(State, d["state"], len(seeds))
