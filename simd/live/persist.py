@@ -87,9 +87,9 @@ READABLE = (1, 2)  # the versions decode accepts
 STATE_FILE, LOCK_FILE = "state.json", "lock"
 
 
-def _dataclasses(*roots: type, without: frozenset = frozenset()) -> list[type]:
+def _dataclasses(*roots: type) -> list[type]:
     """Every dataclass reachable from ``roots`` through the type hints of their fields (Plan excluded: it is
-    compiled from the JobSpec, not saved), not through a field (class name, field name) ``without`` names."""
+    compiled from the JobSpec, not saved)."""
     seen: list[type] = []
 
     def visit(tp) -> None:
@@ -97,9 +97,8 @@ def _dataclasses(*roots: type, without: frozenset = frozenset()) -> list[type]:
             if tp in seen or tp.__name__ == "Plan":
                 return
             seen.append(tp)
-            for name, hint in typing.get_type_hints(tp).items():
-                if (tp.__name__, name) not in without:
-                    visit(hint)
+            for hint in typing.get_type_hints(tp).values():
+                visit(hint)
         for arg in typing.get_args(tp):
             visit(arg)
 
