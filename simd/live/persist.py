@@ -124,7 +124,7 @@ def _as_saved(value):
 @functools.lru_cache(maxsize=8)
 def _lacking(layout: str) -> dict[str, dict[str, object]]:
     """What a file of ``layout`` lacks, read at the engine's declared defaults: class name -> {field: its
-    default as saved}. A field's default means "the mechanism that brought it was off" (a state saved before
+    default as saved}. A field's default means "the mechanism that brought it is off" (a state saved before
     the field existed never used it). StateError when the declarations cannot read that layout: a class or a
     field they do not declare, a class twice, or a field without a default missing."""
     lacking: dict[str, dict[str, object]] = {}
