@@ -28,12 +28,19 @@ costs outside its ticks, per replica: startup (simd.live.lane.new_lane), a drill
 replica retargeted), a save (simd.live.persist.encode, after one tick of speedup 3600) and a resume
 (decode + resume), each timed once, with the size of the saved document.
 
+``--save-load``: the state file's costs in this process, for a lane of --replicas N (default 10,000) replicas of
+llama3-16k after one tick of speedup 3600, each the median (and fastest) of --repeat runs (default 5): encode
+(simd.live.persist.encode), write (StateDir.save: temporary file, fsync, rename), load (StateDir.load: read,
+parse, checksum), resume (the typed decoding, the plans and the checks), and the typed decoding alone (the
+replicas' fields from the document's columns, no plan compiled).
+
 ``--sweep-precision``: run the default configuration's checkpoint-interval sweep offline over what the
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
 its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
 
 Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
-       | --costs [--replicas N] | --lane-costs [--replicas N] | --sweep-precision
+       | --costs [--replicas N] | --lane-costs [--replicas N] | --save-load [--replicas N] [--repeat R]
+       | --sweep-precision
 """
 
 from __future__ import annotations
@@ -344,6 +351,52 @@ def lane_costs(replicas: int) -> None:
     print(f"  saved document: {len(raw) / 1e6:.2f} MB, {len(raw) / replicas:.0f} bytes per replica")
 
 
+def save_load(replicas: int, repeat: int) -> None:
+    import copy
+    import tempfile
+
+    from simd.engine import US_PER_SECOND, State
+    from simd.engine.replicas import advance_replicas
+    from simd.live import persist
+    from simd.live.drills import DrillRunner
+    from simd.live.lane import new_lane
+    from simd.scenario import load_config
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config = load_config(replicas_config(replicas, Path(tmp)))
+        scenario = config.all_scenarios[0]
+        lane = new_lane(scenario, scenario, 0)
+        lane = replace(lane, states=advance_replicas(lane.states, 3600 * US_PER_SECOND))
+        drills = DrillRunner(config)
+        d = persist.StateDir(Path(tmp) / "state").open()
+        times: dict[str, list[float]] = {k: [] for k in ("encode", "write", "load", "resume", "typed decoding")}
+        try:
+            for _ in range(repeat):
+                t = time.perf_counter()
+                raw = persist.encode(3600 * US_PER_SECOND, (lane,), drills, 0.0)
+                times["encode"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                d.save(raw)
+                times["write"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                payload = d.load()
+                times["load"].append(time.perf_counter() - t)
+                cols = copy.deepcopy(payload["lanes"][0]["state"])
+                t = time.perf_counter()
+                persist._columns(State, cols, replicas)
+                times["typed decoding"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                back = persist.resume(payload, config)
+                times["resume"].append(time.perf_counter() - t)
+                assert back.lanes[0].states == lane.states  # resumed, not started fresh
+        finally:
+            d.close()
+    print(f"the state file of {replicas} replicas of llama3-16k ({len(raw) / 1e6:.2f} MB; load average "
+          f"{os.getloadavg()[0]:.2f}), median (fastest) of {repeat}:")
+    for what, ts in times.items():
+        print(f"  {what:<15} {statistics.median(ts):7.3f} s ({min(ts):.3f} s)")
+
+
 def sweep_precision() -> None:
     import numpy as np
 
@@ -416,6 +469,8 @@ def main() -> int:
     p.add_argument("--costs", action="store_true", help="the engine costs simd.live.lane's work limit counts "
                    "(KERNEL and CORE)")
     p.add_argument("--lane-costs", action="store_true", help="startup, drill boundary, save, resume per replica")
+    p.add_argument("--save-load", action="store_true", help="the state file's encode, write, load and resume")
+    p.add_argument("--repeat", type=int, default=5, help="with --save-load: runs (the median is printed)")
     p.add_argument("--sweep-precision", action="store_true")
     p.add_argument("--replica-memory", action="store_true", help="resident bytes per replica, between and in ticks")
     args = p.parse_args()
@@ -428,6 +483,9 @@ def main() -> int:
         return 0
     if args.lane_costs:
         lane_costs(args.replicas or 10_000)
+        return 0
+    if args.save_load:
+        save_load(args.replicas or 10_000, args.repeat)
         return 0
     if args.sweep_precision:
         sweep_precision()

@@ -35,8 +35,9 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from simd import __version__, kernelcache
+from simd.daemon.app import make_app
 from simd.daemon.listen import DEFAULT_LISTEN, parse_listen
-from simd.daemon.server import HttpServer, make_app
+from simd.daemon.waitress_adapter import HttpServer
 from simd.engine import US_PER_SECOND
 from simd.live.drills import DrillControl
 from simd.live.persist import Resumed, Saver, StateDir, StateDirBusy, StateError, resume

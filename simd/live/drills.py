@@ -12,7 +12,7 @@ own (times are passed in) or an HTTP status:
   retargets each scenario's replicas at the boundaries where its parameters change, so a drill changes the
   simulation at exactly its simulated time, whatever the tick size): it counts the scheduled starts, holds
   ticks back while a stall drill runs, starts drills on demand, and carries runs over a reload.
-- :class:`DrillControl`: what the control API (simd.daemon.server) calls: the listing, read from the published
+- :class:`DrillControl`: what the control API (simd.daemon.app) calls: the listing, read from the published
   snapshot without taking the tick loop's lock, and on-demand starts through the tick loop.
 
 Requests that cannot be carried out raise :class:`UnknownDrill` or :class:`DrillAlreadyRunning`; the server

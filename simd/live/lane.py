@@ -19,8 +19,6 @@ daemon. Drills change a lane's parameters at exactly their simulated boundaries,
 from __future__ import annotations
 
 import gc
-import hashlib
-import json
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -35,6 +33,7 @@ from simd.engine import (
     on_kernel,
     retarget_replicas,
 )
+from simd.live.keyed import digest, keyed
 from simd.metrics.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
 from simd.scenario import Scenario, ScenarioBody
 
@@ -75,30 +74,12 @@ CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0)
 Advance = Callable[[State, int], tuple[State, list]]
 
 
-# Scenario keys added since states were first saved, each left out of the key while absent: a state saved before
-# the key existed (its scenario could not have it) then continues under the same scenario.
-GROWN_KEYS = ("servers",)  # issue 21
-# Keys added inside a block since states were saved with it, each left out of the key while at its default
-# (dotted path -> default): servers' stage 3 and 4 (issue 21)
-GROWN_NESTED = {"servers.diagnosis": None, "servers.retirement": None, "servers.price_per_gpu_hour": None,
-                "servers.spares.withheld": 0, "servers.bursts": None, "servers.replay": None}
-
-
 def scenario_key(scenario: Scenario) -> str:
     """A hash of everything that defines the scenario's simulation (its fields, name and sweep): equal keys
-    mean a saved or running state may continue under this configuration."""
-    absent = {k for k in GROWN_KEYS if getattr(scenario, k) is None}
-    # how warnings are logged is not simulation
-    fields = scenario.model_dump(mode="json", exclude={"acknowledge", *absent})
-    for path, default in GROWN_NESTED.items():
-        *parents, leaf = path.split(".")
-        block = fields
-        for p in parents:
-            block = block.get(p) if isinstance(block, dict) else None
-        if isinstance(block, dict) and block.get(leaf, default) == default:
-            block.pop(leaf, None)
-    payload = json.dumps({"scenario": fields, "sweep": scenario.sweep}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+    mean a saved or running state may continue under this configuration. A field the schema gained after a
+    state was saved changes no key while it is at its default (simd.live.keyed). How warnings are logged
+    (``acknowledge``) is not simulation."""
+    return digest({"scenario": keyed(scenario, frozenset({"acknowledge"})), "sweep": scenario.sweep})
 
 
 @dataclass(frozen=True)

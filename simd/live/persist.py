@@ -6,8 +6,11 @@ and the drills' runs and start counts. Not saved: the tick loop's own health cou
 them, as it does any Prometheus counter) and a stall drill's wall-clock hold.
 
 Format: one JSON document, ``state.json``, versioned (``format``, ``version``, and ``layout``: the engine
-dataclasses' field names, so a snapshot written by an engine with other fields is recognized as foreign),
-with the SHA-256 of its canonical payload. JSON keeps every integer exact and every float bit for bit
+dataclasses' field names), with the SHA-256 of its canonical payload. A file of another layout is read when
+the engine's declarations can fill what it lacks: every field it lacks has a declared default, read as that
+default (a field's default means "the mechanism that brought it is off", so a state saved before the field
+existed continues as it ran); a class or field the engine does not declare, or a field without a default
+missing, makes the file foreign. JSON keeps every integer exact and every float bit for bit
 (``repr`` round-trips), so a resumed State equals the saved one; the engine state is read and rebuilt from
 outside the engine, through its public dataclasses and ``compile_seeds``. Version 2 (written) keeps a lane's
 replicas by column: its JobSpec once, the seeds, and per State field one list over the replicas (per Totals
@@ -33,6 +36,7 @@ import contextlib
 import dataclasses
 import datetime
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -43,8 +47,10 @@ import types
 import typing
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationError, create_model
 
 from simd import __version__, regularfile
 from simd.engine import (
@@ -62,6 +68,7 @@ from simd.engine import (
     with_seed,
 )
 from simd.live.drills import DrillRunner, Run
+from simd.live.keyed import digest, keyed
 from simd.live.lane import Lane, gc_paused, new_lane, scenario_key
 from simd.metrics.snapshot import scenario_info
 from simd.scenario import Config
@@ -80,9 +87,9 @@ READABLE = (1, 2)  # the versions decode accepts
 STATE_FILE, LOCK_FILE = "state.json", "lock"
 
 
-def _dataclasses(*roots: type, without: frozenset = frozenset()) -> list[type]:
+def _dataclasses(*roots: type) -> list[type]:
     """Every dataclass reachable from ``roots`` through the type hints of their fields (Plan excluded: it is
-    compiled from the JobSpec, not saved), not through a field (class name, field name) ``without`` names."""
+    compiled from the JobSpec, not saved)."""
     seen: list[type] = []
 
     def visit(tp) -> None:
@@ -90,9 +97,8 @@ def _dataclasses(*roots: type, without: frozenset = frozenset()) -> list[type]:
             if tp in seen or tp.__name__ == "Plan":
                 return
             seen.append(tp)
-            for name, hint in typing.get_type_hints(tp).items():
-                if (tp.__name__, name) not in without:
-                    visit(hint)
+            for hint in typing.get_type_hints(tp).values():
+                visit(hint)
         for arg in typing.get_args(tp):
             visit(arg)
 
@@ -101,38 +107,42 @@ def _dataclasses(*roots: type, without: frozenset = frozenset()) -> list[type]:
     return seen
 
 
-# The engine's saved dataclasses and their fields: a snapshot of another layout is foreign (the engine grows
-# mechanisms, and with them fields; a state saved without one cannot be resumed as if it had it).
-def _layout(without: frozenset = frozenset()) -> str:
-    return ",".join(f"{cls.__name__}:{'/'.join(f.name for f in fields(cls) if (cls.__name__, f.name) not in without)}"
-                    for cls in _dataclasses(State, JobSpec, without=without))
+# The engine's saved dataclasses by name, and the layout a file records: each class's fields, in order.
+SAVED = {cls.__name__: cls for cls in _dataclasses(State, JobSpec)}
+LAYOUT = ",".join(f"{name}:{'/'.join(f.name for f in fields(cls))}" for name, cls in SAVED.items())
 
 
-LAYOUT = _layout()
-# Fields the engine grew since the layouts this simd still reads, with the value that means "the mechanism that
-# brought it was off": a file of an earlier layout is read with each at that value (a state saved before the
-# mechanism existed never used it). (class, field) -> value as saved (JSON).
-GROWN = {("JobSpec", "servers"): None, ("Totals", "server_failures"): 0,  # servers (issue 21)
-         ("State", "lifetimes"): 0, ("State", "srv_next"): [], ("State", "srv_mult"): [], ("State", "srv_role"): [],
-         ("State", "srv_repair"): [], ("State", "repair_draws"): 0, ("State", "wait_until"): 0,
-         ("Totals", "waiting_us"): 0, ("Totals", "replacements_standby"): 0, ("Totals", "replacements_spare"): 0,
-         ("Totals", "replacements_waited"): 0, ("Totals", "repairs_manual"): 0, ("Totals", "repairs_false"): 0,
-         ("Totals", "lemons_fixed"): 0, ("State", "srv_fixed"): []}
-GROWN_DIAGNOSIS = {("State", "diagnosis_draws"): 0, ("State", "srv_blamed"): [], ("Totals", "diagnosis_missed"): 0,
-                   ("Totals", "diagnosis_wrong"): 0, ("Totals", "retirements"): 0, ("Totals", "retired_at_s"): 0,
-                   ("Totals", "repairs_started"): 0, ("Totals", "repairs_false_manual"): 0,
-                   ("Servers", "diagnosis"): 1.0, ("Servers", "misattribution"): 0.0, ("Servers", "retire_after"): 0,
-                   ("Servers", "retire_window_seconds"): 0.0, ("Servers", "spares_withheld"): 0,
-                   # issue 22: bursts
-                   ("Servers", "burst_per_day"): 0.0, ("Servers", "burst_mean_size"): 2.0,
-                   ("Servers", "burst_domain"): 0,
-                   ("State", "burst_draws"): 0, ("State", "burst_at"): 0, ("State", "burst_picks"): 0,
-                   ("Totals", "burst_events"): 0, ("Totals", "burst_servers"): 0,
-                   # issue 22: replay
-                   ("Servers", "replay"): [], ("Servers", "replay_span_seconds"): 0.0}  # issue 21
-GROWN.update(GROWN_DIAGNOSIS)
-# the layouts of 2026-12-03 before servers, and of 2026-12-04 with servers and pools, before diagnosis
-EARLIER = {_layout(frozenset(GROWN)): GROWN, _layout(frozenset(GROWN_DIAGNOSIS)): GROWN_DIAGNOSIS}
+def _as_saved(value):
+    """A value as the state file holds it (JSON): tuples as lists, dataclasses as objects."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: _as_saved(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, tuple | list):
+        return [_as_saved(x) for x in value]
+    return value
+
+
+@functools.lru_cache(maxsize=8)
+def _lacking(layout: str) -> dict[str, dict[str, object]]:
+    """What a file of ``layout`` lacks, read at the engine's declared defaults: class name -> {field: its
+    default as saved}. A field's default means "the mechanism that brought it is off" (a state saved before
+    the field existed never used it). StateError when the declarations cannot read that layout: a class or a
+    field they do not declare, a class twice, or a field without a default missing."""
+    lacking: dict[str, dict[str, object]] = {}
+    for part in layout.split(","):
+        name, _, saved = part.partition(":")
+        cls = SAVED.get(name)
+        if cls is None or name in lacking:
+            raise StateError("a class the engine does not declare, or one twice")
+        declared = {f.name: f for f in fields(cls)}
+        names = saved.split("/") if saved else []
+        if len(set(names)) != len(names) or not set(names) <= set(declared):
+            raise StateError(f"{name} has a field the engine does not declare")
+        missing = [f for n, f in declared.items() if n not in names]
+        if any(f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING for f in missing):
+            raise StateError(f"{name} lacks a field without a default")
+        lacking[name] = {f.name: _as_saved(f.default if f.default is not dataclasses.MISSING
+                                           else f.default_factory()) for f in missing}
+    return lacking
 
 
 class StateError(Exception):
@@ -248,56 +258,74 @@ def _ints(obj):
             yield v
 
 
-# Drill effects added since drills were first saved, each left out of a drill's key while at its default (no
-# change), so a drill saved before the effect existed keeps its key (as lane.GROWN_KEYS for scenario keys)
-GROWN_EFFECTS = {"repair_time_factor": 1.0, "lemons": None, "spares_withheld": None}  # issue 21
-
-
 def _drill_key(drill) -> str:
-    d = drill.model_dump(mode="json")
-    for k, default in GROWN_EFFECTS.items():
-        if d["effects"].get(k, default) == default:
-            d["effects"].pop(k, None)
-    return hashlib.sha256(_canonical(d)).hexdigest()[:32]
+    """A hash of the drill's definition; an effect the schema gained after a drill was saved changes no key while
+    it is at its default (simd.live.keyed)."""
+    return digest(keyed(drill))
 
 
 # --- decoding --------------------------------------------------------------------------------------------
 
-def _value(tp, v):
-    """``v`` (parsed JSON) as a value of type ``tp``: dataclasses field by field from their type hints, tuples
-    from lists, ``X | None``; ValueError (or TypeError, KeyError) when it does not fit."""
+# The typed decoding is pydantic's, over types derived from the engine's declarations: a value's type with its
+# leaves strict (an int is an int, never a bool, a float or a string; a float may be written as an int), tuples
+# read from lists, and each dataclass a model of its fields (all required, no other key) built into the
+# dataclass once validated; a lane's columns (see _replicas) a model of one list per field.
+
+def _typed(tp):
+    """The pydantic type that reads a value of type ``tp`` from parsed JSON (see above)."""
+    if tp in (int, float, bool, str):
+        return Annotated[tp, Strict()]
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin in (types.UnionType, typing.Union):
-        if v is None and type(None) in args:
-            return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _value(inner, v)
     if origin is tuple:
-        if not isinstance(v, list):
-            raise ValueError(f"expected a list, got {type(v).__name__}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_value(args[0], x) for x in v)
-        if len(args) != len(v):
-            raise ValueError(f"expected {len(args)} items, got {len(v)}")
-        return tuple(_value(a, x) for a, x in zip(args, v, strict=True))
+        return tuple[tuple(a if a is Ellipsis else _typed(a) for a in args)]
+    if origin in (types.UnionType, typing.Union):
+        return typing.Union[tuple(_typed(a) for a in args)]  # noqa: UP007 (built from a tuple of types)
+    if tp is type(None):
+        return tp
     if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        if not isinstance(v, dict) or set(v) != {f.name for f in fields(tp)}:
-            raise ValueError(f"the fields of {tp.__name__} do not match")
-        return tp(**{k: _value(hints[k], x) for k, x in v.items()})
-    if tp is float and type(v) is int:
-        return float(v)
-    if tp in (int, float, bool, str, dict) and type(v) is tp:
-        return v
-    raise ValueError(f"expected {getattr(tp, '__name__', tp)}, got {type(v).__name__}")
+        return Annotated[_model(tp), AfterValidator(lambda m: tp(**dict(m)))]
+    raise TypeError(f"no typed decoding for {tp!r}")
+
+
+@functools.cache
+def _model(cls: type, columns: bool = False) -> type[BaseModel]:
+    """A model of ``cls``'s fields (``plan`` apart): each of its type, or with ``columns`` a list of its type
+    (a nested dataclass: its own columns, read as a list of objects)."""
+    def typed(tp):
+        if columns and dataclasses.is_dataclass(tp):
+            return Annotated[_model(tp, True), AfterValidator(lambda m: _rows(tp, dict(m)))]
+        return list[_typed(tp)] if columns else _typed(tp)
+
+    hints = _hints(cls)
+    return create_model(f"{cls.__name__}{'Columns' if columns else ''}", __config__=ConfigDict(extra="forbid"),
+                        **{f.name: (typed(hints[f.name]), ...) for f in fields(cls) if f.name != "plan"})
+
+
+def _rows(cls: type, cols: dict[str, list]) -> list:
+    if len({len(v) for v in cols.values()}) > 1:
+        raise ValueError(f"the columns of {cls.__name__} differ in length")
+    return _objects(cls, cols, len(next(iter(cols.values()), ())))
+
+
+def _validated(model: type[BaseModel], value, what: str) -> dict:
+    """``value`` read by ``model``: its fields, or ValueError in one line naming where (never the value)."""
+    try:
+        return dict(model.model_validate(value))
+    except ValidationError as exc:
+        e = exc.errors(include_url=False, include_input=False)[0]
+        loc, msg = e["loc"], e["msg"]
+        if e["type"] == "extra_forbidden":  # the key is the file's: not repeated
+            loc, msg = loc[:-1], "a field the engine does not declare"
+        raise ValueError(f"{'.'.join(map(str, (what, *loc)))}: {msg}") from None
+
+
+def _spec(d) -> JobSpec:
+    return JobSpec(**_validated(_model(JobSpec), d, "spec"))
 
 
 def _restore_state(d: dict) -> State:
-    spec = _value(JobSpec, d["spec"])
-    hints = typing.get_type_hints(State)
-    s = {k: _value(hints[k], v) for k, v in d["state"].items()}
-    if set(s) != {f.name for f in fields(State)} - {"plan"}:
-        raise StateError("the fields of a replica's state do not match")
+    spec = _spec(d["spec"])
+    s = _validated(_model(State), d["state"], "state")
     state = State(plan=compile_spec(spec, s["epoch"]), **s)
     # the engine's invariant (docs/design.md 3.5): every simulated microsecond is in a bucket or in flight
     if sum(state.totals.bucket_us().values()) + state.in_flight_us() != state.clock:
@@ -306,33 +334,11 @@ def _restore_state(d: dict) -> State:
 
 
 def _columns(cls: type, cols, n: int) -> dict[str, list]:
-    """Columns of ``cls``'s fields (``plan`` apart), each ``n`` values of the field's type (tuples from lists):
-    one type check per column where the type is a plain int, bool or tuple of ints; ValueError (or TypeError,
-    KeyError) when they do not fit."""
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in fields(cls)} - {"plan"}
-    if not isinstance(cols, dict) or set(cols) != names:
-        raise ValueError(f"the fields of {cls.__name__} do not match")
-    out = {}
-    for name in names:
-        tp, col = hints[name], cols[name]
-        if dataclasses.is_dataclass(tp):
-            out[name] = _objects(tp, _columns(tp, col, n), n)
-            continue
-        if not isinstance(col, list) or len(col) != n:
-            raise ValueError(f"{cls.__name__}.{name}: expected {n} values")
-        if tp in (int, bool):
-            if not set(map(type, col)) <= {tp}:
-                raise ValueError(f"{cls.__name__}.{name}: expected {tp.__name__} values")
-            out[name] = col
-        elif typing.get_origin(tp) is tuple and set(typing.get_args(tp)) <= {int, Ellipsis}:
-            if not all(type(v) is list and set(map(type, v)) <= {int} for v in col):
-                raise ValueError(f"{cls.__name__}.{name}: expected lists of int")
-            out[name] = [tuple(v) for v in col]
-            if Ellipsis not in typing.get_args(tp) and {len(v) for v in col} - {len(typing.get_args(tp))}:
-                raise ValueError(f"{cls.__name__}.{name}: expected {len(typing.get_args(tp))} items")
-        else:
-            out[name] = [_value(tp, v) for v in col]
+    """Columns of ``cls``'s fields (``plan`` apart), each ``n`` values of the field's type (a nested dataclass's:
+    ``n`` objects); ValueError when they do not fit."""
+    out = _validated(_model(cls, True), cols, cls.__name__)
+    if {len(v) for v in out.values()} != {n}:
+        raise ValueError(f"{cls.__name__}: expected {n} values per field")
     return out
 
 
@@ -346,7 +352,7 @@ def _objects(cls: type, cols: dict[str, list], n: int, **each) -> list:
 
 def _restore_lane_states(d: dict) -> tuple[State, ...]:
     """A version 2 lane's States (see _replicas): the plans compiled for all seeds at once (compile_seeds)."""
-    spec, seeds = _value(JobSpec, d["spec"]), d["seeds"]
+    spec, seeds = _spec(d["spec"]), d["seeds"]
     if not isinstance(seeds, list) or not seeds or not set(map(type, seeds)) <= {int}:
         raise ValueError("the seeds are not a list of integers")
     cols = _columns(State, d["state"], len(seeds))
@@ -373,47 +379,69 @@ def decode(raw: bytes) -> dict:
         raise StateError(f"not JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise StateError("not a simd state file")
-    known = doc.get("layout") == LAYOUT or doc.get("layout") in EARLIER
-    if doc.get("version") not in READABLE or not known:
+    layout = doc.get("layout")
+    try:
+        lacking = _lacking(layout) if isinstance(layout, str) and len(layout) <= len(LAYOUT) * 4 else None
+        why = "" if lacking is not None else ": not a layout"
+    except StateError as exc:
+        lacking, why = None, f": {exc}"
+    if doc.get("version") not in READABLE or lacking is None:
         raise StateError(f"written by another simd (format version {doc.get('version')!r}, engine layout "
-                         f"{'the same' if known else 'different'})")
+                         f"{'readable' if lacking is not None else 'different'}{why})")
     payload = doc.get("payload")
     if not isinstance(payload, dict) or _digest(raw, payload, doc["version"]) != doc.get("sha256"):
         raise StateError("checksum mismatch")
-    if doc["layout"] != LAYOUT:
-        _grow(payload, EARLIER[doc["layout"]])
+    if layout != LAYOUT:
+        _grow(payload, lacking)
     return payload
 
 
-def _grow(payload: dict, grown: dict) -> None:
-    """A payload of an earlier layout with the fields grown since at their values (GROWN), in place: version 2
-    lanes (a spec and columns), version 1 lanes (a spec and a state per replica). Malformed parts are left as
+def _grow(payload: dict, lacking: dict[str, dict[str, object]]) -> None:
+    """A payload of an earlier layout with what it lacks at the declared defaults (_lacking), in place: version
+    2 lanes (a spec and columns), version 1 lanes (a spec and a state per replica). Malformed parts are left as
     they are, for resume's checks to refuse."""
-    def add(obj, cls: str, n: int | None) -> None:
-        if isinstance(obj, dict):
-            for (c, name), value in grown.items():
-                if c == cls:
-                    obj.setdefault(name, value if n is None else [value] * n)
-
     lanes = payload.get("lanes")
     for lane in lanes if isinstance(lanes, list) else ():
         if not isinstance(lane, dict):
             continue
         if isinstance(lane.get("seeds"), list):  # version 2
-            add(lane.get("spec"), "JobSpec", None)
-            if isinstance(lane.get("spec"), dict):
-                add(lane["spec"].get("servers"), "Servers", None)
-            cols, n = lane.get("state"), len(lane["seeds"])
-            add(cols, "State", n)
-            for totals in ("totals", "job_start"):
-                add(cols.get(totals) if isinstance(cols, dict) else None, "Totals", n)
+            _fill(JobSpec, lane.get("spec"), lacking)
+            _fill_columns(State, lane.get("state"), lacking, len(lane["seeds"]))
         for replica in lane.get("replicas") or () if isinstance(lane.get("replicas"), list) else ():  # version 1
             if isinstance(replica, dict):
-                add(replica.get("spec"), "JobSpec", None)
-                state = replica.get("state")
-                add(state, "State", None)
-                for totals in ("totals", "job_start"):
-                    add(state.get(totals) if isinstance(state, dict) else None, "Totals", None)
+                _fill(JobSpec, replica.get("spec"), lacking)
+                _fill(State, replica.get("state"), lacking)
+
+
+def _fill(tp, v, lacking: dict) -> None:
+    """``v`` (parsed JSON of type ``tp``) with the fields it lacks, through nested dataclasses, in place."""
+    for arg in typing.get_args(tp):  # X | None, tuple[X, ...]
+        if arg is not Ellipsis:
+            for x in v if isinstance(v, list) and typing.get_origin(tp) is tuple else (v,):
+                _fill(arg, x, lacking)
+    if not (dataclasses.is_dataclass(tp) and isinstance(v, dict)):
+        return
+    for name, default in lacking.get(tp.__name__, {}).items():
+        v.setdefault(name, default)
+    for name, hint in _hints(tp).items():
+        if name in v:
+            _fill(hint, v[name], lacking)
+
+
+def _fill_columns(cls: type, cols, lacking: dict, n: int) -> None:
+    """Columns of ``n`` replicas (see _columns) with the fields they lack, each its default n times, in place."""
+    if not isinstance(cols, dict):
+        return
+    for name, default in lacking.get(cls.__name__, {}).items():
+        cols.setdefault(name, [default] * n)
+    for name, hint in _hints(cls).items():
+        if dataclasses.is_dataclass(hint) and name != "plan":
+            _fill_columns(hint, cols.get(name), lacking, n)
+
+
+@functools.cache
+def _hints(cls: type) -> dict:
+    return typing.get_type_hints(cls)
 
 
 def _digest(raw: bytes, payload: dict, version: int) -> str:

@@ -5,7 +5,7 @@ families of simd.metrics.table's rows from it, so a scrape is always one whole t
 (:func:`new_registry`) is its own ``CollectorRegistry``, never prometheus_client's global one; it holds this
 collector, prometheus_client's ``ProcessCollector`` (the daemon's CPU, memory, file descriptors) and, once
 the tick loop registers them, the daemon-health metrics (simd.metrics.health). prometheus_client writes the
-exposition (text 0.0.4 or OpenMetrics, gzip: simd.daemon.server).
+exposition (text 0.0.4 or OpenMetrics, gzip: simd.daemon.scrape).
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class TickHealth:
         self.ready = Gauge(**_args("simd_ready"), registry=registry)
         self._is_ready: bool | None = None
         self._slot = 0  # the slot of the last tick (slot 0: the start)
-        self.generation = 0  # counts the ticks recorded (simd.daemon.server reuses a rendering until it changes)
+        self.generation = 0  # counts the ticks recorded (simd.daemon.scrape reuses a rendering until it changes)
         self._last_done = start  # clock at the end of the last tick (the start before any)
         self._any = False
         self._pending, self._last_warned = (0, 0), -math.inf  # overruns not logged yet (slow, missed)
@@ -137,7 +137,7 @@ class DaemonStatus:
         self.reload_time = Gauge(**_args("simd_config_last_reload_success_timestamp_seconds"), registry=registry)
         self.last_save = Gauge(**_args("simd_state_last_save_timestamp_seconds"), registry=registry)
         self.save_errors = Counter(**_args("simd_state_save_errors"), registry=registry)
-        self.generation = 0  # changes whenever a value here does (simd.daemon.server reuses a rendering until then)
+        self.generation = 0  # changes whenever a value here does (simd.daemon.scrape reuses a rendering until then)
         self.reload_successful = True
         self.reloaded(True)
 

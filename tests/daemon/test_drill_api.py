@@ -14,7 +14,8 @@ from prometheus_client import generate_latest
 from support.daemon import FakeClock
 from support.scenarios import SMALL_YAML
 
-from simd.daemon.server import HttpServer, make_app
+from simd.daemon.app import make_app
+from simd.daemon.waitress_adapter import HttpServer
 from simd.live.drills import DrillControl
 from simd.live.ticker import Ticker
 from simd.metrics.collector import new_registry

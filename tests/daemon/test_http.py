@@ -1,5 +1,5 @@
-"""simd.daemon.server over a real socket in-process: /metrics, /healthz, 404, 405, a scrape during a tick, gzip and
-OpenMetrics, IPv6, a port in use. No sleeps."""
+"""simd.daemon.app on simd.daemon.waitress_adapter over a real socket in-process: /metrics, /healthz, 404, 405, a
+scrape during a tick, gzip and OpenMetrics, IPv6, a port in use. No sleeps."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from prometheus_client import generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from support.daemon import FakeClock, small_config
 
-from simd.daemon.server import HttpServer, make_app
+from simd.daemon.app import make_app
+from simd.daemon.waitress_adapter import HttpServer
 from simd.engine import advance
 from simd.live.ticker import Ticker
 from simd.metrics.collector import new_registry

@@ -18,7 +18,7 @@ from support.daemon import FakeClock, wsgi_call
 from support.scenarios import SMALL_YAML, STORAGE, drills
 
 from simd.daemon.process import build
-from simd.daemon.server import HttpServer
+from simd.daemon.waitress_adapter import HttpServer
 from simd.scenario import parse_config
 
 TOKEN = "t0ken-for-limits"
@@ -256,7 +256,7 @@ def test_fuzzed_requests_over_a_socket_never_crash_the_server(fresh, r):
 def _counting(monkeypatch, app) -> dict:
     """Count the app's renderings and its collections of the registry."""
     counts = {"render": 0, "collect": 0}
-    render, collect = app._render, app._families.collect_from
+    render, collect = app.renderings._render, app.renderings._families.collect_from
 
     def counted_render(env):
         counts["render"] += 1
@@ -266,8 +266,8 @@ def _counting(monkeypatch, app) -> dict:
         counts["collect"] += 1
         return collect(registry)
 
-    monkeypatch.setattr(app, "_render", counted_render)
-    monkeypatch.setattr(app._families, "collect_from", counted_collect)
+    monkeypatch.setattr(app.renderings, "_render", counted_render)
+    monkeypatch.setattr(app.renderings._families, "collect_from", counted_collect)
     return counts
 
 
@@ -299,7 +299,7 @@ def test_a_selection_is_what_prometheus_client_selects(fresh):
 
 
 def test_distinct_selections_beyond_the_limit_wait_for_the_next_tick(fresh, monkeypatch):
-    from simd.daemon.server import MAX_VARIANTS
+    from simd.daemon.scrape import MAX_VARIANTS
 
     _, parts = fresh
     parts.ticker.tick()
@@ -426,7 +426,7 @@ def test_a_chunk_larger_than_the_body_limit_is_413_at_once(fresh, size):
 def test_the_task_queue_serves_the_least_recently_served_connection_first():
     """A flood of requests on a few connections no longer puts a scraper's request behind all of them: the
     connection served least recently goes first, and the flooding ones take turns."""
-    from simd.daemon.server import _FairQueue
+    from simd.daemon.waitress_adapter import _FairQueue
 
     q = _FairQueue()
     flood = [object() for _ in range(3)]
@@ -448,7 +448,7 @@ def test_a_tick_with_nobody_scraping_collects_nothing(fresh, monkeypatch):
     thread, and the next scrape still gets the new tick's values."""
     _, parts = fresh
     counts = _counting(monkeypatch, parts.app)
-    parts.app._wanted.clear()
+    parts.app.renderings._wanted.clear()
     parts.ticker.tick()
     parts.app.refresh()
     assert counts == {"render": 0, "collect": 0}

@@ -1,4 +1,4 @@
-"""simd.daemon.server's WSGI app called in-process (no socket): routes, methods, negotiation, the control API's
+"""simd.daemon.app's WSGI app called in-process (no socket): routes, methods, negotiation, the control API's
 statuses. The daemon's own app (simd.daemon.process.assemble) on the small configuration with an injected clock."""
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def test_the_bearer_scheme_is_case_insensitive(daemon, header):
                                     "Bearer T0KEN", "Bearer t0ken "])
 def test_other_authorizations_are_401_and_logged_once_per_interval(daemon, header, caplog):
     ticker, app, clock = daemon
-    with caplog.at_level("WARNING", logger="simd.daemon.server"):
+    with caplog.at_level("WARNING", logger="simd.daemon.app"):
         for _ in range(3):
             assert post(app, "/api/v1/drills/storage", token=None, AUTHORIZATION=header)[0] == 401
         clock.advance(11.0)
@@ -194,12 +194,12 @@ def test_a_rendering_is_reused_within_a_tick_and_renewed_after_it(daemon):
     clock.t = 3.0
     ticker.tick()
     app.refresh()  # what the tick loop does: render ahead the variants asked for recently
-    with app._rendering:  # a rendering in progress elsewhere: the prepared one is served, not waited for
+    with app.renderings._rendering:  # a rendering in progress elsewhere: the prepared one is served, not waited for
         ready = wsgi_call(app, ACCEPT_ENCODING="gzip")[2]
     assert b"simd_ticks_total 3.0" in gzip.decompress(ready)
     clock.t = 4.0
     ticker.tick()
-    with app._rendering:  # the new tick is not rendered yet and another thread is at it: the previous one
+    with app.renderings._rendering:  # the new tick is not rendered yet and another thread is at it: the previous one
         assert wsgi_call(app, ACCEPT_ENCODING="gzip")[2] is ready
     assert b"simd_ticks_total 4.0" in gzip.decompress(wsgi_call(app, ACCEPT_ENCODING="gzip")[2])
 

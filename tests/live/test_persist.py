@@ -252,31 +252,61 @@ def test_servers_and_their_pools_are_saved_and_resume_exactly():
     assert r.snapshot.simulated_us == t.snapshot.simulated_us
     assert r.states == t.states
 
-def test_a_file_of_the_layout_before_servers_is_read_with_them_off():
-    """A version 2 file as the simd before servers wrote it (its layout, no servers fields) resumes exactly: the
-    fields grown since (persist.GROWN) are read at the values that mean "off"."""
+EARLIER_LAYOUTS = [line for line in (DATA / "state-layouts.txt").read_text().splitlines()
+                   if line and not line.startswith("#")]
+
+
+def _fields(layout: str) -> dict[str, list[str]]:
+    return {cls: names.split("/") for cls, _, names in (part.partition(":") for part in layout.split(","))}
+
+
+def _document(payload: dict, layout: str) -> bytes:
+    body = persist._canonical(payload)
+    doc = json.dumps({"format": persist.FORMAT, "version": 2, "layout": layout,
+                      "sha256": persist.hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
+    return doc[:-1].encode() + b',"payload":' + body + b"}\n"
+
+
+@pytest.mark.parametrize("layout", EARLIER_LAYOUTS, ids=["before-servers", "before-diagnosis"])
+def test_a_file_of_an_earlier_layout_is_read_with_what_it_lacks_off(layout):
+    """A version 2 file as an earlier simd wrote it (its layout, without the fields grown since) resumes exactly:
+    the fields it lacks are read at the engine's declared defaults, which mean "off"."""
+    assert layout != persist.LAYOUT
     text = (DATA / "state-v1.yaml").read_text()
     clock = FakeClock(START)
     t = ticker(text, clock)
     run_to(t, clock, 1.0, 2.0)
     payload = json.loads(saved_bytes(t))["payload"]
+    kept = _fields(layout)
     for lane in payload["lanes"]:
-        del lane["spec"]["servers"]
-        for (cls, name) in persist.GROWN:
-            if cls == "State":
-                del lane["state"][name]
-            elif cls == "Totals":
-                for totals in ("totals", "job_start"):
-                    del lane["state"][totals][name]
-    old = next(iter(persist.EARLIER))
-    body = persist._canonical(payload)
-    doc = json.dumps({"format": persist.FORMAT, "version": 2, "layout": old,
-                      "sha256": persist.hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
-    raw = doc[:-1].encode() + b',"payload":' + body + b"}\n"
+        assert lane["spec"]["servers"] is None
+        for obj, cls in ((lane["spec"], "JobSpec"), (lane["state"], "State"), (lane["state"]["totals"], "Totals"),
+                         (lane["state"]["job_start"], "Totals")):
+            for name in set(obj) - set(kept[cls]):
+                del obj[name]
+    raw = _document(payload, layout)
     resumed = resume(decode(raw), parse_config(text))
     assert [lane.states for lane in resumed.lanes] == [lane.states for lane in t.lanes]
-    with pytest.raises(persist.StateError, match="engine layout different"):
-        decode(raw.replace(old.encode(), old.replace("State:", "State:x/").encode()))
+    assert all(lane.states[0].clock > 0 for lane in resumed.lanes)  # resumed, not started fresh
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda layout: layout.replace("State:", "State:x/"), "State has a field the engine does not declare"),
+    (lambda layout: layout.replace("/clock/", "/"), "State lacks a field without a default"),
+    (lambda layout: layout + ",Gone:a/b", "a class the engine does not declare"),
+    (lambda layout: layout + ",Hyper:interval_steps/window_steps", "a class the engine does not declare, or one"),
+    (lambda layout: layout.replace("Totals:", "Totals:steps_executed/"), "Totals has a field"),
+])
+def test_a_file_of_a_layout_the_declarations_cannot_fill_is_refused(change, why):
+    """A layout is read when each field it lacks has a declared default; another one (a field or class the engine
+    does not declare, a required field missing) is foreign, whether it is the current layout or an earlier one."""
+    text = (DATA / "state-v1.yaml").read_text()
+    t = ticker(text, FakeClock(START))
+    payload = json.loads(saved_bytes(t))["payload"]
+    for layout in (persist.LAYOUT, EARLIER_LAYOUTS[0]):
+        with pytest.raises(persist.StateError, match=f"engine layout different: {why}"):
+            decode(_document(payload, change(layout)))
+
 
 # 10,000 replicas of a small job: failures, SDCs and stragglers within minutes
 MANY = scenario_file(job("many", seed=11, replicas=10000, n_gpus=64, step_seconds=10, target_steps=50,

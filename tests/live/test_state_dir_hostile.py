@@ -189,3 +189,29 @@ def test_a_shared_clock_outside_its_range_is_refused(value):
     payload["simulated_us"] = value
     with pytest.raises(persist.StateError, match="simulated_us must be an integer"):
         resume(decode(document(payload)), parse_config(SMALL_YAML))
+
+
+@pytest.mark.parametrize("damage, why", [
+    (lambda lane: lane["state"]["clock"].__setitem__(0, True), "State.clock.0: Input should be a valid integer"),
+    (lambda lane: lane["state"]["totals"]["checkpoints"].__setitem__(1, 2.0), "State.totals.checkpoints.1: Input "
+                                                                             "should be a valid integer"),
+    (lambda lane: lane["state"]["hard"].__setitem__(0, [1, 2, 3]), "State.hard.0: Tuple should have at most 2"),
+    (lambda lane: lane["state"].__setitem__("planted_" + "x" * 300, [0] * len(lane["seeds"])),
+     "State: a field the engine does not declare"),
+    (lambda lane: lane["state"].pop("g"), "State.g: Field required"),
+    (lambda lane: lane["state"]["t"].pop(), "State: expected 3 values per field"),
+    (lambda lane: lane["spec"].__setitem__("n_gpus", "1024"), "spec.n_gpus: Input should be a valid integer"),
+    (lambda lane: lane["spec"].__setitem__("causes", [{"name": "x"}]), "spec.causes.0.share: Field required"),
+])
+def test_a_field_of_the_wrong_type_starts_that_scenario_fresh_saying_where(caplog, damage, why):
+    """The typed decoding (pydantic over the engine's declarations) refuses what does not fit, in one line that
+    says where and never repeats what the file holds."""
+    t, payload = _payload()
+    lane = payload["lanes"][3]  # sw-10: three replicas
+    assert len(lane["seeds"]) == 3
+    damage(lane)
+    with caplog.at_level(logging.WARNING, logger="simd.live.persist"):
+        lanes = resume(decode(document(payload)), parse_config(SMALL_YAML)).lanes
+    assert lanes[3].states[0].clock == 0 and lanes[0].states == t.lanes[0].states
+    (line,) = [r.getMessage() for r in caplog.records if "cannot be resumed" in r.getMessage()]
+    assert why in line and "xxx" not in line and "1024" not in line
