@@ -64,9 +64,9 @@ class Costs:
 # (2,000-10,000 replicas, 3,600 simulated s per call); 0.65-0.83 us per replica per call (mostly its streams'
 # jumps to their current draws, in the kernel) and ~0.2 us in the arrays' copies.
 KERNEL = Costs(per_event_us=0.5, per_step_us=0.02, per_call_us=1.0)
-# An injected advance, one replica at a time (tests; every lane runs on the batch over replicas since issue 20):
-# what it runs is not known, so it is counted at the slowest path's costs, those of the Python segment walk that
-# was the engine's reference until issue 20: 44 us per event at a failure every other 1 s step; ~14 ns per
+# An injected advance, one replica at a time (tests; every lane of the daemon runs on the batch over replicas):
+# what it runs is not known, so it is counted at the costs of a slow path, a Python segment walk of the same model
+# (measured: 44 us per event at a failure every other 1 s step); ~14 ns per
 # straggler-drawn step (simd/engine/stragglers.py); 70-220 us per call that crosses no event (core.advance on the
 # compiled loop: 45 us per call, 0.05 us per event).
 CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0)
