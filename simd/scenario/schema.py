@@ -47,13 +47,14 @@ def _attribute_docs() -> dict[str, dict[str, str]]:
     pydantic's ``use_attribute_docstrings`` reads them, in one pass over this file."""
     import ast
     import inspect
+    from itertools import pairwise
     from pathlib import Path
 
     docs = {}
     for node in ast.parse(Path(__file__).read_text(encoding="utf-8")).body:
         if isinstance(node, ast.ClassDef):
             docs[node.name] = {
-                a.target.id: inspect.cleandoc(b.value.value) for a, b in zip(node.body, node.body[1:])
+                a.target.id: inspect.cleandoc(b.value.value) for a, b in pairwise(node.body)
                 if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
                 and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)}
     return docs

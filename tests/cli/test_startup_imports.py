@@ -43,7 +43,8 @@ def test_simulate_imports_no_plots_server_or_scipy_linalg(tmp_path):
     extra = ("from numba.np import arraymath\n"
              "assert arraymath._HAVE_BLAS\n"
              "import os, scipy\n"
-             "assert sys.modules['scipy.linalg.cython_blas'].__spec__.origin.startswith(os.path.dirname(scipy.__file__))\n")
+             "origin = sys.modules['scipy.linalg.cython_blas'].__spec__.origin\n"
+             "assert origin.startswith(os.path.dirname(scipy.__file__)), origin\n")
     loaded = loaded_after(["simulate", "--seeds", "1", "--scenario", "ideal"], tmp_path, extra)
     assert "numba" in loaded and "scipy.linalg.cython_blas" in loaded
     assert not [m for m in ("matplotlib", "prometheus_client", "waitress", "apscheduler", "dask", "scipy.linalg",
