@@ -177,7 +177,7 @@ def preload_blas() -> bool:
 
     numba's CPU target, when it is first used, imports ``scipy.linalg.cython_blas`` to learn whether BLAS is
     there (numba.np.arraymath; then, from scipy.__config__, its integer width). The ordinary import runs the
-    package ``scipy.linalg`` first, and with it much of scipy and numpy (numpy.f2py, numpy.testing, numpy.ma):
+    package ``scipy.linalg`` first, and with it much of scipy and numpy (numpy.f2py, numpy.testing, unittest):
     ~0.17 s of a warm ``simd simulate`` (python -X importtime), for a module that loads alone in ~1 ms. Loaded
     here under its own name from scipy's own file, it is the very module numba's import returns (the same BLAS
     functions, the same answer), without the package; ``import scipy.linalg`` later still runs the package,
