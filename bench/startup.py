@@ -5,20 +5,25 @@ cache the cold run filled:
   1. each kernel unit's compile time alone (simd.engine.kernels; a fresh process and cache each), and ``simd
      compile`` (every unit from cold, side by side in child processes; target under 15 s);
   2. ``simd simulate --seeds 1`` (the embedded configuration: every scenario once), cold and warm
-     (target: cold under 10 s on an idle 2-core machine);
+     (target: cold under 10 s on an idle 2-core machine); then, warm, ``simd simulate --seeds 1`` and ``simd
+     check-config`` of the embedded configuration as whole processes, ``--repeat`` times each, alternating:
+     median and fastest wall seconds and the median CPU seconds (user + system; target: at most 0.7 s wall);
   3. ``simd run``: seconds from the start to the first answer of /metrics and to 200 on /-/ready, cold and
      warm (target: /metrics within 3 s either way, ready within 3 s warm);
   4. the daemon's resident memory (VmRSS, and its peak VmHWM) after ``--rss-seconds`` (default 60) with the
      embedded configuration.
-Usage: python bench/startup.py [--rss-seconds S] [--skip-units]
+Usage: python bench/startup.py [--rss-seconds S] [--skip-units] [--repeat N] [--only-simulate]
+(``--only-simulate``: section 2 alone.)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +36,8 @@ from procs import free_port
 from simd.engine.kernels import UNITS
 
 PY = sys.executable
-COMPILE_TARGET_SECONDS = 15.0  # issue 20: every kernel from cold, on this 2-core machine
+COMPILE_TARGET_SECONDS = 15.0  # every kernel from cold, on this 2-core machine
+WARM_TARGET_SECONDS = 0.7  # a warm simd simulate --seeds 1 or simd check-config, as a whole process
 
 
 def env_with(cache: str) -> dict:
@@ -42,6 +48,38 @@ def timed(argv: list[str], env: dict) -> float:
     t0 = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - t0
+
+
+def timed_cpu(argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the process and its children) of one run of ``argv``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(argv, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def warm_commands(cache: str, repeat: int) -> None:
+    """``simd simulate --seeds 1`` and ``simd check-config`` (the embedded configuration), warm, ``repeat`` times
+    each, alternating (a shared machine's speed drifts: both see the same drift). simd's bytecode is compiled
+    first, as an installed package has it: under PYTHONDONTWRITEBYTECODE=1 every run would compile simd's sources
+    again (~0.1-0.2 s more per run measured here)."""
+    import simd
+
+    subprocess.run([PY, "-m", "compileall", "-q", os.path.dirname(simd.__file__)], check=True,
+                   stdout=subprocess.DEVNULL)
+    config = os.path.join(cache, "default.yaml")
+    with open(config, "w") as f:
+        subprocess.run([PY, "-m", "simd", "config", "--default"], env=env_with(cache), check=True, stdout=f)
+    commands = {"simd simulate --seeds 1": [PY, "-m", "simd", "simulate", "--seeds", "1"],
+                "simd check-config <default>": [PY, "-m", "simd", "check-config", config]}
+    runs = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, argv in commands.items():
+            runs[name].append(timed_cpu(argv, env_with(cache)))
+    for name, times in runs.items():
+        walls, cpus = [w for w, _ in times], [c for _, c in times]
+        print(f"   warm {name:28s} wall median {statistics.median(walls):5.2f} s, fastest {min(walls):5.2f} s; "
+              f"CPU median {statistics.median(cpus):5.2f} s   (target: <= {WARM_TARGET_SECONDS:g} s)")
 
 
 def unit_seconds(unit: str) -> float:
@@ -97,10 +135,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rss-seconds", type=float, default=60.0)
     ap.add_argument("--skip-units", action="store_true", help="skip the per-unit compiles (~30 s)")
+    ap.add_argument("--repeat", type=int, default=10, help="warm runs of each command in section 2 (default 10)")
+    ap.add_argument("--only-simulate", action="store_true", help="section 2 alone")
     args = ap.parse_args()
     print(f"load average at the start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
 
-    if not args.skip_units:
+    if not args.skip_units and not args.only_simulate:
         print("\n1. kernel units, each compiled alone (fresh process, empty cache)")
         for u in UNITS:
             print(f"   {u:10s} {unit_seconds(u):6.1f} s")
@@ -115,7 +155,11 @@ def main() -> None:
     cold = timed([PY, "-m", "simd", "simulate", "--seeds", "1"], env_with(cache))
     warm = timed([PY, "-m", "simd", "simulate", "--seeds", "1"], env_with(cache))
     print(f"   cold {cold:6.1f} s   warm {warm:6.1f} s   (target: cold < 10 s)")
+    warm_commands(cache, args.repeat)
     shutil.rmtree(cache, ignore_errors=True)
+    if args.only_simulate:
+        print(f"\nload average at the end: {os.getloadavg()[0]:.2f}")
+        return
 
     print("\n3. simd run on the embedded configuration: seconds from the start")
     cache = tempfile.mkdtemp(prefix="bench-kernels-")

@@ -165,7 +165,48 @@ def configure(state_dir: str | None = None) -> Choice:
     if numba_config is not None:  # numba read its environment at import: tell it too
         numba_config.CACHE_DIR = choice.path or ""
         numba_config.CACHE_LOCATOR_CLASSES = os.environ.get(ENV_LOCATOR, "")
+    preload_blas()
     return choice
+
+
+BLAS_MODULE = "scipy.linalg.cython_blas"
+
+
+def preload_blas() -> bool:
+    """Load scipy's BLAS module by itself, before numba's first compile or cache load; whether it did.
+
+    numba's CPU target, when it is first used, imports ``scipy.linalg.cython_blas`` to learn whether BLAS is
+    there (numba.np.arraymath; then, from scipy.__config__, its integer width). The ordinary import runs the
+    package ``scipy.linalg`` first, and with it much of scipy and numpy (numpy.f2py, numpy.testing, unittest):
+    ~0.17 s of a warm ``simd simulate`` (python -X importtime), for a module that loads alone in ~1 ms. Loaded
+    here under its own name from scipy's own file, it is the very module numba's import returns (the same BLAS
+    functions, the same answer), without the package; ``import scipy.linalg`` later still runs the package,
+    which finds it loaded (``import scipy.linalg.cython_blas`` and ``from scipy.linalg import cython_blas`` give
+    it; the package has no attribute of that name then, which nothing here reads). Anything unexpected (no scipy,
+    another layout, numba already set up) leaves the import to numba."""
+    if BLAS_MODULE in sys.modules or "scipy.linalg" in sys.modules or "numba.np.arraymath" in sys.modules:
+        return False
+    import importlib.machinery
+    import importlib.util
+
+    try:
+        scipy = importlib.util.find_spec("scipy")
+        if scipy is None or not scipy.submodule_search_locations:
+            return False
+        linalg = os.path.join(list(scipy.submodule_search_locations)[0], "linalg")
+        loaders = [(importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES)]
+        found = importlib.machinery.FileFinder(linalg, *loaders).find_spec("cython_blas")
+        if found is None or not isinstance(found.loader, importlib.machinery.ExtensionFileLoader):
+            return False
+        spec = importlib.util.spec_from_file_location(BLAS_MODULE, found.origin)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[BLAS_MODULE] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 (numba imports it the ordinary way then)
+        sys.modules.pop(BLAS_MODULE, None)
+        log.debug("kernel cache: scipy's BLAS module not preloaded: %s", exc)
+        return False
+    return True
 
 
 def current() -> Choice:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from simd.engine import compile_spec, job_hazards
 from simd.scenario.schema import Scenario
@@ -12,8 +13,11 @@ def summary(s: Scenario) -> str:
     """One line per scenario for ``simd check-config``."""
     v = s.validation.interval_steps
     spec = s.job_spec()
+    # The servers' plan without the step-time tables: their hazard and lemons do not depend on stragglers, and
+    # a table with jitter costs ~0.2 s to build (simd.engine.stragglers), the bulk of a check-config.
+    plan = compile_spec(replace(spec, stragglers=None)) if s.servers is not None else None
     # over the fleet's types, and the shadow ranks' duplicates; with servers, their mean rates (lemons included)
-    h = compile_spec(spec).hard_hazard if s.servers is not None else job_hazards(spec)[0]
+    h = plan.hard_hazard if plan is not None else job_hazards(spec)[0]
     mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
     extra = ""
     if s.fleet is not None:
@@ -28,7 +32,7 @@ def summary(s: Scenario) -> str:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:
         sv, lt = s.servers, s.servers.lifetime
-        lemons = compile_spec(spec).lemons
+        lemons = plan.lemons
         extra += (f", {s.gpus // sv.gpus_per_server} servers of {sv.gpus_per_server} GPUs"
                   + (f" ({lemons} lemons x{sv.lemons.multiplier:g})" if lemons else "")
                   + (f", rates x gamma (shape {sv.rates.gamma_shape:g})" if sv.rates else "")
