@@ -28,13 +28,10 @@ numba checks an entry against its own source file only; simd.kernellocator (name
 in another file does not leave the kernel's old code in the cache.
 
 LLVM optimises the kernels at level 1 (``NUMBA_OPT=1``, set when this module is imported; numba reads it again at
-every compile), not
-numba's default 3, unless the environment sets ``NUMBA_OPT``: measured on the project's 2-core machine on
-2026-12-03, the kernel unit compiles from cold in ~8.0 s instead of ~9.8 s (most of a first ``simd simulate``),
-and the kernels run as fast: ``python bench/engine.py --repeat 3`` once at each level gave every engine row within
-noise (plain 3.5 and 3.5 ms, shadow 4.8 and 4.6, fleet 7.8 and 7.7, committed 4.8 and 4.4; stragglers 8.2 and
-8.1 ns per drawn step), and ``simd sweep`` of llama3-16k (6 points x 40 replicas, warm) 1.97 and 1.87 s. Child
-processes (a sweep's workers) inherit it.
+every compile), not numba's default 3, unless the environment sets ``NUMBA_OPT``: measured on the project's 2-core
+machine, the loop compiles from cold ~1.8 s faster at level 1 (most of a first ``simd simulate``) and the kernels
+run as fast (every row of ``python bench/engine.py --repeat 3`` within noise at both levels, and ``simd sweep`` of
+llama3-16k: bench/README.md has the numbers). Child processes (a sweep's workers) inherit it.
 """
 
 from __future__ import annotations

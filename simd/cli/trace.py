@@ -1,4 +1,4 @@
-"""``simd trace``: a cluster's fault log (issue 22; docs/traces.md). ``simd trace stats FILE``: what the log says;
+"""``simd trace``: a cluster's fault log (docs/traces.md). ``simd trace stats FILE``: what the log says;
 ``simd trace fit FILE --servers N``: the server model fitted to it, written as a scenario file, and how well it
 reproduces the log."""
 
