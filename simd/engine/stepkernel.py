@@ -14,6 +14,8 @@ jumping ahead: O(log g0), about 0.1 us, instead of numpy's per-call generator se
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from simd.engine.hazard import NEVER
@@ -122,3 +124,11 @@ def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
                                             ckpt_us, val_every, val_us, slow, 0, NEVER, ha, hb, hc, hf, sa, sb, sc,
                                             sf, base, bounds, hist)
     return m, total
+
+
+@njit()
+def erfc_into(x, out):
+    """``out[i] = math.erfc(x[i])``: the straggler tables' tails (stragglers._log_cdf), the same doubles as the
+    standard library's (both libm's erfc; tests compare them) ~10x faster than calling it from numpy."""
+    for i in range(x.shape[0]):
+        out[i] = math.erfc(x[i])

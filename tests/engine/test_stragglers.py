@@ -179,3 +179,15 @@ def test_run_ends_fitted_cut_or_due_as_a_step_by_step_loop_does(due_at, budget_a
     assert how == (stepkernel.FITTED if due_at is None and budget_at is None else
                    stepkernel.DUE if budget_at is None or (due_at is not None and due_at <= budget_at)
                    else stepkernel.CUT)
+
+
+def test_the_compiled_erfc_gives_the_standard_librarys_doubles():
+    """The straggler tables' tails (stragglers._log_cdf) come from stepkernel.erfc_into: bit for bit math.erfc over
+    the tables' range and its extremes."""
+    from simd.engine.stepkernel import erfc_into
+
+    x = np.concatenate((np.linspace(-40.0, 40.0, 100_001), np.random.default_rng(3).normal(0.0, 6.0, 100_000),
+                        [0.0, -0.0, 1e-300, 5e-324, 27.2, 26.5, -6.0, np.inf, -np.inf]))
+    got = np.empty_like(x)
+    erfc_into(x, got)
+    assert np.array_equal(got.view(np.int64), np.array([math.erfc(v) for v in x]).view(np.int64))
