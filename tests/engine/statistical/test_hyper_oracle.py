@@ -8,6 +8,7 @@ import pytest
 from hyper_cases import CONFIGS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from xspecs import assert_agree, check_partition, extended_specs
 
 from simd.engine import US_PER_SECOND, advance, new_state
@@ -29,7 +30,7 @@ def test_engine_matches_per_step_loop_with_hyper(name):
 
 
 # budget trimmed for the suite's 5-minute limit (hypothesis draws anew on every run, so coverage adds up)
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=extended_specs(hyper=True, late=False), horizon_steps=st.integers(1, 2000),
        cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
@@ -43,7 +44,7 @@ def _without_hyper(state):
 
 
 # budget trimmed for the suite's 5-minute limit (hypothesis draws anew on every run, so coverage adds up)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=extended_specs(), window=st.integers(1, 1000), horizon_steps=st.integers(1, 1500))
 def test_hyper_interval_equal_to_the_normal_one_is_the_plain_scenario(s, window, horizon_steps):
     """Every rollback point is then on the normal lattice, so the hyper lattice is the normal one: the same

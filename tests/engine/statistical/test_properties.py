@@ -6,6 +6,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
+from support.examples import examples
 
 from simd.engine import BUCKETS, US_PER_SECOND, Cause, advance, new_state
 
@@ -58,7 +59,7 @@ def _totals_flat(state):
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=st.one_of(specs, vectorizable_specs()), horizon_steps=st.integers(1, 3000),
        cuts=st.lists(st.floats(0, 1), max_size=12))
 def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
@@ -78,7 +79,7 @@ def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
     assert events == whole_events
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(s=specs, horizon_steps=st.integers(0, 2000))
 def test_the_kernels_arrays_round_trip(s, horizon_steps):
     """The seam of the kernel: a State packed into its arrays and read back (layout.py), with no time passing
@@ -88,7 +89,7 @@ def test_the_kernels_arrays_round_trip(s, horizon_steps):
         assert advance(at, at.clock, trace=True) == (at, [])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(s=specs, horizon_steps=st.integers(1, 2000))
 def test_same_seed_same_result(s, horizon_steps):
     horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND)

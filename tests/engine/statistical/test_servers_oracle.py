@@ -15,6 +15,7 @@ from engine_stats import DISTRIBUTIONS, agree_with_oracle, check_partitions, dis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
+from support.examples import examples
 
 from simd.engine import Stragglers
 from simd.engine.servers import Servers
@@ -151,7 +152,7 @@ def server_specs(draw):
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=server_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_servers(s, horizon_steps, cuts):
     check_partitions(s, horizon_steps, cuts)

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from single_cases import STRAGGLERS
 from specs import llama3_causes, spec
+from support.examples import examples
 
 from simd.engine import (
     US_PER_SECOND,
@@ -32,7 +33,7 @@ def configurations(draw):
                 stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=configurations(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
        max_jobs=st.sampled_from([None, None, 1, 2, 5]))
 def test_any_cut_of_time_gives_the_one_call(s, horizon_steps, cuts, max_jobs):
