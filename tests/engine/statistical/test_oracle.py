@@ -3,9 +3,8 @@
 from dataclasses import replace
 
 import pytest
-from engine_stats import DISTRIBUTIONS, distributions_differ, field, samples
+from engine_stats import DISTRIBUTIONS, assert_agree, distributions_differ, field, samples
 from specs import ORACLE_CONFIGS
-from xspecs import assert_agree
 
 from simd.engine import run_job
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from replicas_cases import STRAGGLERS, _replicas
 from specs import llama3_causes, spec
 from support.examples import examples
+from support.partition import assert_partitioned
 
 from simd.engine import US_PER_SECOND, advance
 from simd.engine.replicas import (
@@ -41,7 +42,7 @@ def test_batch_equals_the_single_replica_engine_under_any_cut(s, n, horizon_step
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         got = advance_replicas(got, c)
         for x in got:
-            assert sum(x.totals.bucket_us().values()) + x.in_flight_us() == x.clock
+            assert_partitioned(x)
             assert sum(x.totals.step_hist) == x.totals.steps_executed
     assert got == whole
 

@@ -11,11 +11,12 @@ gives the same state.
 from dataclasses import replace
 
 import pytest
-from engine_stats import DISTRIBUTIONS, agree_with_oracle, check_partitions, distributions_differ, field, samples
+from engine_stats import DISTRIBUTIONS, agree_with_oracle, distributions_differ, field, samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
 from support.examples import examples
+from support.partition import check_cuts, horizon_us
 
 from simd.engine import Stragglers
 from simd.engine.servers import Servers
@@ -155,4 +156,4 @@ def server_specs(draw):
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=server_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_servers(s, horizon_steps, cuts):
-    check_partitions(s, horizon_steps, cuts)
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)

@@ -3,11 +3,12 @@ traces included, under any cut of time, max_jobs stops included.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
+from advance_cases import STRAGGLERS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from single_cases import STRAGGLERS
 from specs import llama3_causes, spec
 from support.examples import examples
+from support.partition import assert_partitioned
 
 from simd.engine import (
     US_PER_SECOND,
@@ -45,7 +46,7 @@ def test_any_cut_of_time_gives_the_one_call(s, horizon_steps, cuts, max_jobs):
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         c = max(c, got.clock)  # a max_jobs stop leaves the clock behind
         got, ev = advance(got, c, max_jobs=max_jobs, trace=True)
-        assert sum(got.totals.bucket_us().values()) + got.in_flight_us() == got.clock
+        assert_partitioned(got)
         assert sum(got.totals.step_hist) == got.totals.steps_executed
         events.extend(ev)
     assert got == whole and events == whole_events

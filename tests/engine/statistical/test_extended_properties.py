@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from extended_cases import EVERY, _cuts, assert_same_paths
+from extended_specs import extended_specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
 from support.examples import examples
-from xkernel_cases import EVERY, _cuts, assert_same_paths
-from xspecs import extended_specs
 
 from simd.engine import US_PER_SECOND, Shadow
 from simd.engine.spec import CommittedSdc, Hyper
