@@ -9,6 +9,7 @@ the working directory) is shared by pytest-xdist's workers as it is: hypothesis 
 under a temporary name and renames it into place, so two workers saving at once leave whole files."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,3 +22,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support import examples  # noqa: E402  (importable once tests/ is on sys.path)
 
 examples.register()
+
+
+def pytest_configure(config):
+    """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (module
+    docstring); a failure here is left to the tests that use them to report."""
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
+        return
+    r = subprocess.run([sys.executable, "-m", "simd", "compile"], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"simd compile exited with {r.returncode}: {r.stderr.strip()[-500:]}", file=sys.stderr)
