@@ -39,18 +39,22 @@ def distributions_differ(ours: dict[str, list], theirs: dict[str, list], alpha: 
     return out
 
 
+def engine_samples(base, seeds: int, reads: dict) -> dict[str, list]:
+    """The engine's values of each field over seeds 0 .. ``seeds`` - 1 (``reads`` maps a field name to (read from
+    a JobResult, read from the oracle's dict))."""
+    jobs = [run_job(replace(base, seed=seed)) for seed in range(seeds)]
+    return {f: [read_job(j) for j in jobs] for f, (read_job, _) in reads.items()}
+
+
+def oracle_samples(base, seeds: int, reads: dict) -> dict[str, list]:
+    """The per-step oracle's values of each field over the same seeds (``reads`` as for engine_samples)."""
+    refs = [oracle_run(base, seed=seed) for seed in range(seeds)]
+    return {f: [read_ref(r) for r in refs] for f, (_, read_ref) in reads.items()}
+
+
 def samples(base, seeds: int, reads: dict) -> tuple[dict[str, list], dict[str, list]]:
-    """The engine's and the per-step oracle's values of each field over ``seeds`` seeds (``reads`` maps a field
-    name to (read from a JobResult, read from the oracle's dict))."""
-    ours = {f: [] for f in reads}
-    theirs = {f: [] for f in reads}
-    for seed in range(seeds):
-        job = run_job(replace(base, seed=seed))
-        ref = oracle_run(base, seed=seed)
-        for f, (read_job, read_ref) in reads.items():
-            ours[f].append(read_job(job))
-            theirs[f].append(read_ref(ref))
-    return ours, theirs
+    """The engine's and the per-step oracle's values of each field over ``seeds`` seeds."""
+    return engine_samples(base, seeds, reads), oracle_samples(base, seeds, reads)
 
 
 def agree_with_oracle(name: str, base, seeds: int, reads: dict) -> dict:
