@@ -32,3 +32,4 @@ def pytest_configure(config):
     r = subprocess.run([sys.executable, "-m", "simd", "compile"], cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
         print(f"simd compile exited with {r.returncode}: {r.stderr.strip()[-500:]}", file=sys.stderr)
+
