@@ -11,4 +11,6 @@ python3 -m venv .venv
 bash scripts/fetch-tools.sh
 bash scripts/system-packages.sh
 export PATH="$root/.cache/tools/usr/bin:$PATH"
-exec .venv/bin/python -m pytest -q "$@"
+# one pytest-xdist worker per core; the tests of a module that share a costly module fixture (a real daemon and
+# Prometheus, the image's install) carry an xdist_group mark, which --dist loadgroup keeps on one worker
+exec .venv/bin/python -m pytest -q -n auto --dist loadgroup "$@"

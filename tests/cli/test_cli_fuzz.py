@@ -16,6 +16,7 @@ import os
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.scenarios import SMALL_YAML
 
 from simd.cli import build_parser, main
@@ -115,7 +116,7 @@ def test_every_command_is_fuzzed():
     assert {"check-config", "simulate", "demo", "report", "sweep", "run", "drill", "compile", "config"} <= set(COMMANDS)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fuzzed_command_lines_end_in_work_success_or_one_line_errors(paths, no_work, capsys, data):
     args = data.draw(argv(paths))

@@ -25,7 +25,8 @@ from support.promstack import ROOT, Prometheus, SimdDaemon, http_get
 from mixin import config as mixin_config
 from mixin import rules as mixin_rules
 
-pytestmark = pytest.mark.integration
+# one daemon and Prometheus for the module: on one pytest-xdist worker (scripts/test.sh)
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("drills-stack")]
 
 SPEEDUP = 72_000
 DRILL_WALL_SECONDS = 16

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.daemon import FakeClock, wsgi_call
+from support.examples import examples
 from support.scenarios import SMALL_YAML, STORAGE, drills
 
 from simd.daemon.process import build
@@ -219,7 +220,7 @@ def _state(parts):
     return runs(parts), parts.ticker.lanes, parts.ticker.config
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(requests)
 def test_fuzzed_requests_in_process_never_raise_or_change_state_without_the_token(fresh, r):
     _, parts = fresh
@@ -239,7 +240,7 @@ def test_fuzzed_requests_in_process_never_raise_or_change_state_without_the_toke
         json.loads(body)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(requests)
 def test_fuzzed_requests_over_a_socket_never_crash_the_server(fresh, r):
     server, parts = fresh

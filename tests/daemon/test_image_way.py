@@ -36,7 +36,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from support.promstack import ROOT, free_port, http_get, require_tool
 
-pytestmark = pytest.mark.integration
+# the image's install and its build cache, made once: on one pytest-xdist worker (scripts/test.sh)
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("image")]
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's: readable by every user (the default python3 is under /root)
 NOBODY = 65534

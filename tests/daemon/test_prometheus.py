@@ -16,7 +16,8 @@ from support.promstack import Prometheus, SimdDaemon, http_get, require_tool
 from simd.engine import BUCKETS
 from simd.scenario import default_config
 
-pytestmark = pytest.mark.integration
+# one daemon and Prometheus for the module: on one pytest-xdist worker (scripts/test.sh)
+pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("prometheus-stack")]
 
 SPEEDUP = 36000.0  # 10 simulated hours per wall second: failures, SDCs and job ends happen within seconds
 TICK_SECONDS = 0.2

@@ -1,4 +1,4 @@
-"""The engine's tests: their job specifications and oracle helpers (specs, xspecs, engine_stats, *_cases) are
+"""The engine's tests: their job specifications and oracle helpers (specs, extended_specs, engine_stats, *_cases) are
 importable from here and from tests/engine/statistical."""
 
 import sys

@@ -1,14 +1,14 @@
-"""Shared by the engine's mechanism tests: engine against oracle within 4 standard errors and in distribution,
-tick partitions."""
+"""Shared by the engine's mechanism tests: engine against oracle within 4 standard errors and in distribution (the
+partition of time is checked by support.partition)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from scipy.stats import ks_2samp
 
-from simd.engine import US_PER_SECOND, advance, new_state, run_job
+from simd.engine import run_job
 from simd.engine.oracle import oracle_run
 
 
@@ -39,18 +39,22 @@ def distributions_differ(ours: dict[str, list], theirs: dict[str, list], alpha: 
     return out
 
 
+def engine_samples(base, seeds: int, reads: dict) -> dict[str, list]:
+    """The engine's values of each field over seeds 0 .. ``seeds`` - 1 (``reads`` maps a field name to (read from
+    a JobResult, read from the oracle's dict))."""
+    jobs = [run_job(replace(base, seed=seed)) for seed in range(seeds)]
+    return {f: [read_job(j) for j in jobs] for f, (read_job, _) in reads.items()}
+
+
+def oracle_samples(base, seeds: int, reads: dict) -> dict[str, list]:
+    """The per-step oracle's values of each field over the same seeds (``reads`` as for engine_samples)."""
+    refs = [oracle_run(base, seed=seed) for seed in range(seeds)]
+    return {f: [read_ref(r) for r in refs] for f, (_, read_ref) in reads.items()}
+
+
 def samples(base, seeds: int, reads: dict) -> tuple[dict[str, list], dict[str, list]]:
-    """The engine's and the per-step oracle's values of each field over ``seeds`` seeds (``reads`` maps a field
-    name to (read from a JobResult, read from the oracle's dict))."""
-    ours = {f: [] for f in reads}
-    theirs = {f: [] for f in reads}
-    for seed in range(seeds):
-        job = run_job(replace(base, seed=seed))
-        ref = oracle_run(base, seed=seed)
-        for f, (read_job, read_ref) in reads.items():
-            ours[f].append(read_job(job))
-            theirs[f].append(read_ref(ref))
-    return ours, theirs
+    """The engine's and the per-step oracle's values of each field over ``seeds`` seeds."""
+    return engine_samples(base, seeds, reads), oracle_samples(base, seeds, reads)
 
 
 def agree_with_oracle(name: str, base, seeds: int, reads: dict) -> dict:
@@ -80,27 +84,6 @@ def field(name: str):
     return (lambda j: getattr(j, name), lambda r: r[name])
 
 
-def totals_flat(state) -> list[int]:
-    out = []
-    for f in fields(state.totals):
-        v = getattr(state.totals, f.name)
-        out.extend(v if isinstance(v, tuple) else (v,))
-    return out
-
-
-def check_partitions(s, horizon_steps: int, cuts: list[float]) -> None:
-    """Advancing in one call or cut at ``cuts`` (fractions of the horizon) gives the identical state and events;
-    buckets + in flight == clock after every call; counters never decrease."""
-    horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
-    whole, whole_events = advance(new_state(s), horizon, trace=True)
-    state, events = new_state(s), []
-    previous = totals_flat(state)
-    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
-        state, ev = advance(state, c, trace=True)
-        events.extend(ev)
-        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock == c
-        now = totals_flat(state)
-        assert all(b >= a for a, b in zip(previous, now, strict=True)), "a counter decreased"
-        previous = now
-    assert state == whole
-    assert events == whole_events
+def assert_agree(name, base, seeds: int, fields_: tuple[str, ...]) -> None:
+    """The engine and the per-step oracle over ``seeds`` seeds: every field's means within 4 standard errors."""
+    agree_with_oracle(name, base, seeds, {f: field(f) for f in fields_})

@@ -11,6 +11,7 @@ import io
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.scenarios import SMALL
 
 from simd import cli
@@ -18,7 +19,7 @@ from simd.scenario import ConfigError, default_config_text, parse_config
 
 DEFAULT = default_config_text()
 GOOD = SMALL
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # YAML's own punctuation and the values that break naive validators
 TOKENS = ["{", "}", "[", "]", ":", "- ", ",", "&a", "*a", "!!python/object", "!!binary", "<<: ", "? ", "|", ">",
@@ -65,7 +66,7 @@ def test_mutated_valid_files(base, data):
     check(text)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.text(max_size=200))
 def test_check_config_exits_0_or_2_with_one_line_per_error(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("fuzz") / "s.yaml"

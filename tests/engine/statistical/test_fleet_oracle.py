@@ -5,11 +5,13 @@ and a fleet of one type being the plain job bit for bit.
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
 import pytest
-from engine_stats import agree_with_oracle, check_partitions, field
+from engine_stats import agree_with_oracle, field
 from fleet_cases import CONFIGS, TWO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
 
 from simd.engine import Stragglers
 from simd.engine.fleet import Accelerator
@@ -84,7 +86,7 @@ def fleet_specs(draw):
 
 
 # 70 examples, a quarter of them under stragglers (the suite's 5 minutes)
-@settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(70), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=fleet_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_a_fleet(s, horizon_steps, cuts):
-    check_partitions(s, horizon_steps, cuts)
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)

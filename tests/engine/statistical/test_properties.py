@@ -1,11 +1,12 @@
 """Properties of advance(): tick-size invariance, bucket conservation, monotone counters, determinism."""
 
-from dataclasses import fields
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
 
 from simd.engine import BUCKETS, US_PER_SECOND, Cause, advance, new_state
 
@@ -49,36 +50,14 @@ def vectorizable_specs(draw):
 CAUSES = (Cause("gpu", 0.6, 10.0, 55.0), Cause("network", 0.3, 30.0, 388.2), Cause("software", 0.1, 2.0, 388.2))
 
 
-def _totals_flat(state):
-    t = state.totals
-    out = []
-    for f in fields(t):
-        v = getattr(t, f.name)
-        out.extend(v if isinstance(v, tuple) else (v,))
-    return out
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=st.one_of(specs, vectorizable_specs()), horizon_steps=st.integers(1, 3000),
        cuts=st.lists(st.floats(0, 1), max_size=12))
 def test_any_partition_gives_identical_state(s, horizon_steps, cuts):
-    horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND * 1.7)
-    whole, whole_events = advance(new_state(s), horizon, trace=True)
-    state, events = new_state(s), []
-    previous = _totals_flat(state)
-    for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
-        state, ev = advance(state, c, trace=True)
-        events.extend(ev)
-        # buckets + in flight == elapsed, exactly (integer microseconds)
-        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock == c
-        now = _totals_flat(state)
-        assert all(b >= a for a, b in zip(previous, now, strict=True)), "a counter decreased"
-        previous = now
-    assert state == whole
-    assert events == whole_events
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(s=specs, horizon_steps=st.integers(0, 2000))
 def test_the_kernels_arrays_round_trip(s, horizon_steps):
     """The seam of the kernel: a State packed into its arrays and read back (layout.py), with no time passing
@@ -88,7 +67,7 @@ def test_the_kernels_arrays_round_trip(s, horizon_steps):
         assert advance(at, at.clock, trace=True) == (at, [])
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(s=specs, horizon_steps=st.integers(1, 2000))
 def test_same_seed_same_result(s, horizon_steps):
     horizon = int(horizon_steps * s.step_seconds * US_PER_SECOND)

@@ -7,6 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from replicas_cases import STRAGGLERS, _replicas
 from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import assert_partitioned
 
 from simd.engine import US_PER_SECOND, advance
 from simd.engine.replicas import (
@@ -29,7 +31,7 @@ def configurations(draw):
                 stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=configurations(), n=st.integers(1, 4), horizon_steps=st.integers(1, 3000),
        cuts=st.lists(st.floats(0, 1), max_size=6))
 def test_batch_equals_the_single_replica_engine_under_any_cut(s, n, horizon_steps, cuts):
@@ -40,12 +42,12 @@ def test_batch_equals_the_single_replica_engine_under_any_cut(s, n, horizon_step
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         got = advance_replicas(got, c)
         for x in got:
-            assert sum(x.totals.bucket_us().values()) + x.in_flight_us() == x.clock
+            assert_partitioned(x)
             assert sum(x.totals.step_hist) == x.totals.steps_executed
     assert got == whole
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=configurations(), n=st.integers(1, 3), jobs=st.integers(1, 3))
 def test_max_jobs_stops_where_the_single_replica_engine_stops(s, n, jobs):
     states = _replicas(s, n)

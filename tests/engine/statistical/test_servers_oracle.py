@@ -11,10 +11,12 @@ gives the same state.
 from dataclasses import replace
 
 import pytest
-from engine_stats import DISTRIBUTIONS, agree_with_oracle, check_partitions, distributions_differ, field, samples
+from engine_stats import DISTRIBUTIONS, agree_with_oracle, distributions_differ, engine_samples, field, oracle_samples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
 
 from simd.engine import Stragglers
 from simd.engine.servers import Servers
@@ -118,8 +120,8 @@ def test_the_distribution_check_tells_weibull_from_exponential():
     fails early in its lifetime more often; by renewal theory ~2 more failures per server over the job than at
     the same mean rate) against exponential servers of the same mean."""
     reads = {f: field(f) for f in DISTRIBUTIONS}
-    ours, _ = samples(replace(BASE, servers=Servers(lifetime="weibull", shape=0.5)), SEEDS, reads)
-    _, theirs = samples(replace(BASE, servers=Servers(lemon_fraction=0.5, lemon_multiplier=1.0)), SEEDS, reads)
+    ours = engine_samples(replace(BASE, servers=Servers(lifetime="weibull", shape=0.5)), SEEDS, reads)
+    theirs = oracle_samples(replace(BASE, servers=Servers(lemon_fraction=0.5, lemon_multiplier=1.0)), SEEDS, reads)
     assert any(d.startswith("interruptions") for d in distributions_differ(ours, theirs))
 
 
@@ -156,7 +158,7 @@ def server_specs(draw):
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=server_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_servers(s, horizon_steps, cuts):
-    check_partitions(s, horizon_steps, cuts)
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)

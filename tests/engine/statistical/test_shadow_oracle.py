@@ -7,10 +7,12 @@ The statistical and property checks (slow: they live in tests/engine/statistical
 from dataclasses import replace
 
 import pytest
-from engine_stats import agree_with_oracle, check_partitions, field
+from engine_stats import agree_with_oracle, field
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
 
 from simd.engine.shadow import Shadow
 from simd.engine.spec import CommittedSdc, Detector, Hyper
@@ -82,16 +84,16 @@ shadow_specs = st.builds(
 
 
 # budget trimmed for the suite's 5-minute limit (hypothesis draws anew on every run, so coverage adds up)
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=shadow_specs, horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_shadow_ranks(s, horizon_steps, cuts):
-    check_partitions(s, horizon_steps, cuts)
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=shadow_specs, extended=st.sampled_from(sorted(EXTENDED)), horizon_steps=st.integers(1, 3000),
        cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_shadow_ranks_and_extended_mechanisms(s, extended, horizon_steps,
                                                                                       cuts):
     base = EXTENDED[extended][0]
-    check_partitions(replace(s, hyper=base.hyper, committed_sdc=base.committed_sdc), horizon_steps, cuts)
+    check_cuts(replace(s, hyper=base.hyper, committed_sdc=base.committed_sdc), horizon_us(s, horizon_steps), cuts)

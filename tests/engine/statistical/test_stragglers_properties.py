@@ -7,6 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
+from support.examples import examples
+from support.partition import assert_partitioned
 
 from simd.engine import US_PER_SECOND, Stragglers, advance, new_state
 from simd.engine.stragglers import StepTimes
@@ -31,7 +33,7 @@ def straggler_specs(draw):
                 stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=straggler_specs(), horizon_steps=st.integers(1, 4000), cuts=st.lists(st.floats(0, 1), max_size=6))
 def test_stragglers_keep_tick_invariance_and_conservation(s, horizon_steps, cuts):
     horizon = int(horizon_steps * 36 * US_PER_SECOND)
@@ -40,7 +42,7 @@ def test_stragglers_keep_tick_invariance_and_conservation(s, horizon_steps, cuts
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         state, ev = advance(state, c, trace=True)
         events.extend(ev)
-        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock
+        assert_partitioned(state)
         assert sum(state.totals.step_hist) == state.totals.steps_executed
     assert state == whole and events == whole_events
 
@@ -50,7 +52,7 @@ KERNEL_CASES = [(16384, 0.1, 1, 1.2), (1024, 0.5, 0, 1.0), (4, 0.0, 2, 1.5), (8,
 
 @pytest.mark.parametrize("n_gpus,jitter,slow,slowdown", KERNEL_CASES)
 @given(g0=st.integers(0, 2**40), n=st.integers(0, 3000), slow_steps=st.integers(-5, 3100))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_compiled_durations_equal_the_numpy_reference(n_gpus, jitter, slow, slowdown, g0, n, slow_steps):
     times = StepTimes(n_gpus, BASE_US, jitter * US_PER_SECOND, slow, slowdown, stream_state(5, "straggler",
                                                                                               "PCG64DXSM"))
@@ -62,7 +64,7 @@ def test_compiled_durations_equal_the_numpy_reference(n_gpus, jitter, slow, slow
 @pytest.mark.parametrize("n_gpus,jitter,slow,slowdown", KERNEL_CASES)
 @given(g0=st.integers(0, 2**40), a=st.integers(0, 500), n=st.integers(0, 2000), budget=st.floats(0, 1.2),
        slow_steps=st.integers(0, 2100), c=st.integers(1, 60), v=st.sampled_from([0, 7, 25]))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_compiled_fit_is_the_prefix_of_steps_that_fits(n_gpus, jitter, slow, slowdown, g0, a, n, budget,
                                                        slow_steps, c, v):
     """stepkernel.fit against the numpy definition: the longest prefix of steps (durations + pauses) within the

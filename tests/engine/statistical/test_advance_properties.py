@@ -3,10 +3,12 @@ traces included, under any cut of time, max_jobs stops included.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
+from advance_cases import STRAGGLERS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from single_cases import STRAGGLERS
 from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import assert_partitioned
 
 from simd.engine import (
     US_PER_SECOND,
@@ -32,7 +34,7 @@ def configurations(draw):
                 stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=configurations(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
        max_jobs=st.sampled_from([None, None, 1, 2, 5]))
 def test_any_cut_of_time_gives_the_one_call(s, horizon_steps, cuts, max_jobs):
@@ -44,7 +46,7 @@ def test_any_cut_of_time_gives_the_one_call(s, horizon_steps, cuts, max_jobs):
     for c in sorted(int(c * horizon) for c in cuts) + [horizon]:
         c = max(c, got.clock)  # a max_jobs stop leaves the clock behind
         got, ev = advance(got, c, max_jobs=max_jobs, trace=True)
-        assert sum(got.totals.bucket_us().values()) + got.in_flight_us() == got.clock
+        assert_partitioned(got)
         assert sum(got.totals.step_hist) == got.totals.steps_executed
         events.extend(ev)
     assert got == whole and events == whole_events

@@ -1,14 +1,12 @@
-"""Hypothesis strategies and helpers for the tests of hyper-checkpointing and committed SDCs (loop.py)."""
+"""Hypothesis strategies of jobs with the extended mechanisms (hyper-checkpointing, committed SDCs: Plan.extended),
+with or without the others."""
 
 from __future__ import annotations
 
-from dataclasses import fields
-
-from engine_stats import agree_with_oracle, field
 from hypothesis import strategies as st
 from specs import spec
 
-from simd.engine import Cause, Stragglers, advance, new_state
+from simd.engine import Cause, Stragglers
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 CAUSES = (Cause("gpu", 0.6, 10.0, 55.0), Cause("network", 0.4, 30.0, 388.2))
@@ -44,32 +42,3 @@ def extended_specs(draw, hyper=None, late=None):
         seed=draw(st.integers(0, 2**32)),
         hyper=h, committed_sdc=c)
 
-
-def flat(state) -> list[int]:
-    out = []
-    for f in fields(state.totals):
-        v = getattr(state.totals, f.name)
-        out.extend(v if isinstance(v, tuple) else (v,))
-    return out
-
-
-def check_partition(s, horizon_us: int, cuts: list[float]) -> None:
-    """Any cut of [0, horizon] into advance calls gives the whole call's state and events; the buckets plus in
-    flight equal the clock after every call; no counter goes down."""
-    whole, whole_events = advance(new_state(s), horizon_us, trace=True)
-    state, events = new_state(s), []
-    previous = flat(state)
-    for c in sorted(int(c * horizon_us) for c in cuts) + [horizon_us]:
-        state, ev = advance(state, c, trace=True)
-        events.extend(ev)
-        assert sum(state.totals.bucket_us().values()) + state.in_flight_us() == state.clock == c
-        now = flat(state)
-        assert all(b >= a for a, b in zip(previous, now, strict=True)), "a counter decreased"
-        previous = now
-    assert state == whole
-    assert events == whole_events
-
-
-def assert_agree(name, base, seeds: int, fields_: tuple[str, ...]) -> None:
-    """The engine and the per-step oracle over ``seeds`` seeds: every field's means within 4 standard errors."""
-    agree_with_oracle(name, base, seeds, {f: field(f) for f in fields_})

@@ -1,5 +1,7 @@
-"""The xkernel tests' cases, shared by their fast checks (tests/engine/test_xkernel.py) and
-their statistical ones (tests/engine/statistical/test_xkernel_properties.py)."""
+"""The cases of the tests of the extended mechanisms (hyper-checkpointing, committed SDCs) combined with the others,
+shared by their fast checks (tests/engine/test_extended.py) and their statistical ones
+(tests/engine/statistical/test_extended_properties.py): a detector of each distribution, and a job advanced
+through cuts against one call."""
 
 from __future__ import annotations
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from extended_cases import EVERY, _cuts, assert_same_paths
+from extended_specs import extended_specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import spec
-from xkernel_cases import EVERY, _cuts, assert_same_paths
-from xspecs import extended_specs
+from support.examples import examples
 
 from simd.engine import US_PER_SECOND, Shadow
 from simd.engine.spec import CommittedSdc, Hyper
@@ -33,13 +34,13 @@ def test_the_benchmark_jobs_at_scale(name):
 
 
 # both mechanisms, edge sizes, with and without stragglers; slow as the engine's hypothesis checks (conftest.py)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=extended_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=8))
 def test_any_partition_gives_the_one_calls_state(s, horizon_steps, cuts):
     assert_same_paths(s, _cuts(int(horizon_steps * s.step_seconds * S * 1.7), cuts))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=extended_specs(), fraction=st.sampled_from([0.0, 0.3, 1.0]), cuts=st.lists(st.floats(0, 1), max_size=5))
 def test_with_shadow_ranks(s, fraction, cuts):
     s = replace(s, stragglers=None, shadow=Shadow(fraction, 0.05))

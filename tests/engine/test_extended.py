@@ -12,9 +12,9 @@ from statistics import NormalDist
 from unittest import mock
 
 import pytest
+from extended_cases import EVERY, GUARD, RIPPLE, SCANNER, _cuts, assert_same_paths
+from extended_specs import CAUSES
 from specs import llama3_causes, spec
-from xkernel_cases import EVERY, GUARD, RIPPLE, SCANNER, _cuts, assert_same_paths
-from xspecs import CAUSES
 
 from simd.engine import US_PER_SECOND, Accelerator, Shadow, Stragglers, advance, loop, new_state
 from simd.engine import late as late_mod
