@@ -135,13 +135,13 @@ class JobSpec:
         return v > 0 and self.ckpt_interval_steps % v == 0
 
 
-def stream(name: str, default: bool = True, renewed: bool = True):
+def stream(name: str, optional: bool = True, renewed: bool = True):
     """A Plan field holding the initial PCG64 state of the seed's stream ``name`` (streams.py): the one declaration
     of a stream, from which the kernel's ``words`` rows (layout.Stream) and _streams' names come. ``renewed``: a
-    parameter change (core.retarget) draws from a new stream ``name@epoch`` (docs/design.md 3.4); ``default``
-    False for the streams every plan has."""
+    parameter change (core.retarget) draws from a new stream ``name@epoch`` (docs/design.md 3.4); ``optional``
+    (None when the plan has no such stream) False for the streams every plan has."""
     meta = {"stream": name, "renewed": renewed}
-    return field(metadata=meta) if not default else field(default=None, metadata=meta)
+    return field(default=None, metadata=meta) if optional else field(metadata=meta)
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,16 +164,16 @@ class Plan:
     sdc_hazard: float
     hard_log1m: float  # log(1 - hard_hazard): 0 = never, -inf = every step
     sdc_log1m: float
-    hard_stream: dict = stream("hard", default=False)
-    sdc_stream: dict = stream("sdc", default=False)
-    cause_stream: dict = stream("cause", default=False)
-    step_times: StepTimes | None = None  # None: every step takes step_us exactly (its own stream: STRAGGLER)
-    slow_steps: int = 0  # steps at the start of each job that have the slow ranks (NEVER: always)
-    slow_ranks: int = 0
-    cause_names: tuple[str, ...] = ()
-    cause_cumulative: tuple[float, ...] = ()  # cumulative shares, last forced to 1.0
-    cause_detect_us: tuple[int, ...] = ()
-    cause_restart_us: tuple[int, ...] = ()
+    hard_stream: dict = stream("hard", optional=False)
+    sdc_stream: dict = stream("sdc", optional=False)
+    cause_stream: dict = stream("cause", optional=False)
+    step_times: StepTimes | None  # None: every step takes step_us exactly (its own stream: STRAGGLER)
+    slow_steps: int  # steps at the start of each job that have the slow ranks (NEVER: always)
+    slow_ranks: int
+    cause_names: tuple[str, ...]
+    cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
+    cause_detect_us: tuple[int, ...]
+    cause_restart_us: tuple[int, ...]
     # hyper-checkpointing (hyper.py): 0 = off
     hyper_every: int = 0
     hyper_window: int = 0

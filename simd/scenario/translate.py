@@ -65,17 +65,16 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
 def servers(cfg: ServersConfig) -> Servers:
     """The engine's Servers of a scenario's ``servers``: pools (and what only pools have: repairs, diagnosis,
     retirement) when it has warm standbys or spares."""
-    from simd.scenario.schema import FalseSuccess
-
     lt = cfg.lifetime
     shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
     pools = {}
     if cfg.repair is not None:
         r, sp = cfg.repair, cfg.spares
-        fails = r.false_success or FalseSuccess()
         pools = dict(warm_standbys=cfg.warm_standbys or 0, spares=sp.count if sp else 0,
                      spares_withheld=sp.withheld if sp else 0, preemption_seconds=sp.preemption_seconds if sp else 0.0,
-                     repair=repair_time(r.automatic), repair_fail=(fails.automatic, fails.manual))
+                     repair=repair_time(r.automatic))
+        if r.false_success is not None:
+            pools.update(repair_fail=(r.false_success.automatic, r.false_success.manual))
         if cfg.host_selection_seconds is not None:
             pools.update(host_selection_seconds=cfg.host_selection_seconds)
         if r.manual is not None:

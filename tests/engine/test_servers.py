@@ -296,3 +296,14 @@ def test_bursts_under_stragglers_are_the_same_whatever_the_cut():
     whole, _ = advance(new_state(s), horizon)
     cut, _ = advance(advance(new_state(s), 0)[0], horizon)
     assert whole.totals.burst_events >= 1 and cut == whole
+
+
+def test_the_loop_lays_the_cluster_out_by_the_one_rule():
+    """kernel.servers.start_role (the loop's) and servers.start_roles (the oracle's and the census's) agree."""
+    from simd.engine.kernel.servers import start_role
+
+    for n in range(0, 14):
+        for job in range(0, n + 1):
+            for standbys in range(0, n - job + 1):
+                assert [start_role(i, job, standbys) for i in range(n)] == \
+                    srv.start_roles(job, standbys, n).tolist()

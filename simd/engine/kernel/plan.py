@@ -28,6 +28,12 @@ from simd.engine.spec import Plan
 from simd.engine.stragglers import kernel_tables
 
 _KINDS = {"int": "ints", "bool": "ints", "float": "floats", "tuple[int, ...]": "ivec", "tuple[float, ...]": "fvec"}
+# Plan's field types that are not the loop's (the spec, names, streams, step times): any other type is refused
+# here, so a number written another way (``tuple[float, float]``, ``int | None``) cannot silently miss the arrays
+_NOT_THE_LOOPS = {"JobSpec", "StepTimes | None", "tuple[str, ...]", "dict", "dict | None"}
+_UNKNOWN = [f"{f.name}: {f.type}" for f in fields(Plan) if f.type not in _KINDS and f.type not in _NOT_THE_LOOPS]
+if _UNKNOWN:
+    raise TypeError(f"Plan fields of a type kernel.plan does not place: {', '.join(_UNKNOWN)}")
 _DECLARED = {kind: tuple(f.name for f in fields(Plan) if _KINDS.get(f.type) == kind) for kind in set(_KINDS.values())}
 
 # What the loop reads that is no field: derived from the plan (and its aux row's layout)
@@ -64,20 +70,20 @@ def arrays(p: Plan, layout: TotalsLayout) -> tuple:
     hit = p.__dict__.get(_KEY)
     if hit is not None and hit[0] == layout:
         return hit[1]
-    ints = [int(getattr(p, name)) for name in _DECLARED["ints"]]
-    ints += [int(f(p)) for f in DERIVED.values()]
+    by_name = {name: int(getattr(p, name)) for name in _DECLARED["ints"]}
+    by_name.update((name, int(f(p))) for name, f in DERIVED.items())
     ax = Aux.of(p)
     for r in Aux.NAMES:
-        ints += getattr(ax, r)
-    ints += [layout.start[name] for name in TUPLES]
+        by_name[f"aux_{r}"], by_name[f"aux_{r}_width"] = getattr(ax, r)
+    by_name.update((f"tot_{name}", layout.start[name]) for name in TUPLES)
     vecs: dict[str, list] = {"ivec": [], "fvec": []}
     for kind in ("ivec", "fvec"):
         for name in _DECLARED[kind]:
             v = getattr(p, name)
-            ints += [len(vecs[kind]), len(v)]
+            by_name[name], by_name[f"{name}_len"] = len(vecs[kind]), len(v)
             vecs[kind].extend(v)
-    assert len(ints) == len(PI)
-    plan = (np.array(ints, dtype=np.int64), np.array([getattr(p, n) for n in _DECLARED["floats"]], dtype=np.float64),
+    plan = (np.array([by_name[name] for name in PI.__members__], dtype=np.int64),
+            np.array([getattr(p, n) for n in _DECLARED["floats"]], dtype=np.float64),
             np.array(vecs["ivec"], dtype=np.int64), np.array(vecs["fvec"], dtype=np.float64))
     out = plan, kernel_tables(p.step_times)
     p.__dict__[_KEY] = (layout, out)

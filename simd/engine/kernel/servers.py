@@ -19,8 +19,8 @@ from simd.engine.kernel import draws
 from simd.engine.kernel.draws import GAP_CAP
 from simd.engine.kernel.late import inv_cdf
 from simd.engine.kernel.plan import PF, PI
+from simd.engine.servers import JOB, REPAIR, REPAIR_MANUAL, RETIRED, SPARE, STANDBY  # noqa: F401 (the roles)
 
-JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL = 1, 2, 3, 4, 5, 6  # servers.JOB ..: a server's role
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
 MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
 
