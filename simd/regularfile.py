@@ -57,3 +57,71 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return "special file"
+
+
+# --- writing: what simd is told to write (``--out``) ---------------------------------------------------------------
+# The same rules from the other side: a path is checked before any work (a directory is created and probed with a
+# temporary file; a file's folder probed, and an existing file must be a regular one: a FIFO would block the
+# open, a device would take the bytes or refuse them after the work), and a file is written whole or not at all
+# (a temporary beside it, renamed over it), so a write that fails leaves what was there.
+
+
+def writable_dir(path: str | Path) -> Path:
+    """``path`` as a directory files can be written in: created (with its parents) if missing, probed with a
+    temporary file. OSError (one line in ``strerror``) when it cannot be."""
+    import tempfile
+
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    tempfile.TemporaryFile(dir=out).close()
+    return out
+
+
+def writable_file(path: str | Path) -> Path:
+    """``path`` as a file :func:`write` can write: its folder exists and takes a temporary file, and the path is
+    missing or a regular file (through symbolic links). OSError when not (Refused: not a regular file)."""
+    import tempfile
+
+    target = Path(os.path.realpath(path))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise Refused(errno.EINVAL, f"not a regular file (a {_kind(st.st_mode)})")
+    if not target.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"no directory {target.parent}")
+    tempfile.TemporaryFile(dir=target.parent).close()
+    return target
+
+
+def write(path: str | Path, data: bytes) -> None:
+    """``data`` as the file ``path`` (checked as :func:`writable_file` does), whole or not at all: written to a
+    temporary file in its folder, then renamed over it; on any OSError the temporary is removed and the path keeps
+    what it held."""
+    import tempfile
+
+    target = writable_file(path)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what a plain open() would have made
+        os.replace(tmp, target)
+    except BaseException:
+        with _suppress():
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _suppress():
+    import contextlib
+
+    return contextlib.suppress(OSError)

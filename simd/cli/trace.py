@@ -11,6 +11,22 @@ import sys
 from simd.cli.common import EXIT_USAGE, checked, positive_int
 
 MAX_SERVERS = 1 << 20  # a cluster's servers (--servers): beyond any log simd reads (the cap keeps a typo cheap)
+STATS, FIT = "simd trace stats", "simd trace fit"
+
+
+def _fail(prog: str, message: str, code: int = EXIT_USAGE) -> int:
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    return code
+
+
+def _scenario_name(text: str) -> str:
+    """--name checked by the schema's own rule for a scenario's name."""
+    from typing import Annotated
+
+    from simd.scenario import Scenario, parse_value
+
+    field = Scenario.model_fields["name"]
+    return parse_value(Annotated[field.annotation, *field.metadata], text)
 
 
 def _servers(text: str) -> int:
@@ -50,8 +66,8 @@ def add_commands(sub) -> None:
                    help="faults starting at most this long after the one before form a burst (default 0: the "
                         "same instant)")
     s.add_argument("--json", action="store_true", help="one JSON object")
-    s.add_argument("--out", help="also write PNGs here: faults per server, the gaps against the exponential, "
-                                 "repair times")
+    s.add_argument("--out", help="also write PNGs in this directory (created if missing): faults per server, the "
+                                 "gaps against the exponential, repair times")
     s.set_defaults(func=cmd_stats)
 
     f = tsub.add_parser("fit", help="the server model fitted to a fault log (maximum likelihood, 95%% intervals), "
@@ -63,67 +79,155 @@ def add_commands(sub) -> None:
                    help="faults starting at most this long after the one before form a burst (default 0)")
     f.add_argument("--gpus-per-server", type=checked(_servers), default=8, help="GPUs per server (default 8)")
     f.add_argument("--n-gpus", type=checked(_servers), help="the written job's GPUs (default: every server's)")
-    f.add_argument("--name", default="fitted", help="the written scenario's name (default: fitted)")
+    f.add_argument("--name", type=checked(_scenario_name), default="fitted",
+                   help="the written scenario's name (default: fitted)")
     f.add_argument("--replicas", type=checked(_replicas), default=200,
                    help="synthetic logs of the fitted model for the goodness of fit (default 200; 0: none)")
-    f.add_argument("--out", help="write the scenario file here (simd check-config accepts it)")
+    f.add_argument("--out", help="write the scenario file here (simd check-config accepts it; a regular file, "
+                                 "replaced whole)")
     f.add_argument("--json", action="store_true", help="the fit and the goodness of fit as one JSON object")
     f.set_defaults(func=cmd_fit)
 
 
 def cmd_stats(args) -> int:
+    from simd import regularfile
     from simd.traces.log import LogError, load
     from simd.traces.stats import stats, table
 
+    if args.out:
+        try:
+            regularfile.writable_dir(args.out)  # before any work, as simd sweep --out
+        except OSError as exc:
+            return _fail(STATS, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     try:
         log = load(args.file)
         result = stats(log, args.servers, args.burst_seconds)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
-            print(f"error: {args.file}: {line}" if isinstance(exc, LogError) else f"error: {line}", file=sys.stderr)
+            _fail(STATS, f"{args.file}: {line}" if isinstance(exc, LogError) else line)
         return EXIT_USAGE
     print(json.dumps(result.as_json()) if args.json else table(result))
     if args.out:
+        from pathlib import Path
+
         from simd.traces.plots import write
 
-        for path in write(log, result, args.out):
+        try:
+            paths = write(log, result, args.out)
+        except OSError as exc:  # the disk filled up, the directory went away: the statistics above stand
+            return _fail(STATS, f"--out {args.out}: cannot write {Path(exc.filename or '').name or 'the PNGs'}: "
+                                f"{exc.strerror or exc}", 1)
+        for path in paths:
             print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+def _bounds(step_seconds: float) -> dict[str, tuple[float, float]]:
+    """The range the scenario file accepts for each key `trace fit` fills from the fit, read from the schema."""
+    from simd.scenario import schema
+    from simd.traces.scenario import FITTED_KEYS
+
+    fields = {"failures.hard_per_gpu_hour": (schema.Failures, "hard_per_gpu_hour"),
+              "servers.lifetime.shape": (schema.WeibullLifetime, "shape"),
+              "servers.rates.gamma_shape": (schema.ServerRates, "gamma_shape"),
+              "servers.bursts.per_day": (schema.Bursts, "per_day"),
+              "servers.bursts.mean_size": (schema.Bursts, "mean_size"),
+              "servers.repair.automatic.median_seconds": (schema.LognormalRepair, "median_seconds"),
+              "servers.repair.automatic.sigma": (schema.LognormalRepair, "sigma"),
+              "servers.repair.automatic.mean_seconds": (schema.ExponentialRepair, "mean_seconds")}
+    out = {key: _range(*fields[key]) for key in FITTED_KEYS}
+    lo, hi = out["failures.hard_per_gpu_hour"]
+    # and the rule ScenarioBody._probabilities adds: hard_per_gpu_hour * step_seconds / 3600 is a GPU's
+    # probability of failing in a step (at most 1)
+    out["failures.hard_per_gpu_hour"] = (lo, min(hi, 3600.0 / step_seconds))
+    return out
+
+
+def _range(model, name: str) -> tuple[float, float]:
+    """(least, most) of a schema field's value: its ge/gt and le/lt, through Optional and Annotated."""
+    import typing
+
+    lo, hi = -math.inf, math.inf
+    pending = [model.model_fields[name]]
+    while pending:
+        item = pending.pop()
+        for m in getattr(item, "metadata", None) or typing.get_args(item):
+            if not isinstance(m, type | str | int | float) or isinstance(m, bool):
+                pending.append(m)
+        if hasattr(item, "annotation"):
+            pending.append(item.annotation)
+        for attr in ("ge", "gt"):
+            if isinstance(getattr(item, attr, None), int | float):
+                lo = max(lo, getattr(item, attr))
+        for attr in ("le", "lt"):
+            if isinstance(getattr(item, attr, None), int | float):
+                hi = min(hi, getattr(item, attr))
+    return lo, hi
+
+
+def _refused(text: str) -> str | None:
+    """What `simd check-config` says against a scenario file's text (its first line), or None if it accepts it."""
+    from simd.scenario import ConfigError, parse_config, summary
+
+    try:
+        for s in parse_config(text, "the scenario").all_scenarios:
+            summary(s)
+    except ConfigError as exc:
+        return exc.errors[0] if exc.errors else str(exc)
+    return None
 
 
 def cmd_fit(args) -> int:
     import dataclasses
     from pathlib import Path
 
+    from simd import regularfile
     from simd.traces.fit import fit
     from simd.traces.log import LogError, load
-    from simd.traces.scenario import Job, goodness, goodness_table, scenario_text
+    from simd.traces.scenario import Job, budget_note, goodness, goodness_table, job_text, scenario_text
 
+    if args.n_gpus is not None and args.n_gpus % args.gpus_per_server:
+        return _fail(FIT, f"--n-gpus {args.n_gpus} is not a multiple of --gpus-per-server {args.gpus_per_server}")
+    job = Job(name=args.name, gpus_per_server=args.gpus_per_server, n_gpus=args.n_gpus)
+    if why := _refused(job_text(job, args.servers)):  # the job the flags make, before any work
+        return _fail(FIT, f"the written scenario's job (--servers, --n-gpus, --gpus-per-server) is one the "
+                          f"scenario file refuses: {why}")
+    if args.out:
+        try:
+            regularfile.writable_file(args.out)  # before any work, as simd sweep --out
+        except OSError as exc:
+            return _fail(FIT, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     try:
         log = load(args.file)
         result = fit(log, args.servers, args.burst_seconds)
-        if args.n_gpus is not None and args.n_gpus % args.gpus_per_server:
-            raise ValueError(f"--n-gpus {args.n_gpus} is not a multiple of --gpus-per-server {args.gpus_per_server}")
-        if args.name and not args.name.replace("-", "").replace("_", "").isalnum() or args.name != args.name.lower():
-            raise ValueError(f"--name must be lower-case letters, digits, - and _, got {args.name!r}")
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
-            print(f"error: {args.file}: {line}" if isinstance(exc, LogError) else f"error: {line}", file=sys.stderr)
+            _fail(FIT, f"{args.file}: {line}")
         return EXIT_USAGE
-    job = Job(name=args.name, gpus_per_server=args.gpus_per_server, n_gpus=args.n_gpus)
-    text = scenario_text(result, job, Path(args.file).name)
-    rows = goodness(result, log, args.replicas) if args.replicas else []
+    text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds))
+    if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
+        return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
+    g = goodness(result, log, args.replicas) if args.replicas else None
+    note = budget_note(g) if g else None
     if args.json:
         print(json.dumps({"fit": dataclasses.asdict(result),
                           "goodness": [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r,
-                                                strict=True)) for r in rows]}))
+                                                strict=True)) for r in (g.rows if g else [])],
+                          "goodness_budget": {"faults_per_log": g.budget if g else None,
+                                              "logs_stopped": g.stopped if g else 0}}))
     else:
         print(fit_table(result))
-        if rows:
+        if g:
             print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):")
-            print(goodness_table(rows))
+            if g.rows:
+                print(goodness_table(g.rows))
+            if note:
+                print(note)
     if args.out:
-        Path(args.out).write_text(text)
+        try:
+            regularfile.write(args.out, text.encode())
+        except OSError as exc:  # the disk filled up, the folder went away: the fit above stands
+            return _fail(FIT, f"--out {args.out}: cannot write it: {exc.strerror or exc}", 1)
         print(f"wrote {args.out}", file=sys.stderr)
     elif not args.json:
         print("\n" + text, end="")

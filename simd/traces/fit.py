@@ -39,6 +39,12 @@ from simd.traces.stats import bursts
 from simd.traces.synth import Model
 
 Z = stats.norm.ppf(0.975)
+# The spans a fit takes (docs/traces.md, "The fit"): at least a second (a log whose events are all at one
+# instant has no time to fit a rate over) and at most a century of 365.25-day years (a cluster's log is months
+# to years; the bound keeps every time, rate and scale the fit and its synthetic logs compute far from a float's
+# range: a scale of span x servers x e^10 days stays below 1e15).
+MIN_SPAN_SECONDS = 1.0
+MAX_SPAN_DAYS = 36_525.0
 GAMMA_SHAPE_MAX = 1e4  # a above this: no over-dispersion the log can tell from none (reported as None)
 OTHER_SHARE = 0.02
 
@@ -98,6 +104,12 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
     if not log.faults:
         raise ValueError("the log has no fault to fit")
     span = log.span_days
+    if log.span_seconds == 0:
+        raise ValueError("every event of the log is at time 0: a fit needs faults spread over time (a span of at "
+                         f"least {MIN_SPAN_SECONDS:g} second)")
+    if not MIN_SPAN_SECONDS <= log.span_seconds <= MAX_SPAN_DAYS * DAY:
+        raise ValueError(f"the log spans {span:.4g} days: a fit takes a span from {MIN_SPAN_SECONDS:g} second to "
+                         f"{MAX_SPAN_DAYS:g} days")
     starts = np.array([f.start for f in log.faults]) / DAY
     in_burst, sizes = bursts(starts, burst_seconds / DAY)
     n_b = len(sizes)
@@ -157,6 +169,9 @@ def _lifetimes(log: FaultLog, servers: int, in_burst: np.ndarray) -> dict:
         return -ll
 
     total_up = sum(d.sum() + c.sum() for d, c in per)
+    if not total_up > 0:
+        raise ValueError("the servers are never up in the log (each in repair from time 0 to the log's end): no "
+                         "lifetime to fit")
     theta0 = total_up / max(n.sum(), 1.0)
     results = {}
     for name, weibull in (("exponential", False), ("weibull", True)):
@@ -176,7 +191,8 @@ def _lifetimes(log: FaultLog, servers: int, in_burst: np.ndarray) -> dict:
     kk = k.value if k else 1.0
     g = math.gamma(1.0 + 1.0 / kk)
     # the rate's interval from theta's (k's uncertainty apart: a small part when k is near 1)
-    rate = Estimate(1.0 / (theta.value * g), 1.0 / (theta.high * g), 1.0 / (theta.low * g))
+    rate = Estimate(1.0 / (theta.value * g), 1.0 / (theta.high * g),
+                    1.0 / (theta.low * g) if theta.low > 0 else math.inf)
     return dict(lifetime=best, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                 rate_per_server_day=rate, aic=aic)
 
@@ -208,7 +224,7 @@ def _repairs(days: np.ndarray) -> dict:
     positive = np.log(days[days > 0])
     m = len(positive)
     median = sigma = None
-    if m >= 2:
+    if m >= 2 and positive.std() > 0:  # (repairs all of one length: no lognormal's likelihood is finite)
         mu, s = float(positive.mean()), float(positive.std())  # MLE (ddof 0)
         tq = stats.t.ppf(0.975, m - 1) * positive.std(ddof=1) / math.sqrt(m)
         median = Estimate(math.exp(mu), math.exp(mu - tq), math.exp(mu + tq))

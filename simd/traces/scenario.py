@@ -14,20 +14,26 @@ value commented with its 95% interval. Mapping (docs/traces.md, "From the fit to
 - ``servers.repair.automatic``: the fitted repair-time law (no manual stage: a log does not tell them apart), with
   ``warm_standbys`` and ``spares`` from flags.
 
+A fitted value outside the range the scenario file accepts (``bounds``, which simd.cli.trace reads from the schema:
+a frailty shape of 3,000 from three faults, a server failing every second) is written at the range's end, its
+comment saying so, so that every file written is one `simd check-config` accepts.
+
 The goodness of fit simulates the fitted model on the log's servers and span (simd.traces.synth) many times and
-sets each statistic of the log beside the replicas' mean and their 2.5-97.5% range.
+sets each statistic of the log beside the replicas' mean and their 2.5-97.5% range; each synthetic log within an
+event budget (:data:`BUDGET_FACTOR`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from simd.traces.fit import Fit
+from simd.traces.fit import Estimate, Fit
 from simd.traces.log import FaultLog
 from simd.traces.stats import stats
-from simd.traces.synth import generate
+from simd.traces.synth import MAX_FAULTS, OverBudget, generate
 
 
 @dataclass(frozen=True)
@@ -50,13 +56,36 @@ def _ci(e) -> str:
     return f"95%: {e.low:.4g} .. {e.high:.4g}"
 
 
-def scenario_text(f: Fit, job: Job, source: str) -> str:
-    """The scenario file (YAML with comments)."""
+# The keys of the written scenario whose values come from the fit (scenario_text's ``bounds``: the schema's range
+# of each, as simd.cli.trace reads it from the schema).
+FITTED_KEYS = ("failures.hard_per_gpu_hour", "servers.lifetime.shape", "servers.rates.gamma_shape",
+               "servers.bursts.per_day", "servers.bursts.mean_size", "servers.repair.automatic.median_seconds",
+               "servers.repair.automatic.sigma", "servers.repair.automatic.mean_seconds")
+
+
+def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None) -> str:
+    """The scenario file (YAML with comments). ``bounds``: the range the schema accepts for each of
+    :data:`FITTED_KEYS`; a fitted value outside it is written at the bound, its comment saying so."""
+    bounds = bounds or {}
+
+    def value(key: str, x: float, spec: str) -> tuple[str, str]:
+        """(x as written, within the key's bounds; a comment when it was clamped)"""
+        lo, hi = bounds.get(key, (-math.inf, math.inf))
+        y = min(max(x, lo), hi)
+        if y == x:
+            return format(x, spec), ""
+        return format(y, spec), f"the fit's {x:.4g}, clamped to the schema's {'lower' if y == lo else 'upper'} " \
+                                f"bound {y:g}"
+
+    def comment(*parts: str) -> str:
+        said = "; ".join(p for p in parts if p)
+        return f"   # {said}" if said else ""
+
     g = job.gpus_per_server
     n_gpus = job.n_gpus or f.servers * g
     job_servers = n_gpus // g
     standbys = job.warm_standbys if job.warm_standbys is not None else max(1, round(0.02 * job_servers))
-    hard = f.rate_per_server_day.value / 24.0 / g
+    hard, hard_note = value("failures.hard_per_gpu_hour", f.rate_per_server_day.value / 24.0 / g, ".6g")
     lines = [
         f"# Fitted by `simd trace fit` to {source}: {f.faults} faults on a cluster of {f.servers} servers over "
         f"{f.span_days:.1f} days",
@@ -69,7 +98,7 @@ def scenario_text(f: Fit, job: Job, source: str) -> str:
         "    failures:",
         f"      # independent faults: {f.rate_per_server_day.value:.4g} per server-day at frailty 1 "
         f"({_ci(f.rate_per_server_day)}), over 24 h and {g} GPUs",
-        f"      hard_per_gpu_hour: {hard:.6g}",
+        f"      hard_per_gpu_hour: {hard}" + comment(hard_note),
         "      sdc_per_gpu_hour: 0.0   # a fault log has no silent data corruption",
         "      # the classes' shares of the log's faults (under 2%: other)",
         "      causes: {" + ", ".join(f"{k}: {v:.4f}" for k, v in _rounded(f.causes).items()) + "}",
@@ -80,45 +109,61 @@ def scenario_text(f: Fit, job: Job, source: str) -> str:
         f"      gpus_per_server: {g}",
     ]
     if f.lifetime == "weibull":
+        shape, note = value("servers.lifetime.shape", f.lifetime_shape.value, ".4g")
         lines += [f"      # AIC {f.aic['weibull']:.1f} against the exponential's {f.aic['exponential']:.1f}",
-                  f"      lifetime: {{distribution: weibull, shape: {_clip(f.lifetime_shape.value, 0.1, 10):.4g}}}"
-                  f"   # {_ci(f.lifetime_shape)}"]
+                  f"      lifetime: {{distribution: weibull, shape: {shape}}}" + comment(_ci(f.lifetime_shape), note)]
     else:
         lines.append(f"      # exponential lifetimes: AIC {f.aic['exponential']:.1f}, Weibull's {f.aic['weibull']:.1f}")
     if f.gamma_shape is not None:
+        a, note = value("servers.rates.gamma_shape", f.gamma_shape.value, ".4g")
         lines += ["      # each server's frailty: gamma of mean 1 (over-dispersed faults per server)",
-                  f"      rates: {{gamma_shape: {_clip(f.gamma_shape.value, 0.05, 1e4):.4g}}}   # {_ci(f.gamma_shape)}"]
+                  f"      rates: {{gamma_shape: {a}}}" + comment(_ci(f.gamma_shape), note)]
     if f.burst_per_day is not None:
         scale = job_servers / f.servers
+        per_day, note = value("servers.bursts.per_day", f.burst_per_day.value * scale, ".4g")
+        size, size_note = value("servers.bursts.mean_size", max(2.0, f.burst_mean_size.value), ".4g")
         lines += [f"      # {f.bursts} bursts in the log: {f.burst_per_day.value:.4g} a day over its {f.servers} "
                   f"servers ({_ci(f.burst_per_day)}), x {job_servers} / {f.servers} for the job's servers",
-                  f"      bursts: {{per_day: {f.burst_per_day.value * scale:.4g}, mean_size: "
-                  f"{max(2.0, f.burst_mean_size.value):.4g}}}   # mean size {_ci(f.burst_mean_size)}"]
+                  f"      bursts: {{per_day: {per_day}, mean_size: {size}}}"
+                  + comment(f"mean size {_ci(f.burst_mean_size)}", note, size_note)]
     lines += [f"      warm_standbys: {standbys}"]
     if job.spares:
         lines.append(f"      spares: {{count: {job.spares}}}")
     if f.repair == "lognormal":
+        median, note = value("servers.repair.automatic.median_seconds", f.repair_median_days.value * 86400, ".6g")
+        sigma, sigma_note = value("servers.repair.automatic.sigma", max(f.repair_sigma.value, 0.0), ".4g")
         lines += [f"      # repairs: lognormal (AIC {f.repair_aic['lognormal']:.1f}, exponential's "
                   f"{f.repair_aic['exponential']:.1f}); median {_ci(f.repair_median_days)} days, sigma "
                   f"{_ci(f.repair_sigma)}",
                   "      repair:",
-                  f"        automatic: {{distribution: lognormal, median_seconds: "
-                  f"{f.repair_median_days.value * 86400:.6g}, sigma: {_clip(f.repair_sigma.value, 0, 10):.4g}}}"]
+                  f"        automatic: {{distribution: lognormal, median_seconds: {median}, sigma: {sigma}}}"
+                  + comment(note, sigma_note)]
     else:
+        mean, note = value("servers.repair.automatic.mean_seconds", f.repair_mean_days.value * 86400, ".6g")
         lines += [f"      # repairs: exponential, mean {_ci(f.repair_mean_days)} days",
                   "      repair:",
-                  f"        automatic: {{distribution: exponential, mean_seconds: "
-                  f"{f.repair_mean_days.value * 86400:.6g}}}"]
+                  f"        automatic: {{distribution: exponential, mean_seconds: {mean}}}" + comment(note)]
     return "\n".join(lines) + "\n"
 
 
-def _clip(x: float, lo: float, hi: float) -> float:
-    return min(max(x, lo), hi)
+def job_text(job: Job, servers: int) -> str:
+    """The scenario file :func:`scenario_text` writes for ``job`` on a cluster of ``servers``, with a model of no
+    consequence (one exponential fault a year, exponential repairs): the keys the flags give, checkable before a
+    fit."""
+    one = Estimate(1.0, 1.0, 1.0)
+    placeholder = Fit(servers=servers, span_days=365.0, faults=1, independent_faults=1, lifetime="exponential",
+                      lifetime_scale_days=Estimate(365.0, 365.0, 365.0), lifetime_shape=None, gamma_shape=None,
+                      rate_per_server_day=Estimate(1 / 365, 1 / 365, 1 / 365),
+                      aic={"exponential": 0.0, "weibull": 0.0}, bursts=0, burst_per_day=None,
+                      burst_mean_size=None, repair="exponential", repair_median_days=None, repair_sigma=None,
+                      repair_mean_days=one, repair_aic={"exponential": 0.0}, causes={"fault": 1.0})
+    return scenario_text(placeholder, job, "the flags")
 
 
 def _rounded(shares: dict[str, float]) -> dict[str, float]:
-    """Shares rounded to 4 places, still summing to 1 (the largest takes the rounding)."""
-    out = {k: round(v, 4) for k, v in shares.items()}
+    """Shares rounded to 4 places, still summing to 1 (the largest takes the rounding); a share under 0.00005 (one
+    fault of over 20,000 in ``other``) is written as 0.0001, a cause's share being > 0."""
+    out = {k: max(round(v, 4), 0.0001) for k, v in shares.items()}
     top = max(out, key=out.get)
     out[top] = round(out[top] + 1.0 - sum(out.values()), 4)
     return out
@@ -133,18 +178,60 @@ STATISTICS = (("gap CV", lambda s: s.gap_cv), ("zero gaps", lambda s: s.zero_gap
               ("repair mean (days)", lambda s: s.repair_days_mean or 0.0))
 
 
-def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0) -> list[tuple[str, float, float, float, float]]:
-    """(statistic, the log's, the fitted model's mean, 2.5%, 97.5%) over ``replicas`` synthetic logs."""
+# The goodness of fit's event budget: a synthetic log holds at most this many times the log's faults (at least
+# MIN_BUDGET, at most synth.MAX_FAULTS), so its time and memory are at most ~that many times the log's own. A fitted
+# model that makes faults far beyond its log (a server failing every second, with its zero-length repairs, for a
+# month) stops there; the replicas stopped are left out of the model's columns and counted in the output.
+BUDGET_FACTOR = 10
+MIN_BUDGET = 1000
+
+
+@dataclass(frozen=True)
+class Goodness:
+    rows: list[tuple[str, float, float, float, float]]  # (statistic, the log's, the model's mean, 2.5%, 97.5%)
+    replicas: int
+    budget: int  # faults per synthetic log
+    stopped: int  # synthetic logs that reached the budget (left out of the rows)
+
+
+def budget(log: FaultLog) -> int:
+    """A synthetic log's event budget for ``log`` (faults)."""
+    return min(MAX_FAULTS, max(MIN_BUDGET, BUDGET_FACTOR * len(log.faults)))
+
+
+def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0) -> Goodness:
+    """Each statistic of the log beside the fitted model's mean, 2.5% and 97.5% over ``replicas`` synthetic logs
+    (those within the event budget)."""
     observed = stats(log, f.servers, f.burst_seconds)
     rng = np.random.default_rng(seed)
     model = f.model()
-    sims = [stats(generate(model, f.servers, f.span_days, rng), f.servers, f.burst_seconds) for _ in range(replicas)]
+    cap = budget(log)
+    values, stopped = [], 0
+    for _ in range(replicas):
+        try:
+            sim = stats(generate(model, f.servers, f.span_days, rng, cap), f.servers, f.burst_seconds)
+        except OverBudget:
+            stopped += 1
+            continue
+        values.append([float(read(sim) or 0.0) for _, read in STATISTICS])  # the numbers only: a log's memory goes
     rows = []
-    for name, read in STATISTICS:
-        values = np.array([read(s) or 0.0 for s in sims], dtype=float)
-        rows.append((name, float(read(observed) or 0.0), float(values.mean()), float(np.quantile(values, 0.025)),
-                     float(np.quantile(values, 0.975))))
-    return rows
+    if values:
+        table = np.array(values, dtype=float)
+        for j, (name, read) in enumerate(STATISTICS):
+            v = table[:, j]
+            rows.append((name, float(read(observed) or 0.0), float(v.mean()), float(np.quantile(v, 0.025)),
+                         float(np.quantile(v, 0.975))))
+    return Goodness(rows, replicas, cap, stopped)
+
+
+def budget_note(g: Goodness) -> str | None:
+    """One line when synthetic logs reached the budget."""
+    if not g.stopped:
+        return None
+    rest = f"the model's columns are of the other {g.replicas - g.stopped}" if g.rows else "no model column is left"
+    return (f"{g.stopped} of {g.replicas} synthetic logs reached the budget of {g.budget} faults ({BUDGET_FACTOR} "
+            f"times the log's, at least {MIN_BUDGET}) and were stopped: the fitted model makes far more faults than "
+            f"the log; {rest}")
 
 
 def goodness_table(rows) -> str:

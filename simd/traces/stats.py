@@ -12,7 +12,8 @@ Definitions (docs/traces.md):
 - a **burst** is a maximal run of faults whose starts are at most ``burst_seconds`` apart (default 0: the same
   instant), of two faults or more; ``burst_share`` is the share of faults in one;
 - **faults per server**: how many of the cluster's servers had k faults, beside the Poisson count with the same
-  mean (the independent identical-servers model), and the dispersion index (variance over mean; 1 for Poisson);
+  mean (the independent identical-servers model; in log space, any k), and the dispersion index (variance over
+  mean; 1 for Poisson);
 - **repair times**: from a fault's start to its end (open repairs apart), quantiles by linear interpolation
   (numpy's default).
 """
@@ -89,7 +90,7 @@ def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0)
         hist = Counter(per)
         per_server = {k: hist.get(k, 0) for k in range(max(per) + 1)}
         mean = n / servers
-        poisson = {k: servers * math.exp(-mean) * mean ** k / math.factorial(k) for k in per_server}
+        poisson = {k: poisson_count(servers, mean, k) for k in per_server}
         dispersion = float(np.var(per)) / mean if mean > 0 else None
         rate = n / (servers * log.span_days) if log.span_days > 0 else None
     return Stats(
@@ -112,6 +113,14 @@ def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0)
         needs_servers=() if servers is not None else ("rate_per_server_day", "per_server", "per_server_poisson",
                                                        "dispersion_index"),
     )
+
+
+def poisson_count(servers: int, mean: float, k: int) -> float:
+    """Of ``servers`` servers with Poisson(mean) faults each, how many are expected to have ``k``: computed in log
+    space (``mean ** k / k!`` overflows a float from k = 171 on, ``exp(-mean)`` underflows from mean ~745 on)."""
+    if mean <= 0:
+        return float(servers) if k == 0 else 0.0
+    return math.exp(math.log(servers) - mean + k * math.log(mean) - math.lgamma(k + 1))
 
 
 def bursts(starts: np.ndarray, within: float) -> tuple[np.ndarray, list[int]]:

@@ -9,6 +9,10 @@ as new after it. Bursts: a Poisson process of ``burst_per_day`` over the cluster
 number (mean ``burst_mean_size``) of servers drawn uniformly, those up at that instant failing then (one fault
 each, the same start time). A fault's class is drawn from ``classes`` (shares).
 
+A log holds at most ``budget`` faults (default: as many as a log simd reads may hold, half its MAX_EVENTS):
+a model that would make more stops there with :class:`OverBudget` (a fitted model far from its log, a server
+failing every second over a year, would otherwise grow a log without bound).
+
 This is a log generator, not the engine: a log runs in wall time with repairs and no job, where the engine's
 lifetimes count a job's executed steps. It exists to compare a fitted model's statistics with the log's.
 """
@@ -19,7 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from simd.traces.log import DAY, Fault, FaultLog
+from simd.traces.log import DAY, MAX_EVENTS, Fault, FaultLog
+
+MAX_FAULTS = MAX_EVENTS // 2  # a start and an end each
+
+
+class OverBudget(Exception):
+    """The log would hold more faults than its budget."""
 
 
 @dataclass(frozen=True)
@@ -38,36 +48,46 @@ class Model:
     classes: dict[str, float] = field(default_factory=lambda: {"fault": 1.0})
 
 
-def generate(model: Model, servers: int, span_days: float, rng: np.random.Generator) -> FaultLog:
-    """One synthetic log of ``servers`` servers over ``span_days``."""
+def generate(model: Model, servers: int, span_days: float, rng: np.random.Generator,
+             budget: int = MAX_FAULTS) -> FaultLog:
+    """One synthetic log of ``servers`` servers over ``span_days`` (OverBudget: more than ``budget`` faults)."""
     m = model
     names, shares = list(m.classes), np.array(list(m.classes.values()), dtype=float)
     shares = shares / shares.sum()
     strikes: list[list[float]] = [[] for _ in range(servers)]
     n_bursts = rng.poisson(m.burst_per_day * span_days) if m.burst_per_day > 0 else 0
+    if n_bursts > budget:  # each strikes at least one server
+        raise OverBudget
+    struck = 0
     for t in np.sort(rng.uniform(0.0, span_days, n_bursts)):
         k = 2 + (rng.geometric(1.0 / (m.burst_mean_size - 1.0)) - 1 if m.burst_mean_size > 2 else 0)
+        struck += min(k, servers)
+        if struck > budget:
+            raise OverBudget
         for s in rng.choice(servers, size=min(k, servers), replace=False):
             strikes[s].append(float(t))
     faults = []
     w = rng.gamma(m.gamma_shape, 1.0 / m.gamma_shape, servers) if np.isfinite(m.gamma_shape) else np.ones(servers)
-    for s in range(servers):
-        t, hits = 0.0, iter(strikes[s])
-        hit = next(hits, np.inf)
-        while t < span_days:
-            life = m.lifetime_scale_days * (rng.exponential() / w[s]) ** (1.0 / m.lifetime_shape)
-            while hit < t:  # strikes while the server was in repair miss it
-                hit = next(hits, np.inf)
-            start = min(t + life, hit)
-            if start >= span_days:
-                break
-            if start == hit:
-                hit = next(hits, np.inf)
-            repair = (rng.lognormal(np.log(m.repair_median_days), m.repair_sigma) if m.repair == "lognormal"
-                      else rng.exponential(m.repair_mean_days))
-            end = start + repair
-            cls = names[rng.choice(len(names), p=shares)]
-            faults.append(Fault(s, start * DAY, end * DAY if end <= span_days else None, "", cls, ""))
-            t = end
+    with np.errstate(over="ignore", divide="ignore"):  # a frailty of 0 (a tiny shape's draw): an endless lifetime
+        for s in range(servers):
+            t, hits = 0.0, iter(strikes[s])
+            hit = next(hits, np.inf)
+            while t < span_days:
+                life = m.lifetime_scale_days * (rng.exponential() / w[s]) ** (1.0 / m.lifetime_shape)
+                while hit < t:  # strikes while the server was in repair miss it
+                    hit = next(hits, np.inf)
+                start = min(t + life, hit)
+                if start >= span_days:
+                    break
+                if start == hit:
+                    hit = next(hits, np.inf)
+                repair = (rng.lognormal(np.log(m.repair_median_days), m.repair_sigma) if m.repair == "lognormal"
+                          else rng.exponential(m.repair_mean_days))
+                end = start + repair
+                cls = names[rng.choice(len(names), p=shares)]
+                faults.append(Fault(s, start * DAY, end * DAY if end <= span_days else None, "", cls, ""))
+                if len(faults) > budget:
+                    raise OverBudget
+                t = end
     faults.sort(key=lambda f: f.start)
     return FaultLog(tuple(f"s{i}" for i in range(servers)), tuple(faults), span_days * DAY, "synthetic")

@@ -73,10 +73,10 @@ def test_the_cli_refuses_bad_input_with_exit_2(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([event("a", 1, "fault_end")]))
     code, out, err = run(capsys, str(bad))
-    assert (code, out) == (2, "") and err == (f"error: {bad}: event 1: server a ends a fault of type "
+    assert (code, out) == (2, "") and err == (f"simd trace stats: error: {bad}: event 1: server a ends a fault of type "
                                               "Hardware Failure/GPU/xid that is not open\n")
     code, _, err = run(capsys, str(tmp_path / "missing.json"))
-    assert code == 2 and err.startswith("error: ") and "No such file or directory" in err
+    assert code == 2 and err.startswith("simd trace stats: error: ") and "No such file or directory" in err
     code, _, err = run(capsys, str(tmp_path))
     assert code == 2 and "not a regular file" in err
     good = tmp_path / "good.csv"

@@ -8,7 +8,6 @@ is one line on stderr and exit 2; an executor that cannot start, exit 1.
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 EXIT_USAGE = 2
@@ -125,6 +124,7 @@ def _report(args, params, results, meta, out: Path | None) -> int:
 
 
 def run(args) -> int:
+    from simd import regularfile
     from simd.offline.sweep import run as sweep
     from simd.offline.sweep.executors import ExecutorError, MissingDask
     from simd.offline.sweep.grid import GridError, grid, parse_params
@@ -156,8 +156,7 @@ def run(args) -> int:
     out = Path(args.out) if args.out else None
     if out is not None:
         try:
-            out.mkdir(parents=True, exist_ok=True)
-            tempfile.TemporaryFile(dir=out).close()  # can the files be written there (before any work)?
+            regularfile.writable_dir(out)  # can the files be written there (before any work)?
         except OSError as exc:
             return _fail(f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     _warn_points(base, params, points)
