@@ -227,7 +227,8 @@ def _repairs(days: np.ndarray) -> dict:
     if m >= 2 and positive.std() > 0:  # (repairs all of one length: no lognormal's likelihood is finite)
         mu, s = float(positive.mean()), float(positive.std())  # MLE (ddof 0)
         tq = stats.t.ppf(0.975, m - 1) * positive.std(ddof=1) / math.sqrt(m)
-        median = Estimate(math.exp(mu), math.exp(mu - tq), math.exp(mu + tq))
+        # (the interval's end capped as _est's: repairs from a subnormal to a second have a tq past a float's range)
+        median = Estimate(math.exp(mu), math.exp(mu - tq), math.exp(min(mu + tq, 700)))
         sigma = Estimate(s, math.sqrt(m * s * s / stats.chi2.ppf(0.975, m - 1)),
                          math.sqrt(m * s * s / stats.chi2.ppf(0.025, m - 1)))
         # lognormal log-likelihood of the positive repairs (the zero ones cannot be lognormal: left out of both)

@@ -37,7 +37,8 @@ def _save(fig, ax, path: Path, xlabel: str, ylabel: str, grid: str = "both") -> 
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which=grid, alpha=0.3)
-    ax.legend(fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # (a plot without a curve: no legend, nor matplotlib's warning)
+        ax.legend(fontsize=8)
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
@@ -64,7 +65,7 @@ def _gaps(log: FaultLog, s: Stats, path: Path) -> Path:
     starts = np.array([f.start for f in log.faults]) / DAY
     gaps = np.sort(np.diff(starts))
     fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
-    if len(gaps):
+    if len(gaps) and s.gap_cv is not None:  # (every gap zero: no curve, the title says it)
         surv = 1.0 - np.arange(len(gaps)) / len(gaps)  # P(gap >= x) at each sorted gap
         ax.step(gaps, surv, where="post", color="tab:blue", label=f"the log's {len(gaps)} gaps (CV {s.gap_cv:.2f})")
         x = np.linspace(0, gaps.max(), 200)

@@ -1,7 +1,8 @@
 """`simd trace stats` and `simd trace fit` at the edges of what they accept: a server with hundreds of faults (the
 Poisson column in log space), logs the fit cannot use (faults all at time 0, a span outside the documented
 range), `--out` paths that cannot be written, a fitted model far from its log (the goodness of fit's event budget,
-under an address-space limit), and every file `trace fit` writes accepted by the real `simd check-config`.
+under an address-space limit), and every file `trace fit` writes accepted by the real `simd check-config`. The
+tests with a limit (setrlimit: address space, file size) run `python -m simd` as a process (integration).
 Bad input is exit 2 with one line `simd trace ...: error: ...`; a write that fails after the work, exit 1."""
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
+from support.cli import simd
+from support.examples import examples
 
 from simd.traces.fit import MAX_SPAN_DAYS
 from simd.traces.log import parse
 from simd.traces.stats import stats
-from tests.support.cli import simd
 
 DAY = 86400
 
@@ -73,6 +77,15 @@ def test_a_server_with_hundreds_of_faults_has_its_poisson_column(tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["per_server"]["300"] == 1
 
 
+def test_the_pngs_of_a_log_whose_faults_all_start_at_one_instant(tmp_path):
+    """Every gap zero: the gaps' plot formatted a coefficient of variation that does not exist."""
+    log = csv_log(tmp_path / "burst.csv", [("a", 0, 0), ("b", 0, 60), ("c", 0, None)])
+    r = simd("trace", "stats", str(log), "--servers", "4", "--out", str(tmp_path / "pngs"))
+    assert r.returncode == 0 and all(line.startswith("wrote ") for line in r.stderr.splitlines()), r.stderr
+    assert sorted(p.name for p in (tmp_path / "pngs").iterdir()) == ["faults-per-server.png", "gaps.png",
+                                                                      "repair-times.png"]
+
+
 @pytest.mark.parametrize("faults, what", [
     ([("a", 0, 0), ("b", 0, 0)], "time 0"),  # every event at time 0: no span to fit a rate over
     ([("a", 0, None)], "time 0"),  # one fault at time 0, never repaired: said "math domain error"
@@ -103,6 +116,7 @@ def test_fit_out_that_cannot_be_written_is_refused_before_the_fit(small_log, tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.integration
 def test_fit_out_that_fails_while_writing_is_exit_1_and_leaves_the_file(small_log, tmp_path):
     out = tmp_path / "fitted.yaml"
     out.write_text("kept\n")
@@ -123,6 +137,7 @@ def test_stats_out_that_cannot_be_written_is_refused_before_the_statistics(small
     assert (tmp_path / "file").read_text() == "a regular file\n"
 
 
+@pytest.mark.integration
 def test_stats_out_that_fails_while_writing_is_exit_1(small_log, tmp_path):
     r = process("trace", "stats", str(small_log), "--servers", "4", "--out", str(tmp_path / "pngs"), file_size=2000)
     err = one_line_error(r, "stats", code=1)
@@ -131,6 +146,7 @@ def test_stats_out_that_fails_while_writing_is_exit_1(small_log, tmp_path):
 
 # --- item 10: the goodness of fit bounded; spans outside the documented range -----------------------------------
 
+@pytest.mark.integration
 def test_a_model_far_from_its_log_stops_at_the_event_budget_under_an_address_space_limit(tmp_path):
     """One server failing 100 times within 100 s with zero-length repairs, another once a month later: the fitted
     model's synthetic logs ran for minutes past 1.8 GB and died with MemoryError."""
@@ -215,37 +231,33 @@ def test_fitted_files_of_several_logs_pass_check_config(tmp_path, infinitehbd):
         fit_and_check(csv_log(tmp_path / f"{name}.csv", faults), tmp_path / f"{name}.yaml", "--servers", "3")
 
 
-def test_fuzzed_logs_fit_or_are_refused_in_one_line_and_every_written_file_passes_check_config(tmp_path):
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
+TIMES = st.one_of(st.integers(0, 10), st.floats(0, MAX_SPAN_DAYS * DAY, allow_nan=False),
+                  st.sampled_from([0.0, 1e-300, 0.5, 1.0, 60.0, MAX_SPAN_DAYS * DAY]))
+FAULT = st.tuples(st.sampled_from("abcd"), TIMES, st.one_of(st.none(), st.floats(0, 10 * DAY)))
 
-    from tests.support.examples import examples
 
-    times = st.one_of(st.integers(0, 10), st.floats(0, MAX_SPAN_DAYS * DAY, allow_nan=False),
-                      st.sampled_from([0.0, 1e-300, 0.5, 1.0, 60.0, MAX_SPAN_DAYS * DAY]))
-    fault = st.tuples(st.sampled_from("abcd"), times, st.one_of(st.none(), st.floats(0, 10 * DAY)))
-
-    @settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-    @given(faults=st.lists(fault, min_size=1, max_size=12), servers=st.integers(4, 6))
-    def check(faults, servers):
-        by_server: dict[str, float] = {}
-        rows = []
-        for server, start, repair in sorted(faults, key=lambda f: f[1]):
-            if start < by_server.get(server, 0.0):
-                continue  # one fault of a type open at a time per server
-            end = None if repair is None else start + repair
-            rows.append((server, repr(float(start)), None if end is None else repr(end)))
-            by_server[server] = math.inf if end is None else end
-        log = csv_log(tmp_path / "fuzz.csv", rows)
-        out = tmp_path / "fuzz.yaml"
-        out.unlink(missing_ok=True)
-        r = simd("trace", "fit", str(log), "--servers", str(servers), "--replicas", "2", "--out", str(out))
-        assert "Traceback" not in r.stderr and r.returncode in (0, 2), r.stderr
-        if r.returncode == 2:
-            one_line_error(r, "fit")
-            assert not out.exists()
-        else:
-            c = simd("check-config", str(out))
-            assert c.returncode == 0, (c.stderr, out.read_text())
-
-    check()
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(faults=st.lists(FAULT, min_size=1, max_size=12), servers=st.integers(4, 6))
+def test_fuzzed_logs_fit_or_are_refused_in_one_line_and_every_written_file_passes_check_config(tmp_path, faults,
+                                                                                               servers):
+    """Small logs with times anywhere in the range (0, subnormal, a second, a century), open and zero-length
+    repairs: a fit whose file check-config accepts, or one line and exit 2; never a traceback."""
+    by_server: dict[str, float] = {}
+    rows = []
+    for server, start, repair in sorted(faults, key=lambda f: f[1]):
+        if start < by_server.get(server, 0.0):
+            continue  # one fault of a type open at a time per server
+        end = None if repair is None else start + repair
+        rows.append((server, repr(float(start)), None if end is None else repr(end)))
+        by_server[server] = math.inf if end is None else end
+    log = csv_log(tmp_path / "fuzz.csv", rows)
+    out = tmp_path / "fuzz.yaml"
+    out.unlink(missing_ok=True)
+    r = simd("trace", "fit", str(log), "--servers", str(servers), "--replicas", "2", "--out", str(out))
+    assert "Traceback" not in r.stderr and r.returncode in (0, 2), r.stderr
+    if r.returncode == 2:
+        one_line_error(r, "fit")
+        assert not out.exists()
+    else:
+        c = simd("check-config", str(out))
+        assert c.returncode == 0, (c.stderr, out.read_text())
