@@ -72,6 +72,8 @@ def writable_dir(path: str | Path) -> Path:
     import tempfile
 
     out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise Refused(errno.ENOTDIR, "not a directory")
     out.mkdir(parents=True, exist_ok=True)
     tempfile.TemporaryFile(dir=out).close()
     return out
