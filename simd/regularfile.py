@@ -99,31 +99,26 @@ def writable_file(path: str | Path) -> Path:
 
 def write(path: str | Path, data: bytes) -> None:
     """``data`` as the file ``path`` (checked as :func:`writable_file` does), whole or not at all: written to a
-    temporary file in its folder, then renamed over it; on any OSError the temporary is removed and the path keeps
-    what it held."""
+    temporary file in its folder, then renamed over it (with the mode the file had, or the one a plain ``open``
+    gives a new file); on any OSError the temporary is removed and the path keeps what it held."""
+    import contextlib
     import tempfile
 
     target = writable_file(path)
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp's 0600 -> what a plain open() would have made
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
-        with _suppress():
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _suppress():
-    import contextlib
-
-    return contextlib.suppress(OSError)
