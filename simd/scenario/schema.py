@@ -510,9 +510,14 @@ class ServersConfig(_Strict):
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
 
+    @property
+    def pools(self) -> bool:
+        """Whether the cluster has pools: warm standbys or spares (then a failed server goes to repair)."""
+        return self.warm_standbys is not None or self.spares is not None
+
     @model_validator(mode="after")
     def _pools(self) -> ServersConfig:
-        pools = self.warm_standbys is not None or self.spares is not None
+        pools = self.pools
         if pools and self.repair is None:
             raise ValueError("servers.repair is required with warm_standbys or spares (the pools refill from repair)")
         if self.repair is not None and not pools:
