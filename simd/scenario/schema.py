@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
@@ -397,9 +398,19 @@ class Replay(_Strict):
     shifted by a fraction of the span, the log repeating with its span."""
 
     log: Annotated[str, Field(min_length=1, max_length=4096)]
-    """The log's path (InfiniteHBD's JSON or the CSV of `simd trace`), relative to the working directory."""
+    """The log's path (InfiniteHBD's JSON or the CSV of `simd trace`); a relative one from the scenario file's folder
+    (as Prometheus reads `rule_files`: check-config and the daemon read the same file wherever they run)."""
     servers: Annotated[int, Field(ge=1, le=1 << 17)] | None = None
     """The log's cluster: its servers in all (a log names only those that failed); absent: the servers it names."""
+
+    @field_validator("log")
+    @classmethod
+    def _from_the_files_folder(cls, path: str, info: ValidationInfo) -> str:
+        """A relative path joined to the scenario file's folder (simd.scenario.load's context ``folder``; without
+        one, a scenario given otherwise than by a file, the working directory's). Validated again from a dump (a
+        sweep's grid, a drill's effects), the joined path stays."""
+        folder = (info.context or {}).get("folder")
+        return os.path.join(folder, path) if folder and not os.path.isabs(path) else path
 
     @model_validator(mode="after")
     def _readable(self) -> Replay:
@@ -421,9 +432,8 @@ class Replay(_Strict):
 
 def _replay_log(path: str):
     """The fault log at ``path``, read once per file version (size, modification time): a ValueError naming the
-    first problems if it cannot be used."""
-    import os
-
+    first problems if it cannot be used (simd.traces.log refuses every bad log with LogError, whose lines quote no
+    content and are bounded)."""
     from simd.traces.log import LogError
 
     try:
@@ -433,7 +443,8 @@ def _replay_log(path: str):
     try:
         return _cached_log(path, st.st_size, st.st_mtime_ns)
     except LogError as exc:
-        raise ValueError(f"replay.log {path}: " + "; ".join(exc.errors[:3])) from None
+        more = f" (and {len(exc.errors) - 1} more)" if len(exc.errors) > 1 else ""
+        raise ValueError(f"replay.log {path}: {exc.errors[0]}{more}") from None
 
 
 @functools.lru_cache(maxsize=16)
