@@ -432,8 +432,9 @@ class Replay(_Strict):
 
 def _replay_log(path: str):
     """The fault log at ``path``, read once per file version (size, modification time): a ValueError naming the
-    first problems if it cannot be used (simd.traces.log refuses every bad log with LogError, whose lines quote no
-    content and are bounded)."""
+    first problems if it cannot be used."""
+    import os
+
     from simd.traces.log import LogError
 
     try:
@@ -443,8 +444,7 @@ def _replay_log(path: str):
     try:
         return _cached_log(path, st.st_size, st.st_mtime_ns)
     except LogError as exc:
-        more = f" (and {len(exc.errors) - 1} more)" if len(exc.errors) > 1 else ""
-        raise ValueError(f"replay.log {path}: {exc.errors[0]}{more}") from None
+        raise ValueError(f"replay.log {path}: " + "; ".join(exc.errors[:3])) from None
 
 
 @functools.lru_cache(maxsize=16)
