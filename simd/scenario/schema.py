@@ -18,6 +18,7 @@ from pydantic_core import InitErrorDetails
 
 from simd.engine import cluster_size, refused
 from simd.models import recovery
+from simd.quoting import quoted
 from simd.scenario import errors, translate
 from simd.scenario.limits import (
     MAX_ALL_SCENARIOS,
@@ -942,16 +943,17 @@ class Config(_Strict):
         seen: dict[str, str] = {}
         for where, s in self._named():
             if s.name in seen:
-                raise ValueError(f"{where}.name: {s.name!r} is already the name of {seen[s.name]}")
+                raise ValueError(f"{where}.name: {quoted(s.name)} is already the name of {seen[s.name]}")
             seen[s.name] = where
         drill_names: dict[str, int] = {}
         for i, d in enumerate(self.drills):
             if d.name in drill_names:
-                raise ValueError(f"drills[{i}].name: {d.name!r} is already the name of drills[{drill_names[d.name]}]")
+                raise ValueError(f"drills[{i}].name: {quoted(d.name)} is already the name of "
+                                 f"drills[{drill_names[d.name]}]")
             drill_names[d.name] = i
             for j, target in enumerate(d.scenarios or []):
                 if target not in seen:
-                    raise ValueError(f"drills[{i}].scenarios[{j}]: no scenario named {target!r}")
+                    raise ValueError(f"drills[{i}].scenarios[{j}]: no scenario named {quoted(target)}")
             for s in self.drill_targets(d):
                 try:
                     ScenarioBody.model_validate(s.with_effects(d.effects).model_dump(exclude={"name", "sweep"}),
