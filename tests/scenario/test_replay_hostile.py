@@ -5,9 +5,6 @@ nesting) is one bounded line of the configuration's own error at load (check-con
 tick or a traceback in `simd simulate`; a relative path is resolved against the scenario file's folder."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from support.cli import simd
@@ -59,14 +56,10 @@ def test_a_replayed_file_that_is_not_a_fault_log_is_never_quoted(tmp_path, conte
 
 
 def test_the_kernels_pseudo_files_are_refused(tmp_path):
-    """/proc/self/environ (with the daemon's API token in it) is not read: refused as a pseudo-file."""
-    marker = "simd_marker_" + SECRET
-    config = scenario(tmp_path, "/proc/self/environ")
-    code = f"import sys\nfrom simd.cli import main\nsys.exit(main(['check-config', {config!r}]))\n"
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "SIMD_API_TOKEN": marker})
-    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
-    assert marker not in r.stderr.lower() and "pseudo-file" in r.stderr and len(r.stderr.splitlines()) == 1
+    """/proc/self/environ (with the daemon's API token in it, PATH among the rest) is not read: refused as a
+    pseudo-file."""
+    (line,) = refused(scenario(tmp_path, "/proc/self/environ"))
+    assert "pseudo-file" in line and "path=" not in line.lower()
 
 
 PATHOLOGIES = [
@@ -114,3 +107,27 @@ def test_a_relative_log_is_resolved_against_the_scenario_files_folder(tmp_path, 
     assert s.servers.replay.log == str(folder / "log.csv")
     assert s.job_spec().servers.replay[:3] == ((120.0,), (600.0,), ())
     assert simd("check-config", str(config)).returncode == 0
+
+
+@pytest.mark.parametrize("log_text", [f"{SECRET}\n", json.dumps([event("x" * 5_000_000 + SECRET, 1)])],
+                         ids=["a-token-file", "a-5-mb-node-id"])
+def test_a_reload_of_such_a_file_answers_and_logs_no_content(tmp_path, caplog, log_text):
+    """Through `POST /-/reload` in-process: the 400 body and the daemon's log name the file and what is wrong, never
+    its content, each line bounded."""
+    from support.daemon import FakeClock, wsgi_call
+    from support.scenarios import SMALL_YAML
+
+    from simd.daemon.process import build
+    from simd.scenario import parse_config
+
+    path = tmp_path / "scenario.yaml"  # scenario() writes it again below
+    path.write_text(SMALL_YAML)
+    parts = build(parse_config(SMALL_YAML), FakeClock(0.0), lambda: 1.7e9, api_token="t0k", config_path=str(path))
+    (tmp_path / "log").write_text(log_text)
+    scenario(tmp_path, tmp_path / "log")
+    with caplog.at_level("INFO"):
+        status, _, body = wsgi_call(parts.app, "POST", "/-/reload", AUTHORIZATION="Bearer t0k")
+    errors = json.loads(body)["errors"]
+    assert status == 400 and len(errors) == 1 and str(tmp_path / "log") in errors[0]
+    assert SECRET not in body.decode().lower() and SECRET not in caplog.text.lower()
+    assert all(len(line) <= MAX_LINE for line in errors + caplog.text.splitlines())
