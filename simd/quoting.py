@@ -35,8 +35,11 @@ class _Bounded(reprlib.Repr):
     def repr_bytes(self, x, level):
         return f"{len(x)} bytes"
 
-    def repr_instance(self, x, level):
-        return _kind(x)
+    def repr_instance(self, x, level):  # another type (a parsed file holds none): its repr, cut, or its type
+        try:
+            return bounded(repr(x), LIMIT)
+        except Exception:  # noqa: BLE001 - a repr that fails names the type
+            return _kind(x)
 
 
 _REPR = _Bounded()
@@ -74,8 +77,7 @@ def _string(s: str) -> str:
 
 
 def _escaped(s: str) -> str:
-    text = repr(s)
-    return text if text.isprintable() else text.encode("ascii", "backslashreplace").decode("ascii")
+    return repr(s)  # (repr escapes exactly what str.isprintable refuses: control, format, separator characters)
 
 
 def _integer(n: int) -> str:

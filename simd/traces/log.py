@@ -184,8 +184,8 @@ def _csv(text: str) -> list[tuple]:
                 desc = row[col["desc"]].strip() if "desc" in col else ""
                 seconds, iso = _time(t)
                 if seconds is None:
-                    errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:g} or an ISO 8601 date "
-                                  f"and time, got {quoted(t)}")
+                    errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
+                                  f"or an ISO 8601 date and time, got {quoted(t)}")
                 elif not _name(server):
                     errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
                 elif kind not in ("start", "end"):
