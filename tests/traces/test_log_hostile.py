@@ -70,7 +70,7 @@ def test_numeric_pathologies_are_refused_with_one_line(tmp_path, text, where):
     path.write_text(text)
     code, lines = stats(path)
     assert code == 2 and len(lines) == 1, lines
-    assert lines[0].startswith(f"error: {path}: ") and where in lines[0], lines
+    assert f"error: {path}: " in lines[0] and where in lines[0], lines
     assert len(lines[0]) <= MAX_LINE
 
 
