@@ -11,7 +11,7 @@ from support.cli import simd
 from simd.quoting import MAX_LINE, bounded, quoted
 from simd.traces.log import MAX_DAYS, LogError, parse
 
-SECRET = "hunter2-s3cret-value"  # lower case: the old error lower-cased the line it quoted
+SECRET = "hunter2-s3cret-value"  # lower case, and checked against the lower-cased error: a quote may change case
 
 
 def event(node, t, kind="fault_start", cls="GPU"):
@@ -40,8 +40,8 @@ def test_a_file_that_is_not_a_fault_log_is_never_quoted(tmp_path, content):
 
 
 def test_the_kernels_pseudo_files_are_refused():
-    """/proc/self/environ passes for a regular file of size 0: it is refused as a pseudo-file, unread (the old error
-    quoted its "first line", the whole environment, lower-cased: PATH among it)."""
+    """/proc/self/environ passes for a regular file of size 0: it is refused as a pseudo-file, unread (its "first
+    line" is the whole environment, PATH among it: quoted in any case, it would show "path=")."""
     code, lines = stats("/proc/self/environ")
     assert code == 2 and len(lines) == 1 and "pseudo-file" in lines[0], lines
     assert "path=" not in lines[0].lower()
