@@ -7,6 +7,11 @@ thread). So the file is opened with ``O_NONBLOCK`` (a FIFO opens at once; a regu
 must then be a regular file (``fstat``), and is read up to ``limit + 1`` bytes: more is refused, as is a size
 ``fstat`` already shows over the limit (a sparse file of a gigabyte is not read at all). With
 ``follow=False`` a symlink is refused too (``O_NOFOLLOW``: the state directory's files).
+
+The kernel's pseudo-files (procfs, sysfs and their kind: ``/proc/self/environ``, ``/proc/self/maps``) pass for
+regular files of size 0 and hold the reading process's secrets (its environment, with ``SIMD_API_TOKEN``): a file
+on one of :data:`PSEUDO_FILESYSTEMS` (its device matched in ``/proc/self/mountinfo``, so a symbolic link or
+another mount point of the same filesystem is caught too) is refused unread.
 """
 
 from __future__ import annotations
@@ -15,6 +20,12 @@ import errno
 import os
 import stat
 from pathlib import Path
+
+# The kernel's filesystems whose files are generated on read (proc(5), sysfs(5), and the like from the kernel's
+# Documentation/filesystems): none holds a file simd is meant to read.
+PSEUDO_FILESYSTEMS = frozenset({"proc", "sysfs", "debugfs", "tracefs", "securityfs", "configfs", "cgroup", "cgroup2",
+                                "bpf", "efivarfs", "pstore", "binfmt_misc", "fusectl", "mqueue", "devpts"})
+MOUNTINFO = "/proc/self/mountinfo"
 
 
 class Refused(OSError):
@@ -35,6 +46,8 @@ def read(path: str | Path, limit: int, *, follow: bool = True) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Refused(errno.EINVAL, f"not a regular file (a {_kind(st.st_mode)})")
+        if (fs := _filesystem(st.st_dev)) in PSEUDO_FILESYSTEMS:
+            raise Refused(errno.EINVAL, f"a pseudo-file of the kernel ({fs}), not a regular file")
         if st.st_size > limit:
             raise Refused(errno.EFBIG, f"larger than {limit} bytes ({st.st_size})")
         chunks, size = [], 0
@@ -49,6 +62,21 @@ def read(path: str | Path, limit: int, *, follow: bool = True) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _filesystem(dev: int) -> str | None:
+    """The type of the mounted filesystem of device ``dev`` (mountinfo's major:minor), None when unknown (no
+    /proc: then no procfs to refuse either)."""
+    key = f"{os.major(dev)}:{os.minor(dev)}"
+    try:
+        with open(MOUNTINFO, encoding="utf-8", errors="replace") as f:
+            for line in f:  # "36 35 98:0 /root /mnt rw,noatime master:1 - ext3 /dev/root rw"
+                fields = line.split()
+                if len(fields) > 2 and fields[2] == key and " - " in line:
+                    return line.split(" - ", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+    return None
 
 
 def _kind(mode: int) -> str:

@@ -16,6 +16,8 @@ from simd.engine.fleet import Accelerator
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER, per_step_cluster_hazard
 from simd.engine.results import Event, JobResult, bucket_seconds
+from simd.engine.servers import JOB as JOB_ROLE
+from simd.engine.servers import ROLES as SERVER_ROLES
 from simd.engine.servers import STATES as SERVER_STATES
 from simd.engine.servers import Servers, cluster_size
 from simd.engine.shadow import Shadow, shadow_ranks
@@ -47,7 +49,8 @@ _ON_FIRST_USE = {
 }
 
 __all__ = [
-    "BUCKETS", "NEVER", "SERVER_STATES", "US_PER_SECOND", "Accelerator", "Cause", "CommittedSdc", "Detector",
+    "BUCKETS", "JOB_ROLE", "NEVER", "SERVER_ROLES", "SERVER_STATES", "US_PER_SECOND", "Accelerator", "Cause",
+    "CommittedSdc", "Detector",
     "Event", "Hyper", "JobResult", "JobSpec", "Plan", "Servers", "Shadow", "State", "Stragglers", "Totals", "advance",
     "bucket_bounds", "bucket_seconds", "built", "cluster_size", "compile_seeds", "compile_spec", "job_hazards",
     "new_state", "per_step_cluster_hazard", "refused", "retarget", "run_job", "shadow_ranks", "to_us", "with_seed",

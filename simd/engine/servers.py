@@ -161,6 +161,7 @@ def start_roles(job: int, standbys: int, n: int) -> np.ndarray:
 # repair that ends with the automatic stage, retired, in a repair escalated to the manual stage
 JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL = 1, 2, 3, 4, 5, 6
 IN_REPAIR = (REPAIR, REPAIR_MANUAL)
+ROLES = frozenset((JOB, STANDBY, SPARE, REPAIR, RETIRED, REPAIR_MANUAL))  # every code of a laid-out server
 
 
 def rate_per_step(hard_per_gpu_hour: float, multiplier: float, gpus: int, step_seconds: float) -> float:

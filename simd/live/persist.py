@@ -55,7 +55,9 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationEr
 from simd import __version__, regularfile
 from simd.engine import (
     BUCKETS,
+    JOB_ROLE,
     NEVER,
+    SERVER_ROLES,
     US_PER_SECOND,
     JobSpec,
     State,
@@ -226,10 +228,11 @@ def check_states(states: tuple[State, ...], origin_us: int, at_us: int) -> None:
                              f"{n if s.plan.rate_shape else 0} (or a multiplier 0)")
         roles = n if s.plan.cluster else 0  # ... roles and repairs, once laid out
         if len(s.srv_role) not in (0, roles) or not len(s.srv_repair) == len(s.srv_fixed) == len(s.srv_role) or \
-                not set(s.srv_role) <= {1, 2, 3, 4, 5, 6} or s.srv_role.count(1) not in (0, s.plan.servers) or \
+                not set(s.srv_role) <= SERVER_ROLES or s.srv_role.count(JOB_ROLE) not in (0, s.plan.servers) or \
                 len(s.srv_blamed) not in (0, len(s.srv_role) * s.plan.retire_after):
             raise StateError(f"a replica's servers' roles do not fit its plan ({len(s.srv_role)} roles, "
-                             f"{s.srv_role.count(1)} in the job, for {roles} servers and a job of {s.plan.servers})")
+                             f"{s.srv_role.count(JOB_ROLE)} in the job, for {roles} servers and a job of "
+                             f"{s.plan.servers})")
         bad = next((x for x in _ints(s) if not 0 <= x <= NEVER), None)
         if bad is not None:
             raise StateError(f"a replica holds {bad}, outside 0..{NEVER}")

@@ -88,6 +88,9 @@ class Warmup:
             log.info("kernels: preparing %s (compiled on a first start, loaded from the cache after); "
                      "/metrics answers meanwhile, the scenarios that need them wait behind the clock",
                      ", ".join(units))
+            # which units numba's cache holds for this CPU and these sources, read before: the log line says
+            # whether a start compiled or loaded (what an operator checks when a start is slow)
+            cached = [u for u in units if kernels.compiled() and precompile.in_cache(u)]
             try:
                 precompile.warm(units)
             except Exception:  # noqa: BLE001 (the scenarios compile lazily on their first tick instead)
@@ -95,7 +98,9 @@ class Warmup:
                 log.exception("kernels: preparing %s failed; the scenarios compile them on their first tick",
                               ", ".join(units))
             else:
-                log.info("kernels: %s ready in %.1f s", ", ".join(units), time.monotonic() - t0)
+                how = ("loaded from the kernel cache" if len(cached) == len(units)
+                       else "compiled" if not cached else f"compiled; {', '.join(cached)} loaded from the kernel cache")
+                log.info("kernels: %s ready in %.1f s (%s)", ", ".join(units), time.monotonic() - t0, how)
             took = time.monotonic() - t0
             if self.seconds is None:
                 self._done(took)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
+from simd.quoting import bounded, quoted
+
 
 class ConfigError(Exception):
-    """The scenario file is invalid; ``errors`` holds one readable line per problem."""
+    """The scenario file is invalid; ``errors`` holds one readable line per problem (each printable and bounded:
+    simd.quoting)."""
 
     def __init__(self, errors: list[str]):
+        errors = [bounded(e) for e in errors]
         super().__init__("\n".join(errors))
         self.errors = errors
 
@@ -65,13 +69,7 @@ def phrase(err: dict) -> str:
         return f"{where}{text}"
     if kind == "too_long" and isinstance(err["input"], list | dict):  # the count says it; the items do not
         return f"{where}{text}, got {len(err['input'])}"
-    return f"{where}{text}, got {shown(err['input'])}"
-
-
-def shown(value, limit: int = 80) -> str:
-    """repr of an offending value, cut to ``limit`` characters (a long list is not echoed whole)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+    return f"{where}{text}, got {quoted(err['input'])}"
 
 
 def one_line(exc: ValidationError) -> str:

@@ -5,6 +5,7 @@ is valid; every problem is one line of an errors.ConfigError.
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -38,8 +39,9 @@ def parse_drill_request(raw: bytes) -> DrillRequest:
         raise ValueError("; ".join(errors.phrase({**e, "loc": ("body", *e["loc"])}) for e in errs)) from None
 
 
-def parse_config(text: str, source: str = "<config>") -> Config:
-    """Parse and validate a scenario file's text; raise ConfigError with every problem."""
+def parse_config(text: str, source: str = "<config>", folder: str | None = None) -> Config:
+    """Parse and validate a scenario file's text; raise ConfigError with every problem. ``folder``: the file's
+    folder, against which its relative paths resolve (``servers.replay.log``); None: the working directory."""
     try:
         data = yamlfile.loads(text)
     except yamlfile.YamlError as exc:
@@ -48,7 +50,7 @@ def parse_config(text: str, source: str = "<config>") -> Config:
         raise errors.ConfigError([f"{source}: the top level must be a mapping with a 'scenarios' list, "
                            f"got {type(data).__name__}"])
     try:
-        return Config.model_validate(data)
+        return Config.model_validate(data, context={"folder": folder})
     except ValidationError as exc:
         raise errors.ConfigError([errors.phrase(e) for e in exc.errors(include_url=False)]) from None
 
@@ -62,7 +64,7 @@ def load_config(path: str | Path) -> Config:
         raise errors.ConfigError([f"{path}: not UTF-8 text"]) from None
     except yamlfile.YamlError as exc:
         raise errors.ConfigError([f"{path}: {exc}"]) from None
-    return parse_config(text, str(path))
+    return parse_config(text, str(path), os.path.dirname(os.path.abspath(path)))
 
 
 def default_config_text() -> str:

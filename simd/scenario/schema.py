@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
 from simd.engine import cluster_size, refused
 from simd.models import recovery
+from simd.quoting import quoted
 from simd.scenario import errors, translate
 from simd.scenario.limits import (
     MAX_ALL_SCENARIOS,
@@ -397,9 +399,19 @@ class Replay(_Strict):
     shifted by a fraction of the span, the log repeating with its span."""
 
     log: Annotated[str, Field(min_length=1, max_length=4096)]
-    """The log's path (InfiniteHBD's JSON or the CSV of `simd trace`), relative to the working directory."""
+    """The log's path (InfiniteHBD's JSON or the CSV of `simd trace`); a relative one from the scenario file's folder
+    (as Prometheus reads `rule_files`: check-config and the daemon read the same file wherever they run)."""
     servers: Annotated[int, Field(ge=1, le=1 << 17)] | None = None
     """The log's cluster: its servers in all (a log names only those that failed); absent: the servers it names."""
+
+    @field_validator("log")
+    @classmethod
+    def _from_the_files_folder(cls, path: str, info: ValidationInfo) -> str:
+        """A relative path joined to the scenario file's folder (simd.scenario.load's context ``folder``; without
+        one, a scenario given otherwise than by a file, the working directory's). Validated again from a dump (a
+        sweep's grid, a drill's effects), the joined path stays."""
+        folder = (info.context or {}).get("folder")
+        return os.path.join(folder, path) if folder and not os.path.isabs(path) else path
 
     @model_validator(mode="after")
     def _readable(self) -> Replay:
@@ -510,9 +522,14 @@ class ServersConfig(_Strict):
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
 
+    @property
+    def pools(self) -> bool:
+        """Whether the cluster has pools: warm standbys or spares (then a failed server goes to repair)."""
+        return self.warm_standbys is not None or self.spares is not None
+
     @model_validator(mode="after")
     def _pools(self) -> ServersConfig:
-        pools = self.warm_standbys is not None or self.spares is not None
+        pools = self.pools
         if pools and self.repair is None:
             raise ValueError("servers.repair is required with warm_standbys or spares (the pools refill from repair)")
         if self.repair is not None and not pools:
@@ -931,16 +948,17 @@ class Config(_Strict):
         seen: dict[str, str] = {}
         for where, s in self._named():
             if s.name in seen:
-                raise ValueError(f"{where}.name: {s.name!r} is already the name of {seen[s.name]}")
+                raise ValueError(f"{where}.name: {quoted(s.name)} is already the name of {seen[s.name]}")
             seen[s.name] = where
         drill_names: dict[str, int] = {}
         for i, d in enumerate(self.drills):
             if d.name in drill_names:
-                raise ValueError(f"drills[{i}].name: {d.name!r} is already the name of drills[{drill_names[d.name]}]")
+                raise ValueError(f"drills[{i}].name: {quoted(d.name)} is already the name of "
+                                 f"drills[{drill_names[d.name]}]")
             drill_names[d.name] = i
             for j, target in enumerate(d.scenarios or []):
                 if target not in seen:
-                    raise ValueError(f"drills[{i}].scenarios[{j}]: no scenario named {target!r}")
+                    raise ValueError(f"drills[{i}].scenarios[{j}]: no scenario named {quoted(target)}")
             for s in self.drill_targets(d):
                 try:
                     ScenarioBody.model_validate(s.with_effects(d.effects).model_dump(exclude={"name", "sweep"}),

@@ -39,7 +39,7 @@ def summary(s: Scenario) -> str:
                   + (f", {sv.warm_standbys or 0} warm standbys, {sv.spares.count if sv.spares else 0} spares, "
                      f"{sv.repair.automatic.distribution} repairs"
                      + (f" ({sv.repair.manual.probability:g} to manual)" if sv.repair.manual else "")
-                     if sv.repair else "")
+                     if sv.pools else "")
                   + (f", diagnosis {sv.diagnosis.probability:g} ({sv.diagnosis.misattribution:g} misattributed)"
                      if sv.diagnosis else "")
                   + (f", retired after {sv.retirement.failures} failures in {sv.retirement.window_seconds:g} s"

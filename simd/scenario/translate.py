@@ -68,7 +68,7 @@ def servers(cfg: ServersConfig) -> Servers:
     lt = cfg.lifetime
     shape = lt.shape if lt.distribution == "weibull" else lt.sigma if lt.distribution == "lognormal" else 1.0
     pools = {}
-    if cfg.repair is not None:
+    if cfg.pools:  # the engine's Servers.capacity: warm_standbys set (0 when the scenario has spares only)
         r, sp = cfg.repair, cfg.spares
         pools = dict(warm_standbys=cfg.warm_standbys or 0, spares=sp.count if sp else 0,
                      spares_withheld=sp.withheld if sp else 0, preemption_seconds=sp.preemption_seconds if sp else 0.0,

@@ -32,6 +32,7 @@ import yaml
 from yaml import events
 
 from simd import regularfile
+from simd.quoting import quoted
 
 MAX_BYTES = 1 << 20  # 1 MiB: the embedded default configuration is ~7 KB
 MAX_DEPTH = 32  # a scenario file nests 4-5 levels (scenarios[i].stragglers.mitigation.detect_after_steps)
@@ -115,10 +116,10 @@ def _build(text: str):
             value, size, anchor = _scalar(ev), 1, ev.anchor
         else:  # an alias: the anchored value again, counted again
             if ev.anchor in opened:
-                raise YamlError(f"recursive alias *{_short(ev.anchor)}{_at(ev.start_mark)}: an anchor cannot "
+                raise YamlError(f"recursive alias {quoted('*' + ev.anchor)}{_at(ev.start_mark)}: an anchor cannot "
                                 "contain itself")
             if ev.anchor not in anchors:
-                raise YamlError(f"undefined alias *{_short(ev.anchor)}{_at(ev.start_mark)}")
+                raise YamlError(f"undefined alias {quoted('*' + ev.anchor)}{_at(ev.start_mark)}")
             value, size = anchors[ev.anchor]
             count += size
             anchor = None
@@ -141,7 +142,7 @@ def _add(top: _Open, value, ev) -> None:
         if not _hashable(value):
             raise YamlError(f"a mapping key must be a scalar{_at(ev.start_mark)}")
         if value in top.seen:
-            raise YamlError(f"key {_short(value)!r} given twice in one mapping{_at(ev.start_mark)} "
+            raise YamlError(f"key {quoted(value)} given twice in one mapping{_at(ev.start_mark)} "
                             f"(first{_at(top.seen[value])})")
         top.key, top.seen[value] = value, ev.start_mark
     else:
@@ -159,11 +160,6 @@ def _hashable(x) -> bool:
 
 def _at(mark) -> str:
     return f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-
-
-def _short(value, limit: int = 60) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 # YAML 1.2 core schema (yaml.org/spec/1.2.2/#1032-tag-resolution): the tags a plain scalar resolves to
@@ -188,16 +184,16 @@ def _scalar(ev: events.ScalarEvent):
     elif tag.startswith(_TAG) and tag[len(_TAG):] in _CONSTRUCT:
         tag = tag[len(_TAG):]
     else:
-        raise YamlError(f"unsupported tag {_short(tag)}{_at(ev.start_mark)}: a scenario file uses plain values")
+        raise YamlError(f"unsupported tag {quoted(tag)}{_at(ev.start_mark)}: a scenario file uses plain values")
     try:
         return _CONSTRUCT[tag](text)
     except ValueError:
-        raise YamlError(f"{_short(text)!r} is not a valid !!{tag}{_at(ev.start_mark)}") from None
+        raise YamlError(f"{quoted(text)} is not a valid !!{tag}{_at(ev.start_mark)}") from None
 
 
 def _collection_tag(ev, kind: str) -> None:
     if ev.tag is not None and ev.tag not in ("!", _TAG + kind):
-        raise YamlError(f"unsupported tag {_short(ev.tag)}{_at(ev.start_mark)}: a scenario file uses plain values")
+        raise YamlError(f"unsupported tag {quoted(ev.tag)}{_at(ev.start_mark)}: a scenario file uses plain values")
 
 
 def _int(text: str) -> int:

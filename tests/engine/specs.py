@@ -3,6 +3,7 @@
 from dataclasses import fields
 
 import numpy as np
+from hypothesis import strategies as st
 
 from simd.engine import Cause, JobSpec, Stragglers
 from simd.engine.fleet import Accelerator
@@ -79,3 +80,25 @@ def plan_fields(plan: Plan) -> dict:
                              else v for k, v in vars(st).items() if not k.startswith("_")}
         out["step_times_attributes"] = sorted(vars(st))
     return out
+
+
+# Straggler settings the kernel paths are checked under: none, jitter alone, slow ranks replaced after 40 steps,
+# slow ranks kept, slow ranks without jitter.
+KERNEL_STRAGGLERS = (None, Stragglers(0.5, 0, 1.0), Stragglers(0.5, 1, 1.2, replace_after_steps=40),
+                     Stragglers(0.5, 1, 1.2), Stragglers(0.0, 2, 1.5))
+
+
+@st.composite
+def kernel_specs(draw):
+    """Plans the kernel has every mechanism of: odd and dividing validation intervals, none, stragglers with
+    slow ranks and mitigation, Llama 3 causes with warm recovery (the property tests of one replica and of the
+    batch path draw from it)."""
+    v = draw(st.integers(1, 12))
+    return spec(n_gpus=draw(st.sampled_from([8, 1024, 4096])), step_seconds=draw(st.sampled_from([30.0, 60.0])),
+                target_steps=draw(st.integers(1, 900)),
+                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
+                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
+                ckpt_interval_steps=v * draw(st.integers(1, 4)),
+                validation_interval_steps=draw(st.sampled_from([0, v, v + 1, 2 * v + 3])),
+                causes=draw(st.sampled_from([(), llama3_causes("warm")])),
+                stragglers=draw(st.sampled_from(KERNEL_STRAGGLERS)), seed=draw(st.integers(0, 2**32)))

@@ -4,8 +4,8 @@ any cut of time into calls."""
 from dataclasses import fields, replace
 
 import pytest
-from replicas_cases import STRAGGLERS, _replicas
-from specs import ORACLE_CONFIGS, SPECS, llama3_causes, spec
+from replicas_cases import _replicas
+from specs import KERNEL_STRAGGLERS, ORACLE_CONFIGS, SPECS, llama3_causes, spec
 
 from simd.engine import US_PER_SECOND, Stragglers, advance, new_state, retarget, run_job
 from simd.engine.replicas import (
@@ -56,7 +56,7 @@ def test_cannot_advance_backwards():
         advance_replicas(states, 10 * S)
 
 
-@pytest.mark.parametrize("stragglers", STRAGGLERS[:2])
+@pytest.mark.parametrize("stragglers", KERNEL_STRAGGLERS[:2])
 def test_continued_calls_read_nothing_in_between_and_equal_the_single_replica_engine(stragglers):
     """The daemon's way: each call continues from the previous result's arrays and reads no State in between;
     jobs end in some calls and not others, so a replica's job_start comes from a call before the last one."""
@@ -72,7 +72,7 @@ def test_continued_calls_read_nothing_in_between_and_equal_the_single_replica_en
 
 
 def test_states_handed_out_keep_their_values_when_the_next_call_continues():
-    s = spec(target_steps=50, stragglers=STRAGGLERS[1], seed=3)
+    s = spec(target_steps=50, stragglers=KERNEL_STRAGGLERS[1], seed=3)
     first = advance_replicas(_replicas(s, 3), 100 * 60 * S)
     second = advance_replicas(first, 400 * 60 * S)
     third = advance_replicas(first, 400 * 60 * S)  # the same call again from the same arrays
@@ -129,7 +129,7 @@ def test_retarget_replicas_is_retarget(name, packed):
 def test_retarget_replicas_switching_stragglers_books_the_histogram_as_core():
     s = spec(target_steps=200, hard_per_gpu_hour=5e-4)
     states = advance_replicas(new_replicas(s, SEEDS), 300 * 60 * S)
-    for target in (replace(s, stragglers=STRAGGLERS[2]), s):
+    for target in (replace(s, stragglers=KERNEL_STRAGGLERS[2]), s):
         expected = tuple(retarget(x, replace(target, seed=x.plan.spec.seed)) for x in states)
         states = retarget_replicas(states, target)
         _same(states, expected)
@@ -165,7 +165,7 @@ def test_retarget_replicas_of_mixed_epochs_is_core_one_by_one():
     _same(retarget_replicas(states, hot), tuple(retarget(x, replace(hot, seed=x.plan.spec.seed)) for x in states))
 
 
-@pytest.mark.parametrize("stragglers", STRAGGLERS[:3])
+@pytest.mark.parametrize("stragglers", KERNEL_STRAGGLERS[:3])
 def test_state_columns_of_the_arrays_are_the_states_fields(stragglers):
     """Replicas' columns (read from its arrays: jobs ended in a call or not, the histogram booked without
     stragglers) equal those of the same States as a tuple."""

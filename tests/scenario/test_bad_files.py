@@ -79,11 +79,11 @@ CASES = [
     ("long-list-not-echoed", GOOD.replace("n_gpus: 512", "n_gpus: [" + ", ".join(["1"] * 20_000) + "]"),
      "scenarios[0].n_gpus: must be an integer, got [1, 1, 1"),
     ("a-5000-digit-integer", GOOD.replace("n_gpus: 512", "n_gpus: " + "7" * 5000),
-     "{path}: '" + "7" * 60 + "...' is not a valid !!int at line 3, column 13"),
+     "{path}: '" + "7" * 60 + "'... (5000 characters) is not a valid !!int at line 3, column 13"),
     ("python-object-tag", GOOD.replace("n_gpus: 512", "n_gpus: !!python/object/apply:os.system [ls]"),
-     "{path}: unsupported tag tag:yaml.org,2002:python/object/apply:os.system at line 3"),
+     "{path}: unsupported tag 'tag:yaml.org,2002:python/object/apply:os.system' at line 3"),
     ("two-documents", GOOD + "---\n" + GOOD, "{path}: more than one document at line 9"),
-    ("undefined-alias", GOOD.replace("n_gpus: 512", "n_gpus: *nope"), "{path}: undefined alias *nope at line 3"),
+    ("undefined-alias", GOOD.replace("n_gpus: 512", "n_gpus: *nope"), "{path}: undefined alias '*nope' at line 3"),
     ("not-utf-8", b"scenarios: \xff\xfe\n", "{path}: not UTF-8 text"),
 ]
 

@@ -198,4 +198,5 @@ def test_a_replayed_log_reaches_the_engine_and_bad_ones_are_one_line(tmp_path):
         "scenarios[0].servers: servers.replay replays a log's faults: lemons would not apply"]
     log.write_text("time,server,event,class\n100,a,end,GPU\n")
     assert errors(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n") == [
-        f"scenarios[0].servers.replay: replay.log {log}: line 2: server a ends a fault of type /GPU/ that is not open"]
+        f"scenarios[0].servers.replay: replay.log {log}: line 2: server 'a' ends a fault of type '/GPU/' that is "
+        "not open"]

@@ -3,10 +3,9 @@ traces included, under any cut of time, max_jobs stops included.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
-from advance_cases import STRAGGLERS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from specs import llama3_causes, spec
+from specs import kernel_specs
 from support.examples import examples
 from support.partition import assert_partitioned
 
@@ -19,23 +18,8 @@ from simd.engine import (
 S = US_PER_SECOND
 
 
-@st.composite
-def configurations(draw):
-    """Plans the kernel has every mechanism of: odd and dividing validation intervals, none, stragglers with
-    slow ranks and mitigation, Llama 3 causes with warm recovery."""
-    v = draw(st.integers(1, 12))
-    return spec(n_gpus=draw(st.sampled_from([8, 1024, 4096])), step_seconds=draw(st.sampled_from([30.0, 60.0])),
-                target_steps=draw(st.integers(1, 900)),
-                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
-                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
-                ckpt_interval_steps=v * draw(st.integers(1, 4)),
-                validation_interval_steps=draw(st.sampled_from([0, v, v + 1, 2 * v + 3])),
-                causes=draw(st.sampled_from([(), llama3_causes("warm")])),
-                stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
-
-
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=configurations(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
+@given(s=kernel_specs(), horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=6),
        max_jobs=st.sampled_from([None, None, 1, 2, 5]))
 def test_any_cut_of_time_gives_the_one_call(s, horizon_steps, cuts, max_jobs):
     """States and events after an arbitrary partition of time, against the one call; the buckets add up to the

@@ -5,8 +5,8 @@ The statistical and property checks (slow: they live in tests/engine/statistical
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from replicas_cases import STRAGGLERS, _replicas
-from specs import llama3_causes, spec
+from replicas_cases import _replicas
+from specs import kernel_specs
 from support.examples import examples
 from support.partition import assert_partitioned
 
@@ -18,21 +18,8 @@ from simd.engine.replicas import (
 S = US_PER_SECOND
 
 
-@st.composite
-def configurations(draw):
-    v = draw(st.integers(1, 12))
-    return spec(n_gpus=draw(st.sampled_from([8, 1024, 4096])), step_seconds=draw(st.sampled_from([30.0, 60.0])),
-                target_steps=draw(st.integers(1, 900)),
-                hard_per_gpu_hour=draw(st.sampled_from([0.0, 2e-4, 3e-3])),
-                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1.5e-4, 3e-3])),
-                ckpt_interval_steps=v * draw(st.integers(1, 4)),
-                validation_interval_steps=draw(st.sampled_from([0, v, v + 1])),
-                causes=draw(st.sampled_from([(), llama3_causes("warm")])),
-                stragglers=draw(st.sampled_from(STRAGGLERS)), seed=draw(st.integers(0, 2**32)))
-
-
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=configurations(), n=st.integers(1, 4), horizon_steps=st.integers(1, 3000),
+@given(s=kernel_specs(), n=st.integers(1, 4), horizon_steps=st.integers(1, 3000),
        cuts=st.lists(st.floats(0, 1), max_size=6))
 def test_batch_equals_the_single_replica_engine_under_any_cut(s, n, horizon_steps, cuts):
     horizon = horizon_steps * 75 * S
@@ -48,7 +35,7 @@ def test_batch_equals_the_single_replica_engine_under_any_cut(s, n, horizon_step
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=configurations(), n=st.integers(1, 3), jobs=st.integers(1, 3))
+@given(s=kernel_specs(), n=st.integers(1, 3), jobs=st.integers(1, 3))
 def test_max_jobs_stops_where_the_single_replica_engine_stops(s, n, jobs):
     states = _replicas(s, n)
     until = 10**4 * s.target_steps * 60 * S
