@@ -164,7 +164,11 @@ def _lifetimes(log: FaultLog, servers: int, in_burst: np.ndarray) -> dict:
         k = math.exp(params[1]) if weibull else 1.0
         a = math.exp(params[-1])
         h = np.bincount(owner, weights=(every / theta) ** k, minlength=servers)
-        ll = len(positive) * math.log(k / theta ** k) + (k - 1.0) * log_done_sum
+        try:
+            log_density = math.log(k / theta ** k)
+        except (ZeroDivisionError, OverflowError):  # theta ** k past a float (up times of 1e-70 s): in log space
+            log_density = math.log(k) - k * math.log(theta)
+        ll = len(positive) * log_density + (k - 1.0) * log_done_sum
         ll += (special.gammaln(a + n) - special.gammaln(a) + a * math.log(a) - (a + n) * np.log(a + h)).sum()
         return -ll
 

@@ -284,9 +284,6 @@ def test_fuzzed_valid_fault_logs_are_read(log_files, capsys, drawn, extra):
             assert code == 0, (args[:2], lines[:3])
 
 
-@pytest.mark.xfail(raises=ZeroDivisionError, strict=True,
-                   reason="trace fit divides by zero on a valid log of one fault, or of faults at or near time 0 "
-                          "(simd/traces/fit.py's _lifetimes: the fit's side): remove the mark once it is fixed")
 @settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
           report_multiple_bugs=False)
 @given(drawn=valid_log(), extra=st.integers(0, 4))
