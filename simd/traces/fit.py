@@ -34,17 +34,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
-from simd.traces.log import DAY, FaultLog
+from simd.traces.log import DAY, MAX_DAYS, FaultLog
 from simd.traces.stats import bursts
 from simd.traces.synth import Model
 
 Z = stats.norm.ppf(0.975)
 # The spans a fit takes (docs/traces.md, "The fit"): at least a second (a log whose events are all at one
-# instant has no time to fit a rate over) and at most a century of 365.25-day years (a cluster's log is months
-# to years; the bound keeps every time, rate and scale the fit and its synthetic logs compute far from a float's
-# range: a scale of span x servers x e^10 days stays below 1e15).
+# instant has no time to fit a rate over) and at most the parser's range of times, a century (every log it reads;
+# the bound keeps every time, rate and scale the fit and its synthetic logs compute far from a float's range: a
+# scale of span x servers x e^10 days stays below 1e15).
 MIN_SPAN_SECONDS = 1.0
-MAX_SPAN_DAYS = 36_525.0
+MAX_SPAN_DAYS = MAX_DAYS
 GAMMA_SHAPE_MAX = 1e4  # a above this: no over-dispersion the log can tell from none (reported as None)
 OTHER_SHARE = 0.02
 
