@@ -15,7 +15,10 @@ STATS, FIT = "simd trace stats", "simd trace fit"
 
 
 def _fail(prog: str, message: str, code: int = EXIT_USAGE) -> int:
-    print(f"{prog}: error: {message}", file=sys.stderr)
+    """One error line (bounded and printable by simd.quoting: it may hold a path or a flag as given); ``code``."""
+    from simd.quoting import bounded
+
+    print(bounded(f"{prog}: error: {message}"), file=sys.stderr)
     return code
 
 
