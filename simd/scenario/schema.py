@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
@@ -401,46 +404,105 @@ class Replay(_Strict):
     servers: Annotated[int, Field(ge=1, le=1 << 17)] | None = None
     """The log's cluster: its servers in all (a log names only those that failed); absent: the servers it names."""
 
+    _table: ReplayTable | None = PrivateAttr(default=None)  # the log as read when this model was validated
+
     @model_validator(mode="after")
     def _readable(self) -> Replay:
-        log = _replay_log(self.log)
-        if self.servers is not None and self.servers < len(log.servers):
-            raise ValueError(f"replay.servers {self.servers} is fewer than the {len(log.servers)} servers the log "
+        table = _replay_log(self.log)
+        if self.servers is not None and self.servers < table.named:
+            raise ValueError(f"replay.servers {self.servers} is fewer than the {table.named} servers the log "
                              "names")
+        self._table = table
         return self
 
     def times(self) -> tuple[tuple[tuple[float, ...], ...], float]:
         """(per log server, its faults' start times in seconds; the log's span in seconds): named servers first, in
-        the order of their first event, then the servers without a fault."""
-        log = _replay_log(self.log)
-        per: list[list[float]] = [[] for _ in range(self.servers or len(log.servers))]
-        for f in log.faults:
-            per[f.server].append(f.start)
-        return tuple(tuple(p) for p in per), log.span_seconds
+        the order of their first event, then the servers without a fault. From the log as read when the scenario
+        was validated (a later change of the file is read at the next reload)."""
+        table = self._table if self._table is not None else _replay_log(self.log)
+        return table.starts + ((),) * ((self.servers or table.named) - table.named), table.span_seconds
 
 
-def _replay_log(path: str):
-    """The fault log at ``path``, read once per file version (size, modification time): a ValueError naming the
-    first problems if it cannot be used."""
+@dataclass(frozen=True)
+class ReplayTable:
+    """What a scenario keeps of a fault log: per named server its faults' start times (seconds), the log's span."""
+
+    starts: tuple[tuple[float, ...], ...]
+    span_seconds: float
+
+    @property
+    def named(self) -> int:
+        return len(self.starts)
+
+    @property
+    def nbytes(self) -> int:
+        """Its size in memory, bytes: a float object and a tuple slot per fault (24 + 8), a tuple per server (56)."""
+        return 64 + 56 * len(self.starts) + 32 * sum(map(len, self.starts))
+
+
+# Parsed replay logs kept for the next validation of the same file version (a sweep's points, a drill's targets
+# and a reload each validate a scenario again), least recently used first out, at most this many bytes of
+# ReplayTable in all: one table of a log at the fault log's limits (simd.traces.log.MAX_EVENTS: 500,000 faults,
+# ~16 MB) fits with room; a refused reload drops what it added (simd.live.reload), a scenario keeps its own.
+REPLAY_CACHE_BYTES = 64 << 20
+_replay_cache: OrderedDict[tuple, ReplayTable] = OrderedDict()
+_replay_cache_lock = threading.Lock()
+
+
+def replay_cache_keys() -> set[tuple]:
+    """The file versions whose replay tables are cached now (for ``forget_replay_logs``)."""
+    with _replay_cache_lock:
+        return set(_replay_cache)
+
+
+def forget_replay_logs(keep: set[tuple] = frozenset()) -> None:
+    """Drop the cached replay tables except ``keep``'s (what a refused reload read is dropped with it)."""
+    with _replay_cache_lock:
+        for key in [k for k in _replay_cache if k not in keep]:
+            del _replay_cache[key]
+
+
+def replay_cache_bytes() -> int:
+    """The cached replay tables' size, bytes (ReplayTable.nbytes)."""
+    with _replay_cache_lock:
+        return sum(t.nbytes for t in _replay_cache.values())
+
+
+def _replay_log(path: str) -> ReplayTable:
+    """The replay table of the fault log at ``path``, read once per file version (device, inode, size,
+    modification time) while it stays in the cache: a ValueError naming the first problems if it cannot be used."""
     import os
 
-    from simd.traces.log import LogError
+    from simd.traces.log import LogError, load
 
     try:
         st = os.stat(path)
     except OSError as exc:
         raise ValueError(f"replay.log {path}: {exc.strerror}") from None
+    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _replay_cache_lock:
+        table = _replay_cache.get(key)
+        if table is not None:
+            _replay_cache.move_to_end(key)
+            return table
     try:
-        return _cached_log(path, st.st_size, st.st_mtime_ns)
+        log = load(path)
     except LogError as exc:
         raise ValueError(f"replay.log {path}: " + "; ".join(exc.errors[:3])) from None
-
-
-@functools.lru_cache(maxsize=16)
-def _cached_log(path: str, size: int, mtime: int):
-    from simd.traces.log import load
-
-    return load(path)
+    except (RecursionError, OverflowError, MemoryError) as exc:  # what the parser lets through: its kind only
+        what = {RecursionError: "nested too deep", OverflowError: "a number too large"}.get(type(exc), "out of memory")
+        raise ValueError(f"replay.log {path}: cannot be read ({type(exc).__name__}: {what})") from None
+    per: list[list[float]] = [[] for _ in log.servers]
+    for f in log.faults:
+        per[f.server].append(f.start)
+    table = ReplayTable(tuple(tuple(p) for p in per), log.span_seconds)
+    del log, per  # the parsed events: only the table stays
+    if table.nbytes <= REPLAY_CACHE_BYTES:
+        with _replay_cache_lock:
+            _replay_cache[key] = table
+            while sum(t.nbytes for t in _replay_cache.values()) > REPLAY_CACHE_BYTES:
+                _replay_cache.popitem(last=False)
+    return table
 
 
 class Bursts(_Strict):
