@@ -159,3 +159,47 @@ def test_sighup_with_bad_replay_logs_never_stops_the_daemon(tmp_path):
     finally:
         log_text = simd.stop()
     assert "Traceback" not in log_text
+
+
+REFUSED_RELOADS = """
+import os, resource, sys, json
+os.environ.setdefault("MALLOC_ARENA_MAX", "2")
+from simd.daemon.process import build
+from simd.scenario import parse_config
+yaml, log, path, headroom = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+parts = build(parse_config(open(yaml).read()), lambda: 0.0, lambda: 1.7e9, config_path=yaml)
+open(path, "w").write(sys.argv[5])
+size = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + headroom, size + headroom))
+outcomes = []
+for version in range(12):
+    with open(log, "w") as f:
+        f.write("time,server,event,class\\n")
+        for t in range(version, 160_000 + version, 4):
+            f.write(f"{t},s{t % 997},start,GPU\\n{t + 1},s{t % 997},end,GPU\\n")
+    outcomes.append(parts.reloader("SIGHUP")[0])
+open(yaml, "w").write(open(sys.argv[6]).read())
+outcomes.append(parts.reloader("SIGHUP")[0])
+print(json.dumps(outcomes))
+"""
+
+
+@pytest.mark.integration
+def test_refused_reloads_of_a_large_log_keep_nothing_under_an_address_space_limit(tmp_path):
+    """Each parsed version of a replay log stayed cached (16 of them) whether the reload was refused or not: twelve
+    refused reloads of 40,000-fault logs (each parsed ~12 MB, the parse ~60 MB at its peak) fit within 160 MB of
+    address space above the daemon's start only when a refused reload keeps nothing."""
+    import subprocess
+    import sys
+
+    from support.promstack import ROOT
+
+    yaml, good, log = tmp_path / "scenarios.yaml", tmp_path / "good.yaml", tmp_path / "faults.csv"
+    yaml.write_text(SMALL_YAML)
+    good.write_text(SMALL_YAML)
+    refused = with_replay(log, servers=2)  # more servers named than replay.servers: refused after the parse
+    out = subprocess.run([sys.executable, "-c", REFUSED_RELOADS, str(yaml), str(log), str(yaml), str(160 << 20),
+                          refused, str(good)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "MALLOC_ARENA_MAX": "2"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [False] * 12 + [True]
