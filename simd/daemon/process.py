@@ -169,6 +169,9 @@ def _resume(state: StateDir, config: Config) -> Resumed | None:
     except StateError as exc:
         state.move_aside(str(exc))
         return None
+    except Exception as exc:  # noqa: BLE001 (whatever a checksummed but impossible state makes resume raise)
+        state.move_aside(f"resuming it failed: {type(exc).__name__}")
+        return None
     log.info("state: resumed from %s at simulated second %.0f (%d scenarios)", state.file,
              resumed.at_us / US_PER_SECOND, len(resumed.lanes))
     return resumed

@@ -149,6 +149,10 @@ class StateError(Exception):
     """The saved state cannot be used (the message says why, in one line)."""
 
 
+class SpecRefused(StateError):
+    """A lane's saved spec is not one its scenario, as the scenario file validates it, gives."""
+
+
 class StateDirBusy(Exception):
     """Another daemon holds the state directory."""
 
@@ -490,6 +494,8 @@ def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int) 
             try:
                 lanes.append(_resume_lane(d, s, drills, at_us))
                 continue
+            except SpecRefused:
+                raise  # a crafted or foreign file: the whole state is moved aside
             except (KeyError, TypeError, ValueError, StateError) as exc:
                 log.warning("state: scenario %s cannot be resumed (%s: %s): it starts fresh at simulated second "
                             "%.0f", s.name, type(exc).__name__, exc, at_us / US_PER_SECOND)
@@ -513,6 +519,10 @@ def _resume_drills(d: dict, config: Config) -> DrillRunner:
 
 
 def _resume_lane(d: dict, scenario, drills: DrillRunner, at_us: int) -> Lane:
+    for spec, clock in _saved_specs(d):
+        at = d["origin_us"] + clock if type(d["origin_us"]) is int and type(clock) is int else at_us  # (a malformed
+        # clock: the checks after this one say what is wrong)
+        _check_saved_spec(spec, scenario, drills, min(max(at, 0), at_us) / US_PER_SECOND)
     states = tuple(_restore_state(r) for r in d["replicas"]) if "replicas" in d else _restore_lane_states(d)
     if len(states) != scenario.replicas or len({s.clock for s in states}) != 1:
         raise StateError("replicas do not match the scenario")
@@ -531,6 +541,40 @@ def _resume_lane(d: dict, scenario, drills: DrillRunner, at_us: int) -> Lane:
     failed = d["failed"]
     return Lane(scenario, scenario_key(scenario), origin, body, states, scenario_info(scenario, body, states[0]),
                 failed=None if failed is None else str(failed), overruns=int(d["overruns"]))
+
+
+def _saved_specs(d: dict):
+    """(JobSpec, clock as saved) of a saved lane: its spec (version 2) or each replica's (version 1), decoded by
+    type only; ValueError, TypeError or KeyError when malformed (the lane then starts fresh)."""
+    if "replicas" in d:
+        for r in d["replicas"]:
+            yield _spec(r["spec"]), r["state"].get("clock") if isinstance(r.get("state"), dict) else None
+    else:
+        clocks = d["state"].get("clock") if isinstance(d.get("state"), dict) else None
+        yield _spec(d["spec"]), clocks[0] if isinstance(clocks, list) and clocks else None
+
+
+def _check_saved_spec(spec: JobSpec, scenario, drills: DrillRunner, t: float) -> None:
+    """A saved spec is validated as a new one, before anything is computed from it: it must be the JobSpec that the
+    scenario, as the scenario file's schema validated it, gives at the lane's saved time ``t`` (seconds) under the
+    drills of this configuration, alone or under one of its drills (every such spec passed the schema's types and
+    bounds: simd.scenario.schema); any other spec (one no scenario file gives, e.g. a server of 0 GPUs, or one
+    of a drill redefined while it ran) is SpecRefused."""
+    seed = spec.seed
+    bodies = [drills.body(scenario, t), scenario] + [
+        scenario.with_effects(drill.effects) for drill in drills.config.drills
+        if scenario.name in {s.name for s in drills.config.drill_targets(drill)}]
+    given = [body.job_spec(seed) for body in bodies]
+    if spec in given:
+        return
+    differ = [f.name for f in fields(spec) if getattr(spec, f.name) != getattr(given[0], f.name)]
+    nested = [f"{name}.{g.name}" for name in differ if dataclasses.is_dataclass(getattr(spec, name))
+              and dataclasses.is_dataclass(getattr(given[0], name))
+              for g in fields(getattr(spec, name)) if getattr(getattr(spec, name), g.name) !=
+              getattr(getattr(given[0], name), g.name)]
+    shown = ", ".join((nested or differ)[:5]) or "its type"
+    raise SpecRefused(f"scenario {scenario.name}: its saved spec is not one the scenario file gives (it differs in "
+                      f"{shown})")
 
 
 # --- the directory ---------------------------------------------------------------------------------------
