@@ -147,14 +147,15 @@ def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, conf
         server.shutdown()
         server.server_close()
         _restore_signals(previous)
-        saved = saver is None or saver.save()
+        saved = saver is None or saver.save(quiet=True)
         if saver is not None and saved:
             log.info("state saved to %s at simulated second %.0f", state.file,
                      ticker.snapshot.simulated_us / US_PER_SECOND)
     log.info("stopped after %d ticks, %.0f simulated seconds", ticker.registry.get_sample_value("simd_ticks_total"),
              ticker.snapshot.simulated_us / US_PER_SECOND)
     if not saved:  # the state since the last good save is lost: say so in the exit code, not only the log
-        log.error("the final save failed: the state since the last snapshot in %s is lost", state.path)
+        log.error("the final save failed: the state since the last snapshot in %s is lost (%s)", state.path,
+                  saver.last_error)
         return EXIT_RUNTIME
     return EXIT_OK
 

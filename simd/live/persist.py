@@ -157,8 +157,45 @@ class StateDirBusy(Exception):
     """Another daemon holds the state directory."""
 
 
+# Values per json.dumps call when a document is encoded (_pieces): a call holds the interpreter's lock throughout, so
+# one call over a whole state (seconds for a file at the memory budget, simd.scenario.schema.MAX_FILE_BYTES) held
+# /metrics and /-/healthy as long; a piece of 16,384 numbers takes ~1-3 ms, and the HTTP threads run between pieces.
+ENCODE_PIECE = 1 << 14
+
+
 def _canonical(payload: dict) -> bytes:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    """The canonical JSON of ``payload`` (sorted keys, no spaces, no NaN), in pieces of at most ENCODE_PIECE
+    values per json.dumps call: the bytes json.dumps(payload, sort_keys=True, separators=(",", ":")) gives."""
+    out: list[bytes] = []
+    _pieces(payload, out)
+    return b"".join(out)
+
+
+def _pieces(v, out: list[bytes]) -> None:
+    if isinstance(v, dict):
+        out.append(b"{")
+        for i, k in enumerate(sorted(v)):
+            out.append((b"," if i else b"") + _dumps(k) + b":")
+            _pieces(v[k], out)
+        out.append(b"}")
+    elif isinstance(v, list | tuple) and v and isinstance(v[0], dict | list | tuple):  # (a column: one type)
+        out.append(b"[")
+        for i, x in enumerate(v):
+            if i:
+                out.append(b",")
+            _pieces(x, out)
+        out.append(b"]")
+    elif isinstance(v, list | tuple) and len(v) > ENCODE_PIECE:
+        out.append(b"[")
+        for i in range(0, len(v), ENCODE_PIECE):
+            out.append((b"," if i else b"") + _dumps(list(v[i:i + ENCODE_PIECE]))[1:-1])
+        out.append(b"]")
+    else:
+        out.append(_dumps(v))
+
+
+def _dumps(v) -> bytes:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 # --- encoding --------------------------------------------------------------------------------------------
@@ -672,20 +709,34 @@ class Saver:
     def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time):
         self.dir, self.ticker, self.every, self.status, self._wall = state_dir, ticker, every_ticks, status, wall
         self._ticks = 0
+        self.last_error = ""
 
     def after_tick(self) -> None:
         self._ticks += 1
         if self._ticks % self.every == 0:
             self.save()
 
-    def save(self) -> bool:
-        simulated_us, lanes, drills = self.ticker.saved()
-        wall = self._wall()
+    def save(self, quiet: bool = False) -> bool:
+        """Save now; False when the save could not be made, whatever the error (a full disk, memory exhausted
+        while encoding, ...): counted in ``simd_state_save_errors_total`` and, unless ``quiet``, logged in one
+        line (``last_error`` says why); the previous snapshot stays."""
         try:
+            simulated_us, lanes, drills = self.ticker.saved()
+            wall = self._wall()
             self.dir.save(encode(simulated_us, lanes, drills, wall))
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 (a save that cannot be made never stops the tick nor the daemon)
+            self.last_error = _why(exc)
             self.status.save_failed()
-            log.error("state: cannot write %s: %s (the previous snapshot stays)", self.dir.file, exc.strerror or exc)
+            if not quiet:
+                log.error("state: cannot save to %s: %s (the previous snapshot stays)", self.dir.file,
+                          self.last_error)
             return False
         self.status.saved(wall)
         return True
+
+
+def _why(exc: Exception) -> str:
+    """One line saying why a save failed: an OSError's reason, else the exception's kind (never its text)."""
+    if isinstance(exc, OSError):
+        return str(exc.strerror or type(exc).__name__)
+    return {MemoryError: "MemoryError (out of memory while encoding the state)"}.get(type(exc), type(exc).__name__)

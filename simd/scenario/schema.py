@@ -527,9 +527,42 @@ class Bursts(_Strict):
 
 # A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
 # tournament tree over them (layout.Aux: ~3-4 int64 per server, ~11 with pools, + retirement.failures with
-# retirement, counted as that share of a server), so the bounds cap a scenario's memory at ~0.25 GB (~0.75 GB
-# with pools).
+# retirement, counted as that share of a server: server_slots), so the bounds cap a scenario's memory at ~0.25 GB
+# (~0.75 GB with pools) between saves.
 MAX_SERVERS, MAX_SCENARIO_SERVERS = 1 << 17, 1 << 23
+
+# The memory budget of a whole file (Config._memory, from scenario_bytes): the bytes every replica holds at its
+# peak, a state save (the state's columns listed as Python integers and encoded beside the arrays), summed over
+# the scenarios and sweep points, at most MAX_FILE_BYTES, what one daemon may take on a machine of a few GB (one
+# scenario at MAX_SCENARIO_SERVERS fits: ~2.7 GB). Measured by `python bench/daemon.py --memory` (peak RSS
+# against the estimate): a replica without servers 4-7 kB between ticks and 16-20 kB in a tick
+# (simd.scenario.limits.MAX_TOTAL_REPLICAS' measure); a server slot 20-54 B between saves and 136-301 B at a
+# save's peak (131,072 servers: without pools, with pools, with Weibull lifetimes and gamma rates, with retirement
+# after 16 failures, counted as 2.45 slots); a replayed fault ~130 B once per scenario (its start time in the
+# spec, its step in the plan's table, both listed and encoded at a save).
+REPLICA_BYTES = 20_000
+SERVER_SLOT_BYTES = 320
+REPLAY_FAULT_BYTES = 160
+MAX_FILE_BYTES = 3 << 30
+
+
+def server_slots(body: ScenarioBody) -> float:
+    """A replica's servers as the memory caps count them: the servers' table (the cluster's with pools, else the
+    job's) weighted by the blames retirement keeps (1 + retirement.failures / 11); 0 without servers."""
+    s = body.servers
+    if s is None or body.fleet is not None or body.gpus % s.gpus_per_server:
+        return 0.0
+    n = cluster_size(body.gpus // s.gpus_per_server, s.warm_standbys or 0, s.spares.count if s.spares else 0)
+    return n * (1.0 + (s.retirement.failures / 11.0 if s.retirement is not None else 0.0))
+
+
+def scenario_bytes(body: ScenarioBody) -> int:
+    """The estimated bytes of a scenario's replicas at their peak (a save), its replay table included: the one
+    formula the file's memory budget sums (MAX_FILE_BYTES)."""
+    replay = body.servers.replay if body.servers is not None else None
+    faults = sum(map(len, replay.times()[0])) if replay is not None else 0
+    return math.ceil(body.replicas * (REPLICA_BYTES + server_slots(body) * SERVER_SLOT_BYTES)
+                     + faults * REPLAY_FAULT_BYTES)
 
 
 class ServersConfig(_Strict):
@@ -775,8 +808,8 @@ class ScenarioBody(_Strict):
         if n > MAX_SERVERS:
             raise ValueError(f"n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and "
                              f"must be <= {MAX_SERVERS}, got {n}")
-        weight = 1.0 + (s.retirement.failures / 11.0 if s.retirement is not None else 0.0)  # blames kept
-        if n * weight * self.replicas > MAX_SCENARIO_SERVERS:
+        weight = server_slots(self) / n  # 1 + the blames retirement keeps
+        if server_slots(self) * self.replicas > MAX_SCENARIO_SERVERS:
             extra = f" x (1 + retirement.failures / 11 = {weight:.3g})" if weight > 1.0 else ""
             raise ValueError(f"servers x replicas{extra} must be <= {MAX_SCENARIO_SERVERS} (each replica keeps every "
                              f"server's lifetime), got {n} x {self.replicas}")
@@ -990,8 +1023,15 @@ class Config(_Strict):
         if replicas > MAX_TOTAL_REPLICAS:
             raise ValueError(f"replicas: at most {MAX_TOTAL_REPLICAS} in all (scenarios and sweep points, what one "
                              f"daemon holds in memory), got {replicas}")
+        named = self._named()
+        total = sum(scenario_bytes(s) for _, s in named)
+        if total > MAX_FILE_BYTES:
+            raise ValueError(f"memory: the replicas' estimated peak (a state save) must be <= {MAX_FILE_BYTES} "
+                             f"bytes in all (scenarios and sweep points: replicas x ({REPLICA_BYTES} B + "
+                             f"{SERVER_SLOT_BYTES} B per server slot) + {REPLAY_FAULT_BYTES} B per replayed fault; "
+                             f"docs/daemon.md), got {total}")
         seen: dict[str, str] = {}
-        for where, s in self._named():
+        for where, s in named:
             if s.name in seen:
                 raise ValueError(f"{where}.name: {s.name!r} is already the name of {seen[s.name]}")
             seen[s.name] = where
