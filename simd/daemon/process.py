@@ -109,7 +109,7 @@ def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, conf
     except OSError as exc:
         log.error("cannot listen on %s: %s", where, exc.strerror or exc)
         return EXIT_RUNTIME
-    saver = Saver(state, ticker, save_every_ticks, parts.status) if state is not None else None
+    saver = Saver(state, ticker, save_every_ticks, parts.status, background=True) if state is not None else None
     commands: queue.SimpleQueue = queue.SimpleQueue()  # SimpleQueue.put is reentrant: safe in a signal handler
     previous = _install_signals(commands)
     scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(1)}, timezone="UTC")

@@ -42,6 +42,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 import time
 import types
 import typing
@@ -214,19 +215,51 @@ def _replicas(states) -> dict:
 def encode(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> bytes:
     """The document for ``state.json``: the payload last, as its canonical bytes, which the checksum covers
     (encoded once; decode hashes those bytes as they are in the file)."""
+    return b"".join(encode_parts(simulated_us, lanes, drills, wall))
+
+
+def encode_parts(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> list[bytes]:
+    """``encode``'s document as its pieces, in order (StateDir.save writes them one by one: joined, a document
+    at the memory budget is one copy of hundreds of MB, which holds the interpreter's lock that long)."""
     with gc_paused():
-        return document(_payload(simulated_us, lanes, drills, wall))
+        payload = _payload(simulated_us, lanes, drills, wall)
+        try:
+            return _document_parts(payload)
+        finally:
+            _dismantle(payload)
 
 
 def document(payload: dict) -> bytes:
     """A payload as a ``state.json`` document of this version, checksummed."""
-    body = _canonical(payload)
-    head = json.dumps({"format": FORMAT, "version": VERSION, "layout": LAYOUT,
-                       "sha256": hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
-    return head[:-1].encode() + _PAYLOAD + body + b"}\n"
+    return b"".join(_document_parts(payload))
+
+
+def _document_parts(payload: dict) -> list[bytes]:
+    body: list[bytes] = []
+    _pieces(payload, body)
+    digest = hashlib.sha256()
+    for piece in body:
+        digest.update(piece)
+    head = json.dumps({"format": FORMAT, "version": VERSION, "layout": LAYOUT, "sha256": digest.hexdigest()},
+                      separators=(",", ":"))
+    body.insert(0, head[:-1].encode() + _PAYLOAD)
+    body.append(b"}\n")
+    return body
 
 
 _PAYLOAD = b',"payload":'
+
+
+def _dismantle(v) -> None:
+    """Free a payload a piece at a time (each list of numbers alone, a few ms each): freed whole, it is one
+    deallocation of every value it holds, which holds the interpreter's lock for seconds at the memory budget
+    (the HTTP threads wait meanwhile)."""
+    if isinstance(v, dict):
+        while v:
+            _dismantle(v.popitem()[1])
+    elif isinstance(v, list) and v and isinstance(v[0], dict | list):
+        while v:
+            _dismantle(v.pop())
 
 
 def _payload(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> dict:
@@ -679,14 +712,16 @@ class StateDir:
         log.warning("state: %s cannot be used (%s): moved to %s; starting fresh", self.file, why, aside.name)
         return aside
 
-    def save(self, data: bytes) -> None:
-        """Write ``data`` as the state file atomically (temporary file, fsync, rename, fsync the directory).
+    def save(self, data: bytes | list[bytes]) -> None:
+        """Write ``data`` (a document, or its pieces in order: encode_parts) as the state file atomically
+        (temporary file, fsync, rename, fsync the directory); the pieces are written one by one.
         The temporary file has an unpredictable name and is created with O_EXCL (``mkstemp``), so nothing
         planted in the directory receives the state; it is removed when the write fails (a full disk)."""
         fd, tmp = tempfile.mkstemp(prefix=f".{STATE_FILE}.tmp-", dir=self.path)
         try:
             with open(fd, "wb") as f:
-                f.write(data)
+                for piece in [data] if isinstance(data, bytes) else data:
+                    f.write(piece)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.file)
@@ -704,35 +739,66 @@ class StateDir:
 class Saver:
     """Saves the ticker's state every ``every_ticks`` ticks and on demand (shutdown), recording the outcome in
     ``status`` (simd.metrics.health.DaemonStatus: ``simd_state_last_save_timestamp_seconds``,
-    ``simd_state_save_errors_total``)."""
+    ``simd_state_save_errors_total``). With ``background`` the periodic saves run on a thread of their own
+    (``simd-save``), from the state as the tick left it (immutable lanes: the next ticks advance copies), so a
+    save at the memory budget (seconds) delays no tick; a periodic save due while one still runs is skipped."""
 
-    def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time):
+    def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time,
+                 background: bool = False):
         self.dir, self.ticker, self.every, self.status, self._wall = state_dir, ticker, every_ticks, status, wall
+        self.background = background
         self._ticks = 0
+        self._thread: threading.Thread | None = None
         self.last_error = ""
 
     def after_tick(self) -> None:
         self._ticks += 1
-        if self._ticks % self.every == 0:
+        if self._ticks % self.every:
+            return
+        if not self.background:
             self.save()
+        elif self._thread is None or not self._thread.is_alive():
+            try:
+                taken = self.ticker.saved()
+                self._thread = threading.Thread(target=self._save, args=(taken, False), name="simd-save",
+                                                daemon=True)
+                self._thread.start()
+            except Exception as exc:  # noqa: BLE001 (no thread to be had: the save is not made, the tick goes on)
+                self._failed(exc, False)
+
+    def wait(self) -> None:
+        """Until the save in progress in the background (if any) has ended."""
+        if self._thread is not None:
+            self._thread.join()
 
     def save(self, quiet: bool = False) -> bool:
-        """Save now; False when the save could not be made, whatever the error (a full disk, memory exhausted
-        while encoding, ...): counted in ``simd_state_save_errors_total`` and, unless ``quiet``, logged in one
-        line (``last_error`` says why); the previous snapshot stays."""
+        """Save now (after the one in progress in the background); False when the save could not be made,
+        whatever the error (a full disk, memory exhausted while encoding, ...): counted in
+        ``simd_state_save_errors_total`` and, unless ``quiet``, logged in one line (``last_error`` says why);
+        the previous snapshot stays."""
+        self.wait()
         try:
-            simulated_us, lanes, drills = self.ticker.saved()
+            taken = self.ticker.saved()
+        except Exception as exc:  # noqa: BLE001
+            return self._failed(exc, quiet)
+        return self._save(taken, quiet)
+
+    def _save(self, taken: tuple, quiet: bool) -> bool:
+        try:
+            simulated_us, lanes, drills = taken
             wall = self._wall()
-            self.dir.save(encode(simulated_us, lanes, drills, wall))
+            self.dir.save(encode_parts(simulated_us, lanes, drills, wall))
         except Exception as exc:  # noqa: BLE001 (a save that cannot be made never stops the tick nor the daemon)
-            self.last_error = _why(exc)
-            self.status.save_failed()
-            if not quiet:
-                log.error("state: cannot save to %s: %s (the previous snapshot stays)", self.dir.file,
-                          self.last_error)
-            return False
+            return self._failed(exc, quiet)
         self.status.saved(wall)
         return True
+
+    def _failed(self, exc: Exception, quiet: bool) -> bool:
+        self.last_error = _why(exc)
+        self.status.save_failed()
+        if not quiet:
+            log.error("state: cannot save to %s: %s (the previous snapshot stays)", self.dir.file, self.last_error)
+        return False
 
 
 def _why(exc: Exception) -> str:

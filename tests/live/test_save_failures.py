@@ -45,7 +45,7 @@ def test_a_failed_save_is_counted_and_never_raised(saving, monkeypatch, caplog, 
     def failing(*args, **kwargs):
         raise exc
 
-    monkeypatch.setattr(persist, "encode", failing)
+    monkeypatch.setattr(persist, "encode_parts", failing)
     with caplog.at_level(logging.ERROR):
         saver.after_tick()  # as the tick job calls it
     assert errors_total(parts) == 1 and not state.file.exists()
@@ -59,7 +59,7 @@ def test_the_final_save_failing_on_memory_is_one_line_and_the_usual_exit(tmp_pat
     def failing(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(persist, "encode", failing)
+    monkeypatch.setattr(persist, "encode_parts", failing)
     stop = threading.Event()
     threading.Timer(1.5, stop.set).start()
     with caplog.at_level("INFO"):
@@ -137,3 +137,39 @@ def test_a_save_beyond_an_address_space_limit_is_counted_and_the_daemon_goes_on(
     assert out.returncode == 0, out.stderr[-3000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [1.0, False, True]
     assert "Traceback" not in out.stderr
+
+
+def test_the_daemons_saves_run_off_the_tick_thread(tmp_path, monkeypatch):
+    """A save at the memory budget takes seconds: on the tick thread it delayed every tick (and /-/healthy turned
+    503). The daemon's Saver saves in the background: the tick returns while the save encodes, a save due
+    meanwhile is skipped, and the final save waits for it."""
+    clock = FakeClock(0.0)
+    parts = build(parse_config(SMALL_YAML), clock, lambda: 1.7e9)
+    state = StateDir(tmp_path).open()
+    encoding, release, calls = threading.Event(), threading.Event(), []
+    real = persist.encode_parts
+
+    def slow(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        encoding.set()
+        assert release.wait(20)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(persist, "encode_parts", slow)
+    try:
+        saver = Saver(state, parts.ticker, 1, parts.status, background=True)
+        clock.t = 2.0
+        parts.ticker.tick()
+        saver.after_tick()  # returns at once: the save runs on its own thread
+        assert encoding.wait(10)
+        clock.t = 3.0
+        parts.ticker.tick()
+        saver.after_tick()  # the save in progress: this one is skipped
+        assert parts.ticker.health.status()[0]
+        release.set()
+        assert saver.save()  # the final save: after the one in progress
+        assert calls[0] != threading.current_thread().name and len(calls) == 2
+        assert json.loads(state.file.read_bytes())["payload"]["simulated_us"] == parts.ticker.snapshot.simulated_us
+    finally:
+        release.set()
+        state.close()
