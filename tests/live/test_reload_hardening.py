@@ -203,3 +203,49 @@ def test_refused_reloads_of_a_large_log_keep_nothing_under_an_address_space_limi
                          env={**__import__("os").environ, "MALLOC_ARENA_MAX": "2"})
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [False] * 12 + [True]
+
+
+@pytest.mark.integration
+def test_health_answers_while_two_reloads_of_a_large_log_are_requested(tmp_path):
+    """Two concurrent reloads of a large replay log held both of the server's app threads for the parse (15-23 s
+    without an answer to /-/healthy). Now the first parses on the reloader's thread, the second is 409 at once, and
+    /-/healthy answers throughout (each probe within 5 s: the machine may be loaded)."""
+    import urllib.error
+    import urllib.request
+
+    path = tmp_path / "scenarios.yaml"
+    path.write_text(SMALL_YAML)
+    (tmp_path / "token").write_text(TOKEN + "\n")
+    log = tmp_path / "faults.csv"
+    with log.open("w") as f:
+        f.write("time,server,event,class\n")
+        for t in range(0, 1_600_000, 4):
+            f.write(f"{t},s{t % 997},start,GPU\n{t + 1},s{t % 997},end,GPU\n")
+    simd = SimdDaemon(["--config", str(path), "--speedup", "600", "--api-token-file", str(tmp_path / "token")]).start()
+
+    def post() -> tuple[int, dict]:
+        req = urllib.request.Request(simd.url + "/-/reload", method="POST",
+                                     headers={"Authorization": f"Bearer {TOKEN}"})
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read())
+
+    try:
+        path.write_text(with_replay(log))
+        outcomes: list = []
+        first = threading.Thread(target=lambda: outcomes.append(post()))
+        first.start()
+        time.sleep(0.5)  # the first reload is parsing (~3-10 s for this log)
+        second = post()
+        probes = []
+        while first.is_alive() and len(probes) < 50:
+            probes.append(http_get(simd.url + "/-/healthy", timeout=5)[0])
+            time.sleep(0.1)
+        first.join(120)
+    finally:
+        simd.stop()
+    assert second[0] == 409 and "in progress" in second[1]["error"]
+    assert probes and set(probes) == {200}
+    assert outcomes and outcomes[0][0] == 200
