@@ -4,8 +4,8 @@ signals. The only module that reads a clock.
 
 Lifecycle: validate, take the state directory and bind first (a bad address, a port in use or a state
 directory held by another daemon fails before anything runs), resume the saved state if there is one, then
-serve and tick, saving the state every ``save_every_ticks`` ticks. On SIGTERM or SIGINT: finish the tick in
-progress, stop serving, save the state, return 0.
+serve and tick, saving the state every ``save_every_ticks`` ticks (on a thread of its own: simd.live.persist.Saver).
+On SIGTERM or SIGINT: finish the tick in progress, stop serving, save the state, return 0 (1 when that save fails).
 
 Signals: SIGTERM, SIGINT stop; SIGHUP reloads the scenario file (as ``POST /-/reload``); SIGUSR1 logs a
 summary of the state (every scenario's clock, lag, quarantine and overruns; the drills; the last reload);

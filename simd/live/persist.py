@@ -27,7 +27,9 @@ another format, version or engine layout is moved aside to ``state.json.bad-<UTC
 and the daemon starts fresh; it never crashes on it. A scenario whose configuration hash changed (or that
 is new) starts fresh at the saved simulated time, with a warning; a scenario no longer configured is dropped;
 the others resume exactly (the engine is deterministic and tick-size invariant, so the resumed run equals an
-uninterrupted one from the snapshot's time). A directory is used by one daemon at a time (a lock file).
+uninterrupted one from the snapshot's time). A saved spec must be one the validated scenario gives
+(_check_saved_spec) before anything is compiled from it; else the whole file is moved aside (SpecRefused).
+A directory is used by one daemon at a time (a lock file).
 """
 
 from __future__ import annotations
