@@ -42,9 +42,9 @@ its standard error across replicas and the first-order model's value (the figure
 against measured RSS, each configuration in a fresh process: the default configuration, and a server scenario at
 its bounds (a 131,072-server cluster with pools, Weibull lifetimes and gamma rates at the per-scenario cap: 64
 replicas; and with retirement after 16 failures: 26 replicas). Each lane's replicas are advanced one simulated
-hour and the state encoded as a save does (simd.live.persist.encode); printed: the estimate, the RSS added
-between saves and at the save's peak (sampled every 5 ms; the kernels loaded beforehand, not counted), and the
-longest the interpreter was held from another thread during the save (what a scrape would wait).
+hour and the state saved as the daemon saves it (persist.encode_parts, StateDir.save); printed: the estimate,
+the RSS added between saves and at the save's peak (sampled every 5 ms; the kernels loaded beforehand, not
+counted), and the longest the interpreter was held from another thread during the save (what a scrape waits).
 
 Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
        | --costs [--replicas N] | --lane-costs [--replicas N] | --save-load [--replicas N] [--repeat R]
@@ -508,14 +508,19 @@ MEMORY = textwrap.dedent("""
     r1 = rss()
     threading.Thread(target=sample, daemon=True).start()
     peak[0], held[0] = r1, 0.0
+    import tempfile
     t = time.perf_counter()
-    raw = persist.encode(0, built, DrillRunner(config), time.time())
+    with tempfile.TemporaryDirectory() as tmp:
+        state = persist.StateDir(tmp).open()
+        state.save(persist.encode_parts(0, built, DrillRunner(config), time.time()))  # as the daemon's Saver
+        size = state.file.stat().st_size
+        state.close()
     took = time.perf_counter() - t
     time.sleep(0.02)
     sampling[0] = False
     estimate = sum(scenario_bytes(s) for s in scenarios)
     print(f"{sys.argv[2]:<34} {sum(s.replicas for s in scenarios):>8} {estimate / 1e6:>9.1f} {(r1 - r0) / 1e6:>9.1f} "
-          f"{(peak[0] - r0) / 1e6:>9.1f} {(peak[0] - r0) / estimate:>6.2f} {len(raw) / 1e6:>8.1f} {took:>6.2f} "
+          f"{(peak[0] - r0) / 1e6:>9.1f} {(peak[0] - r0) / estimate:>6.2f} {size / 1e6:>8.1f} {took:>6.2f} "
           f"{held[0] * 1e3:>7.1f}")
 """)
 
