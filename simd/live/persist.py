@@ -79,10 +79,13 @@ from simd.scenario import Config
 log = logging.getLogger(__name__)
 
 FORMAT, VERSION = "simd-state", 2
-# The largest state file read: 256 MiB. A replica takes ~0.35-0.4 kB in version 2 (measured on llama3-16k and
-# optimized, 10,000 replicas each) and a few kB in version 1, and a file holds at most MAX_TOTAL_REPLICAS
-# (simd.scenario.limits) replicas: the cap leaves room for both; a larger (or sparse) file is not read.
-MAX_STATE_BYTES = 256 << 20
+# The largest state file read: 768 MiB. A replica takes ~0.35-0.4 kB in version 2 (measured on llama3-16k and
+# optimized, 10,000 replicas each) and a few kB in version 1, a file holds at most MAX_TOTAL_REPLICAS
+# (simd.scenario.limits) replicas, and a server slot ~48 B (131,072 servers with pools, Weibull lifetimes and
+# gamma rates after a simulated day: tests/live/test_state_size.py), of which the memory budget
+# (simd.scenario.schema.MAX_FILE_BYTES) admits ~10^7: ~0.53 GB at most, with room for larger numbers; a larger
+# (or sparse) file is not read. Reading one at the limit takes ~3.5x its size at its peak (decode, resume).
+MAX_STATE_BYTES = 768 << 20
 # The latest simulated time a state may hold, microseconds: the scenario file's longest stretch of simulated
 # time (10^12 s, simd.scenario.limits.SimulatedSeconds) in the engine's microseconds.
 MAX_CLOCK_US = 10**18
