@@ -42,13 +42,14 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import tempfile
 import threading
 import time
 import types
 import typing
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -642,6 +643,8 @@ def _check_saved_spec(spec: JobSpec, scenario, drills: DrillRunner, t: float) ->
     given = [body.job_spec(seed) for body in bodies]
     if spec in given:
         return
+    if _replay_changed(spec, given):
+        raise StateError(f"its replay log changed since the snapshot (servers.replay {scenario.servers.replay.log})")
     differ = [f.name for f in fields(spec) if getattr(spec, f.name) != getattr(given[0], f.name)]
     nested = [f"{name}.{g.name}" for name in differ if dataclasses.is_dataclass(getattr(spec, name))
               and dataclasses.is_dataclass(getattr(given[0], name))
@@ -650,6 +653,23 @@ def _check_saved_spec(spec: JobSpec, scenario, drills: DrillRunner, t: float) ->
     shown = ", ".join((nested or differ)[:5]) or "its type"
     raise SpecRefused(f"scenario {scenario.name}: its saved spec is not one the scenario file gives (it differs in "
                       f"{shown})")
+
+
+def _replay_changed(spec: JobSpec, given: list[JobSpec]) -> bool:
+    """Whether ``spec`` differs from one of ``given`` only in its replayed faults, and those are what a fault log
+    could give (at least one server, times finite, within 0..the span): the log was edited in place (its path,
+    which keys the scenario, unchanged), so the scenario starts fresh; any other replay is refused with the
+    spec."""
+    srv = spec.servers
+    if srv is None or not srv.replay:
+        return False
+    span = srv.replay_span_seconds
+    if not (math.isfinite(span) and span >= 0 and all(
+            0 <= t <= span for times in srv.replay for t in times)):
+        return False
+    return any(g.servers is not None and g.servers.replay and replace(
+        spec, servers=replace(srv, replay=g.servers.replay, replay_span_seconds=g.servers.replay_span_seconds)) == g
+        for g in given)
 
 
 # --- the directory ---------------------------------------------------------------------------------------

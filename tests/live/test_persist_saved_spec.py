@@ -95,3 +95,24 @@ def test_an_unchanged_saved_spec_still_resumes(saved):
         assert state.file.exists()
     finally:
         state.close()
+
+
+def test_a_replay_log_edited_in_place_restarts_only_its_scenario(saved, caplog):
+    """The log's path keys the scenario: edited in place, the saved faults are not the file's any more. That
+    scenario starts fresh (its saved faults are a log's: not a crafted spec), the others resume, the file stays."""
+    config, payload, directory = saved
+    log = directory.parent / "log.csv"
+    log.write_text("time,server,event,class\n" + "".join(
+        f"{t},s{t % 5},start,GPU\n{t + 30},s{t % 5},end,GPU\n" for t in range(200, 30000, 410)))
+    edited = parse_config(servers_yaml(log))
+    state = StateDir(directory).open()
+    try:
+        state.file.write_bytes(persist.document(payload))
+        with caplog.at_level(logging.WARNING):
+            resumed = process._resume(state, edited)
+        assert resumed is not None and state.file.exists()
+        lanes = {lane.scenario.name: lane for lane in resumed.lanes}
+        assert lanes["pools"].states[0].clock > 0 and lanes["replayed"].states[0].clock == 0
+        assert "scenario replayed cannot be resumed" in caplog.text and "replay log changed" in caplog.text
+    finally:
+        state.close()
