@@ -91,9 +91,10 @@ class Reloader:
 
         try:
             threading.Thread(target=work, name="simd-reload", daemon=True).start()
-        except BaseException:
+        except Exception as exc:  # noqa: BLE001 (no thread to be had: a refused reload, not a 500)
             self._lock.release()
-            raise
+            return self._failed(trigger, self.source or "the embedded configuration", [
+                failure(self.source or "the embedded configuration", exc, "starting a thread for")])
         if not done.wait(wait):
             raise ReloadPending(f"the reload is still in progress after {wait:g} s: its outcome will be in "
                                 "simd_config_last_reload_successful and the daemon's log")
