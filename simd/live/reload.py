@@ -74,8 +74,9 @@ class Reloader:
         with self._lock:
             return self._reload(trigger)
 
-    def submit(self, trigger: str, wait: float = RELOAD_WAIT_SECONDS) -> tuple[bool, dict | list[str]]:
-        """Reload on a thread of its own and wait for it at most ``wait`` seconds: as ``__call__``;
+    def submit(self, trigger: str, wait: float | None = None) -> tuple[bool, dict | list[str]]:
+        """Reload on a thread of its own and wait for it at most ``wait`` seconds (None: RELOAD_WAIT_SECONDS):
+        as ``__call__``;
         ReloadBusy at once if a reload is in progress, ReloadPending if it is still running after ``wait``."""
         if not self._lock.acquire(blocking=False):
             raise ReloadBusy(f"a reload ({self._running or 'another'}) is in progress: retry when it has ended")
@@ -95,6 +96,7 @@ class Reloader:
             self._lock.release()
             return self._failed(trigger, self.source or "the embedded configuration", [
                 failure(self.source or "the embedded configuration", exc, "starting a thread for")])
+        wait = RELOAD_WAIT_SECONDS if wait is None else wait
         if not done.wait(wait):
             raise ReloadPending(f"the reload is still in progress after {wait:g} s: its outcome will be in "
                                 "simd_config_last_reload_successful and the daemon's log")

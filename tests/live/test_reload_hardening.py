@@ -249,3 +249,24 @@ def test_health_answers_while_two_reloads_of_a_large_log_are_requested(tmp_path)
     assert second[0] == 409 and "in progress" in second[1]["error"]
     assert probes and set(probes) == {200}
     assert outcomes and outcomes[0][0] == 200
+
+
+def test_a_reload_that_outlasts_the_wait_is_202_and_goes_on(daemon, monkeypatch):
+    parts, clock, path = daemon
+    release = threading.Event()
+    real = reload_module.load_config
+
+    def slow(source):
+        assert release.wait(20)
+        return real(source)
+
+    monkeypatch.setattr(reload_module, "load_config", slow)
+    monkeypatch.setattr(reload_module, "RELOAD_WAIT_SECONDS", 0.2)
+    path.write_text(SMALL_YAML.replace("seed: 5\n", "seed: 55\n"))
+    status, body = post_reload(parts.app)
+    assert status == 202 and body["status"] == "in progress"
+    assert post_reload(parts.app)[0] == 409  # still running
+    release.set()
+    parts.reloader("SIGHUP")  # waits for the one in progress, then reloads (nothing changed since)
+    assert {lane.scenario.name: lane.scenario.seed for lane in parts.ticker.lanes}["plain"] == 55
+    assert gauge(parts) == 1
