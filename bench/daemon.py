@@ -38,9 +38,17 @@ replicas' fields from the document's columns, no plan compiled).
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
 its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
 
+``--memory``: the file-wide memory estimate (simd.scenario.schema.scenario_bytes, summed against MAX_FILE_BYTES)
+against measured RSS, each configuration in a fresh process: the default configuration, and a server scenario at
+its bounds (a 131,072-server cluster with pools, Weibull lifetimes and gamma rates at the per-scenario cap: 64
+replicas; and with retirement after 16 failures: 26 replicas). Each lane's replicas are advanced one simulated
+hour and the state saved as the daemon saves it (persist.encode_parts, StateDir.save); printed: the estimate,
+the RSS added between saves and at the save's peak (sampled every 5 ms; the kernels loaded beforehand, not
+counted), and the longest the interpreter was held from another thread during the save (what a scrape waits).
+
 Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
        | --costs [--replicas N] | --lane-costs [--replicas N] | --save-load [--replicas N] [--repeat R]
-       | --sweep-precision
+       | --sweep-precision | --memory
 """
 
 from __future__ import annotations
@@ -457,6 +465,109 @@ def replica_memory(replicas: int) -> None:
         subprocess.run([sys.executable, "-c", code, name, str(replicas)], check=True)
 
 
+MEMORY = textwrap.dedent("""
+    import gc, sys, threading, time
+    from dataclasses import replace
+    from simd.engine.replicas import advance_replicas
+    from simd.live import persist
+    from simd.live.drills import DrillRunner
+    from simd.live.lane import new_lane
+    from simd.scenario import default_config, parse_config
+    from simd.scenario.schema import MAX_FILE_BYTES, scenario_bytes
+
+    def rss():
+        for line in open("/proc/self/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+
+    peak, held, sampling = [0], [0.0], [True]
+
+    def sample():
+        while sampling[0]:
+            t = time.perf_counter()
+            peak[0] = max(peak[0], rss())
+            time.sleep(0.005)
+            held[0] = max(held[0], time.perf_counter() - t - 0.005)
+
+    config = default_config() if sys.argv[1] == "default" else parse_config(open(sys.argv[1]).read())
+    scenarios = config.all_scenarios
+
+    def lanes(replicas=None):
+        out = []
+        for s in scenarios:
+            s = s if replicas is None else s.model_copy(update={"replicas": replicas})
+            lane = new_lane(s, s, 0)
+            out.append(replace(lane, states=advance_replicas(lane.states, 3600 * 10**6)))
+        return tuple(out)
+
+    persist.encode(0, lanes(1), DrillRunner(config), 0.0)  # the kernels loaded, the caches warm: not counted
+    gc.collect()
+    r0 = rss()
+    built = lanes()
+    gc.collect()
+    r1 = rss()
+    threading.Thread(target=sample, daemon=True).start()
+    peak[0], held[0] = r1, 0.0
+    import tempfile
+    t = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        state = persist.StateDir(tmp).open()
+        state.save(persist.encode_parts(0, built, DrillRunner(config), time.time()))  # as the daemon's Saver
+        size = state.file.stat().st_size
+        state.close()
+    took = time.perf_counter() - t
+    time.sleep(0.02)
+    sampling[0] = False
+    estimate = sum(scenario_bytes(s) for s in scenarios)
+    print(f"{sys.argv[2]:<34} {sum(s.replicas for s in scenarios):>8} {estimate / 1e6:>9.1f} {(r1 - r0) / 1e6:>9.1f} "
+          f"{(peak[0] - r0) / 1e6:>9.1f} {(peak[0] - r0) / estimate:>6.2f} {size / 1e6:>8.1f} {took:>6.2f} "
+          f"{held[0] * 1e3:>7.1f}")
+""")
+
+
+def memory() -> None:
+    """``--memory`` (module docstring): the estimate against RSS, each configuration in a fresh process."""
+    import tempfile
+
+    from simd.scenario.schema import MAX_FILE_BYTES
+
+    servers = {"warm_standbys": 32768, "spares": {"count": 32768},
+               "lifetime": {"distribution": "weibull", "shape": 0.7}, "rates": {"gamma_shape": 0.8},
+               "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 20000}}}
+
+    def at_bounds(replicas: int, **more) -> str:
+        return textwrap.dedent(f"""
+            scenarios:
+              - name: bounds
+                replicas: {replicas}
+                n_gpus: {8 * 65536}
+                step_seconds: 10
+                target_steps: 1000000
+                failures: {{hard_per_gpu_hour: 1.0e-4, sdc_per_gpu_hour: 0.0}}
+                checkpoint: {{interval_steps: 100, seconds: 30}}
+                servers: {json_inline({**servers, **more})}
+            """)
+
+    print(f"the budget: {MAX_FILE_BYTES / 1e6:.0f} MB of estimate per file")
+    print(f"{'configuration':<34} {'replicas':>8} {'est. MB':>9} {'RSS MB':>9} {'peak MB':>9} {'peak/e':>6} "
+          f"{'state MB':>8} {'save s':>6} {'held ms':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [("default", "the default configuration")]
+        for name, text in (("bounds.yaml", at_bounds(64)),
+                           ("retire.yaml", at_bounds(26, retirement={"failures": 16, "window_seconds": 86400}))):
+            (Path(tmp) / name).write_text(text)
+            runs.append((str(Path(tmp) / name), f"131,072 servers x {64 if name == 'bounds.yaml' else 26}"
+                         + (" (retire 16)" if name == "retire.yaml" else "")))
+        for source, label in runs:
+            subprocess.run([sys.executable, "-c", MEMORY, source, label], check=True, cwd=ROOT)
+
+
+def json_inline(value) -> str:
+    import json
+
+    return json.dumps(value)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=30.0)
@@ -473,7 +584,12 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=5, help="with --save-load: runs (the median is printed)")
     p.add_argument("--sweep-precision", action="store_true")
     p.add_argument("--replica-memory", action="store_true", help="resident bytes per replica, between and in ticks")
+    p.add_argument("--memory", action="store_true", help="the file's memory estimate against RSS (default "
+                   "configuration, a server scenario at its bounds)")
     args = p.parse_args()
+    if args.memory:
+        memory()
+        return 0
     if args.replica_memory:
         replica_memory(args.replicas or 10_000)
         return 0

@@ -10,16 +10,17 @@ simd.daemon.waitress_adapter's HttpServer runs (any WSGI server can run it inste
 - ``GET /-/ready`` (readiness, Prometheus' path): ``200 ready`` once the engine's kernels are compiled and
   every scenario has caught up with the shared clock; ``503`` with what it waits for until then.
 - ``GET /api/v1/drills`` (and ``/api/v1/drills/{name}``): the drills, as JSON.
-- ``POST /api/v1/drills/{name}``: start a drill now. ``POST /-/reload``: reload the scenario file (as
-  Prometheus' endpoint; 200 with what changed, 400 with the errors while the old configuration keeps
-  running). Both only with ``Authorization: Bearer <token>`` (the scheme is case-insensitive, RFC 7235
-  section 2.1); without a configured token every POST is refused (403). Failed authentication is logged, at
-  most one line per :data:`AUTH_LOG_SECONDS` (with the count since the last). The drill's optional body is a
-  JSON object ``{"duration_seconds": <simulated seconds>}`` of at most 4 KiB (simd.scenario.DrillRequest),
-  delimited by ``Content-Length`` or chunked transfer coding; a request with neither has no body (RFC 9112
-  section 6.3), and a body shorter than its ``Content-Length`` is refused. Errors, as JSON ``{"error": ...}``:
-  401 no or wrong token, 413 body too large, 400 malformed body or ``Content-Length``, 404 unknown drill,
-  409 already running. A refused request changes nothing.
+- ``POST /api/v1/drills/{name}``: start a drill now. ``POST /-/reload``: reload the scenario file (as Prometheus'
+  endpoint; 200 with what changed, 400 with the errors while the old configuration keeps running; the file is parsed
+  on the reloader's own thread, and a reload requested while one runs is 409 at once; 202 when it outlasts
+  simd.live.reload.RELOAD_WAIT_SECONDS). Both only with ``Authorization: Bearer <token>`` (the scheme is
+  case-insensitive, RFC 7235 section 2.1); without a configured token every POST is refused (403). Failed
+  authentication is logged, at most one line per :data:`AUTH_LOG_SECONDS` (with the count since the last). The
+  drill's optional body is a JSON object ``{"duration_seconds": <simulated seconds>}`` of at most 4 KiB
+  (simd.scenario.DrillRequest), delimited by ``Content-Length`` or chunked transfer coding; a request with neither
+  has no body (RFC 9112 section 6.3), and a body shorter than its ``Content-Length`` is refused. Errors, as JSON
+  ``{"error": ...}``: 401 no or wrong token, 413 body too large, 400 malformed body or ``Content-Length``, 404
+  unknown drill, 409 already running. A refused request changes nothing.
 
 ``HEAD`` is ``GET`` without the body. Any other path is 404; any other method is 405 with an ``Allow``
 header. No request waits for the tick loop's lock except an authorized POST.
@@ -38,6 +39,7 @@ from prometheus_client.registry import Collector
 from simd.daemon.response import Response, error, json_response, text
 from simd.daemon.scrape import Renderings
 from simd.live.drills import DrillAlreadyRunning, UnknownDrill
+from simd.live.reload import ReloadBusy, ReloadPending
 from simd.scenario import parse_drill_request
 
 log = logging.getLogger(__name__)
@@ -63,9 +65,10 @@ class Drills(Protocol):
 
 
 class Reload(Protocol):
-    """What ``POST /-/reload`` calls (simd.live.reload.Reloader): (True, what changed) or (False, the errors)."""
+    """What ``POST /-/reload`` calls (simd.live.reload.Reloader.submit): (True, what changed) or (False, the
+    errors); ReloadBusy while another reload runs, ReloadPending when it outlasts the wait."""
 
-    def __call__(self, trigger: str) -> tuple[bool, dict | list[str]]: ...
+    def submit(self, trigger: str) -> tuple[bool, dict | list[str]]: ...
 
 
 def make_app(registry: Collector, health: Health, drills: Drills | None = None, token: str | None = None,
@@ -154,7 +157,12 @@ class _App:
             return error(409, str(exc))
 
     def reload_response(self) -> Response:
-        ok, detail = self.reload("POST /-/reload")
+        try:
+            ok, detail = self.reload.submit("POST /-/reload")
+        except ReloadBusy as exc:
+            return error(409, str(exc), ("Retry-After", "1"))
+        except ReloadPending as exc:
+            return json_response(202, {"status": "in progress", "detail": str(exc)})
         if ok:
             return json_response(200, {"status": "success", **detail})
         return json_response(400, {"error": "the configuration was not reloaded: the previous one keeps running",

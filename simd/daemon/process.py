@@ -4,8 +4,8 @@ signals. The only module that reads a clock.
 
 Lifecycle: validate, take the state directory and bind first (a bad address, a port in use or a state
 directory held by another daemon fails before anything runs), resume the saved state if there is one, then
-serve and tick, saving the state every ``save_every_ticks`` ticks. On SIGTERM or SIGINT: finish the tick in
-progress, stop serving, save the state, return 0.
+serve and tick, saving the state every ``save_every_ticks`` ticks (on a thread of its own: simd.live.persist.Saver).
+On SIGTERM or SIGINT: finish the tick in progress, stop serving, save the state, return 0 (1 when that save fails).
 
 Signals: SIGTERM, SIGINT stop; SIGHUP reloads the scenario file (as ``POST /-/reload``); SIGUSR1 logs a
 summary of the state (every scenario's clock, lag, quarantine and overruns; the drills; the last reload);
@@ -109,7 +109,7 @@ def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, conf
     except OSError as exc:
         log.error("cannot listen on %s: %s", where, exc.strerror or exc)
         return EXIT_RUNTIME
-    saver = Saver(state, ticker, save_every_ticks, parts.status) if state is not None else None
+    saver = Saver(state, ticker, save_every_ticks, parts.status, background=True) if state is not None else None
     commands: queue.SimpleQueue = queue.SimpleQueue()  # SimpleQueue.put is reentrant: safe in a signal handler
     previous = _install_signals(commands)
     scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(1)}, timezone="UTC")
@@ -147,14 +147,15 @@ def _run(config, host, port, where, speedup, tick_seconds, stop, api_token, conf
         server.shutdown()
         server.server_close()
         _restore_signals(previous)
-        saved = saver is None or saver.save()
+        saved = saver is None or saver.save(quiet=True)
         if saver is not None and saved:
             log.info("state saved to %s at simulated second %.0f", state.file,
                      ticker.snapshot.simulated_us / US_PER_SECOND)
     log.info("stopped after %d ticks, %.0f simulated seconds", ticker.registry.get_sample_value("simd_ticks_total"),
              ticker.snapshot.simulated_us / US_PER_SECOND)
     if not saved:  # the state since the last good save is lost: say so in the exit code, not only the log
-        log.error("the final save failed: the state since the last snapshot in %s is lost", state.path)
+        log.error("the final save failed: the state since the last snapshot in %s is lost (%s)", state.path,
+                  saver.last_error)
         return EXIT_RUNTIME
     return EXIT_OK
 
@@ -168,6 +169,9 @@ def _resume(state: StateDir, config: Config) -> Resumed | None:
         resumed = resume(payload, config)
     except StateError as exc:
         state.move_aside(str(exc))
+        return None
+    except Exception as exc:  # noqa: BLE001 (whatever a checksummed but impossible state makes resume raise)
+        state.move_aside(f"resuming it failed: {type(exc).__name__}")
         return None
     log.info("state: resumed from %s at simulated second %.0f (%d scenarios)", state.file,
              resumed.at_us / US_PER_SECOND, len(resumed.lanes))

@@ -27,7 +27,9 @@ another format, version or engine layout is moved aside to ``state.json.bad-<UTC
 and the daemon starts fresh; it never crashes on it. A scenario whose configuration hash changed (or that
 is new) starts fresh at the saved simulated time, with a warning; a scenario no longer configured is dropped;
 the others resume exactly (the engine is deterministic and tick-size invariant, so the resumed run equals an
-uninterrupted one from the snapshot's time). A directory is used by one daemon at a time (a lock file).
+uninterrupted one from the snapshot's time). A saved spec must be one the validated scenario gives
+(_check_saved_spec) before anything is compiled from it; else the whole file is moved aside (SpecRefused).
+A directory is used by one daemon at a time (a lock file).
 """
 
 from __future__ import annotations
@@ -40,12 +42,14 @@ import functools
 import hashlib
 import json
 import logging
+import math
 import os
 import tempfile
+import threading
 import time
 import types
 import typing
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -78,10 +82,13 @@ from simd.scenario import Config
 log = logging.getLogger(__name__)
 
 FORMAT, VERSION = "simd-state", 2
-# The largest state file read: 256 MiB. A replica takes ~0.35-0.4 kB in version 2 (measured on llama3-16k and
-# optimized, 10,000 replicas each) and a few kB in version 1, and a file holds at most MAX_TOTAL_REPLICAS
-# (simd.scenario.limits) replicas: the cap leaves room for both; a larger (or sparse) file is not read.
-MAX_STATE_BYTES = 256 << 20
+# The largest state file read: 768 MiB. A replica takes ~0.35-0.4 kB in version 2 (measured on llama3-16k and
+# optimized, 10,000 replicas each) and a few kB in version 1, a file holds at most MAX_TOTAL_REPLICAS
+# (simd.scenario.limits) replicas, and a server slot ~48 B (131,072 servers with pools, Weibull lifetimes and
+# gamma rates after a simulated day: tests/live/test_state_size.py), of which the memory budget
+# (simd.scenario.schema.MAX_FILE_BYTES) admits ~10^7: ~0.53 GB at most, with room for larger numbers; a larger
+# (or sparse) file is not read. Reading one at the limit takes ~3.5x its size at its peak (decode, resume).
+MAX_STATE_BYTES = 768 << 20
 # The latest simulated time a state may hold, microseconds: the scenario file's longest stretch of simulated
 # time (10^12 s, simd.scenario.limits.SimulatedSeconds) in the engine's microseconds.
 MAX_CLOCK_US = 10**18
@@ -151,12 +158,53 @@ class StateError(Exception):
     """The saved state cannot be used (the message says why, in one line)."""
 
 
+class SpecRefused(StateError):
+    """A lane's saved spec is not one its scenario, as the scenario file validates it, gives."""
+
+
 class StateDirBusy(Exception):
     """Another daemon holds the state directory."""
 
 
+# Values per json.dumps call when a document is encoded (_pieces): a call holds the interpreter's lock throughout, so
+# one call over a whole state (seconds for a file at the memory budget, simd.scenario.schema.MAX_FILE_BYTES) held
+# /metrics and /-/healthy as long; a piece of 16,384 numbers takes ~1-3 ms, and the HTTP threads run between pieces.
+ENCODE_PIECE = 1 << 14
+
+
 def _canonical(payload: dict) -> bytes:
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+    """The canonical JSON of ``payload`` (sorted keys, no spaces, no NaN), in pieces of at most ENCODE_PIECE
+    values per json.dumps call: the bytes json.dumps(payload, sort_keys=True, separators=(",", ":")) gives."""
+    out: list[bytes] = []
+    _pieces(payload, out)
+    return b"".join(out)
+
+
+def _pieces(v, out: list[bytes]) -> None:
+    if isinstance(v, dict):
+        out.append(b"{")
+        for i, k in enumerate(sorted(v)):
+            out.append((b"," if i else b"") + _dumps(k) + b":")
+            _pieces(v[k], out)
+        out.append(b"}")
+    elif isinstance(v, list | tuple) and v and isinstance(v[0], dict | list | tuple):  # (a column: one type)
+        out.append(b"[")
+        for i, x in enumerate(v):
+            if i:
+                out.append(b",")
+            _pieces(x, out)
+        out.append(b"]")
+    elif isinstance(v, list | tuple) and len(v) > ENCODE_PIECE:
+        out.append(b"[")
+        for i in range(0, len(v), ENCODE_PIECE):
+            out.append((b"," if i else b"") + _dumps(list(v[i:i + ENCODE_PIECE]))[1:-1])
+        out.append(b"]")
+    else:
+        out.append(_dumps(v))
+
+
+def _dumps(v) -> bytes:
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 # --- encoding --------------------------------------------------------------------------------------------
@@ -175,19 +223,51 @@ def _replicas(states) -> dict:
 def encode(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> bytes:
     """The document for ``state.json``: the payload last, as its canonical bytes, which the checksum covers
     (encoded once; decode hashes those bytes as they are in the file)."""
+    return b"".join(encode_parts(simulated_us, lanes, drills, wall))
+
+
+def encode_parts(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> list[bytes]:
+    """``encode``'s document as its pieces, in order (StateDir.save writes them one by one: joined, a document
+    at the memory budget is one copy of hundreds of MB, which holds the interpreter's lock that long)."""
     with gc_paused():
-        return document(_payload(simulated_us, lanes, drills, wall))
+        payload = _payload(simulated_us, lanes, drills, wall)
+        try:
+            return _document_parts(payload)
+        finally:
+            _dismantle(payload)
 
 
 def document(payload: dict) -> bytes:
     """A payload as a ``state.json`` document of this version, checksummed."""
-    body = _canonical(payload)
-    head = json.dumps({"format": FORMAT, "version": VERSION, "layout": LAYOUT,
-                       "sha256": hashlib.sha256(body).hexdigest()}, separators=(",", ":"))
-    return head[:-1].encode() + _PAYLOAD + body + b"}\n"
+    return b"".join(_document_parts(payload))
+
+
+def _document_parts(payload: dict) -> list[bytes]:
+    body: list[bytes] = []
+    _pieces(payload, body)
+    digest = hashlib.sha256()
+    for piece in body:
+        digest.update(piece)
+    head = json.dumps({"format": FORMAT, "version": VERSION, "layout": LAYOUT, "sha256": digest.hexdigest()},
+                      separators=(",", ":"))
+    body.insert(0, head[:-1].encode() + _PAYLOAD)
+    body.append(b"}\n")
+    return body
 
 
 _PAYLOAD = b',"payload":'
+
+
+def _dismantle(v) -> None:
+    """Free a payload a piece at a time (each list of numbers alone, a few ms each): freed whole, it is one
+    deallocation of every value it holds, which holds the interpreter's lock for seconds at the memory budget
+    (the HTTP threads wait meanwhile)."""
+    if isinstance(v, dict):
+        while v:
+            _dismantle(v.popitem()[1])
+    elif isinstance(v, list) and v and isinstance(v[0], dict | list):
+        while v:
+            _dismantle(v.pop())
 
 
 def _payload(simulated_us: int, lanes: tuple[Lane, ...], drills: DrillRunner, wall: float) -> dict:
@@ -493,6 +573,8 @@ def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int) 
             try:
                 lanes.append(_resume_lane(d, s, drills, at_us))
                 continue
+            except SpecRefused:
+                raise  # a crafted or foreign file: the whole state is moved aside
             except (KeyError, TypeError, ValueError, StateError) as exc:
                 log.warning("state: scenario %s cannot be resumed (%s: %s): it starts fresh at simulated second "
                             "%.0f", s.name, type(exc).__name__, exc, at_us / US_PER_SECOND)
@@ -516,6 +598,10 @@ def _resume_drills(d: dict, config: Config) -> DrillRunner:
 
 
 def _resume_lane(d: dict, scenario, drills: DrillRunner, at_us: int) -> Lane:
+    for spec, clock in _saved_specs(d):
+        at = d["origin_us"] + clock if type(d["origin_us"]) is int and type(clock) is int else at_us  # (a malformed
+        # clock: the checks after this one say what is wrong)
+        _check_saved_spec(spec, scenario, drills, min(max(at, 0), at_us) / US_PER_SECOND)
     states = tuple(_restore_state(r) for r in d["replicas"]) if "replicas" in d else _restore_lane_states(d)
     if len(states) != scenario.replicas or len({s.clock for s in states}) != 1:
         raise StateError("replicas do not match the scenario")
@@ -534,6 +620,59 @@ def _resume_lane(d: dict, scenario, drills: DrillRunner, at_us: int) -> Lane:
     failed = d["failed"]
     return Lane(scenario, scenario_key(scenario), origin, body, states, scenario_info(scenario, body, states[0]),
                 failed=None if failed is None else str(failed), overruns=int(d["overruns"]))
+
+
+def _saved_specs(d: dict):
+    """(JobSpec, clock as saved) of a saved lane: its spec (version 2) or each replica's (version 1), decoded by
+    type only; ValueError, TypeError or KeyError when malformed (the lane then starts fresh)."""
+    if "replicas" in d:
+        for r in d["replicas"]:
+            yield _spec(r["spec"]), r["state"].get("clock") if isinstance(r.get("state"), dict) else None
+    else:
+        clocks = d["state"].get("clock") if isinstance(d.get("state"), dict) else None
+        yield _spec(d["spec"]), clocks[0] if isinstance(clocks, list) and clocks else None
+
+
+def _check_saved_spec(spec: JobSpec, scenario, drills: DrillRunner, t: float) -> None:
+    """A saved spec is validated as a new one, before anything is computed from it: it must be the JobSpec that the
+    scenario, as the scenario file's schema validated it, gives at the lane's saved time ``t`` (seconds) under the
+    drills of this configuration, alone or under one of its drills (every such spec passed the schema's types and
+    bounds: simd.scenario.schema); any other spec (one no scenario file gives, e.g. a server of 0 GPUs, or one
+    of a drill redefined while it ran) is SpecRefused."""
+    seed = spec.seed
+    bodies = [drills.body(scenario, t), scenario] + [
+        scenario.with_effects(drill.effects) for drill in drills.config.drills
+        if scenario.name in {s.name for s in drills.config.drill_targets(drill)}]
+    given = [body.job_spec(seed) for body in bodies]
+    if spec in given:
+        return
+    if _replay_changed(spec, given):
+        raise StateError(f"its replay log changed since the snapshot (servers.replay {scenario.servers.replay.log})")
+    differ = [f.name for f in fields(spec) if getattr(spec, f.name) != getattr(given[0], f.name)]
+    nested = [f"{name}.{g.name}" for name in differ if dataclasses.is_dataclass(getattr(spec, name))
+              and dataclasses.is_dataclass(getattr(given[0], name))
+              for g in fields(getattr(spec, name)) if getattr(getattr(spec, name), g.name) !=
+              getattr(getattr(given[0], name), g.name)]
+    shown = ", ".join((nested or differ)[:5]) or "its type"
+    raise SpecRefused(f"scenario {scenario.name}: its saved spec is not one the scenario file gives (it differs in "
+                      f"{shown})")
+
+
+def _replay_changed(spec: JobSpec, given: list[JobSpec]) -> bool:
+    """Whether ``spec`` differs from one of ``given`` only in its replayed faults, and those are what a fault log
+    could give (at least one server, times finite, within 0..the span): the log was edited in place (its path,
+    which keys the scenario, unchanged), so the scenario starts fresh; any other replay is refused with the
+    spec."""
+    srv = spec.servers
+    if srv is None or not srv.replay:
+        return False
+    span = srv.replay_span_seconds
+    if not (math.isfinite(span) and span >= 0 and all(
+            0 <= t <= span for times in srv.replay for t in times)):
+        return False
+    return any(g.servers is not None and g.servers.replay and replace(
+        spec, servers=replace(srv, replay=g.servers.replay, replay_span_seconds=g.servers.replay_span_seconds)) == g
+        for g in given)
 
 
 # --- the directory ---------------------------------------------------------------------------------------
@@ -601,14 +740,16 @@ class StateDir:
         log.warning("state: %s cannot be used (%s): moved to %s; starting fresh", self.file, why, aside.name)
         return aside
 
-    def save(self, data: bytes) -> None:
-        """Write ``data`` as the state file atomically (temporary file, fsync, rename, fsync the directory).
+    def save(self, data: bytes | list[bytes]) -> None:
+        """Write ``data`` (a document, or its pieces in order: encode_parts) as the state file atomically
+        (temporary file, fsync, rename, fsync the directory); the pieces are written one by one.
         The temporary file has an unpredictable name and is created with O_EXCL (``mkstemp``), so nothing
         planted in the directory receives the state; it is removed when the write fails (a full disk)."""
         fd, tmp = tempfile.mkstemp(prefix=f".{STATE_FILE}.tmp-", dir=self.path)
         try:
             with open(fd, "wb") as f:
-                f.write(data)
+                for piece in [data] if isinstance(data, bytes) else data:
+                    f.write(piece)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.file)
@@ -626,25 +767,70 @@ class StateDir:
 class Saver:
     """Saves the ticker's state every ``every_ticks`` ticks and on demand (shutdown), recording the outcome in
     ``status`` (simd.metrics.health.DaemonStatus: ``simd_state_last_save_timestamp_seconds``,
-    ``simd_state_save_errors_total``)."""
+    ``simd_state_save_errors_total``). With ``background`` the periodic saves run on a thread of their own
+    (``simd-save``), from the state as the tick left it (immutable lanes: the next ticks advance copies), so a
+    save at the memory budget (seconds) delays no tick; a periodic save due while one still runs is skipped."""
 
-    def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time):
+    def __init__(self, state_dir: StateDir, ticker, every_ticks: int, status, wall=time.time,
+                 background: bool = False):
         self.dir, self.ticker, self.every, self.status, self._wall = state_dir, ticker, every_ticks, status, wall
+        self.background = background
         self._ticks = 0
+        self._thread: threading.Thread | None = None
+        self.last_error = ""
 
     def after_tick(self) -> None:
         self._ticks += 1
-        if self._ticks % self.every == 0:
+        if self._ticks % self.every:
+            return
+        if not self.background:
             self.save()
+        elif self._thread is None or not self._thread.is_alive():
+            try:
+                taken = self.ticker.saved()
+                self._thread = threading.Thread(target=self._save, args=(taken, False), name="simd-save",
+                                                daemon=True)
+                self._thread.start()
+            except Exception as exc:  # noqa: BLE001 (no thread to be had: the save is not made, the tick goes on)
+                self._failed(exc, False)
 
-    def save(self) -> bool:
-        simulated_us, lanes, drills = self.ticker.saved()
-        wall = self._wall()
+    def wait(self) -> None:
+        """Until the save in progress in the background (if any) has ended."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def save(self, quiet: bool = False) -> bool:
+        """Save now (after the one in progress in the background); False when the save could not be made,
+        whatever the error (a full disk, memory exhausted while encoding, ...): counted in
+        ``simd_state_save_errors_total`` and, unless ``quiet``, logged in one line (``last_error`` says why);
+        the previous snapshot stays."""
+        self.wait()
         try:
-            self.dir.save(encode(simulated_us, lanes, drills, wall))
-        except OSError as exc:
-            self.status.save_failed()
-            log.error("state: cannot write %s: %s (the previous snapshot stays)", self.dir.file, exc.strerror or exc)
-            return False
+            taken = self.ticker.saved()
+        except Exception as exc:  # noqa: BLE001
+            return self._failed(exc, quiet)
+        return self._save(taken, quiet)
+
+    def _save(self, taken: tuple, quiet: bool) -> bool:
+        try:
+            simulated_us, lanes, drills = taken
+            wall = self._wall()
+            self.dir.save(encode_parts(simulated_us, lanes, drills, wall))
+        except Exception as exc:  # noqa: BLE001 (a save that cannot be made never stops the tick nor the daemon)
+            return self._failed(exc, quiet)
         self.status.saved(wall)
         return True
+
+    def _failed(self, exc: Exception, quiet: bool) -> bool:
+        self.last_error = _why(exc)
+        self.status.save_failed()
+        if not quiet:
+            log.error("state: cannot save to %s: %s (the previous snapshot stays)", self.dir.file, self.last_error)
+        return False
+
+
+def _why(exc: Exception) -> str:
+    """One line saying why a save failed: an OSError's reason, else the exception's kind (never its text)."""
+    if isinstance(exc, OSError):
+        return str(exc.strerror or type(exc).__name__)
+    return {MemoryError: "MemoryError (out of memory while encoding the state)"}.get(type(exc), type(exc).__name__)

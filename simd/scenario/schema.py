@@ -9,10 +9,22 @@ from __future__ import annotations
 import functools
 import math
 import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
@@ -404,6 +416,8 @@ class Replay(_Strict):
     servers: Annotated[int, Field(ge=1, le=1 << 17)] | None = None
     """The log's cluster: its servers in all (a log names only those that failed); absent: the servers it names."""
 
+    _table: ReplayTable | None = PrivateAttr(default=None)  # the log as read when this model was validated
+
     @field_validator("log")
     @classmethod
     def _from_the_files_folder(cls, path: str, info: ValidationInfo) -> str:
@@ -415,44 +429,99 @@ class Replay(_Strict):
 
     @model_validator(mode="after")
     def _readable(self) -> Replay:
-        log = _replay_log(self.log)
-        if self.servers is not None and self.servers < len(log.servers):
-            raise ValueError(f"replay.servers {self.servers} is fewer than the {len(log.servers)} servers the log "
+        table = _replay_log(self.log)
+        if self.servers is not None and self.servers < table.named:
+            raise ValueError(f"replay.servers {self.servers} is fewer than the {table.named} servers the log "
                              "names")
+        self._table = table
         return self
 
     def times(self) -> tuple[tuple[tuple[float, ...], ...], float]:
         """(per log server, its faults' start times in seconds; the log's span in seconds): named servers first, in
-        the order of their first event, then the servers without a fault."""
-        log = _replay_log(self.log)
-        per: list[list[float]] = [[] for _ in range(self.servers or len(log.servers))]
-        for f in log.faults:
-            per[f.server].append(f.start)
-        return tuple(tuple(p) for p in per), log.span_seconds
+        the order of their first event, then the servers without a fault. From the log as read when the scenario
+        was validated (a later change of the file is read at the next reload)."""
+        table = self._table if self._table is not None else _replay_log(self.log)
+        return table.starts + ((),) * ((self.servers or table.named) - table.named), table.span_seconds
 
 
-def _replay_log(path: str):
-    """The fault log at ``path``, read once per file version (size, modification time): a ValueError naming the
-    first problems if it cannot be used."""
-    import os
+@dataclass(frozen=True)
+class ReplayTable:
+    """What a scenario keeps of a fault log: per named server its faults' start times (seconds), the log's span."""
 
-    from simd.traces.log import LogError
+    starts: tuple[tuple[float, ...], ...]
+    span_seconds: float
+
+    @property
+    def named(self) -> int:
+        return len(self.starts)
+
+    @property
+    def nbytes(self) -> int:
+        """Its size in memory, bytes: a float object and a tuple slot per fault (24 + 8), a tuple per server (56)."""
+        return 64 + 56 * len(self.starts) + 32 * sum(map(len, self.starts))
+
+
+# Parsed replay logs kept for the next validation of the same file version (a sweep's points, a drill's targets
+# and a reload each validate a scenario again), least recently used first out, at most this many bytes of
+# ReplayTable in all: one table of a log at the fault log's limits (simd.traces.log.MAX_EVENTS: 500,000 faults,
+# ~16 MB) fits with room; a refused reload drops what it added (simd.live.reload), a scenario keeps its own.
+REPLAY_CACHE_BYTES = 64 << 20
+_replay_cache: OrderedDict[tuple, ReplayTable] = OrderedDict()
+_replay_cache_lock = threading.Lock()
+
+
+def replay_cache_keys() -> set[tuple]:
+    """The file versions whose replay tables are cached now (for ``forget_replay_logs``)."""
+    with _replay_cache_lock:
+        return set(_replay_cache)
+
+
+def forget_replay_logs(keep: set[tuple] = frozenset()) -> None:
+    """Drop the cached replay tables except ``keep``'s (what a refused reload read is dropped with it)."""
+    with _replay_cache_lock:
+        for key in [k for k in _replay_cache if k not in keep]:
+            del _replay_cache[key]
+
+
+def replay_cache_bytes() -> int:
+    """The cached replay tables' size, bytes (ReplayTable.nbytes)."""
+    with _replay_cache_lock:
+        return sum(t.nbytes for t in _replay_cache.values())
+
+
+def _replay_log(path: str) -> ReplayTable:
+    """The replay table of the fault log at ``path``, read once per file version (device, inode, size,
+    modification time) while it stays in the cache: a ValueError naming the first problems if it cannot be used."""
+    from simd.traces.log import LogError, load
 
     try:
         st = os.stat(path)
     except OSError as exc:
         raise ValueError(f"replay.log {path}: {exc.strerror}") from None
+    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    with _replay_cache_lock:
+        table = _replay_cache.get(key)
+        if table is not None:
+            _replay_cache.move_to_end(key)
+            return table
     try:
-        return _cached_log(path, st.st_size, st.st_mtime_ns)
+        log = load(path)
     except LogError as exc:
         raise ValueError(f"replay.log {path}: " + "; ".join(exc.errors[:3])) from None
-
-
-@functools.lru_cache(maxsize=16)
-def _cached_log(path: str, size: int, mtime: int):
-    from simd.traces.log import load
-
-    return load(path)
+    except (RecursionError, OverflowError, MemoryError) as exc:  # what the parser lets through: its kind only
+        what = {RecursionError: "nested too deep", OverflowError: "a number too large"}.get(type(exc), "out of memory")
+        raise ValueError(f"replay.log {path}: cannot be read ({type(exc).__name__}: {what})") from None
+    per: list[list[float]] = [[] for _ in log.servers]
+    for f in log.faults:
+        per[f.server].append(f.start)
+    table = ReplayTable(tuple(tuple(p) for p in per), log.span_seconds)
+    del log, per  # the parsed events: only the table stays
+    if table.nbytes <= REPLAY_CACHE_BYTES:
+        with _replay_cache_lock:
+            _replay_cache[key] = table
+            while sum(t.nbytes for t in _replay_cache.values()) > REPLAY_CACHE_BYTES:
+                _replay_cache.popitem(last=False)
+    return table
 
 
 class Bursts(_Strict):
@@ -477,9 +546,42 @@ class Bursts(_Strict):
 
 # A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
 # tournament tree over them (layout.Aux: ~3-4 int64 per server, ~11 with pools, + retirement.failures with
-# retirement, counted as that share of a server), so the bounds cap a scenario's memory at ~0.25 GB (~0.75 GB
-# with pools).
+# retirement, counted as that share of a server: server_slots), so the bounds cap a scenario's memory at ~0.25 GB
+# (~0.75 GB with pools) between saves.
 MAX_SERVERS, MAX_SCENARIO_SERVERS = 1 << 17, 1 << 23
+
+# The memory budget of a whole file (Config._memory, from scenario_bytes): the bytes every replica holds at its
+# peak, a state save (the state's columns listed as Python integers and encoded beside the arrays), summed over
+# the scenarios and sweep points, at most MAX_FILE_BYTES, what one daemon may take on a machine of a few GB (one
+# scenario at MAX_SCENARIO_SERVERS fits: ~2.7 GB). Measured by `python bench/daemon.py --memory` (peak RSS
+# against the estimate): a replica without servers 4-7 kB between ticks and 16-20 kB in a tick
+# (simd.scenario.limits.MAX_TOTAL_REPLICAS' measure); a server slot 20-54 B between saves and 136-301 B at a
+# save's peak (131,072 servers: without pools, with pools, with Weibull lifetimes and gamma rates, with retirement
+# after 16 failures, counted as 2.45 slots); a replayed fault ~130 B once per scenario (its start time in the
+# spec, its step in the plan's table, both listed and encoded at a save).
+REPLICA_BYTES = 20_000
+SERVER_SLOT_BYTES = 320
+REPLAY_FAULT_BYTES = 160
+MAX_FILE_BYTES = 3 << 30
+
+
+def server_slots(body: ScenarioBody) -> float:
+    """A replica's servers as the memory caps count them: the servers' table (the cluster's with pools, else the
+    job's) weighted by the blames retirement keeps (1 + retirement.failures / 11); 0 without servers."""
+    s = body.servers
+    if s is None or body.fleet is not None or body.gpus % s.gpus_per_server:
+        return 0.0
+    n = cluster_size(body.gpus // s.gpus_per_server, s.warm_standbys or 0, s.spares.count if s.spares else 0)
+    return n * (1.0 + (s.retirement.failures / 11.0 if s.retirement is not None else 0.0))
+
+
+def scenario_bytes(body: ScenarioBody) -> int:
+    """The estimated bytes of a scenario's replicas at their peak (a save), its replay table included: the one
+    formula the file's memory budget sums (MAX_FILE_BYTES)."""
+    replay = body.servers.replay if body.servers is not None else None
+    faults = sum(map(len, replay.times()[0])) if replay is not None else 0
+    return math.ceil(body.replicas * (REPLICA_BYTES + server_slots(body) * SERVER_SLOT_BYTES)
+                     + faults * REPLAY_FAULT_BYTES)
 
 
 class ServersConfig(_Strict):
@@ -730,8 +832,8 @@ class ScenarioBody(_Strict):
         if n > MAX_SERVERS:
             raise ValueError(f"n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and "
                              f"must be <= {MAX_SERVERS}, got {n}")
-        weight = 1.0 + (s.retirement.failures / 11.0 if s.retirement is not None else 0.0)  # blames kept
-        if n * weight * self.replicas > MAX_SCENARIO_SERVERS:
+        weight = server_slots(self) / n  # 1 + the blames retirement keeps
+        if server_slots(self) * self.replicas > MAX_SCENARIO_SERVERS:
             extra = f" x (1 + retirement.failures / 11 = {weight:.3g})" if weight > 1.0 else ""
             raise ValueError(f"servers x replicas{extra} must be <= {MAX_SCENARIO_SERVERS} (each replica keeps every "
                              f"server's lifetime), got {n} x {self.replicas}")
@@ -945,8 +1047,15 @@ class Config(_Strict):
         if replicas > MAX_TOTAL_REPLICAS:
             raise ValueError(f"replicas: at most {MAX_TOTAL_REPLICAS} in all (scenarios and sweep points, what one "
                              f"daemon holds in memory), got {replicas}")
+        named = self._named()
+        total = sum(scenario_bytes(s) for _, s in named)
+        if total > MAX_FILE_BYTES:
+            raise ValueError(f"memory: the replicas' estimated peak (a state save) must be <= {MAX_FILE_BYTES} "
+                             f"bytes in all (scenarios and sweep points: replicas x ({REPLICA_BYTES} B + "
+                             f"{SERVER_SLOT_BYTES} B per server slot) + {REPLAY_FAULT_BYTES} B per replayed fault; "
+                             f"docs/daemon.md), got {total}")
         seen: dict[str, str] = {}
-        for where, s in self._named():
+        for where, s in named:
             if s.name in seen:
                 raise ValueError(f"{where}.name: {quoted(s.name)} is already the name of {seen[s.name]}")
             seen[s.name] = where
