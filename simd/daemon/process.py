@@ -173,6 +173,9 @@ def _resume(state: StateDir, config: Config) -> Resumed | None:
     except Exception as exc:  # noqa: BLE001 (whatever a checksummed but impossible state makes resume raise)
         state.move_aside(f"resuming it failed: {type(exc).__name__}")
         return None
+    if resumed.refused:  # kept as evidence; the scenarios it names start fresh, the others resume from it
+        state.move_aside("; ".join(resumed.refused) + " (it starts fresh; the other scenarios resume)",
+                         starting_fresh=False)
     log.info("state: resumed from %s at simulated second %.0f (%d scenarios)", state.file,
              resumed.at_us / US_PER_SECOND, len(resumed.lanes))
     return resumed

@@ -28,7 +28,8 @@ and the daemon starts fresh; it never crashes on it. A scenario whose configurat
 is new) starts fresh at the saved simulated time, with a warning; a scenario no longer configured is dropped;
 the others resume exactly (the engine is deterministic and tick-size invariant, so the resumed run equals an
 uninterrupted one from the snapshot's time). A saved spec must be one the validated scenario gives
-(_check_saved_spec) before anything is compiled from it; else the whole file is moved aside (SpecRefused).
+(_check_saved_spec) before anything is compiled from it; else that scenario starts fresh, the others resume,
+and the file is moved aside as evidence (SpecRefused: a crafted file, or a drill redefined while it ran).
 A directory is used by one daemon at a time (a lock file).
 """
 
@@ -543,6 +544,7 @@ class Resumed:
     at_us: int
     lanes: tuple[Lane, ...]
     drills: DrillRunner
+    refused: tuple[str, ...] = ()  # why each scenario whose saved spec was refused starts fresh (SpecRefused)
 
 
 def resume(payload: dict, config: Config) -> Resumed:
@@ -557,15 +559,17 @@ def resume(payload: dict, config: Config) -> Resumed:
         saved = {d["name"]: d for d in payload["lanes"]}
     except (KeyError, TypeError, ValueError) as exc:
         raise StateError(f"malformed ({type(exc).__name__}: {exc})") from None
+    refused: list[str] = []
     with gc_paused():
-        lanes = _resume_lanes(config, saved, drills, at_us)
+        lanes = _resume_lanes(config, saved, drills, at_us, refused)
     for name in saved:
         log.info("state: scenario %s of the snapshot is no longer configured: dropped", name)
-    return Resumed(at_us, tuple(lanes), drills)
+    return Resumed(at_us, tuple(lanes), drills, tuple(refused))
 
 
-def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int) -> list[Lane]:
-    """Every configured scenario's lane, resumed from ``saved`` (whose entries it takes) or fresh."""
+def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int, refused: list[str]) -> list[Lane]:
+    """Every configured scenario's lane, resumed from ``saved`` (whose entries it takes) or fresh; the lanes whose
+    saved spec is refused start fresh, and ``refused`` gets why."""
     lanes = []
     for s in config.all_scenarios:
         d = saved.pop(s.name, None)
@@ -573,8 +577,8 @@ def _resume_lanes(config: Config, saved: dict, drills: DrillRunner, at_us: int) 
             try:
                 lanes.append(_resume_lane(d, s, drills, at_us))
                 continue
-            except SpecRefused:
-                raise  # a crafted or foreign file: the whole state is moved aside
+            except SpecRefused as exc:  # nothing computed from it: the scenario starts fresh (the caller moves
+                refused.append(str(exc))  # the file aside and says why in one line)
             except (KeyError, TypeError, ValueError, StateError) as exc:
                 log.warning("state: scenario %s cannot be resumed (%s: %s): it starts fresh at simulated second "
                             "%.0f", s.name, type(exc).__name__, exc, at_us / US_PER_SECOND)
@@ -733,11 +737,16 @@ class StateDir:
             self.move_aside(str(exc))
             return None
 
-    def move_aside(self, why: str) -> Path:
+    def move_aside(self, why: str, starting_fresh: bool = True) -> Path:
+        """The state file renamed to ``state.json.bad-<UTC time>``, with one warning saying why (and, unless
+        ``starting_fresh`` is False, that the daemon starts fresh)."""
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         aside = self.path / f"{STATE_FILE}.bad-{stamp}"
         os.replace(self.file, aside)
-        log.warning("state: %s cannot be used (%s): moved to %s; starting fresh", self.file, why, aside.name)
+        if starting_fresh:
+            log.warning("state: %s cannot be used (%s): moved to %s; starting fresh", self.file, why, aside.name)
+        else:
+            log.warning("state: %s: %s; the file moved to %s", self.file, why, aside.name)
         return aside
 
     def save(self, data: bytes | list[bytes]) -> None:

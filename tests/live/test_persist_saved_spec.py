@@ -1,7 +1,7 @@
 """A saved spec is validated like a new one before anything is computed from it (simd.live.persist): a state
 file with a valid checksum whose spec the scenario file cannot give (a server of 0 GPUs, bursts of mean size 0,
-a repair of an unknown distribution, an empty replay) is moved aside with one line in the log and the daemon
-starts fresh, never crashes nor resumes it."""
+a repair of an unknown distribution, an empty replay) is moved aside with one line in the log; that scenario
+starts fresh and the others resume: nothing is ever computed from the refused spec, and the daemon never crashes."""
 
 from __future__ import annotations
 
@@ -68,19 +68,24 @@ CHANGES = {
 
 
 @pytest.mark.parametrize("name", list(CHANGES))
-def test_an_impossible_saved_spec_is_moved_aside_and_the_daemon_starts_fresh(saved, name, caplog):
+def test_an_impossible_saved_spec_is_moved_aside_and_its_scenario_starts_fresh(saved, name, caplog):
     config, payload, directory = saved
     lane, change = CHANGES[name]
+    at_us = payload["simulated_us"]
     state = StateDir(directory).open()
     try:
         state.file.write_bytes(crafted(payload, lane, change))
         with caplog.at_level(logging.WARNING):
             resumed = process._resume(state, config)
-        assert resumed is None
         assert not state.file.exists() and len(list(directory.glob("state.json.bad-*"))) == 1
         lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
         assert len(lines) == 1 and "moved to state.json.bad-" in lines[0].getMessage()
         assert lane in lines[0].getMessage() and "Traceback" not in caplog.text
+        lanes = {x.scenario.name: x for x in resumed.lanes}
+        assert lanes[lane].origin_us == at_us and all(s.clock == 0 for s in lanes[lane].states)  # fresh
+        other = next(d for d in payload["lanes"] if d["name"] != lane)
+        assert lanes[other["name"]].origin_us == other["origin_us"]  # resumed where it was
+        assert all(s.clock > 0 for s in lanes[other["name"]].states)
     finally:
         state.close()
 
