@@ -17,8 +17,10 @@ def add_commands(sub) -> None:
     s.add_argument("--config", help="scenario file (default: the embedded configuration)")
     s.add_argument("--scenario", action="append", help="scenario name (repeatable; default: all)")
     s.add_argument("--seeds", help="N (seeds 0..N-1) or A..B (inclusive); default: each scenario's seed")
-    s.add_argument("--tick-seconds", type=typed("SimulatedSeconds"),
-                   help="advance in ticks of this many simulated seconds (results do not change)")
+    # the scenario file's tick_seconds range: a tick far below it is a job of ~10^11 ticks that never ends
+    s.add_argument("--tick-seconds", type=typed("TickSeconds"),
+                   help="advance in ticks of this many simulated seconds, within the scenario file's tick_seconds "
+                   "range (results do not change)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.set_defaults(func=cmd_simulate)
 
