@@ -117,6 +117,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     nt = 2 * tree_p if cap else 0
     tree, akey = np.empty(2 * tree_p, dtype=np.int64), np.empty(ncl, dtype=np.int64)
     rtree, atree = np.empty(nt, dtype=np.int64), np.empty(nt, dtype=np.int64)
+    jcnt = np.empty(nt, dtype=np.int64)  # with pools, the count tree of the job's servers (servers.nth_job_counted)
     need = 0
     for r in range(pos_rows.shape[0]):
         pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
@@ -178,6 +179,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     n_ret += 1
             servers.build(rtree, rep, ncl, tree_p)
             servers.build(atree, akey, ncl, tree_p)
+            servers.build_jobs(jcnt, role, ncl, tree_p)
             rph, rpl = pcg.seek(wrp, ri)
         if nsrv:
             if len(mult) and mult[0] == 0:  # the servers' gamma rate multipliers, drawn once (servers.py)
@@ -464,7 +466,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
                         pk += 1
                         if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
-                            d0 = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1)) // burst_domain
+                            d0 = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
+                                                            tree_p) // burst_domain
                             for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
                                 if servers.is_job(role, i) and srv[i] > g:
                                     srv[i] = g
@@ -480,7 +483,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             while kb > 0:
                                 pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
                                 pk += 1
-                                i = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1))
+                                i = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
+                                                            tree_p)
                                 if srv[i] > g:
                                     srv[i] = g
                                     servers.update(tree, srv, i, tree_p)
@@ -500,7 +504,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 blm = -1
                                 tot[Tot.diagnosis_missed] += 1
                             elif u2 <= mis_p and n_job > 1:
-                                blm = servers.nth_job(role, n_job, min(int(u3 * (n_job - 1)), n_job - 2), i)
+                                blm = servers.nth_job_counted(role, jcnt, n_job,
+                                                              min(int(u3 * (n_job - 1)), n_job - 2), tree_p, i)
                                 tot[Tot.diagnosis_wrong] += 1
                         if not cap or blm != i:  # i stays in the job: a new lifetime
                             lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
@@ -518,6 +523,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
                                 ncl - n_ret > n_job + withheld:
                             role[blm] = servers.RETIRED
+                            servers.set_job(jcnt, blm, 0, tree_p)
                             n_ret += 1
                             tot[Tot.retirements] += 1
                             tot[Tot.retired_at_s] += t1 // 1000000
@@ -543,6 +549,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 fixed[blm] = 1
                                 tot[Tot.lemons_fixed] += 1
                             role[blm], rep[blm] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
+                            servers.set_job(jcnt, blm, 0, tree_p)
                             servers.update(rtree, rep, blm, tree_p)
                         j = atree[1]
                         if akey[j] < ncl:
@@ -564,6 +571,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             akey[j] = NEVER
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB
+                        servers.set_job(jcnt, j, 1, tree_p)
                         lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
                         li += 1
                         servers.update(tree, srv, j, tree_p)

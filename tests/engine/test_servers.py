@@ -307,3 +307,25 @@ def test_the_loop_lays_the_cluster_out_by_the_one_rule():
             for standbys in range(0, n - job + 1):
                 assert [start_role(i, job, standbys) for i in range(n)] == \
                     srv.start_roles(job, standbys, n).tolist()
+
+
+def test_the_counted_pick_of_a_job_server_is_the_walks_pick():
+    """The kernel picks the r-th job server (a burst's, a misdiagnosis's scapegoat) from a count tree of the job's
+    servers in O(log n), where a walk over the roles took O(n) per pick (a burst of 10,000 servers of a 65,536-server
+    job held a tick for seconds): the same server for every rank, skip and layout of roles."""
+    from simd.engine.kernel import servers as ks
+
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 3, 7, 64, 100):
+        p = 1 << max(0, (n - 1).bit_length())
+        role = rng.choice([ks.JOB, ks.STANDBY, ks.SPARE, ks.REPAIR, ks.RETIRED], size=n).astype(np.int64)
+        cnt = np.empty(2 * p, dtype=np.int64)
+        ks.build_jobs(cnt, role, n, p)
+        for _ in range(3):
+            i = int(rng.integers(n))
+            role[i] = ks.JOB if role[i] != ks.JOB else ks.RETIRED
+            ks.set_job(cnt, i, 1 if role[i] == ks.JOB else 0, p)
+            jobs = int((role == ks.JOB).sum())
+            for skip in (-1, *range(n)):
+                for r in range(jobs + 2):
+                    assert ks.nth_job_counted(role, cnt, jobs, r, p, skip) == ks.nth_job(role, jobs, r, skip)
