@@ -80,8 +80,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     ``plan``: kernel.plan.arrays' four arrays; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
     stragglers); ``hq``: scratch, one entry per histogram bucket. ``budget``: the work model (BUDGET_FIELDS: a
     row's limit, negative for none, and the weight of each kind of work, in any unit); ``work``: per row, the work
-    done, written (module docstring, "Work"). Returns 0, or with ``prefix`` (crn.py's window of step durations, for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of
-    executed steps p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
+    done, written (module docstring, "Work"). Returns 0, or with ``prefix`` (crn.py's window of step durations,
+    for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps
+    p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
     it: the replica's state is then written as between two calls (its clock untouched) and a call with the window
     extended carries on from there, with the result of one uninterrupted call. The prefix holds one job's durations
     from g = 0 (the slow ranks in its first slow_steps), so it serves a replica's first job only, without
