@@ -182,6 +182,16 @@ class Replicas(Sequence):
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def clock(self) -> int:
+        """The replicas' clock (one for all: every call leaves them at one), without building a State."""
+        return int(self.batch.pos[0, Pos.clock])
+
+    @property
+    def plan(self) -> Plan:
+        """The first replica's plan (the others differ in their seed only), without building a State."""
+        return self.batch.statics[0]["plan"]
+
     def __getitem__(self, i):
         if isinstance(i, slice):
             return tuple(self[k] for k in range(*i.indices(self._n)))
