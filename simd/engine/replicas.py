@@ -440,6 +440,28 @@ def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
                                      strict=True)]
 
 
+def first_jobs(states: Sequence[State]) -> list[JobResult | None]:
+    """Each replica's first job's result once it has ended, else None: for replicas started by new_replicas and
+    advanced with ``max_jobs=1`` (their clocks at their job's end), core.run_job's result (run_jobs' rule)."""
+    batch = getattr(states, "batch", None)
+    if batch is None:
+        return [job_result(s.plan, s.totals, 0, s.t) if s.totals.jobs_completed >= 1 else None for s in states]
+    done = batch.column("jobs_completed") >= 1
+    return [job_result(batch.statics[i]["plan"], batch.lay.totals(batch.tot[i].tolist()), 0, int(batch.pos[i, Pos.t]))
+            if ok else None for i, ok in enumerate(done.tolist())]
+
+
+def summed_totals(states: Sequence[State]) -> Totals:
+    """The replicas' Totals summed field by field, from a Replicas' arrays without building its States (or one
+    State's)."""
+    batch = getattr(states, "batch", None)
+    if batch is not None:
+        return batch.summed_totals()
+    if len(states) != 1:
+        raise ValueError("summed_totals: a Replicas, or one State")
+    return states[0].totals
+
+
 def server_census(states: Sequence[State]) -> tuple[tuple[int, ...], int]:
     """servers.census of the replicas' pools (one plan's; ((), 0) without pools), from a Replicas' arrays
     without building its States."""

@@ -147,3 +147,16 @@ def budget(costs: Costs, limit_us: float) -> np.ndarray:
           costs.per_step_us]
     return np.array([-1 if limit_us < 0 else max(0, math.floor(ns[0] * 1000))]
                     + [max(0, round(c * 1000)) for c in ns[1:]], dtype=np.int64)
+
+
+def counted_us(costs: Costs, load: Load, totals) -> float:
+    """The estimated work of what a replica's ``totals`` (a State's Totals) count, calls apart: its units with an
+    event, its server events (failures, bursts' strikes, repairs) with each burst's pass over the servers, and
+    its straggler-drawn steps. A function of the totals only, so the same whatever cut of time reached them."""
+    ev = sum(totals.interruptions) + totals.sdc_detected + totals.sdc_baked + totals.jobs_completed
+    w = costs.per_event_us * ev + costs.per_server_us * (totals.server_failures + totals.burst_servers
+                                                         + totals.repairs_started)
+    w += costs.per_cluster_server_us * load.table * totals.burst_events
+    if load.drawn:
+        w += costs.per_step_us * totals.steps_executed
+    return w
