@@ -188,6 +188,15 @@ class Replicas(Sequence):
         return int(self.batch.pos[0, Pos.clock])
 
     @property
+    def clocks(self) -> np.ndarray:
+        """Each replica's clock (a copy), without building a State."""
+        return self.batch.pos[:, Pos.clock].copy()
+
+    def totals_of(self, i: int) -> Totals:
+        """Replica ``i``'s Totals, without building its State."""
+        return self.batch.lay.totals(self.batch.tot[i].tolist())
+
+    @property
     def plan(self) -> Plan:
         """The first replica's plan (the others differ in their seed only), without building a State."""
         return self.batch.statics[0]["plan"]

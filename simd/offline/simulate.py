@@ -164,6 +164,39 @@ def run(spec, limit_us: int, tick_us: int | None = None,
             progress(clock, done / HORIZON_WORK_US)
 
 
+def run_batch(specs, limit_us: int) -> list[tuple[JobResult | None, int | None]]:
+    """:func:`run` for each of ``specs`` (one configuration, several seeds: one batch of the engine's replicas),
+    with the same results, each replica checked against the horizon at the same grid as alone; a replica whose
+    job ended or stopped leaves the batch."""
+    load = work.load_of(specs[0])
+    grid = max(1, min(limit_us, math.ceil(min(work.chunk_us(work.KERNEL, load, 1, HORIZON_CHECK_US, 0.0), 2.0**62))))
+    per_grid = work.call_us(work.KERNEL, load, 1)
+    out: list[tuple[JobResult | None, int | None]] = [(None, None)] * len(specs)
+    rows = list(range(len(specs)))  # the batch's replicas, by their index in specs
+    states = tuple(new_state(s) for s in specs)
+    at = 0
+    while rows:
+        until = min(limit_us, (at // grid + 1) * grid)
+        states = advance_replicas(states, until, max_jobs=1)
+        jobs, clocks = first_jobs(states), states.clocks
+        keep = []
+        for k, i in enumerate(rows):
+            if jobs[k] is not None:
+                out[i] = (jobs[k], None)
+            elif until >= limit_us:
+                out[i] = (None, None)
+            elif until % grid == 0 and work.counted_us(work.KERNEL, load, states.totals_of(k)) \
+                    + until // grid * per_grid >= HORIZON_WORK_US:
+                out[i] = (None, int(clocks[k]))
+            else:
+                keep.append(k)
+        if len(keep) < len(rows):
+            rows = [rows[k] for k in keep]
+            states = tuple(states[k] for k in keep)
+        at = until
+    return out
+
+
 def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None,
              progress: Callable[[Progress], None] | None = None) -> Outcome:
     limit_us = simulation_limit_us(scenario)
