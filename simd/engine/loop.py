@@ -45,9 +45,10 @@ engine reads no clock), into ``work``: the row's share of the call, each pass of
 server of a pass over the servers, each straggler-drawn step. With a limit (``budget[0]`` >= 0) a row that has
 spent it stops at the next pass of the loop once it has completed a unit: between two units, its clock at the end
 of the last one, exactly the state a call with ``until`` that time gives (no unit ends between the two, and the
-next one ends after it), so a later call carries on with the result of one uncut call. A row always completes at
-least one unit (or reaches ``until``) per call. A unit itself is not cut: one burst's servers, one segment's
-straggler-drawn steps.
+next one ends after it), so a later call carries on with the result of one uncut call; the rows after it then
+go no further than that time (the caller brings the rows before it back to it: replicas.advance_replicas). A
+row always completes at least one unit (or reaches ``until``) per call. A unit itself is not cut: one burst's
+servers, one segment's straggler-drawn steps.
 """
 
 from __future__ import annotations
@@ -222,7 +223,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 clock = t  # halted: the clock stays at the end of the last job
                 break
             if 0 <= lim <= used and units:  # the row's work spent: it stops at the end of its last unit, the state
-                clock = t  # advance(state, t) gives (module docstring, "Work")
+                clock = t  # advance(state, t) gives (module docstring, "Work"), and the rows after it stop there too
+                until = min(until, t)
                 break
             units += 1
             used += w_unit

@@ -267,16 +267,19 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
     """Every state advanced to ``until_us`` (see the module docstring); ``max_jobs`` as core.advance's.
 
     With ``budget`` (loop.BUDGET_FIELDS: a row's limit of work and the weights of its kinds) the call may stop
-    short of ``until_us``: each replica stops once it has spent the limit (loop.py, "Work"), and every replica then
-    stands at the earliest of their clocks, T (those that went further are advanced again from where they were, to
-    T: at most the work they did once more), so the result is the states ``advance_replicas(states, T)`` gives,
-    bit for bit, and the batch's ``work`` is what the call did (both passes). The work of one call is then at most
-    twice the replicas' limits plus one unit each (a unit is not cut).
+    short of ``until_us``: a replica stops once it has spent the limit, and the replicas after it go no further
+    than it (loop.py, "Work"); every replica then stands at the earliest of their clocks, T (those before it that
+    went further are advanced again from where they were, to T: at most the work they did once more), so the
+    result is the states ``advance_replicas(states, T)`` gives, bit for bit, and the batch's ``work`` is what the
+    call did (both passes). The work of one call is then at most twice the replicas' limits plus one unit each (a
+    unit is not cut); the replicas must share one clock (a lane's always do).
 
     States that come from a previous call (a Replicas) continue from its arrays: no per-replica Python, only
     copies of the arrays (the States already handed out, a snapshot being saved, keep their values)."""
     if budget is not None and max_jobs is not None:
         raise ValueError("advance_replicas: a budget stops at a time, max_jobs at a job: not both")
+    if budget is not None and len({int(c) for c in _clocks(states)}) > 1:
+        raise ValueError("advance_replicas: a budget needs replicas at one clock")
     if not states:
         return ()
     if isinstance(states, Replicas):
@@ -310,6 +313,10 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
     ended = own.ended | (tot[:, jobs] != jobs_before)
     return Replicas(_Batch(lay, pos, tot, start, aux, ended, own.statics, own.packed_starts, own.words, own.hb,
                            int(work.sum()) if budget is not None else 0), len(states))
+
+
+def _clocks(states: Sequence[State]):
+    return states.clocks if isinstance(states, Replicas) else [s.clock for s in states]
 
 
 def _unlimited(budget: np.ndarray) -> np.ndarray:

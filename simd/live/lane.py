@@ -214,10 +214,10 @@ def advance_lane(lane: Lane, until_us: int, body_at: Callable[[float], ScenarioB
             sds = 0.0 if costs is KERNEL else TAIL_SDS
             to = min(target, lane.at_us + math.ceil(min(chunk_us(costs, plan, n, limit - done, sds), 2.0 ** 62)))
             if costs is KERNEL:  # all replicas at once on the engine's batch path, each stopping once it spent its
-                # share of what is left (half: the call may advance a replica twice; engine.replicas), all at one
-                # clock: the states of an uncut call, bit for bit
+                # share of what is left, all at one clock (engine.replicas: the call then does at most twice that,
+                # a cut advancing some replicas twice): the states of an uncut call, bit for bit
                 states = advance_replicas(lane.states, to - lane.origin_us,
-                                          budget=engine_work.budget(costs, max(0.0, limit - done) / (2 * n)))
+                                          budget=engine_work.budget(costs, max(0.0, limit - done) / n))
                 lane = replace(lane, states=states)
                 done += states.batch.work / 1000  # what the kernel counted, by costs' weights in ns
                 continue
