@@ -41,6 +41,10 @@ def cmd_run(args) -> int:
     from simd.daemon import process as daemon
 
     config = load(args.config)
+    if args.speedup is not None or args.tick_seconds is not None:  # the file's bound on a tick, at the flags' pace
+        for why in config.tick_overruns(args.speedup, args.tick_seconds)[:1]:
+            print(f"simd run: error: {why}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         token = read_token(args.api_token_file)
     except ValueError as exc:

@@ -43,9 +43,10 @@ from simd.engine.stragglers import bucket_bounds
 _ON_FIRST_USE = {
     "advance_replicas": "replicas", "new_replicas": "replicas", "on_kernel": "replicas",
     "retarget_replicas": "replicas", "run_jobs": "replicas", "state_columns": "replicas",
-    "server_census": "replicas",
+    "server_census": "replicas", "first_jobs": "replicas", "summed_totals": "replicas",
     "Shared": "crn", "duration_key": "crn",
     "kernels": None,  # the module: the compiled units, compiled ahead by `simd compile` and the daemon's warm-up
+    "work": None,  # the module: the kernel's cost model and a job's expected work (the daemon's and the file's bound)
 }
 
 __all__ = [

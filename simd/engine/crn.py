@@ -182,11 +182,14 @@ def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq,
     the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (loop.advance_all).
     ``max_jobs`` an argument, not the literal 1: a literal would type advance_all's argument as Literal[int](1), another
     signature, compiled again (~7 s)."""
+    budget = np.full(6, 0, dtype=np.int64)  # no limit (loopcall.NO_BUDGET)
+    budget[0] = -1
+    work = np.zeros(1, dtype=np.int64)
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p])  # kernel.plan.arrays' four arrays
         needs[p] = loop.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
-                                       words[p:p + 1], plan, tables, hq, prefix)
+                                       words[p:p + 1], plan, tables, hq, budget, work, prefix)
 
 
 def shared(plans: Sequence[Plan]) -> bool:

@@ -39,6 +39,16 @@ Python) against the compiled code.
 
 Per call: per replica a seek of each stream to its current draw (O(log n)); per event a few dozen integer
 operations, no Python.
+
+Work: each row counts the work it does, by ``budget``'s weights (BUDGET_FIELDS; the caller's cost model: the
+engine reads no clock), into ``work``: the row's share of the call, each pass of the loop, each server event, each
+server of a pass over the servers, each straggler-drawn step. With a limit (``budget[0]`` >= 0) a row that has
+spent it stops at the next pass of the loop once it has completed a unit: between two units, its clock at the end
+of the last one, exactly the state a call with ``until`` that time gives (no unit ends between the two, and the
+next one ends after it), so a later call carries on with the result of one uncut call; the rows after it then
+go no further than that time (the caller brings the rows before it back to it: replicas.advance_replicas). A
+row always completes at least one unit (or reaches ``until``) per call. A unit itself is not cut: one burst's
+servers, one segment's straggler-drawn steps.
 """
 
 from __future__ import annotations
@@ -57,16 +67,23 @@ from simd.engine.kernel.record import record
 from simd.engine.layout import Pos, Stream, Tot
 
 _HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
+# ``budget``'s entries: a row's work limit (negative: none), then the weight of each kind of work (module
+# docstring, "Work"): a row in a call, a server in a pass over the servers (the trees' builds, a burst's count of
+# the job's servers), a unit (a loop's pass: a segment and the unit that ends it), a server event (a server's
+# failure, a burst's pick, a repair's end), a straggler-drawn step
+BUDGET_FIELDS = ("limit", "row", "row_server", "unit", "server", "step")
 
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
-def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words_rows, plan, tables, hq,
-                prefix=None, trace=None):
+def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words_rows, plan, tables, hq, budget,
+                work, prefix=None, trace=None):
     """Every replica (row) to ``until``, or to ``max_jobs`` jobs complete in total (>= 0); see the module docstring.
     ``plan``: kernel.plan.arrays' four arrays; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
-    stragglers); ``hq``: scratch, one entry per histogram bucket. Returns 0, or with ``prefix`` (crn.py's window of
-    step durations, for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of
-    executed steps p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
+    stragglers); ``hq``: scratch, one entry per histogram bucket. ``budget``: the work model (BUDGET_FIELDS: a
+    row's limit, negative for none, and the weight of each kind of work, in any unit); ``work``: per row, the work
+    done, written (module docstring, "Work"). Returns 0, or with ``prefix`` (crn.py's window of step durations,
+    for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps
+    p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
     it: the replica's state is then written as between two calls (its clock untouched) and a call with the window
     extended carries on from there, with the result of one uninterrupted call. The prefix holds one job's durations
     from g = 0 (the slow ranks in its first slow_steps), so it serves a replica's first job only, without
@@ -117,8 +134,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     nt = 2 * tree_p if cap else 0
     tree, akey = np.empty(2 * tree_p, dtype=np.int64), np.empty(ncl, dtype=np.int64)
     rtree, atree = np.empty(nt, dtype=np.int64), np.empty(nt, dtype=np.int64)
+    jcnt = np.empty(nt, dtype=np.int64)  # with pools, the count tree of the job's servers (servers.nth_job_counted)
     need = 0
+    lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
     for r in range(pos_rows.shape[0]):
+        used = w_row + w_rsrv * (nsrv + ncl)  # the call's share of a row: the seeks, the trees' builds
+        units = 0
         pos, tot, start, aux, words = pos_rows[r], tot_rows[r], start_rows[r], aux_rows[r], words_rows[r]
         ring = seg(aux, ints, PI.aux_ring)
         wh, ws, wc, wht, wst, wd = (words[Stream.hard], words[Stream.sdc], words[Stream.cause], words[Stream.hard_type],
@@ -178,6 +199,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     n_ret += 1
             servers.build(rtree, rep, ncl, tree_p)
             servers.build(atree, akey, ncl, tree_p)
+            servers.build_jobs(jcnt, role, ncl, tree_p)
             rph, rpl = pcg.seek(wrp, ri)
         if nsrv:
             if len(mult) and mult[0] == 0:  # the servers' gamma rate multipliers, drawn once (servers.py)
@@ -200,6 +222,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
+            if 0 <= lim <= used and units:  # the row's work spent: it stops at the end of its last unit, the state
+                clock = t  # advance(state, t) gives (module docstring, "Work"), and the rows after it stop there too
+                until = min(until, t)
+                break
+            units += 1
+            used += w_unit
             if wait_until > t:  # the job stands still until its replacement servers are there (capacity)
                 if wait_until > until:
                     break
@@ -284,6 +312,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
                     shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq)
                 k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
+                used += w_step * k
                 x_at = g + k - (1 if how == stepkernel.FITTED else 0)
                 if how == stepkernel.FITTED:  # the segment's last step: the unit, unless its compute comes first
                     if g + n <= slow_limit:
@@ -450,6 +479,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
                         while rep[rtree[1]] <= tau:
                             i = rtree[1]
+                            used += w_srv
                             rep[i] = NEVER
                             servers.update(rtree, rep, i, tree_p)
                             if n_sb < W:
@@ -464,7 +494,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
                         pk += 1
                         if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
-                            d0 = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1)) // burst_domain
+                            d0 = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
+                                                            tree_p) // burst_domain
                             for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
                                 if servers.is_job(role, i) and srv[i] > g:
                                     srv[i] = g
@@ -473,6 +504,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         else:  # 2 + a geometric number of the job's servers, uniformly, not failing already
                             kb = 2 if burst_q >= 1.0 else 2 + int(math.floor(math.log(u) / math.log1p(-burst_q)))
                             avail = 0
+                            used += w_rsrv * nsrv
                             for i in range(nsrv):
                                 if servers.is_job(role, i) and srv[i] > g:
                                     avail += 1
@@ -480,7 +512,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             while kb > 0:
                                 pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
                                 pk += 1
-                                i = servers.nth_job(role, n_job, min(int(u * n_job), n_job - 1))
+                                used += w_srv
+                                i = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
+                                                            tree_p)
                                 if srv[i] > g:
                                     srv[i] = g
                                     servers.update(tree, srv, i, tree_p)
@@ -489,6 +523,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     while srv[tree[1]] <= g:
                         i = tree[1]
                         tot[Tot.server_failures] += 1
+                        used += w_srv
                         blm = i  # the server blamed: to repair and replaced (without capacity: i, repaired at once)
                         if diagnose:  # three draws of "diagnosis" per failing server: identified? pinned on
                             # another? which other (servers.py)
@@ -500,7 +535,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 blm = -1
                                 tot[Tot.diagnosis_missed] += 1
                             elif u2 <= mis_p and n_job > 1:
-                                blm = servers.nth_job(role, n_job, min(int(u3 * (n_job - 1)), n_job - 2), i)
+                                blm = servers.nth_job_counted(role, jcnt, n_job,
+                                                              min(int(u3 * (n_job - 1)), n_job - 2), tree_p, i)
                                 tot[Tot.diagnosis_wrong] += 1
                         if not cap or blm != i:  # i stays in the job: a new lifetime
                             lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
@@ -518,6 +554,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
                                 ncl - n_ret > n_job + withheld:
                             role[blm] = servers.RETIRED
+                            servers.set_job(jcnt, blm, 0, tree_p)
                             n_ret += 1
                             tot[Tot.retirements] += 1
                             tot[Tot.retired_at_s] += t1 // 1000000
@@ -543,6 +580,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 fixed[blm] = 1
                                 tot[Tot.lemons_fixed] += 1
                             role[blm], rep[blm] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
+                            servers.set_job(jcnt, blm, 0, tree_p)
                             servers.update(rtree, rep, blm, tree_p)
                         j = atree[1]
                         if akey[j] < ncl:
@@ -564,6 +602,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             akey[j] = NEVER
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB
+                        servers.set_job(jcnt, j, 1, tree_p)
                         lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
                         li += 1
                         servers.update(tree, srv, j, tree_p)
@@ -701,4 +740,5 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
+        work[r] = used
     return need

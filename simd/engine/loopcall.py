@@ -22,16 +22,25 @@ def _key(plan: Plan) -> tuple:
     return k
 
 
+# loop.advance_all's ``budget`` without a limit (loop.BUDGET_FIELDS: the limit, then the weights)
+NO_BUDGET = np.array([-1, 0, 0, 0, 0, 0], dtype=np.int64)
+
+
 def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray, aux: np.ndarray,
-         words: np.ndarray, until: int, max_jobs: int | None, trace: tuple | None = None) -> None:
+         words: np.ndarray, until: int, max_jobs: int | None, trace: tuple | None = None,
+         budget: np.ndarray | None = None) -> np.ndarray:
     """One call of the compiled loop (loop.advance_all) on replicas of ``plan``: rows of the arrays laid out by
-    layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded."""
+    layout.py; with ``trace`` (trace.py's buffer) on one replica, its events recorded; with ``budget``
+    (loop.BUDGET_FIELDS) each row stops once its limit of work is spent. Returns each row's work."""
     from simd.engine import loop
     from simd.engine.kernel import plan as kplan
 
     cut = -1 if max_jobs is None else max_jobs
     arrays = (*kplan.arrays(plan, layout), np.zeros(_NB, dtype=np.int64))
+    work = np.zeros(len(pos), dtype=np.int64)
+    b = NO_BUDGET if budget is None else budget
     if trace is None:
-        loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays)
+        loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays, b, work)
     else:
-        loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays, None, trace)
+        loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays, b, work, None, trace)
+    return work

@@ -91,8 +91,9 @@ class _Batch:
     this batch's own: ``pos``, ``tot``, ``aux`` (layout.py), ``start`` (a replica's job_start row, valid where
     ``ended``) and ``ended`` (replicas whose job ended in a call since the packing)."""
 
-    def __init__(self, lay, pos, tot, start, aux, ended, statics, packed_starts, words, hb):
+    def __init__(self, lay, pos, tot, start, aux, ended, statics, packed_starts, words, hb, work=0):
         self.lay, self.pos, self.tot, self.start, self.aux, self.hb = lay, pos, tot, start, aux, hb
+        self.work = work  # the work of the call that made this batch, by its budget's weights (0: none counted)
         self.ended = ended
         self.statics, self.packed_starts, self.words = statics, packed_starts, words
         self._starts: dict[int, Totals] = {}  # job_start Totals built from ``start`` rows
@@ -181,6 +182,25 @@ class Replicas(Sequence):
     def __len__(self) -> int:
         return self._n
 
+    @property
+    def clock(self) -> int:
+        """The replicas' clock (one for all: every call leaves them at one), without building a State."""
+        return int(self.batch.pos[0, Pos.clock])
+
+    @property
+    def clocks(self) -> np.ndarray:
+        """Each replica's clock (a copy), without building a State."""
+        return self.batch.pos[:, Pos.clock].copy()
+
+    def totals_of(self, i: int) -> Totals:
+        """Replica ``i``'s Totals, without building its State."""
+        return self.batch.lay.totals(self.batch.tot[i].tolist())
+
+    @property
+    def plan(self) -> Plan:
+        """The first replica's plan (the others differ in their seed only), without building a State."""
+        return self.batch.statics[0]["plan"]
+
     def __getitem__(self, i):
         if isinstance(i, slice):
             return tuple(self[k] for k in range(*i.indices(self._n)))
@@ -242,11 +262,24 @@ def _pack(states: Sequence[State], words: np.ndarray) -> _Batch:
                   tuple(s.job_start for s in states), words, _hist_bucket(states[0].plan))
 
 
-def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None) -> Sequence[State]:
+def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | None = None,
+                     budget: np.ndarray | None = None) -> Sequence[State]:
     """Every state advanced to ``until_us`` (see the module docstring); ``max_jobs`` as core.advance's.
+
+    With ``budget`` (loop.BUDGET_FIELDS: a row's limit of work and the weights of its kinds) the call may stop
+    short of ``until_us``: a replica stops once it has spent the limit, and the replicas after it go no further
+    than it (loop.py, "Work"); every replica then stands at the earliest of their clocks, T (those before it that
+    went further are advanced again from where they were, to T: at most the work they did once more), so the
+    result is the states ``advance_replicas(states, T)`` gives, bit for bit, and the batch's ``work`` is what the
+    call did (both passes). The work of one call is then at most twice the replicas' limits plus one unit each (a
+    unit is not cut); the replicas must share one clock (a lane's always do).
 
     States that come from a previous call (a Replicas) continue from its arrays: no per-replica Python, only
     copies of the arrays (the States already handed out, a snapshot being saved, keep their values)."""
+    if budget is not None and max_jobs is not None:
+        raise ValueError("advance_replicas: a budget stops at a time, max_jobs at a job: not both")
+    if budget is not None and len({int(c) for c in _clocks(states)}) > 1:
+        raise ValueError("advance_replicas: a budget needs replicas at one clock")
     if not states:
         return ()
     if isinstance(states, Replicas):
@@ -263,13 +296,34 @@ def advance_replicas(states: Sequence[State], until_us: int, *, max_jobs: int | 
             return tuple(advance(s, until_us, max_jobs=max_jobs)[0] for s in states)
         own = _pack(states, _stacked_words([s.plan for s in states]))
         pos, tot, start, aux = own.pos, own.tot, own.start, own.aux
+        if budget is not None:  # the packed arrays are the ones advanced: a copy to go back to
+            own = _Batch(own.lay, pos.copy(), tot.copy(), start.copy(), aux.copy(), own.ended, own.statics,
+                         own.packed_starts, own.words, own.hb)
     lay = own.lay
     jobs = lay.start["jobs_completed"]
     jobs_before = tot[:, jobs].copy()
-    call(own.plan, lay, pos, tot, start, aux, own.words, until_us, max_jobs)
+    work = call(own.plan, lay, pos, tot, start, aux, own.words, until_us, max_jobs, budget=budget)
+    if budget is not None:
+        at = int(pos[:, Pos.clock].min())
+        ahead = np.flatnonzero(pos[:, Pos.clock] > at)
+        if len(ahead):  # from where they were to the earliest clock (tick-size invariance: the same states)
+            rows = [a[ahead] for a in (own.pos, own.tot, own.start, own.aux)]  # copies (fancy indexing)
+            work[ahead] += call(own.plan, lay, *rows, own.words[ahead], at, None, budget=_unlimited(budget))
+            pos[ahead], tot[ahead], start[ahead], aux[ahead] = rows
     ended = own.ended | (tot[:, jobs] != jobs_before)
-    return Replicas(_Batch(lay, pos, tot, start, aux, ended, own.statics, own.packed_starts, own.words, own.hb),
-                    len(states))
+    return Replicas(_Batch(lay, pos, tot, start, aux, ended, own.statics, own.packed_starts, own.words, own.hb,
+                           int(work.sum()) if budget is not None else 0), len(states))
+
+
+def _clocks(states: Sequence[State]):
+    return states.clocks if isinstance(states, Replicas) else [s.clock for s in states]
+
+
+def _unlimited(budget: np.ndarray) -> np.ndarray:
+    """``budget``'s weights without its limit."""
+    out = budget.copy()
+    out[0] = -1
+    return out
 
 
 def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
@@ -400,6 +454,28 @@ def run_jobs(specs: Sequence[JobSpec], limit_us: int) -> list[JobResult | None]:
     return [job_result(s.plan, own.lay.totals(row), 0, t) if ok else None
             for s, t, row, ok in zip(states, own.pos[:, Pos.t].tolist(), own.tot.tolist(), done.tolist(),
                                      strict=True)]
+
+
+def first_jobs(states: Sequence[State]) -> list[JobResult | None]:
+    """Each replica's first job's result once it has ended, else None: for replicas started by new_replicas and
+    advanced with ``max_jobs=1`` (their clocks at their job's end), core.run_job's result (run_jobs' rule)."""
+    batch = getattr(states, "batch", None)
+    if batch is None:
+        return [job_result(s.plan, s.totals, 0, s.t) if s.totals.jobs_completed >= 1 else None for s in states]
+    done = batch.column("jobs_completed") >= 1
+    return [job_result(batch.statics[i]["plan"], batch.lay.totals(batch.tot[i].tolist()), 0, int(batch.pos[i, Pos.t]))
+            if ok else None for i, ok in enumerate(done.tolist())]
+
+
+def summed_totals(states: Sequence[State]) -> Totals:
+    """The replicas' Totals summed field by field, from a Replicas' arrays without building its States (or one
+    State's)."""
+    batch = getattr(states, "batch", None)
+    if batch is not None:
+        return batch.summed_totals()
+    if len(states) != 1:
+        raise ValueError("summed_totals: a Replicas, or one State")
+    return states[0].totals
 
 
 def server_census(states: Sequence[State]) -> tuple[tuple[int, ...], int]:

@@ -5,15 +5,18 @@ A lane is an immutable value; the tick loop (simd.live.ticker) replaces it. Its 
 which counts from ``origin_us`` of the daemon's shared simulated clock: 0 for a scenario that ran from the
 start (or from a resumed snapshot of such a run), the shared time of a reload that added or changed it.
 
-Bounded work: a tick's work is counted in estimated CPU microseconds of the engine (:class:`Costs`): per event
-crossed (hard failures, SDC rollbacks, job ends), per executed step whose duration the straggler sampler draws,
-and per replica per call, at the measured costs of the path the lane runs on (the compiled batch over replicas, or an
-injected advance one replica at a time). :func:`advance_lane` advances in chunks sized so that the expected work
-plus four standard deviations fits the budget left (so in one call when it fits: a tick of 10,000 replicas of
-llama3-16k at speedup 3600 is ~0.13 s of estimated work, one call), counts what each chunk did, and stops once
-the work reaches ``limit`` or too little is left for another call: the lane is then *behind* the shared clock
-(reported, and caught up exactly by later ticks: the engine is tick-size invariant) instead of holding the
-daemon. Drills change a lane's parameters at exactly their simulated boundaries, wherever the lane is.
+Bounded work: a tick's work is counted in estimated CPU microseconds of the engine (simd.engine.work's
+:class:`Costs`): per event crossed (hard failures, SDC rollbacks, job ends), per executed step whose duration the
+straggler sampler draws, per server event (failures, bursts' strikes, repairs) and per server a call or a burst
+passes over, and per replica per call, at the measured costs of the path the lane runs on (the compiled batch over
+replicas, or an injected advance one replica at a time). :func:`advance_lane` advances in chunks sized so that the
+expected work plus four standard deviations fits the budget left (so in one call when it fits: a tick of 10,000
+replicas of llama3-16k at speedup 3600 is ~0.13 s of estimated work, one call); on the batch path the kernel counts
+what it does as it goes and stops each replica at the end of a unit once it has spent its share of the budget
+left (a burst's thousands of servers, which no estimate of a chunk bounds, included), every replica at one clock.
+The lane stops once the work reaches ``limit`` or too little is left for another call: it is then *behind* the
+shared clock (reported, and caught up exactly by later ticks: the engine is tick-size invariant) instead of
+holding the daemon. Drills change a lane's parameters at exactly their simulated boundaries, wherever the lane is.
 """
 
 from __future__ import annotations
@@ -33,43 +36,27 @@ from simd.engine import (
     on_kernel,
     retarget_replicas,
 )
+from simd.engine import work as engine_work
 from simd.live.keyed import digest, keyed
 from simd.metrics.snapshot import ScenarioInfo, ScenarioSnapshot, scenario_info, scenario_snapshot
 from simd.scenario import Scenario, ScenarioBody
+from simd.scenario.limits import TICK_WORK_US
 
-# The work one scenario may do in one tick, in estimated CPU microseconds of the engine (all replicas together):
-# 0.2 s, so that a tick at the default 1 s interval stays on time with a few busy scenarios, while a runaway
-# one (a drill multiplying a rate by 10^6, a 1 ms step at speedup 10^9) is cut and reported.
-WORK_LIMIT_US = 200_000
-# Four standard deviations of a chunk's work (its events are Poisson) are kept in reserve when it is sized, so a
-# chunk overshoots the budget left only with a vanishing (Poisson-tail) probability.
-TAIL_SDS = 4.0
+# The work one scenario may do in one tick (simd.scenario.limits, where the file's bound on a tick's estimate
+# reads it too)
+WORK_LIMIT_US = TICK_WORK_US
 # A lane with less than this share of its limit left stops for the tick: another chunk would be tiny.
 MIN_LEFT_SHARE = 1 / 16
 
-
-@dataclass(frozen=True)
-class Costs:
-    """Estimated CPU microseconds of one path of the engine: per event, per straggler-drawn step, per replica
-    per call."""
-
-    per_event_us: float
-    per_step_us: float
-    per_call_us: float
-
-
-# The compiled batch over replicas (simd.engine.replicas), measured on this 2-core machine (bench/daemon.py
-# --costs measures them again): 0.08-0.49 us per event (1,000 replicas of a failure every ~2 steps, 100-1,000
-# simulated s per call); 17.7-20.9 ns per executed step of llama3-16k under stragglers, its events included
-# (2,000-10,000 replicas, 3,600 simulated s per call); 0.65-0.83 us per replica per call (mostly its streams'
-# jumps to their current draws, in the kernel) and ~0.2 us in the arrays' copies.
-KERNEL = Costs(per_event_us=0.5, per_step_us=0.02, per_call_us=1.0)
 # An injected advance, one replica at a time (tests; every lane of the daemon runs on the batch over replicas):
 # what it runs is not known, so it is counted at the costs of a slow path, a Python segment walk of the same model
 # (measured: 44 us per event at a failure every other 1 s step); ~14 ns per
 # straggler-drawn step (simd/engine/stragglers.py); 70-220 us per call that crosses no event (core.advance on the
-# compiled loop: 45 us per call, 0.05 us per event).
-CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0)
+# compiled loop: 45 us per call, 0.05 us per event); a server event at an event's cost, a pass over the servers
+# at the kernel's.
+KERNEL, TAIL_SDS, Costs = engine_work.KERNEL, engine_work.TAIL_SDS, engine_work.Costs
+CORE = Costs(per_event_us=44.0, per_step_us=0.014, per_call_us=100.0, per_server_us=44.0,
+             per_cluster_server_us=KERNEL.per_cluster_server_us)
 
 Advance = Callable[[State, int], tuple[State, list]]
 
@@ -96,7 +83,8 @@ class Lane:
     @property
     def at_us(self) -> int:
         """Where the lane is on the shared simulated clock."""
-        return self.origin_us + self.states[0].clock
+        clock = getattr(self.states, "clock", None)  # the batch path's, without building a State
+        return self.origin_us + (self.states[0].clock if clock is None else clock)
 
     def snapshot(self, shared_us: int) -> ScenarioSnapshot:
         return replace(scenario_snapshot(self.info, self.states), failed=self.failed is not None,
@@ -145,15 +133,23 @@ def events(state: State) -> int:
     return sum(t.interruptions) + t.sdc_detected + t.sdc_baked + t.jobs_completed
 
 
-def counted(states: Sequence[State]) -> tuple[int, int]:
-    """(events, executed steps) summed over the replicas; from the batch path's arrays when the states come
-    from it (no State built)."""
+def server_events(state: State) -> int:
+    """The server events counted so far in ``state``: failures, bursts' strikes, repairs started."""
+    t = state.totals
+    return t.server_failures + t.burst_servers + t.repairs_started
+
+
+def counted(states: Sequence[State]) -> tuple[int, int, int]:
+    """(events, executed steps, server events) summed over the replicas; from the batch path's arrays when the
+    states come from it (no State built)."""
     b = getattr(states, "batch", None)
     if b is None:
-        return sum(events(s) for s in states), sum(s.totals.steps_executed for s in states)
+        return (sum(events(s) for s in states), sum(s.totals.steps_executed for s in states),
+                sum(server_events(s) for s in states))
     n = int(b.column("interruptions").sum() + b.column("sdc_detected").sum() + b.column("sdc_baked").sum()
             + b.column("jobs_completed").sum())
-    return n, int(b.column("steps_executed").sum())
+    srv = int(b.column("server_failures").sum() + b.column("burst_servers").sum() + b.column("repairs_started").sum())
+    return n, int(b.column("steps_executed").sum()), srv
 
 
 def costs_of(states: Sequence[State], advance_fn: Advance) -> Costs:
@@ -161,34 +157,31 @@ def costs_of(states: Sequence[State], advance_fn: Advance) -> Costs:
     return KERNEL if advance_fn is advance and on_kernel(states) else CORE
 
 
-def work_us(costs: Costs, plan, replicas: int, events_done: int, steps_done: int) -> float:
-    """The estimated CPU microseconds of one call that did ``events_done`` events and executed ``steps_done``
-    steps over ``replicas`` replicas of ``plan``."""
-    w = costs.per_call_us * replicas + costs.per_event_us * events_done
+def load(plan) -> engine_work.Load:
+    """The plan's expected work per step (engine_work.load_of of its spec), kept on the (immutable) plan."""
+    got = plan.__dict__.get("_load")
+    if got is None:
+        got = plan.__dict__["_load"] = engine_work.load_of(plan.spec)
+    return got
+
+
+def work_us(costs: Costs, plan, replicas: int, events_done: int, steps_done: int, servers_done: int = 0) -> float:
+    """The estimated CPU microseconds of one call that did ``events_done`` events, executed ``steps_done``
+    steps and ``servers_done`` server events over ``replicas`` replicas of ``plan`` (an injected advance: the
+    batch path counts its own work, by the same costs)."""
+    w = engine_work.call_us(costs, load(plan), replicas) + costs.per_event_us * events_done
+    w += costs.per_server_us * servers_done
     if plan.step_times is not None:
         w += costs.per_step_us * steps_done
     return w
 
 
-def chunk_us(costs: Costs, plan, replicas: int, budget: float) -> float:
-    """The longest stretch of simulated microseconds whose expected work plus TAIL_SDS standard deviations fits
-    ``budget`` (at least one step; when the calls' cost alone exceeds it, the stretch whose expected work
-    besides them fits it). In x us: events ~ Poisson(lam * x) (all replicas), so the work is
-    c + a * x + TAIL_SDS * e * sqrt(lam * x) with c the calls' cost, a the expected work per us, e per event."""
-    per_step = plan.hard_hazard + plan.sdc_hazard + 1.0 / plan.target  # events per executed step, expected
-    lam = per_step / plan.step_us * replicas  # events per simulated us, all replicas (an upper bound: restarts,
-    # checkpoints and slow steps only stretch the time between events and steps)
-    a = costs.per_event_us * lam
-    if plan.step_times is not None:
-        a += costs.per_step_us * replicas / plan.step_us
-    left = budget - costs.per_call_us * replicas
-    if left <= 0:  # the calls alone cost more than the budget: one call pays them, so spend the budget on
-        left = budget  # progress (one step per call would pay them every step and fall ever further behind)
-    b = TAIL_SDS * costs.per_event_us * math.sqrt(lam)
-    if a <= 0:
-        return math.inf
-    y = (-b + math.sqrt(b * b + 4 * a * left)) / (2 * a)  # a y^2 + b y = left, y = sqrt(x)
-    return max(plan.step_us, y * y)
+def chunk_us(costs: Costs, plan, replicas: int, budget: float, tail_sds: float = TAIL_SDS) -> float:
+    """The longest stretch of simulated microseconds whose expected work plus ``tail_sds`` standard deviations
+    fits ``budget`` (engine_work.chunk_us, every mechanism's work: events, straggler-drawn steps, servers' events
+    and bursts, the passes over the servers). The batch path sizes its calls on the expectation alone (0): its
+    kernel stops at the budget whatever the events do."""
+    return engine_work.chunk_us(costs, load(plan), replicas, budget, tail_sds)
 
 
 @dataclass(frozen=True)
@@ -217,16 +210,25 @@ def advance_lane(lane: Lane, until_us: int, body_at: Callable[[float], ScenarioB
                 return Advanced(lane, done, True)
             first = False
             costs = costs_of(lane.states, step)
-            plan, n = lane.states[0].plan, len(lane.states)
+            plan, n = getattr(lane.states, "plan", None) or lane.states[0].plan, len(lane.states)
+            sds = 0.0 if costs is KERNEL else TAIL_SDS
+            to = min(target, lane.at_us + math.ceil(min(chunk_us(costs, plan, n, limit - done, sds), 2.0 ** 62)))
+            if costs is KERNEL:  # all replicas at once on the engine's batch path, each stopping once it spent its
+                # share of what is left, all at one clock (engine.replicas: the call then does at most twice that,
+                # a cut advancing some replicas twice): the states of an uncut call, bit for bit
+                states = advance_replicas(lane.states, to - lane.origin_us,
+                                          budget=engine_work.budget(costs, max(0.0, limit - done) / n))
+                lane = replace(lane, states=states)
+                done += states.batch.work / 1000  # what the kernel counted, by costs' weights in ns
+                continue
             before = counted(lane.states)
-            to = min(target, lane.at_us + math.ceil(min(chunk_us(costs, plan, n, limit - done), 2.0 ** 62)))
-            if step is advance:  # all replicas at once on the engine's batch path: the same states, bit for bit
+            if step is advance:  # replicas whose plans differ (not a lane's): one by one on core
                 states = advance_replicas(lane.states, to - lane.origin_us)
             else:  # an injected advance (tests): one replica at a time
                 states = tuple(step(s, to - lane.origin_us)[0] for s in lane.states)
             lane = replace(lane, states=states)
             after = counted(lane.states)
-            done += work_us(costs, plan, n, after[0] - before[0], after[1] - before[1])
+            done += work_us(costs, plan, n, after[0] - before[0], after[1] - before[1], after[2] - before[2])
         if b is None:
             return Advanced(lane, done, False)
         lane, since = with_body(lane, body_at(b)), b  # a drill starts or ends here

@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import json
+import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from simd.engine import US_PER_SECOND, JobResult, run_job, to_us
+from simd.engine import (
+    US_PER_SECOND,
+    JobResult,
+    advance_replicas,
+    first_jobs,
+    new_state,
+    summed_totals,
+    to_us,
+    work,
+)
 from simd.scenario import Config, Scenario
 
 # A job that has not finished after this many times its failure-free duration is reported incomplete
 # rather than simulated forever (a configuration whose failures outpace its checkpoints never finishes).
 LIMIT_FACTOR = 1000
+# A job stops, reported unfinished at its *work horizon*, once what it did is this much estimated engine work
+# (simd.engine.work.counted_us: events, server events, bursts' passes, straggler-drawn steps, at the kernel's
+# costs): 30 s of CPU, where every job of the embedded configuration takes at most ~0.1 s; a scenario at the
+# servers' bounds (tests/data/bounds-servers.yaml: bursts of ~10,000 servers) would run for days of CPU up to its
+# simulated limit. Checked at a grid of simulated time fixed by the job (HORIZON_CHECK_US of expected work
+# apart; the grid's calls are counted too, one per point passed), so where a job stops does not depend on
+# --tick-seconds.
+HORIZON_WORK_US = 30e6
+HORIZON_CHECK_US = 2_000_000
 
 
 MAX_SEED = 2**63 - 1  # the scenario file's seed range (config.ScenarioBody.seed)
@@ -41,7 +60,7 @@ class Outcome:
     scenario: str
     seed: int
     target_steps: int
-    job: JobResult | None  # None: not finished within the limit
+    job: JobResult | None  # None: not finished within the limit (or the work horizon)
     limit_seconds: float
     shadow: bool = False  # the scenario has shadow ranks: the JSON line says what they found
     fleet: bool = False  # the scenario has a fleet: the JSON line attributes events to accelerator types
@@ -49,10 +68,13 @@ class Outcome:
     committed: bool = False  # sdc.semantics committed: the JSON line has the late finds and what they cost
     servers: bool = False  # servers: the JSON line counts the servers that failed
     price: float | None = None  # servers.price_per_gpu_hour: the JSON line's cost in money
+    horizon_seconds: float | None = None  # stopped at the work horizon at this simulated time (job None)
 
     def as_json(self) -> dict:
         base = {"scenario": self.scenario, "seed": self.seed, "target_steps": self.target_steps}
         j = self.job
+        if j is None and self.horizon_seconds is not None:
+            return {**base, "completed": False, "stopped": "work horizon", "wall_seconds": self.horizon_seconds}
         if j is None:
             return {**base, "completed": False, "wall_seconds": self.limit_seconds}
         return {
@@ -99,11 +121,92 @@ def simulation_limit_us(scenario: Scenario) -> int:
     return to_us(LIMIT_FACTOR * ideal_seconds(scenario)) + 1
 
 
-def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -> Outcome:
+@dataclass(frozen=True)
+class Progress:
+    """Where a long job is, for a progress line: simulated seconds reached of at most ``limit_seconds``, and the
+    share of the work horizon spent."""
+
+    scenario: str
+    seed: int
+    seconds: float
+    limit_seconds: float
+    horizon_share: float
+
+
+def run(spec, limit_us: int, tick_us: int | None = None,
+        progress: Callable[[float, float], None] | None = None) -> tuple[JobResult | None, int | None]:
+    """core.run_job's job (the same result, by tick-size invariance), on the engine's batch path (one replica: its
+    arrays carried from call to call, no State built per call), in calls that end at the ticks and at a grid of
+    simulated time (HORIZON_CHECK_US of expected work apart, engine.work.chunk_us). At each grid point the work so
+    far, the totals' (engine.work.counted_us) and one call's per grid point passed, is checked against
+    HORIZON_WORK_US. Returns (the job, None), or (None, the simulated us where it stopped at the horizon);
+    (None, None) when ``limit_us`` passed first. ``progress(clock_us, horizon share)`` after each call."""
+    load = work.load_of(spec)
+    grid = max(1, min(limit_us, math.ceil(min(work.chunk_us(work.KERNEL, load, 1, HORIZON_CHECK_US, 0.0), 2.0**62))))
+    per_grid = work.call_us(work.KERNEL, load, 1)
+    states = (new_state(spec),)  # packed into a batch's arrays by the first call (new_replicas compiles twice)
+    while True:
+        at = states[0].clock if not hasattr(states, "clock") else states.clock
+        until = min(limit_us, (at // grid + 1) * grid)
+        if tick_us is not None:
+            until = min(until, at + tick_us)
+        states = advance_replicas(states, until, max_jobs=1)
+        job = first_jobs(states)[0]
+        if job is not None:
+            return job, None
+        clock = states.clock
+        if clock >= limit_us:
+            return None, None
+        done = work.counted_us(work.KERNEL, load, summed_totals(states)) + clock // grid * per_grid
+        if clock % grid == 0 and done >= HORIZON_WORK_US:
+            return None, clock
+        if progress is not None:
+            progress(clock, done / HORIZON_WORK_US)
+
+
+def run_batch(specs, limit_us: int) -> list[tuple[JobResult | None, int | None]]:
+    """:func:`run` for each of ``specs`` (one configuration, several seeds: one batch of the engine's replicas),
+    with the same results, each replica checked against the horizon at the same grid as alone; a replica whose
+    job ended or stopped leaves the batch."""
+    load = work.load_of(specs[0])
+    grid = max(1, min(limit_us, math.ceil(min(work.chunk_us(work.KERNEL, load, 1, HORIZON_CHECK_US, 0.0), 2.0**62))))
+    per_grid = work.call_us(work.KERNEL, load, 1)
+    out: list[tuple[JobResult | None, int | None]] = [(None, None)] * len(specs)
+    rows = list(range(len(specs)))  # the batch's replicas, by their index in specs
+    states = tuple(new_state(s) for s in specs)
+    at = 0
+    while rows:
+        until = min(limit_us, (at // grid + 1) * grid)
+        states = advance_replicas(states, until, max_jobs=1)
+        jobs, clocks = first_jobs(states), states.clocks
+        keep = []
+        for k, i in enumerate(rows):
+            if jobs[k] is not None:
+                out[i] = (jobs[k], None)
+            elif until >= limit_us:
+                out[i] = (None, None)
+            elif until % grid == 0 and work.counted_us(work.KERNEL, load, states.totals_of(k)) \
+                    + until // grid * per_grid >= HORIZON_WORK_US:
+                out[i] = (None, int(clocks[k]))
+            else:
+                keep.append(k)
+        if len(keep) < len(rows):
+            rows = [rows[k] for k in keep]
+            states = tuple(states[k] for k in keep)
+        at = until
+    return out
+
+
+def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None,
+             progress: Callable[[Progress], None] | None = None) -> Outcome:
     limit_us = simulation_limit_us(scenario)
     tick_us = None if tick_seconds is None else max(1, to_us(tick_seconds))
-    job = run_job(scenario.job_spec(seed), tick_us=tick_us, limit_us=limit_us)
+    report = None if progress is None else (
+        lambda clock, share: progress(Progress(scenario.name, seed, clock / US_PER_SECOND, limit_us / US_PER_SECOND,
+                                               share)))
+    job, stopped = run(scenario.job_spec(seed), limit_us, tick_us, report)
     return Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
+                   horizon_seconds=None if stopped is None else stopped / US_PER_SECOND,
                    shadow=scenario.shadow is not None, fleet=scenario.fleet is not None,
                    hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc,
                    servers=scenario.servers is not None,
@@ -111,11 +214,11 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None) -
 
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,
-            tick_seconds: float | None) -> Iterator[Outcome]:
+            tick_seconds: float | None, progress: Callable[[Progress], None] | None = None) -> Iterator[Outcome]:
     chosen = config.all_scenarios if not names else [config.scenario(n) for n in names]
     for s in chosen:
         for seed in seeds if seeds is not None else [s.seed]:
-            yield simulate(s, seed, tick_seconds)
+            yield simulate(s, seed, tick_seconds, progress)
 
 
 def json_line(o: Outcome) -> str:
@@ -139,6 +242,10 @@ HEADER = _line([title for title, _ in COLUMNS])
 
 def table_row(o: Outcome) -> str:
     j = o.job
+    if j is None and o.horizon_seconds is not None:
+        return _line([o.scenario, str(o.seed)]) + (f"  stopped at the work horizon ({HORIZON_WORK_US / 1e6:g} s of "
+                                                   f"estimated engine work) at simulated hour "
+                                                   f"{o.horizon_seconds / 3600:.0f}, unfinished")
     if j is None:
         return _line([o.scenario, str(o.seed)]) + f"  not finished within {o.limit_seconds / 3600:.0f} simulated hours"
     w = j.wall_seconds

@@ -43,3 +43,9 @@ MAX_ALL_SCENARIOS = 2000  # scenarios plus every sweep point
 # (`python bench/daemon.py --replica-memory`): 50,000 replicas are ~0.35 GB between ticks and ~1 GB at the
 # peak of a tick or a reload, on a machine of a few GB. The daemon's scale target is 10,000 in one scenario.
 MAX_TOTAL_REPLICAS = 50_000
+# The work one scenario may do in one tick of the daemon, in estimated CPU microseconds of the engine (all its
+# replicas together; simd.engine.work's cost model): 0.2 s, so that a tick at the default 1 s interval stays on
+# time with a few busy scenarios. The daemon cuts a lane's tick there (simd.live.lane: the kernel stops each
+# replica once it has spent its share); a scenario whose expected tick (speedup x tick_seconds of simulated time,
+# simd.engine.work.expected_us) exceeds it would fall further behind every tick, and the file is refused.
+TICK_WORK_US = 200_000

@@ -39,6 +39,7 @@ from simd.scenario.limits import (
     MAX_SCENARIOS,
     MAX_SWEEPS,
     MAX_TOTAL_REPLICAS,
+    TICK_WORK_US,
     WARNING_CODES,
     CostSeconds,
     IntervalSteps,
@@ -1078,6 +1079,31 @@ class Config(_Strict):
                 except ValueError as exc:
                     raise ValueError(f"drills[{i}] on scenario {s.name}: {exc}") from None
         return self
+
+    @model_validator(mode="after")
+    def _tick_work(self) -> Config:
+        if why := self.tick_overruns():
+            raise ValueError(why[0])
+        return self
+
+    def tick_overruns(self, speedup: float | None = None, tick_seconds: float | None = None) -> list[str]:
+        """Why each scenario (or sweep point) whose expected tick exceeds TICK_WORK_US cannot keep up at
+        ``speedup`` and ``tick_seconds`` (default: the file's): simd.engine.work's estimate of a call that advances
+        its replicas by a tick of simulated time, the daemon's own cost model (simd.live.lane)."""
+        from simd.engine import work
+
+        speedup = self.speedup if speedup is None else speedup
+        tick_seconds = self.tick_seconds if tick_seconds is None else tick_seconds
+        out = []
+        for where, s in self._named():
+            load = work.load_of(s.job_spec())
+            est = work.expected_us(work.KERNEL, load, s.replicas, speedup * tick_seconds * 1e6)
+            if est > TICK_WORK_US:
+                out.append(f"{where} ({s.name}): a tick of {speedup:g} x {tick_seconds:g} simulated seconds is "
+                           f"~{est / 1e6:.3g} s of engine work for its {s.replicas} replica(s), over the "
+                           f"{TICK_WORK_US / 1e6:g} s a scenario may take per tick (fewer replicas, a lower rate or "
+                           f"speedup, or shorter ticks)")
+        return out
 
     def drill_targets(self, drill: Drill) -> list[Scenario]:
         if drill.scenarios is None:

@@ -81,7 +81,10 @@ def test_simulate_human_table(good):
     (["--seeds", "5..2"], "--seeds: A..B needs A <= B"),
     (["--seeds", "x"], "--seeds: expected N or A..B"),
     (["--scenario", "nope"], "no scenario named 'nope'"),
-    (["--tick-seconds", "-1"], "argument --tick-seconds: must be > 0, got '-1'"),
+    (["--tick-seconds", "-1"], "argument --tick-seconds: must be >= 0.01, got '-1'"),
+    # the scenario file's tick_seconds range: 1e-300 s would be ~10^11 ticks, a run that never ends
+    (["--tick-seconds", "1e-300"], "argument --tick-seconds: must be >= 0.01, got '1e-300'"),
+    (["--tick-seconds", "1e6"], "argument --tick-seconds: must be <= 3600, got '1e6'"),
     (["--tick-seconds", "inf"], "argument --tick-seconds: must be a finite number, got 'inf'"),
 ])
 def test_simulate_bad_flags_exit_2(good, args, message):

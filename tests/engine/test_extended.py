@@ -64,7 +64,7 @@ def test_the_kernel_runs_traced_or_not():
     real = loop.advance_all
 
     def counting(*args):
-        calls.append(len(args) == 12 and args[-1] is not None)  # advance_all(..., prefix, trace)
+        calls.append(len(args) == 14 and args[-1] is not None)  # advance_all(..., budget, work, prefix, trace)
         return real(*args)
 
     s = CONFIGS["committed_layers"]
@@ -148,3 +148,24 @@ def test_latencies_equal_late_py_bit_for_bit(distribution):
                                                                                         u), (scale, sigma, u)
     # ties round half to even, as Python's round
     assert kernel_late.latency_us(2, 3.0, 0.0, 0.5) == 2 and kernel_late.latency_us(2, 5.0, 0.0, 0.5) == 2
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_kernel_paths_cut_by_a_work_budget(name):
+    """Every mechanism's configuration, its replicas advanced in calls that a work budget cuts (each replica stops
+    at the end of a unit once its limit is spent, all at the earliest clock): the uncut call's states bit for
+    bit."""
+    import numpy as np
+
+    from simd.engine import advance_replicas, new_replicas
+
+    base = CONFIGS[name]
+    horizon = int(base.target_steps * base.step_seconds * S * 2.5)
+    seeds = list(range(4))
+    whole = advance_replicas(new_replicas(base, seeds), horizon)
+    for limit in (0, 5_000):
+        states, calls = new_replicas(base, seeds), 0
+        while states[0].clock < horizon:
+            states = advance_replicas(states, horizon, budget=np.array([limit, 1000, 15, 500, 750, 20]))
+            calls += 1
+        assert tuple(states) == tuple(whole) and calls > 1  # the budget did cut

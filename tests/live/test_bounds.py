@@ -3,13 +3,15 @@ injected clock: exact values, no sleeps."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from prometheus_client import generate_latest
 from support.daemon import FakeClock, small_config
 from support.scenarios import job, scenario_file
 
 import simd.live.lane
-from simd.engine import US_PER_SECOND, advance, new_state
+from simd.engine import US_PER_SECOND, advance, advance_replicas, new_state
 from simd.live.lane import (
     CORE,
     KERNEL,
@@ -24,6 +26,7 @@ from simd.live.lane import (
 from simd.live.ticker import Ticker
 from simd.metrics.collector import new_registry
 from simd.scenario import default_config, parse_config
+from simd.scenario.errors import ConfigError
 
 START = 1000.0
 
@@ -91,15 +94,16 @@ def test_a_cut_lane_used_most_of_its_limit_in_few_calls_and_no_more(monkeypatch)
     scenario = parse_config(STORMY).scenarios[0]
     lane = new_lane(scenario, scenario, 0)
     assert costs_of(lane.states, advance) is KERNEL
-    calls = []
+    results = []
     real = simd.live.lane.advance_replicas
     monkeypatch.setattr(simd.live.lane, "advance_replicas",
-                        lambda states, until: calls.append(until) or real(states, until))
+                        lambda states, until, **kw: results.append(real(states, until, **kw)) or results[-1])
     out = advance_lane(lane, 3600 * US_PER_SECOND, lambda t: scenario, lambda a, b: [], 300)
     assert out.cut and (1 - MIN_LEFT_SHARE) * 300 <= out.work <= 300
-    # what was counted: one replica's calls and the events it crossed, at the kernel's costs
-    assert out.work == len(calls) * KERNEL.per_call_us + KERNEL.per_event_us * events(out.lane.states[0])
-    assert len(calls) <= 4
+    # what was counted: the kernel's own count of each call (its events and passes, at the kernel's costs)
+    assert out.work == sum(r.batch.work for r in results) / 1000
+    assert KERNEL.per_event_us * events(out.lane.states[0]) <= out.work
+    assert len(results) <= 8
 
 
 def test_a_tick_of_ten_thousand_replicas_of_llama3_16k_at_speedup_3600_is_one_call():
@@ -162,7 +166,8 @@ def test_one_tick_of_a_runaway_scenario_is_bounded():
     text = STORMY.replace("step_seconds: 1\n", "step_seconds: 0.001\n").replace(
         "hard_per_gpu_hour: 1.8", "hard_per_gpu_hour: 1000.0").replace("interval_steps: 5, seconds: 1}",
                                                                         "interval_steps: 5, seconds: 0}")
-    t, clock = make(text)
+    # the file at a pace it can keep (it is refused at 3600: Config.tick_overruns), the daemon at 3600 (a flag)
+    t, clock = make(text.replace("speedup: 3600", "speedup: 0.001"), speedup=3600)
     clock.t = START + 1.0
     t.tick()
     storm = t.snapshot.scenarios[0]
@@ -221,3 +226,36 @@ def test_chunked_advance_equals_one_call(chunked):
     while out.cut:
         out = advance_lane(out.lane, until, lambda t: scenario, lambda a, b: [], 10)
     assert out.lane.states == tuple(advance(s, until)[0] for s in lane.states)
+
+
+BOUNDS = (Path(__file__).resolve().parents[1] / "data" / "bounds-servers.yaml").read_text()
+
+
+@pytest.mark.parametrize("replicas,refused", [(2, False), (8, True), (58, True)])
+def test_a_scenario_whose_expected_tick_exceeds_the_budget_is_refused(replicas, refused):
+    """Servers at their bounds with bursts of ~10,000 servers and retirement: the expected tick counts the bursts'
+    servers, their passes over the cluster and each replica's call (one formula: simd.engine.work, the lane's);
+    8 replicas at speedup 600 are over the tick's budget, as are 58 (within the servers x replicas cap)."""
+    text = BOUNDS.replace("replicas: 2", f"replicas: {replicas}")
+    if not refused:
+        assert not parse_config(text).tick_overruns()
+        return
+    with pytest.raises(ConfigError, match=r"scenarios\[0\] \(bounds\): a tick of 600 x 1 simulated seconds is ~.* s "
+                                          r"of engine work .* over the 0.2 s a scenario may take per tick"):
+        parse_config(text)
+
+
+def test_a_tick_of_servers_at_their_bounds_is_cut_at_its_limit_and_catches_up_exactly():
+    """A tick of bursts of ~10,000 servers (each a unit no chunk can split) at 60x the file's pace: the kernel
+    stops each replica once it has spent its share of the limit, so the lane is left behind with an overrun
+    counted, its work counted by the kernel (the bursts' servers included) within the limit; the states equal an
+    uncut run's at the same time."""
+    t, clock = make(BOUNDS, speedup=36000)
+    clock.t = START + 1.0
+    t.tick()
+    snap = t.snapshot.scenarios[0]
+    assert snap.overruns == 1 and snap.behind_us > 0
+    lane = t.lanes[0]
+    assert sum(s.totals.burst_servers for s in lane.states) > 1000
+    free = new_lane(lane.scenario, lane.body, 0)
+    assert tuple(advance_replicas(free.states, lane.states[0].clock)) == tuple(lane.states)

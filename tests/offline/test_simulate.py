@@ -1,12 +1,17 @@
 """`simd simulate`'s table: columns never run together, whatever the width of a value."""
 
+import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
+from support.cli import simd
 
+import simd.offline.simulate as simulate_mod
 from simd.engine import JobResult
 from simd.offline.simulate import COLUMNS, HEADER, Outcome, mean_row, parse_seeds, table_row
+from simd.scenario import load_config
 
 BUCKETS = {"productive": 1.0e7, "rollback": 2.0e7, "checkpoint": 0.0, "validation": 0.0, "restart": 7.0e6,
            "detection": 0.0, "straggler": 0.0}
@@ -48,3 +53,65 @@ def test_the_running_mean_row_is_the_mean_of_the_rows():
     outcomes = [outcome("s", k, 3.7e7 + k * 3600.0, counts=80 + k, seed=k) for k in range(5)]
     assert mean_row("s", outcomes).split() == ["s", "mean", "27.0%", "54.0%", "0.0%", "2.00", "82.00", "1.00",
                                                "10279.78"]
+
+
+BOUNDS = Path(__file__).resolve().parents[1] / "data" / "bounds-servers.yaml"
+
+
+def test_a_job_past_its_work_horizon_stops_with_a_clear_line_whatever_the_ticks(monkeypatch):
+    """Servers at their bounds (bursts of ~10,000 servers): a job that would run for days of CPU stops at the
+    documented work horizon, reported unfinished with a line that says so, at the same simulated time with or
+    without --tick-seconds; the warning names the horizon and the exit code is 1 (an unfinished job)."""
+    monkeypatch.setattr(simulate_mod, "HORIZON_WORK_US", 0.5e6)  # 0.5 s of estimated engine work: a quick test
+    rows = [simd("simulate", "--config", str(BOUNDS), "--json", *tick) for tick in ((), ("--tick-seconds", "3000"))]
+    for r in rows:
+        assert r.returncode == 1
+        assert "stopped at the work horizon, 0.5 s of estimated engine work each, unfinished" in r.stderr
+        line = json.loads(r.stdout)
+        assert line["completed"] is False and line["stopped"] == "work horizon"
+        assert 0 < line["wall_seconds"] < simulate_mod.simulation_limit_us(load_config(BOUNDS).scenarios[0]) / 1e6
+    assert rows[0].stdout == rows[1].stdout
+    table = simd("simulate", "--config", str(BOUNDS)).stdout.splitlines()[1]
+    assert re.search(r"stopped at the work horizon \(0.5 s of estimated engine work\) at simulated hour \d+", table)
+
+
+class _Clock:
+    def __init__(self, step: float):
+        self.t, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_long_work_shows_progress_on_stderr_and_quick_work_none(monkeypatch, tty):
+    """Progress of a long job on stderr: on a terminal a line rewritten in place, otherwise a line every ten
+    seconds once a job has run for ten (a clock that moves 3 s per call here); a quick run (a clock that does
+    not move) prints nothing."""
+    import io
+
+    from simd.cli import progress
+
+    monkeypatch.setattr(simulate_mod, "HORIZON_WORK_US", 0.3e6)
+
+    class Err(io.StringIO):
+        def isatty(self):
+            return tty
+
+    for step, shown in ((3.0, True), (0.0, False)):
+        err = Err()
+        monkeypatch.setattr(progress.sys, "stderr", err)
+        monkeypatch.setattr(progress.time, "monotonic", _Clock(step))
+        config = load_config(BOUNDS)
+        line = progress.ProgressLine(clock=_Clock(step))
+        out = list(simulate_mod.run_all(config, None, None, None, line))
+        line.clear()
+        assert out[0].horizon_seconds is not None
+        text = err.getvalue()
+        assert ("simd simulate: bounds seed 5: simulated hour" in text) == shown, text
+        assert ("% of the work horizon" in text) == shown
+        if shown and tty:
+            assert "\r" in text and text.endswith("\r\x1b[K")
+        if shown and not tty:
+            assert text.count("\n") >= 2 and "\r" not in text

@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from support.cli import simd
@@ -408,3 +409,23 @@ def test_a_write_that_fails_after_the_work_is_one_line_and_exit_1(small_file, tm
              "--replicas", "2", "--workers", "1", "--quiet", "--out", str(tmp_path / "out"))
     assert r.returncode == 1 and "cannot write sweep.csv: No space left on device" in r.stderr
     assert "Traceback" not in r.stderr and "checkpoint.interval_steps" in r.stdout  # the table was printed
+
+
+def test_a_sweep_of_replicas_past_their_work_horizon_stops_them_as_simulate_does(monkeypatch):
+    """Servers at their bounds (bursts of ~10,000 servers): every replica stops at the work horizon, the same
+    simulated time as `simd simulate` stops its seed at, left out of the means with a warning that names the
+    horizon (exit 1, as an unfinished replica)."""
+    import simd.offline.simulate as simulate_mod
+    from simd.scenario import load_config
+
+    monkeypatch.setattr(simulate_mod, "HORIZON_WORK_US", 0.4e6)
+    bounds = Path(__file__).resolve().parents[1] / "data" / "bounds-servers.yaml"
+    scenario = load_config(bounds).scenarios[0]
+    results = run_point(scenario, [5, 6])
+    for r in results:
+        alone = simulate(scenario, r.seed)
+        assert alone.job is None and alone.horizon_seconds is not None and r.horizon and not r.completed
+    r = simd("sweep", "--config", str(bounds), "--scenario", "bounds", "--param", "checkpoint.interval_steps=200,400",
+             "--replicas", "2", "--workers", "1")
+    assert r.returncode == 1
+    assert "4 replica(s) stopped at the work horizon, 0.4 s of estimated engine work each" in r.stderr

@@ -23,10 +23,10 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from simd.engine import BUCKETS, US_PER_SECOND, Shared, compile_spec, duration_key, run_jobs
+from simd.engine import BUCKETS, US_PER_SECOND, Shared, compile_spec, duration_key
 from simd.models import analytic
 from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
-from simd.offline.simulate import Outcome, simulation_limit_us
+from simd.offline.simulate import Outcome, run_batch, simulation_limit_us
 from simd.offline.sweep.grid import Point
 from simd.offline.sweep.stats import PointStats, summarize
 from simd.scenario import Scenario
@@ -65,13 +65,15 @@ class ReplicaResult:
     gpu_hours_pools: float | None = None
     gpu_hours_per_productive: float | None = None
     cost_per_productive: float | None = None
+    horizon: bool = False  # not completed: stopped at the work horizon (simd.offline.simulate.HORIZON_WORK_US)
 
     @classmethod
     def of(cls, outcome: Outcome) -> ReplicaResult:
         j = outcome.job
         if j is None:
             nan = math.nan
-            return cls(outcome.seed, False, nan, (nan,) * len(BUCKETS), 0, 0, 0, outcome.limit_seconds)
+            return cls(outcome.seed, False, nan, (nan,) * len(BUCKETS), 0, 0, 0, outcome.limit_seconds,
+                       horizon=outcome.horizon_seconds is not None)
         w = j.wall_seconds
         cost = {}
         if j.gpu_hours:
@@ -90,14 +92,15 @@ def _price(scenario: Scenario) -> float | None:
 
 def run_point(scenario: Scenario, seeds: Sequence[int]) -> list[ReplicaResult]:
     """R replicas of one configuration, one per seed, in seed order: each runs ``scenario``'s job to completion,
-    all of them at once on the engine's batch path over replicas (simd.engine.replicas.run_jobs), whose every
-    result equals the single-replica engine's (``simd simulate``'s) for the same seed, bit for bit."""
+    all of them at once on the engine's batch path over replicas (simd.offline.simulate.run_batch), whose every
+    result equals the single-replica engine's (``simd simulate``'s) for the same seed, bit for bit, the work
+    horizon included."""
     limit_us = simulation_limit_us(scenario)
-    jobs = run_jobs([scenario.job_spec(seed) for seed in seeds], limit_us)
+    jobs = run_batch([scenario.job_spec(seed) for seed in seeds], limit_us) if seeds else []
     price = _price(scenario)
     return [ReplicaResult.of(Outcome(scenario.name, seed, scenario.target_steps, job, limit_us / US_PER_SECOND,
-                                     price=price))
-            for seed, job in zip(seeds, jobs, strict=True)]
+                                     price=price, horizon_seconds=None if stop is None else stop / US_PER_SECOND))
+            for seed, (job, stop) in zip(seeds, jobs, strict=True)]
 
 
 def run_points(scenarios: Sequence[Scenario], seeds: Sequence[int]) -> list[list[ReplicaResult]]:
