@@ -122,6 +122,11 @@ class Reloader:
         except Exception as exc:  # noqa: BLE001 (whatever the file makes the loader raise: a refused reload)
             forget_replay_logs(cached)
             return self._failed(trigger, where, [failure(where, exc)])
+        overruns = config.tick_overruns(*self.ticker.pace(config))  # at the flags' pace, when given
+        if overruns:
+            del config
+            forget_replay_logs(cached)
+            return self._failed(trigger, where, overruns[:3])
         before = self.ticker.tick_seconds
         try:
             result = self.ticker.reload(config)

@@ -93,6 +93,11 @@ class Ticker:
         self.snapshot: Snapshot = self._snapshot(at_us)
         self._readiness(at_us)
 
+    def pace(self, config: Config) -> tuple[float, float]:
+        """(speedup, tick_seconds) the ticker runs ``config`` at: the command line's flags over the file's."""
+        return (float(config.speedup if self._speedup_flag is None else self._speedup_flag),
+                float(config.tick_seconds if self._tick_flag is None else self._tick_flag))
+
     # --- views kept for callers that index scenarios by position -------------------------------------
     @property
     def states(self) -> tuple[tuple[State, ...], ...]:
@@ -231,8 +236,7 @@ class Ticker:
                     lanes.append(replace(lane, scenario=s))  # still quarantined: the same inputs fail again
                     kept.append(s.name)
             removed = tuple(n for n in current if n not in {s.name for s in config.all_scenarios})
-            speedup = float(config.speedup if self._speedup_flag is None else self._speedup_flag)
-            tick_seconds = float(config.tick_seconds if self._tick_flag is None else self._tick_flag)
+            speedup, tick_seconds = self.pace(config)
             # nothing has been replaced yet; from here on nothing raises
             now = self._clock()
             shared_us = self.snapshot.simulated_us

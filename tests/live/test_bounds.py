@@ -259,3 +259,24 @@ def test_a_tick_of_servers_at_their_bounds_is_cut_at_its_limit_and_catches_up_ex
     assert sum(s.totals.burst_servers for s in lane.states) > 1000
     free = new_lane(lane.scenario, lane.body, 0)
     assert tuple(advance_replicas(free.states, lane.states[0].clock)) == tuple(lane.states)
+
+
+def test_a_reload_is_refused_when_its_tick_overruns_at_the_command_lines_pace(tmp_path):
+    """simd run --speedup overrides the file's pace: a reload of a file whose tick fits at its own speedup but not
+    at the flag's is refused like a file over the budget (gauge 0, the running configuration kept)."""
+    from prometheus_client import CollectorRegistry
+
+    from simd.live.reload import Reloader
+    from simd.metrics.health import DaemonStatus
+
+    path = tmp_path / "simd.yaml"
+    path.write_text(STORMY)
+    t, _ = make(speedup=36000)  # the storm is far from the budget at any pace the schema allows
+    status = DaemonStatus(CollectorRegistry(), lambda: 1.7e9)
+    reload = Reloader(t, str(path), status)
+    assert reload("test")[0] and status.reload_successful
+    path.write_text(BOUNDS)  # within the budget at its own speedup (600), ~60x over it at 36,000
+    ok, errors = reload("test")
+    assert not ok and not status.reload_successful
+    assert "a tick of 36000 x 1 simulated seconds" in errors[0] and "bounds" in errors[0]
+    assert [lane.scenario.name for lane in t.lanes] == ["storm", "quiet"]
