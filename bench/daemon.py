@@ -38,17 +38,21 @@ replicas' fields from the document's columns, no plan compiled).
 daemon simulates in one wall hour at the configuration's speedup, and print each point's mean utilization,
 its standard error across replicas and the first-order model's value (the figures quoted in default.yaml).
 
+``--bounds-tick``: tests/data/bounds-servers.yaml ticked in this process on the wall clock for --seconds: each
+tick's wall time against the tick's budget (simd.scenario.limits.TICK_WORK_US), overruns and lag.
+
 ``--memory``: the file-wide memory estimate (simd.scenario.schema.scenario_bytes, summed against MAX_FILE_BYTES)
 against measured RSS, each configuration in a fresh process: the default configuration, and a server scenario at
-its bounds (a 131,072-server cluster with pools, Weibull lifetimes and gamma rates at the per-scenario cap: 64
-replicas; and with retirement after 16 failures: 26 replicas). Each lane's replicas are advanced one simulated
-hour and the state saved as the daemon saves it (persist.encode_parts, StateDir.save); printed: the estimate,
-the RSS added between saves and at the save's peak (sampled every 5 ms; the kernels loaded beforehand, not
-counted), and the longest the interpreter was held from another thread during the save (what a scrape waits).
+its bounds (a 131,072-server cluster with pools, Weibull lifetimes and gamma rates, with the most replicas a file
+admits: the per-scenario cap is 64, the tick's bound fewer; and with retirement after 16 failures, at most 26).
+Each lane's replicas are advanced one simulated hour and the state saved as the daemon saves it
+(persist.encode_parts, StateDir.save); printed: the estimate, the RSS added between saves and at the save's peak
+(sampled every 5 ms; the kernels loaded beforehand, not counted), and the longest the interpreter was held from
+another thread during the save (what a scrape waits).
 
 Usage: python bench/daemon.py [--seconds 30] [--speedup 3600] [--scrape-every 1] [--replicas N] [--state-dir]
        | --costs [--replicas N] | --lane-costs [--replicas N] | --save-load [--replicas N] [--repeat R]
-       | --sweep-precision | --memory
+       | --sweep-precision | --memory | --bounds-tick [--seconds 30]
 """
 
 from __future__ import annotations
@@ -537,6 +541,7 @@ def memory() -> None:
 
     def at_bounds(replicas: int, **more) -> str:
         return textwrap.dedent(f"""
+            speedup: 1
             scenarios:
               - name: bounds
                 replicas: {replicas}
@@ -551,15 +556,57 @@ def memory() -> None:
     print(f"the budget: {MAX_FILE_BYTES / 1e6:.0f} MB of estimate per file")
     print(f"{'configuration':<34} {'replicas':>8} {'est. MB':>9} {'RSS MB':>9} {'peak MB':>9} {'peak/e':>6} "
           f"{'state MB':>8} {'save s':>6} {'held ms':>7}")
+    def most(start: int, **more) -> int:
+        """The most replicas (from ``start`` down) a file admits: the per-scenario cap, or the tick's bound (the
+        calls alone over a 131,072-server cluster cost ~4 ms per replica: simd.engine.work)."""
+        from simd.scenario import ConfigError, parse_config
+
+        for replicas in range(start, 0, -1):
+            try:
+                parse_config(at_bounds(replicas, **more))
+                return replicas
+            except ConfigError:
+                continue
+        raise SystemExit("no replica count of the bounds scenario is admitted")
+
+    retire = {"retirement": {"failures": 16, "window_seconds": 86400}}
     with tempfile.TemporaryDirectory() as tmp:
         runs = [("default", "the default configuration")]
-        for name, text in (("bounds.yaml", at_bounds(64)),
-                           ("retire.yaml", at_bounds(26, retirement={"failures": 16, "window_seconds": 86400}))):
-            (Path(tmp) / name).write_text(text)
-            runs.append((str(Path(tmp) / name), f"131,072 servers x {64 if name == 'bounds.yaml' else 26}"
-                         + (" (retire 16)" if name == "retire.yaml" else "")))
+        for name, more in (("bounds.yaml", {}), ("retire.yaml", retire)):
+            n = most(64 if not more else 26, **more)
+            (Path(tmp) / name).write_text(at_bounds(n, **more))
+            runs.append((str(Path(tmp) / name), f"131,072 servers x {n}" + (" (retire 16)" if more else "")))
         for source, label in runs:
             subprocess.run([sys.executable, "-c", MEMORY, source, label], check=True, cwd=ROOT)
+
+
+def bounds_tick(seconds: float) -> None:
+    """``--bounds-tick``: tests/data/bounds-servers.yaml (servers at their bounds: 131,072-server clusters, bursts
+    of ~10,000 servers, retirement after one failure; 2 replicas at speedup 600, the most a file admits at that
+    pace) ticked in this process on the wall clock, as the daemon ticks it, for ``seconds``: each tick's wall
+    time and the scenario's estimated work (simd.live.lane's count, the kernel's own), against the tick's budget
+    (simd.scenario.limits.TICK_WORK_US). The first tick loads the kernels (printed apart)."""
+    import time
+
+    from simd.live.ticker import Ticker
+    from simd.scenario import parse_config
+    from simd.scenario.limits import TICK_WORK_US
+
+    text = (ROOT / "tests" / "data" / "bounds-servers.yaml").read_text()
+    ticker = Ticker(parse_config(text), clock=time.monotonic, wall=time.time)
+    took = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t0 = time.monotonic()
+        ticker.tick()
+        took.append(time.monotonic() - t0)
+        time.sleep(max(0.0, ticker.tick_seconds - took[-1]))
+    snap = ticker.snapshot.scenarios[0]
+    rest = took[1:] or took
+    print(f"bounds-servers.yaml, {len(took)} ticks of {ticker.tick_seconds:g} s at speedup {ticker.speedup:g}: "
+          f"first {took[0]:.3f} s (kernels loaded), then median {statistics.median(rest):.3f} s, worst "
+          f"{max(rest):.3f} s; budget {TICK_WORK_US / 1e6:g} s of engine work per scenario per tick; overruns "
+          f"{snap.overruns}, behind {snap.behind_us / 1e6:.1f} simulated s")
 
 
 def json_inline(value) -> str:
@@ -586,7 +633,12 @@ def main() -> int:
     p.add_argument("--replica-memory", action="store_true", help="resident bytes per replica, between and in ticks")
     p.add_argument("--memory", action="store_true", help="the file's memory estimate against RSS (default "
                    "configuration, a server scenario at its bounds)")
+    p.add_argument("--bounds-tick", action="store_true", help="the worst tick of servers at their bounds "
+                   "(tests/data/bounds-servers.yaml) against the tick's budget, for --seconds")
     args = p.parse_args()
+    if args.bounds_tick:
+        bounds_tick(args.seconds)
+        return 0
     if args.memory:
         memory()
         return 0
