@@ -510,7 +510,7 @@ def _servers(spec: JobSpec) -> dict:
                       replay_copies=-(-srv.cluster(spec.n_gpus, s) // len(s.replay)))
     if s.burst_per_day > 0:  # per executed step: a Poisson process of burst_per_day per day of compute
         p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
-        bursts = dict(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),
+        bursts.update(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),
                       burst_domain=s.burst_domain)
     return dict(**cap, **bursts, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,

@@ -285,6 +285,26 @@ def test_a_replayed_log_interrupts_the_job_exactly_at_its_faults():
     assert advance(state, 10**12, max_jobs=1)[0] == whole
 
 
+def test_a_replayed_log_with_bursts_keeps_its_faults():
+    """Bursts beside a replayed log: the plan keeps the log's table and the bursts' rate, and the job meets every
+    fault the log gives its servers as the log alone does, plus the bursts' (bursts far apart: each strikes two
+    servers, who then replay the log on)."""
+    base = Servers(replay=REPLAY, replay_span_seconds=3000.0)
+    alone = spec(n_gpus=40, step_seconds=60.0, target_steps=300, ckpt_interval_steps=10, validation_interval_steps=0,
+                 hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, servers=base)
+    both = replace(alone, servers=replace(base, burst_per_day=0.5, burst_mean_size=2.0))
+    a, b = compile_spec(alone), compile_spec(both)
+    assert (b.replay, b.replay_servers, b.replay_period, b.replay_copies) == \
+        (a.replay, a.replay_servers, a.replay_period, a.replay_copies)
+    assert b.burst_log1m < 0.0 and a.burst_log1m == 0.0
+    whole = advance(new_state(both), 10**12, max_jobs=1)[0]
+    per_server = _replayed_steps(REPLAY, 60.0, 50, 5, whole.g)
+    assert whole.totals.burst_events >= 1
+    assert whole.totals.server_failures >= sum(len(p) for p in per_server) + whole.totals.burst_servers - \
+        whole.totals.burst_events * 2  # every replayed fault of the run, the bursts' servers on top (at most a
+    # burst's pair coinciding with a fault of its step)
+
+
 def test_bursts_under_stragglers_are_the_same_whatever_the_cut():
     """The burst picks' counter once shared its name with the straggler sampler's bucket in the kernel: under
     stragglers a cut call then seeked the picks' stream elsewhere (hypothesis found it: a cut at time 0 struck

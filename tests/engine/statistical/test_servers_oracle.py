@@ -23,7 +23,7 @@ from simd.engine.servers import Servers
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 
 SEEDS = 200
-# a replayed log (issue 22): 6 log servers over 100,000 s, ~12 faults each, some at the same instant, for 8 servers
+# a replayed log: 6 log servers over 100,000 s, ~12 faults each, some at the same instant, for 8 servers
 _r = __import__("random").Random(5)
 REPLAY = tuple(tuple(sorted(_r.uniform(0, 1e5) for _ in range(_r.randint(6, 18)))) + ((5e4,) if k < 3 else ())
                for k in range(6))
@@ -59,12 +59,17 @@ CAPACITY = {
     # stage 3: lemons retired after 2 blames within 6 h (the cluster shrinks to the job's 8 servers); diagnosis that
     # misses a fifth of the failures and pins a quarter of the rest on another server, with Weibull 0.7 lifetimes,
     # lemons and retirement
-    # stage 4's drill "spares taken": two of three spares withheld
+    # the drill "spares taken": two of three spares withheld
     "bursts_pools_weibull": replace(BASE, servers=Servers(
         lifetime="weibull", shape=0.7, burst_per_day=4.0, burst_mean_size=3.0, warm_standbys=1, spares=2,
         repair=("exponential", 3600.0, 0.0))),
     "replay_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, warm_standbys=1, spares=1,
                                                   preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
+    # a replayed log and bursts together: the bursts strike servers whose next faults come from the log
+    "replay_bursts_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, burst_per_day=4.0,
+                                                         burst_mean_size=3.0, warm_standbys=1, spares=1,
+                                                         preemption_seconds=300.0,
+                                                         repair=("exponential", 7200.0, 0.0))),
     # re-scheduling on new hosts: 30 min of host selection after each interruption beyond the standbys, with a
     # standby and a spare that run out
     "host_selection": replace(BASE, servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
