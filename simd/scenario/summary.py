@@ -18,6 +18,10 @@ def summary(s: Scenario) -> str:
     plan = compile_spec(replace(spec, stragglers=None)) if s.servers is not None else None
     # over the fleet's types, and the shadow ranks' duplicates; with servers, their mean rates (lemons included)
     h = plan.hard_hazard if plan is not None else job_hazards(spec)[0]
+    if plan is not None and plan.replay_servers:  # a replayed log: its faults on the job's servers per period
+        n, offsets = plan.replay_servers, plan.replay[:plan.replay_servers + 1]
+        faults = sum(offsets[i % n + 1] - offsets[i % n] for i in range(plan.servers))
+        h = faults / plan.replay_period
     mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
     extra = ""
     if s.fleet is not None:

@@ -200,3 +200,15 @@ def test_a_replayed_log_reaches_the_engine_and_bad_ones_are_one_line(tmp_path):
     assert errors(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n") == [
         f"scenarios[0].servers.replay: replay.log {log}: line 2: server 'a' ends a fault of type '/GPU/' that is "
         "not open"]
+
+
+def test_check_config_gives_a_replayed_scenarios_mtbf_from_its_log(tmp_path):
+    """The summary's job MTBF of a replayed log is the log's (its faults on the job's servers per period), not the
+    failure rate the scenario would draw from: 128 servers replaying a log of 2 servers with 3 faults in 3000 s
+    (50 steps of 60 s) meet 64 x 3 faults per 50 steps: an MTBF of 60 x 50 / 192 s."""
+    from simd.scenario import summary
+
+    log = tmp_path / "log.csv"
+    log.write_text("time,server,event,class\n100,a,start,GPU\n400,a,end,GPU\n100,b,start,NIC\n3000,b,start,GPU\n")
+    s = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n").scenarios[0]
+    assert f"job MTBF {60 * 50 / 192 / 3600:.3g} h" in summary(s)
