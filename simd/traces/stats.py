@@ -115,6 +115,28 @@ def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0)
     )
 
 
+# The faults-per-server table's rows (docs/traces.md): a row for each count k that some server has, or that the
+# Poisson model expects at least SHOWN_EXPECTED servers to have (the others, no server and under half a server
+# expected, elided as "..."); at most TABLE_ROWS rows, the last summing every count from its k to the most.
+# Both for reading: 16 rows hold a Poisson count's bulk up to a mean of ~10 faults a server; --json has every k.
+SHOWN_EXPECTED = 0.5
+TABLE_ROWS = 16
+
+
+def per_server_rows(s: Stats) -> list[tuple[str, int, float]]:
+    """The faults-per-server table's rows as (k, or "k-max" for the last row summing the tail; servers; the Poisson
+    count), elided as :data:`TABLE_ROWS` says; every server in one row."""
+    if s.per_server is None:
+        return []
+    ks = [k for k, v in s.per_server.items() if v > 0 or s.per_server_poisson[k] >= SHOWN_EXPECTED]
+    rows = [(str(k), s.per_server[k], s.per_server_poisson[k]) for k in ks[:TABLE_ROWS]]
+    if len(ks) > TABLE_ROWS:
+        lo, hi = ks[TABLE_ROWS - 1], max(s.per_server)
+        tail = [k for k in s.per_server if k >= lo]
+        rows[-1] = (f"{lo}-{hi}", sum(s.per_server[k] for k in tail), sum(s.per_server_poisson[k] for k in tail))
+    return rows
+
+
 def poisson_count(servers: int, mean: float, k: int) -> float:
     """Of ``servers`` servers with Poisson(mean) faults each, how many are expected to have ``k``: computed in log
     space (``mean ** k / k!`` overflows a float from k = 171 on, ``exp(-mean)`` underflows from mean ~745 on)."""
@@ -158,8 +180,12 @@ def table(s: Stats) -> str:
         out.append(f"faults per server: mean {s.per_server_mean:.3f}, dispersion index (variance / mean) "
                    f"{s.dispersion_index:.2f} (Poisson: 1)")
         out.append("  k faults   servers   Poisson (same mean)")
-        for k, v in s.per_server.items():
-            out.append(f"  {k:8d}   {v:7d}   {s.per_server_poisson[k]:9.2f}")
+        last = -1
+        for label, v, expected in per_server_rows(s):
+            if int(label.split("-")[0]) > last + 1:
+                out.append("       ...")
+            out.append(f"  {label:>8s}   {v:7d}   {expected:9.2f}")
+            last = int(label.split("-")[-1])
     out.append("of the servers named, at least k faults: "
                + ", ".join(f"{k}: {v}" for k, v in s.servers_at_least.items()))
     if s.repair_days_quantiles is not None:

@@ -1,0 +1,80 @@
+"""`simd trace` as a user meets it: the faults-per-server table elided past its tail (every count is in --json),
+`simd trace fit FILE > my.yaml` giving a scenario file (the tables on standard error), and the goodness of fit as
+PNGs."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from simd.traces.log import parse
+from simd.traces.stats import per_server_rows, stats, table
+from support.cli import simd
+
+
+def _skewed_log() -> str:
+    """Server a fails 110 times, b 3 times, c and d once, on a cluster of 50: counts 0, 1, 3 and 110."""
+    rows = ["time,server,event,class"]
+    t = 0
+    for server, n in (("a", 110), ("b", 3), ("c", 1), ("d", 1)):
+        for _ in range(n):
+            rows += [f"{t},{server},start,GPU", f"{t + 5},{server},end,GPU"]
+            t += 10
+    return "\n".join(rows) + "\n"
+
+
+def test_the_faults_per_server_table_elides_the_empty_tail_and_json_keeps_every_count():
+    s = stats(parse(_skewed_log()), servers=50)
+    assert len(s.per_server) == 111 and s.per_server[110] == 1 and s.per_server[50] == 0  # the full data
+    text = table(s)
+    body = [line for line in text.splitlines() if line.startswith("  ") and "k faults" not in line]
+    assert len(body) < 15, text
+    rows = {label: (servers, expected) for label, servers, expected in per_server_rows(s)}
+    # every row holding servers, or an expected count of at least half a server, is shown
+    assert rows["0"][0] == 46 and rows["1"][0] == 2 and rows["3"][0] == 1 and rows["110"][0] == 1
+    assert "50" not in rows and "    ..." in text
+    assert sum(v for v, _ in rows.values()) == 50
+    js = json.loads(json.dumps(s.as_json()))
+    assert js["per_server"]["50"] == 0 and len(js["per_server"]) == 111
+
+
+def test_a_long_tail_of_counts_ends_in_one_row_summing_it():
+    """40 servers, each with its own count 1..40 (and 10 with none): more rows than the table holds; the last
+    row sums every count from its k to the most, servers and expected alike."""
+    rows, t = ["time,server,event,class"], 0
+    for i in range(1, 41):
+        for _ in range(i):
+            rows += [f"{t},s{i},start,GPU", f"{t + 1},s{i},end,GPU"]
+            t += 2
+    s = stats(parse("\n".join(rows) + "\n"), servers=50)
+    shown = per_server_rows(s)
+    label, servers, expected = shown[-1]
+    lo, hi = (int(x) for x in label.split("-"))
+    assert hi == 40 and servers == sum(v for k, v in s.per_server.items() if k >= lo)
+    assert expected == pytest.approx(sum(v for k, v in s.per_server_poisson.items() if k >= lo))
+    assert sum(v for _, v, _ in shown) == 50 and len(shown) <= 16
+    assert f"  {label:>8s}" in table(s)
+
+
+def test_the_stats_command_prints_the_elided_table(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text(_skewed_log())
+    r = simd("trace", "stats", str(log), "--servers", "50")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) < 20, r.stdout
+
+
+@pytest.mark.integration
+def test_fit_to_standard_output_is_a_scenario_file_check_config_accepts(tmp_path, infinitehbd):
+    """`simd trace fit FILE > my.yaml` as a shell runs it: standard output a file, the fit's tables on standard
+    error; the file is one `simd check-config` accepts."""
+    out = tmp_path / "my.yaml"
+    with out.open("w") as f:
+        r = subprocess.run([sys.executable, "-m", "simd", "trace", "fit", str(infinitehbd), "--servers", "400",
+                            "--replicas", "5"], stdout=f, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "lifetimes: weibull" in r.stderr and "inside" in r.stderr  # the fit's table and the goodness of fit
+    assert out.read_text().startswith("# Fitted by `simd trace fit`")
+    check = subprocess.run([sys.executable, "-m", "simd", "check-config", str(out)],
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stdout + check.stderr
