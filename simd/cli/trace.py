@@ -219,13 +219,17 @@ def cmd_fit(args) -> int:
                           "goodness_budget": {"faults_per_log": g.budget if g else None,
                                               "logs_stopped": g.stopped if g else 0}}))
     else:
-        print(fit_table(result))
+        # without --out, standard output is the scenario file alone (`simd trace fit FILE > my.yaml`): the tables
+        # go to standard error; with --out, they are standard output's
+        report = sys.stdout if args.out else sys.stderr
+        print(fit_table(result), file=report)
         if g:
-            print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):")
+            print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):",
+                  file=report)
             if g.rows:
-                print(goodness_table(g.rows))
+                print(goodness_table(g.rows), file=report)
             if note:
-                print(note)
+                print(note, file=report)
     if args.out:
         try:
             regularfile.write(args.out, text.encode())
@@ -233,7 +237,7 @@ def cmd_fit(args) -> int:
             return _fail(FIT, f"--out {args.out}: cannot write it: {exc.strerror or exc}", 1)
         print(f"wrote {args.out}", file=sys.stderr)
     elif not args.json:
-        print("\n" + text, end="")
+        print(text, end="")
     return 0
 
 

@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import pytest
+from support.cli import simd
 
 from simd.traces.log import parse
 from simd.traces.stats import per_server_rows, stats, table
-from support.cli import simd
 
 
 def _skewed_log() -> str:
