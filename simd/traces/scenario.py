@@ -33,7 +33,7 @@ import numpy as np
 from simd.traces.fit import Estimate, Fit
 from simd.traces.log import FaultLog
 from simd.traces.stats import stats
-from simd.traces.synth import MAX_FAULTS, OverBudget, generate
+from simd.traces.synth import MAX_FAULTS, OverBudget, columns
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0) -> Goodness:
     values, stopped = [], 0
     for _ in range(replicas):
         try:
-            sim = stats(generate(model, f.servers, f.span_days, rng, cap), f.servers, f.burst_seconds)
+            sim = stats(columns(model, f.servers, f.span_days, rng, cap), f.servers, f.burst_seconds)
         except OverBudget:
             stopped += 1
             continue
