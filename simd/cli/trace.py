@@ -89,6 +89,9 @@ def add_commands(sub) -> None:
     f.add_argument("--out", help="write the scenario file here (simd check-config accepts it; a regular file, "
                                  "replaced whole)")
     f.add_argument("--json", action="store_true", help="the fit and the goodness of fit as one JSON object")
+    f.add_argument("--plots", help="also write the goodness of fit as PNGs in this directory (created if missing): "
+                                   "the gaps, the faults per server and the repair times of the log against the "
+                                   "fitted model's")
     f.set_defaults(func=cmd_fit)
 
 
@@ -200,6 +203,13 @@ def cmd_fit(args) -> int:
             regularfile.writable_file(args.out)  # before any work, as simd sweep --out
         except OSError as exc:
             return _fail(FIT, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
+    if args.plots:
+        if not args.replicas:
+            return _fail(FIT, "--plots draws the log against the fitted model's synthetic logs: --replicas 0 has none")
+        try:
+            regularfile.writable_dir(args.plots)
+        except OSError as exc:
+            return _fail(FIT, f"--plots {args.plots}: cannot write there: {exc.strerror or exc}")
     try:
         log = load(args.file)
         result = fit(log, args.servers, args.burst_seconds)
@@ -210,7 +220,7 @@ def cmd_fit(args) -> int:
     text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
-    g = goodness(result, log, args.replicas) if args.replicas else None
+    g = goodness(result, log, args.replicas, curves=bool(args.plots)) if args.replicas else None
     note = budget_note(g) if g else None
     if args.json:
         print(json.dumps({"fit": dataclasses.asdict(result),
@@ -238,6 +248,18 @@ def cmd_fit(args) -> int:
         print(f"wrote {args.out}", file=sys.stderr)
     elif not args.json:
         print(text, end="")
+    if args.plots and g.curves:
+        from simd.traces.plots import write_fit
+
+        try:
+            paths = write_fit(g.curves, args.replicas - g.stopped, args.plots)
+        except OSError as exc:  # the disk filled up, the directory went away: the fit above stands
+            return _fail(FIT, f"--plots {args.plots}: cannot write {Path(exc.filename or '').name or 'the PNGs'}: "
+                              f"{exc.strerror or exc}", 1)
+        for path in paths:
+            print(f"wrote {path}", file=sys.stderr)
+    elif args.plots:
+        print(f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)", file=sys.stderr)
     return 0
 
 

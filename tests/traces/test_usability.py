@@ -1,15 +1,18 @@
 """`simd trace` as a user meets it: the faults-per-server table elided past its tail (every count is in --json),
 `simd trace fit FILE > my.yaml` giving a scenario file (the tables on standard error), and the goodness of fit as
-PNGs."""
+PNGs (`--plots`: the log's curves beside the fitted model's range)."""
 
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from support.cli import simd
 
-from simd.traces.log import parse
+from simd.traces.fit import fit
+from simd.traces.log import load, parse
+from simd.traces.scenario import goodness
 from simd.traces.stats import per_server_rows, stats, table
 
 
@@ -78,3 +81,46 @@ def test_fit_to_standard_output_is_a_scenario_file_check_config_accepts(tmp_path
     check = subprocess.run([sys.executable, "-m", "simd", "check-config", str(out)],
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_goodness_of_fits_curves_are_the_logs_beside_the_models(infinitehbd):
+    log = load(infinitehbd)
+    f = fit(log, 400)
+    g = goodness(f, log, 30, curves=True)
+    assert g.rows == goodness(f, log, 30).rows  # the curves draw nothing from the replicas' random numbers
+    assert set(g.curves) == {"gaps", "per_server", "repairs"}
+    per = g.curves["per_server"]
+    assert [per.log[k] for k in (0, 1, 6, 14, 15)] == [400, 231, 23, 1, 0] and per.x[-1] == 2 * 14 + 1
+    gaps = g.curves["gaps"]
+    times = sorted(e["event_time"] for e in json.loads(infinitehbd.read_text()) if e["event_type"] == "fault_start")
+    longer = [sum(b - a >= x for a, b in zip(times, times[1:], strict=False)) / 583 for x in gaps.x[[0, 1, 50]]]
+    assert gaps.log[0] == 1.0 and list(gaps.log[[0, 1, 50]]) == pytest.approx(longer, abs=1e-9)
+    repairs = g.curves["repairs"]
+    assert repairs.log[-1] == 1.0 and repairs.log[np.searchsorted(repairs.x, 0.8496)] == pytest.approx(0.5, abs=0.01)
+    for c in g.curves.values():
+        assert len(c.x) == len(c.log) == len(c.low) == len(c.high) and (c.low <= c.median).all() \
+            and (c.median <= c.high).all()
+    # the model's: every synthetic log has its cluster's 400 servers, and most have a server of 0 faults
+    assert per.low[0] == per.high[0] == 400 and 140 <= per.median[0] - per.median[1] <= 185
+
+
+def test_fit_plots_writes_three_pngs(tmp_path, infinitehbd):
+    r = simd("trace", "fit", str(infinitehbd), "--servers", "400", "--replicas", "10", "--plots",
+             str(tmp_path / "pngs"))
+    assert r.returncode == 0, r.stderr
+    names = {"fit-gaps.png", "fit-faults-per-server.png", "fit-repair-times.png"}
+    assert {p.name for p in (tmp_path / "pngs").iterdir()} == names
+    for name in names:
+        assert (tmp_path / "pngs" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"wrote {tmp_path / 'pngs' / name}" in r.stderr
+    assert r.stdout.startswith("# Fitted by")
+
+
+def test_fit_plots_refused_in_one_line_before_any_work(tmp_path, infinitehbd):
+    r = simd("trace", "fit", str(infinitehbd), "--servers", "400", "--replicas", "0", "--plots", str(tmp_path))
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1 and "--replicas 0" in r.stderr
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    r = simd("trace", "fit", str(infinitehbd), "--servers", "400", "--plots", str(blocker))
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"simd trace fit: error: --plots {blocker}: cannot write there")
