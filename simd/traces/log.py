@@ -1,13 +1,17 @@
 """A cluster's fault log (docs/traces.md): read, validated, paired into faults.
 
-Two formats, told apart by their first non-blank character (``[`` or ``{``: JSON):
+Three formats, told apart by their first non-blank character (``[`` or ``{``: JSON) and a CSV's header:
 
 - **InfiniteHBD's JSON** (Shou et al., SIGCOMM'25; stepfun-ai/InfiniteHBD-Trace): a list of events
   ``{"node_id": str, "event_time": days, "event_type": "fault_start" | "fault_end",
   "fault_type": {"Level": str, "Class": str, "Desc": str}}``; times are days since the trace's start.
 - **CSV** with the header ``time,server,event,class`` (a ``level`` and a ``desc`` column may follow):
   ``event`` is ``start`` or ``end``; ``time`` is seconds since the log's start, or an ISO 8601 date and time
-  (with an offset, or UTC when it has none), counted from the log's first event.
+  (with an offset, or in ``timezone`` when it has none: UTC by default), counted from the log's first event;
+- **CSV of one fault per row**: a header with ``start``, ``end``, ``server`` and ``class`` (``level``, ``desc``)
+  in any order, other columns left out; times as the event CSV's; an empty end: still in repair.
+
+A CSV's columns may carry other names: ``columns`` maps simd's names (:data:`COLUMNS`) to the file's.
 
 An end closes the open fault of its server with the same type (InfiniteHBD: Level, Class and Desc; CSV: its
 class, level and desc); a server may have faults of different types open at once (the InfiniteHBD trace has one
@@ -112,7 +116,7 @@ def parse(text: str, columns: dict[str, str] | None = None, timezone: tzinfo | N
     return _csv(text, columns or {}, timezone or UTC)
 
 
-# --- the two formats: events (where, server, time in seconds, kind, (level, class, desc)) --------------------------
+# --- the formats: events (where, server, time in seconds, kind, (level, class, desc)) ------------------------------
 
 def _infinitehbd(text: str) -> list[tuple]:
     try:
