@@ -14,6 +14,7 @@ from simd.traces.fit import fit
 from simd.traces.log import load, parse
 from simd.traces.scenario import goodness
 from simd.traces.stats import per_server_rows, stats, table
+from simd.traces.synth import Model, OverBudget, columns, generate
 
 
 def _skewed_log() -> str:
@@ -124,3 +125,23 @@ def test_fit_plots_refused_in_one_line_before_any_work(tmp_path, infinitehbd):
     r = simd("trace", "fit", str(infinitehbd), "--servers", "400", "--plots", str(blocker))
     assert (r.returncode, r.stdout) == (2, "") and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"simd trace fit: error: --plots {blocker}: cannot write there")
+
+
+def test_synthetic_logs_as_arrays_are_the_logs_generate_gives():
+    """The goodness of fit reads synth.columns' arrays; the fit's recovery tests synth.generate's FaultLog: the same
+    draws, the same faults and statistics."""
+    m = Model(lifetime_scale_days=20.0, lifetime_shape=0.6, gamma_shape=1.2, repair_median_days=2.0, repair_sigma=1.0,
+              burst_per_day=0.3, burst_mean_size=3.0, classes={"gpu": 0.7, "nic": 0.3})
+    c = columns(m, 50, 100.0, np.random.default_rng(7))
+    log = generate(m, 50, 100.0, np.random.default_rng(7))
+    assert len(log.faults) == len(c.start) > 100 and c.end[np.isnan(c.end)].size > 0  # some repairs still open
+    assert [(f.server, f.start, f.end) for f in log.faults] == \
+        [(s, t, None if np.isnan(e) else e) for s, t, e in zip(c.server.tolist(), c.start.tolist(), c.end.tolist(),
+                                                                 strict=True)]
+    assert stats(c, 50, 60.0) == stats(log, 50, 60.0)
+    # a server's faults never overlap: each starts after the one before ends (a strike in repair misses it)
+    for s in range(50):
+        mine = [f for f in log.faults if f.server == s]
+        assert all(b.start >= a.end for a, b in zip(mine, mine[1:], strict=False))
+    with pytest.raises(OverBudget):
+        columns(m, 50, 100.0, np.random.default_rng(7), budget=len(log.faults) - 1)
