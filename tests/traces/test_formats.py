@@ -127,3 +127,12 @@ def test_bad_flags_are_one_line_naming_the_flag(tmp_path, flag, value, said):
     assert r.returncode == 2 and r.stdout == ""
     (line,) = [x for x in r.stderr.splitlines() if "error:" in x]
     assert f"argument {flag}: {said}" in line and len(line) < 400
+
+
+def test_the_event_csv_maps_its_columns_and_zone_too():
+    text = EVENTS.replace("time,server,event,class", "When,host,what,cause")
+    log = parse(text, columns={"time": "when", "server": "host", "event": "what", "class": "cause"})
+    assert [(f.start, f.end) for f in log.faults] == [(f.start, f.end) for f in parse(EVENTS).faults]
+    text = "time,server,event,class\n2024-10-27 02:30:00,a,start,GPU\n2024-10-27 03:30:00,a,end,GPU\n"
+    # Berlin's clocks went back from 03:00 to 02:00 on 2024-10-27: 02:30 happens twice, taken the first time
+    assert parse(text, timezone=ZoneInfo("Europe/Berlin")).faults[0].end == 7200
