@@ -56,12 +56,64 @@ def _replicas(text: str) -> int:
     return n
 
 
+def _columns(text: str) -> dict[str, str]:
+    """--columns NAME=COLUMN,...: simd's name of a CSV column (simd.traces.log.COLUMNS) -> the file's."""
+    from simd.quoting import quoted
+    from simd.traces.log import COLUMNS
+
+    out: dict[str, str] = {}
+    for pair in text.split(","):
+        name, eq, theirs = (x.strip() for x in pair.partition("="))
+        if not eq:
+            raise ValueError(f"expected NAME=COLUMN pairs separated by commas, got {quoted(text)}")
+        if name.lower() not in COLUMNS:
+            raise ValueError(f"{quoted(name)} is not a column simd reads ({', '.join(COLUMNS)})")
+        if name.lower() in out:
+            raise ValueError(f"{name.lower()} is named twice")
+        if not theirs:
+            raise ValueError(f"{name.lower()}= names no column")
+        out[name.lower()] = theirs
+    return out
+
+
+def _timezone(text: str):
+    """--timezone: an IANA zone of the system's tz database (zoneinfo), UTC, or a fixed offset such as +05:30."""
+    import datetime
+    import re
+    import zoneinfo
+
+    from simd.quoting import quoted
+
+    if m := re.fullmatch(r"([+-])(\d\d):?(\d\d)", text.strip()):
+        minutes = int(m[2]) * 60 + int(m[3])
+        if minutes < 24 * 60:
+            return datetime.timezone(datetime.timedelta(minutes=minutes if m[1] == "+" else -minutes))
+    try:
+        return zoneinfo.ZoneInfo(text.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"{quoted(text)} is not a time zone of the system's tz database (e.g. Europe/Berlin, UTC) "
+                         "nor an offset such as +05:30") from None
+
+
+FORMAT_HELP = "InfiniteHBD's JSON, a CSV of events (time,server,event,class) or of faults (start,end,server,class)"
+
+
+def _format_flags(p) -> None:
+    p.add_argument("--columns", type=checked(_columns),
+                   help="a CSV's own column names: NAME=COLUMN pairs, e.g. start=begin,end=finish,server=node,"
+                        "class=cause (names: start, end, server, class, level, desc, time, event)")
+    p.add_argument("--timezone", type=checked(_timezone),
+                   help="the zone of a CSV's dates without an offset: a tz database name (Europe/Berlin) or an "
+                        "offset (+05:30); default UTC")
+
+
 def add_commands(sub) -> None:
     t = sub.add_parser("trace", help="a cluster's fault log: its statistics")
     tsub = t.add_subparsers(dest="trace_command", required=True, parser_class=type(t))
     s = tsub.add_parser("stats", help="what a fault log says: rates, classes, gaps, bursts, faults per server, "
                         "repair times")
-    s.add_argument("file", help="InfiniteHBD's JSON, or CSV with the header time,server,event,class")
+    s.add_argument("file", help=FORMAT_HELP)
+    _format_flags(s)
     s.add_argument("--servers", type=checked(_servers),
                    help="the cluster's servers (a log names only those that failed); without it the rate and "
                         "the faults per server are left out")
@@ -75,7 +127,8 @@ def add_commands(sub) -> None:
 
     f = tsub.add_parser("fit", help="the server model fitted to a fault log (maximum likelihood, 95%% intervals), "
                         "as a scenario file, with a goodness-of-fit table")
-    f.add_argument("file", help="InfiniteHBD's JSON, or CSV with the header time,server,event,class")
+    f.add_argument("file", help=FORMAT_HELP)
+    _format_flags(f)
     f.add_argument("--servers", type=checked(_servers), required=True,
                    help="the cluster's servers (a log names only those that failed)")
     f.add_argument("--burst-seconds", type=checked(_seconds), default=0.0,
@@ -89,6 +142,9 @@ def add_commands(sub) -> None:
     f.add_argument("--out", help="write the scenario file here (simd check-config accepts it; a regular file, "
                                  "replaced whole)")
     f.add_argument("--json", action="store_true", help="the fit and the goodness of fit as one JSON object")
+    f.add_argument("--plots", help="also write the goodness of fit as PNGs in this directory (created if missing): "
+                                   "the gaps, the faults per server and the repair times of the log against the "
+                                   "fitted model's")
     f.set_defaults(func=cmd_fit)
 
 
@@ -103,7 +159,7 @@ def cmd_stats(args) -> int:
         except OSError as exc:
             return _fail(STATS, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     try:
-        log = load(args.file)
+        log = load(args.file, args.columns, args.timezone)
         result = stats(log, args.servers, args.burst_seconds)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
@@ -200,8 +256,15 @@ def cmd_fit(args) -> int:
             regularfile.writable_file(args.out)  # before any work, as simd sweep --out
         except OSError as exc:
             return _fail(FIT, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
+    if args.plots:
+        if not args.replicas:
+            return _fail(FIT, "--plots draws the log against the fitted model's synthetic logs: --replicas 0 has none")
+        try:
+            regularfile.writable_dir(args.plots)
+        except OSError as exc:
+            return _fail(FIT, f"--plots {args.plots}: cannot write there: {exc.strerror or exc}")
     try:
-        log = load(args.file)
+        log = load(args.file, args.columns, args.timezone)
         result = fit(log, args.servers, args.burst_seconds)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
@@ -210,7 +273,7 @@ def cmd_fit(args) -> int:
     text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
-    g = goodness(result, log, args.replicas) if args.replicas else None
+    g = goodness(result, log, args.replicas, curves=bool(args.plots)) if args.replicas else None
     note = budget_note(g) if g else None
     if args.json:
         print(json.dumps({"fit": dataclasses.asdict(result),
@@ -219,13 +282,17 @@ def cmd_fit(args) -> int:
                           "goodness_budget": {"faults_per_log": g.budget if g else None,
                                               "logs_stopped": g.stopped if g else 0}}))
     else:
-        print(fit_table(result))
+        # without --out, standard output is the scenario file alone (`simd trace fit FILE > my.yaml`): the tables
+        # go to standard error; with --out, they are standard output's
+        report = sys.stdout if args.out else sys.stderr
+        print(fit_table(result), file=report)
         if g:
-            print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):")
+            print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):",
+                  file=report)
             if g.rows:
-                print(goodness_table(g.rows))
+                print(goodness_table(g.rows), file=report)
             if note:
-                print(note)
+                print(note, file=report)
     if args.out:
         try:
             regularfile.write(args.out, text.encode())
@@ -233,7 +300,19 @@ def cmd_fit(args) -> int:
             return _fail(FIT, f"--out {args.out}: cannot write it: {exc.strerror or exc}", 1)
         print(f"wrote {args.out}", file=sys.stderr)
     elif not args.json:
-        print("\n" + text, end="")
+        print(text, end="")
+    if args.plots and g.curves:
+        from simd.traces.plots import write_fit
+
+        try:
+            paths = write_fit(g.curves, args.replicas - g.stopped, args.plots)
+        except OSError as exc:  # the disk filled up, the directory went away: the fit above stands
+            return _fail(FIT, f"--plots {args.plots}: cannot write {Path(exc.filename or '').name or 'the PNGs'}: "
+                              f"{exc.strerror or exc}", 1)
+        for path in paths:
+            print(f"wrote {path}", file=sys.stderr)
+    elif args.plots:
+        print(f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)", file=sys.stderr)
     return 0
 
 

@@ -1,13 +1,17 @@
 """A cluster's fault log (docs/traces.md): read, validated, paired into faults.
 
-Two formats, told apart by their first non-blank character (``[`` or ``{``: JSON):
+Three formats, told apart by their first non-blank character (``[`` or ``{``: JSON) and a CSV's header:
 
 - **InfiniteHBD's JSON** (Shou et al., SIGCOMM'25; stepfun-ai/InfiniteHBD-Trace): a list of events
   ``{"node_id": str, "event_time": days, "event_type": "fault_start" | "fault_end",
   "fault_type": {"Level": str, "Class": str, "Desc": str}}``; times are days since the trace's start.
 - **CSV** with the header ``time,server,event,class`` (a ``level`` and a ``desc`` column may follow):
   ``event`` is ``start`` or ``end``; ``time`` is seconds since the log's start, or an ISO 8601 date and time
-  (with an offset, or UTC when it has none), counted from the log's first event.
+  (with an offset, or in ``timezone`` when it has none: UTC by default), counted from the log's first event;
+- **CSV of one fault per row**: a header with ``start``, ``end``, ``server`` and ``class`` (``level``, ``desc``)
+  in any order, other columns left out; times as the event CSV's; an empty end: still in repair.
+
+A CSV's columns may carry other names: ``columns`` maps simd's names (:data:`COLUMNS`) to the file's.
 
 An end closes the open fault of its server with the same type (InfiniteHBD: Level, Class and Desc; CSV: its
 class, level and desc); a server may have faults of different types open at once (the InfiniteHBD trace has one
@@ -30,7 +34,7 @@ import io
 import json
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 from simd import regularfile
@@ -84,9 +88,9 @@ class FaultLog:
         return self.span_seconds / DAY
 
 
-def load(path: str | Path) -> FaultLog:
+def load(path: str | Path, columns: dict[str, str] | None = None, timezone: tzinfo | None = None) -> FaultLog:
     """The fault log in ``path`` (LogError: what is wrong, one line per problem; the file is read through
-    simd.regularfile: a regular file of at most MAX_BYTES)."""
+    simd.regularfile: a regular file of at most MAX_BYTES). ``columns`` and ``timezone``: :func:`parse`'s."""
     try:
         raw = regularfile.read(path, MAX_BYTES)
     except OSError as exc:
@@ -95,20 +99,24 @@ def load(path: str | Path) -> FaultLog:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LogError([f"not UTF-8 text (byte {exc.start})"]) from None
-    return parse(text)
+    return parse(text, columns, timezone)
 
 
-def parse(text: str) -> FaultLog:
-    """A fault log from its text, either format (module docstring)."""
+def parse(text: str, columns: dict[str, str] | None = None, timezone: tzinfo | None = None) -> FaultLog:
+    """A fault log from its text, any format (module docstring). ``columns``: simd's name of a CSV column -> the
+    file's (:data:`COLUMNS`); ``timezone``: the zone of a CSV's dates without an offset (default UTC)."""
     head = text.lstrip()[:1]
     if head in ("[", "{"):
+        if columns or timezone is not None:
+            raise LogError(["--columns and --timezone name a CSV's columns and dates: this is an InfiniteHBD JSON "
+                            "log"])
         return _pair(_infinitehbd(text), "infinitehbd")
     if not head:
         raise LogError(["the log is empty"])
-    return _pair(_csv(text), "csv")
+    return _csv(text, columns or {}, timezone or UTC)
 
 
-# --- the two formats: events (where, server, time in seconds, kind, (level, class, desc)) --------------------------
+# --- the formats: events (where, server, time in seconds, kind, (level, class, desc)) ------------------------------
 
 def _infinitehbd(text: str) -> list[tuple]:
     try:
@@ -157,15 +165,36 @@ def _infinitehbd(text: str) -> list[tuple]:
 CSV_HEADER = ("time", "server", "event", "class")
 
 
-def _csv(text: str) -> list[tuple]:
+ROW_COLUMNS = ("start", "end", "server", "class")  # a log of one fault per row (then optionally level, desc)
+COLUMNS = ("start", "end", "server", "class", "level", "desc", "time", "event")  # the names --columns maps
+
+
+def _csv(text: str, columns: dict[str, str], zone: tzinfo) -> FaultLog:
     rows = csv.reader(io.StringIO(text))
     try:
         header = [h.strip().lower() for h in next(rows)]
     except (StopIteration, csv.Error) as exc:
         raise LogError([f"line 1: not CSV ({exc})"]) from None
+    renamed = {}
+    for name, theirs in columns.items():  # (the file's names are not quoted: the flag's are)
+        found = [i for i, h in enumerate(header) if h == theirs.strip().lower()]
+        if len(found) != 1:
+            raise LogError([f"line 1: --columns {name}={quoted(theirs)}: the header has "
+                            + ("no column of that name" if not found else f"{len(found)} columns of that name")])
+        renamed[found[0]] = name
+    if renamed:  # a column of one of the mapped names that the map does not point at is left out
+        header = [renamed.get(i, "" if h in columns else h) for i, h in enumerate(header)]
+    if ("start" in header or "end" in header) and "event" not in header:
+        return _rows(rows, header, zone)
+    return _pair(_events(rows, header, zone), "csv")
+
+
+def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
+    """A CSV of start and end events (the header time,server,event,class)."""
     if tuple(header[:4]) != CSV_HEADER or not set(header[4:]) <= {"level", "desc"} or len(set(header)) != len(header):
         raise LogError([f"line 1: not a fault log: the header must be {','.join(CSV_HEADER)} (then optionally "
-                        "level, desc)"])  # what the line holds is not quoted: the file may be anything
+                        f"level, desc), or {','.join(ROW_COLUMNS)} for a fault per row (any order, other columns "
+                        "left out; --columns maps other names)"])  # what the line holds is not quoted
     col = {h: i for i, h in enumerate(header)}
     errors, events, origin_iso = [], [], None
     try:
@@ -182,8 +211,10 @@ def _csv(text: str) -> list[tuple]:
                 cls = row[col["class"]].strip()
                 level = row[col["level"]].strip() if "level" in col else ""
                 desc = row[col["desc"]].strip() if "desc" in col else ""
-                seconds, iso = _time(t)
-                if seconds is None:
+                seconds, iso = _time(t, zone)
+                if isinstance(seconds, str):
+                    errors.append(f"{where}: time {seconds}")
+                elif seconds is None:
                     errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
                                   f"or an ISO 8601 date and time, got {quoted(t)}")
                 elif not _name(server):
@@ -203,7 +234,12 @@ def _csv(text: str) -> list[tuple]:
         errors.append(f"line {rows.line_num}: not CSV ({exc})")
     if errors:
         raise LogError(errors)
-    if origin_iso and events:  # ISO times: from the first event
+    return _from_first(events, origin_iso)
+
+
+def _from_first(events: list[tuple], iso: bool | None) -> list[tuple]:
+    """Events whose times are ISO instants (POSIX seconds) counted from the first; checked against MAX_DAYS."""
+    if iso and events:
         first = min(e[2] for e in events)
         events = [(w, s, t - first, k, ty) for w, s, t, k, ty in events]
         errors = [f"{w}: time is more than {MAX_DAYS:g} days after the log's first event" for w, _, t, _, _ in events
@@ -213,8 +249,76 @@ def _csv(text: str) -> list[tuple]:
     return events
 
 
-def _time(t: str) -> tuple[float | None, bool]:
-    """(seconds, is ISO): seconds since the log's start, or an ISO 8601 instant as POSIX seconds."""
+def _rows(rows, header: list[str], zone: tzinfo) -> FaultLog:
+    """A CSV of one fault per row: start, end (empty: still in repair), server, class, optionally level and desc,
+    in any order; other columns left out. Faults of one server may overlap (the server is down until the last
+    end, as in the fit)."""
+    for name in ROW_COLUMNS:
+        if header.count(name) != 1:
+            raise LogError([f"line 1: a log of one fault per row needs the columns {', '.join(ROW_COLUMNS[:-1])} and "
+                            f"{ROW_COLUMNS[-1]}: {name} is " + ("missing (--columns " + name + "=NAME names it)"
+                                                              if not header.count(name) else "there twice")])
+    col = {h: header.index(h) for h in (*ROW_COLUMNS, "level", "desc") if h in header}
+    errors, events, origin_iso = [], [], None
+    try:
+        for n, row in enumerate(rows, start=2):
+            if not row or all(not c.strip() for c in row):
+                continue
+            if len(events) >= MAX_EVENTS:
+                raise LogError([f"more than {MAX_EVENTS} events"])
+            where = f"line {n}"
+            if len(row) != len(header):
+                errors.append(f"{where}: {len(row)} fields where the header has {len(header)}")
+            else:
+                cell = {h: row[i].strip() for h, i in col.items()}
+                level, desc = cell.get("level", ""), cell.get("desc", "")
+                start, start_iso = _time(cell["start"], zone)
+                end, end_iso = _time(cell["end"], zone) if cell["end"] else (None, start_iso)
+                bad = next(((name, t) for name, t in (("start", start), ("end", end)) if isinstance(t, str)), None)
+                if bad:
+                    errors.append(f"{where}: {bad[0]} {bad[1]}")
+                elif start is None or (cell["end"] and end is None):
+                    name = "start" if start is None else "end"
+                    errors.append(f"{where}: {name} must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
+                                  f"or an ISO 8601 date and time, got {quoted(cell[name])}")
+                elif not _name(cell["server"]):
+                    errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
+                elif not _name(cell["class"]) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
+                    errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
+                elif start_iso != end_iso or (origin_iso is not None and origin_iso != start_iso):
+                    errors.append(f"{where}: times mix seconds and ISO 8601 dates")
+                elif end is not None and end < start:
+                    errors.append(f"{where}: end is before start")
+                else:
+                    origin_iso = start_iso
+                    kind = (level, cell["class"], desc)
+                    events.append((where, cell["server"], start, True, kind))
+                    if end is not None:
+                        events.append((where, cell["server"], end, False, kind))
+            if len(errors) >= MAX_ERRORS:
+                break
+    except csv.Error as exc:
+        errors.append(f"line {rows.line_num}: not CSV ({exc})")
+    if errors:
+        raise LogError(errors)
+    if not events:
+        raise LogError(["the log has no events"])
+    events = _from_first(events, origin_iso)
+    faults, servers = [], {}
+    for i in sorted(range(0, len(events)), key=lambda i: events[i][2]):  # servers named in the order of time
+        where, name, t, start, kind = events[i]
+        s = servers.setdefault(name, len(servers))
+        if start:
+            end = events[i + 1][2] if i + 1 < len(events) and not events[i + 1][3] else None
+            faults.append((t, i, Fault(s, t, end, *kind)))
+    faults.sort(key=lambda f: f[:2])  # by start (ties: the file's order)
+    return FaultLog(tuple(servers), tuple(f for _, _, f in faults), max(e[2] for e in events), "csv")
+
+
+def _time(t: str, zone: tzinfo = UTC) -> tuple[float | str | None, bool]:
+    """(seconds, is ISO): seconds since the log's start, or an ISO 8601 instant as POSIX seconds (one without an
+    offset in ``zone``; at a change of the clocks an hour that happens twice is taken the first time, one that never
+    happens is the string saying so); None when it is neither."""
     try:
         x = float(t)
         return (x if 0 <= x <= MAX_SECONDS else None), False  # (NaN fails the test)
@@ -225,7 +329,10 @@ def _time(t: str) -> tuple[float | None, bool]:
     except ValueError:
         return None, True
     if d.tzinfo is None:
-        d = d.replace(tzinfo=UTC)
+        local = d.replace(tzinfo=zone)
+        if local.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != d:
+            return f"{quoted(t)} is not a time in {zone} (its clocks skipped it)", True
+        d = local
     return d.timestamp(), True
 
 

@@ -7,6 +7,13 @@
   longer than x) against the exponential of the same mean, log y (an exponential is a straight line there;
   zero gaps, the bursts, are the drop at x = 0);
 - ``repair-times.png``: the empirical distribution of repair times, log x (days), with the median and mean.
+
+``simd trace fit --plots DIR``: the goodness of fit as three PNGs, the log's curve against the fitted model's
+median and 95% range point by point over its synthetic logs (simd.traces.scenario.goodness with ``curves``):
+
+- ``fit-gaps.png``: the gaps' survival function (log y);
+- ``fit-faults-per-server.png``: the cluster's servers with at least k faults (symmetric log y);
+- ``fit-repair-times.png``: the repair times' distribution (log x, days).
 """
 
 from __future__ import annotations
@@ -21,6 +28,41 @@ import numpy as np  # noqa: E402
 
 from simd.traces.log import DAY, FaultLog  # noqa: E402
 from simd.traces.stats import Stats  # noqa: E402
+
+FIT_PNGS = {"gaps": ("fit-gaps.png", "Gaps between the cluster's faults", "gap between consecutive fault starts "
+                     "(days)", "share of gaps at least this long (log)"),
+            "per_server": ("fit-faults-per-server.png", "Faults per server", "k faults",
+                           "servers with at least k faults (symmetric log)"),
+            "repairs": ("fit-repair-times.png", "Repair times", "repair time (days, log scale)",
+                        "share of repairs done within")}
+
+
+def write_fit(curves: dict, replicas: int, out: str | Path) -> list[Path]:
+    """The goodness of fit's PNGs in ``out`` (created if missing): each curve of ``curves`` (name -> a
+    simd.traces.scenario.Curve) against the model's median and 95% range over its ``replicas`` synthetic logs."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, c in curves.items():
+        filename, title, xlabel, ylabel = FIT_PNGS[name]
+        fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+        ax.fill_between(c.x, c.low, c.high, step="post", color="tab:orange", alpha=0.25,
+                        label=f"fitted model: 95% range of {replicas} synthetic logs")
+        ax.step(c.x, c.median, where="post", color="tab:orange", linestyle="--", label="fitted model: median")
+        ax.step(c.x, c.log, where="post", color="tab:blue", linewidth=1.6, label="the log")
+        if name == "gaps":
+            ax.set_yscale("log")
+            positive = c.log[c.log > 0]
+            ax.set_ylim(positive.min() / 2 if len(positive) else 1e-3, 1.5)
+        elif name == "per_server":
+            ax.set_yscale("symlog", linthresh=1)
+            ax.set_ylim(0, max(c.log.max(), c.high.max()) * 1.5)
+        else:
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1.02)
+        ax.set_title(f"{title}: the log against the fitted model")
+        paths.append(_save(fig, ax, out / filename, xlabel, ylabel))
+    return paths
 
 
 def write(log: FaultLog, s: Stats, out: str | Path) -> list[Path]:

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from simd.traces.fit import Estimate, Fit
-from simd.traces.log import FaultLog
-from simd.traces.stats import stats
-from simd.traces.synth import MAX_FAULTS, OverBudget, generate
+from simd.traces.log import DAY, FaultLog
+from simd.traces.stats import Columns, stats
+from simd.traces.synth import MAX_FAULTS, OverBudget, columns
 
 
 @dataclass(frozen=True)
@@ -187,11 +187,24 @@ MIN_BUDGET = 1000
 
 
 @dataclass(frozen=True)
+class Curve:
+    """A curve of the log beside the fitted model's at the same points: the synthetic logs' median and 2.5-97.5%
+    range point by point (``simd trace fit --plots``)."""
+
+    x: np.ndarray
+    log: np.ndarray
+    low: np.ndarray
+    median: np.ndarray
+    high: np.ndarray
+
+
+@dataclass(frozen=True)
 class Goodness:
     rows: list[tuple[str, float, float, float, float]]  # (statistic, the log's, the model's mean, 2.5%, 97.5%)
     replicas: int
     budget: int  # faults per synthetic log
     stopped: int  # synthetic logs that reached the budget (left out of the rows)
+    curves: dict[str, Curve] | None = None  # (goodness(curves=True)) by name: see CURVES
 
 
 def budget(log: FaultLog) -> int:
@@ -199,21 +212,67 @@ def budget(log: FaultLog) -> int:
     return min(MAX_FAULTS, max(MIN_BUDGET, BUDGET_FACTOR * len(log.faults)))
 
 
-def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0) -> Goodness:
+def _gap_survival(c: Columns, x: np.ndarray) -> np.ndarray:
+    """The share of the gaps between consecutive fault starts at least ``x`` days long."""
+    gaps = np.sort(np.diff(c.start)) / DAY
+    return 1.0 - np.searchsorted(gaps, x, "left") / max(len(gaps), 1)
+
+
+def _at_least(servers: int):
+    def servers_at_least(c: Columns, k: np.ndarray) -> np.ndarray:
+        """How many of the cluster's ``servers`` had at least ``k`` faults."""
+        counts = np.sort(np.bincount(c.server, minlength=servers))
+        return servers - np.searchsorted(counts, k, "left").astype(float)
+    return servers_at_least
+
+
+def _repair_cdf(c: Columns, x: np.ndarray) -> np.ndarray:
+    """The share of the closed repairs done within ``x`` days."""
+    closed = ~np.isnan(c.end)
+    days = np.sort(c.end[closed] - c.start[closed]) / DAY
+    return np.searchsorted(days, x, "right") / max(len(days), 1)
+
+
+def _curves(log: Columns, servers: int) -> dict[str, tuple[np.ndarray, object]]:
+    """The curves the PNGs draw, each (its points, the function of a log at them): the gaps' survival function
+    (days, 0 to the log's longest gap), the servers with at least k faults (k from 0 to twice the log's most, so
+    the model's longer tail shows) and the repair times' distribution (days, log-spaced over the log's positive
+    repairs, half the shortest to twice the longest)."""
+    out: dict[str, tuple[np.ndarray, object]] = {}
+    gaps = np.diff(log.start) / DAY
+    if len(gaps) and gaps.max() > 0:
+        out["gaps"] = (np.linspace(0.0, gaps.max(), 200), _gap_survival)
+    most = int(np.bincount(log.server, minlength=servers).max()) if len(log.server) else 0
+    out["per_server"] = (np.arange(2 * most + 2), _at_least(servers))
+    closed = ~np.isnan(log.end)
+    repairs = (log.end[closed] - log.start[closed]) / DAY
+    positive = repairs[repairs > 0]
+    if len(positive):
+        out["repairs"] = (np.geomspace(positive.min() / 2, positive.max() * 2, 200), _repair_cdf)
+    return out
+
+
+def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool = False) -> Goodness:
     """Each statistic of the log beside the fitted model's mean, 2.5% and 97.5% over ``replicas`` synthetic logs
-    (those within the event budget)."""
-    observed = stats(log, f.servers, f.burst_seconds)
+    (those within the event budget); with ``curves``, the log's curves beside the model's (:class:`Curve`)."""
+    observed_columns = Columns.of(log)
+    observed = stats(observed_columns, f.servers, f.burst_seconds)
     rng = np.random.default_rng(seed)
     model = f.model()
     cap = budget(log)
+    drawn = _curves(observed_columns, f.servers) if curves else {}
+    points: dict[str, list[np.ndarray]] = {name: [] for name in drawn}
     values, stopped = [], 0
     for _ in range(replicas):
         try:
-            sim = stats(generate(model, f.servers, f.span_days, rng, cap), f.servers, f.burst_seconds)
+            synthetic = columns(model, f.servers, f.span_days, rng, cap)
         except OverBudget:
             stopped += 1
             continue
+        sim = stats(synthetic, f.servers, f.burst_seconds)
         values.append([float(read(sim) or 0.0) for _, read in STATISTICS])  # the numbers only: a log's memory goes
+        for name, (x, curve) in drawn.items():
+            points[name].append(curve(synthetic, x))
     rows = []
     if values:
         table = np.array(values, dtype=float)
@@ -221,7 +280,13 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0) -> Goodness:
             v = table[:, j]
             rows.append((name, float(read(observed) or 0.0), float(v.mean()), float(np.quantile(v, 0.025)),
                          float(np.quantile(v, 0.975))))
-    return Goodness(rows, replicas, cap, stopped)
+    out = None
+    if curves and values:
+        out = {}
+        for name, (x, curve) in drawn.items():
+            low, median, high = np.quantile(np.array(points[name]), (0.025, 0.5, 0.975), axis=0)
+            out[name] = Curve(x, curve(observed_columns, x), low, median, high)
+    return Goodness(rows, replicas, cap, stopped, out)
 
 
 def budget_note(g: Goodness) -> str | None:

@@ -69,34 +69,69 @@ class Stats:
         return d
 
 
-def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0) -> Stats:
+@dataclass(frozen=True)
+class Columns:
+    """A fault log as arrays, one entry per fault by start (what the statistics read; synth's logs are made as
+    these, without a Fault object each)."""
+
+    server: np.ndarray  # index of the fault's server (int)
+    start: np.ndarray  # seconds since the log's start
+    end: np.ndarray  # seconds; nan: still in repair at the log's end
+    cls: np.ndarray  # index into classes (int)
+    classes: tuple[str, ...]  # in the order of their first fault
+    level: np.ndarray  # index into levels (int)
+    levels: tuple[str, ...]  # in the order of their first fault ("" among them: no level)
+    servers_named: int
+    span_days: float
+
+    @classmethod
+    def of(cls, log: FaultLog) -> Columns:
+        classes: dict[str, int] = {}
+        levels: dict[str, int] = {}
+        f = log.faults
+        return cls(server=np.array([x.server for x in f], dtype=np.int64),
+                   start=np.array([x.start for x in f], dtype=float),
+                   end=np.array([math.nan if x.end is None else x.end for x in f], dtype=float),
+                   cls=np.array([classes.setdefault(x.cls, len(classes)) for x in f], dtype=np.int64),
+                   classes=tuple(classes),
+                   level=np.array([levels.setdefault(x.level, len(levels)) for x in f], dtype=np.int64),
+                   levels=tuple(levels), servers_named=len(log.servers), span_days=log.span_days)
+
+
+def _by_count(codes: np.ndarray, names: tuple[str, ...], skip: str | None = None) -> dict[str, int]:
+    """How many faults of each name, most frequent first (ties: the first seen first, as Counter.most_common)."""
+    counts = np.bincount(codes, minlength=len(names))
+    order = sorted(range(len(names)), key=lambda i: -counts[i])
+    return {names[i]: int(counts[i]) for i in order if counts[i] and names[i] != skip}
+
+
+def stats(log: FaultLog | Columns, servers: int | None = None, burst_seconds: float = 0.0) -> Stats:
     """The statistics of ``log`` on a cluster of ``servers`` (at least the servers the log names)."""
-    if servers is not None and servers < len(log.servers):
-        raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
+    c = log if isinstance(log, Columns) else Columns.of(log)
+    if servers is not None and servers < c.servers_named:
+        raise ValueError(f"--servers {servers} is fewer than the {c.servers_named} servers the log names")
     if not math.isfinite(burst_seconds) or burst_seconds < 0:
         raise ValueError(f"burst_seconds must be a finite number >= 0, got {burst_seconds}")
-    f = log.faults
-    n = len(f)
-    starts = np.array([x.start for x in f])
+    n = len(c.start)
+    starts = c.start
     gaps = np.diff(starts)
     burst_sizes = Counter(bursts(starts, burst_seconds)[1])
-    counts = Counter(x.server for x in f)
-    per_named = [counts.get(s, 0) for s in range(len(log.servers))]
-    at_least = {k: sum(c >= k for c in per_named) for k in (1, 2, 4, 6, 10)}
-    repairs = np.array([x.repair_seconds for x in f if x.end is not None]) / DAY
+    per_named = np.bincount(c.server, minlength=c.servers_named)
+    at_least = {k: int((per_named >= k).sum()) for k in (1, 2, 4, 6, 10)}
+    closed = ~np.isnan(c.end)
+    repairs = (c.end[closed] - starts[closed]) / DAY
     per_server = poisson = mean = dispersion = rate = None
     if servers is not None:
-        per = per_named + [0] * (servers - len(per_named))
-        hist = Counter(per)
-        per_server = {k: hist.get(k, 0) for k in range(max(per) + 1)}
+        per = np.concatenate([per_named, np.zeros(servers - len(per_named), dtype=per_named.dtype)])
+        hist = np.bincount(per)
+        per_server = {k: int(v) for k, v in enumerate(hist)}
         mean = n / servers
         poisson = {k: poisson_count(servers, mean, k) for k in per_server}
         dispersion = float(np.var(per)) / mean if mean > 0 else None
-        rate = n / (servers * log.span_days) if log.span_days > 0 else None
+        rate = n / (servers * c.span_days) if c.span_days > 0 else None
     return Stats(
-        faults=n, servers_named=len(log.servers), servers=servers, span_days=log.span_days,
-        by_class=dict(Counter(x.cls for x in f).most_common()),
-        by_level=dict(Counter(x.level for x in f if x.level).most_common()),
+        faults=n, servers_named=c.servers_named, servers=servers, span_days=c.span_days,
+        by_class=_by_count(c.cls, c.classes), by_level=_by_count(c.level, c.levels, skip=""),
         rate_per_server_day=rate, gaps=len(gaps),
         gap_mean_days=float(gaps.mean()) / DAY if len(gaps) else None,
         gap_cv=float(gaps.std() / gaps.mean()) if len(gaps) and gaps.mean() > 0 else None,
@@ -115,6 +150,28 @@ def stats(log: FaultLog, servers: int | None = None, burst_seconds: float = 0.0)
     )
 
 
+# The faults-per-server table's rows (docs/traces.md): a row for each count k that some server has, or that the
+# Poisson model expects at least SHOWN_EXPECTED servers to have (the others, no server and under half a server
+# expected, elided as "..."); at most TABLE_ROWS rows, the last summing every count from its k to the most.
+# Both for reading: 16 rows hold a Poisson count's bulk up to a mean of ~10 faults a server; --json has every k.
+SHOWN_EXPECTED = 0.5
+TABLE_ROWS = 16
+
+
+def per_server_rows(s: Stats) -> list[tuple[str, int, float]]:
+    """The faults-per-server table's rows as (k, or "k-max" for the last row summing the tail; servers; the Poisson
+    count), elided as :data:`TABLE_ROWS` says; every server in one row."""
+    if s.per_server is None:
+        return []
+    ks = [k for k, v in s.per_server.items() if v > 0 or s.per_server_poisson[k] >= SHOWN_EXPECTED]
+    rows = [(str(k), s.per_server[k], s.per_server_poisson[k]) for k in ks[:TABLE_ROWS]]
+    if len(ks) > TABLE_ROWS:
+        lo, hi = ks[TABLE_ROWS - 1], max(s.per_server)
+        tail = [k for k in s.per_server if k >= lo]
+        rows[-1] = (f"{lo}-{hi}", sum(s.per_server[k] for k in tail), sum(s.per_server_poisson[k] for k in tail))
+    return rows
+
+
 def poisson_count(servers: int, mean: float, k: int) -> float:
     """Of ``servers`` servers with Poisson(mean) faults each, how many are expected to have ``k``: computed in log
     space (``mean ** k / k!`` overflows a float from k = 171 on, ``exp(-mean)`` underflows from mean ~745 on)."""
@@ -126,17 +183,16 @@ def poisson_count(servers: int, mean: float, k: int) -> float:
 def bursts(starts: np.ndarray, within: float) -> tuple[np.ndarray, list[int]]:
     """The bursts of sorted fault starts: which faults are in one, and the bursts' sizes, in order (maximal runs of
     >= 2 consecutive starts each at most ``within`` after the one before, in the starts' unit)."""
-    in_burst = np.zeros(len(starts), dtype=bool)
-    sizes, run = [], 1
-    for i in range(1, len(starts) + 1):
-        if i < len(starts) and starts[i] - starts[i - 1] <= within:
-            run += 1
-            continue
-        if run >= 2:
-            sizes.append(run)
-            in_burst[i - run:i] = True
-        run = 1
-    return in_burst, sizes
+    n = len(starts)
+    close = np.concatenate([[False], np.diff(starts) <= within, [False]])  # close[i]: fault i joins fault i - 1's
+    edges = np.diff(close.astype(np.int8))
+    first = np.flatnonzero(edges == 1)  # each burst's first fault: the next one joins it
+    last = np.flatnonzero(edges == -1)  # and its last: the next one does not join it
+    marks = np.zeros(n + 1, dtype=np.int64)
+    marks[first] += 1
+    marks[last + 1] -= 1
+    in_burst = np.cumsum(marks)[:n] > 0
+    return in_burst, (last - first + 1).tolist()
 
 
 def table(s: Stats) -> str:
@@ -158,8 +214,12 @@ def table(s: Stats) -> str:
         out.append(f"faults per server: mean {s.per_server_mean:.3f}, dispersion index (variance / mean) "
                    f"{s.dispersion_index:.2f} (Poisson: 1)")
         out.append("  k faults   servers   Poisson (same mean)")
-        for k, v in s.per_server.items():
-            out.append(f"  {k:8d}   {v:7d}   {s.per_server_poisson[k]:9.2f}")
+        last = -1
+        for label, v, expected in per_server_rows(s):
+            if int(label.split("-")[0]) > last + 1:
+                out.append("       ...")
+            out.append(f"  {label:>8s}   {v:7d}   {expected:9.2f}")
+            last = int(label.split("-")[-1])
     out.append("of the servers named, at least k faults: "
                + ", ".join(f"{k}: {v}" for k, v in s.servers_at_least.items()))
     if s.repair_days_quantiles is not None:

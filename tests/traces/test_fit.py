@@ -1,7 +1,7 @@
 """simd trace fit on the InfiniteHBD trace as a user runs it: a scenario file that check-config accepts and
 simulate runs, and the goodness of fit the issue asks for: the fitted model reproduces the log's burst share and
 its faults-per-server distribution within the model's 95% range; it does not reproduce the gaps' coefficient of
-variation (1.76 against ~1.2-1.47: the log's faults cluster in time beyond its same-instant bursts) nor the
+variation (1.76 against ~1.2-1.5: the log's faults cluster in time beyond its same-instant bursts) nor the
 repair median (the lognormal's is lower): pinned here, so a change of either is seen."""
 
 import json

@@ -55,7 +55,8 @@ def test_csv_with_iso_times_counts_from_the_first_event():
      ["event 2: server 'a' starts a fault of type 'Hardware Failure/GPU/xid' while one of that type is open "
       "(no end between)"]),
     ("when,server,event,class\n1,a,start,GPU\n",
-     ["line 1: not a fault log: the header must be time,server,event,class (then optionally level, desc)"]),
+     ["line 1: not a fault log: the header must be time,server,event,class (then optionally level, desc), or "
+      "start,end,server,class for a fault per row (any order, other columns left out; --columns maps other names)"]),
     ("time,server,event,class\nsoon,a,start,GPU\n1,a,begin,GPU\n1,a\n",
      ["line 2: time must be seconds from 0 to 3155760000 (36525 days) or an ISO 8601 date and time, got 'soon'",
       "line 3: event must be start or end, got 'begin'", "line 4: 2 fields where the header has 4"]),
