@@ -119,6 +119,14 @@ def test_any_partition_gives_identical_state_with_a_load(s, horizon_steps, cuts)
     check_cuts(s, horizon_us(s, horizon_steps), cuts)
 
 
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**32), horizon_steps=st.integers(1, 4000),
+       cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_on_the_oracle_configurations(name, seed, horizon_steps, cuts):
+    s = replace(CONFIGS[name], seed=seed)
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
+
+
 def _restart_plus(s, load: float):
     """``s`` with ``load`` added to every restart (the SDCs' and each cause's) and no load of its own."""
     return replace(s, restart_seconds=s.restart_seconds + load, ckpt_load_seconds=0.0,
