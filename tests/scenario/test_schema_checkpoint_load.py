@@ -2,6 +2,9 @@
 
 import pytest
 
+from simd.engine import new_state
+from simd.metrics.snapshot import scenario_info
+from simd.offline.sweep.run import first_order
 from simd.scenario import ConfigError, default_config, parse_config, summary
 
 HEAD = """
@@ -30,6 +33,16 @@ def test_without_the_key_there_is_no_load_and_the_line_is_unchanged():
     assert s.job_spec().ckpt_load_seconds == 0.0
     assert "checkpoint every 25 steps (300 s), " in summary(s)
     assert all(x.job_spec().ckpt_load_seconds == 0.0 for x in default_config().scenarios)
+
+
+def test_the_first_order_models_recovery_holds_the_load():
+    """Seed 001's first-order model (the sweep's and the daemon's analytic efficiency): R is the detection, the
+    restart and the load, which every rollback but one to the job's start pays."""
+    loaded = scenario("{interval_steps: 25, seconds: 300, load_seconds: 93.5}")
+    plain = scenario("{interval_steps: 25, seconds: 300}")  # restart_seconds absent: 388.2 s
+    assert first_order(loaded).recovery_seconds == first_order(plain).recovery_seconds + 93.5 == 481.7
+    assert first_order(loaded).efficiency(25) == scenario_info(loaded, loaded, new_state(loaded.job_spec())) \
+        .analytic_efficiency < first_order(plain).efficiency(25)
 
 
 @pytest.mark.parametrize("value, expected", [
