@@ -96,7 +96,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
     step_us, shadow_us, ckpt_us, val_us = ints[PI.step_us], ints[PI.shadow_us], ints[PI.ckpt_us], ints[PI.val_us]
     V, C, H, target = ints[PI.val_every], ints[PI.ckpt_every], ints[PI.hyper_every], ints[PI.target]
-    restart = ints[PI.sdc_restart_us]
+    restart, load_us = ints[PI.sdc_restart_us], ints[PI.load_us]  # load_us: a rollback's load of a checkpoint
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -345,7 +345,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             onset = val = ck = False
             dl, det = deadline, detector
             stop, index = 0, 0
-            kind, cost = _STEP, 0
+            kind, cost, ld, taken = _STEP, 0, 0, 0
+            if load_us:  # a rollback in this unit loads the checkpoint it goes back to (``ld``), unless that is the
+                # job's start (step 0); the newest one as the unit meets it, the quiet steps' (``taken``) included
+                taken = (m - off) // period - (step - off) // period
+                if last > 0 or taken > 0:
+                    ld = load_us
             if cut_quiet:
                 pass  # ``until`` comes within the quiet steps: the unit is not reached
             elif h == e:  # a hard failure or a shadow disagreement: its kind (a cause, or the disagreement)
@@ -356,7 +361,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
-                cost = du + stop_det[stop] + stop_rst[stop]
+                cost = du + stop_det[stop] + stop_rst[stop] + ld
             else:
                 corr = corrupted
                 if s == e:  # an onset (on a hard failure's step it is void)
@@ -377,14 +382,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         d_at = first + 2 * nd
                 val = V != 0 and q % V == 0
                 if corr and dl <= t1:
-                    kind, cost = _FOUND, du + restart
+                    if n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
+                        # retained one (a step > 0), as below
+                        ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
+                    kind, cost = _FOUND, du + restart + ld
                 elif val and corr and n_corrupt == 0:
-                    kind, cost = _DETECTED, du + val_us + restart
+                    kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
                     kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
                     if ck and corr and not committed:
-                        kind, cost = _BAKED, cost + restart
+                        kind, cost = _BAKED, cost + restart + ld
             in_hyper = piece < NEVER
             cut = cut_quiet or t + quiet_us + cost > until
             mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
@@ -444,7 +452,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             g, step = e, q
             if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
                 tot[Tot.detection_us] += stop_det[stop]
-                tot[Tot.restart_us] += stop_rst[stop]
+                tot[Tot.restart_us] += stop_rst[stop] + ld
                 if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
                     tot[Tot.shadow_detected] += 1
                     tot[Tot.sdc_detected] += 1
@@ -707,7 +715,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
                 back = last
             # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py)
-            tot[Tot.restart_us] += restart
+            tot[Tot.restart_us] += restart + ld
             tot[Tot.steps_recomputed] += step - back
             tot[Tot.rollback_us] += pending
             pending = 0

@@ -24,7 +24,9 @@ this order, with one draw each unless said otherwise:
     and rolled back (seed 000's semantics) or, with committed SDCs, committed with the checkpoint.
 
 Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
-hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. At the
+hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. Every
+rollback ((a), (a'), (b'), (c), (d) baked) to a checkpoint at a step > 0 also pays its load
+(``ckpt_load_seconds``, in the restart bucket); one to the job's start (step 0) loads nothing. At the
 end of the job an SDC still present is baked in, and its steps since the newest clean checkpoint are void.
 
 Time is integer microseconds, rounded as the engine rounds (its Plan), and every step lasts what the engine's
@@ -88,11 +90,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     def stopped(detect_us: int, restart_us: int) -> None:
         """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
-        survives it; one in the rolled-back steps only goes with them), detect, restart."""
+        survives it; one in the rolled-back steps only goes with them), detect, restart (and load it)."""
         nonlocal corrupted, deadline, t
         roll_back(last)
         if corrupted and n_corrupt == 0:
             corrupted, deadline = False, NEVER
+        restart_us += plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
         us["detect"] += detect_us
         us["restart"] += restart_us
         t += detect_us + restart_us
@@ -111,8 +114,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         last = clean = to
         corrupted, deadline, n_corrupt = False, NEVER, 0
         corrupt.clear()
-        us["restart"] += plan.sdc_restart_us
-        t += plan.sdc_restart_us
+        restart_us = plan.sdc_restart_us + (plan.load_us if to > 0 else 0)  # a checkpoint's load; none at the start
+        us["restart"] += restart_us
+        t += restart_us
         open_window(to)
 
     uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]

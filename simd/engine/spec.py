@@ -118,6 +118,9 @@ class JobSpec:
     # the counts and the two rates are the fleet's count-weighted means (for display; the engine uses the types)
     fleet: tuple[Accelerator, ...] = ()
     servers: Servers | None = None  # the job's servers (servers.py); None: GPUs that fail independently, as seed 000
+    # what a restart from a checkpoint at a step > 0 pays to load it, on top of its restart (restart bucket); a
+    # rollback to the job's start (step 0) loads nothing. 0: the load is inside the restart (seed 000's restarts)
+    ckpt_load_seconds: float = 0.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -155,6 +158,7 @@ class Plan:
     spec: JobSpec
     step_us: int
     ckpt_us: int
+    load_us: int  # a restart's load of a checkpoint at a step > 0 (JobSpec.ckpt_load_seconds)
     val_us: int
     sdc_restart_us: int
     target: int
@@ -336,6 +340,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         spec=spec,
         step_us=step_us,
         ckpt_us=to_us(spec.ckpt_seconds),
+        load_us=to_us(spec.ckpt_load_seconds),
         val_us=to_us(spec.validation_seconds),
         sdc_restart_us=to_us(spec.restart_seconds),
         target=spec.target_steps,

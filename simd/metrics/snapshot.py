@@ -132,7 +132,8 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
     step = spec.step_seconds
     configured = scenario.job_spec()
     shares = [b - a for a, b in zip((0.0,) + p.cause_cumulative[:-1], p.cause_cumulative, strict=True)]
-    recovery_us = [d + r for d, r in zip(p.cause_detect_us, p.cause_restart_us, strict=True)]
+    # a recovery: detection, restart and the checkpoint's load (paid by every rollback but those to the job's start)
+    recovery_us = [d + r + p.load_us for d, r in zip(p.cause_detect_us, p.cause_restart_us, strict=True)]
     return ScenarioInfo(
         name=scenario.name,
         sweep=scenario.sweep or "",

@@ -348,9 +348,9 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_analytic_efficiency_ratio", "gauge", "First-order model's long-run efficiency at the configured "
            "interval (seed 001 scenario 2).", _S, "scenario", _info("analytic_efficiency"),
            "Seed 001's first-order long-run efficiency 1 / (1 + C/W + W/2M + R/M) at the configured interval (W "
-           "= interval x step seconds; R = mean detection + restart per interruption over the causes). Ignores "
-           "validation, SDC and stragglers; too optimistic when W approaches M. Absent when the hard-failure "
-           "rate is 0.", _MODELS),
+           "= interval x step seconds; R = mean detection + restart per interruption over the causes, plus "
+           "`checkpoint.load_seconds`). Ignores validation, SDC and stragglers; too optimistic when W approaches "
+           "M. Absent when the hard-failure rate is 0.", _MODELS),
     Metric("simd_expected_interruptions_per_hour", "gauge", "Configured hard-failure rate: interruptions per "
            "simulated hour of compute of one replica.", _S, "scenario", _info("expected_interruptions_per_hour"),
            "The configured hard-failure rate as interruptions per simulated hour of compute of one replica "

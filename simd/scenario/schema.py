@@ -184,6 +184,12 @@ class Checkpoint(_Strict):
     """Steps between checkpoints (beyond `target_steps`: only the job's end commits)."""
     seconds: CostSeconds
     """What one checkpoint blocks the job for."""
+    load_seconds: CostSeconds = 0.0
+    """What a recovery pays to load the checkpoint it rolls back to, on top of its restart (restart bucket): every
+    rollback (a hard failure, a shadow disagreement, an SDC detection) to a checkpoint at a step > 0; one to the
+    job's start (no checkpoint yet) loads nothing. 0: the restart includes the load (`restart_seconds` and the
+    causes' restarts are then the whole restart). TrainMover's cold restart of 6.47 min at 8,192 GPUs spends
+    1.56 min (93.6 s) loading the checkpoint (simd/models/recovery.py)."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
 

@@ -64,6 +64,7 @@ def summary(s: Scenario) -> str:
         extra += (f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {s.sdc.retention_checkpoints} "
                   "checkpoints)")
     return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
-            f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s), "
+            f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s"
+            + (f", load {s.checkpoint.load_seconds:g} s" if s.checkpoint.load_seconds else "") + "), "
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + extra)

@@ -43,6 +43,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         sdc_per_gpu_hour=sdc,
         ckpt_interval_steps=body.checkpoint.interval_steps,
         ckpt_seconds=body.checkpoint.seconds,
+        ckpt_load_seconds=body.checkpoint.load_seconds,
         validation_interval_steps=body.validation.interval_steps,
         validation_seconds=body.validation.seconds,
         restart_seconds=body.restart_seconds,

@@ -30,6 +30,19 @@ def test_shared_durations_equal_run_job_per_seed(small):
         assert all(j is not None for j in want)
 
 
+def test_shared_durations_with_a_checkpoint_load(small):
+    """The load of a rollback's checkpoint (checkpoint.load_seconds) on the shared window, whole jobs and jobs
+    cut at a limit: each point's result alone, bit for bit."""
+    points = _points(small, "checkpoint.interval_steps=10,40", "checkpoint.load_seconds=0,93.6,600")
+    specs = [p.scenario.job_spec() for p in points]
+    group = crn.Shared(specs)
+    for seed, factor in ((0, 1000), (1, 1000), (2, 1.2), (3, 1.3)):
+        limits = [round(ideal_seconds(p.scenario) * factor * 1e6) for p in points]
+        want = [run_job(replace(s, seed=seed), limit_us=lim) for s, lim in zip(specs, limits, strict=True)]
+        assert group.run(seed, limits) == want
+        assert factor < 2 or len({j.restart_seconds for j in want}) > 1
+
+
 def test_counters_equal_the_engine_state_at_the_job_end(small):
     """Below the JobResult: every counter (the step-time histogram, straggler time, replaced ranks) and the
     simulated time equal core.advance's state after the first job, or at the limit."""

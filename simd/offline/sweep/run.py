@@ -280,7 +280,7 @@ class FirstOrder:
     step_seconds: float
     checkpoint_seconds: float
     mtbf_seconds: float  # of compute: one hard failure per 1 / hazard steps
-    recovery_seconds: float  # detection plus restart, averaged over the causes' shares
+    recovery_seconds: float  # detection, restart and load, averaged over the causes' shares
 
     def efficiency(self, interval_steps):
         return efficiency(interval_steps, self.step_seconds, self.checkpoint_seconds, self.mtbf_seconds,
@@ -306,6 +306,7 @@ def first_order(scenario: Scenario) -> FirstOrder | None:
         return None
     step = plan.spec.step_seconds
     shares = [b - a for a, b in zip((0.0,) + plan.cause_cumulative[:-1], plan.cause_cumulative, strict=True)]
-    recovery_us = [d + r for d, r in zip(plan.cause_detect_us, plan.cause_restart_us, strict=True)]
+    # a recovery: detection, restart and the checkpoint's load (paid by every rollback but those to the job's start)
+    recovery_us = [d + r + plan.load_us for d, r in zip(plan.cause_detect_us, plan.cause_restart_us, strict=True)]
     return FirstOrder(step, plan.spec.ckpt_seconds, analytic.mtbf_seconds(plan.hard_hazard, step),
                       analytic.mean_recovery(shares, recovery_us) / US_PER_SECOND)
