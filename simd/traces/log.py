@@ -189,14 +189,10 @@ def _csv(text: str, columns: dict[str, str], zone: tzinfo) -> FaultLog:
     return _pair(_events(rows, header, zone), "csv")
 
 
-def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
-    """A CSV of start and end events (the header time,server,event,class)."""
-    if tuple(header[:4]) != CSV_HEADER or not set(header[4:]) <= {"level", "desc"} or len(set(header)) != len(header):
-        raise LogError([f"line 1: not a fault log: the header must be {','.join(CSV_HEADER)} (then optionally "
-                        f"level, desc), or {','.join(ROW_COLUMNS)} for a fault per row (any order, other columns "
-                        "left out; --columns maps other names)"])  # what the line holds is not quoted
-    col = {h: i for i, h in enumerate(header)}
-    errors, events, origin_iso = [], [], None
+def _data_rows(rows, header: list[str], errors: list[str], events: list):
+    """A CSV's data rows as (where, row), each with as many fields as ``header`` (blank rows skipped, another
+    length an error in ``errors``): refused past MAX_EVENTS ``events``, stopped at MAX_ERRORS ``errors``, a
+    CSV error one line. Both CSV forms read their rows through it."""
     try:
         for n, row in enumerate(rows, start=2):
             if not row or all(not c.strip() for c in row):
@@ -207,31 +203,43 @@ def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
             if len(row) != len(header):
                 errors.append(f"{where}: {len(row)} fields where the header has {len(header)}")
             else:
-                t, server, kind = row[col["time"]].strip(), row[col["server"]].strip(), row[col["event"]].strip()
-                cls = row[col["class"]].strip()
-                level = row[col["level"]].strip() if "level" in col else ""
-                desc = row[col["desc"]].strip() if "desc" in col else ""
-                seconds, iso = _time(t, zone)
-                if isinstance(seconds, str):
-                    errors.append(f"{where}: time {seconds}")
-                elif seconds is None:
-                    errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
-                                  f"or an ISO 8601 date and time, got {quoted(t)}")
-                elif not _name(server):
-                    errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
-                elif kind not in ("start", "end"):
-                    errors.append(f"{where}: event must be start or end, got {quoted(kind)}")
-                elif not _name(cls) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
-                    errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
-                elif origin_iso is not None and origin_iso != iso:
-                    errors.append(f"{where}: times mix seconds and ISO 8601 dates")
-                else:
-                    origin_iso = iso
-                    events.append((where, server, seconds, kind == "start", (level, cls, desc)))
+                yield where, row
             if len(errors) >= MAX_ERRORS:
-                break
+                return
     except csv.Error as exc:
         errors.append(f"line {rows.line_num}: not CSV ({exc})")
+
+
+def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
+    """A CSV of start and end events (the header time,server,event,class)."""
+    if tuple(header[:4]) != CSV_HEADER or not set(header[4:]) <= {"level", "desc"} or len(set(header)) != len(header):
+        raise LogError([f"line 1: not a fault log: the header must be {','.join(CSV_HEADER)} (then optionally "
+                        f"level, desc), or {','.join(ROW_COLUMNS)} for a fault per row (any order, other columns "
+                        "left out; --columns maps other names)"])  # what the line holds is not quoted
+    col = {h: i for i, h in enumerate(header)}
+    errors, events, origin_iso = [], [], None
+    for where, row in _data_rows(rows, header, errors, events):
+        t, server, kind = row[col["time"]].strip(), row[col["server"]].strip(), row[col["event"]].strip()
+        cls = row[col["class"]].strip()
+        level = row[col["level"]].strip() if "level" in col else ""
+        desc = row[col["desc"]].strip() if "desc" in col else ""
+        seconds, iso = _time(t, zone)
+        if isinstance(seconds, str):
+            errors.append(f"{where}: time {seconds}")
+        elif seconds is None:
+            errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
+                          f"or an ISO 8601 date and time, got {quoted(t)}")
+        elif not _name(server):
+            errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
+        elif kind not in ("start", "end"):
+            errors.append(f"{where}: event must be start or end, got {quoted(kind)}")
+        elif not _name(cls) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
+            errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
+        elif origin_iso is not None and origin_iso != iso:
+            errors.append(f"{where}: times mix seconds and ISO 8601 dates")
+        else:
+            origin_iso = iso
+            events.append((where, server, seconds, kind == "start", (level, cls, desc)))
     if errors:
         raise LogError(errors)
     return _from_first(events, origin_iso)
@@ -260,45 +268,32 @@ def _rows(rows, header: list[str], zone: tzinfo) -> FaultLog:
                                                               if not header.count(name) else "there twice")])
     col = {h: header.index(h) for h in (*ROW_COLUMNS, "level", "desc") if h in header}
     errors, events, origin_iso = [], [], None
-    try:
-        for n, row in enumerate(rows, start=2):
-            if not row or all(not c.strip() for c in row):
-                continue
-            if len(events) >= MAX_EVENTS:
-                raise LogError([f"more than {MAX_EVENTS} events"])
-            where = f"line {n}"
-            if len(row) != len(header):
-                errors.append(f"{where}: {len(row)} fields where the header has {len(header)}")
-            else:
-                cell = {h: row[i].strip() for h, i in col.items()}
-                level, desc = cell.get("level", ""), cell.get("desc", "")
-                start, start_iso = _time(cell["start"], zone)
-                end, end_iso = _time(cell["end"], zone) if cell["end"] else (None, start_iso)
-                bad = next(((name, t) for name, t in (("start", start), ("end", end)) if isinstance(t, str)), None)
-                if bad:
-                    errors.append(f"{where}: {bad[0]} {bad[1]}")
-                elif start is None or (cell["end"] and end is None):
-                    name = "start" if start is None else "end"
-                    errors.append(f"{where}: {name} must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
-                                  f"or an ISO 8601 date and time, got {quoted(cell[name])}")
-                elif not _name(cell["server"]):
-                    errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
-                elif not _name(cell["class"]) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
-                    errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
-                elif start_iso != end_iso or (origin_iso is not None and origin_iso != start_iso):
-                    errors.append(f"{where}: times mix seconds and ISO 8601 dates")
-                elif end is not None and end < start:
-                    errors.append(f"{where}: end is before start")
-                else:
-                    origin_iso = start_iso
-                    kind = (level, cell["class"], desc)
-                    events.append((where, cell["server"], start, True, kind))
-                    if end is not None:
-                        events.append((where, cell["server"], end, False, kind))
-            if len(errors) >= MAX_ERRORS:
-                break
-    except csv.Error as exc:
-        errors.append(f"line {rows.line_num}: not CSV ({exc})")
+    for where, row in _data_rows(rows, header, errors, events):
+        cell = {h: row[i].strip() for h, i in col.items()}
+        level, desc = cell.get("level", ""), cell.get("desc", "")
+        start, start_iso = _time(cell["start"], zone)
+        end, end_iso = _time(cell["end"], zone) if cell["end"] else (None, start_iso)
+        bad = next(((name, t) for name, t in (("start", start), ("end", end)) if isinstance(t, str)), None)
+        if bad:
+            errors.append(f"{where}: {bad[0]} {bad[1]}")
+        elif start is None or (cell["end"] and end is None):
+            name = "start" if start is None else "end"
+            errors.append(f"{where}: {name} must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
+                          f"or an ISO 8601 date and time, got {quoted(cell[name])}")
+        elif not _name(cell["server"]):
+            errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
+        elif not _name(cell["class"]) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
+            errors.append(f"{where}: class must be a non-empty name of at most {MAX_NAME} characters")
+        elif start_iso != end_iso or (origin_iso is not None and origin_iso != start_iso):
+            errors.append(f"{where}: times mix seconds and ISO 8601 dates")
+        elif end is not None and end < start:
+            errors.append(f"{where}: end is before start")
+        else:
+            origin_iso = start_iso
+            kind = (level, cell["class"], desc)
+            events.append((where, cell["server"], start, True, kind))
+            if end is not None:
+                events.append((where, cell["server"], end, False, kind))
     if errors:
         raise LogError(errors)
     if not events:
