@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from support.examples import examples
-from support.scenarios import SMALL_YAML
+from support.scenarios import SMALL_YAML, replaying
 
 from simd.cli import build_parser, main
 
@@ -218,17 +218,6 @@ def valid_log(draw) -> tuple[str, int]:
                                                  for t, n, start in events), servers
 
 
-REPLAY = """scenarios:
-  - name: s
-    n_gpus: 64
-    step_seconds: 60
-    target_steps: 300
-    failures: {{hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}}
-    checkpoint: {{interval_steps: 25, seconds: 300}}
-    servers: {{replay: {{log: {log}}}}}
-"""
-
-
 def _trace_commands(log: str, servers: int, scenario: str) -> list[list[str]]:
     return [["trace", "stats", log, "--json"], ["trace", "stats", log, "--servers", str(servers)],
             ["trace", "fit", log, "--servers", str(servers), "--replicas", "0", "--json"], ["check-config", scenario]]
@@ -246,7 +235,7 @@ def _run_lines(capsys, args: list[str]) -> tuple[int, list[str]]:
 @pytest.fixture(scope="module")
 def log_files(tmp_path_factory) -> tuple[str, str]:
     d = tmp_path_factory.mktemp("logs")
-    (d / "scenario.yaml").write_text(REPLAY.format(log="log"))  # the log beside it
+    (d / "scenario.yaml").write_text(replaying("log"))  # the log beside it
     return str(d / "log"), str(d / "scenario.yaml")
 
 

@@ -8,23 +8,13 @@ import json
 
 import pytest
 from support.cli import simd
+from support.scenarios import replaying
 
 from simd.quoting import MAX_LINE
 from simd.scenario import ConfigError, load_config
 from simd.traces.log import MAX_DAYS
 
 SECRET = "hunter2-s3cret-value"
-
-SCENARIO = """scenarios:
-  - name: s
-    n_gpus: 64
-    step_seconds: 60
-    target_steps: 300
-    failures: {{hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 1.5e-4}}
-    checkpoint: {{interval_steps: 25, seconds: 300}}
-    servers: {{replay: {{log: {log}, servers: 8}}}}
-"""
-
 
 def event(node, t, kind="fault_start"):
     return {"node_id": node, "event_time": t, "event_type": kind,
@@ -33,7 +23,7 @@ def event(node, t, kind="fault_start"):
 
 def scenario(tmp_path, log) -> str:
     path = tmp_path / "scenario.yaml"
-    path.write_text(SCENARIO.format(log=json.dumps(str(log))))
+    path.write_text(replaying(str(log), servers=8))
     return str(path)
 
 
@@ -98,7 +88,7 @@ def test_a_relative_log_is_resolved_against_the_scenario_files_folder(tmp_path, 
     folder.mkdir()
     (folder / "log.csv").write_text("time,server,event,class\n120,a,start,GPU\n600,b,start,NIC\n")
     config = folder / "scenario.yaml"
-    config.write_text(SCENARIO.format(log="log.csv"))
+    config.write_text(replaying("log.csv", servers=8))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "log.csv").write_text("time,server,event,class\n60,z,start,GPU\n")  # the wrong one

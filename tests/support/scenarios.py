@@ -35,6 +35,14 @@ def job(name: str, **keys) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def replaying(log: str, **replay) -> str:
+    """A file of one small job on 8 servers replaying the fault log ``log`` (``replay``: its other keys)."""
+    return scenario_file(job("s", n_gpus=64, step_seconds=60, target_steps=300,
+                             failures={"hard_per_gpu_hour": 2.0e-4, "sdc_per_gpu_hour": 1.5e-4},
+                             checkpoint={"interval_steps": 25, "seconds": 300}, validation=None,
+                             servers={"replay": {"log": log, **replay}}))
+
+
 def _dump(data) -> str:
     return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120)
 
