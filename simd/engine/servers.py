@@ -234,11 +234,18 @@ def census(standbys: int, job: int, roles: np.ndarray, repair_end: np.ndarray, c
     return tuple(int(x) for x in rows.sum(axis=0)), exhausted
 
 
+def replay_period(servers: Servers, step_seconds: float) -> int:
+    """The executed steps after which a replayed log repeats: ceil(span / step), at least its last fault's step
+    and 1."""
+    last = max((ts[-1] for ts in servers.replay if ts), default=0.0)
+    return max(math.ceil(servers.replay_span_seconds / step_seconds), math.ceil(last / step_seconds), 1)
+
+
 def replay_table(servers: Servers, step_seconds: float) -> tuple[tuple[int, ...], int]:
     """The replayed faults as executed steps (replay's CSR: N + 1 offsets, then each log server's sorted distinct
     fault steps in [1, period]) and the period in steps (ceil(span / step), at least the last fault's step)."""
     steps_of = [sorted({max(1, math.ceil(t / step_seconds)) for t in ts}) for ts in servers.replay]
-    period = max([math.ceil(servers.replay_span_seconds / step_seconds), 1] + [s[-1] for s in steps_of if s])
+    period = replay_period(servers, step_seconds)
     offsets = [0]
     for s in steps_of:
         offsets.append(offsets[-1] + len(s))

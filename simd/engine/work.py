@@ -20,6 +20,7 @@ import numpy as np
 
 from simd.engine.servers import cluster as cluster_of
 from simd.engine.servers import count as servers_of
+from simd.engine.servers import replay_period
 from simd.engine.shadow import shadow_ranks
 from simd.engine.spec import JobSpec
 
@@ -84,12 +85,9 @@ def load_of(spec: JobSpec) -> Load:
         table = cluster_of(spec.n_gpus, s)
         if s.lemon_multiplier != 1.0:
             hard_gpu_h *= 1.0 - s.lemon_fraction + s.lemon_fraction * s.lemon_multiplier
-        if s.replay:  # the log's faults (at most one per server and step) over its period in executed steps, as
-            # servers.replay_table repeats it: ceil(span / step), at least the last fault's step and 1
+        if s.replay:  # the log's faults (at most one per server and step) over the period it repeats with
             copies = -(-table // len(s.replay))
-            last = max((t[-1] for t in s.replay if t), default=0.0)
-            period = max(math.ceil(s.replay_span_seconds / spec.step_seconds), math.ceil(last / spec.step_seconds), 1)
-            faults = sum(len(t) for t in s.replay) * copies / period  # per executed step, an upper bound
+            faults = sum(len(t) for t in s.replay) * copies / replay_period(s, spec.step_seconds)  # an upper bound
             hard_gpu_h = faults * 3600.0 / spec.step_seconds
         per_failure = 2.0 if s.capacity else 1.0  # its failure (with the replacement), and with pools its repair's end
         servers = hard_gpu_h * step_s / 3600.0 * per_failure
