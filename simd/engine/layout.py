@@ -51,6 +51,7 @@ def _pos_columns() -> list[str]:
 
 
 Pos = IntEnum("Pos", [(name, i) for i, name in enumerate(_pos_columns())])
+FLAGS = tuple(f.name for f in fields(State) if f.type == "bool")  # State's bools: 0 or 1 in a pos row
 NPOS = len(Pos)
 TOTALS = tuple(f.name for f in fields(Totals))
 TUPLES = tuple(f.name for f in fields(Totals) if f.type.startswith("tuple"))  # in a row after the scalars
@@ -170,7 +171,8 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_blamed"] = tuple(aux[o:o + k].tolist()) if laid_out and k else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
-    d["corrupted"] = bool(d["corrupted"])
+    for name in FLAGS:
+        d[name] = bool(d[name])
     return d
 
 

@@ -97,6 +97,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     step_us, shadow_us, ckpt_us, val_us = ints[PI.step_us], ints[PI.shadow_us], ints[PI.ckpt_us], ints[PI.val_us]
     V, C, H, target = ints[PI.val_every], ints[PI.ckpt_every], ints[PI.hyper_every], ints[PI.target]
     restart, load_us = ints[PI.sdc_restart_us], ints[PI.load_us]  # load_us: a rollback's load of a checkpoint
+    write_us, slow_ppm = ints[PI.write_us], ints[PI.write_slow_ppm]  # asynchronous saves' writes (0: none)
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -154,6 +155,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         deadline, onset_step, detector = pos[Pos.sdc_deadline], pos[Pos.sdc_onset], pos[Pos.sdc_detector]
         hi, hp, si, sp = pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p]
         head, cnt = pos[Pos.ring_head], pos[Pos.ring_n]
+        # an asynchronous save in flight: when its write ends (0: none), its job step, whether it holds the SDC
+        wend, wstep, wsdc = pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] != 0
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -219,6 +222,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         need = 0
 
         while True:
+            if wend and wend <= t:  # the save in flight was written before this unit starts: durable
+                wend, last, clean, pending, n_corrupt, head, cnt = _durable(
+                    tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -265,14 +271,23 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     q = (step // V + 1) * V
                 if g + (q - step) < e:
                     e = g + (q - step)
+            writing = wend > 0
+            if write_us or writing:  # asynchronous saves: every checkpoint point a unit (a write starts, or waits)
+                q = off + ((step - off) // period + 1) * period
+                if g + (q - step) < e:
+                    e = g + (q - step)
+            ppm = slow_ppm if writing else 0  # the steps of this segment start while a save writes: slower
+            sw = su + step_us * ppm // 1000000
             n = e - g
-            du, unit_b = su, bucket  # the unit's step: its compute (shadow overhead included), its histogram bucket
+            # the unit's step: its compute (shadow overhead and a write's slowdown included), its histogram bucket, the
+            # slowdown in it
+            du, unit_b, ux = sw, bucket, sw - su
             cut_quiet, k, acc, dsum = False, 0, 0, 0
             if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
                 pd, pb, ph, p0 = prefix
-                if job_g != 0 or g < p0 or committed:
-                    raise ValueError("the prefix path runs a replica's first job without committed SDCs, from a window "
-                                     "that covers it")
+                if job_g != 0 or g < p0 or committed or write_us or writing:
+                    raise ValueError("the prefix path runs a replica's first job without committed SDCs or "
+                                     "asynchronous saves, from a window that covers it")
                 if e - p0 >= len(pd):
                     need = e
                     break
@@ -308,9 +323,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
                 due = deadline - t if corrupted and deadline < NEVER else NEVER
                 slow = max(0, min(n - 1, slow_limit - g))
-                xh, xl, mq, acc, dsum, how, d, bk = stepkernel.run(
+                xh, xl, mq, acc, dsum, how, d, bk, xsum = stepkernel.run(
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
-                    shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq)
+                    shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm,
+                    wend - t if writing else NEVER)
                 k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
                 used += w_step * k
                 x_at = g + k - (1 if how == stepkernel.FITTED else 0)
@@ -324,28 +340,36 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     cut_quiet = True
                 else:
                     n, e = k, g + k
-                    du, unit_b = d + shadow_us, bk
-            elif corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
-                budget = deadline - t
-                if budget <= su:
-                    j = 1
-                else:
-                    j = quiet.fit(step, step + n, budget - su - 1, su, ckpt_us, V, val_us, period, off) - step + 2
-                if j < n:
-                    n, e = j, g + j
+                    ux = d * ppm // 1000000
+                    du, unit_b = d + shadow_us + ux, bk
+            else:
+                if corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
+                    budget = deadline - t
+                    if budget <= sw:
+                        j = 1
+                    else:
+                        j = quiet.fit(step, step + n, budget - sw - 1, sw, ckpt_us, V, val_us, period, off) - step + 2
+                    if j < n:
+                        n, e = j, g + j
+                if writing and n > 1:  # the write ends in step j < n: the first whose end (its validation
+                    # included) reaches it is the unit (no checkpoint point before it: the segment ends at the next)
+                    j = quiet.fit(step, step + n - 1, wend - t - 1, sw, 0, V, val_us, period, off) - step + 1
+                    if j < n:
+                        n, e = j, g + j
             m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
             if has_st:
                 quiet_us = acc
             else:
                 nc = (m - off) // period - (step - off) // period
                 nv = m // V - step // V if V else 0
-                quiet_us = (n - 1) * su + nc * ckpt_us + nv * val_us
+                quiet_us = (n - 1) * sw + nc * ckpt_us + nv * val_us
             q = m + 1
             t1 = t + quiet_us + du  # the end of the unit's step
             onset = val = ck = False
             dl, det = deadline, detector
             stop, index = 0, 0
             kind, cost, ld, taken = _STEP, 0, 0, 0
+            ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             if load_us:  # a rollback in this unit loads the checkpoint it goes back to (``ld``), unless that is the
                 # job's start (step 0); the newest one as the unit meets it, the quiet steps' (``taken``) included
                 taken = (m - off) // period - (step - off) // period
@@ -391,13 +415,24 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 else:
                     ck = (q - off) % period == 0
                     kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
+                    if ck and writing:  # one write in flight: the save waits for it, which makes it durable
+                        ckw = max(wend - (t1 + (val_us if val else 0)), 0)
+                        cost += ckw
+                        if load_us:  # a rollback now goes back to it
+                            ld = load_us
                     if ck and corr and not committed:
                         kind, cost = _BAKED, cost + restart + ld
+                    elif q == target:  # the job's end waits for the write in flight (the one this unit starts)
+                        if ck and write_us:
+                            endw = write_us
+                        elif writing and not ck:
+                            endw = max(wend - (t + quiet_us + cost), 0)
+                        cost += endw
             in_hyper = piece < NEVER
             cut = cut_quiet or t + quiet_us + cost > until
             mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
             if cut and not has_st:
-                mm = quiet.fit(step, m, until - t, su, ckpt_us, V, val_us, period, off) - step
+                mm = quiet.fit(step, m, until - t, sw, ckpt_us, V, val_us, period, off) - step
             if mm:  # the quiet steps step + 1 .. step + mm
                 b = step + mm
                 nq = (b - off) // period - (step - off) // period
@@ -424,6 +459,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         for i in range(min(nq, len(ring)) - 1, -1, -1):
                             head, cnt = late.ring_add(ring, head, cnt, newest - i * period)
                         last = newest
+                xq = xsum if has_st else mm * (sw - su)  # their slowdown by a save's write (checkpoint bucket)
+                tot[Tot.checkpoint_us] += xq
+                tot[Tot.checkpoint_write_us] += xq
                 if has_st:  # their time above the base step time, their buckets
                     t += acc
                     tot[Tot.straggler_us] += dsum - mm * step_us
@@ -432,7 +470,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
                         tot[Tot.stragglers_replaced] += slow_ranks
                 else:
-                    t += quiet_us if not cut else quiet.stretch(step, b, su, ckpt_us, V, val_us, period, off)
+                    t += quiet_us if not cut else quiet.stretch(step, b, sw, ckpt_us, V, val_us, period, off)
                     tot[o_hist + bucket] += mm  # every step in the plan's bucket
                 step, g = b, g + mm
             if cut:
@@ -442,8 +480,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             tot[Tot.shadow_us] += shadow_us
             pending += step_us
             tot[o_hist + unit_b] += 1
+            tot[Tot.checkpoint_us] += ux
+            tot[Tot.checkpoint_write_us] += ux
             if has_st:
-                tot[Tot.straggler_us] += du - shadow_us - step_us
+                tot[Tot.straggler_us] += du - shadow_us - step_us - ux
                 if slow_ranks and slow_steps < NEVER and e - 1 < slow_limit <= e:
                     tot[Tot.stragglers_replaced] += slow_ranks
             if in_hyper:
@@ -451,6 +491,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             t += cost
             g, step = e, q
             if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
+                if wend:  # the rollback aborts the write in flight
+                    tot[Tot.saves_aborted] += 1
+                    wend = 0
                 tot[Tot.detection_us] += stop_det[stop]
                 tot[Tot.restart_us] += stop_rst[stop] + ld
                 if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
@@ -638,7 +681,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if val:
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
-                if ck:
+                if ck and wend:  # the write in flight waited for: durable
+                    tot[Tot.checkpoint_us] += ckw
+                    tot[Tot.checkpoint_wait_us] += ckw
+                    wend, last, clean, pending, n_corrupt, head, cnt = _durable(
+                        tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
+                if ck and write_us:  # asynchronous: the snapshot taken, its write starts
+                    tot[Tot.checkpoint_us] += ckpt_us
+                    wend, wstep, wsdc = t - endw + write_us, q, corrupted
+                elif ck:
                     tot[Tot.checkpoints] += 1
                     tot[Tot.checkpoint_us] += ckpt_us
                     if not corrupted:
@@ -654,6 +705,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         head, cnt = late.ring_add(ring, head, cnt, q)
                         last = q
                 if q == target:  # the job's end
+                    if wend:  # the write in flight waited for
+                        tot[Tot.checkpoint_us] += endw
+                        tot[Tot.checkpoint_wait_us] += endw
+                        wend, last, clean, pending, n_corrupt, head, cnt = _durable(
+                            tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
                     if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
@@ -707,6 +763,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
                 if kind == _BAKED:
+                    if wend:  # the write in flight waited for (durable), then the checkpoint that bakes the SDC in
+                        tot[Tot.checkpoint_us] += ckw
+                        tot[Tot.checkpoint_wait_us] += ckw
+                        wend, last, clean, pending, n_corrupt, head, cnt = _durable(
+                            tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
                     tot[Tot.checkpoint_us] += ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -714,7 +775,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
                 back = last
-            # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py)
+            # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py); the
+            # rollback aborts the write in flight
+            if wend:
+                tot[Tot.saves_aborted] += 1
+                wend = 0
             tot[Tot.restart_us] += restart + ld
             tot[Tot.steps_recomputed] += step - back
             tot[Tot.rollback_us] += pending
@@ -748,5 +813,23 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
+        pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
         work[r] = used
     return need
+
+
+@njit()
+def _durable(tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us):
+    """The save in flight (of job step ``wstep``) written: a rollback target, counted, its steps committed; one
+    holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring). Returns (0: no write in
+    flight, last, clean, pending, n_corrupt, head, cnt)."""
+    tot[Tot.checkpoints] += 1
+    if wsdc:
+        if n_corrupt == 0:
+            tot[Tot.sdc_baked] += 1
+            record(trace, t, tr.SDC_BAKED, tr.NONE)
+        head, cnt = late.ring_add(ring, head, cnt, wstep)
+        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt
+    tot[Tot.steps_committed] += wstep - last
+    tot[Tot.productive_us] += (wstep - last) * step_us
+    return 0, wstep, wstep, pending - (wstep - last) * step_us, n_corrupt, head, cnt

@@ -67,11 +67,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     committed = spec.committed_sdc is not None
     detectors = spec.committed_sdc.detectors if committed else ()
     retention = spec.committed_sdc.retention_checkpoints if committed else 0
+    write_us, slow_ppm = plan.write_us, plan.write_slow_ppm
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
-                       "server_failures"), 0)
-    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting"), 0)
+                       "server_failures", "checkpoints", "aborted"), 0)
+    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
     found_by = dict.fromkeys((d.name for d in detectors), 0)
@@ -82,6 +83,39 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     deadline, det = NEVER, 0  # when the first detector to find the present SDC does, and which one
     n_corrupt, corrupt = 0, []  # checkpoints holding the present SDC; the newest ``retention`` of them
     hyper_end = anchor = 0  # executed steps g + 1 .. hyper_end checkpoint on the lattice anchor + j * hi
+    wend = wstep = 0  # an asynchronous save in flight: when its write ends (0: none), its job step
+    wsdc = False  # ... whether it holds the present SDC (committed SDCs)
+
+    def durable() -> None:
+        """The save in flight is written: a rollback target (and, holding the present SDC, a committed one)."""
+        nonlocal wend, last, clean, n_corrupt
+        c["checkpoints"] += 1
+        if wsdc:
+            c["sdc_baked"] += n_corrupt == 0
+            n_corrupt += 1
+            corrupt.append(wstep)
+            del corrupt[:-retention]
+            last = wstep
+        else:
+            last = clean = wstep
+        wend = 0
+
+    def drain() -> None:
+        """The job waits for the write in flight to end (checkpoint time), which makes it durable."""
+        nonlocal t
+        if wend:
+            wait = max(wend - t, 0)
+            us["ckpt"] += wait
+            us["wait"] += wait
+            t += wait
+            durable()
+
+    def abort() -> None:
+        """A rollback aborts the write in flight: it never becomes a rollback target."""
+        nonlocal wend
+        if wend:
+            c["aborted"] += 1
+            wend = 0
 
     def roll_back(to: int) -> None:
         nonlocal cur
@@ -92,6 +126,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
         survives it; one in the rolled-back steps only goes with them), detect, restart (and load it)."""
         nonlocal corrupted, deadline, t
+        abort()
         roll_back(last)
         if corrupted and n_corrupt == 0:
             corrupted, deadline = False, NEVER
@@ -110,6 +145,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def detected(to: int) -> None:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t
+        abort()
         roll_back(to)
         last = clean = to
         corrupted, deadline, n_corrupt = False, NEVER, 0
@@ -123,11 +159,16 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
     stepped_us, shadow_us = 0, plan.shadow_us  # compute time of the executed steps
     while cur < target:
+        if wend and wend <= t:  # the write ended before this step starts: the save is durable
+            durable()
         cur += 1
         g += 1
         d = step_us or durations.of(g)
         stepped_us += d
-        t += d + shadow_us
+        slowed = d * slow_ppm // 10**6 if wend else 0  # a step that starts while a save writes runs slower
+        us["ckpt"] += slowed
+        us["write"] += slowed
+        t += d + slowed + shadow_us
         in_hyper = hi and g <= hyper_end
         if in_hyper:
             c["hyper_steps"] += 1
@@ -199,19 +240,25 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 continue
         # (d) checkpoint point
         if (cur - anchor) % hi == 0 if in_hyper else cur % ci == 0:
+            drain()  # one write in flight: a save due while one writes waits for it
             us["ckpt"] += plan.ckpt_us
             t += plan.ckpt_us
             if corrupted and not committed:  # baked in: roll back
                 c["sdc_baked"] += 1
                 detected(last)
+            elif write_us:  # asynchronous: the snapshot taken, the write starts
+                wend, wstep, wsdc = t + write_us, cur, corrupted
             elif corrupted:  # committed with the checkpoint
                 c["sdc_baked"] += n_corrupt == 0
                 n_corrupt += 1
                 corrupt.append(cur)
                 del corrupt[:-retention]
                 last = cur
+                c["checkpoints"] += 1
             else:
                 last = clean = cur
+                c["checkpoints"] += 1
+    drain()  # the job's end waits for the write in flight, as trainers do at shutdown
     # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
     if corrupted:
         c["sdc_baked"] += n_corrupt == 0
@@ -238,6 +285,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "sdc_late_found": c["late"],
         "sdc_unrecoverable": c["unrecoverable"],
         "checkpoints_lost": c["lost"],
+        "checkpoints": c["checkpoints"],
+        "saves_aborted": c["aborted"],
+        "checkpoint_write_seconds": us["write"] / US_PER_SECOND,
+        "checkpoint_wait_seconds": us["wait"] / US_PER_SECOND,
         "sdc_found_by_detector": found_by,
         "server_failures": c["server_failures"],
         "wall_seconds": wall,

@@ -40,6 +40,7 @@ from simd.engine.hazard import NEVER
 from simd.engine.layout import (
     AUX_FIELDS,
     BESIDE,
+    FLAGS,
     STREAMS,
     TOTALS,
     Aux,
@@ -136,7 +137,8 @@ class _Batch:
         p = self.pos
         out = {name: p[:, col].tolist() for name, col in Pos.__members__.items()
                if name not in ("hard_i", "hard_p", "sdc_i", "sdc_p", "ring_head", "ring_n")}
-        out["corrupted"] = p[:, Pos.corrupted].astype(bool).tolist()
+        for name in FLAGS:
+            out[name] = p[:, Pos[name]].astype(bool).tolist()
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
         out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
         ax = Aux.of(self.plan)

@@ -121,6 +121,11 @@ class JobSpec:
     # what a restart from a checkpoint at a step > 0 pays to load it, on top of its restart (restart bucket); a
     # rollback to the job's start (step 0) loads nothing. 0: the load is inside the restart (seed 000's restarts)
     ckpt_load_seconds: float = 0.0
+    # asynchronous saves (docs/model.md, "Asynchronous saves"): after its blocking ``ckpt_seconds`` (the snapshot to
+    # host memory) a save writes for ``ckpt_write_seconds`` of wall time, the steps that start meanwhile lasting
+    # ``ckpt_write_slowdown`` times their compute; it is a rollback target once written. 0: durable at once (seed 000)
+    ckpt_write_seconds: float = 0.0
+    ckpt_write_slowdown: float = 1.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -159,6 +164,10 @@ class Plan:
     step_us: int
     ckpt_us: int
     load_us: int  # a restart's load of a checkpoint at a step > 0 (JobSpec.ckpt_load_seconds)
+    # an asynchronous save's write (JobSpec.ckpt_write_seconds; 0: none) and the slowdown of the steps it overlaps,
+    # as the parts per million of a step's compute they add (``d * write_slow_ppm // 10**6`` for compute d)
+    write_us: int
+    write_slow_ppm: int
     val_us: int
     sdc_restart_us: int
     target: int
@@ -341,6 +350,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         step_us=step_us,
         ckpt_us=to_us(spec.ckpt_seconds),
         load_us=to_us(spec.ckpt_load_seconds),
+        write_us=to_us(spec.ckpt_write_seconds),
+        write_slow_ppm=round((spec.ckpt_write_slowdown - 1.0) * 10**6),
         val_us=to_us(spec.validation_seconds),
         sdc_restart_us=to_us(spec.restart_seconds),
         target=spec.target_steps,

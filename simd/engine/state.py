@@ -65,6 +65,12 @@ class Totals:
     repairs_false_manual: int = 0  # repairs_false that were escalated
     burst_events: int = 0  # correlated failures: bursts that struck the job
     burst_servers: int = 0  # servers they struck (each also in server_failures)
+    # asynchronous saves: of the checkpoint bucket, the time the steps overlapping a write lost to its slowdown and
+    # the time the job waited for a write (a save due while the one before still writes; the job's end); the
+    # saves a rollback aborted while they wrote (not rollback targets: ``checkpoints`` counts the durable ones)
+    checkpoint_write_us: int = 0
+    checkpoint_wait_us: int = 0
+    saves_aborted: int = 0
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -130,6 +136,11 @@ class State:
     burst_draws: int = 0
     burst_at: int = 0
     burst_picks: int = 0
+    # an asynchronous save in flight: when its write ends (us; 0: none in flight), its job step, whether it holds
+    # the present SDC (committed SDCs)
+    write_end: int = 0
+    write_step: int = 0
+    write_sdc: bool = False
 
     @property
     def clock_seconds(self) -> float:

@@ -69,19 +69,22 @@ FITTED, CUT, DUE = 0, 1, 2  # how ``run`` ended
 
 @njit()
 def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, val_us, slow, extra_us, due,
-        ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
+        ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, slow_ppm=0, write_left=NEVER):
     """From generator state (sh, sl), job steps a+1 .. b, each with its checkpoint (on the lattice offset + k *
     period) and validation pause and ``extra_us`` (shadow ranks' overhead), while their time stays within
-    ``budget`` (us), the first ``slow`` with the slow table. Returns (state after the last draw, m, the time
-    used, the summed durations of steps a+1 .. m, how it ended, the duration and bucket of the step drawn last)
-    and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT when step m+1 does not fit (drawn, not
-    counted); DUE when step m+1's compute ends at or after ``due`` (us from the start; drawn, not counted: a
-    detector's finding comes with it, loop.py)."""
+    ``budget`` (us), the first ``slow`` with the slow table; each step of compute d also lasts
+    ``d * slow_ppm // 10**6`` more (a save's write it overlaps). Returns (state after the last draw, m, the time
+    used, the summed durations of steps a+1 .. m, how it ended, the duration and bucket of the step drawn last,
+    the summed slowdowns of steps a+1 .. m) and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT
+    when step m+1 does not fit (drawn, not counted); DUE when step m+1's compute ends at or after ``due`` (us from
+    the start: a detector's finding comes with it, loop.py) or when its end, its validation included, reaches
+    ``write_left`` (a save's write ends in it): drawn, not counted."""
     # the state as uint64 whoever calls: a Python int below 2**63 would be typed int64, and the generator's
     # shifts would then be arithmetic (wrong draws, table indices out of range)
     sh, sl, ih, il = np.uint64(sh), np.uint64(sl), np.uint64(ih), np.uint64(il)
     used = 0
     total = 0
+    xsum = 0
     m = a
     how = FITTED
     d, k = 0, 0
@@ -94,25 +97,30 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
             sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
         else:
             sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
-        if used + d + extra_us >= due:
+        x = d * slow_ppm // 1000000
+        if used + d + x + extra_us >= due:
             how = DUE
             break
         q = m + 1
-        cost = d + extra_us
+        cost = d + x + extra_us
         if q == next_c:
             cost += ckpt_us
             next_c += period
         if q == next_v:
             cost += val_us
             next_v += val_every
+        if used + cost >= write_left:
+            how = DUE
+            break
         if used + cost > budget:
             how = CUT
             break
         used += cost
         total += d
+        xsum += x
         hist[k] += 1
         m = q
-    return sh, sl, m, used, total, how, d, k
+    return sh, sl, m, used, total, how, d, k, xsum
 
 
 @njit()
@@ -120,7 +128,7 @@ def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
     """``run`` from executed step g0+1 on (stream ``w``): (m, the summed durations of steps a+1 .. m)."""
     sh, sl = seek(w, g0)
-    sh, sl, m, used, total, how, d, k = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, 0,
+    sh, sl, m, used, total, how, d, k, x = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, 0,
                                             ckpt_us, val_every, val_us, slow, 0, NEVER, ha, hb, hc, hf, sa, sb, sc,
                                             sf, base, bounds, hist)
     return m, total

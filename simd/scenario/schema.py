@@ -190,8 +190,26 @@ class Checkpoint(_Strict):
     job's start (no checkpoint yet) loads nothing. 0: the restart includes the load (`restart_seconds` and the
     causes' restarts are then the whole restart). TrainMover's cold restart of 6.47 min at 8,192 GPUs spends
     1.56 min (93.6 s) loading the checkpoint (simd/models/recovery.py)."""
+    write_seconds: CostSeconds = 0.0
+    """Asynchronous saves (PyTorch DCP's `async_save`, Megatron's asynchronous checkpoints, CheckFreq): after its
+    blocking `seconds` (the snapshot to host memory) a save writes to storage for this long (wall time) while the
+    job trains on. It is a rollback target only once written: from the first step that starts after its write
+    ends; a rollback before that aborts it (the save before it stays the target). One write at a time: a save due
+    while one writes waits for it, and the job's end waits for the last one (checkpoint bucket). 0: a save is
+    durable when its blocking ends (seed 000)."""
+    write_slowdown: Annotated[float, Field(ge=1, le=100, allow_inf_nan=False)] = 1.0
+    """How many times its compute a step takes when it starts while a save writes (the writer shares the host and
+    the network); the extra time is checkpoint time. CheckFreq (FAST'21) keeps its whole checkpoint overhead within
+    3.5%. Needs `write_seconds`."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
+
+    @model_validator(mode="after")
+    def _write(self) -> Checkpoint:
+        if self.write_slowdown != 1.0 and self.write_seconds == 0.0:
+            raise ValueError("checkpoint.write_slowdown needs checkpoint.write_seconds > 0 (a slowdown of the steps "
+                             "a save's write overlaps)")
+        return self
 
 
 class Validation(_Strict):

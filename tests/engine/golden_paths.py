@@ -99,7 +99,9 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "repairs": {}, "gpu_hours": {}, "srv_fixed": (), "diagnosis_draws": 0, "srv_blamed": (), "diagnosis_missed": 0,
          "diagnosis_wrong": 0, "retirements": 0, "diagnosis": {}, "retired_at_s": 0,
          "repairs_started": 0, "repairs_false_manual": 0, "burst_draws": 0, "burst_at": 0, "burst_picks": 0,
-         "bursts": {}, "burst_events": 0, "burst_servers": 0}  # servers (issue 21)
+         "bursts": {}, "burst_events": 0, "burst_servers": 0,  # servers (issue 21)
+         "write_end": 0, "write_step": 0, "write_sdc": False, "checkpoint_write_us": 0, "checkpoint_wait_us": 0,
+         "saves_aborted": 0, "saves": {}}  # asynchronous saves
 
 
 def _kept(obj) -> list:

@@ -3,7 +3,7 @@ written in (pcg.py gives its two LLVM intrinsics a Python twin), and the results
 path of the engine is run as a real `simd simulate` and `simd sweep` with and without the switch, on tiny jobs:
 the one kernel with plain jobs (causes, stragglers) and with hyper-checkpointing, committed SDCs, shadow ranks, a
 fleet, committed SDCs under stragglers (the step sampler) and servers with lognormal lifetimes, gamma rates and
-pools (two of them with a checkpoint load), and a sweep.
+pools (two of them with a checkpoint load, two with asynchronous saves), and a sweep.
 The sweep's common random numbers under stragglers (crn.py) are left out: their window is 2**18 steps, 16 s of
 Python (checked by hand: `simd sweep --scenario causes-stragglers` on PATHS gives the same table either way)."""
 
@@ -36,12 +36,13 @@ scenarios:
      checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 25, seconds: 20}}
   - {name: committed-stragglers, seed: 5, n_gpus: 1024, step_seconds: 60, target_steps: 300,
      failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 2.0e-3},
-     checkpoint: {interval_steps: 25, seconds: 300}, stragglers: {jitter_seconds: 0.5},
-     sdc: {semantics: committed, retention_checkpoints: 3, detectors: [
+     checkpoint: {interval_steps: 25, seconds: 300, write_seconds: 700, write_slowdown: 1.2},
+     stragglers: {jitter_seconds: 0.5}, sdc: {semantics: committed, retention_checkpoints: 3, detectors: [
        {name: scan, latency: {distribution: exponential, mean_seconds: 3600}}]}}
   - {name: servers, seed: 6, n_gpus: 1024, step_seconds: 60, target_steps: 300,
      failures: {hard_per_gpu_hour: 1.0e-3, sdc_per_gpu_hour: 1.0e-3},
-     checkpoint: {interval_steps: 25, seconds: 300, load_seconds: 93.6}, validation: {interval_steps: 25, seconds: 20},
+     checkpoint: {interval_steps: 25, seconds: 300, load_seconds: 93.6, write_seconds: 900, write_slowdown: 1.1},
+     validation: {interval_steps: 25, seconds: 20},
      servers: {lemons: {fraction: 0.1, multiplier: 5}, rates: {gamma_shape: 0.5},
                lifetime: {distribution: lognormal, sigma: 1.0}, warm_standbys: 2, spares: {count: 3},
                repair: {automatic: {distribution: exponential, mean_seconds: 36000},

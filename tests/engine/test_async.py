@@ -1,0 +1,68 @@
+"""Asynchronous saves (JobSpec.ckpt_write_seconds, ckpt_write_slowdown; checkpoint.write_seconds and
+write_slowdown): a save blocks for its snapshot, then writes; the steps that start while it writes last the
+slowdown times their compute (checkpoint bucket); it is a rollback target from the start of the first step after
+its write ends; a rollback before that aborts it; a save due while one writes waits for it, and so does the job's
+end. Hand-placed failures (the statistical checks are in tests/engine/statistical)."""
+
+from dataclasses import replace
+
+from specs import spec
+
+from simd.engine import US_PER_SECOND, advance, new_state, run_job
+
+S = US_PER_SECOND
+TINY = 1e-15  # a rate whose next events after a placed one lie ~1e14 steps away
+
+# 60 s steps, a checkpoint every 10 steps blocking 30 s, its write 200 s with steps 1.5x slower meanwhile (90 s):
+# the write ends in the third step after the save, which starts at 180 s of it and ends at 270 s
+JOB = spec(hard_per_gpu_hour=TINY, sdc_per_gpu_hour=0.0, ckpt_interval_steps=10, validation_interval_steps=0,
+           step_seconds=60.0, ckpt_seconds=30.0, restart_seconds=60.0, target_steps=40,
+           ckpt_write_seconds=200.0, ckpt_write_slowdown=1.5)
+SAVE_END = 10 * 60 + 30  # the first save's snapshot ends
+DURABLE = SAVE_END + 3 * 90  # the end of the step in which its write ends (job step 13)
+
+
+def _hard_at(state, g):
+    """``state`` with its next hard failure on executed step ``g``."""
+    return replace(state, hard=(state.hard[0], g))
+
+
+def test_a_save_is_a_rollback_target_from_the_end_of_the_step_its_write_ends_in():
+    state = new_state(JOB)
+    before, _ = advance(state, (DURABLE - 1) * S)
+    assert (before.step, before.last_ckpt, before.write_end) == (12, 0, (SAVE_END + 200) * S)
+    assert before.totals.checkpoints == 0
+    after, _ = advance(state, (DURABLE + 60) * S)  # the next step, at full speed, has started on a durable save
+    assert (after.step, after.last_ckpt, after.write_end) == (14, 10, 0)
+    assert after.totals.checkpoints == 1 and after.totals.steps_committed == 10
+    # the checkpoint bucket: the blocking, and the three slowed steps' extra 30 s each
+    assert after.totals.checkpoint_us == (30 + 3 * 30) * S
+    assert after.totals.checkpoint_write_us == 3 * 30 * S and after.totals.checkpoint_wait_us == 0
+
+
+def test_a_failure_while_the_save_writes_aborts_it_one_after_rolls_back_to_it():
+    lost, _ = advance(_hard_at(new_state(JOB), 13), (DURABLE + 60) * S)  # in the step the write ends in
+    assert (lost.last_ckpt, lost.totals.saves_aborted, lost.totals.steps_recomputed) == (0, 1, 13)
+    assert lost.write_end == 0
+    kept, _ = advance(_hard_at(new_state(JOB), 14), (DURABLE + 60 + 60) * S)  # in the first step after it
+    assert (kept.last_ckpt, kept.totals.saves_aborted, kept.totals.steps_recomputed) == (10, 0, 4)
+
+
+def test_a_save_due_while_one_writes_waits_for_it_and_so_does_the_jobs_end():
+    # the write lasts 1000 s: ten slowed steps (900 s) and the job waits 100 s at the next checkpoint; the job of 20
+    # steps ends on that save, and waits for its whole write
+    s = replace(JOB, ckpt_write_seconds=1000.0, target_steps=20)
+    job = run_job(s)
+    assert job.checkpoints == 2 and job.saves == {"aborted": 0, "write_seconds": 10 * 30.0, "wait_seconds": 1100.0}
+    assert job.bucket_seconds["checkpoint"] == 2 * 30 + 10 * 30 + 100 + 1000
+    assert job.wall_seconds == 20 * 60 + 10 * 30 + 2 * 30 + 100 + 1000
+    assert job.bucket_seconds["productive"] == 20 * 60
+
+
+def test_without_a_write_the_job_is_seed_000s_whatever_the_slowdown():
+    s = replace(JOB, ckpt_write_seconds=0.0, ckpt_write_slowdown=3.0, hard_per_gpu_hour=2e-4,
+                sdc_per_gpu_hour=1.5e-4, validation_interval_steps=5, target_steps=3000)
+    plain = replace(s, ckpt_write_slowdown=1.0)
+    for seed in range(5):
+        a, b = run_job(replace(s, seed=seed)), run_job(replace(plain, seed=seed))
+        assert a == b and a.saves == {}
