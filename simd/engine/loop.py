@@ -27,6 +27,12 @@ cut at ``until`` on the drawn times. The draws:
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
   order of operations, so it gives the same doubles (tests compare it with the standard library's).
 
+Asynchronous saves (docs/model.md): with writes every checkpoint point is a unit (a save waits there for the
+write before it, then starts its own), and while a save writes (State.write_end) the segment's steps run at the
+slowed step time and end no later than the step in which the write ends (quiet.fit on the slowed stretch; under
+stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
+after its end (``_durable``), and a rollback aborts it.
+
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
 checkpoint is kept as steps times the step time (so core.retarget refuses a new step time while it is pending).

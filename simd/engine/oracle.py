@@ -21,7 +21,11 @@ this order, with one draw each unless said otherwise:
     the onset (to the oldest retained one, the SDC accepted, if that one is gone).
 (c) validation point: an SDC in no checkpoint is detected.
 (d) checkpoint point (on the hyper lattice while a hyper window is open, hyper.py): an SDC present is baked in
-    and rolled back (seed 000's semantics) or, with committed SDCs, committed with the checkpoint.
+    and rolled back (seed 000's semantics) or, with committed SDCs, committed with the checkpoint. With
+    asynchronous saves (``write_us``; docs/model.md, "Asynchronous saves") the point first waits for the write in
+    flight (which makes it durable), blocks for the snapshot, and starts a write: the save is durable before the
+    first step that starts at or after the write's end, the steps before it slowed by ``write_slow_ppm``; every
+    rollback aborts it; the job's end waits for it.
 
 Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
 hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. Every
