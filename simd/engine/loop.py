@@ -104,6 +104,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     V, C, H, target = ints[PI.val_every], ints[PI.ckpt_every], ints[PI.hyper_every], ints[PI.target]
     restart, load_us = ints[PI.sdc_restart_us], ints[PI.load_us]  # load_us: a rollback's load of a checkpoint
     write_us, slow_ppm = ints[PI.write_us], ints[PI.write_slow_ppm]  # asynchronous saves' writes (0: none)
+    p_fail = floats[PF.save_fail]  # P(a save fails)
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -163,6 +164,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         head, cnt = pos[Pos.ring_head], pos[Pos.ring_n]
         # an asynchronous save in flight: when its write ends (0: none), its job step, whether it holds the SDC
         wend, wstep, wsdc = pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] != 0
+        wfail, wsf, sfi = pos[Pos.write_fails] != 0, words[Stream.save_fail], pos[Pos.save_draws]
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -230,7 +232,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         while True:
             if wend and wend <= t:  # the save in flight was written before this unit starts: durable
                 wend, last, clean, pending, n_corrupt, head, cnt = _durable(
-                    tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
+                    tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -278,7 +280,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if g + (q - step) < e:
                     e = g + (q - step)
             writing = wend > 0
-            if write_us or writing:  # asynchronous saves: every checkpoint point a unit (a write starts, or waits)
+            if write_us or writing or p_fail != 0.0:  # asynchronous or failing saves: every checkpoint point a unit
+                # (a write starts or waits there; a save's failure is drawn there)
                 q = off + ((step - off) // period + 1) * period
                 if g + (q - step) < e:
                     e = g + (q - step)
@@ -424,7 +427,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if ck and writing:  # one write in flight: the save waits for it, which makes it durable
                         ckw = max(wend - (t1 + (val_us if val else 0)), 0)
                         cost += ckw
-                        if load_us:  # a rollback now goes back to it
+                        if load_us and not wfail:  # a rollback now goes back to it
                             ld = load_us
                     if ck and corr and not committed:
                         kind, cost = _BAKED, cost + restart + ld
@@ -691,10 +694,19 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.checkpoint_us] += ckw
                     tot[Tot.checkpoint_wait_us] += ckw
                     wend, last, clean, pending, n_corrupt, head, cnt = _durable(
-                        tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
+                        tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us)
+                fails = False
+                if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
+                    fh, fl = pcg.seek(wsf, sfi)
+                    fh, fl, u = draws.uniform(wsf, fh, fl)
+                    sfi += 1
+                    fails = u <= p_fail
                 if ck and write_us:  # asynchronous: the snapshot taken, its write starts
                     tot[Tot.checkpoint_us] += ckpt_us
-                    wend, wstep, wsdc = t - endw + write_us, q, corrupted
+                    wend, wstep, wsdc, wfail = t - endw + write_us, q, corrupted, fails
+                elif ck and fails:  # failed: it cost its blocking, the job goes on without it
+                    tot[Tot.checkpoint_us] += ckpt_us
+                    tot[Tot.saves_failed] += 1
                 elif ck:
                     tot[Tot.checkpoints] += 1
                     tot[Tot.checkpoint_us] += ckpt_us
@@ -715,7 +727,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.checkpoint_us] += endw
                         tot[Tot.checkpoint_wait_us] += endw
                         wend, last, clean, pending, n_corrupt, head, cnt = _durable(
-                            tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
+                            tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
+                            step_us)
                     if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
@@ -773,7 +786,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.checkpoint_us] += ckw
                         tot[Tot.checkpoint_wait_us] += ckw
                         wend, last, clean, pending, n_corrupt, head, cnt = _durable(
-                            tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us)
+                            tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
+                            step_us)
                     tot[Tot.checkpoint_us] += ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -820,15 +834,19 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
         pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
+        pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
         work[r] = used
     return need
 
 
 @njit()
-def _durable(tot, ring, trace, t, wstep, wsdc, last, clean, pending, n_corrupt, head, cnt, step_us):
+def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us):
     """The save in flight (of job step ``wstep``) written: a rollback target, counted, its steps committed; one
-    holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring). Returns (0: no write in
-    flight, last, clean, pending, n_corrupt, head, cnt)."""
+    holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring); one that fails (``wfail``)
+    counted and nothing else. Returns (0: no write in flight, last, clean, pending, n_corrupt, head, cnt)."""
+    if wfail:
+        tot[Tot.saves_failed] += 1
+        return 0, last, clean, pending, n_corrupt, head, cnt
     tot[Tot.checkpoints] += 1
     if wsdc:
         if n_corrupt == 0:

@@ -71,11 +71,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     committed = spec.committed_sdc is not None
     detectors = spec.committed_sdc.detectors if committed else ()
     retention = spec.committed_sdc.retention_checkpoints if committed else 0
-    write_us, slow_ppm = plan.write_us, plan.write_slow_ppm
+    write_us, slow_ppm, p_fail = plan.write_us, plan.write_slow_ppm, plan.save_fail
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
-                       "server_failures", "checkpoints", "aborted"), 0)
+                       "server_failures", "checkpoints", "aborted", "failed"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -88,11 +88,15 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     n_corrupt, corrupt = 0, []  # checkpoints holding the present SDC; the newest ``retention`` of them
     hyper_end = anchor = 0  # executed steps g + 1 .. hyper_end checkpoint on the lattice anchor + j * hi
     wend = wstep = 0  # an asynchronous save in flight: when its write ends (0: none), its job step
-    wsdc = False  # ... whether it holds the present SDC (committed SDCs)
+    wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
 
     def durable() -> None:
         """The save in flight is written: a rollback target (and, holding the present SDC, a committed one)."""
         nonlocal wend, last, clean, n_corrupt
+        if wfail:  # its write failed: no rollback target
+            c["failed"] += 1
+            wend = 0
+            return
         c["checkpoints"] += 1
         if wsdc:
             c["sdc_baked"] += n_corrupt == 0
@@ -250,8 +254,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             if corrupted and not committed:  # baked in: roll back
                 c["sdc_baked"] += 1
                 detected(last)
+            elif (fails := p_fail > 0 and rng.random() < p_fail) and not write_us:  # failed: the job goes on
+                c["failed"] += 1
             elif write_us:  # asynchronous: the snapshot taken, the write starts
-                wend, wstep, wsdc = t + write_us, cur, corrupted
+                wend, wstep, wsdc, wfail = t + write_us, cur, corrupted, fails
             elif corrupted:  # committed with the checkpoint
                 c["sdc_baked"] += n_corrupt == 0
                 n_corrupt += 1
@@ -291,6 +297,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "checkpoints_lost": c["lost"],
         "checkpoints": c["checkpoints"],
         "saves_aborted": c["aborted"],
+        "saves_failed": c["failed"],
         "checkpoint_write_seconds": us["write"] / US_PER_SECOND,
         "checkpoint_wait_seconds": us["wait"] / US_PER_SECOND,
         "sdc_found_by_detector": found_by,

@@ -44,8 +44,9 @@ class JobResult:
     retirements: int = 0  # capacity: servers retired
     bursts: dict[str, int] = field(default_factory=dict)  # with bursts: how many, and the servers they struck
     gpu_hours: dict[str, float] = field(default_factory=dict)  # capacity: GPU-hours held by the job and its pools
-    # asynchronous saves: saves aborted by a rollback while they wrote, and the checkpoint bucket's seconds lost to
-    # the writes' slowdown of the steps they overlapped and waiting for a write ({}: saves durable at once)
+    # asynchronous or failing saves: saves aborted by a rollback while they wrote, saves that failed, and the
+    # checkpoint bucket's seconds lost to the writes' slowdown of the steps they overlapped and waiting for a write
+    # ({}: saves durable at once that never fail)
     saves: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -135,8 +136,9 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         bursts={"count": d.burst_events, "servers": d.burst_servers} if p.burst_log1m else {},
         gpu_hours=gpu_hours(p, d, wall_us, retired_before, wall_us if end_us is None else end_us)
         if p.cluster else {},
-        saves={"aborted": d.saves_aborted, "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
-               "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND} if p.write_us else {},
+        saves={"aborted": d.saves_aborted, "failed": d.saves_failed,
+               "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
+               "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND} if p.write_us or p.save_fail else {},
     )
 
 

@@ -126,6 +126,9 @@ class JobSpec:
     # ``ckpt_write_slowdown`` times their compute; it is a rollback target once written. 0: durable at once (seed 000)
     ckpt_write_seconds: float = 0.0
     ckpt_write_slowdown: float = 1.0
+    # a save fails with this probability (drawn at its snapshot, known when its write ends): it costs what a save
+    # costs and is no rollback target; the job goes on (the non-fatal policy Megatron-LM#1435 asks for)
+    ckpt_save_failure: float = 0.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -168,6 +171,7 @@ class Plan:
     # as the parts per million of a step's compute they add (``d * write_slow_ppm // 10**6`` for compute d)
     write_us: int
     write_slow_ppm: int
+    save_fail: float  # P(a save fails) (JobSpec.ckpt_save_failure); its draws: one per save from "save-fail"
     val_us: int
     sdc_restart_us: int
     target: int
@@ -199,6 +203,7 @@ class Plan:
     detector_sigma: tuple[float, ...] = ()
     detector_coverage: tuple[float, ...] = ()
     detect_stream: dict | None = stream("sdc-detect")
+    save_fail_stream: dict | None = stream("save-fail")
 
     @property
     def table(self) -> int:
@@ -352,6 +357,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         load_us=to_us(spec.ckpt_load_seconds),
         write_us=to_us(spec.ckpt_write_seconds),
         write_slow_ppm=round((spec.ckpt_write_slowdown - 1.0) * 10**6),
+        save_fail=spec.ckpt_save_failure,
         val_us=to_us(spec.validation_seconds),
         sdc_restart_us=to_us(spec.restart_seconds),
         target=spec.target_steps,
@@ -388,6 +394,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
     on = ["hard_stream", "sdc_stream", "cause_stream"]
     if spec.committed_sdc is not None:
         on.append("detect_stream")
+    if spec.ckpt_save_failure > 0:
+        on.append("save_fail_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")
         if spec.servers.capacity:

@@ -71,6 +71,7 @@ class Totals:
     checkpoint_write_us: int = 0
     checkpoint_wait_us: int = 0
     saves_aborted: int = 0
+    saves_failed: int = 0  # saves that failed (JobSpec.ckpt_save_failure): not rollback targets
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -141,6 +142,8 @@ class State:
     write_end: int = 0
     write_step: int = 0
     write_sdc: bool = False
+    write_fails: bool = False  # ... whether it fails (drawn at its snapshot)
+    save_draws: int = 0  # draws of the epoch's "save-fail" stream (one per save)
 
     @property
     def clock_seconds(self) -> float:

@@ -177,6 +177,16 @@ class HyperCheckpoint(_Strict):
     the job ends."""
 
 
+class SaveFailure(_Strict):
+    """Saves that fail (a storage error, a write that times out): the non-fatal policy Megatron-LM#1435 asks for,
+    the job goes on without the save."""
+
+    probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """The share of saves that fail, each independently: a failed save costs its blocking (and its write, with
+    `write_seconds`, which ends without a checkpoint) and is no rollback target; the one before it stays the
+    target. No public per-save failure rate exists (docs/checkpoints.md, section 9)."""
+
+
 class Checkpoint(_Strict):
     """Checkpoints: the job commits its progress every `interval_steps` steps, blocking for `seconds`."""
 
@@ -201,6 +211,8 @@ class Checkpoint(_Strict):
     """How many times its compute a step takes when it starts while a save writes (the writer shares the host and
     the network); the extra time is checkpoint time. CheckFreq (FAST'21) keeps its whole checkpoint overhead within
     3.5%. Needs `write_seconds`."""
+    save_failure: SaveFailure | None = None
+    """Saves that fail; absent: every save succeeds."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
 

@@ -67,6 +67,8 @@ def summary(s: Scenario) -> str:
             f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s"
             + (f", load {s.checkpoint.load_seconds:g} s" if s.checkpoint.load_seconds else "")
             + (f", written asynchronously in {s.checkpoint.write_seconds:g} s, steps "
-               f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "") + "), "
+               f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "")
+            + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
+            + "), "
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + extra)

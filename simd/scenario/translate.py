@@ -46,6 +46,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         ckpt_load_seconds=body.checkpoint.load_seconds,
         ckpt_write_seconds=body.checkpoint.write_seconds,
         ckpt_write_slowdown=body.checkpoint.write_slowdown,
+        ckpt_save_failure=body.checkpoint.save_failure.probability if body.checkpoint.save_failure else 0.0,
         validation_interval_steps=body.validation.interval_steps,
         validation_seconds=body.validation.seconds,
         restart_seconds=body.restart_seconds,

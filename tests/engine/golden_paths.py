@@ -101,7 +101,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "repairs_started": 0, "repairs_false_manual": 0, "burst_draws": 0, "burst_at": 0, "burst_picks": 0,
          "bursts": {}, "burst_events": 0, "burst_servers": 0,  # servers (issue 21)
          "write_end": 0, "write_step": 0, "write_sdc": False, "checkpoint_write_us": 0, "checkpoint_wait_us": 0,
-         "saves_aborted": 0, "saves": {}}  # asynchronous saves
+         "saves_aborted": 0, "saves": {}, "saves_failed": 0, "write_fails": False,
+         "save_draws": 0}  # asynchronous and failing saves
 
 
 def _kept(obj) -> list:

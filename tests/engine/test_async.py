@@ -53,7 +53,8 @@ def test_a_save_due_while_one_writes_waits_for_it_and_so_does_the_jobs_end():
     # steps ends on that save, and waits for its whole write
     s = replace(JOB, ckpt_write_seconds=1000.0, target_steps=20)
     job = run_job(s)
-    assert job.checkpoints == 2 and job.saves == {"aborted": 0, "write_seconds": 10 * 30.0, "wait_seconds": 1100.0}
+    assert job.checkpoints == 2 and job.saves == {"aborted": 0, "failed": 0, "write_seconds": 10 * 30.0,
+                                     "wait_seconds": 1100.0}
     assert job.bucket_seconds["checkpoint"] == 2 * 30 + 10 * 30 + 100 + 1000
     assert job.wall_seconds == 20 * 60 + 10 * 30 + 2 * 30 + 100 + 1000
     assert job.bucket_seconds["productive"] == 20 * 60
@@ -66,3 +67,26 @@ def test_without_a_write_the_job_is_seed_000s_whatever_the_slowdown():
     for seed in range(5):
         a, b = run_job(replace(s, seed=seed)), run_job(replace(plain, seed=seed))
         assert a == b and a.saves == {}
+
+
+def test_a_failed_save_costs_its_blocking_and_write_and_is_no_rollback_target():
+    # every save fails: nothing is durable, the failure on job step 25 goes back to the job's start (the saves
+    # at 10 and 20 failed), which then saves at 10, 20, 30 and 40 (its end) in vain
+    s = replace(JOB, ckpt_save_failure=1.0)
+    state, _ = advance(_hard_at(new_state(s), 25), 10**6 * S, max_jobs=1)
+    assert (state.totals.saves_failed, state.totals.checkpoints, state.totals.steps_recomputed) == (6, 0, 25)
+    # blocking saves that fail: the same, with no write
+    b, _ = advance(_hard_at(new_state(replace(s, ckpt_write_seconds=0.0, ckpt_write_slowdown=1.0)), 25), 10**6 * S,
+                   max_jobs=1)
+    assert (b.totals.saves_failed, b.totals.checkpoints, b.totals.steps_recomputed) == (6, 0, 25)
+    # a job whose every save fails still ends (its end commits the work) and counts every save
+    job = run_job(replace(s, hard_per_gpu_hour=0.0))
+    assert job.checkpoints == 0 and job.saves["failed"] == 4
+    assert job.bucket_seconds["productive"] == 40 * 60
+
+
+def test_save_failures_are_drawn_per_save_about_their_probability():
+    s = replace(JOB, hard_per_gpu_hour=0.0, target_steps=10_000, ckpt_save_failure=0.25)
+    job = run_job(s)
+    assert job.checkpoints + job.saves["failed"] == 1000
+    assert abs(job.saves["failed"] - 250) < 4 * (1000 * 0.25 * 0.75) ** 0.5

@@ -1,4 +1,5 @@
-"""Asynchronous saves (checkpoint.write_seconds, write_slowdown; JobSpec.ckpt_write_seconds, ckpt_write_slowdown):
+"""Asynchronous and failing saves (checkpoint.write_seconds, write_slowdown, save_failure; JobSpec.ckpt_write_seconds,
+ckpt_write_slowdown, ckpt_save_failure):
 the engine against the per-step oracle (means within 4 standard errors, distributions by KS: engine_stats) with
 failures during writes, saves that wait for the write before them, and every mechanism a write meets (validation,
 SDCs baked in and committed with their detectors, hyper windows, causes, stragglers, shadow ranks, servers with
@@ -28,8 +29,9 @@ POOLS = Servers(warm_standbys=1, spares=1, preemption_seconds=600.0, repair=("ex
                 burst_per_day=2.0, burst_mean_size=3.0)
 
 
-def _async(s, write: float, slowdown: float = 1.25):
-    return replace(s, ckpt_write_seconds=write, ckpt_write_slowdown=slowdown)
+def _async(s, write: float, slowdown: float = 1.25, fail: float = 0.0):
+    return replace(s, ckpt_write_seconds=write, ckpt_write_slowdown=slowdown if write else 1.0,
+                   ckpt_save_failure=fail)
 
 
 # seed 000's optimized job (60 s steps, a checkpoint every 25 steps = 1,500 s) with writes of about half an
@@ -50,10 +52,15 @@ CONFIGS = {
     "servers_pools_bursts": _async(spec(n_gpus=64, hard_per_gpu_hour=0.015, sdc_per_gpu_hour=0.002, servers=POOLS,
                                         ckpt_load_seconds=LOAD), 1000.0),
     "hyper": _async(spec(sdc_per_gpu_hour=6e-4, validation_interval_steps=20, hyper=Hyper(5, 300)), 400.0),
+    # saves that fail (a fifth of them), blocking and written, with committed SDCs
+    "failing_blocking": _async(spec(hard_per_gpu_hour=4e-4, ckpt_load_seconds=LOAD), 0.0, fail=0.2),
+    "failing_writes": _async(spec(hard_per_gpu_hour=4e-4), 700.0, fail=0.2),
+    "failing_committed": _async(replace(LATE["nondividing_retention1"], ckpt_load_seconds=LOAD), 300.0, fail=0.3),
 }
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoint_seconds", "checkpoints")}
 SAVES = {"saves_aborted": (lambda j: j.saves["aborted"], lambda r: r["saves_aborted"]),
+         "saves_failed": (lambda j: j.saves["failed"], lambda r: r["saves_failed"]),
          "write_seconds": (lambda j: j.saves["write_seconds"], lambda r: r["checkpoint_write_seconds"]),
          "wait_seconds": (lambda j: j.saves["wait_seconds"], lambda r: r["checkpoint_wait_seconds"])}
 LATE_READS = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")}
@@ -63,7 +70,10 @@ LATE_READS = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "chec
 def test_engine_matches_the_per_step_loop_with_asynchronous_saves(name):
     base = CONFIGS[name]
     means = agree_with_oracle(name, base, SEEDS, READS | SAVES | (LATE_READS if base.committed_sdc else {}))
-    assert means["write_seconds"] > 0 and means["wait_seconds"] > 0
+    if base.ckpt_write_seconds:
+        assert means["write_seconds"] > 0 and means["wait_seconds"] > 0
+    if base.ckpt_save_failure:
+        assert means["saves_failed"] > 0.15 * means["checkpoints"]
     if name in ("failures_during_writes", "servers_pools_bursts", "baked_nondividing"):
         assert means["saves_aborted"] > 0.3
     if name == "writes_wait":  # every save but the first waits
@@ -81,7 +91,7 @@ def async_specs(draw):
     s = draw(st.one_of(kernel_specs(), extended_specs()))
     if s.committed_sdc is None and s.hyper is None:
         s = replace(s, servers=draw(SERVERS))
-    return _async(s, draw(WRITES), draw(SLOWDOWNS))
+    return _async(s, draw(WRITES), draw(SLOWDOWNS), draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0])))
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
