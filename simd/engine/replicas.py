@@ -132,6 +132,10 @@ class _Batch:
         p = self.pos
         return int(p[:, Pos.pending_us].sum() + (p[:, Pos.clock] - p[:, Pos.t]).sum())
 
+    def writes_in_flight(self) -> int:
+        """Replicas with an asynchronous save writing (State.write_end > 0)."""
+        return int((self.pos[:, Pos.write_end] > 0).sum())
+
     def columns(self) -> dict:
         """state_columns of the States this batch holds, from its arrays."""
         p = self.pos

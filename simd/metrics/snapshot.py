@@ -80,6 +80,7 @@ class ScenarioSnapshot:
     # with neither a standby nor a spare left (engine.server_census); () and 0 without pools
     servers_by_state: tuple[int, ...] = ()
     pools_exhausted: int = 0
+    writes_in_flight: int = 0  # replicas with an asynchronous save writing (State.write_end)
 
     @property
     def elapsed_us(self) -> int:
@@ -192,7 +193,8 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         return ScenarioSnapshot(info=info, clock_us=clock, totals=batch.summed_totals(),
                                 in_flight_us=batch.in_flight_us(),
                                 slowest_rank_score=slowest_rank_score(info, states[0]),
-                                servers_by_state=by_state, pools_exhausted=exhausted)
+                                servers_by_state=by_state, pools_exhausted=exhausted,
+                                writes_in_flight=batch.writes_in_flight())
     clock = states[0].clock
     if any(s.clock != clock for s in states):
         raise ValueError("replicas of a scenario must share the simulated clock")
@@ -205,4 +207,5 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         slowest_rank_score=slowest_rank_score(info, states[0]),
         servers_by_state=by_state,
         pools_exhausted=exhausted,
+        writes_in_flight=sum(s.write_end > 0 for s in states),
     )

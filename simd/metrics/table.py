@@ -139,6 +139,21 @@ def _repairs(sc: ScenarioSnapshot) -> Samples:
             (("manual", "fixed"), manual - false_manual), (("manual", "false"), false_manual))
 
 
+def _checkpoint_parts(sc: ScenarioSnapshot) -> Samples:
+    """The checkpoint bucket's parts (they sum to it): blocking, waiting for a write, steps slowed by a write."""
+    t = sc.totals
+    wait, slowdown = t.checkpoint_wait_us, t.checkpoint_write_us
+    return ((("blocking",), _seconds(t.checkpoint_us - wait - slowdown)), (("wait",), _seconds(wait)),
+            (("slowdown",), _seconds(slowdown)))
+
+
+def _saves(sc: ScenarioSnapshot) -> Samples:
+    """Saves by tier and outcome (the persistent tier: the scenario's checkpoint)."""
+    t = sc.totals
+    return ((("persistent", "durable"), t.checkpoints), (("persistent", "failed"), t.saves_failed),
+            (("persistent", "aborted"), t.saves_aborted))
+
+
 def _step_durations(sc: ScenarioSnapshot) -> Samples:
     t, i = sc.totals, sc.info
     total_us = t.steps_executed * round(i.step_seconds * US_PER_SECOND) + t.straggler_us + t.shadow_us
@@ -166,7 +181,16 @@ METRICS: tuple[Metric, ...] = (
            "scenario", _share("rollback_us"),
            "Rollback time (recomputed work lost to failures and SDCs) / elapsed.", _TIME),
     Metric("simd_checkpoint_overhead_ratio", "gauge", "Blocking checkpoint time over elapsed simulated time.", _S,
-           "scenario", _share("checkpoint_us"), "Blocking checkpoint time / elapsed.", _TIME),
+           "scenario", _share("checkpoint_us"), "Checkpoint time / elapsed: the `checkpoint` bucket, which with "
+           "asynchronous saves (`checkpoint.write_seconds`) also holds the waits for a write and the slowdown of the "
+           "steps a write overlaps (`simd_checkpoint_cost_seconds_total` splits it).", _TIME),
+    Metric("simd_checkpoint_cost_seconds", "counter", "Checkpoint time by part, summed over replicas.",
+           ("scenario", "part"), "scenario", _checkpoint_parts,
+           "The `checkpoint` bucket by `part`: `blocking` (each save's blocking `checkpoint.seconds`: the whole "
+           "save when it is synchronous, the snapshot when it is written asynchronously), `wait` (the job waiting "
+           "for a save's write: a save due while the one before still writes, the job's end), `slowdown` (what "
+           "the steps that start while a save writes lose to `checkpoint.write_slowdown`). The parts sum to "
+           "`simd_bucket_seconds_total{bucket=\"checkpoint\"}`.", _TIME),
     Metric("simd_bucket_seconds", "counter", "Simulated seconds accounted to each bucket, summed over replicas.",
            ("scenario", "bucket"), "scenario",
            lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us().items()),
@@ -201,6 +225,17 @@ METRICS: tuple[Metric, ...] = (
            "configured causes (`llama3`: `gpu`, `network`, `host`, `software`, `other`).", _EVENTS),
     Metric("simd_sdc_onsets", "counter", "Silent data corruptions that set in.", _S, "scenario",
            _total("sdc_onsets"), "Silent data corruptions that set in.", _EVENTS),
+    Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",
+           ("scenario", "tier", "outcome"), "scenario", _saves,
+           "Saves by `tier` (`persistent`: the scenario's `checkpoint`) and `outcome`: `durable` (a rollback "
+           "target: at once for a synchronous save, when its write ends for an asynchronous one), `failed` "
+           "(`checkpoint.save_failure`: it cost its blocking and write and is no rollback target), `aborted` (a "
+           "rollback came while it wrote). A save that bakes an SDC in is rolled back at its checkpoint and counted "
+           "in none. `rate(...{outcome=\"failed\"})` over all outcomes is the share of saves failing.", _EVENTS),
+    Metric("simd_checkpoint_writes_in_flight", "gauge", "Replicas with a save writing, by tier.",
+           ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.writes_in_flight),),
+           "Replicas whose newest save is still writing (`checkpoint.write_seconds`), by `tier`: its work is not "
+           "yet a rollback target. Always 0 for synchronous saves.", _EVENTS),
     Metric("simd_sdc_detected", "counter", "SDCs caught by a validation before a checkpoint.", _S, "scenario",
            _total("sdc_detected"), "SDCs caught by a validation (or a late detector, `sdc.detectors`) before they "
            "reached a checkpoint (rolled back).", _EVENTS),

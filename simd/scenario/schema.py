@@ -906,10 +906,15 @@ class ScenarioBody(_Strict):
 
     def with_effects(self, effects: DrillEffects) -> ScenarioBody:
         """This scenario while a drill runs: rates and checkpoint cost scaled, stragglers replaced."""
-        update = {
-            "checkpoint": self.checkpoint.model_copy(update={
-                "seconds": self.checkpoint.seconds * effects.checkpoint_seconds_factor}),
-        }
+        ckpt = {"seconds": self.checkpoint.seconds * effects.checkpoint_seconds_factor}
+        if effects.write_seconds_factor != 1.0:
+            if not self.checkpoint.write_seconds:
+                raise ValueError("the drill's write_seconds_factor needs checkpoint.write_seconds (asynchronous "
+                                 "saves)")
+            ckpt["write_seconds"] = self.checkpoint.write_seconds * effects.write_seconds_factor
+        if effects.save_failure_probability is not None:
+            ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
+        update = {"checkpoint": self.checkpoint.model_copy(update=ckpt)}
         if self.fleet is not None:  # every type's rates scaled alike
             update["fleet"] = [a.model_copy(update={"hard_per_gpu_hour": a.hard_per_gpu_hour * effects.hard_rate_factor,
                                                     "sdc_per_gpu_hour": a.sdc_per_gpu_hour * effects.sdc_rate_factor})
@@ -1028,6 +1033,12 @@ class DrillEffects(_Strict):
     a new lifetime when the drill starts and ends, docs/servers.md)."""
     spares_withheld: Annotated[int, Field(ge=0, le=1 << 16)] | None = None
     """Spares taken away while the drill runs (`servers.spares.withheld`, at most the spares; needs spares)."""
+    write_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
+    """Multiplies an asynchronous save's write time (slow storage) for the saves that start while the drill runs
+    (needs `checkpoint.write_seconds`); a write in flight keeps its end."""
+    save_failure_probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    """Replaces `checkpoint.save_failure.probability` while the drill runs: 1 is a storage outage (every save
+    fails; the job trains on from its last durable checkpoint)."""
 
     @property
     def on_servers(self) -> bool:

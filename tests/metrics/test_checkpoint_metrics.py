@@ -1,0 +1,108 @@
+"""Asynchronous and failing saves as the daemon exports them (simd_checkpoint_saves_total,
+simd_checkpoint_cost_seconds_total, simd_checkpoint_writes_in_flight) and the drills that rehearse them (a storage
+outage: every save fails; slow storage: writes 4x longer): the samples against the engine's own counters, the
+parts of the checkpoint bucket summing to it, and the drills' effects seen in the scrape."""
+
+from __future__ import annotations
+
+import pytest
+from support.daemon import FakeClock
+
+from simd.daemon.process import assemble
+from simd.scenario.errors import ConfigError
+from simd.scenario.load import parse_config
+
+CONFIG = """
+speedup: 600
+scenarios:
+  - name: async
+    replicas: 4
+    seed: 11
+    n_gpus: 4096
+    step_seconds: 60
+    target_steps: 100000
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 0.0}
+    checkpoint: {interval_steps: 20, seconds: 5, write_seconds: 240, write_slowdown: 1.2,
+                 save_failure: {probability: 0.05}}
+  - name: blocking
+    seed: 12
+    n_gpus: 1024
+    step_seconds: 60
+    target_steps: 100000
+    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 0.0}
+    checkpoint: {interval_steps: 20, seconds: 60}
+drills:
+  - {name: storage-outage, description: every save fails, duration_seconds: 36000, scenarios: [async],
+     effects: {save_failure_probability: 1.0}}
+  - {name: slow-writes, description: writes 4x longer, duration_seconds: 36000, scenarios: [async],
+     effects: {write_seconds_factor: 4}}
+"""
+
+
+def _value(registry, name, **labels):
+    v = registry.get_sample_value(name, labels)
+    assert v is not None, f"no sample {name}{labels}"
+    return v
+
+
+def _saves(registry, scenario):
+    return {o: _value(registry, "simd_checkpoint_saves_total", scenario=scenario, tier="persistent", outcome=o)
+            for o in ("durable", "failed", "aborted")}
+
+
+@pytest.fixture()
+def daemon():
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(CONFIG), clock=clock, wall=lambda: 1.7e9)
+    return clock, ticker
+
+
+def test_saves_and_the_checkpoint_buckets_parts_are_the_engines_counters(daemon):
+    clock, ticker = daemon
+    clock.t = 600.0  # 100 simulated hours
+    ticker.tick()
+    r = ticker.registry
+    for name in ("async", "blocking"):
+        parts = {p: _value(r, "simd_checkpoint_cost_seconds_total", scenario=name, part=p)
+                 for p in ("blocking", "wait", "slowdown")}
+        bucket = _value(r, "simd_bucket_seconds_total", scenario=name, bucket="checkpoint")
+        assert sum(parts.values()) == pytest.approx(bucket, rel=1e-12)
+        saves = _saves(r, name)
+        assert saves["durable"] > 0
+    a, b = _saves(r, "async"), _saves(r, "blocking")
+    assert a["failed"] > 0 and a["aborted"] > 0  # 5% fail; failures land in writes of 240 s
+    assert b["failed"] == b["aborted"] == 0
+    assert _value(r, "simd_checkpoint_cost_seconds_total", scenario="async", part="slowdown") > 0
+    assert _value(r, "simd_checkpoint_cost_seconds_total", scenario="blocking", part="slowdown") == 0
+    assert 0 <= _value(r, "simd_checkpoint_writes_in_flight", scenario="async", tier="persistent") <= 4
+    assert _value(r, "simd_checkpoint_writes_in_flight", scenario="blocking", tier="persistent") == 0
+
+
+def test_a_storage_outage_fails_every_save_and_slow_storage_lengthens_the_writes(daemon):
+    clock, ticker = daemon
+    clock.t = 60.0
+    ticker.tick()
+    before = _saves(ticker.registry, "async")
+    normal = _value(ticker.registry, "simd_checkpoint_cost_seconds_total", scenario="async", part="slowdown")
+    ticker.start_drill("storage-outage", None)
+    clock.t = 120.0  # 10 simulated hours of outage: ~30 saves per replica, all failing
+    ticker.tick()
+    during = _saves(ticker.registry, "async")
+    # at most the one save per replica whose write was in flight when the drill started becomes durable
+    assert during["durable"] - before["durable"] <= 4
+    assert during["failed"] - before["failed"] > 50
+    ticker.start_drill("slow-writes", None)  # the outage over: 10 simulated hours of writes 4x longer
+    start = _value(ticker.registry, "simd_checkpoint_cost_seconds_total", scenario="async", part="slowdown")
+    clock.t = 180.0
+    ticker.tick()
+    slowed = _value(ticker.registry, "simd_checkpoint_cost_seconds_total", scenario="async", part="slowdown") - start
+    # a write of 960 s spans 14 slowed steps of 72 s where one of 240 s spans 4: over the same 10 simulated hours
+    # the steps lose more than twice as much to writes
+    assert slowed > 2 * normal
+
+
+def test_a_write_factor_needs_asynchronous_saves():
+    text = CONFIG.replace("scenarios: [async],\n     effects: {write_seconds_factor: 4}",
+                          "scenarios: [blocking],\n     effects: {write_seconds_factor: 4}")
+    with pytest.raises(ConfigError, match="write_seconds_factor needs checkpoint.write_seconds"):
+        parse_config(text)
