@@ -81,6 +81,15 @@ POOLS_EXHAUSTED_SHARE = 0.5
 REPAIR_BACKLOG_FACTOR = 2
 REPAIR_BACKLOG_MIN = 10
 REPAIR_BACKLOG_WINDOW = "10m"
+# Checkpoint saves (docs/model.md, "Asynchronous saves"; simd_checkpoint_saves_total). No public per-save failure
+# rate exists (docs/checkpoints.md, section 9): a fifth of the persistent saves failing over the rate window is
+# far above any steady rate a storage system would be run at, and each failure leaves the rollback target a save
+# older; at least MIN_FAILED_SAVES failures, so one failure in a window of few saves (a low speedup) is no trend.
+SAVE_FAILURE_SHARE = 0.2
+MIN_FAILED_SAVES = 3
+# No persistent save became durable over the rate window although at least this many were attempted (failed or
+# aborted by rollbacks): the job's rollback target stands still while it trains on.
+MIN_SAVES_NONE_DURABLE = 3
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -107,6 +116,9 @@ FOR = {
     "SimdJobWaitingForCapacity": "3m",
     "SimdSparePoolExhausted": "5m",
     "SimdRepairBacklogGrowing": "5m",
+    # saves: both are over the 5m rate window already; a share or an absence that lasts a few evaluations
+    "SimdCheckpointSavesFailing": "2m",
+    "SimdNoDurableCheckpoint": "2m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

@@ -322,6 +322,37 @@ def alerting_rules(o: Options) -> list[Rule]:
                "{{ $value | humanize }} servers of scenario {{ $labels.scenario }} are in repair, more than "
                f"{c.REPAIR_BACKLOG_FACTOR} times as many as {spoken(c.REPAIR_BACKLOG_WINDOW)} ago: repairs are not "
                "keeping pace with failures."),
+        _alert(o, "SimdCheckpointSavesFailing",
+               f"More than {c.SAVE_FAILURE_SHARE:.0%} of a scenario's persistent saves failed over the last "
+               f"{spoken(w)} (checkpoint.save_failure, or a storage-outage drill), with at least "
+               f"{c.MIN_FAILED_SAVES} failures in the window. Saves aborted by a rollback count among the saves "
+               "(they were attempted) but not as failures: a high failure rate aborts writes without any storage "
+               "problem.",
+               f"(\n  {increase_by('scenario', 'simd_checkpoint_saves_total', w, tier='persistent', outcome='failed')}"
+               f"\n    /\n  {increase_by('scenario', 'simd_checkpoint_saves_total', w, tier='persistent')}\n)"
+               f" > {c.SAVE_FAILURE_SHARE}\nand on (scenario)\n"
+               f"{increase_by('scenario', 'simd_checkpoint_saves_total', w, tier='persistent', outcome='failed')}"
+               f" >= {c.MIN_FAILED_SAVES}",
+               "warning",
+               "Checkpoint saves of scenario {{ $labels.scenario }} are failing",
+               f"Over the last {spoken(w)} {{{{ $value | humanizePercentage }}}} of the persistent saves of "
+               "scenario {{ $labels.scenario }} failed: each leaves the job's rollback target a save older, and a "
+               "failure then costs more recomputation."),
+        _alert(o, "SimdNoDurableCheckpoint",
+               f"No persistent save of a scenario became durable over the last {spoken(w)} although at least "
+               f"{c.MIN_SAVES_NONE_DURABLE} were attempted (all failed, or rollbacks aborted them while they "
+               "wrote): the rollback target stands still while the job trains on, and every interruption rolls "
+               "back further. $value is the saves attempted. A scenario that attempts no save in the window (an "
+               "interval longer than the window's simulated time) stays silent.",
+               f"{increase_by('scenario', 'simd_checkpoint_saves_total', w, tier='persistent')}"
+               f" >= {c.MIN_SAVES_NONE_DURABLE}\nunless on (scenario)\n"
+               f"{increase_by('scenario', 'simd_checkpoint_saves_total', w, tier='persistent', outcome='durable')}"
+               " > 0",
+               "critical",
+               "No checkpoint of scenario {{ $labels.scenario }} became durable",
+               f"Scenario {{{{ $labels.scenario }}}} attempted {{{{ printf \"%.0f\" $value }}}} persistent saves "
+               f"over the last {spoken(w)} and none became durable: its newest rollback target is older than the "
+               "window."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",
