@@ -90,6 +90,10 @@ MIN_FAILED_SAVES = 3
 # No persistent save became durable over the rate window although at least this many were attempted (failed or
 # aborted by rollbacks): the job's rollback target stands still while it trains on.
 MIN_SAVES_NONE_DURABLE = 3
+# Loads that found their checkpoint corrupt (checkpoint.corrupt_on_load) in the rate window: one is a recovery
+# that cost a second load; at least this many is a pattern (a bad storage target, a bad replica assembly:
+# Megatron-LM#5281's 44 identical restarts on one corrupt checkpoint).
+MIN_CORRUPT_LOADS = 2
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -119,6 +123,7 @@ FOR = {
     # saves: both are over the 5m rate window already; a share or an absence that lasts a few evaluations
     "SimdCheckpointSavesFailing": "2m",
     "SimdNoDurableCheckpoint": "2m",
+    "SimdCheckpointLoadsCorrupt": "1m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

@@ -353,6 +353,17 @@ def alerting_rules(o: Options) -> list[Rule]:
                f"Scenario {{{{ $labels.scenario }}}} attempted {{{{ printf \"%.0f\" $value }}}} persistent saves "
                f"over the last {spoken(w)} and none became durable: its newest rollback target is older than the "
                "window."),
+        _alert(o, "SimdCheckpointLoadsCorrupt",
+               f"At least {c.MIN_CORRUPT_LOADS} recovery loads of a scenario found their checkpoint corrupt over the "
+               f"last {spoken(w)}: each recovery paid the load and fell back to an older checkpoint (or to the job's "
+               "start, simd_checkpoint_fallbacks_to_start_total). Counted over the window, not per load, so a "
+               "single corrupt checkpoint met once stays quiet.",
+               f"{increase_by('scenario', 'simd_checkpoint_corrupt_loads_total', w, tier='persistent')}"
+               f" >= {c.MIN_CORRUPT_LOADS}",
+               "warning",
+               "Recoveries of scenario {{ $labels.scenario }} are falling back from corrupt checkpoints",
+               f"{{{{ printf \"%.0f\" $value }}}} loads of scenario {{{{ $labels.scenario }}}} found their "
+               f"checkpoint corrupt over the last {spoken(w)}: each recovery paid the load and rolled back further."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

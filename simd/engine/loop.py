@@ -105,6 +105,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     restart, load_us = ints[PI.sdc_restart_us], ints[PI.load_us]  # load_us: a rollback's load of a checkpoint
     write_us, slow_ppm = ints[PI.write_us], ints[PI.write_slow_ppm]  # asynchronous saves' writes (0: none)
     p_fail = floats[PF.save_fail]  # P(a save fails)
+    p_corrupt = floats[PF.corrupt_load]  # P(a load finds its checkpoint corrupt)
+    keep = p_corrupt != 0.0  # the ring keeps the newest ``retention`` checkpoints (not committed SDCs': refused)
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -165,6 +167,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         # an asynchronous save in flight: when its write ends (0: none), its job step, whether it holds the SDC
         wend, wstep, wsdc = pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] != 0
         wfail, wsf, sfi = pos[Pos.write_fails] != 0, words[Stream.save_fail], pos[Pos.save_draws]
+        # corrupt loads: the "corrupt" stream's draws made, the highest committed step above ``last`` (0: none)
+        wcr, cri, hw = words[Stream.corrupt], pos[Pos.corrupt_draws], pos[Pos.hw]
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -231,8 +235,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
         while True:
             if wend and wend <= t:  # the save in flight was written before this unit starts: durable
-                wend, last, clean, pending, n_corrupt, head, cnt = _durable(
-                    tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us)
+                wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
+                    tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
+                    step_us, hw, keep)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -280,8 +285,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if g + (q - step) < e:
                     e = g + (q - step)
             writing = wend > 0
-            if write_us or writing or p_fail != 0.0:  # asynchronous or failing saves: every checkpoint point a unit
-                # (a write starts or waits there; a save's failure is drawn there)
+            if write_us or writing or p_fail != 0.0 or keep:  # asynchronous, failing or kept saves: every checkpoint
+                # point a unit (a write starts or waits there; a save's failure is drawn there; it joins the ring)
                 q = off + ((step - off) // period + 1) * period
                 if g + (q - step) < e:
                     e = g + (q - step)
@@ -378,6 +383,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             dl, det = deadline, detector
             stop, index = 0, 0
             kind, cost, ld, taken = _STEP, 0, 0, 0
+            back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             if load_us:  # a rollback in this unit loads the checkpoint it goes back to (``ld``), unless that is the
                 # job's start (step 0); the newest one as the unit meets it, the quiet steps' (``taken``) included
@@ -394,6 +400,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
+                if keep:  # the loads of the fallback chain
+                    back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                    ld = loads * load_us
                 cost = du + stop_det[stop] + stop_rst[stop] + ld
             else:
                 corr = corrupted
@@ -420,6 +429,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
                     kind, cost = _FOUND, du + restart + ld
                 elif val and corr and n_corrupt == 0:
+                    if keep:
+                        back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                        ld = loads * load_us
                     kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
@@ -430,6 +442,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if load_us and not wfail:  # a rollback now goes back to it
                             ld = load_us
                     if ck and corr and not committed:
+                        if keep:  # the write in flight, durable at this checkpoint, first
+                            back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt,
+                                                                    wstep if writing and not wfail else -1, wcr, cri,
+                                                                    p_corrupt)
+                            ld = loads * load_us
                         kind, cost = _BAKED, cost + restart + ld
                     elif q == target:  # the job's end waits for the write in flight (the one this unit starts)
                         if ck and write_us:
@@ -522,13 +539,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ht_at = index + 1
                         ty = draws.bucket(hard_type_cum, u)
                     tot[o_interr_type + ty] += 1
+                if keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                    last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 tot[Tot.steps_recomputed] += step - last
                 kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
                 tot[Tot.rollback_us] += pending - kept
                 pending = kept
                 step = last
                 if corrupted and n_corrupt == 0:  # the SDC was not in a checkpoint: it is gone
-                    corrupted, deadline, onset_step, detector, clean, head, cnt = False, NEVER, 0, 0, last, 0, 0
+                    corrupted, deadline, onset_step, detector, clean = False, NEVER, 0, 0, last
+                    if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
+                        head, cnt = 0, 0
                 if stop == shadow_kind and H:  # a disagreement is an SDC detection
                     if g >= hyper_end:
                         tot[Tot.hyper_activations] += 1
@@ -693,8 +714,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if ck and wend:  # the write in flight waited for: durable
                     tot[Tot.checkpoint_us] += ckw
                     tot[Tot.checkpoint_wait_us] += ckw
-                    wend, last, clean, pending, n_corrupt, head, cnt = _durable(
-                        tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us)
+                    wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
+                        tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
+                        step_us, hw, keep)
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -711,10 +733,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.checkpoints] += 1
                     tot[Tot.checkpoint_us] += ckpt_us
                     if not corrupted:
-                        tot[Tot.steps_committed] += q - last
-                        tot[Tot.productive_us] += pending
-                        pending = 0
+                        if hw:  # steps committed before a fallback: recomputed, not productive again
+                            pending, hw = _commit(tot, q, last, hw, pending, step_us)
+                        else:
+                            tot[Tot.steps_committed] += q - last
+                            tot[Tot.productive_us] += pending
+                            pending = 0
                         last = clean = q
+                        if keep:
+                            head, cnt = late.ring_add(ring, head, cnt, q)
                     else:
                         if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
                             tot[Tot.sdc_baked] += 1
@@ -726,9 +753,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if wend:  # the write in flight waited for
                         tot[Tot.checkpoint_us] += endw
                         tot[Tot.checkpoint_wait_us] += endw
-                        wend, last, clean, pending, n_corrupt, head, cnt = _durable(
+                        wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us)
+                            step_us, hw, keep)
                     if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
@@ -740,6 +767,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         record(trace, t, tr.SDC_BAKED, tr.NONE)
                         tot[Tot.steps_recomputed] += step - last
                         tot[Tot.rollback_us] += pending
+                    elif hw:
+                        pending, hw = _commit(tot, step, last, hw, pending, step_us)
                     else:
                         tot[Tot.steps_committed] += step - last
                         tot[Tot.productive_us] += pending
@@ -750,7 +779,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     job_t, job_g = t, g
                     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
                     step = last = clean = pending = 0
-                    corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
+                    corrupted, deadline, onset_step, detector, n_corrupt, head, cnt, hw = False, NEVER, 0, 0, 0, 0, 0, 0
                     if hyper_end > g:  # a job's end closes the hyper window
                         hyper_end = g
                 continue
@@ -785,15 +814,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if wend:  # the write in flight waited for (durable), then the checkpoint that bakes the SDC in
                         tot[Tot.checkpoint_us] += ckw
                         tot[Tot.checkpoint_wait_us] += ckw
-                        wend, last, clean, pending, n_corrupt, head, cnt = _durable(
+                        wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us)
+                            step_us, hw, keep)
                     tot[Tot.checkpoint_us] += ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
                 else:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
+                if keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                    last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 back = last
             # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py); the
             # rollback aborts the write in flight
@@ -805,7 +836,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             tot[Tot.rollback_us] += pending
             pending = 0
             step = last = clean = back
-            corrupted, deadline, onset_step, detector, n_corrupt, head, cnt = False, NEVER, 0, 0, 0, 0, 0
+            corrupted, deadline, onset_step, detector, n_corrupt = False, NEVER, 0, 0, 0
+            if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
+                head, cnt = 0, 0
             if H:
                 if g >= hyper_end:
                     tot[Tot.hyper_activations] += 1
@@ -835,25 +868,74 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
         pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
         pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
+        pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
         work[r] = used
     return need
 
 
 @njit()
-def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us):
-    """The save in flight (of job step ``wstep``) written: a rollback target, counted, its steps committed; one
-    holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring); one that fails (``wfail``)
-    counted and nothing else. Returns (0: no write in flight, last, clean, pending, n_corrupt, head, cnt)."""
+def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us, hw,
+             keep):
+    """The save in flight (of job step ``wstep``) written: a rollback target, counted, its steps committed (kept in
+    the ring with ``keep``: corrupt loads); one holding the present SDC (``wsdc``, committed SDCs) committed with it
+    (the ring); one that fails (``wfail``) counted and nothing else. Returns (0: no write in flight, last, clean,
+    pending, n_corrupt, head, cnt, hw)."""
     if wfail:
         tot[Tot.saves_failed] += 1
-        return 0, last, clean, pending, n_corrupt, head, cnt
+        return 0, last, clean, pending, n_corrupt, head, cnt, hw
     tot[Tot.checkpoints] += 1
     if wsdc:
         if n_corrupt == 0:
             tot[Tot.sdc_baked] += 1
             record(trace, t, tr.SDC_BAKED, tr.NONE)
         head, cnt = late.ring_add(ring, head, cnt, wstep)
-        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt
-    tot[Tot.steps_committed] += wstep - last
-    tot[Tot.productive_us] += (wstep - last) * step_us
-    return 0, wstep, wstep, pending - (wstep - last) * step_us, n_corrupt, head, cnt
+        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt, hw
+    pending, hw = _commit(tot, wstep, last, hw, pending, step_us)
+    if keep:
+        head, cnt = late.ring_add(ring, head, cnt, wstep)
+    return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw
+
+
+@njit()
+def _commit(tot, c, last, hw, pending, step_us):
+    """Steps last+1 .. c committed: productive, but those at or below ``hw`` (committed once already, before a
+    fallback below them: State.hw) recomputed, so each job step is productive once. Returns (pending, hw: 0 once
+    c reaches it)."""
+    dup = max(0, min(c, hw) - last)
+    tot[Tot.steps_committed] += c - last - dup
+    tot[Tot.productive_us] += (c - last - dup) * step_us
+    tot[Tot.rollback_us] += dup * step_us
+    return pending - (c - last) * step_us, 0 if c >= hw else hw
+
+
+@njit()
+def _fallback(ring, head, cnt, top, w, index, p):
+    """With corrupt loads: the checkpoint a recovery loads, newest first: ``top`` (a save durable in this very
+    unit, the ring's newest once there; -1: none), then the ring's (the checkpoints kept, oldest first from
+    ``head``); each load one draw of the "corrupt" stream from draw ``index``, corrupt when it is <= ``p``.
+    Returns (the job step recovered to, 0 when every one was corrupt: the job's start; the loads; those found
+    corrupt; the draws made by then)."""
+    k = len(ring)
+    extra = 1 if top >= 0 else 0
+    m = cnt if top < 0 else min(cnt, k - 1)  # the ring's entries left once ``top`` joins it
+    if m + extra == 0:
+        return 0, 0, 0, index
+    sh, sl = pcg.seek(w, index)
+    for i in range(m + extra):
+        x = top if i < extra else ring[(head + cnt - 1 - (i - extra)) % k]
+        sh, sl, u = draws.uniform(w, sh, sl)
+        if u > p:
+            return x, i + 1, i, index + i + 1
+    return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _fell_back(tot, back, bad, index, last, cnt, hw):
+    """A recovery's fallback chain applied: its corrupt checkpoints counted and dropped (the ring's newest),
+    the steps committed above its checkpoint remembered (``hw``). Returns (last, clean, cnt, hw, index)."""
+    tot[Tot.loads_corrupt] += bad
+    if back == 0 and bad:
+        tot[Tot.fallbacks_to_start] += 1
+    if back < last and hw < last:
+        hw = last
+    return back, back, max(cnt - bad, 0), hw, index

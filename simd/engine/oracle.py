@@ -70,12 +70,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     window = spec.hyper.window_steps if spec.hyper else 0
     committed = spec.committed_sdc is not None
     detectors = spec.committed_sdc.detectors if committed else ()
-    retention = spec.committed_sdc.retention_checkpoints if committed else 0
-    write_us, slow_ppm, p_fail = plan.write_us, plan.write_slow_ppm, plan.save_fail
+    retention = plan.retention  # the checkpoints kept (committed SDCs' or, with corrupt loads, the job's)
+    write_us, slow_ppm, p_fail, p_corrupt = plan.write_us, plan.write_slow_ppm, plan.save_fail, plan.corrupt_load
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
-                       "server_failures", "checkpoints", "aborted", "failed"), 0)
+                       "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
+                       "fallbacks_to_start"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -89,6 +90,26 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     hyper_end = anchor = 0  # executed steps g + 1 .. hyper_end checkpoint on the lattice anchor + j * hi
     wend = wstep = 0  # an asynchronous save in flight: when its write ends (0: none), its job step
     wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
+    kept: list[int] = []  # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first
+
+    def keep(step: int) -> None:
+        if p_corrupt:
+            kept.append(step)
+            del kept[:-retention]
+
+    def fallback() -> tuple[int, int]:
+        """With corrupt loads: the newest kept checkpoint that loads, each load found corrupt with its probability
+        and dropped (the next older one tried); none: the job's start. (The step recovered to, the loads paid.)"""
+        loads = 0
+        while kept:
+            loads += 1
+            if rng.random() < p_corrupt:
+                kept.pop()
+                c["loads_corrupt"] += 1
+                continue
+            return kept[-1], loads
+        c["fallbacks_to_start"] += loads > 0
+        return 0, loads
 
     def durable() -> None:
         """The save in flight is written: a rollback target (and, holding the present SDC, a committed one)."""
@@ -106,6 +127,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             last = wstep
         else:
             last = clean = wstep
+            keep(wstep)
         wend = 0
 
     def drain() -> None:
@@ -133,12 +155,17 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def stopped(detect_us: int, restart_us: int) -> None:
         """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
         survives it; one in the rolled-back steps only goes with them), detect, restart (and load it)."""
-        nonlocal corrupted, deadline, t
+        nonlocal corrupted, deadline, t, last, clean
         abort()
+        if p_corrupt:
+            last, loads = fallback()
+            clean = last
+            restart_us += loads * plan.load_us
+        else:
+            restart_us += plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
         roll_back(last)
         if corrupted and n_corrupt == 0:
             corrupted, deadline = False, NEVER
-        restart_us += plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
         us["detect"] += detect_us
         us["restart"] += restart_us
         t += detect_us + restart_us
@@ -154,11 +181,16 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t
         abort()
+        if p_corrupt:  # (no committed SDCs: ``to`` is the newest checkpoint, where the fallback starts)
+            to, loads = fallback()
+            load_us = loads * plan.load_us
+        else:
+            load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
         roll_back(to)
         last = clean = to
         corrupted, deadline, n_corrupt = False, NEVER, 0
         corrupt.clear()
-        restart_us = plan.sdc_restart_us + (plan.load_us if to > 0 else 0)  # a checkpoint's load; none at the start
+        restart_us = plan.sdc_restart_us + load_us
         us["restart"] += restart_us
         t += restart_us
         open_window(to)
@@ -268,6 +300,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             else:
                 last = clean = cur
                 c["checkpoints"] += 1
+                keep(cur)
     drain()  # the job's end waits for the write in flight, as trainers do at shutdown
     # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
     if corrupted:
@@ -298,6 +331,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "checkpoints": c["checkpoints"],
         "saves_aborted": c["aborted"],
         "saves_failed": c["failed"],
+        "loads_corrupt": c["loads_corrupt"],
+        "fallbacks_to_start": c["fallbacks_to_start"],
         "checkpoint_write_seconds": us["write"] / US_PER_SECOND,
         "checkpoint_wait_seconds": us["wait"] / US_PER_SECOND,
         "sdc_found_by_detector": found_by,

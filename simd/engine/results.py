@@ -48,6 +48,8 @@ class JobResult:
     # checkpoint bucket's seconds lost to the writes' slowdown of the steps they overlapped and waiting for a write
     # ({}: saves durable at once that never fail)
     saves: dict[str, float] = field(default_factory=dict)
+    # corrupt loads: loads that found their checkpoint corrupt, recoveries that fell back to the job's start
+    loads: dict[str, int] = field(default_factory=dict)
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -139,6 +141,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         saves={"aborted": d.saves_aborted, "failed": d.saves_failed,
                "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
                "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND} if p.write_us or p.save_fail else {},
+        loads={"corrupt": d.loads_corrupt, "fallbacks_to_start": d.fallbacks_to_start} if p.corrupt_load else {},
     )
 
 

@@ -129,6 +129,12 @@ class JobSpec:
     # a save fails with this probability (drawn at its snapshot, known when its write ends): it costs what a save
     # costs and is no rollback target; the job goes on (the non-fatal policy Megatron-LM#1435 asks for)
     ckpt_save_failure: float = 0.0
+    # a checkpoint found corrupt when loaded, with this probability per load (Megatron-LM#5281): the recovery
+    # drops it and loads the next older one it keeps, paying each load; none left: the job's start. The job keeps
+    # its ``ckpt_retention`` newest checkpoints (with committed SDCs: CommittedSdc.retention_checkpoints, the one
+    # retention of a scenario either way: scenario.translate)
+    ckpt_corrupt_on_load: float = 0.0
+    ckpt_retention: int = 0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -172,6 +178,7 @@ class Plan:
     write_us: int
     write_slow_ppm: int
     save_fail: float  # P(a save fails) (JobSpec.ckpt_save_failure); its draws: one per save from "save-fail"
+    corrupt_load: float  # P(a load finds its checkpoint corrupt) (JobSpec.ckpt_corrupt_on_load); "corrupt" stream
     val_us: int
     sdc_restart_us: int
     target: int
@@ -204,6 +211,7 @@ class Plan:
     detector_coverage: tuple[float, ...] = ()
     detect_stream: dict | None = stream("sdc-detect")
     save_fail_stream: dict | None = stream("save-fail")
+    corrupt_stream: dict | None = stream("corrupt")
 
     @property
     def table(self) -> int:
@@ -309,6 +317,7 @@ REFUSED = {
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
+    ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
 }
 
 
@@ -327,7 +336,7 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("shadow", shadow_ranks(spec.n_gpus, spec.shadow) > 0), ("fleet", bool(spec.fleet)),
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
-        ("servers", not srv.plain(spec.servers, spec.n_gpus)))
+        ("servers", not srv.plain(spec.servers, spec.n_gpus)), ("corrupt_loads", spec.ckpt_corrupt_on_load > 0))
         if present}
     return on
 
@@ -358,6 +367,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         write_us=to_us(spec.ckpt_write_seconds),
         write_slow_ppm=round((spec.ckpt_write_slowdown - 1.0) * 10**6),
         save_fail=spec.ckpt_save_failure,
+        corrupt_load=spec.ckpt_corrupt_on_load,
         val_us=to_us(spec.validation_seconds),
         sdc_restart_us=to_us(spec.restart_seconds),
         target=spec.target_steps,
@@ -396,6 +406,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("detect_stream")
     if spec.ckpt_save_failure > 0:
         on.append("save_fail_stream")
+    if spec.ckpt_corrupt_on_load > 0:
+        on.append("corrupt_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")
         if spec.servers.capacity:
@@ -491,7 +503,7 @@ def _shadow_and_fleet(spec: JobSpec, st: Stops, step_us: int) -> dict:
 
 def _extensions(spec: JobSpec) -> dict:
     """The Plan fields of hyper-checkpointing and committed SDCs (none when both are off)."""
-    out: dict = {}
+    out: dict = {"retention": spec.ckpt_retention} if spec.ckpt_retention else {}
     if spec.hyper is not None:
         out.update(hyper_every=spec.hyper.interval_steps, hyper_window=spec.hyper.window_steps)
     c = spec.committed_sdc

@@ -72,6 +72,8 @@ class Totals:
     checkpoint_wait_us: int = 0
     saves_aborted: int = 0
     saves_failed: int = 0  # saves that failed (JobSpec.ckpt_save_failure): not rollback targets
+    loads_corrupt: int = 0  # loads that found their checkpoint corrupt (the recovery fell back to an older one)
+    fallbacks_to_start: int = 0  # recoveries that found every checkpoint kept corrupt and went back to the start
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -114,7 +116,9 @@ class State:
     sdc_detector: int = 0
     clean_ckpt: int = 0  # newest checkpoint without the present SDC (committed SDCs only; else 0)
     n_corrupt: int = 0  # checkpoints committed with the present SDC
-    corrupt_ckpts: tuple[int, ...] = ()  # the newest of them (at most the retention), oldest first
+    # the newest of them (at most the retention), oldest first; with corrupt loads (JobSpec.ckpt_corrupt_on_load,
+    # which committed SDCs refuse) the checkpoints the job keeps, its newest ``retention``
+    corrupt_ckpts: tuple[int, ...] = ()
     # servers (servers.py), with a table (Plan.servers > 0): lifetimes drawn from the epoch's "lifetime" stream
     # (0: none yet, the servers start new at g), and for each server the executed step its lifetime ends in
     lifetimes: int = 0
@@ -144,6 +148,10 @@ class State:
     write_sdc: bool = False
     write_fails: bool = False  # ... whether it fails (drawn at its snapshot)
     save_draws: int = 0  # draws of the epoch's "save-fail" stream (one per save)
+    # corrupt loads: draws of the epoch's "corrupt" stream (one per load); after a fallback below committed work,
+    # the highest committed step (its steps' re-execution is recompute, not productive again; 0: none)
+    corrupt_draws: int = 0
+    hw: int = 0
 
     @property
     def clock_seconds(self) -> float:

@@ -53,7 +53,8 @@ class ScenarioInfo:
     shadow_ranks: int | None = None
     # the late SDC detectors' names (sdc.detectors; empty without committed SDCs)
     detector_names: tuple[str, ...] = ()
-    # checkpoint.hyper's interval and window (None without); sdc.retention_checkpoints (None without committed SDCs)
+    # checkpoint.hyper's interval and window (None without); the checkpoints kept (sdc.retention_checkpoints or
+    # checkpoint.retention_checkpoints; None when only the newest matters)
     hyper_interval_steps: int | None = None
     hyper_window_steps: int | None = None
     retention_checkpoints: int | None = None

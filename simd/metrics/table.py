@@ -232,6 +232,15 @@ METRICS: tuple[Metric, ...] = (
            "(`checkpoint.save_failure`: it cost its blocking and write and is no rollback target), `aborted` (a "
            "rollback came while it wrote). A save that bakes an SDC in is rolled back at its checkpoint and counted "
            "in none. `rate(...{outcome=\"failed\"})` over all outcomes is the share of saves failing.", _EVENTS),
+    Metric("simd_checkpoint_corrupt_loads", "counter", "Checkpoint loads that found the checkpoint corrupt, by tier.",
+           ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.totals.loads_corrupt),),
+           "Loads a recovery made that found the checkpoint corrupt (`checkpoint.corrupt_on_load`): each was paid "
+           "and dropped, and the recovery loaded the next older checkpoint the job keeps "
+           "(`checkpoint.retention_checkpoints`). Always 0 without `corrupt_on_load`.", _EVENTS),
+    Metric("simd_checkpoint_fallbacks_to_start", "counter", "Recoveries that found every kept checkpoint corrupt.",
+           _S, "scenario", _total("fallbacks_to_start"),
+           "Recoveries whose every kept checkpoint was found corrupt: the job started over from step 0 (its "
+           "committed work recomputed). Always 0 without `checkpoint.corrupt_on_load`.", _EVENTS),
     Metric("simd_checkpoint_writes_in_flight", "gauge", "Replicas with a save writing, by tier.",
            ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.writes_in_flight),),
            "Replicas whose newest save is still writing (`checkpoint.write_seconds`), by `tier`: its work is not "
@@ -414,8 +423,9 @@ METRICS: tuple[Metric, ...] = (
            "`checkpoint.hyper`.", _MODELS),
     Metric("simd_checkpoint_retention", "gauge", "Checkpoints kept (sdc.retention_checkpoints) under committed "
            "SDCs.", _S, "scenario", _info("retention_checkpoints"),
-           "`sdc.retention_checkpoints`: the newest checkpoints a late SDC rollback can go back to. Only for "
-           "scenarios with `sdc.semantics: committed`.", _MODELS),
+           "`sdc.retention_checkpoints` or `checkpoint.retention_checkpoints` (one number): the newest checkpoints a "
+           "late SDC rollback, or a recovery falling back from a corrupt checkpoint, can go back to. Only for "
+           "scenarios that keep more than the newest.", _MODELS),
     Metric("simd_scenario_replicas", "gauge", "Independent replicas whose counters are summed.", _S, "scenario",
            _info("replicas"), "Replicas whose counters are summed.", _MODELS),
     Metric("simd_scenario_info", "gauge", "Scenario metadata (sweep: the sweep it belongs to, or empty).",

@@ -102,6 +102,7 @@ class Outcome:
             **({"server_failures": j.server_failures} if self.servers else {}),
             **({"bursts": j.bursts} if j.bursts else {}),
             **({"checkpoints": j.checkpoints, "saves": j.saves} if j.saves else {}),
+            **({"loads": j.loads} if j.loads else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
                 "retirements": j.retirements, "gpu_hours": j.gpu_hours,
                 "gpu_hours_per_productive_gpu_hour": j.gpu_hours_per_productive_gpu_hour} if j.replacements else {}),

@@ -213,6 +213,16 @@ class Checkpoint(_Strict):
     3.5%. Needs `write_seconds`."""
     save_failure: SaveFailure | None = None
     """Saves that fail; absent: every save succeeds."""
+    # (a plain int with bounds, not an Annotated alias: simd sweep reads the annotation to vary it)
+    retention_checkpoints: int | None = Field(default=None, ge=1, le=1000)
+    """How many of the newest checkpoints the job keeps: where a recovery falls back to when a load finds a
+    checkpoint corrupt (`corrupt_on_load`), and with committed SDCs how far back a late find can go
+    (`sdc.retention_checkpoints` is the same number: give one of the two). Absent: only the newest matters."""
+    corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The probability that a load finds its checkpoint corrupt (Megatron-LM#5281: a checkpoint that NaNs after
+    load, restarted 44 times): the recovery pays the load, drops that checkpoint, and loads the next older one
+    the job keeps (`retention_checkpoints`, needed), down to the job's start (which loads nothing). No public
+    rate exists. Not with committed SDCs."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
 
@@ -221,6 +231,9 @@ class Checkpoint(_Strict):
         if self.write_slowdown != 1.0 and self.write_seconds == 0.0:
             raise ValueError("checkpoint.write_slowdown needs checkpoint.write_seconds > 0 (a slowdown of the steps "
                              "a save's write overlaps)")
+        if self.corrupt_on_load > 0 and self.retention_checkpoints is None:
+            raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
+                             "recovery can fall back to)")
         return self
 
 
@@ -706,8 +719,8 @@ class SdcModel(_Strict):
     end)."""
     # (a plain int with bounds, not an Annotated alias: simd sweep reads the annotation to vary it)
     retention_checkpoints: int | None = Field(default=None, ge=1, le=1000)
-    """Committed only, and required there: how many of the newest checkpoints are kept (the job's start counts
-    as one)."""
+    """Committed only, and required there unless `checkpoint.retention_checkpoints` gives it (one of the two: the
+    same number): how many of the newest checkpoints are kept (the job's start counts as one)."""
 
     @model_validator(mode="after")
     def _committed_keys(self) -> SdcModel:
@@ -716,8 +729,6 @@ class SdcModel(_Strict):
                 raise ValueError("sdc.detectors and sdc.retention_checkpoints need semantics: committed (under the "
                                  "reference semantics an SDC never outlives a checkpoint)")
             return self
-        if self.retention_checkpoints is None:
-            raise ValueError("sdc.retention_checkpoints: required with semantics: committed")
         names = [d.name for d in self.detectors]
         if len(set(names)) != len(names):
             raise ValueError(f"sdc.detectors: the names must be distinct, got {names}")
@@ -889,8 +900,17 @@ class ScenarioBody(_Strict):
                                 ("hyper", self.checkpoint.hyper), ("committed_sdc", self.committed_sdc or None),
                                 ("causes", self.failures and self.failures.causes), ("servers", self.servers))
                  if v is not None}
+        if self.checkpoint.corrupt_on_load > 0:
+            named.add("corrupt_loads")
         if why := refused(named):
             raise ValueError("; ".join(why))
+        sdc = self.sdc.retention_checkpoints if self.sdc is not None else None
+        if sdc is not None and self.checkpoint.retention_checkpoints is not None:
+            raise ValueError("sdc.retention_checkpoints and checkpoint.retention_checkpoints are one number (the "
+                             "checkpoints the job keeps): give one of them")
+        if self.committed_sdc and sdc is None and self.checkpoint.retention_checkpoints is None:
+            raise ValueError("sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with "
+                             "semantics: committed")
         return self
 
     def causes(self) -> tuple[Cause, ...]:

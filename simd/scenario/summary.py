@@ -61,8 +61,8 @@ def summary(s: Scenario) -> str:
         extra += (f", hyper-checkpointing every {s.checkpoint.hyper.interval_steps} steps for "
                   f"{s.checkpoint.hyper.window_steps} steps after an SDC detection")
     if s.committed_sdc:
-        extra += (f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {s.sdc.retention_checkpoints} "
-                  "checkpoints)")
+        retention = s.sdc.retention_checkpoints or s.checkpoint.retention_checkpoints
+        extra += f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {retention} checkpoints)"
     return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
             f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s"
             + (f", load {s.checkpoint.load_seconds:g} s" if s.checkpoint.load_seconds else "")

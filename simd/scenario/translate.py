@@ -47,6 +47,10 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         ckpt_write_seconds=body.checkpoint.write_seconds,
         ckpt_write_slowdown=body.checkpoint.write_slowdown,
         ckpt_save_failure=body.checkpoint.save_failure.probability if body.checkpoint.save_failure else 0.0,
+        ckpt_corrupt_on_load=body.checkpoint.corrupt_on_load,
+        # the one retention: with committed SDCs it is theirs (CommittedSdc), else the job's
+        ckpt_retention=0 if body.committed_sdc or body.checkpoint.retention_checkpoints is None
+        else body.checkpoint.retention_checkpoints,
         validation_interval_steps=body.validation.interval_steps,
         validation_seconds=body.validation.seconds,
         restart_seconds=body.restart_seconds,
@@ -61,7 +65,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         fleet=fleet,
         hyper=None if body.checkpoint.hyper is None else Hyper(body.checkpoint.hyper.interval_steps,
                                                                body.checkpoint.hyper.window_steps),
-        committed_sdc=None if body.sdc is None else committed_sdc(body.sdc),
+        committed_sdc=None if body.sdc is None else committed_sdc(body.sdc, body.checkpoint.retention_checkpoints),
         servers=None if body.servers is None else servers(body.servers),
     )
 
@@ -115,8 +119,9 @@ def detector(d: SdcDetector) -> Detector:
     return Detector(d.name, "uniform", lat.max_seconds, 0.0, d.coverage)
 
 
-def committed_sdc(model: SdcModel) -> CommittedSdc | None:
-    """The committed-SDC mechanism, or None under the reference semantics."""
+def committed_sdc(model: SdcModel, retention: int | None = None) -> CommittedSdc | None:
+    """The committed-SDC mechanism, or None under the reference semantics; its retention is the scenario's one
+    (``sdc.retention_checkpoints`` or ``checkpoint.retention_checkpoints``: ``retention``)."""
     if model.semantics == "reference":
         return None
-    return CommittedSdc(tuple(detector(d) for d in model.detectors), model.retention_checkpoints)
+    return CommittedSdc(tuple(detector(d) for d in model.detectors), model.retention_checkpoints or retention)

@@ -102,7 +102,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "bursts": {}, "burst_events": 0, "burst_servers": 0,  # servers (issue 21)
          "write_end": 0, "write_step": 0, "write_sdc": False, "checkpoint_write_us": 0, "checkpoint_wait_us": 0,
          "saves_aborted": 0, "saves": {}, "saves_failed": 0, "write_fails": False,
-         "save_draws": 0}  # asynchronous and failing saves
+         "save_draws": 0,  # asynchronous and failing saves
+         "loads_corrupt": 0, "fallbacks_to_start": 0, "corrupt_draws": 0, "hw": 0, "loads": {}}  # corrupt loads
 
 
 def _kept(obj) -> list:

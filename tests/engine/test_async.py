@@ -90,3 +90,44 @@ def test_save_failures_are_drawn_per_save_about_their_probability():
     job = run_job(s)
     assert job.checkpoints + job.saves["failed"] == 1000
     assert abs(job.saves["failed"] - 250) < 4 * (1000 * 0.25 * 0.75) ** 0.5
+
+
+# corrupt loads (JobSpec.ckpt_corrupt_on_load, ckpt_retention): blocking saves every 10 steps, 3 kept, a load
+# of 93.6 s
+CORRUPT = replace(JOB, ckpt_write_seconds=0.0, ckpt_write_slowdown=1.0, ckpt_load_seconds=93.6, ckpt_retention=3)
+
+
+def test_every_load_corrupt_falls_back_through_the_kept_checkpoints_to_the_start_paying_each_load():
+    # the failure on job step 45 finds the checkpoints at 40, 30 and 20 corrupt (10 is no longer kept): three loads,
+    # then the job's start; the steps committed before are recomputed, so each job step is productive once
+    s = replace(CORRUPT, ckpt_corrupt_on_load=1.0, target_steps=60)
+    state, _ = advance(_hard_at(new_state(s), 45), 10**6 * S, max_jobs=1)
+    t = state.totals
+    assert (t.loads_corrupt, t.fallbacks_to_start, t.steps_recomputed) == (3, 1, 45)
+    assert t.restart_us == round((60 + 3 * 93.6) * S)
+    assert t.steps_committed == 60 and t.productive_us == 60 * 60 * S
+    assert t.rollback_us == 45 * 60 * S  # the 5 uncommitted steps and the 40 committed ones, recomputed
+
+
+def test_a_corrupt_newest_checkpoint_falls_back_to_the_one_before():
+    # loads found corrupt with probability 1/2: the recovery goes to the newest kept checkpoint that loads; the
+    # stream's draws decide which, and the counts agree with where it went
+    s = replace(CORRUPT, ckpt_corrupt_on_load=0.5, target_steps=60)
+    for seed in range(20):
+        state, _ = advance(_hard_at(new_state(replace(s, seed=seed)), 45), round((45 * 60 + 4 * 30 + 60) * S))
+        state, _ = advance(state, state.clock + round((3 * 93.6 + 1) * S))
+        t = state.totals
+        assert state.last_ckpt == {0: 40, 1: 30, 2: 20, 3: 0}[t.loads_corrupt]
+        assert t.restart_us == round((60 + min(t.loads_corrupt + 1, 3) * 93.6) * S)
+        assert t.fallbacks_to_start == (t.loads_corrupt == 3)
+
+
+def test_loads_that_are_never_corrupt_give_the_plain_jobs_results():
+    """The fallback's machinery (every checkpoint a unit, the ring of kept checkpoints, one draw per load) with a
+    corruption that never happens changes no result."""
+    base = spec(hard_per_gpu_hour=4e-4, ckpt_load_seconds=93.6, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2)
+    for seed in range(6):
+        plain = run_job(replace(base, seed=seed))
+        kept = run_job(replace(base, seed=seed, ckpt_corrupt_on_load=1e-300, ckpt_retention=3))
+        assert kept.loads == {"corrupt": 0, "fallbacks_to_start": 0}
+        assert replace(kept, loads={}) == plain

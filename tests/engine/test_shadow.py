@@ -10,6 +10,7 @@ from specs import spec
 
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
 from simd.engine.shadow import Shadow, shadow_ranks, stops
+from simd.engine.spec import CommittedSdc
 from simd.engine.stragglers import BUCKET_FACTORS
 
 S = US_PER_SECOND
@@ -97,7 +98,9 @@ def test_what_does_not_combine_is_decided_in_one_place():
              ("servers", "shadow"): replace(base, servers=Servers(lifetime="weibull", shape=0.7)),
              ("servers", "fleet"): replace(spec(), servers=Servers(lemon_fraction=0.1, lemon_multiplier=3.0),
                                            fleet=(Accelerator("a", 512, 2e-4, 1e-4),
-                                                  Accelerator("b", 512, 2e-4, 1e-4)))}
+                                                  Accelerator("b", 512, 2e-4, 1e-4))),
+             ("committed_sdc", "corrupt_loads"): spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1,
+                                                      ckpt_retention=2)}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

@@ -73,7 +73,8 @@ def test_without_the_keys_the_meaning_is_seed_000s():
     ("    checkpoint: {interval_steps: 25, seconds: 300, hyper: {interval_steps: 5, window_steps: 5, anchor: 1}}\n",
      "scenarios[0].checkpoint.hyper.anchor: unknown key, got 1"),
     ("    checkpoint: {interval_steps: 25, seconds: 300}\n    sdc: {semantics: committed}\n",
-     "scenarios[0].sdc: sdc.retention_checkpoints: required with semantics: committed"),
+     "scenarios[0]: sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with semantics: "
+     "committed"),
     ("    checkpoint: {interval_steps: 25, seconds: 300}\n    sdc: {semantics: reference, retention_checkpoints: 3}\n",
      "scenarios[0].sdc: sdc.detectors and sdc.retention_checkpoints need semantics: committed (under the reference "
      "semantics an SDC never outlives a checkpoint)"),

@@ -1,5 +1,6 @@
-"""Asynchronous and failing saves (checkpoint.write_seconds, write_slowdown, save_failure; JobSpec.ckpt_write_seconds,
-ckpt_write_slowdown, ckpt_save_failure):
+"""Asynchronous and failing saves and corrupt loads (checkpoint.write_seconds, write_slowdown, save_failure,
+corrupt_on_load, retention_checkpoints; JobSpec.ckpt_write_seconds, ckpt_write_slowdown, ckpt_save_failure,
+ckpt_corrupt_on_load, ckpt_retention):
 the engine against the per-step oracle (means within 4 standard errors, distributions by KS: engine_stats) with
 failures during writes, saves that wait for the write before them, and every mechanism a write meets (validation,
 SDCs baked in and committed with their detectors, hyper windows, causes, stragglers, shadow ranks, servers with
@@ -56,6 +57,17 @@ CONFIGS = {
     "failing_blocking": _async(spec(hard_per_gpu_hour=4e-4, ckpt_load_seconds=LOAD), 0.0, fail=0.2),
     "failing_writes": _async(spec(hard_per_gpu_hour=4e-4), 700.0, fail=0.2),
     "failing_committed": _async(replace(LATE["nondividing_retention1"], ckpt_load_seconds=LOAD), 300.0, fail=0.3),
+    # corrupt loads: half of the loads corrupt with 3 checkpoints kept, so chains reach the job's start; with
+    # asynchronous and failing saves and SDCs baked in; with shadow disagreements and hyper windows
+    "corrupt_chains_to_start": replace(spec(hard_per_gpu_hour=1e-4, ckpt_load_seconds=600.0),
+                                       ckpt_corrupt_on_load=0.5, ckpt_retention=3),
+    "corrupt_async_failing_baked": replace(_async(spec(hard_per_gpu_hour=1e-4, sdc_per_gpu_hour=2e-4,
+                                                       ckpt_interval_steps=50, validation_interval_steps=40,
+                                                       ckpt_load_seconds=LOAD), 900.0, fail=0.2),
+                                           ckpt_corrupt_on_load=0.3, ckpt_retention=2),
+    "corrupt_shadow_hyper": replace(spec(causes=llama3_causes("warm"), sdc_per_gpu_hour=4e-4, shadow=Shadow(0.5, 0.05),
+                                         validation_interval_steps=20, hyper=Hyper(5, 300), ckpt_load_seconds=LOAD),
+                                    ckpt_corrupt_on_load=0.2, ckpt_retention=4),
 }
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoint_seconds", "checkpoints")}
@@ -64,16 +76,24 @@ SAVES = {"saves_aborted": (lambda j: j.saves["aborted"], lambda r: r["saves_abor
          "write_seconds": (lambda j: j.saves["write_seconds"], lambda r: r["checkpoint_write_seconds"]),
          "wait_seconds": (lambda j: j.saves["wait_seconds"], lambda r: r["checkpoint_wait_seconds"])}
 LATE_READS = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")}
+LOADS = {"loads_corrupt": (lambda j: j.loads["corrupt"], lambda r: r["loads_corrupt"]),
+         "fallbacks_to_start": (lambda j: j.loads["fallbacks_to_start"], lambda r: r["fallbacks_to_start"])}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_asynchronous_saves(name):
     base = CONFIGS[name]
-    means = agree_with_oracle(name, base, SEEDS, READS | SAVES | (LATE_READS if base.committed_sdc else {}))
+    reads = READS | (SAVES if base.ckpt_write_seconds or base.ckpt_save_failure else {}) | \
+        (LATE_READS if base.committed_sdc else {}) | (LOADS if base.ckpt_corrupt_on_load else {})
+    means = agree_with_oracle(name, base, SEEDS, reads)
     if base.ckpt_write_seconds:
         assert means["write_seconds"] > 0 and means["wait_seconds"] > 0
     if base.ckpt_save_failure:
         assert means["saves_failed"] > 0.15 * means["checkpoints"]
+    if base.ckpt_corrupt_on_load:
+        assert means["loads_corrupt"] > 0.2
+    if name == "corrupt_chains_to_start":
+        assert means["fallbacks_to_start"] > 0.1
     if name in ("failures_during_writes", "servers_pools_bursts", "baked_nondividing"):
         assert means["saves_aborted"] > 0.3
     if name == "writes_wait":  # every save but the first waits
@@ -91,7 +111,11 @@ def async_specs(draw):
     s = draw(st.one_of(kernel_specs(), extended_specs()))
     if s.committed_sdc is None and s.hyper is None:
         s = replace(s, servers=draw(SERVERS))
-    return _async(s, draw(WRITES), draw(SLOWDOWNS), draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0])))
+    s = _async(s, draw(WRITES), draw(SLOWDOWNS), draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0])))
+    if s.committed_sdc is None and draw(st.booleans()):  # corrupt loads (committed SDCs refuse them)
+        s = replace(s, ckpt_corrupt_on_load=draw(st.sampled_from([0.2, 0.5, 1.0])),
+                    ckpt_retention=draw(st.integers(1, 4)), ckpt_load_seconds=draw(st.sampled_from([0.0, 93.6])))
+    return s
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
