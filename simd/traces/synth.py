@@ -2,9 +2,10 @@
 tests; docs/traces.md).
 
 A cluster of ``servers`` servers over ``span_days``, each an alternating renewal process: up for a lifetime
-(Weibull of shape k and scale theta; exponential when k = 1) whose cumulative hazard is multiplied by the
-server's frailty w ~ Gamma(a, 1/a) (mean 1; a = inf: w = 1), so ``x = theta (E / w) ** (1 / k)`` with E
-standard exponential; then down for a repair time (lognormal: median and sigma, or exponential: mean); as good
+(Weibull of shape k and scale theta; exponential when k = 1) whose scale is divided by the server's frailty
+w ~ Gamma(a, 1/a) (mean 1; a = inf: w = 1), so ``x = theta / w * E ** (1 / k)`` with E standard exponential (the
+engine's model: simd.engine.servers multiplies a server's rate by its gamma draw, dividing its lifetime's scale);
+then down for a repair time (lognormal: median and sigma, or exponential: mean); as good
 as new after it. Bursts: a Poisson process of ``burst_per_day`` over the cluster, each striking 2 + a geometric
 number (mean ``burst_mean_size``) of servers drawn uniformly, those up at that instant failing then (one fault
 each, the same start time). A fault's class is drawn from ``classes`` (shares).
@@ -39,7 +40,7 @@ class Model:
 
     lifetime_scale_days: float  # theta
     lifetime_shape: float = 1.0  # k
-    gamma_shape: float = float("inf")  # a (frailty on the cumulative hazard; inf: none)
+    gamma_shape: float = float("inf")  # a (the frailty dividing a lifetime's scale; inf: none)
     repair: str = "lognormal"  # or "exponential"
     repair_median_days: float = 1.0  # lognormal
     repair_sigma: float = 1.0
@@ -93,7 +94,7 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
     with np.errstate(over="ignore", divide="ignore"):  # a frailty of 0 (a tiny shape's draw): an endless lifetime
         while len(alive):
             t = up[alive]
-            life = m.lifetime_scale_days * (rng.exponential(size=len(alive)) / w[alive]) ** (1.0 / m.lifetime_shape)
+            life = m.lifetime_scale_days / w[alive] * rng.exponential(size=len(alive)) ** (1.0 / m.lifetime_shape)
             p, end_p = nxt[alive], hi[alive]
             while True:  # strikes while the server was in repair miss it
                 missed = (p < end_p) & (hits[np.minimum(p, end_p)] < t)
