@@ -110,52 +110,88 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
                          f"{MAX_SPAN_DAYS:g} days")
     starts = np.array([f.start for f in log.faults]) / DAY
     in_burst, sizes = bursts(starts, burst_seconds / DAY)
-    n_b = len(sizes)
+    chance = _chance_joins(len(starts), len(sizes), int(in_burst.sum()), burst_seconds / DAY, span)
+    n_b, m, joined = chance
     burst_rate = burst_size = None
-    if n_b:
-        lo = stats.chi2.ppf(0.025, 2 * n_b) / 2 / span
-        hi = stats.chi2.ppf(0.975, 2 * n_b + 2) / 2 / span
+    if n_b > 0:
+        # the exact Poisson interval of the groups counted, scaled to the bursts they hold (the same at window 0)
+        scale = n_b / len(sizes)
+        lo = stats.chi2.ppf(0.025, 2 * len(sizes)) / 2 / span * scale
+        hi = stats.chi2.ppf(0.975, 2 * len(sizes) + 2) / 2 / span * scale
         burst_rate = Estimate(n_b / span, lo, hi)
-        m = float(np.mean(sizes))
         se = math.sqrt(max((m - 2.0) * (m - 1.0), 0.0) / n_b)
         burst_size = Estimate(m, max(2.0, m - Z * se), m + Z * se)
-    life = _lifetimes(log, servers, in_burst)
+    # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
+    grouped = int(in_burst.sum())
+    weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
+    life = _lifetimes(log, servers, weight)
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs)
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
-               independent_faults=int(len(log.faults) - in_burst.sum()), **life, bursts=n_b,
+               independent_faults=int(len(log.faults) - in_burst.sum()), **life, bursts=len(sizes),
                burst_per_day=burst_rate, burst_mean_size=burst_size, **rep, causes=_causes(log),
                burst_seconds=burst_seconds)
 
 
-def _intervals(log: FaultLog, servers: int, in_burst: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per server: its up intervals (days) that ended in an independent fault, and those censored (cut by a
-    burst, or by the log's end)."""
-    per: list[list[tuple[float, float, bool]]] = [[] for _ in range(servers)]
-    for f, b in zip(log.faults, in_burst, strict=True):
-        per[f.server].append((f.start / DAY, (f.end / DAY) if f.end is not None else math.inf, bool(b)))
+def _chance_joins(faults: int, groups: int, grouped: int, window: float, span: float) -> tuple[float, float, float]:
+    """The bursts behind the groups a burst window makes: (bursts, their mean size, independent faults the groups
+    hold). With a window w > 0, independent faults and bursts (events, E of them over the span) also join a group
+    by chance when one starts within w of the one before: with events a Poisson process, each gap between events
+    is within w with probability p = 1 - exp(-E w / span). Then the runs of faults (the groups, and the faults in
+    none) number E (1 - p) + p, an independent fault stays alone with probability (1 - p)**2, and the bursts are
+    the events that are not independent faults; solved for E, the rest follows. At w = 0, p = 0: the groups are
+    the bursts, their mean size the mean size, no independent fault in a group."""
+    alone = faults - grouped
+    runs = alone + groups
+    if window <= 0 or groups == 0:
+        return float(groups), grouped / groups if groups else 2.0, 0.0
+
+    def p_of(e: float) -> float:
+        return -math.expm1(-e * window / span)
+
+    events = optimize.brentq(lambda e: e * (1 - p_of(e)) + p_of(e) - runs, runs, faults + 1.0) \
+        if runs < faults else float(faults)
+    p = p_of(events)
+    independent = min(alone / (1 - p) ** 2, float(faults))
+    n_b = max(events - independent, 0.0)
+    if n_b < 1e-9:
+        return 0.0, 2.0, float(grouped)
+    return n_b, max(2.0, (faults - independent) / n_b), max(independent - alone, 0.0)
+
+
+def _intervals(log: FaultLog, servers: int, weight: np.ndarray) -> list[tuple[np.ndarray, np.ndarray,
+                                                                             np.ndarray]]:
+    """Per server: its up intervals (days) that ended in a fault, each with the weight of its fault being
+    independent (1; a fault in a burst group: its chance of being an independent fault joined by chance, 0 at
+    window 0), and those censored by the log's end."""
+    per: list[list[tuple[float, float, float]]] = [[] for _ in range(servers)]
+    for f, w in zip(log.faults, weight.tolist(), strict=True):
+        per[f.server].append((f.start / DAY, (f.end / DAY) if f.end is not None else math.inf, w))
     span = log.span_days
     out = []
     for faults in per:
-        done, cut, up = [], [], 0.0
-        for start, end, burst in faults:  # by start; overlapping faults: the server is down until the last end
+        ended, weights, cut, up = [], [], [], 0.0
+        for start, end, w in faults:  # by start; overlapping faults: the server is down until the last end
             if start >= up:
-                (cut if burst else done).append(start - up)
+                ended.append(start - up)
+                weights.append(w)
             up = max(up, end)
         if up < span:
             cut.append(span - up)
-        out.append((np.array(done), np.array(cut)))
+        out.append((np.array(ended), np.array(weights), np.array(cut)))
     return out
 
 
-def _lifetimes(log: FaultLog, servers: int, in_burst: np.ndarray) -> dict:
-    per = _intervals(log, servers, in_burst)
-    n = np.array([len(d) for d, _ in per], dtype=float)
-    done = np.concatenate([d for d, _ in per]) if per else np.zeros(0)
-    positive = done[done > 0]
-    log_done_sum = np.log(positive).sum()  # (zero-length intervals: ties; their density term is left out)
-    every = np.concatenate([np.concatenate([d, c]) for d, c in per])  # every up interval, and its server
-    owner = np.concatenate([np.full(len(d) + len(c), i) for i, (d, c) in enumerate(per)])
+def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
+    per = _intervals(log, servers, weight)
+    n = np.array([w.sum() for _, w, _ in per], dtype=float)
+    ended = np.concatenate([d for d, _, _ in per]) if per else np.zeros(0)
+    weights = np.concatenate([w for _, w, _ in per]) if per else np.zeros(0)
+    positive = (ended > 0) & (weights > 0)
+    counted = weights[positive].sum()  # (zero-length intervals: ties; their density term is left out)
+    log_done_sum = (weights[positive] * np.log(ended[positive])).sum()
+    every = np.concatenate([np.concatenate([d, c]) for d, _, c in per])  # every up interval, and its server
+    owner = np.concatenate([np.full(len(d) + len(c), i) for i, (d, _, c) in enumerate(per)])
 
     def nll(params: np.ndarray, weibull: bool) -> float:
         theta = math.exp(params[0])
@@ -166,10 +202,10 @@ def _lifetimes(log: FaultLog, servers: int, in_burst: np.ndarray) -> dict:
             log_density = math.log(k / theta ** k)
         except (ZeroDivisionError, OverflowError):  # theta ** k past a float (up times of 1e-70 s): in log space
             log_density = math.log(k) - k * math.log(theta)
-        ll = len(positive) * log_density + (k - 1.0) * log_done_sum
+        ll = counted * log_density + (k - 1.0) * log_done_sum
         return -(ll + log_frailty(n, h, a, k).sum())
 
-    total_up = sum(d.sum() + c.sum() for d, c in per)
+    total_up = sum(d.sum() + c.sum() for d, _, c in per)
     if not total_up > 0:
         raise ValueError("the servers are never up in the log (each in repair from time 0 to the log's end): no "
                          "lifetime to fit")

@@ -169,7 +169,8 @@ def _rounded(shares: dict[str, float]) -> dict[str, float]:
     return out
 
 
-STATISTICS = (("gap CV", lambda s: s.gap_cv), ("zero gaps", lambda s: s.zero_gaps),
+# (the gaps within the burst window, the bursts' definition: the zero gaps at window 0, named so then)
+STATISTICS = (("gap CV", lambda s: s.gap_cv), ("burst gaps", lambda s: s.burst_gaps),
               ("burst share", lambda s: s.burst_share), ("faults", lambda s: s.faults),
               ("servers without a fault", lambda s: s.per_server.get(0, 0)),
               ("servers with 6+ faults", lambda s: sum(v for k, v in s.per_server.items() if k >= 6)),
@@ -278,6 +279,8 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool =
         table = np.array(values, dtype=float)
         for j, (name, read) in enumerate(STATISTICS):
             v = table[:, j]
+            if name == "burst gaps":
+                name = "zero gaps" if f.burst_seconds == 0 else f"gaps <= {f.burst_seconds:g} s"
             rows.append((name, float(read(observed) or 0.0), float(v.mean()), float(np.quantile(v, 0.025)),
                          float(np.quantile(v, 0.975))))
     out = None
