@@ -80,6 +80,7 @@ class Fit:
     repair_aic: dict[str, float]
     causes: dict[str, float] = field(default_factory=dict)
     burst_seconds: float = 0.0
+    joined_by_chance: float = 0.0  # with a burst window: the independent faults its groups hold (_chance_joins)
 
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
@@ -131,7 +132,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
                independent_faults=int(len(log.faults) - in_burst.sum()), **life, bursts=len(sizes),
                burst_per_day=burst_rate, burst_mean_size=burst_size, **rep, causes=_causes(log),
-               burst_seconds=burst_seconds)
+               burst_seconds=burst_seconds, joined_by_chance=joined)
 
 
 def _chance_joins(faults: int, groups: int, grouped: int, window: float, span: float) -> tuple[float, float, float]:
@@ -150,8 +151,14 @@ def _chance_joins(faults: int, groups: int, grouped: int, window: float, span: f
     def p_of(e: float) -> float:
         return -math.expm1(-e * window / span)
 
-    events = optimize.brentq(lambda e: e * (1 - p_of(e)) + p_of(e) - runs, runs, faults + 1.0) \
-        if runs < faults else float(faults)
+    def excess(e: float) -> float:
+        return e * (1 - p_of(e)) + p_of(e) - runs
+
+    if runs >= faults or excess(faults + 1.0) <= 0:
+        # (no group, or a window so long against the span that chance alone chains more than the log's groups:
+        # no burst can be told from chance, every fault is independent)
+        return 0.0, 2.0, float(grouped)
+    events = optimize.brentq(excess, runs, faults + 1.0)
     p = p_of(events)
     independent = min(alone / (1 - p) ** 2, float(faults))
     n_b = max(events - independent, 0.0)

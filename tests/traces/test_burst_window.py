@@ -7,6 +7,7 @@ window as a log's records of one event do, and for the InfiniteHBD log."""
 import numpy as np
 import pytest
 
+from simd.cli import main
 from simd.traces.fit import fit
 from simd.traces.log import load
 from simd.traces.scenario import goodness
@@ -47,3 +48,31 @@ def test_infinitehbd_with_a_window_is_inside_the_fitted_models_range(infinitehbd
     name, observed, _, low, high = _row(f, log)
     assert observed == {600.0: 102, 3600.0: 159}[window]  # counted: 55 same-instant gaps, the rest within minutes
     assert low <= observed <= high, (observed, low, high)
+
+
+def test_a_window_long_against_the_span_leaves_no_burst_to_tell_from_chance(capsys, tmp_path):
+    """Ten faults a second apart in a 10 s log, a window of a day: every gap within it by chance alone; the fit
+    keeps no burst and counts every fault as independent, and says what the window's groups hold."""
+    log = tmp_path / "log.csv"
+    log.write_text("time,server,event,class\n" + "".join(f"{i},s{i % 3},start,x\n{i}.5,s{i % 3},end,x\n"
+                                                          for i in range(10)))
+    f = fit(load(log), 3, 86400.0)
+    assert (f.bursts, f.burst_per_day, f.joined_by_chance) == (1, None, 10.0)
+    assert main(["trace", "fit", str(log), "--servers", "3", "--burst-seconds", "600", "--replicas", "0"]) == 0
+    assert "lifetimes:" in capsys.readouterr().err
+    assert fit(load(log), 3, 0.6).joined_by_chance == 0.0  # (no gap within 0.6 s: no group)
+
+
+def test_the_fit_says_what_the_windows_groups_hold(infinitehbd, capsys):
+    """The groups the window makes (57 on InfiniteHBD at 600 s: stats' bursts) hold the fitted bursts and the
+    independent faults that joined them by chance: the groups' faults are the bursts' and those."""
+    log = load(infinitehbd)
+    f = fit(log, 400, 600.0)
+    groups = stats(log, 400, 600.0)
+    bursts = f.burst_per_day.value * f.span_days
+    assert f.bursts == groups.bursts == 57 and 0 < f.joined_by_chance < 0.2 * groups.bursts
+    assert bursts * f.burst_mean_size.value + f.joined_by_chance == pytest.approx(groups.burst_share * 584)
+    args = ["trace", "fit", str(infinitehbd), "--servers", "400", "--burst-seconds", "600", "--replicas", "0"]
+    assert main(args) == 0
+    assert (f"  the 57 groups within 600 s: {bursts:.1f} bursts and {f.joined_by_chance:.1f} independent faults "
+            "joined by chance") in capsys.readouterr().err
