@@ -122,7 +122,10 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         scale = job_servers / f.servers
         per_day, note = value("servers.bursts.per_day", f.burst_per_day.value * scale, ".4g")
         size, size_note = value("servers.bursts.mean_size", max(2.0, f.burst_mean_size.value), ".4g")
-        lines += [f"      # {f.bursts} bursts in the log: {f.burst_per_day.value:.4g} a day over its {f.servers} "
+        held = (f"{f.bursts} groups within {f.burst_seconds:g} s in the log ({f.burst_per_day.value * f.span_days:.1f} "
+                f"bursts, {f.joined_by_chance:.1f} faults joined by chance)" if f.burst_seconds else
+                f"{f.bursts} bursts in the log")
+        lines += [f"      # {held}: {f.burst_per_day.value:.4g} a day over its {f.servers} "
                   f"servers ({_ci(f.burst_per_day)}), x {job_servers} / {f.servers} for the job's servers",
                   f"      bursts: {{per_day: {per_day}, mean_size: {size}}}"
                   + comment(f"mean size {_ci(f.burst_mean_size)}", note, size_note)]

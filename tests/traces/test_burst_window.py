@@ -63,7 +63,7 @@ def test_a_window_long_against_the_span_leaves_no_burst_to_tell_from_chance(caps
     assert fit(load(log), 3, 0.6).joined_by_chance == 0.0  # (no gap within 0.6 s: no group)
 
 
-def test_the_fit_says_what_the_windows_groups_hold(infinitehbd, capsys):
+def test_the_fit_says_what_the_windows_groups_hold(infinitehbd, capsys, tmp_path):
     """The groups the window makes (57 on InfiniteHBD at 600 s: stats' bursts) hold the fitted bursts and the
     independent faults that joined them by chance: the groups' faults are the bursts' and those."""
     log = load(infinitehbd)
@@ -76,3 +76,7 @@ def test_the_fit_says_what_the_windows_groups_hold(infinitehbd, capsys):
     assert main(args) == 0
     assert (f"  the 57 groups within 600 s: {bursts:.1f} bursts and {f.joined_by_chance:.1f} independent faults "
             "joined by chance") in capsys.readouterr().err
+    out = tmp_path / "fitted.yaml"
+    assert main(args + ["--out", str(out)]) == 0
+    assert f"# 57 groups within 600 s in the log ({bursts:.1f} bursts, {f.joined_by_chance:.1f} faults joined by " \
+           "chance): " in out.read_text()
