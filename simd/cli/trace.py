@@ -328,6 +328,10 @@ def fit_table(f) -> str:
                  "  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
     if f.burst_per_day:
         lines += [f"bursts per day (the cluster): {f.burst_per_day}", f"  mean size: {f.burst_mean_size}"]
+        if f.burst_seconds:
+            lines.append(f"  the {f.bursts} groups within {f.burst_seconds:g} s: "
+                         f"{f.burst_per_day.value * f.span_days:.1f} bursts and {f.joined_by_chance:.1f} independent "
+                         "faults joined by chance (docs/traces.md)")
     lines.append(f"repairs: {f.repair} (AIC: " + ", ".join(f"{k} {v:.1f}" for k, v in f.repair_aic.items()) + ")")
     if f.repair_median_days:
         lines += [f"  median (days): {f.repair_median_days}", f"  sigma: {f.repair_sigma}"]

@@ -122,7 +122,10 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         scale = job_servers / f.servers
         per_day, note = value("servers.bursts.per_day", f.burst_per_day.value * scale, ".4g")
         size, size_note = value("servers.bursts.mean_size", max(2.0, f.burst_mean_size.value), ".4g")
-        lines += [f"      # {f.bursts} bursts in the log: {f.burst_per_day.value:.4g} a day over its {f.servers} "
+        held = (f"{f.bursts} groups within {f.burst_seconds:g} s in the log ({f.burst_per_day.value * f.span_days:.1f} "
+                f"bursts, {f.joined_by_chance:.1f} faults joined by chance)" if f.burst_seconds else
+                f"{f.bursts} bursts in the log")
+        lines += [f"      # {held}: {f.burst_per_day.value:.4g} a day over its {f.servers} "
                   f"servers ({_ci(f.burst_per_day)}), x {job_servers} / {f.servers} for the job's servers",
                   f"      bursts: {{per_day: {per_day}, mean_size: {size}}}"
                   + comment(f"mean size {_ci(f.burst_mean_size)}", note, size_note)]
@@ -169,7 +172,8 @@ def _rounded(shares: dict[str, float]) -> dict[str, float]:
     return out
 
 
-STATISTICS = (("gap CV", lambda s: s.gap_cv), ("zero gaps", lambda s: s.zero_gaps),
+# (the gaps within the burst window, the bursts' definition: the zero gaps at window 0, named so then)
+STATISTICS = (("gap CV", lambda s: s.gap_cv), ("burst gaps", lambda s: s.burst_gaps),
               ("burst share", lambda s: s.burst_share), ("faults", lambda s: s.faults),
               ("servers without a fault", lambda s: s.per_server.get(0, 0)),
               ("servers with 6+ faults", lambda s: sum(v for k, v in s.per_server.items() if k >= 6)),
@@ -278,6 +282,8 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool =
         table = np.array(values, dtype=float)
         for j, (name, read) in enumerate(STATISTICS):
             v = table[:, j]
+            if name == "burst gaps":
+                name = "zero gaps" if f.burst_seconds == 0 else f"gaps <= {f.burst_seconds:g} s"
             rows.append((name, float(read(observed) or 0.0), float(v.mean()), float(np.quantile(v, 0.025)),
                          float(np.quantile(v, 0.975))))
     out = None

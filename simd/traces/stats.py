@@ -10,7 +10,9 @@ Definitions (docs/traces.md):
   (population standard deviation over mean) is 1 for a Poisson process; a **zero gap** is a fault starting at
   the same instant as the one before;
 - a **burst** is a maximal run of faults whose starts are at most ``burst_seconds`` apart (default 0: the same
-  instant), of two faults or more; ``burst_share`` is the share of faults in one;
+  instant), of two faults or more (:func:`bursts`, the one definition: the fit's, these statistics' and the
+  goodness of fit's); ``burst_share`` is the share of faults in one, ``burst_gaps`` the gaps within the window
+  (each burst of s faults holds s - 1 of them; the zero gaps at window 0);
 - **faults per server**: how many of the cluster's servers had k faults, beside the Poisson count with the same
   mean (the independent identical-servers model; in log space, any k), and the dispersion index (variance over
   mean; 1 for Poisson);
@@ -45,6 +47,7 @@ class Stats:
     gap_cv: float | None
     zero_gaps: int
     bursts: int
+    burst_gaps: int  # gaps at most burst_seconds long: the bursts' sizes less one, summed
     burst_share: float
     burst_sizes: dict[int, int]  # size -> how many bursts
     per_server: dict[int, int] | None  # k faults -> servers (every k from 0 to the most), with the cluster's size
@@ -136,7 +139,8 @@ def stats(log: FaultLog | Columns, servers: int | None = None, burst_seconds: fl
         gap_mean_days=float(gaps.mean()) / DAY if len(gaps) else None,
         gap_cv=float(gaps.std() / gaps.mean()) if len(gaps) and gaps.mean() > 0 else None,
         zero_gaps=int((gaps == 0).sum()),
-        bursts=sum(burst_sizes.values()), burst_share=sum(k * v for k, v in burst_sizes.items()) / n if n else 0.0,
+        bursts=sum(burst_sizes.values()), burst_gaps=sum((k - 1) * v for k, v in burst_sizes.items()),
+        burst_share=sum(k * v for k, v in burst_sizes.items()) / n if n else 0.0,
         burst_sizes=dict(sorted(burst_sizes.items())),
         per_server=per_server, per_server_poisson=poisson, per_server_mean=mean, dispersion_index=dispersion,
         servers_at_least=at_least,
@@ -206,7 +210,8 @@ def table(s: Stats) -> str:
     out.append("classes: " + ", ".join(f"{c} {v} ({v / s.faults:.0%})" for c, v in s.by_class.items()))
     if s.gap_cv is not None:
         out.append(f"gaps between the cluster's faults: mean {s.gap_mean_days:.3f} days, coefficient of variation "
-                   f"{s.gap_cv:.3f} (exponential: 1), {s.zero_gaps} of {s.gaps} zero")
+                   f"{s.gap_cv:.3f} (exponential: 1), {s.zero_gaps} of {s.gaps} zero"
+                   + (f", {s.burst_gaps} within the burst window ({s.burst_seconds:g} s)" if s.burst_seconds else ""))
     window = "at the same instant" if s.burst_seconds == 0 else f"within {s.burst_seconds:g} s"
     out.append(f"bursts (faults {window} as the one before): {s.bursts}, holding {s.burst_share:.1%} of the faults; "
                "sizes " + (", ".join(f"{k}: {v}" for k, v in s.burst_sizes.items()) or "none"))

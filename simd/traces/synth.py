@@ -2,12 +2,19 @@
 tests; docs/traces.md).
 
 A cluster of ``servers`` servers over ``span_days``, each an alternating renewal process: up for a lifetime
-(Weibull of shape k and scale theta; exponential when k = 1) whose cumulative hazard is multiplied by the
-server's frailty w ~ Gamma(a, 1/a) (mean 1; a = inf: w = 1), so ``x = theta (E / w) ** (1 / k)`` with E
-standard exponential; then down for a repair time (lognormal: median and sigma, or exponential: mean); as good
+(Weibull of shape k and scale theta; exponential when k = 1) whose scale is divided by the server's frailty
+w ~ Gamma(a, 1/a) (mean 1; a = inf: w = 1), so ``x = theta / w * E ** (1 / k)`` with E standard exponential (the
+engine's model: simd.engine.servers multiplies a server's rate by its gamma draw, dividing its lifetime's scale);
+then down for a repair time (lognormal: median and sigma, or exponential: mean); as good
 as new after it. Bursts: a Poisson process of ``burst_per_day`` over the cluster, each striking 2 + a geometric
 number (mean ``burst_mean_size``) of servers drawn uniformly, those up at that instant failing then (one fault
-each, the same start time). A fault's class is drawn from ``classes`` (shares).
+each, the same start time: the engine strikes a burst's servers in one step). The engine draws them among its
+running servers; here a server in repair is missed (the servers are drawn side by side, round by round, and a
+server's state at a burst is known only when its round reaches it): a burst is smaller by the share of servers
+in repair, 2% on InfiniteHBD (rate 0.0042 a day times 5.5 days of repair). ``burst_spread_days`` > 0 spreads a
+burst's faults uniformly over that long after its instant instead, as a log's records of one event spread over
+minutes (tests/traces/test_burst_window.py; a fitted model's bursts are instants, the engine's). A fault's class
+is drawn from ``classes`` (shares).
 
 A log holds at most ``budget`` faults (default: as many as a log simd reads may hold, half its MAX_EVENTS):
 a model that would make more stops there with :class:`OverBudget` (a fitted model far from its log, a server
@@ -39,13 +46,14 @@ class Model:
 
     lifetime_scale_days: float  # theta
     lifetime_shape: float = 1.0  # k
-    gamma_shape: float = float("inf")  # a (frailty on the cumulative hazard; inf: none)
+    gamma_shape: float = float("inf")  # a (the frailty dividing a lifetime's scale; inf: none)
     repair: str = "lognormal"  # or "exponential"
     repair_median_days: float = 1.0  # lognormal
     repair_sigma: float = 1.0
     repair_mean_days: float = 1.0  # exponential
     burst_per_day: float = 0.0  # over the whole cluster
     burst_mean_size: float = 2.0
+    burst_spread_days: float = 0.0  # a burst's faults uniformly within this long (0: at its instant)
     classes: dict[str, float] = field(default_factory=lambda: {"fault": 1.0})
 
 
@@ -78,7 +86,8 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
             raise OverBudget
         chosen = rng.choice(servers, size=min(k, servers), replace=False)
         hit_server.append(chosen)
-        hit_time.append(np.full(len(chosen), float(t)))
+        hit_time.append(float(t) + rng.uniform(0.0, m.burst_spread_days, len(chosen)) if m.burst_spread_days > 0
+                        else np.full(len(chosen), float(t)))
     # the strikes by server, then time: server s's are hits[lo[s]:hi[s]]
     hs = np.concatenate(hit_server) if hit_server else np.zeros(0, dtype=np.int64)
     ht = np.concatenate(hit_time) if hit_time else np.zeros(0)
@@ -93,7 +102,7 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
     with np.errstate(over="ignore", divide="ignore"):  # a frailty of 0 (a tiny shape's draw): an endless lifetime
         while len(alive):
             t = up[alive]
-            life = m.lifetime_scale_days * (rng.exponential(size=len(alive)) / w[alive]) ** (1.0 / m.lifetime_shape)
+            life = m.lifetime_scale_days / w[alive] * rng.exponential(size=len(alive)) ** (1.0 / m.lifetime_shape)
             p, end_p = nxt[alive], hi[alive]
             while True:  # strikes while the server was in repair miss it
                 missed = (p < end_p) & (hits[np.minimum(p, end_p)] < t)

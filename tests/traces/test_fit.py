@@ -23,7 +23,7 @@ def test_the_fitted_scenario_is_a_valid_file_and_runs(tmp_path, capsys, infinite
     (s,) = load_config(out).scenarios
     sv = s.job_spec().servers
     assert (s.gpus, sv.gpus_per_server, sv.lifetime) == (3200, 8, "weibull")
-    assert 0.38 < sv.shape < 0.46 and 1.3 < sv.rate_shape < 3.5 and sv.burst_per_day > 0.05
+    assert 0.38 < sv.shape < 0.46 and 0.3 < sv.rate_shape < 0.7 and sv.burst_per_day > 0.05
     assert sv.repair[0] == "lognormal" and set(s.failures.cause_shares())  >= {"gpu", "unknown_error"}
     assert main(["simulate", "--config", str(out), "--seeds", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["completed"] is True

@@ -1,0 +1,72 @@
+"""One model fitted and simulated (docs/traces.md, "The fit"): a server's gamma frailty w divides its Weibull
+lifetime's scale, as the engine's gamma multiplies its rate (simd.engine.servers), in the fit's likelihood and in
+the synthetic logs (simd.traces.synth). The fit's per-server integral over w against scipy.integrate.quad and,
+for exponential lifetimes, against the negative binomial's closed form; a synthetic server's first lifetime against
+the engine's law. The fit recovering known parameters and the engine simulating a fitted scenario:
+tests/traces/statistical/test_model_is_simulated.py."""
+
+import math
+
+import numpy as np
+from scipy import integrate, special, stats
+
+from simd.traces.fit import log_frailty
+from simd.traces.synth import Model, columns
+
+
+def _quad(n: int, h: float, a: float, k: float) -> float:
+    """log E[w**(k n) exp(-w**k h)], w ~ Gamma(a, 1/a), by scipy.integrate.quad in u = log w around the mode."""
+    r = a + k * n
+
+    def g(u):
+        return r * u - a * math.exp(u) - h * math.exp(k * u) if max(u, k * u) < 700 else -math.inf
+
+    mode = next(u for u in np.linspace(-60, 10, 70001)[::-1] if r - a * math.exp(u) - k * h * math.exp(k * u) > 0)
+    top = g(mode)
+    pieces = ((-np.inf, mode - 5), (mode - 5, mode), (mode, mode + 5), (mode + 5, np.inf))
+    total = sum(integrate.quad(lambda u: math.exp(g(u) - top), lo, hi, epsabs=0, epsrel=1e-12, limit=500)[0]
+                for lo, hi in pieces)
+    return a * math.log(a) - math.lgamma(a) + top + math.log(total)
+
+
+CASES = [(n, h, a, k) for n in (0, 1, 4, 30) for h in (0.0, 1e-4, 0.3, 5.0, 80.0) for a, k in
+         ((0.3, 0.42), (2.0, 0.7), (1.0, 1.5), (50.0, 0.5), (0.1, 3.0), (700.0, 0.2))]
+
+
+def test_the_frailty_integral_is_scipy_quads():
+    n, h, a, k = (np.array(c) for c in zip(*CASES, strict=True))
+    for a_, k_ in {(x, y) for x, y in zip(a.tolist(), k.tolist(), strict=True)}:
+        on = (a == a_) & (k == k_)
+        got = log_frailty(n[on], h[on], a_, k_)
+        want = np.array([_quad(int(x), y, a_, k_) for x, y in zip(n[on], h[on], strict=True)])
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-9), (a_, k_, got - want)
+
+
+def test_exponential_lifetimes_give_the_negative_binomials_closed_form():
+    n, h = np.repeat(np.arange(6), 4), np.tile([0.0, 0.01, 1.0, 40.0], 6)
+    for a in (0.05, 1.0, 9.0):
+        closed = special.gammaln(a + n) - special.gammaln(a) + a * math.log(a) - (a + n) * np.log(a + h)
+        assert np.array_equal(log_frailty(n, h, a, 1.0), closed)
+        # the quadrature next to k = 1 is the closed form's limit
+        assert np.allclose(log_frailty(n, h, a, 1.0 + 1e-9), closed, rtol=1e-7, atol=1e-7)
+    # and it is the negative binomial: a server's faults over a unit of time at rate w (no censoring apart)
+    a, p = 2.0, 2.0 / 3.0
+    assert np.allclose(log_frailty(np.arange(5), np.ones(5), a, 1.0) - special.gammaln(np.arange(5) + 1),
+                       stats.nbinom.logpmf(np.arange(5), a, p))
+
+
+def test_a_synthetic_servers_first_lifetime_has_the_engines_law():
+    """The engine's server: scale theta / w (its gamma divides the scale), so P(first lifetime > x) =
+    E[exp(-(x w / theta)**k)]; with the frailty on the cumulative hazard instead it would be
+    (1 + (x / theta)**k / a)**-a, 0.50 at x = theta for a = 1, k = 0.5 where the engine's is 0.545."""
+    theta, k, a, servers = 100.0, 0.5, 1.0, 20_000
+    m = Model(lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a, repair="exponential",
+              repair_mean_days=1e6)
+    c = columns(m, servers, 10 * theta, np.random.default_rng(3))
+    first = np.full(servers, np.inf)
+    np.minimum.at(first, c.server, c.start / 86400.0)
+    for x in (0.1 * theta, theta, 4 * theta):
+        want = integrate.quad(lambda w, x=x: math.exp(-(x * w / theta) ** k) * stats.gamma.pdf(w, a, scale=1 / a),
+                              0, np.inf)[0]
+        got = (first > x).mean()
+        assert abs(got - want) < 4 * math.sqrt(want * (1 - want) / servers), (x, got, want)
