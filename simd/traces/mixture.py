@@ -101,14 +101,12 @@ def fit(times: np.ndarray, k: int, seed: int = 0) -> Mixture | None:
     _, w, mu, s = best
 
     def nll(p: np.ndarray) -> float:
-        eta = np.concatenate([[0.0], p[:k - 1]])
-        ww = np.exp(eta - special.logsumexp(eta))
-        return -_loglik_of_logs(y, ww, p[k - 1:2 * k - 1], np.exp(p[2 * k - 1:]))[0]
+        return _nll_grad(p, y, k)[0]
 
     x0 = np.concatenate([np.log(w[1:] / w[0]), mu, np.log(s)])
     bounds = [(-30.0, 30.0)] * (k - 1) + [(y.min() - 1.0, y.max() + 1.0)] * k + \
         [(math.log(SIGMA_MIN), math.log(10 * spread) + 1.0)] * k
-    r = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=bounds)
+    r = optimize.minimize(_nll_grad, x0, args=(y, k), jac=True, method="L-BFGS-B", bounds=bounds)
     x = r.x if r.fun <= nll(x0) else x0
     eta = np.concatenate([[0.0], x[:k - 1]])
     w, mu, s = np.exp(eta - special.logsumexp(eta)), x[k - 1:2 * k - 1], np.exp(x[2 * k - 1:])
@@ -128,6 +126,18 @@ def fit(times: np.ndarray, k: int, seed: int = 0) -> Mixture | None:
     sigmas = tuple(_exp_interval(math.log(s[j]), float(se[2 * k - 1 + j])) for j in range(k))
     # the times' likelihood: the log-times' less the Jacobian, sum(log t)
     return Mixture(weights, medians, sigmas, ll - float(y.sum()))
+
+
+def _nll_grad(p: np.ndarray, y: np.ndarray, k: int) -> tuple[float, np.ndarray]:
+    """The negative log-likelihood of the log-times ``y`` at ``p`` (the weights' log-ratios to the first, the mus,
+    the log-sigmas) and its gradient: for the log-ratios sum_i (r_ij - w_j), the mus sum_i r_ij (y_i - mu_j) /
+    s_j^2, the log-sigmas sum_i r_ij ((y_i - mu_j)^2 / s_j^2 - 1) (r the responsibilities), negated."""
+    eta = np.concatenate([[0.0], p[:k - 1]])
+    w, mu, s = np.exp(eta - special.logsumexp(eta)), p[k - 1:2 * k - 1], np.exp(p[2 * k - 1:])
+    ll, r = _loglik_of_logs(y, w, mu, s)
+    z = (y[:, None] - mu) / s
+    g = np.concatenate([(r.sum(axis=0) - len(y) * w)[1:], (r * z).sum(axis=0) / s, (r * (z * z - 1)).sum(axis=0)])
+    return -ll, -g
 
 
 def _covariance(f, x: np.ndarray, h: float = 1e-3) -> np.ndarray:

@@ -244,8 +244,9 @@ def table(s: Stats) -> str:
 
 
 def _over_time(s: Stats) -> list[str]:
-    """The rate by month (in periods of several months past trend.ROWS of them) and the two tests, as text."""
-    if not s.by_month:
+    """The rate by month (in periods of several months past trend.ROWS of them) and the two tests, as text; nothing
+    for a log of one month or less (--json has them)."""
+    if not s.by_month or len(s.by_month) < 2:
         return []
     unit = "per server-day" if s.servers is not None else "per day (the cluster's: --servers N for a server's)"
     shown = periods(list(s.by_month), s.servers)
@@ -261,10 +262,8 @@ def _over_time(s: Stats) -> list[str]:
     t = s.trend
     if t is not None:
         out.append(f"trend (Laplace): U = {t.laplace_u:.2f}, p = {t.laplace_p:.2g} (U > 0: the faults lean late, a "
-                   "rising rate; U < 0: a falling one)")
+                   "rising rate); the engine runs a constant rate")
         out.append(f"one change point: likeliest at day {t.change_day:.1f} ({t.rate_before:.4g} -> "
-                   f"{t.rate_after:.4g}), likelihood ratio {t.change_lr:.1f}, p = {t.change_p:.2g} "
-                   f"({t.simulations} simulated logs of a constant rate)")
-        out.append("(both take the faults as a Poisson process: bursts and waves make small p-values likelier; the "
-                   "engine runs a constant rate)")
+                   f"{t.rate_after:.4g}), likelihood ratio {t.change_lr:.1f}, p = {t.change_p:.2g} ({t.simulations} "
+                   "simulated constant-rate logs; bursts make a small p likelier)")
     return out
