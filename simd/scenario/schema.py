@@ -356,8 +356,8 @@ MIXTURE_TOLERANCE = 1e-6  # how far the weights' sum may be from 1 (a fit's writ
 
 class MixtureRepair(_Strict):
     """Repair times as a mixture of kinds of repair, as fault logs have them (`simd trace fit` writes one when its
-    AIC is lower: InfiniteHBD's repairs are three lognormal kinds, 7% of medians 13 minutes, 34% of 2.9 hours and 59%
-    of 2.7 days)."""
+    AIC is lower: InfiniteHBD's repairs are three lognormal kinds, 7% of them with a median of 13 minutes, 34% of 2.9
+    hours and 59% of 2.7 days)."""
 
     distribution: Literal["mixture"]
     components: Annotated[list[RepairComponent], Field(min_length=2, max_length=8)]
