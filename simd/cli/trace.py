@@ -160,7 +160,7 @@ def cmd_stats(args) -> int:
             return _fail(STATS, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     try:
         log = load(args.file, args.columns, args.timezone)
-        result = stats(log, args.servers, args.burst_seconds)
+        result = stats(log, args.servers, args.burst_seconds, over_time=True)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
             _fail(STATS, f"{args.file}: {line}" if isinstance(exc, LogError) else line)
@@ -193,7 +193,11 @@ def _bounds(step_seconds: float) -> dict[str, tuple[float, float]]:
               "servers.bursts.mean_size": (schema.Bursts, "mean_size"),
               "servers.repair.automatic.median_seconds": (schema.LognormalRepair, "median_seconds"),
               "servers.repair.automatic.sigma": (schema.LognormalRepair, "sigma"),
-              "servers.repair.automatic.mean_seconds": (schema.ExponentialRepair, "mean_seconds")}
+              "servers.repair.automatic.mean_seconds": (schema.ExponentialRepair, "mean_seconds"),
+              "servers.repair.automatic.components[].weight": (schema.RepairComponent, "weight"),
+              "servers.repair.automatic.components[].time.median_seconds": (schema.LognormalRepair,
+                                                                            "median_seconds"),
+              "servers.repair.automatic.components[].time.sigma": (schema.LognormalRepair, "sigma")}
     out = {key: _range(*fields[key]) for key in FITTED_KEYS}
     lo, hi = out["failures.hard_per_gpu_hour"]
     # and the rule ScenarioBody._probabilities adds: hard_per_gpu_hour * step_seconds / 3600 is a GPU's
@@ -332,8 +336,13 @@ def fit_table(f) -> str:
             lines.append(f"  the {f.bursts} groups within {f.burst_seconds:g} s: "
                          f"{f.burst_per_day.value * f.span_days:.1f} bursts and {f.joined_by_chance:.1f} independent "
                          "faults joined by chance (docs/traces.md)")
-    lines.append(f"repairs: {f.repair} (AIC: " + ", ".join(f"{k} {v:.1f}" for k, v in f.repair_aic.items()) + ")")
-    if f.repair_median_days:
+    kinds = f" of {len(f.repair_mixture)} lognormal kinds" if f.repair == "mixture" else ""
+    lines.append(f"repairs: {f.repair}{kinds} (AIC: "
+                 + ", ".join(f"{k} {v:.1f}" for k, v in f.repair_aic.items()) + ")")
+    if f.repair == "mixture":
+        for w, m, sg in f.repair_mixture:
+            lines.append(f"  weight {w}; median (days) {m}; sigma {sg}")
+    elif f.repair_median_days:
         lines += [f"  median (days): {f.repair_median_days}", f"  sigma: {f.repair_sigma}"]
     lines.append(f"  mean (days): {f.repair_mean_days}")
     lines.append("causes: " + ", ".join(f"{k} {v:.1%}" for k, v in f.causes.items()))

@@ -128,6 +128,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
     withheld, host_us = ints[PI.spares_withheld], ints[PI.host_selection_us]
     rep_kind, rep_scale, rep_sigma = ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma]
+    mix_cum, mix_kind = seg(fvec, ints, PI.repair_mix_cum), seg(ivec, ints, PI.repair_mix_kind)  # (empty: no mixture)
+    mix_scale, mix_sigma = seg(fvec, ints, PI.repair_mix_scale_us), seg(fvec, ints, PI.repair_mix_sigma)
     man_kind, man_scale, man_sigma = ints[PI.manual_kind], floats[PF.manual_scale_us], floats[PF.manual_sigma]
     man_p, fail_auto, fail_man = floats[PF.manual_probability], floats[PF.repair_fail_auto], \
         floats[PF.repair_fail_manual]
@@ -643,7 +645,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             # four draws of "repair" per repair: the automatic stage's duration, the escalation,
                             # the manual stage's duration, whether it fixes the fault (servers.py)
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                            d_rep = late.latency_us(rep_kind, rep_scale, rep_sigma, u)
+                            if len(mix_cum):
+                                d_rep = late.mixture_us(mix_cum, mix_kind, mix_scale, mix_sigma, u)
+                            else:
+                                d_rep = late.latency_us(rep_kind, rep_scale, rep_sigma, u)
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
                             manual = u <= man_p
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)

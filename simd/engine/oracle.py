@@ -500,7 +500,12 @@ class _Servers:
                 self.retirements += 1
                 self.retired_at.append(t1)
             else:
-                duration = _draw(self.rng, kind, scale_us, sigma)  # the automatic stage, then perhaps the manual one
+                if plan.repair_mix_cum:  # a mixture: its component by its weight, then that component's time
+                    j = bisect_left(plan.repair_mix_cum, self.rng.random())
+                    duration = _draw(self.rng, DISTRIBUTIONS[plan.repair_mix_kind[j]], plan.repair_mix_scale_us[j],
+                                     plan.repair_mix_sigma[j])
+                else:  # the automatic stage, then perhaps the manual one
+                    duration = _draw(self.rng, kind, scale_us, sigma)
                 manual = self.rng.random() < plan.manual_probability
                 if manual:
                     duration += _draw(self.rng, DISTRIBUTIONS[plan.manual_kind], plan.manual_scale_us,

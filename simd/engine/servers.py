@@ -71,6 +71,12 @@ class Servers:
     # stage reports success without fixing the fault with its probability (``repair_fail``: automatic, manual: the
     # last stage's counts). A true repair makes a lemon an ordinary server for good; a false one leaves it a lemon.
     repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
+    # the automatic stage as a mixture (a fault log's repairs: a reboot, a part swap, a vendor's replacement; simd
+    # trace fit): per component (weight, distribution, scale seconds, sigma) as ``repair``, the weights summing to
+    # 1; non-empty, it replaces ``repair``. One uniform draws it (the same four draws per repair): the component
+    # is the first whose cumulative weight reaches u, its time the inverse transform of u's place within it,
+    # ``(u - W_{j-1}) / w_j``, uniform on (0, 1] given the component.
+    repair_mixture: tuple[tuple[float, str, float, float], ...] = ()
     manual_probability: float = 0.0
     manual_repair: tuple[str, float, float] = ("exponential", 0.0, 0.0)
     repair_fail: tuple[float, float] = (0.0, 0.0)

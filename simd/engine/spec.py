@@ -266,6 +266,12 @@ class Plan:
     repair_kind: int = 0
     repair_scale_us: float = 0.0
     repair_sigma: float = 0.0
+    # the automatic stage as a mixture (servers.Servers.repair_mixture; empty: the law above): per component its
+    # cumulative weight (the last exactly 1), law, scale in us and sigma
+    repair_mix_cum: tuple[float, ...] = ()
+    repair_mix_kind: tuple[int, ...] = ()
+    repair_mix_scale_us: tuple[float, ...] = ()
+    repair_mix_sigma: tuple[float, ...] = ()
     manual_probability: float = 0.0
     manual_kind: int = 0
     manual_scale_us: float = 0.0
@@ -536,7 +542,7 @@ def _servers(spec: JobSpec) -> dict:
                    repair_scale_us=scale * US_PER_SECOND, repair_sigma=sigma, manual_probability=s.manual_probability,
                    repair_fail_auto=s.repair_fail[0], repair_fail_manual=s.repair_fail[1],
                    manual_kind=DISTRIBUTIONS.index(m_kind), manual_scale_us=m_scale * US_PER_SECOND,
-                   manual_sigma=m_sigma,
+                   manual_sigma=m_sigma, **_mixture(s.repair_mixture),
                    diagnosis=s.diagnosis, misattribution=s.misattribution, retire_after=s.retire_after,
                    retire_window_us=to_us(s.retire_window_seconds))
     bursts = {}
@@ -556,6 +562,19 @@ def _servers(spec: JobSpec) -> dict:
                     (((n - srv.lemons(n, s)) * s.gpus_per_server, spec.hard_per_gpu_hour),
                      (srv.lemons(n, s) * s.gpus_per_server, spec.hard_per_gpu_hour * s.lemon_multiplier)),
                     spec.step_seconds))
+
+
+def _mixture(components: tuple[tuple[float, str, float, float], ...]) -> dict:
+    """The Plan fields of a repair mixture (servers.Servers.repair_mixture): the cumulative weights over their sum,
+    the last exactly 1 (so every uniform in (0, 1] finds its component), each component's law, scale in us, sigma."""
+    if not components:
+        return {}
+    total = math.fsum(w for w, _, _, _ in components)
+    cum = [math.fsum(w for w, _, _, _ in components[:j + 1]) / total for j in range(len(components))]
+    cum[-1] = 1.0
+    return dict(repair_mix_cum=tuple(cum), repair_mix_kind=tuple(DISTRIBUTIONS.index(k) for _, k, _, _ in components),
+                repair_mix_scale_us=tuple(x * US_PER_SECOND for _, _, x, _ in components),
+                repair_mix_sigma=tuple(float(sg) for _, _, _, sg in components))
 
 
 def _log1m(p: float) -> float:

@@ -385,6 +385,39 @@ class UniformRepair(_Strict):
 RepairTime = Annotated[ExponentialRepair | LognormalRepair | UniformRepair, Field(discriminator="distribution")]
 
 
+class RepairComponent(_Strict):
+    """One kind of repair in a mixture (a reboot, a part swap, a vendor's replacement)."""
+
+    weight: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+    """The share of repairs of this kind."""
+    time: RepairTime
+    """How long a repair of this kind takes; `distribution` picks the form."""
+
+
+MIXTURE_TOLERANCE = 1e-6  # how far the weights' sum may be from 1 (a fit's written to 4-6 digits each)
+
+
+class MixtureRepair(_Strict):
+    """Repair times as a mixture of kinds of repair, as fault logs have them (`simd trace fit` writes one when its
+    AIC is lower: InfiniteHBD's repairs are three lognormal kinds, 7% of them with a median of 13 minutes, 34% of 2.9
+    hours and 59% of 2.7 days)."""
+
+    distribution: Literal["mixture"]
+    components: Annotated[list[RepairComponent], Field(min_length=2, max_length=8)]
+    """The kinds of repair, their weights summing to 1 (within 10^-6)."""
+
+    @model_validator(mode="after")
+    def _weights(self):
+        total = math.fsum(c.weight for c in self.components)
+        if abs(total - 1.0) > MIXTURE_TOLERANCE:
+            raise ValueError(f"the components' weights sum to {total:.6g}, not 1")
+        return self
+
+
+AutomaticRepairTime = Annotated[ExponentialRepair | LognormalRepair | UniformRepair | MixtureRepair,
+                                Field(discriminator="distribution")]
+
+
 class ManualRepair(_Strict):
     """The manual stage a repair escalates to (after the automatic one)."""
 
@@ -407,7 +440,7 @@ class Repair(_Strict):
     """A failed server's repair: an automatic stage, escalated to a manual one with a probability; a true repair
     makes a lemon an ordinary server for good."""
 
-    automatic: RepairTime
+    automatic: AutomaticRepairTime
     """How long the automatic stage takes, from the end of the step the server failed in."""
     manual: ManualRepair | None = None
     """Absent: no repair is escalated."""
@@ -700,7 +733,10 @@ class ServersConfig(_Strict):
 
 
 def _scaled(r, factor: float):
-    """A repair time with its scale (mean, median or maximum) times ``factor``."""
+    """A repair time with its scale (mean, median or maximum; each component's of a mixture) times ``factor``."""
+    if r.distribution == "mixture":
+        return r.model_copy(update={"components": [c.model_copy(update={"time": _scaled(c.time, factor)})
+                                                   for c in r.components]})
     key = {"exponential": "mean_seconds", "lognormal": "median_seconds", "uniform": "max_seconds"}[r.distribution]
     return r.model_copy(update={key: getattr(r, key) * factor})
 

@@ -80,7 +80,7 @@ def servers(cfg: ServersConfig) -> Servers:
         r, sp = cfg.repair, cfg.spares
         pools = dict(warm_standbys=cfg.warm_standbys or 0, spares=sp.count if sp else 0,
                      spares_withheld=sp.withheld if sp else 0, preemption_seconds=sp.preemption_seconds if sp else 0.0,
-                     repair=repair_time(r.automatic))
+                     **automatic_repair(r.automatic))
         if r.false_success is not None:
             pools.update(repair_fail=(r.false_success.automatic, r.false_success.manual))
         if cfg.host_selection_seconds is not None:
@@ -100,6 +100,13 @@ def servers(cfg: ServersConfig) -> Servers:
     return Servers(cfg.gpus_per_server, cfg.lemons.fraction if cfg.lemons else 0.0,
                    cfg.lemons.multiplier if cfg.lemons else 1.0, lt.distribution, shape,
                    cfg.rates.gamma_shape if cfg.rates else 0.0, **pools)
+
+
+def automatic_repair(r) -> dict:
+    """The automatic stage as the engine's Servers takes it: ``repair``, or a mixture's ``repair_mixture``."""
+    if r.distribution == "mixture":
+        return dict(repair_mixture=tuple((c.weight, *repair_time(c.time)) for c in r.components))
+    return dict(repair=repair_time(r))
 
 
 def repair_time(r) -> tuple[str, float, float]:

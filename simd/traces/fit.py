@@ -19,8 +19,10 @@ The model (simd.traces.synth generates it):
   it lowers the AIC. Every server starts new at the log's start (as the engine's). Intervals: Wald on the
   logarithms of the parameters, from a finite-difference Hessian of the negative log-likelihood at the optimum
   (scipy.optimize.approx_fprime of its gradient);
-- **repairs**: lognormal (median, sigma: closed-form MLE, intervals from the t and chi-square laws) or
-  exponential (mean; chi-square interval), the lower AIC; zero-length repairs are left out of the lognormal;
+- **repairs**: lognormal (median, sigma: closed-form MLE, intervals from the t and chi-square laws), exponential
+  (mean; chi-square interval) or a mixture of 2 or 3 lognormal kinds of repair (simd.traces.mixture: EM, each
+  component's weight, median and sigma with Wald intervals), the lowest AIC; zero-length repairs are left out of
+  the lognormal and the mixtures (and of the exponential when there are some: every law on the same repairs);
 - **causes**: the classes' shares of all faults; those under 2% go to ``other``.
 """
 
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
+from simd.traces import mixture
 from simd.traces.log import DAY, MAX_DAYS, FaultLog
 from simd.traces.stats import bursts
 from simd.traces.synth import Model
@@ -46,6 +49,7 @@ MIN_SPAN_SECONDS = 1.0
 MAX_SPAN_DAYS = MAX_DAYS
 GAMMA_SHAPE_MAX = 1e4  # a above this: no over-dispersion the log can tell from none (reported as None)
 OTHER_SHARE = 0.02
+MIXTURE_COMPONENTS = (2, 3)  # the repair mixtures tried (a reboot, a part swap, a vendor's replacement)
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class Fit:
     bursts: int
     burst_per_day: Estimate | None  # over the cluster
     burst_mean_size: Estimate | None
-    repair: str  # "lognormal" or "exponential"
+    repair: str  # "lognormal", "exponential" or "mixture"
     repair_median_days: Estimate | None
     repair_sigma: Estimate | None
     repair_mean_days: Estimate
@@ -81,6 +85,8 @@ class Fit:
     causes: dict[str, float] = field(default_factory=dict)
     burst_seconds: float = 0.0
     joined_by_chance: float = 0.0  # with a burst window: the independent faults its groups hold (_chance_joins)
+    # repair "mixture": per lognormal component (weight, median days, sigma), by median
+    repair_mixture: tuple[tuple[Estimate, Estimate, Estimate], ...] = ()
 
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
@@ -92,6 +98,7 @@ class Fit:
             repair_median_days=self.repair_median_days.value if self.repair_median_days else 1.0,
             repair_sigma=self.repair_sigma.value if self.repair_sigma else 1.0,
             repair_mean_days=self.repair_mean_days.value,
+            repair_mixture=tuple((w.value, m.value, sg.value) for w, m, sg in self.repair_mixture),
             burst_per_day=self.burst_per_day.value if self.burst_per_day else 0.0,
             burst_mean_size=self.burst_mean_size.value if self.burst_mean_size else 2.0,
             classes=dict(self.causes) or {"fault": 1.0})
@@ -358,9 +365,23 @@ def _repairs(days: np.ndarray) -> dict:
         if m < n:  # compare on the same repairs
             p_days = days[days > 0]
             aic["exponential"] = 2 * (m * math.log(p_days.mean()) + m) + 2
+    mixtures = {}
+    if median is not None:  # (a lognormal to compare with: some repairs of different lengths)
+        for k in MIXTURE_COMPONENTS:
+            got = mixture.fit(days, k)
+            if got is not None:
+                mixtures[k] = got
+                aic[f"mixture of {k}"] = got.aic
     best = min(aic, key=aic.get)
+    components = ()
+    if best.startswith("mixture"):
+        got = mixtures[int(best.rsplit(" ", 1)[1])]
+        components = tuple((Estimate(w.value, w.low, w.high), Estimate(m.value, m.low, m.high),
+                            Estimate(sg.value, sg.low, sg.high))
+                           for w, m, sg in zip(got.weights, got.medians, got.sigmas, strict=True))
+        best = "mixture"
     return dict(repair=best, repair_median_days=median, repair_sigma=sigma, repair_mean_days=exp_ci,
-                repair_aic=aic)
+                repair_aic=aic, repair_mixture=components)
 
 
 def _causes(log: FaultLog) -> dict[str, float]:

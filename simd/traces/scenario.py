@@ -11,8 +11,9 @@ value commented with its 95% interval. Mapping (docs/traces.md, "From the fit to
 - ``servers.bursts``: the cluster's burst rate scaled to the job's servers (a burst process over the cluster's
   N servers strikes a job of S of them S / N as often: per day of the log, taken as per day of compute) and the
   mean size;
-- ``servers.repair.automatic``: the fitted repair-time law (no manual stage: a log does not tell them apart), with
-  ``warm_standbys`` and ``spares`` from flags.
+- ``servers.repair.automatic``: the fitted repair-time law (no manual stage: a log does not tell them apart; a
+  mixture as ``distribution: mixture`` with a lognormal time per component), with ``warm_standbys`` and ``spares``
+  from flags.
 
 A fitted value outside the range the scenario file accepts (``bounds``, which simd.cli.trace reads from the schema:
 a frailty shape of 3,000 from three faults, a server failing every second) is written at the range's end, its
@@ -60,7 +61,10 @@ def _ci(e) -> str:
 # of each, as simd.cli.trace reads it from the schema).
 FITTED_KEYS = ("failures.hard_per_gpu_hour", "servers.lifetime.shape", "servers.rates.gamma_shape",
                "servers.bursts.per_day", "servers.bursts.mean_size", "servers.repair.automatic.median_seconds",
-               "servers.repair.automatic.sigma", "servers.repair.automatic.mean_seconds")
+               "servers.repair.automatic.sigma", "servers.repair.automatic.mean_seconds",
+               "servers.repair.automatic.components[].weight",
+               "servers.repair.automatic.components[].time.median_seconds",
+               "servers.repair.automatic.components[].time.sigma")
 
 
 def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None) -> str:
@@ -132,7 +136,23 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
     lines += [f"      warm_standbys: {standbys}"]
     if job.spares:
         lines.append(f"      spares: {{count: {job.spares}}}")
-    if f.repair == "lognormal":
+    if f.repair == "mixture":
+        weights = _weights([w.value for w, _, _ in f.repair_mixture],
+                           bounds.get("servers.repair.automatic.components[].weight", (0.0, 1.0))[0])
+        lines += [f"      # repairs: a mixture of {len(f.repair_mixture)} lognormal kinds (AIC "
+                  + ", ".join(f"{k} {v:.1f}" for k, v in f.repair_aic.items()) + "); 95% intervals of the weight, "
+                  "median (days) and sigma in each comment",
+                  "      repair:",
+                  "        automatic:",
+                  "          distribution: mixture",
+                  "          components:"]
+        for wt, (w, m, sg) in zip(weights, f.repair_mixture, strict=True):
+            median, note = value("servers.repair.automatic.components[].time.median_seconds", m.value * 86400, ".6g")
+            sigma, sigma_note = value("servers.repair.automatic.components[].time.sigma", max(sg.value, 0.0), ".4g")
+            lines.append(f"            - {{weight: {wt}, time: {{distribution: lognormal, median_seconds: {median}, "
+                         f"sigma: {sigma}}}}}" + comment(f"weight {_ci(w)}; median {m.value:.4g} days, {_ci(m)}; "
+                                                          f"sigma {_ci(sg)}", note, sigma_note))
+    elif f.repair == "lognormal":
         median, note = value("servers.repair.automatic.median_seconds", f.repair_median_days.value * 86400, ".6g")
         sigma, sigma_note = value("servers.repair.automatic.sigma", max(f.repair_sigma.value, 0.0), ".4g")
         lines += [f"      # repairs: lognormal (AIC {f.repair_aic['lognormal']:.1f}, exponential's "
@@ -161,6 +181,15 @@ def job_text(job: Job, servers: int) -> str:
                       burst_mean_size=None, repair="exponential", repair_median_days=None, repair_sigma=None,
                       repair_mean_days=one, repair_aic={"exponential": 0.0}, causes={"fault": 1.0})
     return scenario_text(placeholder, job, "the flags")
+
+
+def _weights(weights: list[float], least: float) -> list[str]:
+    """A mixture's weights written to 6 decimals, each at least 10^-6 (and above the schema's ``least``), the
+    largest taking the rounding so that the written weights sum to 1 (the schema's check, within 10^-6)."""
+    out = [max(round(w, 6), 1e-6, least) for w in weights]
+    top = max(range(len(out)), key=out.__getitem__)
+    out[top] = round(1.0 - math.fsum(out[:top] + out[top + 1:]), 6)
+    return [f"{w:.6f}" for w in out]
 
 
 def _rounded(shares: dict[str, float]) -> dict[str, float]:

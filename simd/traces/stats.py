@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from simd.traces.log import DAY, FaultLog
+from simd.traces.trend import Month, Trend, months, periods, trend
 
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -62,6 +63,10 @@ class Stats:
     repair_days_max: float | None
     burst_seconds: float = 0.0
     needs_servers: tuple[str, ...] = ()  # the statistics left out for want of the cluster's size
+    # over time (stats(over_time=True), simd.traces.trend): the faults per month, their rate (per server-day with
+    # the cluster's size, else per day) with its exact 95% interval; the tests of trend and of one change point
+    by_month: tuple[Month, ...] | None = None
+    trend: Trend | None = None
 
     def as_json(self) -> dict:
         d = asdict(self)
@@ -69,6 +74,9 @@ class Stats:
             if d[k] is not None:
                 d[k] = {str(i): v for i, v in d[k].items()}
         d["needs_servers"] = list(d["needs_servers"])
+        if d["by_month"] is not None:
+            d["by_month"] = list(d["by_month"])
+            d["rate_unit"] = "per server-day" if self.servers is not None else "per day"
         return d
 
 
@@ -108,8 +116,10 @@ def _by_count(codes: np.ndarray, names: tuple[str, ...], skip: str | None = None
     return {names[i]: int(counts[i]) for i in order if counts[i] and names[i] != skip}
 
 
-def stats(log: FaultLog | Columns, servers: int | None = None, burst_seconds: float = 0.0) -> Stats:
-    """The statistics of ``log`` on a cluster of ``servers`` (at least the servers the log names)."""
+def stats(log: FaultLog | Columns, servers: int | None = None, burst_seconds: float = 0.0,
+          over_time: bool = False) -> Stats:
+    """The statistics of ``log`` on a cluster of ``servers`` (at least the servers the log names); with
+    ``over_time``, the rate by month and the tests of trend and of a change point too."""
     c = log if isinstance(log, Columns) else Columns.of(log)
     if servers is not None and servers < c.servers_named:
         raise ValueError(f"--servers {servers} is fewer than the {c.servers_named} servers the log names")
@@ -151,6 +161,8 @@ def stats(log: FaultLog | Columns, servers: int | None = None, burst_seconds: fl
         burst_seconds=burst_seconds,
         needs_servers=() if servers is not None else ("rate_per_server_day", "per_server", "per_server_poisson",
                                                        "dispersion_index"),
+        by_month=tuple(months(starts / DAY, c.span_days, servers)) if over_time else None,
+        trend=trend(starts / DAY, c.span_days, servers) if over_time else None,
     )
 
 
@@ -232,4 +244,31 @@ def table(s: Stats) -> str:
         out.append(f"repairs: {s.repairs} closed, {s.open_repairs} open; days: mean {s.repair_days_mean:.2f}, "
                    + ", ".join(f"p{round(float(k) * 100)} {v:.2f}" for k, v in q.items())
                    + f", max {s.repair_days_max:.1f}")
+    out += _over_time(s)
     return "\n".join(out)
+
+
+def _over_time(s: Stats) -> list[str]:
+    """The rate by month (in periods of several months past trend.ROWS of them) and the two tests, as text; nothing
+    for a log of one month or less (--json has them)."""
+    if not s.by_month or len(s.by_month) < 2:
+        return []
+    unit = "per server-day" if s.servers is not None else "per day (the cluster's: --servers N for a server's)"
+    shown = periods(list(s.by_month), s.servers)
+    months_each = math.ceil(len(s.by_month) / len(shown))
+    out = [f"rate by {'month' if months_each == 1 else f'{months_each} months'} (months of 30.44 days; faults "
+           f"{unit}, exact Poisson 95%):",
+           f"  {'month':>7s}  {'days':>6s}  {'faults':>6s}  {'rate':>10s}  95% interval"]
+    last = len(s.by_month)
+    for m in shown:
+        end = min(m.month + months_each - 1, last)
+        label = str(m.month) if end == m.month else f"{m.month}-{end}"
+        out.append(f"  {label:>7s}  {m.days:6.1f}  {m.faults:6d}  {m.rate:10.4g}  {m.low:.4g} .. {m.high:.4g}")
+    t = s.trend
+    if t is not None:
+        out.append(f"trend (Laplace): U = {t.laplace_u:.2f}, p = {t.laplace_p:.2g} (U > 0: the faults lean late, a "
+                   "rising rate); the engine runs a constant rate")
+        out.append(f"one change point: likeliest at day {t.change_day:.1f} ({t.rate_before:.4g} -> "
+                   f"{t.rate_after:.4g}), likelihood ratio {t.change_lr:.1f}, p = {t.change_p:.2g} ({t.simulations} "
+                   "simulated constant-rate logs; bursts make a small p likelier)")
+    return out

@@ -5,16 +5,16 @@ A cluster of ``servers`` servers over ``span_days``, each an alternating renewal
 (Weibull of shape k and scale theta; exponential when k = 1) whose scale is divided by the server's frailty
 w ~ Gamma(a, 1/a) (mean 1; a = inf: w = 1), so ``x = theta / w * E ** (1 / k)`` with E standard exponential (the
 engine's model: simd.engine.servers multiplies a server's rate by its gamma draw, dividing its lifetime's scale);
-then down for a repair time (lognormal: median and sigma, or exponential: mean); as good
-as new after it. Bursts: a Poisson process of ``burst_per_day`` over the cluster, each striking 2 + a geometric
-number (mean ``burst_mean_size``) of servers drawn uniformly, those up at that instant failing then (one fault
-each, the same start time: the engine strikes a burst's servers in one step). The engine draws them among its
-running servers; here a server in repair is missed (the servers are drawn side by side, round by round, and a
-server's state at a burst is known only when its round reaches it): a burst is smaller by the share of servers
-in repair, 2% on InfiniteHBD (rate 0.0042 a day times 5.5 days of repair). ``burst_spread_days`` > 0 spreads a
-burst's faults uniformly over that long after its instant instead, as a log's records of one event spread over
-minutes (tests/traces/test_burst_window.py; a fitted model's bursts are instants, the engine's). A fault's class
-is drawn from ``classes`` (shares).
+then down for a repair time (lognormal: median and sigma; exponential: mean; or a mixture of lognormal kinds
+of repair, each drawn by its weight); as good as new after it. Bursts: a Poisson process of ``burst_per_day``
+over the cluster, each striking 2 + a geometric number (mean ``burst_mean_size``) of servers drawn uniformly,
+those up at that instant failing then (one fault each, the same start time: the engine strikes a burst's servers in
+one step). The engine draws them among its running servers; here a server in repair is missed (the servers are
+drawn side by side, round by round, and a server's state at a burst is known only when its round reaches it): a
+burst is smaller by the share of servers in repair, 2% on InfiniteHBD (rate 0.0042 a day times 5.5 days of repair).
+``burst_spread_days`` > 0 spreads a burst's faults uniformly over that long after its instant instead, as a log's
+records of one event spread over minutes (tests/traces/test_burst_window.py; a fitted model's bursts are instants,
+the engine's). A fault's class is drawn from ``classes`` (shares).
 
 A log holds at most ``budget`` faults (default: as many as a log simd reads may hold, half its MAX_EVENTS):
 a model that would make more stops there with :class:`OverBudget` (a fitted model far from its log, a server
@@ -47,10 +47,11 @@ class Model:
     lifetime_scale_days: float  # theta
     lifetime_shape: float = 1.0  # k
     gamma_shape: float = float("inf")  # a (the frailty dividing a lifetime's scale; inf: none)
-    repair: str = "lognormal"  # or "exponential"
+    repair: str = "lognormal"  # or "exponential", "mixture"
     repair_median_days: float = 1.0  # lognormal
     repair_sigma: float = 1.0
     repair_mean_days: float = 1.0  # exponential
+    repair_mixture: tuple[tuple[float, float, float], ...] = ()  # "mixture": (weight, median days, sigma) each
     burst_per_day: float = 0.0  # over the whole cluster
     burst_mean_size: float = 2.0
     burst_spread_days: float = 0.0  # a burst's faults uniformly within this long (0: at its instant)
@@ -119,8 +120,7 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
             total += len(alive)
             if total > budget:
                 raise OverBudget
-            repair = (rng.lognormal(np.log(m.repair_median_days), m.repair_sigma, len(alive))
-                      if m.repair == "lognormal" else rng.exponential(m.repair_mean_days, len(alive)))
+            repair = _repairs(m, rng, len(alive))
             end = start + repair
             cls = rng.choice(len(names), size=len(alive), p=shares)
             out.append((alive, start, end, cls, np.full(len(alive), rounds)))
@@ -134,3 +134,16 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
     return Columns(server=server, start=start * DAY, end=np.where(end <= span_days, end * DAY, np.nan), cls=cls,
                    classes=tuple(names), level=np.zeros(len(server), dtype=np.int64), levels=("",),
                    servers_named=servers, span_days=span_days * DAY / DAY)  # (as FaultLog.span_days reads it)
+
+
+def _repairs(m: Model, rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` repair times (days) of the model's law: a mixture's component by its weight, then its lognormal."""
+    if m.repair == "mixture":
+        weights = np.array([w for w, _, _ in m.repair_mixture], dtype=float)
+        j = rng.choice(len(weights), size=n, p=weights / weights.sum())
+        medians = np.log(np.array([md for _, md, _ in m.repair_mixture]))
+        sigmas = np.array([sg for _, _, sg in m.repair_mixture])
+        return np.exp(rng.normal(medians[j], sigmas[j]))
+    if m.repair == "lognormal":
+        return rng.lognormal(np.log(m.repair_median_days), m.repair_sigma, n)
+    return rng.exponential(m.repair_mean_days, n)

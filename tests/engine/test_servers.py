@@ -374,3 +374,32 @@ def test_calls_cut_by_a_work_budget_give_the_uncut_states_bit_for_bit(limit):
         calls += 1
     assert tuple(states) == tuple(whole) and whole[0].totals.burst_events > 5 and whole[0].totals.retirements > 0
     assert calls > (1 if limit > 10_000 else 10)  # the budget did cut
+
+
+def test_a_mixtures_one_uniform_picks_the_component_and_its_quantile():
+    """kernel.late.mixture_us: the first component whose cumulative weight reaches u, its time the inverse
+    transform of u's place within it (in (0, 1], never 0: an exponential of -log(0) would be endless)."""
+    from simd.engine.kernel.late import mixture_us
+    from simd.engine.late import latency_us
+
+    cum, kinds = np.array([0.25, 0.75, 1.0]), np.array([0, 1, 2])
+    scales, sigmas = np.array([1e6, 2e6, 3e6]), np.array([0.0, 1.5, 0.0])
+    for u, j, v in ((0.1, 0, 0.4), (0.25, 0, 1.0), (0.5, 1, 0.5), (0.75, 1, 1.0), (0.8, 2, 0.2), (1.0, 2, 1.0)):
+        expected = latency_us(("exponential", "lognormal", "uniform")[j], scales[j], sigmas[j], v)
+        assert mixture_us(cum, kinds, scales, sigmas, u) == pytest.approx(expected, abs=1), (u, j)
+    just_past = np.nextafter(0.25, 1.0)
+    assert 0 < mixture_us(cum, kinds, scales, sigmas, just_past) < 10  # the lognormal's lowest quantile
+    assert mixture_us(np.array([1.0]), kinds[:1], scales[:1], sigmas[:1], 1e-300) > 0
+
+
+def test_repairs_of_a_mixture_have_its_mean():
+    """No pools: the job waits for each failed server's own repair, so the waiting time over the failures is the
+    mixture's mean (0.5 x 600 s + 0.5 x 36,000 s = 18,300 s; standard deviation 31,000 s), where either component
+    alone is far from it."""
+    mixture = ((0.5, "exponential", 600.0, 0.0), (0.5, "exponential", 36000.0, 0.0))
+    s = spec(n_gpus=64, hard_per_gpu_hour=0.015, target_steps=20000, seed=7,
+             servers=Servers(warm_standbys=0, repair_mixture=mixture))
+    state, _ = advance(new_state(s), 10**15)
+    t = state.totals
+    per_failure = t.waiting_us / US_PER_SECOND / t.server_failures
+    assert t.server_failures > 300 and abs(per_failure - 18300) < 4 * 31000 / math.sqrt(t.server_failures)

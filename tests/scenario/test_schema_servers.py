@@ -212,3 +212,34 @@ def test_check_config_gives_a_replayed_scenarios_mtbf_from_its_log(tmp_path):
     log.write_text("time,server,event,class\n100,a,start,GPU\n400,a,end,GPU\n100,b,start,NIC\n3000,b,start,GPU\n")
     s = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n").scenarios[0]
     assert f"job MTBF {60 * 50 / 192 / 3600:.3g} h" in summary(s)
+
+
+MIXTURE = ("    servers: {warm_standbys: 2, repair: {automatic: {distribution: mixture, components: ["
+           "{weight: 0.25, time: {distribution: lognormal, median_seconds: 1800, sigma: 1.3}}, "
+           "{weight: 0.75, time: {distribution: exponential, mean_seconds: 172800}}]}}}\n")
+
+
+def test_a_mixture_of_repairs_reaches_the_engine_and_a_drill_scales_each_component():
+    s = parse_config(PLAIN + MIXTURE).scenarios[0]
+    servers = s.job_spec().servers
+    assert servers.repair_mixture == ((0.25, "lognormal", 1800.0, 1.3), (0.75, "exponential", 172800.0, 0.0))
+    plan = compile_spec(s.job_spec())
+    assert plan.repair_mix_cum == (0.25, 1.0) and plan.repair_mix_kind == (1, 0)
+    assert plan.repair_mix_scale_us == (1.8e9, 1.728e11) and plan.repair_mix_sigma == (1.3, 0.0)
+    slow = s.with_effects(DrillEffects(repair_time_factor=10)).job_spec().servers
+    assert slow.repair_mixture == ((0.25, "lognormal", 18000.0, 1.3), (0.75, "exponential", 1728000.0, 0.0))
+
+
+@pytest.mark.parametrize("text, expected", [
+    (MIXTURE.replace("0.75", "0.7"),
+     "scenarios[0].servers.repair.automatic.mixture: the components' weights sum to 0.95, not 1"),
+    (MIXTURE.replace("{weight: 0.25, time: {distribution: lognormal, median_seconds: 1800, sigma: 1.3}}, ", ""),
+     "scenarios[0].servers.repair.automatic.mixture.components: must have at least 2 item(s), got [{'time': "
+     "{'distribution': 'exponential', 'mean_seconds': 17 ..."),
+    (MIXTURE.replace("weight: 0.25", "weight: 0"),
+     "scenarios[0].servers.repair.automatic.mixture.components[0].weight: must be > 0, got 0"),
+    (MIXTURE.replace("mean_seconds: 172800}", "mean_seconds: 172800}, sigma: 1"),
+     "scenarios[0].servers.repair.automatic.mixture.components[1].sigma: unknown key, got 1"),
+])
+def test_a_bad_mixture_of_repairs_is_one_clear_line(text, expected):
+    assert errors(PLAIN + text) == [expected]

@@ -95,6 +95,20 @@ def latency_us(kind, scale_us, sigma, u):
 
 
 @njit()
+def mixture_us(cum, kinds, scales, sigmas, u):
+    """A mixture's duration from one uniform ``u`` in (0, 1] (servers.Servers.repair_mixture): the component j is
+    the first whose cumulative weight ``cum[j]`` reaches u (the last is 1), its duration latency_us of u's place
+    within it, ``(u - cum[j - 1]) / (cum[j] - cum[j - 1])``: in (0, 1] (a rounded difference is monotone, and
+    u > cum[j - 1]), uniform given j."""
+    j = 0
+    while j < len(cum) - 1 and u > cum[j]:
+        j += 1
+    lo = cum[j - 1] if j else 0.0
+    v = min((u - lo) / (cum[j] - lo), 1.0)
+    return latency_us(kinds[j], scales[j], sigmas[j], v)
+
+
+@njit()
 def ring_add(ring, head, cnt, x):
     """Append job step x to the ring of the newest corrupt checkpoints (oldest first, at most len(ring))."""
     k = len(ring)

@@ -11,7 +11,15 @@ gives the same state.
 from dataclasses import replace
 
 import pytest
-from engine_stats import DISTRIBUTIONS, agree_with_oracle, distributions_differ, engine_samples, field, oracle_samples
+from engine_stats import (
+    DISTRIBUTIONS,
+    agree_with_oracle,
+    distributions_differ,
+    engine_samples,
+    field,
+    oracle_samples,
+    samples,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from specs import llama3_causes, spec
@@ -27,6 +35,8 @@ SEEDS = 200
 _r = __import__("random").Random(5)
 REPLAY = tuple(tuple(sorted(_r.uniform(0, 1e5) for _ in range(_r.randint(6, 18)))) + ((5e4,) if k < 3 else ())
                for k in range(6))
+# a mixture of every law: quick resets, part swaps, long replacements (mean 408 + 2160 + 1800 = 4368 s)
+MIXTURE = ((0.6, "lognormal", 600.0, 0.5), (0.3, "exponential", 7200.0, 0.0), (0.1, "uniform", 36000.0, 0.0))
 BASE = spec(n_gpus=64, hard_per_gpu_hour=0.015, sdc_per_gpu_hour=0.002)
 LEMONS = Servers(lemon_fraction=0.25, lemon_multiplier=5.0)
 CONFIGS = {
@@ -75,6 +85,9 @@ CAPACITY = {
     "host_selection": replace(BASE, servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
                                                     host_selection_seconds=1800.0,
                                                     repair=("exponential", 7200.0, 0.0))),
+    # repairs as a mixture of three kinds (a fault log's, simd trace fit): no pools, so the job waits for each
+    # failed server's own repair and the waiting time is the sum of the repairs drawn
+    "repair_mixture": replace(BASE, servers=Servers(warm_standbys=0, repair_mixture=MIXTURE)),
     "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
                                                      preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
@@ -120,6 +133,24 @@ def test_engine_matches_the_per_step_loop_with_servers(name):
         assert means["replacements_standby"] > 1 and means["replacements_spare"] > 1
 
 
+def test_mixture_repairs_agree_with_the_oracle_in_distribution():
+    """The waiting time, the repairs' sum here, has the same distribution in the engine (one uniform: the component
+    and its quantile) as in the oracle (a draw for the component, then its own sampler)."""
+    reads = {"waiting_seconds": WAITING["waiting_seconds"]}
+    ours, theirs = samples(CONFIGS["repair_mixture"], SEEDS, reads)
+    assert not distributions_differ(ours, theirs)
+
+
+def test_the_distribution_check_tells_a_mixture_from_its_components_reweighted():
+    """The check sees a mixture whose weights are wrong: the same three kinds of repair weighted 0.1, 0.3, 0.6
+    (mean 14,661 s where the mixture's is 4,368 s)."""
+    reads = {"waiting_seconds": WAITING["waiting_seconds"]}
+    ours = engine_samples(CONFIGS["repair_mixture"], SEEDS, reads)
+    swapped = tuple((w, *rest) for w, (_, *rest) in zip((0.1, 0.3, 0.6), MIXTURE, strict=True))
+    theirs = oracle_samples(replace(BASE, servers=Servers(warm_standbys=0, repair_mixture=swapped)), SEEDS, reads)
+    assert distributions_differ(ours, theirs)
+
+
 def test_the_distribution_check_tells_weibull_from_exponential():
     """The check has the power to see a lifetime of the wrong shape: Weibull 0.5 (infant mortality: a server
     fails early in its lifetime more often; by renewal theory ~2 more failures per server over the job than at
@@ -142,6 +173,7 @@ def server_specs(draw):
                       spares_withheld=draw(st.sampled_from([0, 0, 2])),
                       preemption_seconds=draw(st.sampled_from([0.0, 600.0])),
                       repair=draw(st.sampled_from([("exponential", 3600.0, 0.0), ("lognormal", 600.0, 2.0)])),
+                      repair_mixture=draw(st.sampled_from([(), (), MIXTURE])),
                       diagnosis=draw(st.sampled_from([1.0, 1.0, 0.7])),
                       misattribution=draw(st.sampled_from([0.0, 0.0, 0.3])),
                       retire_after=draw(st.sampled_from([0, 0, 1, 3])),
