@@ -1,7 +1,7 @@
 """simd trace fit's recovery (issue 22's must-show): logs simulated from known parameters (simd.traces.synth)
 are fitted back with each parameter inside its 95% interval at about the stated rate. Four configurations
 (Weibull 0.7 with gamma rates and bursts; exponential with strong over-dispersion; exponential with repairs of a
-mixture of three lognormal kinds; wear-out Weibull 1.5 without frailty or bursts), 40 logs each of 400 servers
+mixture of three lognormal kinds; wear-out Weibull 1.5 without frailty or bursts), 40 logs each of 300 servers
 over 350 days, from a fixed seed. Coverage is counted per parameter; with 40 logs a true 95% gives at least 34
 but for P(Binomial(40, 0.95) <= 33) ~ 0.5%, so the check is ``>= 34`` (85%): intervals too narrow by a third (true
 coverage ~80%) fail it with probability ~0.7."""
@@ -13,6 +13,7 @@ from simd.traces.fit import fit
 from simd.traces.synth import Model, generate
 
 LOGS = 40
+SERVERS = 300
 CONFIGS = {
     "weibull_0.7_gamma_bursts": Model(lifetime_scale_days=200.0, lifetime_shape=0.7, gamma_shape=1.5,
                                       repair="lognormal", repair_median_days=1.0, repair_sigma=1.5,
@@ -36,7 +37,7 @@ def _covered(name: str, m: Model) -> dict[str, int]:
         hits[key] = hits.get(key, 0) + (est is not None and est.low <= true <= est.high)
 
     for _ in range(LOGS):
-        f = fit(generate(m, 400, 350.0, rng), 400)
+        f = fit(generate(m, SERVERS, 350.0, rng), SERVERS)
         assert f.lifetime == ("exponential" if m.lifetime_shape == 1.0 else "weibull") or abs(
             m.lifetime_shape - 1.0) < 0.5  # the AIC picks the family (Weibull 0.7 and 1.5 are told from 1)
         count("scale", f.lifetime_scale_days, m.lifetime_scale_days)

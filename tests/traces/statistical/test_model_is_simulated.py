@@ -2,7 +2,8 @@
 of shape k != 1 whose scale a server's gamma frailty divides (the engine's ``rates.gamma_shape``), with bursts.
 
 - Recovery: LOGS logs of known parameters fitted back, made by the engine itself (a scenario of those
-  parameters, each server's faults read as below) and by simd.traces.synth (with repairs), each parameter inside
+  parameters, each server's faults read as below; synthetic logs of the same model: test_fit_recovery.py's
+  Weibull-gamma-bursts configuration), each parameter inside
   its 95% interval in at least the count a true 95% coverage reaches but for 0.1% of the time
   (scipy.stats.binom.ppf(0.001, LOGS, 0.95)): intervals a third too narrow (coverage ~80%) fail it with
   probability ~0.9 per parameter.
@@ -37,16 +38,6 @@ def _count(hits: dict[str, int], f: Fit, m: Model) -> None:
                            ("burst_rate", f.burst_per_day, m.burst_per_day),
                            ("burst_size", f.burst_mean_size, m.burst_mean_size)):
         hits[key] += est is not None and est.low <= true <= est.high
-
-
-def test_synthetic_logs_are_recovered_inside_their_intervals():
-    rng = np.random.default_rng(34)
-    hits = dict.fromkeys(("scale", "shape", "gamma", "burst_rate", "burst_size"), 0)
-    for _ in range(LOGS):
-        f = fit(generate(TRUE, 400, 350.0, rng), 400)
-        assert f.lifetime == "weibull"
-        _count(hits, f, TRUE)
-    assert min(hits.values()) >= stats.binom.ppf(0.001, LOGS, 0.95), hits
 
 
 SERVERS, SPAN_DAYS, STEP = 200, 200.0, 60.0
