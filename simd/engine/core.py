@@ -81,6 +81,11 @@ def retarget(state: State, spec: JobSpec) -> State:
         # wrong (a rollback could book negative time)
         raise ValueError("retarget: step_seconds can change on a plan with committed SDCs only with no compute "
                          "pending (at a clean checkpoint)")
+    if spec.step_seconds != old.step_seconds and (state.write_end or state.hw):
+        # a write's commit and a fallback's recompute count steps times the step time (loop.py's _commit), as the
+        # committed SDCs' rollbacks do above
+        raise ValueError("retarget: step_seconds can change only with no save writing and no recomputed work "
+                         "pending")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
     epoch = state.epoch + 1

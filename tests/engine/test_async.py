@@ -6,6 +6,7 @@ end. Hand-placed failures (the statistical checks are in tests/engine/statistica
 
 from dataclasses import replace
 
+import pytest
 from specs import spec
 
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
@@ -131,3 +132,16 @@ def test_loads_that_are_never_corrupt_give_the_plain_jobs_results():
         kept = run_job(replace(base, seed=seed, ckpt_corrupt_on_load=1e-300, ckpt_retention=3))
         assert kept.loads == {"corrupt": 0, "fallbacks_to_start": 0}
         assert replace(kept, loads={}) == plain
+
+
+def test_a_new_step_time_waits_for_the_write_in_flight():
+    """A save's commit counts its steps times the step time: a retarget to another step time is refused while a
+    write is in flight, accepted once it is durable."""
+    from simd.engine import retarget
+
+    writing, _ = advance(new_state(JOB), (SAVE_END + 60) * S)
+    assert writing.write_end
+    with pytest.raises(ValueError, match="step_seconds can change only with no save writing"):
+        retarget(writing, replace(JOB, step_seconds=30.0))
+    durable, _ = advance(writing, (DURABLE + 60) * S)
+    assert retarget(durable, replace(JOB, step_seconds=30.0)).plan.step_us == 30 * S
