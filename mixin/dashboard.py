@@ -422,6 +422,46 @@ def servers_row() -> list:
     return [db.Row("Servers, pools and repairs"), pools, waiting, backlog, cost, events]
 
 
+def saves_row() -> list:
+    """Checkpoint saves (docs/model.md, "Asynchronous saves"): how saves end, what the checkpoint bucket holds, and
+    the saves still writing and the loads found corrupt."""
+    outcomes = (ts("Checkpoint saves per simulated hour by outcome",
+                   f"Persistent saves per simulated hour of one replica over the last {W} "
+                   "(simd_checkpoint_saves_total): durable (a rollback target), failed (checkpoint.save_failure or "
+                   "a storage-outage drill), aborted (a rollback came while the save wrote). "
+                   f"SimdCheckpointSavesFailing fires above {c.SAVE_FAILURE_SHARE:.0%} failed, "
+                   "SimdNoDurableCheckpoint when none is durable.", "short", 8, 8).min(0)
+                .axis_label("per simulated hour")
+                .with_target(query("A", by_scenario_per_sim_hour("simd_checkpoint_saves_total", "scenario, outcome"),
+                                   "{{scenario}} {{outcome}}")))
+    parts = (ts("Checkpoint time by part: share of simulated time",
+                f"The checkpoint bucket over the last {W} by part (simd_checkpoint_cost_seconds_total over the "
+                "simulated seconds): blocking (the save, or an asynchronous save's snapshot), wait (for a write: "
+                "a save due while one writes, the job's end), slowdown (steps overlapping a write, "
+                "checkpoint.write_slowdown).", "percentunit", 8, 8).min(0)
+             .with_target(query("A", "sum by (scenario, part) (increase(simd_checkpoint_cost_seconds_total"
+                                     f"{sel()}[{W}]))\n  / on (scenario) group_left\nsum by (scenario) "
+                                     f"(increase(simd_scenario_simulated_seconds_total{sel()}[{W}]))",
+                                "{{scenario}} {{part}}")))
+    flight = (ts("Saves writing",
+                 "Replicas with a save writing (simd_checkpoint_writes_in_flight, checkpoint.write_seconds): its "
+                 "work is no rollback target yet. Always 0 for synchronous saves.", "short", 8, 4).min(0)
+              .axis_label("replicas")
+              .with_target(query("A", f"sum by (scenario) (simd_checkpoint_writes_in_flight{sel()})",
+                                 "{{scenario}}")))
+    corrupt = (ts("Corrupt loads per simulated hour",
+                  f"Per simulated hour of one replica over the last {W}: loads that found their checkpoint corrupt "
+                  "(simd_checkpoint_corrupt_loads_total, checkpoint.corrupt_on_load; SimdCheckpointLoadsCorrupt) "
+                  "and recoveries that found every kept checkpoint corrupt and started the job over "
+                  "(simd_checkpoint_fallbacks_to_start_total).", "short", 8, 4).min(0)
+               .axis_label("per simulated hour")
+               .with_target(query("A", by_scenario_per_sim_hour("simd_checkpoint_corrupt_loads_total"),
+                                  "{{scenario}} corrupt loads"))
+               .with_target(query("B", by_scenario_per_sim_hour("simd_checkpoint_fallbacks_to_start_total"),
+                                  "{{scenario}} fallbacks to start")))
+    return [db.Row("Checkpoint saves"), outcomes, parts, flight, corrupt]
+
+
 def stragglers_row() -> list:
     quantiles = (ts("Step time quantiles (simulated): $scenario",
                     f"Quantiles {', '.join(c.STEP_QUANTILES)} of the simulated step time over the last {W} "
@@ -693,7 +733,7 @@ def dashboard() -> dict:
          .with_variable(variable("sweep", f'{{{c.JOB_SELECTOR},sweep!=""}}', default_sweep()))
          .annotation(drill_annotation()))
     for row in (goodput_row(), badput_row(), events_row(), shadow_fleet_row(), hyper_late_sdc_row(),
-                servers_row(), stragglers_row(), checkpoint_row(), daemon_row()):
+                servers_row(), saves_row(), stragglers_row(), checkpoint_row(), daemon_row()):
         d = d.with_row(row[0])
         for panel in row[1:]:
             d = d.with_panel(_versioned(panel))
