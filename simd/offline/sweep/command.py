@@ -95,9 +95,9 @@ def _report(args, params, results, meta, out: Path | None) -> int:
 
     print(sweepout.table(params, results))
     print(sweepout.TABLE_NOTE)
-    for line in sweepout.optimum_notes(params, results):
-        print(line)
     for line in sweepout.cost_notes(params, results):  # scenarios with server pools only
+        print(line)
+    for line in sweepout.optimum_notes(params, results):
         print(line)
     capped = sum(r.hit_cap for r in results)
     if capped:
