@@ -274,12 +274,14 @@ def _model_optima(ax, rows: Param, cols: Param, results: list[PointResult]) -> N
     grid = np.array(interval.values, dtype=float)
     scale = np.log if interval.log else (lambda v: v)
     optima, waits = ([], []), ([], [])
+    written = False
     for k in range(len(other.values)):
         # the scenario of a point with this value of the other parameter (its interval does not enter the model)
         r = results[k if on_rows else k * len(cols.values)]
         model = first_order(r.point.scenario)
         if model is None:
             continue
+        written |= model.write_seconds > 0
         for steps, (xs, ys) in ((model.young_steps, optima), (model.wait_below_steps, waits)):
             if grid[0] <= steps <= grid[-1]:
                 pos = float(np.interp(scale(steps), scale(grid), np.arange(len(grid))))
@@ -287,7 +289,8 @@ def _model_optima(ax, rows: Param, cols: Param, results: list[PointResult]) -> N
                 ys.append(pos if on_rows else k)
     if optima[0]:
         ax.plot(*optima, "o--", color="white", mec="black", ms=6, lw=1.5,
-                label="first-order optimum (Young on C_eff = b + W(1 - 1/s))")
+                label="first-order optimum (Young on C_eff = b + W(1 - 1/s))" if written
+                else "first-order optimum (Young sqrt(2CM))")
     if waits[0]:
         ax.plot(*waits, "v:", color="orange", mec="black", ms=6, lw=1.5,
                 label="W / s: below it every save waits for the write before it")
