@@ -146,9 +146,11 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         step_bounds_seconds=tuple(int(b) / 1e6 for b in bucket_bounds(p.step_us)),  # the engine's bounds
         expected_interruptions_per_hour=_expected_per_hour(configured)[0],
         expected_sdc_per_hour=_expected_per_hour(configured)[1],
-        optimal_interval_steps=analytic.optimal_interval_steps(step, spec.ckpt_seconds, p.hard_hazard),
+        optimal_interval_steps=analytic.optimal_interval_steps(step, spec.ckpt_seconds, p.hard_hazard,
+                                                               spec.ckpt_write_seconds, spec.ckpt_write_slowdown),
         analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, spec.ckpt_seconds, p.hard_hazard,
-                                                   analytic.mean_recovery(shares, recovery_us) / 1e6),
+                                                   analytic.mean_recovery(shares, recovery_us) / 1e6,
+                                                   spec.ckpt_write_seconds, spec.ckpt_write_slowdown),
         slowdown=spec.stragglers.slowdown if body.stragglers is not None and spec.stragglers is not None else None,
         goodput_target=scenario.slo.goodput_target if scenario.slo else None,
         accelerator_names=tuple(a.type for a in scenario.fleet) if scenario.fleet is not None else (),

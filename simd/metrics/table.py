@@ -387,14 +387,17 @@ METRICS: tuple[Metric, ...] = (
            lambda sc: (((method,), steps) for method, steps in sc.info.optimal_interval_steps),
            "Analytic optimum of the interval, in steps (not rounded): `method=\"young\"` sqrt(2 C M) (Young "
            "1974; seed 001's \"Daly approximation\"), `method=\"daly\"` Daly (2006)'s higher-order estimate. C = "
-           "checkpoint seconds, M = job MTBF = step_seconds / per-step cluster hazard. Absent when the "
-           "hard-failure rate is 0.", _MODELS),
+           "checkpoint seconds, M = job MTBF = step_seconds / per-step cluster hazard. With asynchronous saves "
+           "(`checkpoint.write_seconds` W, `write_slowdown` s) C is the save's cost in compute C_eff = C + W(1 - "
+           "1/s) and Young's the asynchronous model's optimum (docs/model.md, \"Asynchronous saves\": sqrt(2 "
+           "C_eff M), at least W/s where saves would wait). Absent when the hard-failure rate is 0.", _MODELS),
     Metric("simd_analytic_efficiency_ratio", "gauge", "First-order model's long-run efficiency at the configured "
            "interval (seed 001 scenario 2).", _S, "scenario", _info("analytic_efficiency"),
            "Seed 001's first-order long-run efficiency 1 / (1 + C/W + W/2M + R/M) at the configured interval (W "
            "= interval x step seconds; R = mean detection + restart per interruption over the causes, plus "
-           "`checkpoint.load_seconds`). Ignores validation, SDC and stragglers; too optimistic when W approaches "
-           "M. Absent when the hard-failure rate is 0.", _MODELS),
+           "`checkpoint.load_seconds`). With asynchronous saves 1 / (1 + C_eff/W + (W/2 + write + R)/M), C_eff "
+           "= C + write x (1 - 1/slowdown) (docs/model.md, \"Asynchronous saves\"). Ignores validation, SDC and "
+           "stragglers; too optimistic when W approaches M. Absent when the hard-failure rate is 0.", _MODELS),
     Metric("simd_expected_interruptions_per_hour", "gauge", "Configured hard-failure rate: interruptions per "
            "simulated hour of compute of one replica.", _S, "scenario", _info("expected_interruptions_per_hour"),
            "The configured hard-failure rate as interruptions per simulated hour of compute of one replica "

@@ -7,6 +7,11 @@ other models, imports nothing of simd's outer layers:
 - ``mean_recovery``: the cost of one interruption averaged over the causes (the model's R);
 - ``optimal_interval_steps``: Young's and Daly's optimum of the checkpoint interval, in steps;
 - ``efficiency_at``: the first-order long-run efficiency at the configured interval (checkpoint.efficiency).
+
+With asynchronous saves (``write_seconds`` > 0) the save's cost is its compute ``C_eff = b + W (1 - 1/s)``, the
+write's latency is added to every loss, and Young's optimum is the asynchronous model's
+(checkpoint.async_interval_seconds: ``sqrt(2 C_eff M)`` unless saves would wait there); without a write every
+number is the blocking model's, bit for bit.
 """
 
 from __future__ import annotations
@@ -14,7 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
+from simd.models.checkpoint import (
+    async_efficiency,
+    async_interval_seconds,
+    async_save_cost_seconds,
+    daly_interval_seconds,
+    young_interval_seconds,
+)
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -35,21 +46,34 @@ def mean_recovery(shares: Sequence[float], recovery_per_cause: Sequence[float]) 
     return math.fsum(s * r for s, r in zip(shares, recovery_per_cause, strict=True))
 
 
-def optimal_interval_steps(step_seconds: float, checkpoint_seconds: float,
-                           hazard_per_step: float) -> tuple[tuple[str, float], ...]:
+def optimal_interval_steps(step_seconds: float, checkpoint_seconds: float, hazard_per_step: float,
+                           write_seconds: float = 0.0, write_slowdown: float = 1.0) -> tuple[tuple[str, float], ...]:
     """(("young", steps), ("daly", steps)): the optimum interval of each method, not rounded; empty when
-    the hard-failure hazard is 0 (no failure, no optimum)."""
+    the hard-failure hazard is 0 (no failure, no optimum). With a write: :func:`optima_seconds`."""
     if hazard_per_step <= 0:
         return ()
-    m = mtbf_seconds(hazard_per_step, step_seconds)
-    return (("young", young_interval_seconds(checkpoint_seconds, m) / step_seconds),
-            ("daly", daly_interval_seconds(checkpoint_seconds, m) / step_seconds))
+    young, daly = optima_seconds(checkpoint_seconds, mtbf_seconds(hazard_per_step, step_seconds), write_seconds,
+                                 write_slowdown)
+    return (("young", young / step_seconds), ("daly", daly / step_seconds))
+
+
+def optima_seconds(checkpoint_seconds: float, mtbf: float, write_seconds: float = 0.0,
+                   write_slowdown: float = 1.0) -> tuple[float, float]:
+    """(Young's, Daly's) optimum compute between saves, seconds. With a write, Young's is the asynchronous
+    model's (checkpoint.async_interval_seconds) and Daly's formula takes ``C_eff`` (it ignores waits)."""
+    if write_seconds == 0:
+        young = young_interval_seconds(checkpoint_seconds, mtbf)
+    else:
+        young = async_interval_seconds(checkpoint_seconds, write_seconds, write_slowdown, mtbf)
+    return young, daly_interval_seconds(async_save_cost_seconds(checkpoint_seconds, write_seconds, write_slowdown),
+                                        mtbf)
 
 
 def efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: float, hazard_per_step: float,
-                  recovery_seconds: float) -> float | None:
-    """Seed 001's first-order efficiency at ``interval_steps``; None when the hazard is 0."""
+                  recovery_seconds: float, write_seconds: float = 0.0, write_slowdown: float = 1.0) -> float | None:
+    """Seed 001's first-order efficiency at ``interval_steps`` (with a write, the asynchronous model's);
+    None when the hazard is 0."""
     if hazard_per_step <= 0:
         return None
-    return efficiency(interval_steps, step_seconds, checkpoint_seconds, mtbf_seconds(hazard_per_step, step_seconds),
-                      recovery_seconds)
+    return async_efficiency(interval_steps, step_seconds, checkpoint_seconds, write_seconds, write_slowdown,
+                            mtbf_seconds(hazard_per_step, step_seconds), recovery_seconds)

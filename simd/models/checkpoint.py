@@ -130,3 +130,124 @@ def optimal_interval_grid(
 def seconds_to_steps(seconds: float, step_seconds: float) -> int:
     """An interval in seconds as whole steps (nearest, at least 1)."""
     return max(1, round(seconds / step_seconds))
+
+
+# Asynchronous saves (docs/model.md, "Asynchronous saves"; docs/checkpoints.md, section 6)
+# --------------------------------------------------------------------------------------
+# A save blocks for ``b`` (its snapshot), then writes for ``W`` seconds of wall time during which steps last ``s``
+# times their compute. Over the write the job computes ``W / s`` instead of ``W``: the save costs
+# ``C_eff = b + W (1 - 1/s)`` of compute, and it is a rollback target only ``W`` after its snapshot, so every loss
+# goes back that much further (the write's latency). With ``T`` the compute between saves (``interval_steps *
+# step_seconds``) the first-order overhead per second of compute is
+#
+#     H(T) = C_eff / T + (T/2 + W + R) / M            (T >= W / s)
+#
+# minimal at Young's ``sqrt(2 C_eff M)``: the latency adds ``W/M`` whatever ``T`` is, so it does not move the
+# optimum (Vaidya, "Impact of checkpoint latency on overhead ratio of a checkpointing scheme", IEEE TC 46(8),
+# 1997: the optimal interval is "typically independent of checkpoint latency"). The next save is due after the
+# steps of ``T`` have run, ``s T`` of wall time under the write: it waits for the write unless ``T >= W / s``
+# (equivalently, the wall time between two saves' starts, ``T + C_eff``, is at least ``b + W``). Below that every
+# save waits: a save's cycle is ``b + W`` of wall time for ``T`` of compute, so
+#
+#     H(T) = (b + W - T) / T + (T/2 + W + R) / M      (T < W / s),
+#
+# continuous with the first at ``T = W / s`` and minimal at ``sqrt(2 (b + W) M)``.
+
+
+def async_save_cost_seconds(blocking_seconds: float, write_seconds: float, write_slowdown: float) -> float:
+    """``C_eff = b + W (1 - 1/s)``: the compute one asynchronous save costs (its blocking, and what the steps
+    slowed by ``s`` over the write's ``W`` seconds of wall time do not compute). ``b`` itself without a write."""
+    if blocking_seconds < 0 or write_seconds < 0 or write_slowdown < 1:
+        raise ValueError("blocking and write seconds must be >= 0 and the write slowdown >= 1")
+    if write_seconds == 0:
+        return blocking_seconds
+    return blocking_seconds + write_seconds * (1.0 - 1.0 / write_slowdown)
+
+
+def unwaited_interval_seconds(write_seconds: float, write_slowdown: float) -> float:
+    """``W / s``: the shortest compute between saves for which no save waits for the write before it."""
+    if write_seconds < 0 or write_slowdown < 1:
+        raise ValueError("write seconds must be >= 0 and the write slowdown >= 1")
+    return write_seconds / write_slowdown
+
+
+def async_overhead(interval_seconds, blocking_seconds: float, write_seconds: float, write_slowdown: float,
+                   mtbf_seconds: float, recovery_seconds: float):
+    """First-order overhead ``H(T)`` per second of compute of asynchronous saves every ``T`` seconds of compute
+    (the two regimes of the block comment above). Scalars or numpy arrays of ``T``."""
+    t = np.asarray(interval_seconds, dtype=float)
+    if np.any(t <= 0) or mtbf_seconds <= 0 or recovery_seconds < 0:
+        raise ValueError("interval and MTBF must be > 0, recovery >= 0")
+    c = async_save_cost_seconds(blocking_seconds, write_seconds, write_slowdown)
+    loss = (t / 2.0 + write_seconds + recovery_seconds) / mtbf_seconds
+    waits = t < unwaited_interval_seconds(write_seconds, write_slowdown)
+    h = np.where(waits, (blocking_seconds + write_seconds - t) / t, c / t) + loss
+    return float(h) if h.ndim == 0 else h
+
+
+def async_interval_seconds(blocking_seconds: float, write_seconds: float, write_slowdown: float,
+                           mtbf_seconds: float) -> float:
+    """The compute between saves that minimizes :func:`async_overhead`: Young on ``C_eff``, ``sqrt(2 C_eff M)``,
+    when no save waits there; else the better of ``W / s`` and the waiting regime's ``sqrt(2 (b + W) M)`` (which
+    only a write longer than about twice the MTBF reaches). Without a write: :func:`young_interval_seconds`."""
+    young = young_interval_seconds(async_save_cost_seconds(blocking_seconds, write_seconds, write_slowdown),
+                                   mtbf_seconds)
+    bound = unwaited_interval_seconds(write_seconds, write_slowdown)
+    if young >= bound:
+        return young
+    return min(bound, young_interval_seconds(blocking_seconds + write_seconds, mtbf_seconds))
+
+
+def async_efficiency(interval_steps, step_seconds, blocking_seconds, write_seconds, write_slowdown, mtbf_seconds,
+                     restart_seconds):
+    """``1 / (1 + H(T))`` with ``T = interval_steps * step_seconds``: the long-run efficiency of
+    :func:`efficiency` for asynchronous saves. Without a write it *is* :func:`efficiency` (the same arithmetic,
+    so the same numbers bit for bit)."""
+    if write_seconds == 0:
+        return efficiency(interval_steps, step_seconds, blocking_seconds, mtbf_seconds, restart_seconds)
+    t = np.asarray(interval_steps, dtype=float) * step_seconds
+    eff = 1.0 / (1.0 + np.asarray(async_overhead(t, blocking_seconds, write_seconds, write_slowdown, mtbf_seconds,
+                                                 restart_seconds)))
+    return float(eff) if eff.ndim == 0 else eff
+
+
+# Two-level checkpointing (docs/checkpoints.md, section 6)
+# -------------------------------------------------------
+# Benoit, Cavelan, Le Fevre, Robert, Sun, "Towards optimal multi-level checkpointing", IEEE TC 66(7), 2017: with
+# failures of level l (those a checkpoint of level l, and none cheaper, recovers from) at rate lambda_l and a
+# checkpoint of level l costing C_l, the first-order overhead is minimal at the sum over levels of
+# sqrt(2 lambda_l C_l). In the terms of the asynchronous model above, level by level,
+#     H = sum_l [C_l / T_l + lambda_l (T_l / 2 + W_l + R_l)]
+# (each level's failures lose half that level's interval, its write latency and its recovery), so
+# T_l* = sqrt(2 C_l / lambda_l) and H* = sum_l sqrt(2 lambda_l C_l) + sum_l lambda_l (W_l + R_l).
+
+
+def two_level_intervals(costs_seconds, rates_per_second) -> tuple[float, ...]:
+    """``T_l* = sqrt(2 C_l / lambda_l)`` for each level (seconds of compute between its checkpoints)."""
+    costs, rates = tuple(costs_seconds), tuple(rates_per_second)
+    if len(costs) != len(rates) or any(c < 0 for c in costs) or any(r <= 0 for r in rates):
+        raise ValueError("one cost >= 0 and one rate > 0 per level")
+    return tuple(math.sqrt(2.0 * c / r) for c, r in zip(costs, rates, strict=True))
+
+
+def two_level_overhead(costs_seconds, rates_per_second, latencies_seconds, recoveries_seconds) -> float:
+    """``H* = sum sqrt(2 lambda_l C_l) + sum lambda_l (W_l + R_l)``: the overhead per second of compute at the
+    levels' optima (:func:`two_level_intervals`)."""
+    costs, rates = tuple(costs_seconds), tuple(rates_per_second)
+    lat, rec = tuple(latencies_seconds), tuple(recoveries_seconds)
+    if not len(costs) == len(rates) == len(lat) == len(rec) or any(r <= 0 for r in rates) \
+            or any(x < 0 for x in costs + lat + rec):
+        raise ValueError("one cost, rate > 0, latency and recovery (all >= 0) per level")
+    return math.fsum([*(math.sqrt(2.0 * r * c) for c, r in zip(costs, rates, strict=True)),
+                      *(r * (w + x) for r, w, x in zip(rates, lat, rec, strict=True))])
+
+
+def gemini_wasted_seconds(checkpoint_seconds: float, interval_seconds: float, load_seconds: float) -> float:
+    """Gemini (Wang et al., SOSP'23, section 2.2): the time one failure wastes, ``t_ckpt + 1/(2f) + t_load``,
+    with ``1/f`` the checkpoint interval, at least ``t_ckpt`` (one checkpoint at a time). Gemini's t_ckpt is the
+    save's latency: the write ``W`` of the asynchronous model, whose loss ``T/2 + W + R`` this is."""
+    if checkpoint_seconds < 0 or load_seconds < 0 or interval_seconds <= 0:
+        raise ValueError("checkpoint and load seconds must be >= 0 and the interval > 0")
+    if interval_seconds < checkpoint_seconds:
+        raise ValueError("the interval 1/f must be at least t_ckpt (one checkpoint at a time)")
+    return checkpoint_seconds + interval_seconds / 2.0 + load_seconds

@@ -193,6 +193,8 @@ def test_command_prints_the_cost_and_the_optimum(tmp_path):
     doc = json.loads((out / "sweep.json").read_text())
     best = doc["cost_optimum"]["params"]["servers.spares.count"]
     assert lines[8].startswith(f"lowest GPUh/pGPUh: servers.spares.count={best} (")
+    best = doc["utilization_optimum"]["params"]["servers.spares.count"]
+    assert lines[9].startswith(f"highest util: servers.spares.count={best} (")
     # the file's numbers are simd simulate --json's for the same seeds (3 .. 6: the scenario's seed)
     for point in doc["points"]:
         sc = grid(parse_config(POOLS).scenario("pools"),

@@ -95,6 +95,9 @@ def test_two_params_heat_map(small, tmp_path):
     labels = [t.get_text() for t in ax.texts]
     assert labels[0] == f"{want[0, 0]:.1f}\n+-{100 * results[0].stats.utilization_half_width:.2f}"
     assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+    # blocking saves: the model's optimum is Young's on the blocking cost, drawn where it falls in the grid
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "first-order optimum (Young sqrt(2CM))" in legend
     sweepplot.save(fig, tmp_path / "heat.png")
     assert (tmp_path / "heat.png").stat().st_size < 200_000
 

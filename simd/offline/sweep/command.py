@@ -97,6 +97,8 @@ def _report(args, params, results, meta, out: Path | None) -> int:
     print(sweepout.TABLE_NOTE)
     for line in sweepout.cost_notes(params, results):  # scenarios with server pools only
         print(line)
+    for line in sweepout.optimum_notes(params, results):
+        print(line)
     capped = sum(r.hit_cap for r in results)
     if capped:
         print(sweepout.CAPPED_NOTE)

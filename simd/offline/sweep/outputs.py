@@ -3,7 +3,9 @@
 One row per grid point: the parameter values (one column per key), the replicas (``n`` finished,
 ``unfinished``), the mean effective utilization with its 95% confidence interval, the mean share of wall time
 of each bucket, the mean interruptions and SDCs per job, and seed 001's first-order efficiency at the point.
-Ratios are fractions of 1 (the table shows percent).
+Ratios are fractions of 1 (the table shows percent). Under the table and in the JSON: the grid point of the
+highest mean utilization and the points a paired comparison (same seeds) cannot tell from it
+(:func:`utilization_optimum`).
 
 Scenarios with server pools (``servers.warm_standbys`` or ``servers.spares``) add what capacity cost
 (:data:`COST_COLUMNS`): the mean GPU-hours held per job by the job and by its pools, and the cost of a productive
@@ -100,6 +102,36 @@ def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = F
     }
 
 
+def _at(params: list[Param], r: PointResult) -> dict:
+    return {p.key: v for p, v in zip(params, r.point.values, strict=True)}
+
+
+def _within_noise(params: list[Param], scored: list[PointResult], best: PointResult, value) -> list[dict]:
+    """The points of ``scored`` that common random numbers cannot tell from ``best``: the paired 95% interval of
+    the mean difference of ``value`` (same seeds) contains 0, or there is no interval (too few common seeds)."""
+    near = []
+    for r in scored:
+        if r is best:
+            continue
+        d, half, _ = paired_difference(r.replicas, best.replicas, value)
+        if not abs(d) > half:
+            near.append(_at(params, r))
+    return near
+
+
+def utilization_optimum(params: list[Param], results: list[PointResult]) -> dict | None:
+    """The grid point of the highest mean effective utilization, with the points that common random numbers
+    cannot tell from it (every point runs the same seeds): those whose paired 95% interval of the mean
+    difference of utilization, seed by seed, contains 0. None when no point has a finished replica."""
+    scored = [r for r in results if math.isfinite(r.stats.utilization_mean)]
+    if not scored:
+        return None
+    best = max(scored, key=lambda r: r.stats.utilization_mean)  # the first of equal means
+    return {"params": _at(params, best), "utilization_mean": best.stats.utilization_mean,
+            "utilization_ci_half_width": best.stats.utilization_half_width,
+            "within_noise": _within_noise(params, scored, best, lambda x: x.effective_utilization)}
+
+
 def cost_optimum(params: list[Param], results: list[PointResult]) -> dict | None:
     """The grid point of the lowest mean GPU-hours held per productive GPU-hour (the same point as the lowest
     money per productive GPU-hour unless the price itself is swept), with the points that common random numbers
@@ -111,19 +143,8 @@ def cost_optimum(params: list[Param], results: list[PointResult]) -> dict | None
         return None
     best = min(scored, key=lambda r: r.stats.cost.gpu_hours_per_productive.mean)  # the first of equal means
     ratio = best.stats.cost.gpu_hours_per_productive
-
-    def at(r: PointResult) -> dict:
-        return {p.key: v for p, v in zip(params, r.point.values, strict=True)}
-
-    near = []
-    for r in scored:
-        if r is best:
-            continue
-        d, half, _ = paired_difference(r.replicas, best.replicas, lambda x: x.gpu_hours_per_productive)
-        if not abs(d) > half:  # the interval contains 0 (or there is no interval: too few common seeds)
-            near.append(at(r))
-    return {"params": at(best), f"{RATIO}_mean": ratio.mean, f"{RATIO}_ci_half_width": ratio.half_width,
-            "within_noise": near}
+    return {"params": _at(params, best), f"{RATIO}_mean": ratio.mean, f"{RATIO}_ci_half_width": ratio.half_width,
+            "within_noise": _within_noise(params, scored, best, lambda x: x.gpu_hours_per_productive)}
 
 
 def write_csv(path: Path, params: list[Param], results: list[PointResult]) -> None:
@@ -151,8 +172,11 @@ def document(meta: dict, params: list[Param], results: list[PointResult]) -> dic
         "params": [{"key": p.key, "kind": p.kind, "values": list(p.values), "log": p.log} for p in params],
         "first_order": None if base is None else {
             "mtbf_seconds": base.mtbf_seconds, "recovery_seconds": base.recovery_seconds,
-            "young_interval_steps": base.young_steps, "daly_interval_steps": base.daly_steps},
+            "young_interval_steps": base.young_steps, "daly_interval_steps": base.daly_steps,
+            **({} if base.write_seconds == 0 else {"save_cost_seconds": base.save_cost_seconds,
+                                                   "wait_below_interval_steps": base.wait_below_steps})},
         "points": points,
+        "utilization_optimum": _finite_tree(utilization_optimum(params, results)),
         **({"cost_optimum": _finite_tree(cost_optimum(params, results))} if cost else {}),
     }
 
@@ -220,6 +244,21 @@ def table(params: list[Param], results: list[PointResult]) -> str:
             stats += _cost_cells(r, money)
         lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, TABLE + extra, strict=True)]))
     return "\n".join(lines)
+
+
+def optimum_notes(params: list[Param], results: list[PointResult]) -> list[str]:
+    """The line under the table that says where utilization is highest and which points the paired interval
+    cannot tell from it; none for a single point or when no replica finished."""
+    best = utilization_optimum(params, results) if len(results) > 1 else None
+    if best is None:
+        return []
+    at = ", ".join(f"{k}={_value(v)}" for k, v in best["params"].items())
+    near = "; ".join(", ".join(f"{k}={_value(v)}" for k, v in p.items()) for p in best["within_noise"])
+    half = best["utilization_ci_half_width"]
+    return [f"highest util: {at} ({_pct(best['utilization_mean'])} +- "
+            f"{'-' if not math.isfinite(half) else f'{half * 100:.2f}'}); "
+            + (f"not told apart from it by the paired 95% interval of the difference (same seeds): {near}"
+               if near else "every other point is lower by the paired 95% interval of the difference (same seeds)")]
 
 
 def cost_notes(params: list[Param], results: list[PointResult]) -> list[str]:

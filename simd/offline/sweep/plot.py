@@ -5,7 +5,11 @@
   first-order model as a curve and Young's and Daly's optima as vertical lines; for another parameter the
   model's value at each point, where it is defined.
 - One categorical parameter (``recovery.strategy``): the means with their intervals as error bars.
-- Two parameters: a heat map of the mean utilization with a colour bar, each cell labelled when they fit.
+- Two parameters: a heat map of the mean utilization with a colour bar, each cell labelled when they fit; a star
+  on the cell of the highest mean, hatched outlines on the cells a paired comparison (same seeds, 95% interval of
+  the mean difference) cannot tell from it; when one parameter is ``checkpoint.interval_steps``, the first-order
+  model's optimum (Young, with asynchronous saves on ``C_eff``) for each value of the other, where it falls
+  inside the grid.
 
 With server pools (the results have cost statistics) every figure gets the cost of a productive GPU-hour beside
 the utilization, drawn the same way: below the curve (with its own confidence panel, the grid point of the lowest
@@ -23,7 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from simd.offline.sweep.grid import Param
-from simd.offline.sweep.outputs import cost_optimum, has_cost
+from simd.offline.sweep.outputs import cost_optimum, has_cost, utilization_optimum
 from simd.offline.sweep.run import PointResult, first_order
 
 INTERVAL_KEY = "checkpoint.interval_steps"
@@ -156,7 +160,11 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         ax.plot(dense, _pct(model.efficiency(dense)), "--", color="C1",
                 label="first-order model (seed 001; no validation, SDC or stragglers)")
         ax.axvline(model.young_steps, color="C2", ls=":", lw=1.5,
-                   label=f"Young optimum sqrt(2CM): {model.young_steps:.0f} steps")
+                   label=f"Young optimum sqrt(2CM): {model.young_steps:.0f} steps" if model.write_seconds == 0
+                   else f"Young optimum sqrt(2 C_eff M), C_eff = b + W(1 - 1/s): {model.young_steps:.0f} steps")
+        if model.write_seconds > 0 and x[0] <= model.wait_below_steps <= x[-1]:
+            ax.axvspan(x[0], model.wait_below_steps, color="C1", alpha=0.1,
+                       label=f"below W / s = {model.wait_below_steps:.0f} steps every save waits")
         ax.axvline(model.daly_steps, color="C3", ls="-.", lw=1.5,
                    label=f"Daly (2006) optimum: {model.daly_steps:.0f} steps")
     else:
@@ -228,6 +236,64 @@ def _heatmap(fig: Figure, rows: Param, cols: Param, results: list[PointResult], 
     half = _pct([r.stats.utilization_half_width for r in results]).reshape(shape)
     _heat(fig, ax, rows, cols, mean, half, f"mean {UTILIZATION_LABEL}", "viridis", (1, 2))
     ax.set_title(_title(meta) + "\ncells: mean +- 95% CI half-width (percentage points)", fontsize="medium")
+    _mark_optimum(ax, rows, cols, results)
+    _model_optima(ax, rows, cols, results)
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", fontsize="small", ncols=2)
+
+
+def _cell(rows: Param, cols: Param, params: dict) -> tuple[int, int]:
+    return rows.values.index(params[rows.key]), cols.values.index(params[cols.key])
+
+
+def _mark_optimum(ax, rows: Param, cols: Param, results: list[PointResult]) -> None:
+    """A star on the cell of the highest mean utilization, hatched outlines on the cells the paired 95% interval
+    of the difference (same seeds) cannot tell from it."""
+    best = utilization_optimum([rows, cols], results)
+    if best is None:
+        return
+    i, j = _cell(rows, cols, best["params"])
+    # in the cell's upper left corner, clear of its label
+    ax.plot([j - 0.32], [i + 0.28], marker="*", ms=14, color="red", mec="white", mew=1, ls="none",
+            label=f"highest mean: {best['utilization_mean']:.2%}")
+    for n, near in enumerate(best["within_noise"]):
+        i, j = _cell(rows, cols, near)
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="red", hatch="//", lw=1.5,
+                               label="not told apart from it (paired 95% CI of the difference)" if n == 0 else None))
+
+
+def _model_optima(ax, rows: Param, cols: Param, results: list[PointResult]) -> None:
+    """With ``checkpoint.interval_steps`` on an axis, the first-order optimum interval for each value of the other
+    parameter, placed between the grid's intervals (linearly, or in log on a log-spaced axis) where it falls
+    inside them."""
+    if INTERVAL_KEY not in (rows.key, cols.key) or not rows.numeric or not cols.numeric:
+        return
+    on_rows = rows.key == INTERVAL_KEY
+    interval, other = (rows, cols) if on_rows else (cols, rows)
+    grid = np.array(interval.values, dtype=float)
+    scale = np.log if interval.log else (lambda v: v)
+    optima, waits = ([], []), ([], [])
+    written = False
+    for k in range(len(other.values)):
+        # the scenario of a point with this value of the other parameter (its interval does not enter the model)
+        r = results[k if on_rows else k * len(cols.values)]
+        model = first_order(r.point.scenario)
+        if model is None:
+            continue
+        written |= model.write_seconds > 0
+        for steps, (xs, ys) in ((model.young_steps, optima), (model.wait_below_steps, waits)):
+            if grid[0] <= steps <= grid[-1]:
+                pos = float(np.interp(scale(steps), scale(grid), np.arange(len(grid))))
+                xs.append(k if on_rows else pos)
+                ys.append(pos if on_rows else k)
+    if optima[0]:
+        ax.plot(*optima, "o--", color="white", mec="black", ms=6, lw=1.5,
+                label="first-order optimum (Young on C_eff = b + W(1 - 1/s))" if written
+                else "first-order optimum (Young sqrt(2CM))")
+    if waits[0]:
+        ax.plot(*waits, "v:", color="orange", mec="black", ms=6, lw=1.5,
+                label="W / s: below it every save waits for the write before it")
 
 
 def _heat(fig: Figure, ax, rows: Param, cols: Param, mean, half, label: str, cmap: str,

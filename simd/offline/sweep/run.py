@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from simd.engine import BUCKETS, US_PER_SECOND, Shared, compile_spec, duration_key
 from simd.models import analytic
-from simd.models.checkpoint import daly_interval_seconds, efficiency, young_interval_seconds
+from simd.models.checkpoint import async_efficiency, async_save_cost_seconds, unwaited_interval_seconds
 from simd.offline.simulate import Outcome, run_batch, simulation_limit_us
 from simd.offline.sweep.grid import Point
 from simd.offline.sweep.stats import PointStats, summarize
@@ -274,25 +274,43 @@ def adaptive_sweep(runner: Runner, seed_base: int, target: float, max_replicas: 
 @dataclass(frozen=True)
 class FirstOrder:
     """Seed 001's first-order checkpoint model applied to a scenario, from the same functions as the daemon's
-    gauges (simd.metrics.snapshot: simd.models.analytic's MTBF and mean recovery, simd.models.checkpoint's efficiency
-    and optima)."""
+    gauges (simd.metrics.snapshot: simd.models.analytic's MTBF, mean recovery, optima and efficiency). With
+    asynchronous saves (``write_seconds`` > 0) the asynchronous model's: a save costs ``C_eff`` of compute, the
+    write's latency adds to every loss, and an interval below ``W / s`` makes every save wait."""
 
     step_seconds: float
-    checkpoint_seconds: float
+    checkpoint_seconds: float  # the blocking b
     mtbf_seconds: float  # of compute: one hard failure per 1 / hazard steps
     recovery_seconds: float  # detection, restart and load, averaged over the causes' shares
+    write_seconds: float = 0.0  # W
+    write_slowdown: float = 1.0  # s
 
     def efficiency(self, interval_steps):
-        return efficiency(interval_steps, self.step_seconds, self.checkpoint_seconds, self.mtbf_seconds,
-                          self.recovery_seconds)
+        return async_efficiency(interval_steps, self.step_seconds, self.checkpoint_seconds, self.write_seconds,
+                                self.write_slowdown, self.mtbf_seconds, self.recovery_seconds)
+
+    @property
+    def save_cost_seconds(self) -> float:
+        """``C_eff``: the blocking itself without a write."""
+        return async_save_cost_seconds(self.checkpoint_seconds, self.write_seconds, self.write_slowdown)
+
+    @property
+    def wait_below_steps(self) -> float:
+        """``W / s`` in steps: every save waits for the write before it at a shorter interval (0 without one)."""
+        return unwaited_interval_seconds(self.write_seconds, self.write_slowdown) / self.step_seconds
 
     @property
     def young_steps(self) -> float:
-        return young_interval_seconds(self.checkpoint_seconds, self.mtbf_seconds) / self.step_seconds
+        return self._optima[0] / self.step_seconds
 
     @property
     def daly_steps(self) -> float:
-        return daly_interval_seconds(self.checkpoint_seconds, self.mtbf_seconds) / self.step_seconds
+        return self._optima[1] / self.step_seconds
+
+    @property
+    def _optima(self) -> tuple[float, float]:
+        return analytic.optima_seconds(self.checkpoint_seconds, self.mtbf_seconds, self.write_seconds,
+                                       self.write_slowdown)
 
 
 def first_order(scenario: Scenario) -> FirstOrder | None:
@@ -309,4 +327,5 @@ def first_order(scenario: Scenario) -> FirstOrder | None:
     # a recovery: detection, restart and the checkpoint's load (paid by every rollback but those to the job's start)
     recovery_us = [d + r + plan.load_us for d, r in zip(plan.cause_detect_us, plan.cause_restart_us, strict=True)]
     return FirstOrder(step, plan.spec.ckpt_seconds, analytic.mtbf_seconds(plan.hard_hazard, step),
-                      analytic.mean_recovery(shares, recovery_us) / US_PER_SECOND)
+                      analytic.mean_recovery(shares, recovery_us) / US_PER_SECOND, plan.spec.ckpt_write_seconds,
+                      plan.spec.ckpt_write_slowdown)
