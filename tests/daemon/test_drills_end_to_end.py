@@ -37,7 +37,8 @@ GROUPS = [
     {"failure-storm": ("SimdInterruptionRateHigh", "llama3-16k"),
      "sdc-burst": ("SimdSDCDetectionsSpike", "optimized")},
     {"straggler": ("SimdStragglerSlowingSteps", "llama3-16k"),
-     "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k")},
+     "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k"),
+     "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async")},
 ]
 
 

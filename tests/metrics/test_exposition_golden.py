@@ -57,9 +57,9 @@ ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(fai
 ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
 # scenarios added to the default configuration since: every sample of theirs is an addition (the others' values
 # do not change: each scenario runs on streams of its own seed)
-ADDED_SCENARIOS = {"llama3-16k-servers"}  # issue 21
+ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async"}  # issue 21; asynchronous saves
 # drills added to the default configuration since (never started in DRIVE: their samples are 0)
-ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak"}  # issue 21
+ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage"}  # issue 21; saves
 
 
 def _added(key: tuple) -> bool:

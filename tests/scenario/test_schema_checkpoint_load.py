@@ -32,7 +32,8 @@ def test_without_the_key_there_is_no_load_and_the_line_is_unchanged():
     s = scenario("{interval_steps: 25, seconds: 300}")
     assert s.job_spec().ckpt_load_seconds == 0.0
     assert "checkpoint every 25 steps (300 s), " in summary(s)
-    assert all(x.job_spec().ckpt_load_seconds == 0.0 for x in default_config().scenarios)
+    assert all(x.job_spec().ckpt_load_seconds == 0.0 for x in default_config().scenarios
+               if "load_seconds" not in x.checkpoint.model_fields_set)
 
 
 def test_the_first_order_models_recovery_holds_the_load():
