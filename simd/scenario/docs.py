@@ -120,9 +120,10 @@ def _type(s: dict, paths: dict[str, str]) -> str:
     if "anyOf" in s:
         kinds = [x for x in s["anyOf"] if x.get("type") != "null"]
         return " or ".join(_type(x, paths) for x in kinds)
-    if "oneOf" in s:
-        return "a mapping, one of: " + ", ".join(_ref(x["$ref"], paths) if "$ref" in x else _type(x, paths)
-                                                 for x in s["oneOf"])
+    if "oneOf" in s and all("$ref" in x for x in s["oneOf"]):  # a key's forms, each a mapping (told by a tag)
+        return "a mapping, one of: " + ", ".join(_ref(x["$ref"], paths) for x in s["oneOf"])
+    if "oneOf" in s:  # a value or a mapping (told by its kind)
+        return " or ".join(_type(x, paths) for x in s["oneOf"])
     if "enum" in s:
         return "one of " + ", ".join(f"`{v}`" for v in s["enum"])
     if "const" in s:
@@ -172,10 +173,10 @@ def _paths(schema: dict) -> dict[str, str]:
     while queue:
         prefix, model = queue.pop(0)
         for key, prop in model.get("properties", {}).items():
-            forms = [(ref.rsplit("/", 1)[1], many) for ref, many in _refs(prop)]
-            for name, many in forms:
+            forms = [(ref.rsplit("/", 1)[1], suffix) for ref, suffix in _refs(prop)]
+            for name, suffix in forms:
                 if name not in paths:
-                    path = f"{prefix}{key}{'[]' if many else ''}"
+                    path = f"{prefix}{key}{suffix}"
                     if len(forms) > 1:
                         tag = next((k, v["const"]) for k, v in defs[name]["properties"].items() if "const" in v)
                         path += f" ({tag[0]}: {tag[1]})"
@@ -184,15 +185,20 @@ def _paths(schema: dict) -> dict[str, str]:
     return paths
 
 
-def _refs(prop: dict, many: bool = False):
-    """(ref, inside a list) of every model a property can hold."""
+def _refs(prop: dict, suffix: str = ""):
+    """(ref, what its key path adds: ``[]`` inside a list, ``.NAME`` as a mapping's value) of every model a
+    property can hold."""
     if "$ref" in prop:
-        yield prop["$ref"], many
+        yield prop["$ref"], suffix
     for key in ("anyOf", "oneOf"):
         for x in prop.get(key, []):
-            yield from _refs(x, many)
+            yield from _refs(x, suffix)
     if prop.get("type") == "array":
-        yield from _refs(prop.get("items", {}), True)
+        yield from _refs(prop.get("items", {}), suffix + "[]")
+    if prop.get("type") == "object":
+        values = next(iter((prop.get("patternProperties") or {}).values()), prop.get("additionalProperties"))
+        if isinstance(values, dict):
+            yield from _refs(values, suffix + ".NAME")
 
 
 def _table(model: dict, paths: dict[str, str]) -> str:

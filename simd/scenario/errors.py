@@ -47,6 +47,8 @@ def field_path(loc: tuple) -> str:
     """pydantic's location as the file spells it: ``scenarios[0].failures.hard_per_gpu_hour``."""
     out = ""
     for part in loc:
+        if isinstance(part, str) and part.startswith("="):  # a union's form (schema.py's tags): not a key
+            continue
         if isinstance(part, int):
             out += f"[{part}]"
         else:

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -99,6 +101,29 @@ CauseName = Annotated[str, Field(pattern=r"^[a-z0-9_]+$", max_length=32)]
 CAUSE_PRESETS: dict[str, dict[str, float]] = {"llama3": recovery.LLAMA3_CAUSE_SHARES}
 
 
+class CauseSpec(_Strict):
+    """One cause of hard failures as data: its share, how the job finds it, how it recovers from it."""
+
+    share: Annotated[float, Field(gt=0, le=1)]
+    """Its share of the hard failures (the causes' shares sum to 1)."""
+    detection_seconds: CostSeconds | None = None
+    """From the failure to the job noticing it, the job making no progress meanwhile (detection bucket): 0 for a
+    failure that raises an error at once, a latency, or a watchdog's timeout for a hang (NCCL's default is 10
+    minutes). Absent: the latency simd/models/recovery.py gives a cause of that name (Llama 3's causes), else 0."""
+    restart_seconds: CostSeconds | None = None
+    """Its cold restart. Absent: the scenario's `restart_seconds`."""
+    warm: bool | None = None
+    """Whether a warm standby's swap (ByteRobust, 55 s) recovers it under `recovery.strategy: warm`. Absent: for
+    gpu, network and host (Llama 3's hardware causes), not for the others."""
+
+
+# a cause's value: its share alone, or its data (a mapping); the discriminator keeps an error to the form given
+# (its tags start with "=": errors.field_path leaves them out of a key's path)
+CauseValue = Annotated[Annotated[Annotated[float, Field(gt=0, le=1)], Tag("=share")]
+                       | Annotated[CauseSpec, Tag("=data")],
+                       Discriminator(lambda v: "=data" if isinstance(v, dict | CauseSpec) else "=share")]
+
+
 class Failures(_Strict):
     """The job's failure processes: per-GPU rates of hard failures and SDC onsets, and the causes of the hard
     failures."""
@@ -110,10 +135,14 @@ class Failures(_Strict):
     sdc_per_gpu_hour: float | None = Field(default=None, ge=0, le=3.6e6, allow_inf_nan=False)
     """Silent data corruptions per GPU-hour (silent until validation, a shadow rank or a detector finds them).
     Required, except with a fleet."""
-    causes: Literal["llama3"] | dict[CauseName, Annotated[float, Field(gt=0, le=1)]] | None = None
+    causes: Annotated[Annotated[Literal["llama3"], Tag("=preset")]
+                      | Annotated[dict[CauseName, CauseValue], Tag("=mapping")],
+                      Discriminator(lambda v: "=preset" if isinstance(v, str) else "=mapping")] | None = None
     """The hard failures' causes and their shares (summing to 1): `llama3` (the Llama 3 paper's root causes as
-    seed 001 groups them) or a mapping such as `{gpu: 0.6, network: 0.4}`. Each cause has its detection latency
-    and restart; absent: one kind, `hardware`, detected at once."""
+    seed 001 groups them) or a mapping such as `{gpu: 0.6, network: 0.4}`, each cause a share or its data
+    (`{share, detection_seconds, restart_seconds, warm}`: a hang found by a timeout is `{share: 0.05,
+    detection_seconds: 600, warm: false}`). Each cause has its detection latency and restart; absent: one kind,
+    `hardware`, detected at once."""
 
     @field_validator("causes")
     @classmethod
@@ -121,7 +150,7 @@ class Failures(_Strict):
         if isinstance(v, dict):
             if not v:
                 raise ValueError("must name at least one cause")
-            total = math.fsum(v.values())
+            total = math.fsum(x.share if isinstance(x, CauseSpec) else x for x in v.values())
             if abs(total - 1.0) > 1e-3:
                 raise ValueError(f"shares must sum to 1, got {total:g}")
         return v
@@ -129,9 +158,15 @@ class Failures(_Strict):
     def cause_shares(self) -> dict[str, float] | None:
         if self.causes is None:
             return None
-        shares = CAUSE_PRESETS[self.causes] if isinstance(self.causes, str) else self.causes
+        shares = CAUSE_PRESETS[self.causes] if isinstance(self.causes, str) else \
+            {k: v.share if isinstance(v, CauseSpec) else v for k, v in self.causes.items()}
         total = math.fsum(shares.values())
         return {k: v / total for k, v in shares.items()}
+
+    def cause_spec(self, name: str) -> CauseSpec | None:
+        """The data given for cause ``name`` (None: a share alone, or a preset)."""
+        v = self.causes.get(name) if isinstance(self.causes, dict) else None
+        return v if isinstance(v, CauseSpec) else None
 
 
 class Recovery(_Strict):
@@ -139,7 +174,8 @@ class Recovery(_Strict):
 
     strategy: Literal["cold", "warm"] = "cold"
     """`cold`: every failure takes the full restart (`restart_seconds`); `warm`: gpu, network and host failures
-    swap in a warm standby (ByteRobust's hot update, 55 s), software and other failures still restart cold."""
+    swap in a warm standby (ByteRobust's hot update, 55 s), software and other failures still restart cold (a
+    cause given as data says for itself: `failures.causes.NAME.warm`)."""
 
 
 class Mitigation(_Strict):

@@ -20,11 +20,15 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
     if shares is None:  # seed 000: one kind of failure, detected at once
         restart = recovery.WARM_SWAP_SECONDS if warm else body.restart_seconds
         return (Cause("hardware", 1.0, 0.0, restart),)
-    return tuple(
-        Cause(name, share, recovery.DETECTION_SECONDS.get(name, 0.0),
-              recovery.WARM_SWAP_SECONDS if warm and name in recovery.WARM_CAPABLE_CAUSES
-              else body.restart_seconds)
-        for name, share in shares.items())
+    out = []
+    for name, share in shares.items():
+        given = body.failures.cause_spec(name)  # a cause given as data: its own detection, restart, warm swap
+        detect = given.detection_seconds if given and given.detection_seconds is not None else \
+            recovery.DETECTION_SECONDS.get(name, 0.0)
+        swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
+        cold = given.restart_seconds if given and given.restart_seconds is not None else body.restart_seconds
+        out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold))
+    return tuple(out)
 
 def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
     """The engine's job for one replica (``seed``; default: the scenario's own)."""
