@@ -1,10 +1,10 @@
 """simd trace fit's recovery (issue 22's must-show): logs simulated from known parameters (simd.traces.synth)
 are fitted back with each parameter inside its 95% interval at about the stated rate. Four configurations
 (Weibull 0.7 with gamma rates and bursts; exponential with strong over-dispersion; exponential with repairs of a
-mixture of three lognormal kinds; wear-out Weibull 1.5 without frailty or bursts), 40 logs each of 300 servers
-over 350 days, from a fixed seed. Coverage is counted per parameter; with 40 logs a true 95% gives at least 34
-but for P(Binomial(40, 0.95) <= 33) ~ 0.5%, so the check is ``>= 34`` (85%): intervals too narrow by a third (true
-coverage ~80%) fail it with probability ~0.7."""
+mixture of three lognormal kinds; wear-out Weibull 1.5 without frailty or bursts), 32 logs each of 300 servers
+over 350 days, from a fixed seed. Coverage is counted per parameter; with 32 logs a true 95% gives at least 27
+but for P(Binomial(32, 0.95) <= 26) ~ 0.5%, so the check is ``>= 27`` (84%): intervals too narrow by a third (true
+coverage ~80%) fail it with probability ~0.64."""
 
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ import pytest
 from simd.traces.fit import fit
 from simd.traces.synth import Model, generate
 
-LOGS = 40
+LOGS = 32
 SERVERS = 300
 CONFIGS = {
     "weibull_0.7_gamma_bursts": Model(lifetime_scale_days=200.0, lifetime_shape=0.7, gamma_shape=1.5,
@@ -63,4 +63,4 @@ def _covered(name: str, m: Model) -> dict[str, int]:
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_known_parameters_are_recovered_inside_their_intervals(name):
     hits = _covered(name, CONFIGS[name])
-    assert all(v >= 34 for v in hits.values()), hits
+    assert all(v >= 27 for v in hits.values()), hits
