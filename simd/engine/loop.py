@@ -114,6 +114,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         ints[PI.tot_step_hist]
     stop_cum, stop_det = seg(fvec, ints, PI.stop_cumulative), seg(ivec, ints, PI.stop_detect_us)
     stop_rst = seg(ivec, ints, PI.stop_restart_us)
+    cause_stays = seg(ivec, ints, PI.cause_stays)  # per cause: 1 when its server stays in the job
     hard_type_cum, sdc_type_cum = seg(fvec, ints, PI.hard_type_cumulative), seg(fvec, ints, PI.sdc_type_cumulative)
     # committed SDCs' detectors (late.py)
     det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
@@ -607,9 +608,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         i = tree[1]
                         tot[Tot.server_failures] += 1
                         used += w_srv
-                        blm = i  # the server blamed: to repair and replaced (without capacity: i, repaired at once)
-                        if diagnose:  # three draws of "diagnosis" per failing server: identified? pinned on
-                            # another? which other (servers.py)
+                        # the server blamed: to repair and replaced (without capacity: i, repaired at once); none
+                        # when the cause takes no server down (it stays in the job, a new lifetime)
+                        blm = -1 if cause_stays[stop] else i
+                        if diagnose and blm >= 0:  # three draws of "diagnosis" per failing server: identified?
+                            # pinned on another? which other (servers.py)
                             dgh, dgl, u = draws.uniform(wdg, dgh, dgl)
                             dgh, dgl, u2 = draws.uniform(wdg, dgh, dgl)
                             dgh, dgl, u3 = draws.uniform(wdg, dgh, dgl)

@@ -227,7 +227,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             wait = 0
             if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
                 tau = t + plan.cause_detect_us[i]
-                wait = servers.replace(failed_servers, t, tau) - tau
+                # (a cause that takes no server down: the servers back from repair return, none leaves the job)
+                wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau) - tau
             stopped(plan.cause_detect_us[i], plan.cause_restart_us[i])
             us["waiting"] += wait
             t += wait

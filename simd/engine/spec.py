@@ -41,6 +41,9 @@ class Cause:
     share: float
     detection_seconds: float = 0.0  # time from the failure to the job noticing it (seed 001, scenario 3)
     restart_seconds: float = 0.0  # time to resume from the last checkpoint once noticed
+    # whether it takes its server down: with server pools the failing server goes to repair and a standby or spare
+    # replaces it; False (a software fault): the server stays in the job, a new lifetime begun
+    server_down: bool = True
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,7 @@ class Plan:
     cause_cumulative: tuple[float, ...]  # cumulative shares, last forced to 1.0
     cause_detect_us: tuple[int, ...]
     cause_restart_us: tuple[int, ...]
+    cause_stays: tuple[int, ...]  # 1 for a cause whose server stays in the job (Cause.server_down False)
     # hyper-checkpointing (hyper.py): 0 = off
     hyper_every: int = 0
     hyper_window: int = 0
@@ -387,6 +391,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         cause_cumulative=tuple(cumulative),
         cause_detect_us=detect_us,
         cause_restart_us=restart_us,
+        cause_stays=tuple(int(not c.server_down) for c in causes),
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,

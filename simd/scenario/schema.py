@@ -115,6 +115,10 @@ class CauseSpec(_Strict):
     warm: bool | None = None
     """Whether a warm standby's swap (ByteRobust, 55 s) recovers it under `recovery.strategy: warm`. Absent: for
     gpu, network and host (Llama 3's hardware causes), not for the others."""
+    server_down: bool = True
+    """Whether it takes its server down: with server pools (`servers.warm_standbys`, `servers.spares`) the failing
+    server goes to repair and a standby or spare replaces it (the restart may wait for one). false (a software
+    fault, a hang): the server stays in the job, as good as before."""
 
 
 # a cause's value: its share alone, or its data (a mapping); the discriminator keeps an error to the form given

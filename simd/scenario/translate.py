@@ -27,7 +27,8 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
             recovery.DETECTION_SECONDS.get(name, 0.0)
         swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
         cold = given.restart_seconds if given and given.restart_seconds is not None else body.restart_seconds
-        out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold))
+        out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold,
+                         given.server_down if given else True))
     return tuple(out)
 
 def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:

@@ -53,3 +53,18 @@ def test_shares_and_data_mix_and_must_sum_to_one():
     with pytest.raises(ConfigError) as exc:
         scenario({"gpu": 0.6, "hang": {"share": 0.4, "detection_seconds": -1}})
     assert len(exc.value.errors) == 1 and "detection_seconds: must be >= 0" in exc.value.errors[0]
+
+
+def test_a_cause_that_takes_no_server_down_leaves_its_servers_in_the_job():
+    """With server pools, a failure whose cause takes no server down (a software fault) sends no server to repair:
+    no standby or spare replaces it and the restart waits for none; the same failures taking their servers down
+    start repairs and replacements."""
+    pools = {"warm_standbys": 1, "spares": {"count": 2, "preemption_seconds": 600},
+             "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 7200}}}
+    keys = {"n_gpus": 512, "servers": {"gpus_per_server": 8, **pools}, "target_steps": 4000}
+    stays = run_job(scenario({"software": {"share": 1.0, "server_down": False}}, **keys).job_spec())
+    down = run_job(scenario({"software": {"share": 1.0}}, **keys).job_spec())
+    assert stays.server_failures > 10 and down.server_failures > 10
+    assert stays.repairs["started"] == 0 and sum(stays.replacements.values()) == 0
+    assert stays.bucket_seconds["waiting"] == 0
+    assert down.repairs["started"] > 10 and sum(down.replacements.values()) > 10

@@ -28,7 +28,7 @@ from support.partition import check_cuts, horizon_us
 
 from simd.engine import Stragglers
 from simd.engine.servers import Servers
-from simd.engine.spec import CommittedSdc, Detector, Hyper
+from simd.engine.spec import Cause, CommittedSdc, Detector, Hyper
 
 SEEDS = 200
 # a replayed log: 6 log servers over 100,000 s, ~12 faults each, some at the same instant, for 8 servers
@@ -88,6 +88,14 @@ CAPACITY = {
     # repairs as a mixture of three kinds (a fault log's, simd trace fit): no pools, so the job waits for each
     # failed server's own repair and the waiting time is the sum of the repairs drawn
     "repair_mixture": replace(BASE, servers=Servers(warm_standbys=0, repair_mixture=MIXTURE)),
+    # causes that take no server down (software faults, hangs: Cause.server_down False): their failing servers stay
+    # in the job, the others' go to repair, with diagnosis imperfect and a standby and a spare that run out
+    "causes_servers_stay": replace(BASE, causes=(Cause("gpu", 0.5, 120.0, 300.0), Cause("software", 0.3, 0.0, 300.0,
+                                                                                          server_down=False),
+                                                 Cause("hang", 0.2, 600.0, 300.0, server_down=False)),
+                                   servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
+                                                   repair=("exponential", 7200.0, 0.0), diagnosis=0.9,
+                                                   misattribution=0.2)),
     "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
                                                      preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
