@@ -240,7 +240,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if wend and wend <= t:  # the save in flight was written before this unit starts: durable
                 wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
                     tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                    step_us, hw, keep)
+                    step_us, hw, keep, 0)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -720,11 +720,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
                 if ck and wend:  # the write in flight waited for: durable
-                    tot[Tot.checkpoint_us] += ckw
-                    tot[Tot.checkpoint_wait_us] += ckw
                     wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
                         tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                        step_us, hw, keep)
+                        step_us, hw, keep, ckw)
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -759,11 +757,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last = q
                 if q == target:  # the job's end
                     if wend:  # the write in flight waited for
-                        tot[Tot.checkpoint_us] += endw
-                        tot[Tot.checkpoint_wait_us] += endw
                         wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us, hw, keep)
+                            step_us, hw, keep, endw)
                     if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
@@ -820,11 +816,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validation_us] += val_us
                 if kind == _BAKED:
                     if wend:  # the write in flight waited for (durable), then the checkpoint that bakes the SDC in
-                        tot[Tot.checkpoint_us] += ckw
-                        tot[Tot.checkpoint_wait_us] += ckw
                         wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us, hw, keep)
+                            step_us, hw, keep, ckw)
                     tot[Tot.checkpoint_us] += ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -883,11 +877,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
 @njit()
 def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us, hw,
-             keep):
-    """The save in flight (of job step ``wstep``) written: a rollback target, counted, its steps committed (kept in
-    the ring with ``keep``: corrupt loads); one holding the present SDC (``wsdc``, committed SDCs) committed with it
-    (the ring); one that fails (``wfail``) counted and nothing else. Returns (0: no write in flight, last, clean,
-    pending, n_corrupt, head, cnt, hw)."""
+             keep, wait):
+    """The save in flight (of job step ``wstep``) written, after the job waited ``wait`` us for it (checkpoint
+    time): a rollback target, counted, its steps committed (kept in the ring with ``keep``: corrupt loads); one
+    holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring); one that fails (``wfail``)
+    counted and nothing else. Returns (0: no write in flight, last, clean, pending, n_corrupt, head, cnt, hw)."""
+    tot[Tot.checkpoint_us] += wait
+    tot[Tot.checkpoint_wait_us] += wait
     if wfail:
         tot[Tot.saves_failed] += 1
         return 0, last, clean, pending, n_corrupt, head, cnt, hw

@@ -97,7 +97,7 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
             sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
         else:
             sh, sl, d, k = draw(sh, sl, ih, il, dx, ha, hb, hc, hf, base, bounds)
-        x = d * slow_ppm // 1000000
+        x = d * slow_ppm // 1000000 if slow_ppm else 0  # (no division per step without a write)
         if used + d + x + extra_us >= due:
             how = DUE
             break
