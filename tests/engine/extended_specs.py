@@ -3,8 +3,10 @@ with or without the others."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
-from specs import spec
+from specs import kernel_specs, spec
 
 from simd.engine import Cause, Stragglers
 from simd.engine.spec import CommittedSdc, Detector, Hyper
@@ -42,3 +44,13 @@ def extended_specs(draw, hyper=None, late=None):
         seed=draw(st.integers(0, 2**32)),
         hyper=h, committed_sdc=c)
 
+
+
+@st.composite
+def mixed_specs(draw, servers):
+    """The kernel's plans and the extended mechanisms' jobs, those with neither extended mechanism on the servers
+    ``servers`` draws (None: no servers): every mechanism beside which a new one is checked."""
+    s = draw(st.one_of(kernel_specs(), extended_specs()))
+    if s.committed_sdc is None and s.hyper is None:
+        s = replace(s, servers=draw(servers))
+    return s

@@ -7,36 +7,29 @@ from __future__ import annotations
 
 import pytest
 from support.daemon import FakeClock
+from support.scenarios import job, scenario_file
 
 from simd.daemon.process import assemble
 from simd.scenario.errors import ConfigError
 from simd.scenario.load import parse_config
 
-CONFIG = """
-speedup: 600
-scenarios:
-  - name: async
-    replicas: 4
-    seed: 11
-    n_gpus: 4096
-    step_seconds: 60
-    target_steps: 100000
-    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 0.0}
-    checkpoint: {interval_steps: 20, seconds: 5, write_seconds: 240, write_slowdown: 1.2,
-                 save_failure: {probability: 0.05}}
-  - name: blocking
-    seed: 12
-    n_gpus: 1024
-    step_seconds: 60
-    target_steps: 100000
-    failures: {hard_per_gpu_hour: 2.0e-4, sdc_per_gpu_hour: 0.0}
-    checkpoint: {interval_steps: 20, seconds: 60}
-drills:
-  - {name: storage-outage, description: every save fails, duration_seconds: 36000, scenarios: [async],
-     effects: {save_failure_probability: 1.0}}
-  - {name: slow-writes, description: writes 4x longer, duration_seconds: 36000, scenarios: [async],
-     effects: {write_seconds_factor: 4}}
-"""
+_RATES = {"hard_per_gpu_hour": 2.0e-4, "sdc_per_gpu_hour": 0.0}
+_WRITING = {"interval_steps": 20, "seconds": 5, "write_seconds": 240, "write_slowdown": 1.2,
+            "save_failure": {"probability": 0.05}}
+_JOB = {"step_seconds": 60, "target_steps": 100000, "failures": _RATES, "validation": None}
+
+
+def _config(drill_scenario: str = "async") -> str:
+    """Two scenarios, one saving asynchronously (4 replicas) and one blocking; a storage outage and a slow-writes
+    drill on ``drill_scenario``."""
+    return scenario_file(
+        job("async", seed=11, replicas=4, n_gpus=4096, checkpoint=_WRITING, **_JOB),
+        job("blocking", seed=12, n_gpus=1024, checkpoint={"interval_steps": 20, "seconds": 60}, **_JOB),
+        speedup=600,
+        drills=({"name": "storage-outage", "description": "every save fails", "duration_seconds": 36000,
+                 "scenarios": [drill_scenario], "effects": {"save_failure_probability": 1.0}},
+                {"name": "slow-writes", "description": "writes 4x longer", "duration_seconds": 36000,
+                 "scenarios": [drill_scenario], "effects": {"write_seconds_factor": 4}}))
 
 
 def _value(registry, name, **labels):
@@ -53,7 +46,7 @@ def _saves(registry, scenario):
 @pytest.fixture()
 def daemon():
     clock = FakeClock(0.0)
-    ticker, _ = assemble(parse_config(CONFIG), clock=clock, wall=lambda: 1.7e9)
+    ticker, _ = assemble(parse_config(_config()), clock=clock, wall=lambda: 1.7e9)
     return clock, ticker
 
 
@@ -102,7 +95,5 @@ def test_a_storage_outage_fails_every_save_and_slow_storage_lengthens_the_writes
 
 
 def test_a_write_factor_needs_asynchronous_saves():
-    text = CONFIG.replace("scenarios: [async],\n     effects: {write_seconds_factor: 4}",
-                          "scenarios: [blocking],\n     effects: {write_seconds_factor: 4}")
     with pytest.raises(ConfigError, match="write_seconds_factor needs checkpoint.write_seconds"):
-        parse_config(text)
+        parse_config(_config(drill_scenario="blocking"))

@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import pytest
 from engine_stats import agree_with_oracle, field
-from extended_specs import extended_specs
+from extended_specs import mixed_specs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from late_sdc_cases import CONFIGS as LATE
-from specs import kernel_specs, llama3_causes, spec
+from specs import llama3_causes, spec
 from support.examples import examples
 from support.partition import check_cuts, horizon_us
 
@@ -102,16 +102,14 @@ def test_engine_matches_the_per_step_loop_with_asynchronous_saves(name):
 
 WRITES = st.sampled_from([0.0, 1.0, 45.0, 300.0, 700.0, 5000.0])
 SLOWDOWNS = st.sampled_from([1.0, 1.05, 1.5, 2.0])
+FAILURES = st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0])
 SERVERS = st.sampled_from([None, None, POOLS, Servers(burst_per_day=20.0, burst_mean_size=3.0)])
 
 
 @st.composite
 def async_specs(draw):
     """The kernel's plans (some on servers) and the extended mechanisms', each with asynchronous saves."""
-    s = draw(st.one_of(kernel_specs(), extended_specs()))
-    if s.committed_sdc is None and s.hyper is None:
-        s = replace(s, servers=draw(SERVERS))
-    s = _async(s, draw(WRITES), draw(SLOWDOWNS), draw(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0])))
+    s = _async(draw(mixed_specs(SERVERS)), draw(WRITES), draw(SLOWDOWNS), draw(FAILURES))
     if s.committed_sdc is None and draw(st.booleans()):  # corrupt loads (committed SDCs refuse them)
         s = replace(s, ckpt_corrupt_on_load=draw(st.sampled_from([0.2, 0.5, 1.0])),
                     ckpt_retention=draw(st.integers(1, 4)), ckpt_load_seconds=draw(st.sampled_from([0.0, 93.6])))

@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 from engine_stats import agree_with_oracle, field
-from extended_specs import extended_specs
+from extended_specs import mixed_specs
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from late_sdc_cases import CONFIGS as LATE
-from specs import kernel_specs, llama3_causes, spec
+from specs import llama3_causes, spec
 from support.examples import examples
 from support.partition import check_cuts, horizon_us
 
@@ -107,10 +107,7 @@ SERVERS = st.sampled_from([None, None, POOLS, Servers(burst_per_day=20.0, burst_
 @st.composite
 def loaded_specs(draw):
     """The kernel's plans (some on servers) and the extended mechanisms', each with a load."""
-    s = draw(st.one_of(kernel_specs(), extended_specs()))
-    if s.committed_sdc is None and s.hyper is None:
-        s = replace(s, servers=draw(SERVERS))
-    return replace(s, ckpt_load_seconds=draw(LOADS))
+    return replace(draw(mixed_specs(SERVERS)), ckpt_load_seconds=draw(LOADS))
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
