@@ -195,10 +195,10 @@ def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq,
 def shared(plans: Sequence[Plan]) -> bool:
     """Whether ``plans`` (compiled for one seed) can run on one :class:`Shared`: all with the same step durations
     (the same tables, base step time and slow steps), the same shape of counters and streams, and no committed
-    SDCs (a detector's finding is not on the prefix path), servers (nor their lifetimes) or asynchronous saves (a
-    write's slowdown is not in the prefix sums)."""
+    SDCs (a detector's finding is not on the prefix path), servers (nor their lifetimes), asynchronous saves (a
+    write's slowdown is not in the prefix sums) or a memory tier (its saves are not in the prefix's stretches)."""
     if not plans or not all(p.step_times is not None and not p.committed and not p.servers and not p.write_us
-                            for p in plans):
+                            and not p.mem_every for p in plans):
         return False
     first = plans[0]
 

@@ -107,6 +107,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     p_fail = floats[PF.save_fail]  # P(a save fails)
     p_corrupt = floats[PF.corrupt_load]  # P(a load finds its checkpoint corrupt)
     keep = p_corrupt != 0.0  # the ring keeps the newest ``retention`` checkpoints (not committed SDCs': refused)
+    # a memory tier (M 0: none): its interval (a divisor of C), blocking, load; copies of a shard, groups' jump
+    M, mem_us, mem_load = ints[PI.mem_every], ints[PI.mem_us], ints[PI.mem_load_us]
+    copies, jump = ints[PI.mem_copies], ints[PI.mem_jump]
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -148,6 +151,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     tree, akey = np.empty(2 * tree_p, dtype=np.int64), np.empty(ncl, dtype=np.int64)
     rtree, atree = np.empty(nt, dtype=np.int64), np.empty(nt, dtype=np.int64)
     jcnt = np.empty(nt, dtype=np.int64)  # with pools, the count tree of the job's servers (servers.nth_job_counted)
+    # a memory tier's loss (_tier_lost): a walk's stack over the servers' tree, the failed holders of each group
+    stk = np.empty(2 * tree_p + 2 if M and nsrv else 0, dtype=np.int64)
+    gcount = np.zeros(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     need = 0
     lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
     for r in range(pos_rows.shape[0]):
@@ -172,6 +178,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         wfail, wsf, sfi = pos[Pos.write_fails] != 0, words[Stream.save_fail], pos[Pos.save_draws]
         # corrupt loads: the "corrupt" stream's draws made, the highest committed step above ``last`` (0: none)
         wcr, cri, hw = words[Stream.corrupt], pos[Pos.corrupt_draws], pos[Pos.hw]
+        plast, load_end = pos[Pos.persist_last], pos[Pos.load_end]  # a memory tier (State.persist_last, load_end)
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -238,9 +245,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
         while True:
             if wend and wend <= t:  # the save in flight was written before this unit starts: durable
-                wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
+                wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
                     tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                    step_us, hw, keep, 0)
+                    step_us, hw, keep, 0, plast, M)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -250,6 +257,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 break
             units += 1
             used += w_unit
+            if load_end > t:  # a recovery loads the checkpoint of the tier it chose (restart bucket)
+                if load_end > until:
+                    break
+                tot[Tot.restart_us] += load_end - t
+                t = load_end
             if wait_until > t:  # the job stands still until its replacement servers are there (capacity)
                 if wait_until > until:
                     break
@@ -283,6 +295,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     e = s
             elif n_corrupt == 0:  # not in a checkpoint yet: the next validation or checkpoint point meets it
                 q = off + ((step - off) // period + 1) * period
+                if M and (step // M + 1) * M < q:  # (a memory tier's save too)
+                    q = (step // M + 1) * M
                 if V and (step // V + 1) * V < q:
                     q = (step // V + 1) * V
                 if g + (q - step) < e:
@@ -302,7 +316,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             cut_quiet, k, acc, dsum = False, 0, 0, 0
             if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
                 pd, pb, ph, p0 = prefix
-                if job_g != 0 or g < p0 or committed or write_us or writing:
+                if job_g != 0 or g < p0 or committed or write_us or writing or M:
                     raise ValueError("the prefix path runs a replica's first job without committed SDCs or "
                                      "asynchronous saves, from a window that covers it")
                 if e - p0 >= len(pd):
@@ -340,10 +354,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
                 due = deadline - t if corrupted and deadline < NEVER else NEVER
                 slow = max(0, min(n - 1, slow_limit - g))
+                left = wend - t if writing else NEVER
                 xh, xl, mq, acc, dsum, how, d, bk, xsum = stepkernel.run(
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
-                    shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm,
-                    wend - t if writing else NEVER)
+                    shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm, left, M, mem_us)
                 k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
                 used += w_step * k
                 x_at = g + k - (1 if how == stepkernel.FITTED else 0)
@@ -365,12 +379,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if budget <= sw:
                         j = 1
                     else:
-                        j = quiet.fit(step, step + n, budget - sw - 1, sw, ckpt_us, V, val_us, period, off) - step + 2
+                        j = quiet.fit(step, step + n, budget - sw - 1, sw, ckpt_us, V, val_us, period, off, M,
+                                      mem_us) - step + 2
                     if j < n:
                         n, e = j, g + j
                 if writing and n > 1:  # the write ends in step j < n: the first whose end (its validation
                     # included) reaches it is the unit (no checkpoint point before it: the segment ends at the next)
-                    j = quiet.fit(step, step + n - 1, wend - t - 1, sw, 0, V, val_us, period, off) - step + 1
+                    j = quiet.fit(step, step + n - 1, wend - t - 1, sw, 0, V, val_us, period, off, M, mem_us) - step + 1
                     if j < n:
                         n, e = j, g + j
             m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
@@ -380,6 +395,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 nc = (m - off) // period - (step - off) // period
                 nv = m // V - step // V if V else 0
                 quiet_us = (n - 1) * sw + nc * ckpt_us + nv * val_us
+                if M:  # the memory tier's saves (where no checkpoint is)
+                    quiet_us += (m // M - step // M - nc) * mem_us
             q = m + 1
             t1 = t + quiet_us + du  # the end of the unit's step
             onset = val = ck = False
@@ -393,6 +410,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 taken = (m - off) // period - (step - off) // period
                 if last > 0 or taken > 0:
                     ld = load_us
+            mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
+            last_u = plast_u = 0
+            if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
+                last_u = (m // M) * M if m // M > step // M else last
+                plast_u = off + ((m - off) // period) * period if (m - off) // period > (step - off) // period \
+                    else plast
+                mem_t = last_u > plast_u
+                ld = mem_load if mem_t else load_us if last_u > 0 else 0
             if cut_quiet:
                 pass  # ``until`` comes within the quiet steps: the unit is not reached
             elif h == e:  # a hard failure or a shadow disagreement: its kind (a cause, or the disagreement)
@@ -403,7 +428,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
-                if keep:  # the loads of the fallback chain
+                if M:  # the tier recovered from is known once the failed servers are: its load waits (load_end)
+                    ld = 0
+                elif keep:  # the loads of the fallback chain
                     back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
                     ld = loads * load_us
                 cost = du + stop_det[stop] + stop_rst[stop] + ld
@@ -432,20 +459,24 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
                     kind, cost = _FOUND, du + restart + ld
                 elif val and corr and n_corrupt == 0:
-                    if keep:
+                    if keep and not mem_t:
                         back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
                         ld = loads * load_us
                     kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
-                    kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0)
+                    mk = M != 0 and not ck and q % M == 0
+                    kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0) + (mem_us if mk else 0)
                     if ck and writing:  # one write in flight: the save waits for it, which makes it durable
                         ckw = max(wend - (t1 + (val_us if val else 0)), 0)
                         cost += ckw
-                        if load_us and not wfail:  # a rollback now goes back to it
+                        if M and not wfail:  # a rollback now goes back to it, or to a newer memory checkpoint
+                            mem_t = last_u > wstep
+                            ld = mem_load if mem_t else load_us
+                        elif load_us and not wfail:  # a rollback now goes back to it
                             ld = load_us
-                    if ck and corr and not committed:
-                        if keep:  # the write in flight, durable at this checkpoint, first
+                    if (ck or mk) and corr and not committed:
+                        if keep and not mem_t:  # the write in flight, durable at this checkpoint, first
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt,
                                                                     wstep if writing and not wfail else -1, wcr, cri,
                                                                     p_corrupt)
@@ -461,7 +492,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             cut = cut_quiet or t + quiet_us + cost > until
             mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
             if cut and not has_st:
-                mm = quiet.fit(step, m, until - t, sw, ckpt_us, V, val_us, period, off) - step
+                mm = quiet.fit(step, m, until - t, sw, ckpt_us, V, val_us, period, off, M, mem_us) - step
             if mm:  # the quiet steps step + 1 .. step + mm
                 b = step + mm
                 nq = (b - off) // period - (step - off) // period
@@ -476,12 +507,23 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     nvq = b // V - step // V
                     tot[Tot.validations] += nvq
                     tot[Tot.validation_us] += nvq * val_us
-                if nq:
-                    newest = off + ((b - off) // period) * period
+                nmq = b // M - step // M - nq if M else 0  # the memory tier's saves among them
+                if nmq:
+                    tot[Tot.tier_saves] += nmq
+                    tot[Tot.checkpoint_us] += nmq * mem_us
+                if nq or nmq:
+                    newest = off + ((b - off) // period) * period if nq else 0
+                    if nq and M:
+                        plast = newest
+                    if nmq and (b // M) * M > newest:
+                        newest = (b // M) * M
                     if not corrupted:
-                        tot[Tot.steps_committed] += newest - last
-                        tot[Tot.productive_us] += (newest - last) * step_us
-                        pending -= (newest - last) * step_us
+                        if hw:  # steps committed before a fall back below them: recomputed
+                            pending, hw = _commit(tot, newest, last, hw, pending, step_us)
+                        else:
+                            tot[Tot.steps_committed] += newest - last
+                            tot[Tot.productive_us] += (newest - last) * step_us
+                            pending -= (newest - last) * step_us
                         last = clean = newest
                     else:  # a committed SDC (the first checkpoint that took it was a unit): the newest to the ring
                         n_corrupt += nq
@@ -499,7 +541,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
                         tot[Tot.stragglers_replaced] += slow_ranks
                 else:
-                    t += quiet_us if not cut else quiet.stretch(step, b, sw, ckpt_us, V, val_us, period, off)
+                    t += quiet_us if not cut else quiet.stretch(step, b, sw, ckpt_us, V, val_us, period, off, M, mem_us)
                     tot[o_hist + bucket] += mm  # every step in the plan's bucket
                 step, g = b, g + mm
             if cut:
@@ -542,7 +584,66 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ht_at = index + 1
                         ty = draws.bucket(hard_type_cum, u)
                     tot[o_interr_type + ty] += 1
-                if keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                if nsrv and burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
+                    tot[Tot.burst_events] += 1
+                    pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
+                    pk += 1
+                    if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
+                        d0 = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
+                                                        tree_p) // burst_domain
+                        for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
+                            if servers.is_job(role, i) and srv[i] > g:
+                                srv[i] = g
+                                servers.update(tree, srv, i, tree_p)
+                                tot[Tot.burst_servers] += 1
+                    else:  # 2 + a geometric number of the job's servers, uniformly, not failing already
+                        kb = 2 if burst_q >= 1.0 else 2 + int(math.floor(math.log(u) / math.log1p(-burst_q)))
+                        avail = 0
+                        used += w_rsrv * nsrv
+                        for i in range(nsrv):
+                            if servers.is_job(role, i) and srv[i] > g:
+                                avail += 1
+                        kb = min(kb, avail)
+                        while kb > 0:
+                            pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
+                            pk += 1
+                            used += w_srv
+                            i = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
+                                                        tree_p)
+                            if srv[i] > g:
+                                srv[i] = g
+                                servers.update(tree, srv, i, tree_p)
+                                tot[Tot.burst_servers] += 1
+                                kb -= 1
+                if M:  # a memory tier: lost with its holders or not, then the checkpoint recovered from and its load
+                    if stop == shadow_kind or cause_stays[stop]:  # an SDC found, a fault that takes no server down
+                        lost = False
+                    elif nsrv:  # the servers failing in this step (their own lifetimes and a burst's) lose theirs
+                        lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount)
+                    else:  # one failure without servers: a local copy is lost, a peer group keeps the other copies
+                        lost = copies == 1
+                    if lost:
+                        tot[Tot.tier_losses] += 1
+                    if last > plast and not lost:
+                        ld = mem_load
+                        tot[Tot.recoveries_tier] += 1
+                    else:
+                        if keep:  # back to the newest persistent checkpoint that loads (the corrupt ones dropped)
+                            back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                            ld = loads * load_us
+                            last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                        else:
+                            ld = load_us if plast > 0 else 0
+                            if plast < last and hw < last:  # committed steps above it: recomputed when run again
+                                hw = last
+                            last = clean = plast
+                        plast = last
+                        if last > 0:
+                            tot[Tot.recoveries_persistent] += 1
+                        else:
+                            tot[Tot.recoveries_start] += 1
+                    load_end = t + ld
+                elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 tot[Tot.steps_recomputed] += step - last
                 kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
@@ -573,37 +674,6 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 role[i], akey[i] = servers.SPARE, ncl + i
                                 n_sp += 1
                             servers.update(atree, akey, i, tree_p)
-                    if burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
-                        tot[Tot.burst_events] += 1
-                        pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
-                        pk += 1
-                        if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
-                            d0 = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
-                                                            tree_p) // burst_domain
-                            for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
-                                if servers.is_job(role, i) and srv[i] > g:
-                                    srv[i] = g
-                                    servers.update(tree, srv, i, tree_p)
-                                    tot[Tot.burst_servers] += 1
-                        else:  # 2 + a geometric number of the job's servers, uniformly, not failing already
-                            kb = 2 if burst_q >= 1.0 else 2 + int(math.floor(math.log(u) / math.log1p(-burst_q)))
-                            avail = 0
-                            used += w_rsrv * nsrv
-                            for i in range(nsrv):
-                                if servers.is_job(role, i) and srv[i] > g:
-                                    avail += 1
-                            kb = min(kb, avail)
-                            while kb > 0:
-                                pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
-                                pk += 1
-                                used += w_srv
-                                i = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
-                                                            tree_p)
-                                if srv[i] > g:
-                                    srv[i] = g
-                                    servers.update(tree, srv, i, tree_p)
-                                    tot[Tot.burst_servers] += 1
-                                    kb -= 1
                     while srv[tree[1]] <= g:
                         i = tree[1]
                         tot[Tot.server_failures] += 1
@@ -699,8 +769,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     hp = srv[tree[1]]
                     if moved and host_us:  # the job re-scheduled on new hosts: the scheduler selects them
                         ready += host_us
-                    if ready > tau:  # the restart waits for the last replacement
-                        wait_until = t + (ready - tau)
+                    if ready > tau:  # the restart (and a memory tier's load: load_end) waits for the last replacement
+                        wait_until = max(t, load_end) + (ready - tau)
                 continue
             if onset:  # an SDC sets in
                 corrupted = True
@@ -720,9 +790,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
                 if ck and wend:  # the write in flight waited for: durable
-                    wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
+                    wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
                         tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                        step_us, hw, keep, ckw)
+                        step_us, hw, keep, ckw, plast, M)
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -746,6 +816,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot[Tot.productive_us] += pending
                             pending = 0
                         last = clean = q
+                        if M:
+                            plast = q
                         if keep:
                             head, cnt = late.ring_add(ring, head, cnt, q)
                     else:
@@ -755,11 +827,21 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         n_corrupt += 1
                         head, cnt = late.ring_add(ring, head, cnt, q)
                         last = q
+                elif mk:  # a memory tier's save: a rollback target, the steps before it committed
+                    tot[Tot.tier_saves] += 1
+                    tot[Tot.checkpoint_us] += mem_us
+                    if hw:
+                        pending, hw = _commit(tot, q, last, hw, pending, step_us)
+                    else:
+                        tot[Tot.steps_committed] += q - last
+                        tot[Tot.productive_us] += pending
+                        pending = 0
+                    last = clean = q
                 if q == target:  # the job's end
                     if wend:  # the write in flight waited for
-                        wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
+                        wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us, hw, keep, endw)
+                            step_us, hw, keep, endw, plast, M)
                     if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
@@ -782,7 +864,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         start[k2] = tot[k2]
                     job_t, job_g = t, g
                     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
-                    step = last = clean = pending = 0
+                    step = last = clean = pending = plast = 0
                     corrupted, deadline, onset_step, detector, n_corrupt, head, cnt, hw = False, NEVER, 0, 0, 0, 0, 0, 0
                     if hyper_end > g:  # a job's end closes the hyper window
                         hyper_end = g
@@ -816,18 +898,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validation_us] += val_us
                 if kind == _BAKED:
                     if wend:  # the write in flight waited for (durable), then the checkpoint that bakes the SDC in
-                        wend, last, clean, pending, n_corrupt, head, cnt, hw = _durable(
+                        wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us, hw, keep, ckw)
-                    tot[Tot.checkpoint_us] += ckpt_us
+                            step_us, hw, keep, ckw, plast, M)
+                    tot[Tot.checkpoint_us] += mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
                 else:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
-                if keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                if keep and not mem_t:  # back to the newest checkpoint that loads (the corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 back = last
+                if M:  # recovered from the memory tier, or from the persistent checkpoint (the newest then)
+                    if mem_t:
+                        tot[Tot.recoveries_tier] += 1
+                    else:
+                        plast = back
+                        if back > 0:
+                            tot[Tot.recoveries_persistent] += 1
+                        else:
+                            tot[Tot.recoveries_start] += 1
             # an SDC found: restart from ``back`` (the newest clean checkpoint), open a hyper window (hyper.py); the
             # rollback aborts the write in flight
             if wend:
@@ -871,33 +962,40 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
         pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
         pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
+        pos[Pos.persist_last], pos[Pos.load_end] = plast, load_end
         work[r] = used
     return need
 
 
 @njit()
 def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us, hw,
-             keep, wait):
+             keep, wait, plast, tier):
     """The save in flight (of job step ``wstep``) written, after the job waited ``wait`` us for it (checkpoint
     time): a rollback target, counted, its steps committed (kept in the ring with ``keep``: corrupt loads); one
     holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring); one that fails (``wfail``)
-    counted and nothing else. Returns (0: no write in flight, last, clean, pending, n_corrupt, head, cnt, hw)."""
+    counted and nothing else. With a memory ``tier`` it is the newest persistent checkpoint (``plast``), and a
+    memory checkpoint saved while it wrote may be newer (its steps committed already). Returns (0: no write in
+    flight, last, clean, pending, n_corrupt, head, cnt, hw, plast)."""
     tot[Tot.checkpoint_us] += wait
     tot[Tot.checkpoint_wait_us] += wait
     if wfail:
         tot[Tot.saves_failed] += 1
-        return 0, last, clean, pending, n_corrupt, head, cnt, hw
+        return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast
     tot[Tot.checkpoints] += 1
     if wsdc:
         if n_corrupt == 0:
             tot[Tot.sdc_baked] += 1
             record(trace, t, tr.SDC_BAKED, tr.NONE)
         head, cnt = late.ring_add(ring, head, cnt, wstep)
-        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt, hw
-    pending, hw = _commit(tot, wstep, last, hw, pending, step_us)
+        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt, hw, plast
     if keep:
         head, cnt = late.ring_add(ring, head, cnt, wstep)
-    return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw
+    if tier:
+        plast = wstep
+        if wstep <= last:
+            return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast
+    pending, hw = _commit(tot, wstep, last, hw, pending, step_us)
+    return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw, plast
 
 
 @njit()
@@ -943,3 +1041,45 @@ def _fell_back(tot, back, bad, index, last, cnt, hw):
     if back < last and hw < last:
         hw = last
     return back, back, max(cnt - bad, 0), hw, index
+
+
+@njit()
+def _tier_lost(tree, srv, p, g, cap, jcnt, copies, jump, stk, count):
+    """Whether a memory tier is lost with the servers failing in executed step ``g`` (``srv[i] <= g``, found by a
+    walk of the tree over the servers' ends that skips every subtree ending later): each failed server is at its
+    position among the job's servers (index order; with pools its rank in the count tree ``jcnt``), position ``x``
+    in the group of ``(x // (J m)) J m + x % J`` (J ``jump``, m ``copies``: NVIDIA's resiliency extension's clique
+    replication, docs/model.md); the tier is lost when every member of some group failed. ``stk`` and ``count``
+    are scratch (``count`` zero on entry and on return)."""
+    top, lost, span = 1, False, jump * copies
+    stk[0] = 1
+    while top > 0:
+        top -= 1
+        k = stk[top]
+        i = tree[k]
+        if i < 0 or srv[i] > g:
+            continue
+        if k < p:
+            stk[top], stk[top + 1] = 2 * k, 2 * k + 1
+            top += 2
+            continue
+        x = servers.rank_job(jcnt, i, p) if cap else i
+        b = (x // span) * span + x % jump
+        count[b] += 1
+        if count[b] == copies:
+            lost = True
+    top = 1
+    stk[0] = 1
+    while top > 0:  # the counts back to zero, by the same walk
+        top -= 1
+        k = stk[top]
+        i = tree[k]
+        if i < 0 or srv[i] > g:
+            continue
+        if k < p:
+            stk[top], stk[top + 1] = 2 * k, 2 * k + 1
+            top += 2
+            continue
+        x = servers.rank_job(jcnt, i, p) if cap else i
+        count[(x // span) * span + x % jump] = 0
+    return lost

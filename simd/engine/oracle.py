@@ -72,11 +72,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     detectors = spec.committed_sdc.detectors if committed else ()
     retention = plan.retention  # the checkpoints kept (committed SDCs' or, with corrupt loads, the job's)
     write_us, slow_ppm, p_fail, p_corrupt = plan.write_us, plan.write_slow_ppm, plan.save_fail, plan.corrupt_load
+    M = plan.mem_every  # a memory tier's interval (0: none)
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
-                       "fallbacks_to_start"), 0)
+                       "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
+                       "rec_start"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -91,6 +93,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     wend = wstep = 0  # an asynchronous save in flight: when its write ends (0: none), its job step
     wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
     kept: list[int] = []  # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first
+    plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
 
     def keep(step: int) -> None:
         if p_corrupt:
@@ -112,8 +115,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         return 0, loads
 
     def durable() -> None:
-        """The save in flight is written: a rollback target (and, holding the present SDC, a committed one)."""
-        nonlocal wend, last, clean, n_corrupt
+        """The save in flight is written: a rollback target (and, holding the present SDC, a committed one); with a
+        memory tier the newest persistent checkpoint (a memory checkpoint saved while it wrote may be newer)."""
+        nonlocal wend, last, clean, n_corrupt, plast
         if wfail:  # its write failed: no rollback target
             c["failed"] += 1
             wend = 0
@@ -126,7 +130,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             del corrupt[:-retention]
             last = wstep
         else:
-            last = clean = wstep
+            last = clean = max(last, wstep)
+            plast = wstep
             keep(wstep)
         wend = 0
 
@@ -152,17 +157,34 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         c["recompute"] += cur - to
         cur = to
 
-    def stopped(detect_us: int, restart_us: int) -> None:
-        """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
-        survives it; one in the rolled-back steps only goes with them), detect, restart (and load it)."""
-        nonlocal corrupted, deadline, t, last, clean
-        abort()
+    def recover() -> int:
+        """A rollback to the persistent checkpoint (the memory tier lost, or older): the newest that loads, and the
+        loads' time."""
+        nonlocal last, clean, plast
         if p_corrupt:
             last, loads = fallback()
             clean = last
-            restart_us += loads * plan.load_us
+            load_us = loads * plan.load_us
         else:
-            restart_us += plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
+            if M:
+                last = clean = plast
+            load_us = plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
+        if M:
+            plast = last
+            c["rec_persistent" if last > 0 else "rec_start"] += 1
+        return load_us
+
+    def stopped(detect_us: int, restart_us: int, lost: bool = False) -> None:
+        """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
+        survives it; one in the rolled-back steps only goes with them), detect, restart (and load it). With a memory
+        tier, its checkpoint unless ``lost``."""
+        nonlocal corrupted, deadline, t
+        abort()
+        if M and last > plast and not lost:
+            restart_us += plan.mem_load_us
+            c["rec_tier"] += 1
+        else:
+            restart_us += recover()
         roll_back(last)
         if corrupted and n_corrupt == 0:
             corrupted, deadline = False, NEVER
@@ -181,9 +203,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t
         abort()
-        if p_corrupt:  # (no committed SDCs: ``to`` is the newest checkpoint, where the fallback starts)
-            to, loads = fallback()
-            load_us = loads * plan.load_us
+        if M and to > plast:  # (no committed SDCs: ``to`` is the newest checkpoint) in the memory tier
+            load_us = plan.mem_load_us
+            c["rec_tier"] += 1
+        elif p_corrupt or M:  # (no committed SDCs: ``to`` is the newest checkpoint, where the fallback starts)
+            load_us = recover()
+            to = last
         else:
             load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
         roll_back(to)
@@ -229,7 +254,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 tau = t + plan.cause_detect_us[i]
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
                 wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau) - tau
-            stopped(plan.cause_detect_us[i], plan.cause_restart_us[i])
+            lost = False
+            if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
+                lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
+                    else plan.mem_copies == 1  # without servers: a local copy goes, a peer group keeps others
+                c["tier_losses"] += lost
+            stopped(plan.cause_detect_us[i], plan.cause_restart_us[i], lost)
             us["waiting"] += wait
             t += wait
             continue
@@ -299,9 +329,18 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 last = cur
                 c["checkpoints"] += 1
             else:
-                last = clean = cur
+                last = clean = plast = cur
                 c["checkpoints"] += 1
                 keep(cur)
+        elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
+            us["ckpt"] += plan.mem_us
+            t += plan.mem_us
+            if corrupted:  # baked in: roll back (reference semantics; committed SDCs refuse a memory tier)
+                c["sdc_baked"] += 1
+                detected(last)
+            else:
+                last = clean = cur
+                c["tier_saves"] += 1
     drain()  # the job's end waits for the write in flight, as trainers do at shutdown
     # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
     if corrupted:
@@ -334,6 +373,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "saves_failed": c["failed"],
         "loads_corrupt": c["loads_corrupt"],
         "fallbacks_to_start": c["fallbacks_to_start"],
+        "tier_saves": c["tier_saves"],
+        "tier_losses": c["tier_losses"],
+        "recoveries_tier": c["rec_tier"],
+        "recoveries_persistent": c["rec_persistent"],
+        "recoveries_start": c["rec_start"],
         "checkpoint_write_seconds": us["write"] / US_PER_SECOND,
         "checkpoint_wait_seconds": us["wait"] / US_PER_SECOND,
         "sdc_found_by_detector": found_by,
@@ -441,8 +485,11 @@ class _Servers:
         servers not failing already (uniformly), or every running server of the domain of one drawn uniformly."""
         p = self.plan
         if p.replay_servers and not p.burst_log1m:  # (no ages to keep: a replay has no hazards)
+            if p.mem_every:  # (a memory tier's groups are by position among them)
+                self.running = [i for i, r in enumerate(self.role) if r == srv.JOB]
             return [i for i in self._replayed(g) if self.role[i] == srv.JOB]
         running = [i for i, r in enumerate(self.role) if r == srv.JOB]
+        self.running = running
         if p.replay_servers:  # a replayed log (servers.py): the running servers whose log has a fault in step g
             failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB]
         else:
@@ -465,6 +512,18 @@ class _Servers:
         for i in failed:
             self.age[i] = 0
         return failed
+
+    def lost(self, failed: list[int], copies: int, jump: int) -> bool:
+        """Whether a memory tier is lost with the servers ``failed`` in the step: each at its position among the
+        job's servers when the step began, position x in the group of (x // (J m)) J m + x % J (J ``jump``, m
+        ``copies``); lost when every member of some group failed."""
+        position = {i: x for x, i in enumerate(self.running)}
+        groups: dict[int, int] = {}
+        for i in failed:
+            x = position[i]
+            b = x // (jump * copies) * jump * copies + x % jump
+            groups[b] = groups.get(b, 0) + 1
+        return any(n == copies for n in groups.values())
 
     def replace(self, failed: list[int], t1: int, tau: int) -> int:
         """Capacity: the servers back from repair by ``tau`` return to the standbys (up to the plan's count), then

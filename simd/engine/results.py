@@ -50,6 +50,9 @@ class JobResult:
     saves: dict[str, float] = field(default_factory=dict)
     # corrupt loads: loads that found their checkpoint corrupt, recoveries that fell back to the job's start
     loads: dict[str, int] = field(default_factory=dict)
+    # a memory tier: its saves, the interruptions that lost it, and the rollbacks by where they recovered from
+    # ({}: no memory tier)
+    tier: dict[str, int] = field(default_factory=dict)
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -142,6 +145,9 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
                "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
                "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND} if p.write_us or p.save_fail else {},
         loads={"corrupt": d.loads_corrupt, "fallbacks_to_start": d.fallbacks_to_start} if p.corrupt_load else {},
+        tier={"saves": d.tier_saves, "losses": d.tier_losses, "recoveries_tier": d.recoveries_tier,
+              "recoveries_persistent": d.recoveries_persistent, "recoveries_start": d.recoveries_start}
+        if p.mem_every else {},
     )
 
 

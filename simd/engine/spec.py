@@ -93,6 +93,23 @@ class CommittedSdc:
 
 
 @dataclass(frozen=True)
+class MemoryTier:
+    """A checkpoint tier in host memory under the persistent checkpoint (docs/model.md, "Memory tiers"; Gemini,
+    SOSP'23; NVIDIA's resiliency extension's local checkpoints): every ``interval_steps`` (a divisor of the
+    persistent interval; at the persistent checkpoint's own steps the persistent save stands for it) the job blocks
+    ``seconds`` to copy its state to host memory, ``copies`` servers' (1: each server its own shard, ``local``; m:
+    the m servers of a group, ``peer``, groups of positions ``b + t * jump_servers``); a recovery from it pays
+    ``load_seconds``. Lost with the memory of its holders: a server whose failure takes it down loses its memory."""
+
+    kind: str  # "local" or "peer": the metrics' tier label
+    interval_steps: int
+    seconds: float
+    load_seconds: float = 0.0
+    copies: int = 1
+    jump_servers: int = 1
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """One synchronous training job (seed 000's JobConfig). Durations in seconds, rates per GPU-hour.
 
@@ -138,6 +155,7 @@ class JobSpec:
     # retention of a scenario either way: scenario.translate)
     ckpt_corrupt_on_load: float = 0.0
     ckpt_retention: int = 0
+    tier: MemoryTier | None = None  # a checkpoint tier in host memory under the persistent one; None: none
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -205,6 +223,13 @@ class Plan:
     # hyper-checkpointing (hyper.py): 0 = off
     hyper_every: int = 0
     hyper_window: int = 0
+    # a memory tier (JobSpec.tier; mem_every 0: none): its interval (a divisor of ckpt_every), blocking, load, copies
+    # of each shard (1: local) and the jump between a group's positions
+    mem_every: int = 0
+    mem_us: int = 0
+    mem_load_us: int = 0
+    mem_copies: int = 1
+    mem_jump: int = 1
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
@@ -328,6 +353,8 @@ REFUSED = {
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
+    ("hyper", "memory_tier"): "hyper-checkpointing's lattice beside a memory tier's is not modelled",
+    ("committed_sdc", "memory_tier"): "committed SDCs in a memory tier are not modelled",
 }
 
 
@@ -346,7 +373,8 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("shadow", shadow_ranks(spec.n_gpus, spec.shadow) > 0), ("fleet", bool(spec.fleet)),
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
-        ("servers", not srv.plain(spec.servers, spec.n_gpus)), ("corrupt_loads", spec.ckpt_corrupt_on_load > 0))
+        ("servers", not srv.plain(spec.servers, spec.n_gpus)), ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
+        ("memory_tier", spec.tier is not None))
         if present}
     return on
 
@@ -378,6 +406,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         write_slow_ppm=round((spec.ckpt_write_slowdown - 1.0) * 10**6),
         save_fail=spec.ckpt_save_failure,
         corrupt_load=spec.ckpt_corrupt_on_load,
+        **_tier(spec.tier),
         val_us=to_us(spec.validation_seconds),
         sdc_restart_us=to_us(spec.restart_seconds),
         target=spec.target_steps,
@@ -401,6 +430,14 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     )
     plan.update(_servers(spec))
     return Plan(**plan)
+
+
+def _tier(tier: MemoryTier | None) -> dict:
+    """The Plan's memory-tier fields (none: the defaults, no tier)."""
+    if tier is None:
+        return {}
+    return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
+                mem_copies=tier.copies, mem_jump=tier.jump_servers)
 
 
 # The per-step straggler stream (StepTimes.stream): not renewed by a retarget (durations stay a pure function of

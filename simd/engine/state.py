@@ -74,6 +74,13 @@ class Totals:
     saves_failed: int = 0  # saves that failed (JobSpec.ckpt_save_failure): not rollback targets
     loads_corrupt: int = 0  # loads that found their checkpoint corrupt (the recovery fell back to an older one)
     fallbacks_to_start: int = 0  # recoveries that found every checkpoint kept corrupt and went back to the start
+    # a memory tier (JobSpec.tier): its saves, the interruptions that took its copies (every holder of some shard
+    # failed), and the rollbacks by where they recovered from: the tier, the persistent checkpoint, the job's start
+    tier_saves: int = 0
+    tier_losses: int = 0
+    recoveries_tier: int = 0
+    recoveries_persistent: int = 0
+    recoveries_start: int = 0
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
@@ -152,6 +159,11 @@ class State:
     # the highest committed step (its steps' re-execution is recompute, not productive again; 0: none)
     corrupt_draws: int = 0
     hw: int = 0
+    # a memory tier: the newest durable persistent checkpoint (``last_ckpt`` is then the newest of either tier;
+    # 0 without a tier), and the end of a recovery's load from the tier it chose (known once the interruption's
+    # servers are: the job stands still until then, restart bucket; <= t: none)
+    persist_last: int = 0
+    load_end: int = 0
 
     @property
     def clock_seconds(self) -> float:

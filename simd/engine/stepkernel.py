@@ -69,7 +69,7 @@ FITTED, CUT, DUE = 0, 1, 2  # how ``run`` ended
 
 @njit()
 def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, val_us, slow, extra_us, due,
-        ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, slow_ppm=0, write_left=NEVER):
+        ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist, slow_ppm=0, write_left=NEVER, mem_every=0, mem_us=0):
     """From generator state (sh, sl), job steps a+1 .. b, each with its checkpoint (on the lattice offset + k *
     period) and validation pause and ``extra_us`` (shadow ranks' overhead), while their time stays within
     ``budget`` (us), the first ``slow`` with the slow table; each step of compute d also lasts
@@ -78,7 +78,8 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
     the summed slowdowns of steps a+1 .. m) and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT
     when step m+1 does not fit (drawn, not counted); DUE when step m+1's compute ends at or after ``due`` (us from
     the start: a detector's finding comes with it, loop.py) or when its end, its validation included, reaches
-    ``write_left`` (a save's write ends in it): drawn, not counted."""
+    ``write_left`` (a save's write ends in it): drawn, not counted. A memory tier's save (every ``mem_every``
+    steps, 0: none) adds ``mem_us`` to a step that is not a checkpoint point (quiet.stretch)."""
     # the state as uint64 whoever calls: a Python int below 2**63 would be typed int64, and the generator's
     # shifts would then be arithmetic (wrong draws, table indices out of range)
     sh, sl, ih, il = np.uint64(sh), np.uint64(sl), np.uint64(ih), np.uint64(il)
@@ -92,6 +93,7 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
     # than the rest of the step)
     next_c = offset + ((a - offset) // period + 1) * period
     next_v = (a // val_every + 1) * val_every if val_every else -1
+    next_m = (a // mem_every + 1) * mem_every if mem_every else -1
     while m < b:
         if m - a < slow:
             sh, sl, d, k = draw(sh, sl, ih, il, dx, sa, sb, sc, sf, base, bounds)
@@ -106,6 +108,10 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
         if q == next_c:
             cost += ckpt_us
             next_c += period
+        elif q == next_m:
+            cost += mem_us
+        if q == next_m:
+            next_m += mem_every
         if q == next_v:
             cost += val_us
             next_v += val_every

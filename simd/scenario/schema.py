@@ -227,6 +227,52 @@ class SaveFailure(_Strict):
     target. No public per-save failure rate exists (docs/checkpoints.md, section 9)."""
 
 
+class LocalTier(_Strict):
+    """A checkpoint tier in each server's own memory (NVIDIA's resiliency extension's local checkpoints without
+    replication): every shard has one copy, so any server whose failure takes it down loses the tier."""
+
+    interval_steps: IntervalSteps
+    """Steps between its saves; a divisor of `checkpoint.interval_steps` (at the persistent checkpoint's steps the
+    persistent save stands for it, as Megatron's `--non-persistent-save-interval` yields to `--save-interval`)."""
+    seconds: CostSeconds
+    """What one save blocks the job for (a copy of its state to host memory); no public figure at scale (Gemini
+    reports no overhead on iteration time)."""
+    load_seconds: CostSeconds = 0.0
+    """What a recovery from it pays to load it, on top of its restart (restart bucket), in place of
+    `checkpoint.load_seconds`. No public figure at 16k GPUs (docs/checkpoints.md, section 5)."""
+
+
+class PeerTier(LocalTier):
+    """A checkpoint tier in the memory of peer servers (Gemini, SOSP'23; NVIDIA's resiliency extension's local
+    checkpoints with replication): the job's servers in groups of `copies`, each holding every member's shard; the
+    tier is lost only when every member of some group fails in one interruption (docs/model.md, "Memory tiers")."""
+
+    copies: int = Field(default=2, ge=2, le=64)
+    """Servers per group (Megatron's `--replication-factor`, 2 by default)."""
+    jump_servers: int = Field(default=1, ge=1, le=1 << 16)
+    """The distance between a group's members, in positions among the job's servers (Megatron's
+    `--replication-jump` in servers): 1 puts neighbours together (Gemini's group placement); a failure domain's
+    size spreads every group over `copies` domains. The job's servers must be a multiple of `copies` times it."""
+
+
+class Tiers(_Strict):
+    """Checkpoint tiers in memory under the persistent checkpoint; one of the two."""
+
+    peer: PeerTier | None = None
+    local: LocalTier | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Tiers:
+        if (self.peer is None) == (self.local is None):
+            raise ValueError("checkpoint.tiers: give one memory tier, peer or local")
+        return self
+
+    @property
+    def tier(self) -> tuple[str, LocalTier]:
+        """The memory tier given: its kind and its block."""
+        return ("peer", self.peer) if self.peer is not None else ("local", self.local)
+
+
 class Checkpoint(_Strict):
     """Checkpoints: the job commits its progress every `interval_steps` steps, blocking for `seconds`."""
 
@@ -265,6 +311,9 @@ class Checkpoint(_Strict):
     rate exists. Not with committed SDCs."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
+    tiers: Tiers | None = None
+    """A checkpoint tier in memory under this one (the persistent checkpoint): a recovery loads the newest
+    checkpoint of either that survived the interruption. Absent: the persistent checkpoint only."""
 
     @model_validator(mode="after")
     def _write(self) -> Checkpoint:
@@ -274,6 +323,11 @@ class Checkpoint(_Strict):
         if self.corrupt_on_load > 0 and self.retention_checkpoints is None:
             raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
                              "recovery can fall back to)")
+        if self.tiers is not None:
+            kind, tier = self.tiers.tier
+            if tier.interval_steps >= self.interval_steps or self.interval_steps % tier.interval_steps:
+                raise ValueError(f"checkpoint.tiers.{kind}.interval_steps must divide checkpoint.interval_steps and "
+                                 f"be smaller, got {tier.interval_steps} and {self.interval_steps}")
         return self
 
 
@@ -952,6 +1006,13 @@ class ScenarioBody(_Strict):
         if self.gpus % s.gpus_per_server:
             raise ValueError(f"n_gpus must be a multiple of servers.gpus_per_server, got {self.gpus} and "
                              f"{s.gpus_per_server}")
+        tiers = self.checkpoint.tiers
+        if tiers is not None and tiers.peer is not None:
+            span = tiers.peer.copies * tiers.peer.jump_servers
+            if (self.gpus // s.gpus_per_server) % span:
+                raise ValueError(f"the job's servers (n_gpus / servers.gpus_per_server = "
+                                 f"{self.gpus // s.gpus_per_server}) must be a multiple of checkpoint.tiers.peer.copies"
+                                 f" x jump_servers ({span}): the peer groups tile the job")
         n = cluster_size(self.gpus // s.gpus_per_server, s.warm_standbys or 0, s.spares.count if s.spares else 0)
         if n > MAX_SERVERS:
             raise ValueError(f"n_gpus / servers.gpus_per_server + warm_standbys + spares is the cluster's servers and "
@@ -978,6 +1039,8 @@ class ScenarioBody(_Strict):
                  if v is not None}
         if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
+        if self.checkpoint.tiers is not None:
+            named.add("memory_tier")
         if why := refused(named):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None

@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from simd.engine import Accelerator, Cause, CommittedSdc, Detector, Hyper, JobSpec, Servers, Shadow, Stragglers
+from simd.engine.spec import MemoryTier
 from simd.models import recovery
 
 if TYPE_CHECKING:
@@ -72,7 +73,17 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
                                                                body.checkpoint.hyper.window_steps),
         committed_sdc=None if body.sdc is None else committed_sdc(body.sdc, body.checkpoint.retention_checkpoints),
         servers=None if body.servers is None else servers(body.servers),
+        tier=memory_tier(body),
     )
+
+
+def memory_tier(body: ScenarioBody) -> MemoryTier | None:
+    """The engine's memory tier of a scenario's ``checkpoint.tiers`` (None: none)."""
+    if body.checkpoint.tiers is None:
+        return None
+    kind, t = body.checkpoint.tiers.tier
+    return MemoryTier(kind, t.interval_steps, t.seconds, t.load_seconds, getattr(t, "copies", 1),
+                      getattr(t, "jump_servers", 1))
 
 
 def servers(cfg: ServersConfig) -> Servers:

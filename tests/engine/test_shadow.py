@@ -89,7 +89,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
     words the scenario file uses; every other pair is accepted (and checked against the oracle)."""
     from simd.engine import Accelerator, Stragglers
     from simd.engine.servers import Servers
-    from simd.engine.spec import REFUSED, compile_spec, refused
+    from simd.engine.spec import REFUSED, Hyper, MemoryTier, compile_spec, refused
 
     base = spec(shadow=Shadow(0.5, 0.05))
     cases = {("shadow", "fleet"): replace(base, fleet=(Accelerator("a", 512, 2e-4, 1e-4),
@@ -100,7 +100,10 @@ def test_what_does_not_combine_is_decided_in_one_place():
                                            fleet=(Accelerator("a", 512, 2e-4, 1e-4),
                                                   Accelerator("b", 512, 2e-4, 1e-4))),
              ("committed_sdc", "corrupt_loads"): spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1,
-                                                      ckpt_retention=2)}
+                                                      ckpt_retention=2),
+             ("hyper", "memory_tier"): spec(hyper=Hyper(5, 300), tier=MemoryTier("local", 5, 1.0)),
+             ("committed_sdc", "memory_tier"): spec(committed_sdc=CommittedSdc((), 2),
+                                                    tier=MemoryTier("peer", 5, 1.0, copies=2))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

@@ -1,9 +1,10 @@
 """The quiet steps before the loop's next event: their time and how many fit a budget.
 
 Quiet steps (no failure, no onset, no SDC met) step + 1 .. m each take the step time (shadow overhead included),
-plus a checkpoint on every point of the lattice (period, offset) and a validation on every multiple of V among
-them. Under stragglers their durations are drawn (stepkernel.run); on a sweep's shared window (crn.py) they are
-read from prefix sums (``counts``: their histogram buckets).
+plus a checkpoint on every point of the lattice (period, offset), a memory tier's save on every multiple of M
+that is not one (a persistent checkpoint stands for it there: M divides the period, the offset 0) and a validation
+on every multiple of V among them. Under stragglers their durations are drawn (stepkernel.run); on a sweep's
+shared window (crn.py) they are read from prefix sums (``counts``: their histogram buckets).
 """
 
 from __future__ import annotations
@@ -19,33 +20,37 @@ PREFIX_STRIDE = 64
 
 
 @njit()
-def stretch(a, m, su, ckpt_us, V, val_us, period, offset):
-    """The time of quiet steps a+1 .. m: compute, the checkpoints on the lattice (period, offset), validations."""
-    t = (m - a) * su + ((m - offset) // period - (a - offset) // period) * ckpt_us
+def stretch(a, m, su, ckpt_us, V, val_us, period, offset, M=0, mem_us=0):
+    """The time of quiet steps a+1 .. m: compute, the checkpoints on the lattice (period, offset), the memory
+    tier's saves (every M steps, not on the lattice; M 0: none), validations."""
+    nc = (m - offset) // period - (a - offset) // period
+    t = (m - a) * su + nc * ckpt_us
     if V:
         t += (m // V - a // V) * val_us
+    if M:
+        t += (m // M - a // M - nc) * mem_us
     return t
 
 
 @njit()
-def fit(a, b, budget, su, ckpt_us, V, val_us, period, offset):
+def fit(a, b, budget, su, ckpt_us, V, val_us, period, offset, M=0, mem_us=0):
     """The largest m in [a, b] whose quiet stretch a+1..m takes at most ``budget`` (the stretch grows with m, so
     the answer is unique: a guess from the mean step, a short walk, a binary search if long)."""
     if budget < 0:
         return a
-    mean = su + ckpt_us / period + (val_us / V if V else 0.0)
+    mean = su + ckpt_us / period + (val_us / V if V else 0.0) + (mem_us / M if M else 0.0)
     m = min(b, a + np.int64(budget // mean))
     for _ in range(8):
-        if stretch(a, m, su, ckpt_us, V, val_us, period, offset) > budget:
+        if stretch(a, m, su, ckpt_us, V, val_us, period, offset, M, mem_us) > budget:
             m -= 1
-        elif m < b and stretch(a, m + 1, su, ckpt_us, V, val_us, period, offset) <= budget:
+        elif m < b and stretch(a, m + 1, su, ckpt_us, V, val_us, period, offset, M, mem_us) <= budget:
             m += 1
         else:
             return m
     lo, hi = a, b
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if stretch(a, mid, su, ckpt_us, V, val_us, period, offset) <= budget:
+        if stretch(a, mid, su, ckpt_us, V, val_us, period, offset, M, mem_us) <= budget:
             lo = mid
         else:
             hi = mid - 1

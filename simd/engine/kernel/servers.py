@@ -168,6 +168,18 @@ def set_job(cnt, i, v, p):
 
 
 @njit()
+def rank_job(cnt, i, p):
+    """How many of the job's servers come before server ``i`` in index order, from the count tree ``cnt``
+    (build_jobs; O(log P))."""
+    j, r = p + i, 0
+    while j > 1:
+        if j % 2 == 1:
+            r += cnt[j - 1]
+        j //= 2
+    return r
+
+
+@njit()
 def _select(cnt, r, p):
     """The server of the ``r``-th (from 0) leaf that counts 1, -1 if there are not that many (O(log P))."""
     if r < 0 or r >= cnt[1]:
