@@ -28,6 +28,7 @@ from simd.engine.spec import (
     Detector,
     Hyper,
     JobSpec,
+    MemoryTier,
     Plan,
     Stragglers,
     compile_seeds,
@@ -52,7 +53,8 @@ _ON_FIRST_USE = {
 __all__ = [
     "BUCKETS", "JOB_ROLE", "NEVER", "SERVER_ROLES", "SERVER_STATES", "US_PER_SECOND", "Accelerator", "Cause",
     "CommittedSdc", "Detector",
-    "Event", "Hyper", "JobResult", "JobSpec", "Plan", "Servers", "Shadow", "State", "Stragglers", "Totals", "advance",
+    "Event", "Hyper", "JobResult", "JobSpec", "MemoryTier", "Plan", "Servers", "Shadow", "State", "Stragglers",
+    "Totals", "advance",
     "bucket_bounds", "bucket_seconds", "built", "cluster_size", "compile_seeds", "compile_spec", "job_hazards",
     "new_state", "per_step_cluster_hazard", "refused", "retarget", "run_job", "shadow_ranks", "to_us", "with_seed",
     *_ON_FIRST_USE,

@@ -63,6 +63,7 @@ class ScenarioInfo:
     gpus_per_server: int | None = None
     cluster_servers: int | None = None
     job_servers: int | None = None
+    memory_tier: str = ""  # checkpoint.tiers' kind ("peer", "local"; "": none), the tier label of its metrics
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         gpus_per_server=spec.servers.gpus_per_server if spec.servers is not None else None,
         cluster_servers=p.cluster or None,
         job_servers=p.servers if p.cluster else None,
+        memory_tier=spec.tier.kind if spec.tier is not None else "",
     )
 
 

@@ -150,8 +150,16 @@ def _checkpoint_parts(sc: ScenarioSnapshot) -> Samples:
 def _saves(sc: ScenarioSnapshot) -> Samples:
     """Saves by tier and outcome (the persistent tier: the scenario's checkpoint)."""
     t = sc.totals
+    tier = sc.info.memory_tier
     return ((("persistent", "durable"), t.checkpoints), (("persistent", "failed"), t.saves_failed),
-            (("persistent", "aborted"), t.saves_aborted))
+            (("persistent", "aborted"), t.saves_aborted)) + (((tier, "durable"), t.tier_saves),) * bool(tier)
+
+
+def _recoveries(sc: ScenarioSnapshot) -> Samples:
+    """With a memory tier, rollbacks by where they recovered from: the tier, the persistent checkpoint, the start."""
+    t, tier = sc.totals, sc.info.memory_tier
+    return ((((tier,), t.recoveries_tier), (("persistent",), t.recoveries_persistent),
+             (("start",), t.recoveries_start)) if tier else ())
 
 
 def _step_durations(sc: ScenarioSnapshot) -> Samples:
@@ -227,11 +235,23 @@ METRICS: tuple[Metric, ...] = (
            _total("sdc_onsets"), "Silent data corruptions that set in.", _EVENTS),
     Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",
            ("scenario", "tier", "outcome"), "scenario", _saves,
-           "Saves by `tier` (`persistent`: the scenario's `checkpoint`) and `outcome`: `durable` (a rollback "
+           "Saves by `tier` (`persistent`: the scenario's `checkpoint`; `peer` or `local`: its memory tier, "
+           "`checkpoint.tiers`, whose saves are all `durable`) and `outcome`: `durable` (a rollback "
            "target: at once for a synchronous save, when its write ends for an asynchronous one), `failed` "
            "(`checkpoint.save_failure`: it cost its blocking and write and is no rollback target), `aborted` (a "
            "rollback came while it wrote). A save that bakes an SDC in is rolled back at its checkpoint and counted "
            "in none. `rate(...{outcome=\"failed\"})` over all outcomes is the share of saves failing.", _EVENTS),
+    Metric("simd_checkpoint_recoveries", "counter", "Rollbacks by the tier they recovered from, with a memory tier.",
+           ("scenario", "tier"), "scenario", _recoveries,
+           "With a memory tier (`checkpoint.tiers`), every rollback (a hard failure, a shadow disagreement, an SDC "
+           "detection) by where it recovered from: the memory tier (`peer` or `local`: its checkpoint was newer and "
+           "survived), `persistent`, or `start` (none yet, or every kept one corrupt). None without a tier.",
+           _EVENTS),
+    Metric("simd_checkpoint_tier_losses", "counter", "Interruptions that lost the memory tier.", ("scenario", "tier"),
+           "scenario", lambda sc: (((sc.info.memory_tier,), sc.totals.tier_losses),) if sc.info.memory_tier else (),
+           "Hard failures that took the memory tier with them (`checkpoint.tiers`): a local tier with any server "
+           "whose failure takes it down, a peer tier when every member of some group failed in the interruption. "
+           "None without a tier.", _EVENTS),
     Metric("simd_checkpoint_corrupt_loads", "counter", "Checkpoint loads that found the checkpoint corrupt, by tier.",
            ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.totals.loads_corrupt),),
            "Loads a recovery made that found the checkpoint corrupt (`checkpoint.corrupt_on_load`): each was paid "

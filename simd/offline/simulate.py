@@ -103,6 +103,7 @@ class Outcome:
             **({"bursts": j.bursts} if j.bursts else {}),
             **({"checkpoints": j.checkpoints, "saves": j.saves} if j.saves else {}),
             **({"loads": j.loads} if j.loads else {}),
+            **({"checkpoints": j.checkpoints, "memory_tier": j.tier} if j.tier else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
                 "retirements": j.retirements, "gpu_hours": j.gpu_hours,
                 "gpu_hours_per_productive_gpu_hour": j.gpu_hours_per_productive_gpu_hour} if j.replacements else {}),

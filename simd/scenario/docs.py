@@ -65,8 +65,9 @@ drills:
 A warning (not an error) is printed when validation does not divide the checkpoint interval: then SDCs can
 be baked into checkpoints (seed 000's note claims `validation_interval <= ckpt_interval` suffices; it does
 not: validating every 40 steps and checkpointing every 50 bakes in about 2 SDCs per 3000-step run). Each
-warning ends with its code (`sdc-baked`, or `sdc-baked-hyper` for hyper checkpoints between validations); a
-scenario that shows the risk on purpose lists it in `acknowledge`, and it is logged at info level instead
+warning ends with its code (`sdc-baked`, `sdc-baked-hyper` for hyper checkpoints between validations,
+`sdc-baked-tier` for a memory tier's saves); a scenario that shows the risk on purpose lists it in `acknowledge`,
+and it is logged at info level instead
 (`check-config` prints it as a note). What each mechanism does is in [model.md](model.md).
 
 Every key, section by section. "absent" means the key may be left out and its mechanism is off.

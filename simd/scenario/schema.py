@@ -1134,6 +1134,13 @@ class ScenarioBody(_Strict):
             return [("sdc-baked-hyper", f"scenario {self.name}: validation every {v} steps does not divide "
                      f"checkpoint.hyper.interval_steps {hyper.interval_steps}: SDCs can be baked into hyper "
                      "checkpoints (only a validation interval dividing both intervals prevents it)")]
+        tiers = self.checkpoint.tiers
+        if self.sdc_possible and tiers is not None and v and tiers.tier[1].interval_steps % v != 0:
+            kind, tier = tiers.tier
+            return [("sdc-baked-tier", f"scenario {self.name}: validation every {v} steps does not divide "
+                     f"checkpoint.tiers.{kind}.interval_steps {tier.interval_steps}: SDCs can be baked into the "
+                     "tier's saves and rolled back there (only a validation interval dividing both intervals "
+                     "prevents it)")]
         return []
 
 

@@ -69,6 +69,15 @@ def summary(s: Scenario) -> str:
             + (f", written asynchronously in {s.checkpoint.write_seconds:g} s, steps "
                f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "")
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
-            + "), "
+            + "), " + _tier(s.checkpoint.tiers)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + extra)
+
+
+def _tier(tiers) -> str:
+    """check-config's words for a memory tier ("": none)."""
+    if tiers is None:
+        return ""
+    kind, t = tiers.tier
+    where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
+    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s, load {t.load_seconds:g} s, {where}), ")

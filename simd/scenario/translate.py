@@ -6,8 +6,18 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from simd.engine import Accelerator, Cause, CommittedSdc, Detector, Hyper, JobSpec, Servers, Shadow, Stragglers
-from simd.engine.spec import MemoryTier
+from simd.engine import (
+    Accelerator,
+    Cause,
+    CommittedSdc,
+    Detector,
+    Hyper,
+    JobSpec,
+    MemoryTier,
+    Servers,
+    Shadow,
+    Stragglers,
+)
 from simd.models import recovery
 
 if TYPE_CHECKING:

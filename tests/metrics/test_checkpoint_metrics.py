@@ -97,3 +97,36 @@ def test_a_storage_outage_fails_every_save_and_slow_storage_lengthens_the_writes
 def test_a_write_factor_needs_asynchronous_saves():
     with pytest.raises(ConfigError, match="write_seconds_factor needs checkpoint.write_seconds"):
         parse_config(_config(drill_scenario="blocking"))
+
+
+def test_a_memory_tiers_saves_recoveries_and_losses_are_the_engines_counters():
+    """A peer tier on 8-GPU servers struck by bursts: its saves under tier="peer", its recoveries by tier and its
+    losses, equal to the engine's counters summed over the replicas; a scenario without a tier has none."""
+    tiered = {"interval_steps": 20, "seconds": 5, "load_seconds": 93.6,
+              "tiers": {"peer": {"interval_steps": 5, "seconds": 0.5, "load_seconds": 10, "copies": 2}}}
+    config = scenario_file(
+        job("tiered", seed=13, replicas=3, n_gpus=128, checkpoint=tiered,
+            servers={"gpus_per_server": 8, "bursts": {"per_day": 4.0, "mean_size": 3}},
+            **{**_JOB, "failures": {"hard_per_gpu_hour": 2.0e-3, "sdc_per_gpu_hour": 0.0}}),
+        job("blocking", seed=12, n_gpus=1024, checkpoint={"interval_steps": 20, "seconds": 60}, **_JOB),
+        speedup=600)
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(config), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 600.0  # 100 simulated hours
+    ticker.tick()
+    r = ticker.registry
+    sc = ticker.snapshot.scenarios[0]
+    totals = sc.totals
+    assert sc.info.name == "tiered"
+    assert _value(r, "simd_checkpoint_saves_total", scenario="tiered", tier="peer", outcome="durable") \
+        == totals.tier_saves > 0
+    recoveries = {k: _value(r, "simd_checkpoint_recoveries_total", scenario="tiered", tier=k)
+                  for k in ("peer", "persistent", "start")}
+    assert recoveries == {"peer": totals.recoveries_tier, "persistent": totals.recoveries_persistent,
+                          "start": totals.recoveries_start}
+    assert recoveries["peer"] > 0 and recoveries["persistent"] > 0
+    assert _value(r, "simd_checkpoint_tier_losses_total", scenario="tiered", tier="peer") == totals.tier_losses > 0
+    assert r.get_sample_value("simd_checkpoint_recoveries_total", {"scenario": "blocking", "tier": "persistent"}) \
+        is None
+    assert r.get_sample_value("simd_checkpoint_saves_total", {"scenario": "blocking", "tier": "peer",
+                                                             "outcome": "durable"}) is None

@@ -51,13 +51,15 @@ ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(fai
                        r"|simd_servers|simd_pools_exhausted_replicas|simd_server_[a-z_]+|simd_gpus_per_server"
                        # checkpoint saves by tier and outcome, the checkpoint bucket's parts, writes in flight
                        r"|simd_checkpoint_(saves|cost_seconds|corrupt_loads|fallbacks_to_start)(_total)?"
+                       # a memory tier's recoveries and losses
+                       r"|simd_checkpoint_(recoveries|tier_losses)(_total)?"
                        r"|simd_checkpoint_writes_in_flight")
 # label values added since to families of the golden, each with the value it must have on the driven daemon's
 # scenarios: the "waiting" bucket (servers with capacity, issue 21), 0 where no scenario has pools
 ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
 # scenarios added to the default configuration since: every sample of theirs is an addition (the others' values
 # do not change: each scenario runs on streams of its own seed)
-ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async"}  # issue 21; asynchronous saves
+ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async", "llama3-16k-tiered"}  # issue 21; checkpoint tiers
 # drills added to the default configuration since (never started in DRIVE: their samples are 0)
 ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage"}  # issue 21; saves
 

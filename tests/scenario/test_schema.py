@@ -169,14 +169,16 @@ def test_drill_errors_name_the_drill():
 
 def test_the_embedded_default_has_no_warnings_only_acknowledged_notes():
     """The default's deliberate risks (naive without validation, hyper checkpoints between validations,
-    committed SDCs without validation) are acknowledged in the file: notes, never warnings; the same scenarios in
-    a user's file without ``acknowledge`` are warned about, with the code that would acknowledge them."""
+    committed SDCs without validation, a memory tier's saves between validations) are acknowledged in the file:
+    notes, never warnings; the same scenarios in a user's file without ``acknowledge`` are warned about, with the
+    code that would acknowledge them."""
     from simd.scenario import default_config
 
     config = default_config()
     assert config.warnings() == []
     assert {n.split(":")[0] for n in config.notes()} == {"scenario naive", "scenario optimized-hyper",
-                                                          "scenario optimized-layered-sdc"}
+                                                          "scenario optimized-layered-sdc",
+                                                          "scenario llama3-16k-tiered"}
     for s in config.all_scenarios:
         if s.acknowledge:
             bare = s.model_copy(update={"acknowledge": []})
@@ -195,8 +197,8 @@ def test_acknowledge_does_not_change_the_scenario_key():
 
 def test_an_unknown_acknowledge_code_is_an_error_naming_the_codes():
     text = GOOD.replace("    restart_seconds: 60\n", "    restart_seconds: 60\n    acknowledge: [sdc-bakd]\n", 1)
-    assert errors(text) == ["scenarios[0].acknowledge[0]: input should be 'sdc-baked' or 'sdc-baked-hyper', "
-                            "got 'sdc-bakd'"]
+    assert errors(text) == ["scenarios[0].acknowledge[0]: input should be 'sdc-baked', 'sdc-baked-hyper' or "
+                            "'sdc-baked-tier', got 'sdc-bakd'"]
 
 
 def test_the_replicas_of_a_file_are_capped_by_what_one_daemon_holds():

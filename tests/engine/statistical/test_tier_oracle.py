@@ -1,0 +1,145 @@
+"""A checkpoint tier in memory under the persistent one (checkpoint.tiers; JobSpec.tier, MemoryTier): the engine
+against the per-step oracle (means within 4 standard errors, distributions by KS: engine_stats) with a local and a
+peer tier, on servers with bursts and failure domains and pools, beside asynchronous, failing and corrupt
+persistent saves, SDCs baked in at the tier's saves, causes that keep their server and stragglers; Gemini's
+closed form for the share of bursts that lose a peer tier; any cut of time giving the same state.
+
+The statistical and property checks (slow: they live in tests/engine/statistical)."""
+
+from dataclasses import replace
+from math import comb
+
+import pytest
+from engine_stats import agree_with_oracle, field
+from extended_specs import mixed_specs
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
+
+from simd.engine import Cause, run_job
+from simd.engine.servers import Servers
+from simd.engine.spec import MemoryTier, Stragglers, compile_spec
+
+SEEDS = 150
+LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
+
+
+def _tier(kind: str = "peer", every: int = 5, copies: int = 2, jump: int = 1) -> MemoryTier:
+    # a save blocks 2 s and a recovery from it loads in 10 s (docs/checkpoints.md, section 5: proposals)
+    return MemoryTier(kind, every, 2.0, 10.0, copies if kind == "peer" else 1, jump)
+
+
+def _job(**kw):
+    """Seed 000's optimized job, half as long (1,500 steps of 60 s, a checkpoint every 25), with the loads."""
+    return spec(target_steps=1500, ckpt_load_seconds=LOAD, **kw)
+
+
+BURSTS = Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)
+DOMAINS = Servers(warm_standbys=1, spares=1, preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0),
+                  burst_per_day=4.0, burst_domain=4)
+SOFTWARE = (Cause("gpu", 0.6, 0.0, 300.0), Cause("software", 0.4, 0.0, 300.0, server_down=False))
+# a local tier (lost on every failure without servers) with SDCs baked in at its saves and validation not dividing
+# the checkpoint; a peer tier on 16 one-GPU servers struck by bursts of mean 3; on 8-GPU servers with pools and
+# domain bursts (groups inside a domain: lost with it); beside asynchronous, failing and corrupt persistent saves;
+# causes that keep their server (and its memory); stragglers and llama3's causes
+CONFIGS = {
+    "local_sdc_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4, ckpt_interval_steps=50,
+                                          validation_interval_steps=40), tier=_tier("local")),
+    "peer_bursts": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, servers=BURSTS),
+                           tier=_tier()),
+    "peer_pools_domains": replace(_job(n_gpus=64, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, servers=DOMAINS),
+                                  tier=_tier()),
+    "async_failing_corrupt": replace(_job(hard_per_gpu_hour=4e-4, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
+                                          ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3, ckpt_retention=2),
+                                     tier=_tier("local")),
+    "software_keeps_memory": replace(_job(n_gpus=64, hard_per_gpu_hour=0.01, causes=SOFTWARE,
+                                          servers=Servers(burst_per_day=4.0)), tier=_tier("local")),
+    "stragglers_causes": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4,
+                                      stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)), tier=_tier()),
+}
+TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
+    ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
+    ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"))}
+READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
+                               "recompute_steps", "wall_seconds", "checkpoints")} | TIER
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS)
+    assert means["recoveries_tier"] > 1 and means["recoveries_persistent"] > 0.5  # both kinds of recovery met
+    if name in ("local_sdc_nondividing", "async_failing_corrupt", "peer_pools_domains", "software_keeps_memory"):
+        assert means["losses"] > 1
+
+
+def _losses_per_burst(servers: Servers, tier: MemoryTier, steps: int) -> tuple[float, int]:
+    """The share of interruptions that lost the tier, on 16 one-GPU servers whose own failures are negligible (every
+    interruption a burst), over a job of ``steps``, and how many there were."""
+    base = replace(spec(n_gpus=16, hard_per_gpu_hour=1e-9, sdc_per_gpu_hour=0.0, target_steps=steps,
+                        ckpt_interval_steps=100, ckpt_seconds=0.0, validation_interval_steps=0, restart_seconds=0.0),
+                   servers=servers, tier=tier)
+    j = run_job(base)
+    return j.tier["losses"] / j.interruptions, j.interruptions
+
+
+def _gemini(n: int, m: int, k: int) -> float:
+    """P(some group of m of n servers wholly among k failed ones, uniform), by inclusion-exclusion; Gemini (SOSP'23,
+    Corollary 1) gives its union bound, equal to it for k < 2m (docs/checkpoints.md, section 2)."""
+    g = n // m
+    return sum((-1) ** (j + 1) * comb(g, j) * comb(n - j * m, k - j * m) for j in range(1, k // m + 1)) / comb(n, k)
+
+
+@pytest.mark.parametrize("mean_size", [2.0, 3.0])
+def test_the_share_of_bursts_that_lose_a_peer_tier_is_geminis(mean_size):
+    """Bursts of K = 2 + Geometric(q) servers (q = 1 / (mean_size - 1)) on 16 servers, groups of 2 neighbours: the
+    share of bursts that lose the tier is sum_k P(K = k) P_loss(16, 2, k) (1/15 for K = 2: Gemini's 16 x 1 / (2 x
+    120)), within 4 standard errors of a binomial share."""
+    # 72 bursts a day of 60 s steps: one step in 20 (a job that rolls back to its tier every 10 steps moves on)
+    share, n = _losses_per_burst(Servers(gpus_per_server=1, burst_per_day=72.0, burst_mean_size=mean_size),
+                                 _tier(every=10), 400_000)
+    q = 1.0 / (mean_size - 1.0)
+    want = sum(q * (1 - q) ** (k - 2) * _gemini(16, 2, k) for k in range(2, 17))
+    se = (want * (1 - want) / n) ** 0.5
+    assert n > 20_000 and abs(share - want) < 4 * se, (share, want, se, n)
+
+
+def test_groups_spread_over_failure_domains_survive_a_domain_and_groups_inside_one_do_not():
+    """Domain bursts (4 servers): groups of 2 neighbours (jump 1) lie inside a domain, lost with every burst; a jump
+    of 4 puts a group's members in two domains, never both struck."""
+    domains = Servers(gpus_per_server=1, burst_per_day=72.0, burst_domain=4)
+    inside, n = _losses_per_burst(domains, _tier(every=10, jump=1), 20_000)
+    spread, _ = _losses_per_burst(domains, _tier(every=10, jump=4), 20_000)
+    assert n > 1000 and inside == 1.0 and spread == 0.0
+
+
+@st.composite
+def tier_specs(draw):
+    """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing nor
+    committed SDCs), on servers or not, with a local or a peer tier at a divisor of their checkpoint interval."""
+    s = draw(mixed_specs(st.sampled_from([None, None, BURSTS, DOMAINS, Servers(burst_per_day=20.0,
+                                                                                  burst_domain=2)])))
+    assume(s.hyper is None and s.committed_sdc is None and s.ckpt_interval_steps > 1)
+    every = draw(st.sampled_from([d for d in range(1, s.ckpt_interval_steps) if s.ckpt_interval_steps % d == 0]))
+    kind, copies, jump = draw(st.sampled_from([("local", 1, 1), ("peer", 2, 1), ("peer", 2, 2), ("peer", 4, 1)]))
+    n = compile_spec(s).servers
+    if kind == "peer" and n and n % (copies * jump):
+        kind, copies, jump = "local", 1, 1
+    return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
+                                      draw(st.sampled_from([0.0, 10.0])), copies, jump))
+
+
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                           HealthCheck.filter_too_much])
+@given(s=tier_specs(), horizon_steps=st.integers(1, 2000), cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_with_a_memory_tier(s, horizon_steps, cuts):
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**32), horizon_steps=st.integers(1, 3000),
+       cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_on_the_oracle_configurations(name, seed, horizon_steps, cuts):
+    s = replace(CONFIGS[name], seed=seed)
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)

@@ -1,0 +1,56 @@
+"""A memory tier under the persistent checkpoint (JobSpec.tier, MemoryTier; docs/model.md, "Memory tiers"): exact
+cases. The oracle, Gemini's closed form and the partitions: tests/engine/statistical/test_tier_oracle.py."""
+
+from dataclasses import replace
+
+import pytest
+from specs import spec
+
+from simd.engine import run_job
+from simd.engine.servers import Servers
+from simd.engine.spec import MemoryTier
+
+
+def test_without_failures_the_tier_saves_between_the_checkpoints_and_costs_its_blocking():
+    """3,000 steps, a checkpoint every 25 (300 s), the tier every 5 (2 s): 600 lattice points of which 120 are the
+    checkpoint's (it stands for the tier there)."""
+    base = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0)
+    j = run_job(replace(base, tier=MemoryTier("local", 5, 2.0, 10.0)))
+    plain = run_job(base)
+    assert j.tier == {"saves": 480, "losses": 0, "recoveries_tier": 0, "recoveries_persistent": 0,
+                      "recoveries_start": 0}
+    assert j.checkpoints == plain.checkpoints == 120
+    assert j.bucket_seconds["checkpoint"] == plain.bucket_seconds["checkpoint"] + 480 * 2.0
+    assert j.wall_seconds == plain.wall_seconds + 960.0 and plain.tier == {}
+
+
+@pytest.mark.parametrize("base", [
+    spec(hard_per_gpu_hour=6e-4, sdc_per_gpu_hour=0.0, ckpt_load_seconds=93.6),
+    spec(n_gpus=64, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, ckpt_load_seconds=93.6,
+         servers=Servers(warm_standbys=1, spares=1, repair=("exponential", 7200.0, 0.0), burst_per_day=4.0)),
+    spec(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=0.0, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
+         ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3, ckpt_retention=2, ckpt_load_seconds=93.6),
+], ids=["plain", "pools_bursts", "async_failing_corrupt"])
+def test_a_free_tier_every_failure_loses_changes_nothing(base):
+    """A local tier that costs nothing to save, without SDCs (which would roll back to it): every hard failure takes
+    it, so every recovery is the persistent one's, at the same times, and each step is productive once (the steps
+    committed at the tier's saves and recomputed after a loss are rollback time, not productive again)."""
+    for seed in range(3):
+        s = replace(base, seed=seed)
+        j, plain = run_job(replace(s, tier=MemoryTier("local", 5, 0.0))), run_job(s)
+        assert j.tier["losses"] == j.interruptions > 0 and j.tier["recoveries_tier"] == 0
+        assert replace(j, tier={}) == plain
+
+
+def test_a_peer_tier_survives_single_failures_and_the_recoveries_load_from_it():
+    """Servers failing one at a time (no bursts): a peer group of 2 always keeps a copy; a recovery loads the
+    tier's checkpoint unless the persistent one is as new (no tier save since it)."""
+    base = spec(n_gpus=64, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, ckpt_load_seconds=93.6,
+                servers=Servers(), tier=MemoryTier("peer", 5, 2.0, 10.0, copies=2))
+    j = run_job(base)
+    t = j.tier
+    assert t["losses"] == 0 and t["recoveries_tier"] > 0.6 * j.interruptions
+    assert t["recoveries_tier"] + t["recoveries_persistent"] + t["recoveries_start"] == j.interruptions
+    local = run_job(replace(base, tier=MemoryTier("local", 5, 2.0, 10.0)))
+    assert local.tier["losses"] == local.interruptions and local.tier["recoveries_tier"] == 0
+    assert j.recompute_steps < local.recompute_steps

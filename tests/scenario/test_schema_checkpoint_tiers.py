@@ -1,0 +1,52 @@
+"""The scenario keys of a memory tier (checkpoint.tiers.peer | local): what reaches the engine, check-config's line,
+and the errors (one line each, naming the key)."""
+
+import pytest
+from support.scenarios import job, scenario_file
+
+from simd.engine.spec import MemoryTier
+from simd.scenario import ConfigError, parse_config, summary
+
+CKPT = {"interval_steps": 20, "seconds": 30}
+PEER = {"interval_steps": 5, "seconds": 0.5, "load_seconds": 10}
+SERVERS = {"gpus_per_server": 8}
+
+
+def scenario(checkpoint: dict, **keys):
+    """support.scenarios' small job with ``checkpoint`` (and other keys), as check-config reads it."""
+    return parse_config(scenario_file(job("s", checkpoint=checkpoint, **keys))).scenarios[0]
+
+
+def errors(checkpoint: dict, **keys) -> list[str]:
+    with pytest.raises(ConfigError) as exc:
+        scenario(checkpoint, **keys)
+    return exc.value.errors
+
+
+def test_the_keys_reach_the_engine_and_check_configs_line():
+    s = scenario({**CKPT, "tiers": {"peer": {**PEER, "copies": 2, "jump_servers": 2}}}, n_gpus=64, servers=SERVERS)
+    assert s.job_spec().tier == MemoryTier("peer", 5, 0.5, 10.0, 2, 2)
+    assert "a peer tier every 5 steps (0.5 s, load 10 s, 2 copies, jump 2)" in summary(s)
+    local = scenario({**CKPT, "tiers": {"local": PEER}})
+    assert local.job_spec().tier == MemoryTier("local", 5, 0.5, 10.0, 1, 1)
+    assert "a local tier every 5 steps (0.5 s, load 10 s, one copy)" in summary(local)
+    assert scenario(CKPT).job_spec().tier is None
+
+
+@pytest.mark.parametrize("checkpoint, keys, expected", [
+    ({**CKPT, "tiers": {"peer": PEER, "local": PEER}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
+    ({**CKPT, "tiers": {}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
+    ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 6}}}, {},
+     "checkpoint.tiers.local.interval_steps must divide checkpoint.interval_steps and be smaller, got 6 and 20"),
+    ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 20}}}, {}, "must divide checkpoint.interval_steps"),
+    ({**CKPT, "tiers": {"peer": {**PEER, "copies": 1}}}, {}, "scenarios[0].checkpoint.tiers.peer.copies: must be >= 2"),
+    ({**CKPT, "tiers": {"local": {**PEER, "copies": 2}}}, {}, "scenarios[0].checkpoint.tiers.local.copies"),
+    ({**CKPT, "tiers": {"peer": {**PEER, "copies": 3}}}, {"n_gpus": 64, "servers": SERVERS},
+     "the job's servers (n_gpus / servers.gpus_per_server = 8) must be a multiple of checkpoint.tiers.peer.copies x "
+     "jump_servers (3)"),
+    ({**CKPT, "tiers": {"local": PEER}, "hyper": {"interval_steps": 5, "window_steps": 100}}, {},
+     "hyper and memory_tier cannot be combined"),
+])
+def test_a_bad_tier_is_one_line_naming_it(checkpoint, keys, expected):
+    errs = errors(checkpoint, **keys)
+    assert len(errs) == 1 and expected in errs[0], errs
