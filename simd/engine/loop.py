@@ -525,6 +525,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     wend = 0
                 tot[Tot.detection_us] += stop_det[stop]
                 tot[Tot.restart_us] += stop_rst[stop] + ld
+                tot[Tot.load_us] += ld
                 if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
                     tot[Tot.shadow_detected] += 1
                     tot[Tot.sdc_detected] += 1
@@ -834,6 +835,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[Tot.saves_aborted] += 1
                 wend = 0
             tot[Tot.restart_us] += restart + ld
+            tot[Tot.load_us] += ld
             tot[Tot.steps_recomputed] += step - back
             tot[Tot.rollback_us] += pending
             pending = 0

@@ -77,7 +77,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start"), 0)
-    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait"), 0)
+    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
     found_by = dict.fromkeys((d.name for d in detectors), 0)
@@ -160,9 +160,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if p_corrupt:
             last, loads = fallback()
             clean = last
-            restart_us += loads * plan.load_us
+            load_us = loads * plan.load_us
         else:
-            restart_us += plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
+            load_us = plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
+        restart_us += load_us
+        us["load"] += load_us
         roll_back(last)
         if corrupted and n_corrupt == 0:
             corrupted, deadline = False, NEVER
@@ -192,6 +194,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         corrupt.clear()
         restart_us = plan.sdc_restart_us + load_us
         us["restart"] += restart_us
+        us["load"] += load_us
         t += restart_us
         open_window(to)
 
@@ -343,6 +346,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "checkpoint_seconds": us["ckpt"] / US_PER_SECOND,
         "validation_seconds": us["val"] / US_PER_SECOND,
         "restart_seconds": us["restart"] / US_PER_SECOND,
+        "load_seconds": us["load"] / US_PER_SECOND,
         "detection_seconds": us["detect"] / US_PER_SECOND,
         "waiting_seconds": us["waiting"] / US_PER_SECOND,
         **({f"replacements_{k}": v for k, v in servers.replaced.items()} if servers is not None else {}),

@@ -50,6 +50,7 @@ class JobResult:
     saves: dict[str, float] = field(default_factory=dict)
     # corrupt loads: loads that found their checkpoint corrupt, recoveries that fell back to the job's start
     loads: dict[str, int] = field(default_factory=dict)
+    load_seconds: float = 0.0  # of the restart bucket, the checkpoints' loads
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -142,6 +143,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
                "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
                "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND} if p.write_us or p.save_fail else {},
         loads={"corrupt": d.loads_corrupt, "fallbacks_to_start": d.fallbacks_to_start} if p.corrupt_load else {},
+        load_seconds=d.load_us / US_PER_SECOND,
     )
 
 

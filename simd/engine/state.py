@@ -74,6 +74,7 @@ class Totals:
     saves_failed: int = 0  # saves that failed (JobSpec.ckpt_save_failure): not rollback targets
     loads_corrupt: int = 0  # loads that found their checkpoint corrupt (the recovery fell back to an older one)
     fallbacks_to_start: int = 0  # recoveries that found every checkpoint kept corrupt and went back to the start
+    load_us: int = 0  # of the restart bucket, the checkpoints' loads (JobSpec.ckpt_load_seconds, each load paid)
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}
