@@ -127,7 +127,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     rate_shape = floats[PF.rate_shape]
     # capacity (servers.py): pools of standbys and spares, repairs
     cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
-    withheld, host_us = ints[PI.spares_withheld], ints[PI.host_selection_us]
+    withheld, host_us, gang = ints[PI.spares_withheld], ints[PI.host_selection_us], ints[PI.gang] != 0
     rep_kind, rep_scale, rep_sigma = ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma]
     mix_cum, mix_kind = seg(fvec, ints, PI.repair_mix_cum), seg(ivec, ints, PI.repair_mix_kind)  # (empty: no mixture)
     mix_scale, mix_sigma = seg(fvec, ints, PI.repair_mix_scale_us), seg(fvec, ints, PI.repair_mix_sigma)
@@ -148,6 +148,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     tree, akey = np.empty(2 * tree_p, dtype=np.int64), np.empty(ncl, dtype=np.int64)
     rtree, atree = np.empty(nt, dtype=np.int64), np.empty(nt, dtype=np.int64)
     jcnt = np.empty(nt, dtype=np.int64)  # with pools, the count tree of the job's servers (servers.nth_job_counted)
+    stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
     need = 0
     lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
     for r in range(pos_rows.shape[0]):
@@ -698,6 +699,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         servers.update(tree, srv, j, tree_p)
                     hi += 1
                     hp = srv[tree[1]]
+                    if moved and gang:  # re-scheduled as a gang: the warm standbys staffed too
+                        ready, n_sb, n_sp, k2 = servers.staff_standbys(role, akey, atree, rep, rtree, stb, n_sb, n_sp,
+                                                                       W, withheld, ncl, tree_p, tau, preempt, ready)
+                        used += w_srv * k2
                     if moved and host_us:  # the job re-scheduled on new hosts: the scheduler selects them
                         ready += host_us
                     if ready > tau:  # the restart waits for the last replacement

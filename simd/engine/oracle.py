@@ -478,7 +478,9 @@ class _Servers:
         more servers than the job) and is replaced by the lowest-numbered standby, else the lowest-numbered spare
         (ready after its preemption), else the first server back from repair (the job waits for it). Returns when
         the last replacement is ready (>= tau), then the hosts' selection when a spare was taken or a repair waited
-        for (the job re-scheduled beyond its standbys)."""
+        for (the job re-scheduled beyond its standbys), which with the gang policy (``plan.gang``) also staffs the
+        warm standbys again: the lowest-numbered spares (after their preemption), then the first servers back from
+        repair."""
         role, end, plan = self.role, self.repair_end, self.plan
         back = [i for i, r in enumerate(role) if r in srv.IN_REPAIR and end[i] <= tau]
         for i in sorted(back, key=lambda i: (end[i], i)):
@@ -543,6 +545,20 @@ class _Servers:
                 end[j] = NEVER
             role[j] = srv.JOB
             self.age[j] = 0
+        if moved and plan.gang:  # re-scheduled as a gang: the warm standbys staffed again too
+            while role.count(srv.STANDBY) < plan.standbys:
+                spare = [j for j, r in enumerate(role) if r == srv.SPARE]
+                if len(spare) > plan.spares_withheld:
+                    j = spare[0]
+                    ready = max(ready, tau + plan.preempt_us)
+                else:
+                    repairing = [j for j, r in enumerate(role) if r in srv.IN_REPAIR]
+                    if not repairing:
+                        break
+                    j = min(repairing, key=lambda j: (end[j], j))
+                    ready = max(ready, end[j])
+                    end[j] = NEVER
+                role[j] = srv.STANDBY
         return ready + plan.host_selection_us if moved else ready
 
 

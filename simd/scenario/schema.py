@@ -824,6 +824,12 @@ class ServersConfig(_Strict):
     """Re-scheduling on new hosts: after an interruption that took a spare or waited for a repair (no warm standby
     left), the time the scheduler takes to select the hosts, once the last replacement is ready (the job waits;
     AIReSim's host selection: 180). Needs pools; absent: 0."""
+    rescheduling: Literal["job", "gang"] | None = None
+    """When a job re-scheduled on new hosts (no warm standby left: a spare taken or a repair waited for) restarts:
+    `job`, once its own servers are there; `gang`, only once the job and its `warm_standbys` are all staffed (the
+    standbys from the spares, each after its preemption, then from the first servers back from repair; as far as
+    the cluster holds them): AIReSim's host selection, which starts a job only with `job_size + warm_standbys`
+    servers. An interruption a standby covers restarts at once under both. Needs pools; absent: `job`."""
     price_per_gpu_hour: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
@@ -846,7 +852,7 @@ class ServersConfig(_Strict):
                 (["lifetime"] if self.lifetime.distribution != "exponential" else [])
             if drawn:
                 raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
-        for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds"):
+        for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds", "rescheduling"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "
                                  "job)")

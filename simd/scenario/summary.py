@@ -47,6 +47,7 @@ def summary(s: Scenario) -> str:
                      f"{sv.repair.automatic.distribution} repairs"
                      + (f" ({sv.repair.manual.probability:g} to manual)" if sv.repair.manual else "")
                      if sv.pools else "")
+                  + (", re-scheduled as a gang (the job and its standbys staffed)" if sv.rescheduling == "gang" else "")
                   + (f", diagnosis {sv.diagnosis.probability:g} ({sv.diagnosis.misattribution:g} misattributed)"
                      if sv.diagnosis else "")
                   + (f", retired after {sv.retirement.failures} failures in {sv.retirement.window_seconds:g} s"

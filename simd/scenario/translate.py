@@ -105,6 +105,8 @@ def servers(cfg: ServersConfig) -> Servers:
             pools.update(repair_fail=(r.false_success.automatic, r.false_success.manual))
         if cfg.host_selection_seconds is not None:
             pools.update(host_selection_seconds=cfg.host_selection_seconds)
+        if cfg.rescheduling == "gang":
+            pools.update(gang=True)
         if r.manual is not None:
             pools.update(manual_probability=r.manual.probability, manual_repair=repair_time(r.manual.time))
         if cfg.diagnosis is not None:
