@@ -130,7 +130,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     rate_shape = floats[PF.rate_shape]
     # capacity (servers.py): pools of standbys and spares, repairs
     cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
-    withheld, host_us = ints[PI.spares_withheld], ints[PI.host_selection_us]
+    withheld, host_us, gang = ints[PI.spares_withheld], ints[PI.host_selection_us], ints[PI.gang] != 0
     rep_kind, rep_scale, rep_sigma = ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma]
     mix_cum, mix_kind = seg(fvec, ints, PI.repair_mix_cum), seg(ivec, ints, PI.repair_mix_kind)  # (empty: no mixture)
     mix_scale, mix_sigma = seg(fvec, ints, PI.repair_mix_scale_us), seg(fvec, ints, PI.repair_mix_sigma)
@@ -154,6 +154,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # a memory tier's loss (_tier_lost): a walk's stack over the servers' tree, the failed holders of each group
     stk = np.empty(2 * tree_p + 2 if M and nsrv else 0, dtype=np.int64)
     gcount = np.zeros(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
+    stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
     need = 0
     lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
     for r in range(pos_rows.shape[0]):
@@ -261,6 +262,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if load_end > until:
                     break
                 tot[Tot.restart_us] += load_end - t
+                tot[Tot.load_us] += load_end - t
                 t = load_end
             if wait_until > t:  # the job stands still until its replacement servers are there (capacity)
                 if wait_until > until:
@@ -567,6 +569,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     wend = 0
                 tot[Tot.detection_us] += stop_det[stop]
                 tot[Tot.restart_us] += stop_rst[stop] + ld
+                tot[Tot.load_us] += ld
                 if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
                     tot[Tot.shadow_detected] += 1
                     tot[Tot.sdc_detected] += 1
@@ -767,6 +770,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         servers.update(tree, srv, j, tree_p)
                     hi += 1
                     hp = srv[tree[1]]
+                    if moved and gang:  # re-scheduled as a gang: the warm standbys staffed too
+                        ready, n_sb, n_sp, k2 = servers.staff_standbys(role, akey, atree, rep, rtree, stb, n_sb, n_sp,
+                                                                       W, withheld, ncl, tree_p, tau, preempt, ready)
+                        used += w_srv * k2
                     if moved and host_us:  # the job re-scheduled on new hosts: the scheduler selects them
                         ready += host_us
                     if ready > tau:  # the restart (and a memory tier's load: load_end) waits for the last replacement
@@ -925,6 +932,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[Tot.saves_aborted] += 1
                 wend = 0
             tot[Tot.restart_us] += restart + ld
+            tot[Tot.load_us] += ld
             tot[Tot.steps_recomputed] += step - back
             tot[Tot.rollback_us] += pending
             pending = 0

@@ -79,7 +79,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
                        "rec_start"), 0)
-    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait"), 0)
+    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
     found_by = dict.fromkeys((d.name for d in detectors), 0)
@@ -181,10 +181,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         nonlocal corrupted, deadline, t
         abort()
         if M and last > plast and not lost:
-            restart_us += plan.mem_load_us
+            load_us = plan.mem_load_us
             c["rec_tier"] += 1
         else:
-            restart_us += recover()
+            load_us = recover()
+        restart_us += load_us
+        us["load"] += load_us
         roll_back(last)
         if corrupted and n_corrupt == 0:
             corrupted, deadline = False, NEVER
@@ -217,6 +219,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         corrupt.clear()
         restart_us = plan.sdc_restart_us + load_us
         us["restart"] += restart_us
+        us["load"] += load_us
         t += restart_us
         open_window(to)
 
@@ -387,6 +390,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "checkpoint_seconds": us["ckpt"] / US_PER_SECOND,
         "validation_seconds": us["val"] / US_PER_SECOND,
         "restart_seconds": us["restart"] / US_PER_SECOND,
+        "load_seconds": us["load"] / US_PER_SECOND,
         "detection_seconds": us["detect"] / US_PER_SECOND,
         "waiting_seconds": us["waiting"] / US_PER_SECOND,
         **({f"replacements_{k}": v for k, v in servers.replaced.items()} if servers is not None else {}),
@@ -533,7 +537,9 @@ class _Servers:
         more servers than the job) and is replaced by the lowest-numbered standby, else the lowest-numbered spare
         (ready after its preemption), else the first server back from repair (the job waits for it). Returns when
         the last replacement is ready (>= tau), then the hosts' selection when a spare was taken or a repair waited
-        for (the job re-scheduled beyond its standbys)."""
+        for (the job re-scheduled beyond its standbys), which with the gang policy (``plan.gang``) also staffs the
+        warm standbys again: the lowest-numbered spares (after their preemption), then the first servers back from
+        repair."""
         role, end, plan = self.role, self.repair_end, self.plan
         back = [i for i, r in enumerate(role) if r in srv.IN_REPAIR and end[i] <= tau]
         for i in sorted(back, key=lambda i: (end[i], i)):
@@ -598,6 +604,20 @@ class _Servers:
                 end[j] = NEVER
             role[j] = srv.JOB
             self.age[j] = 0
+        if moved and plan.gang:  # re-scheduled as a gang: the warm standbys staffed again too
+            while role.count(srv.STANDBY) < plan.standbys:
+                spare = [j for j, r in enumerate(role) if r == srv.SPARE]
+                if len(spare) > plan.spares_withheld:
+                    j = spare[0]
+                    ready = max(ready, tau + plan.preempt_us)
+                else:
+                    repairing = [j for j, r in enumerate(role) if r in srv.IN_REPAIR]
+                    if not repairing:
+                        break
+                    j = min(repairing, key=lambda j: (end[j], j))
+                    ready = max(ready, end[j])
+                    end[j] = NEVER
+                role[j] = srv.STANDBY
         return ready + plan.host_selection_us if moved else ready
 
 

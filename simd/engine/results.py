@@ -53,6 +53,7 @@ class JobResult:
     # a memory tier: its saves, the interruptions that lost it, and the rollbacks by where they recovered from
     # ({}: no memory tier)
     tier: dict[str, int] = field(default_factory=dict)
+    load_seconds: float = 0.0  # of the restart bucket, the checkpoints' loads
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -148,6 +149,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         tier={"saves": d.tier_saves, "losses": d.tier_losses, "recoveries_tier": d.recoveries_tier,
               "recoveries_persistent": d.recoveries_persistent, "recoveries_start": d.recoveries_start}
         if p.mem_every else {},
+        load_seconds=d.load_us / US_PER_SECOND,
     )
 
 

@@ -65,6 +65,12 @@ class Servers:
     # (the warm standbys ran out), the scheduler's host selection, once the last replacement is ready (AIReSim's
     # host_selection_time: 3 min when the standbys run out)
     host_selection_seconds: float = 0.0
+    # the re-scheduling policy: False, the job restarts once its own servers are there; True ("gang", AIReSim's
+    # host selection: a job starts only with its job_size + warm_standbys servers, airesim/params.py
+    # total_servers_needed), a re-scheduling (the same interruptions as host_selection_seconds) also staffs the
+    # warm standbys again, from the spares (each after its preemption) then from the repairs, and the restart waits
+    # for the last of them
+    gang: bool = False
     # a repair's duration: (distribution, scale seconds, sigma) as a late detector's latency (late.py: exponential
     # mean, lognormal median and sigma, uniform on [0, scale]); the automatic stage, escalated to a manual stage
     # with ``manual_probability`` (independent of the automatic stage's outcome, as AIReSim's paper model); each

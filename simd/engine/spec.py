@@ -290,6 +290,7 @@ class Plan:
     spares_withheld: int = 0  # the spare pool is this many servers short (lent elsewhere)
     preempt_us: int = 0
     host_selection_us: int = 0  # after an interruption that took a spare or waited (servers.Servers)
+    gang: bool = False  # a re-scheduling staffs the warm standbys too before the restart (servers.Servers.gang)
     # the repairs' automatic and manual stages: each a law (late.DISTRIBUTIONS' code), a scale in us and a sigma
     # as a detector's; P(escalated to the manual stage); P(a repair fixes nothing) of each stage
     repair_kind: int = 0
@@ -580,6 +581,7 @@ def _servers(spec: JobSpec) -> dict:
         (kind, scale, sigma), (m_kind, m_scale, m_sigma) = s.repair, s.manual_repair
         cap = dict(pools=True, standbys=s.warm_standbys, spares=s.spares, spares_withheld=s.spares_withheld,
                    preempt_us=to_us(s.preemption_seconds), host_selection_us=to_us(s.host_selection_seconds),
+                   gang=s.gang,
                    repair_kind=DISTRIBUTIONS.index(kind),
                    repair_scale_us=scale * US_PER_SECOND, repair_sigma=sigma, manual_probability=s.manual_probability,
                    repair_fail_auto=s.repair_fail[0], repair_fail_manual=s.repair_fail[1],

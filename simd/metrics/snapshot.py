@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from simd import engine
 from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
+from simd.scenario import translate
 
 if TYPE_CHECKING:
     from simd.scenario import Scenario, ScenarioBody
@@ -64,6 +65,12 @@ class ScenarioInfo:
     cluster_servers: int | None = None
     job_servers: int | None = None
     memory_tier: str = ""  # checkpoint.tiers' kind ("peer", "local"; "": none), the tier label of its metrics
+    # recovery.phases (empty without): each cold restart's phases in integer microseconds, in the timeline's order;
+    # per cause its restart (us) and whether it is a warm standby's swap (the restart bucket's split by phase;
+    # empty: not known, no split)
+    restart_phases_us: tuple[tuple[str, int], ...] = ()
+    cause_restart_us: tuple[int, ...] = ()
+    cause_warm: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,15 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         cluster_servers=p.cluster or None,
         job_servers=p.servers if p.cluster else None,
         memory_tier=spec.tier.kind if spec.tier is not None else "",
+        **_phases(body, p),
     )
+
+
+def _phases(body: ScenarioBody, p) -> dict:
+    """ScenarioInfo's restart phases (none without ``recovery.phases``) and its causes' restarts."""
+    phases = body.restart_phases_us()
+    return dict(restart_phases_us=tuple(phases.items()) if phases is not None else (),
+                cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body))
 
 
 def _expected_per_hour(spec: JobSpec) -> tuple[float, float]:

@@ -33,6 +33,7 @@ from prometheus_client.utils import floatToGoString
 from simd import __version__
 from simd.engine import SERVER_STATES, US_PER_SECOND
 from simd.metrics.snapshot import ScenarioSnapshot
+from simd.models.recovery import restart_by_phase
 
 Samples = Iterable[tuple[tuple[str, ...], Any]]
 SCOPE_LABEL = {"scenario": "scenario", "drill": "drill", "snapshot": None, "health": None}
@@ -139,6 +140,16 @@ def _repairs(sc: ScenarioSnapshot) -> Samples:
             (("manual", "fixed"), manual - false_manual), (("manual", "false"), false_manual))
 
 
+def _restart_phases(sc: ScenarioSnapshot) -> Samples:
+    """The restart bucket by phase: simd.models.recovery.restart_by_phase."""
+    info, t = sc.info, sc.totals
+    if not info.cause_warm:
+        return ()
+    parts = restart_by_phase(dict(info.restart_phases_us) if info.restart_phases_us else None, info.cause_restart_us,
+                             info.cause_warm, t.interruptions, t.restart_us, t.load_us)
+    return (((k,), _seconds(v)) for k, v in parts.items())
+
+
 def _checkpoint_parts(sc: ScenarioSnapshot) -> Samples:
     """The checkpoint bucket's parts (they sum to it): blocking, waiting for a write, steps slowed by a write."""
     t = sc.totals
@@ -199,6 +210,15 @@ METRICS: tuple[Metric, ...] = (
            "for a save's write: a save due while the one before still writes, the job's end), `slowdown` (what "
            "the steps that start while a save writes lose to `checkpoint.write_slowdown`). The parts sum to "
            "`simd_bucket_seconds_total{bucket=\"checkpoint\"}`.", _TIME),
+    Metric("simd_restart_seconds", "counter", "Restart time by phase, summed over replicas.", ("scenario", "phase"),
+           "scenario", _restart_phases,
+           "The `restart` bucket by `phase`: `checkpoint_load` (the checkpoints' loads, `checkpoint.load_seconds`: "
+           "every rollback to a checkpoint at a step > 0), `warm_swap` (the causes a warm standby's swap recovers "
+           "under `recovery.strategy: warm`) and the cold restarts (a hard failure's, an SDC rollback's): one part, "
+           "`restart`, or with `recovery.phases` its timeline, `stop`, `reschedule`, `communicator_init` and "
+           "`warmup`, each cold restart paying every one. Split exactly from the restarts by cause and the phases' "
+           "constants: the parts sum to `simd_bucket_seconds_total{bucket=\"restart\"}` (docs/model.md, \"Restart "
+           "phases\").", _TIME),
     Metric("simd_bucket_seconds", "counter", "Simulated seconds accounted to each bucket, summed over replicas.",
            ("scenario", "bucket"), "scenario",
            lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us().items()),

@@ -176,3 +176,41 @@ def expected_lost_seconds_per_failure(
         share / total * (DETECTION_SECONDS[c] + restart_seconds(c, strategy) + rollback_seconds_per_failure)
         for c, share in shares.items()
     )
+
+
+# The restart's phases as simd names them (docs/model.md, "Restart phases"): the scenario's recovery.phases, the
+# checkpoint's load (checkpoint.load_seconds) and a warm standby's swap; without recovery.phases the cold restarts
+# are one part, "restart".
+RESTART_PHASES = ("stop", "reschedule", "checkpoint_load", "communicator_init", "warmup", "warm_swap")
+
+# NCCL's communicator initialization against the job's size, a power law through two measurements: TrainMover's
+# 8,192-GPU cold restart (1.09 min = 65.4 s, TRAINMOVER_COLD_RESTART_MINUTES) and stock NCCL's ~265 s at 96K =
+# 98,304 GPUs (NCCLX, Si et al., arXiv 2510.20171). Two points give the exponent exactly:
+# log(265 / 65.4) / log(98304 / 8192) = 0.563 (docs/model.md: the fit, and why TrainMover's start-up figures at
+# 32 and 1,024 GPUs give no law).
+NCCL_INIT_AT_GPUS, NCCL_INIT_SECONDS = 8192, 65.4
+NCCL_INIT_EXPONENT = round(math.log(265.0 / 65.4) / math.log(98304 / 8192), 3)
+
+
+def restart_by_phase(phases_us: Mapping[str, int] | None, cause_restart_us: Iterable[int],
+                     cause_warm: Iterable[bool], interruptions: Iterable[int], restart_us: int,
+                     load_us: int) -> dict[str, int]:
+    """The restart bucket (``restart_us``) split by phase, exactly (the parts sum to it): the checkpoints' loads
+    (``load_us``, the engine's count: ``checkpoint_load``), the warm standby's swaps (the interruptions of the causes
+    ``cause_warm`` marks, each its restart ``cause_restart_us``: ``warm_swap``) and the cold restarts. Without
+    ``phases_us`` the cold restarts are one part, ``restart``; with them, each cold restart (a hard failure's or an
+    SDC rollback's: their sum is every cold restart) pays each phase, and the cold restarts are the cold causes'
+    interruptions plus the SDC rollbacks, which are what the bucket holds beyond the hard failures' restarts and
+    the loads."""
+    restarts = list(zip(cause_restart_us, cause_warm, interruptions, strict=True))
+    warm = sum(r * n for r, w, n in restarts if w)
+    if phases_us is None:
+        return {"restart": restart_us - load_us - warm, "checkpoint_load": load_us, "warm_swap": warm}
+    cold = sum(phases_us.values())
+    hard = sum(r * n for r, _, n in restarts)
+    sdc = (restart_us - load_us - hard) // cold if cold else 0
+    n_cold = sdc + sum(n for _, w, n in restarts if not w)
+    out = dict.fromkeys(RESTART_PHASES, 0)
+    out.update({k: n_cold * v for k, v in phases_us.items()})
+    out["checkpoint_load"], out["warm_swap"] = load_us, warm
+    return out

@@ -18,7 +18,8 @@ from simd.engine import (
     to_us,
     work,
 )
-from simd.scenario import Config, Scenario
+from simd.models.recovery import restart_by_phase
+from simd.scenario import Config, Scenario, translate
 
 # A job that has not finished after this many times its failure-free duration is reported incomplete
 # rather than simulated forever (a configuration whose failures outpace its checkpoints never finishes).
@@ -69,6 +70,15 @@ class Outcome:
     servers: bool = False  # servers: the JSON line counts the servers that failed
     price: float | None = None  # servers.price_per_gpu_hour: the JSON line's cost in money
     horizon_seconds: float | None = None  # stopped at the work horizon at this simulated time (job None)
+    # recovery.phases: (phases, each cause's restart, whether a warm swap) for the JSON line's restart_phases
+    phases: tuple | None = None
+
+    def _restart_phases(self) -> dict[str, float]:
+        """The job's restart bucket by phase, seconds (simd.models.recovery.restart_by_phase)."""
+        j, (phases, restart_us, warm) = self.job, self.phases
+        parts = restart_by_phase(dict(phases), restart_us, warm, j.interruptions_by_cause.values(),
+                                 to_us(j.restart_seconds), to_us(j.load_seconds))
+        return {k: v / US_PER_SECOND for k, v in parts.items()}
 
     def as_json(self) -> dict:
         base = {"scenario": self.scenario, "seed": self.seed, "target_steps": self.target_steps}
@@ -104,6 +114,7 @@ class Outcome:
             **({"checkpoints": j.checkpoints, "saves": j.saves} if j.saves else {}),
             **({"loads": j.loads} if j.loads else {}),
             **({"checkpoints": j.checkpoints, "memory_tier": j.tier} if j.tier else {}),
+            **({"restart_phases": self._restart_phases()} if self.phases is not None else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
                 "retirements": j.retirements, "gpu_hours": j.gpu_hours,
                 "gpu_hours_per_productive_gpu_hour": j.gpu_hours_per_productive_gpu_hour} if j.replacements else {}),
@@ -213,7 +224,18 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None,
                    shadow=scenario.shadow is not None, fleet=scenario.fleet is not None,
                    hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc,
                    servers=scenario.servers is not None,
-                   price=scenario.servers.price_per_gpu_hour if scenario.servers is not None else None)
+                   price=scenario.servers.price_per_gpu_hour if scenario.servers is not None else None,
+                   phases=_phases(scenario))
+
+
+def _phases(scenario: Scenario) -> tuple | None:
+    """What the JSON line's split of the restart by phase needs (None without recovery.phases): the phases (us),
+    each cause's restart (us) and whether it is a warm swap."""
+    phases = scenario.restart_phases_us()
+    if phases is None:
+        return None
+    return (tuple(phases.items()), tuple(to_us(c.restart_seconds) for c in scenario.causes()),
+            translate.warm_swapped(scenario))
 
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,

@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
-from simd.engine import cluster_size, refused
+from simd.engine import US_PER_SECOND, cluster_size, refused, to_us
 from simd.models import recovery
 from simd.quoting import quoted
 from simd.scenario import errors, translate
@@ -173,6 +173,83 @@ class Failures(_Strict):
         return v if isinstance(v, CauseSpec) else None
 
 
+class PhaseLaw(_Strict):
+    """A phase that grows with the job's size, from its time `seconds` at `at_gpus` GPUs: `power`, `seconds x
+    (n_gpus / at_gpus) ** exponent`; `log`, `seconds + per_doubling_seconds x log2(n_gpus / at_gpus)`."""
+
+    law: Literal["power", "log"]
+    """The law's form."""
+    at_gpus: Annotated[int, Field(gt=0, le=10_000_000)]
+    """The job size the phase was measured at."""
+    seconds: CostSeconds
+    """The phase's time at `at_gpus`."""
+    exponent: Annotated[float, Field(ge=0, le=3, allow_inf_nan=False)] | None = None
+    """`power` only (required there): how it grows, 1 in proportion to the GPUs, 0 not at all (NCCL's
+    initialization from 8,192 to 98,304 GPUs: 0.563, docs/model.md)."""
+    per_doubling_seconds: Annotated[float, Field(ge=-1e6, le=1e6, allow_inf_nan=False)] | None = None
+    """`log` only (required there): what each doubling of the job adds (negative: takes away)."""
+
+    @model_validator(mode="after")
+    def _form(self) -> PhaseLaw:
+        need, other = ("exponent", "per_doubling_seconds") if self.law == "power" else \
+            ("per_doubling_seconds", "exponent")
+        if getattr(self, need) is None or getattr(self, other) is not None:
+            raise ValueError(f"law: {self.law} takes {need} (not {other})")
+        return self
+
+    def at(self, n_gpus: int) -> float:
+        """The phase's seconds in a job of ``n_gpus``."""
+        r = n_gpus / self.at_gpus
+        return self.seconds * r ** self.exponent if self.law == "power" else \
+            self.seconds + self.per_doubling_seconds * math.log2(r)
+
+
+# a phase's value: seconds, or a law in the job's size (the discriminator keeps an error to the form given)
+PhaseValue = Annotated[Annotated[CostSeconds, Tag("=seconds")] | Annotated[PhaseLaw, Tag("=law")],
+                       Discriminator(lambda v: "=law" if isinstance(v, dict | PhaseLaw) else "=seconds")]
+
+
+class RestartPhases(_Strict):
+    """The cold restart as a timeline of phases (TrainMover's at 8,192 GPUs: stop 31.2 s, reschedule 90 s,
+    checkpoint load 93.6 s, NCCL 65.4 s, warm-up 108 s), each in seconds or a law in the job's size evaluated
+    at the scenario's `n_gpus` when the file is read. Their sum is the cold restart; the checkpoint load is
+    `checkpoint.load_seconds` (one number, paid by the rollbacks that load a checkpoint)."""
+
+    stop: PhaseValue = 0.0
+    """Stopping the job: its processes killed, the failure reported to the scheduler. Absent: 0."""
+    reschedule: PhaseValue = 0.0
+    """The scheduler placing the job again (the servers' waits with pools come on top: `waiting`). Absent: 0."""
+    communicator_init: PhaseValue = 0.0
+    """Rebuilding the collective communicators (NCCL's initialization), which grows with the job. Absent: 0."""
+    warmup: PhaseValue = 0.0
+    """The first steps after the restart, slower than steady state (compilation, caches, allocator). Absent:
+    0."""
+    checkpoint_load: SkipJsonSchema[float | None] = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _load_elsewhere(self) -> RestartPhases:
+        if self.checkpoint_load is not None:
+            raise ValueError("recovery.phases.checkpoint_load: the load phase is checkpoint.load_seconds (one number, "
+                             "paid by every rollback that loads a checkpoint): give it there")
+        return self
+
+    def seconds(self, n_gpus: int) -> dict[str, float]:
+        """Each phase's seconds in a job of ``n_gpus`` (a law evaluated there; ValueError if it leaves 0 .. 10^6),
+        in the timeline's order."""
+        out = {}
+        for name in PHASES:
+            v = getattr(self, name)
+            x = v.at(n_gpus) if isinstance(v, PhaseLaw) else v
+            if not 0.0 <= x <= 1e6:
+                raise ValueError(f"recovery.phases.{name}: the law gives {x:.6g} s at {n_gpus} GPUs: a phase must "
+                                 "take 0 to 10^6 s")
+            out[name] = x
+        return out
+
+
+PHASES = ("stop", "reschedule", "communicator_init", "warmup")  # RestartPhases' keys, in the timeline's order
+
+
 class Recovery(_Strict):
     """How the job restarts after a hard failure (seed 001, scenario 3)."""
 
@@ -180,6 +257,10 @@ class Recovery(_Strict):
     """`cold`: every failure takes the full restart (`restart_seconds`); `warm`: gpu, network and host failures
     swap in a warm standby (ByteRobust's hot update, 55 s), software and other failures still restart cold (a
     cause given as data says for itself: `failures.causes.NAME.warm`)."""
+    phases: RestartPhases | None = None
+    """The cold restart by phase (stop, reschedule, communicator_init, warmup; the checkpoint load is
+    `checkpoint.load_seconds`), instead of `restart_seconds`: every cold restart (a hard failure's, an SDC
+    rollback's) takes their sum, and the metrics split the restart time by phase. Absent: `restart_seconds`."""
 
 
 class Mitigation(_Strict):
@@ -797,6 +878,12 @@ class ServersConfig(_Strict):
     """Re-scheduling on new hosts: after an interruption that took a spare or waited for a repair (no warm standby
     left), the time the scheduler takes to select the hosts, once the last replacement is ready (the job waits;
     AIReSim's host selection: 180). Needs pools; absent: 0."""
+    rescheduling: Literal["job", "gang"] | None = None
+    """When a job re-scheduled on new hosts (no warm standby left: a spare taken or a repair waited for) restarts:
+    `job`, once its own servers are there; `gang`, only once the job and its `warm_standbys` are all staffed (the
+    standbys from the spares, each after its preemption, then from the first servers back from repair; as far as
+    the cluster holds them): AIReSim's host selection, which starts a job only with `job_size + warm_standbys`
+    servers. An interruption a standby covers restarts at once under both. Needs pools; absent: `job`."""
     price_per_gpu_hour: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)] | None = None
     """What one GPU-hour held costs (any currency): `simd simulate --json` then reports the cost of the GPU-hours
     the job and its pools held and of one productive GPU-hour (needs pools; without it, in GPU-hours only)."""
@@ -819,7 +906,7 @@ class ServersConfig(_Strict):
                 (["lifetime"] if self.lifetime.distribution != "exponential" else [])
             if drawn:
                 raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
-        for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds"):
+        for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds", "rescheduling"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "
                                  "job)")
@@ -1051,6 +1138,37 @@ class ScenarioBody(_Strict):
             raise ValueError("sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with "
                              "semantics: committed")
         return self
+
+    @model_validator(mode="after")
+    def _phases(self) -> ScenarioBody:
+        """Restart phases replace the constant cold restart: given beside it (the scenario's or a cause's), the
+        file says the restart twice; a law must give a phase in range at the job's size."""
+        if self.recovery.phases is None:
+            return self
+        if "restart_seconds" in self.model_fields_set:
+            raise ValueError("restart_seconds and recovery.phases both give the cold restart (the phases' sum is it): "
+                             "give one of them")
+        given = self.failures.causes if self.failures is not None else None
+        for name, v in (given.items() if isinstance(given, dict) else ()):
+            if isinstance(v, CauseSpec) and v.restart_seconds is not None:
+                raise ValueError(f"failures.causes.{name}.restart_seconds and recovery.phases both give its cold "
+                                 "restart: give one of them")
+        self.recovery.phases.seconds(self.gpus)
+        return self
+
+    def restart_phases_us(self) -> dict[str, int] | None:
+        """Each restart phase's integer microseconds at the job's size (None without ``recovery.phases``): the cold
+        restart is their sum, so the metrics' split by phase adds up to the restart bucket exactly."""
+        if self.recovery.phases is None:
+            return None
+        return {k: to_us(v) for k, v in self.recovery.phases.seconds(self.gpus).items()}
+
+    @property
+    def cold_restart_seconds(self) -> float:
+        """The cold restart: the phases' sum (their microseconds added) with ``recovery.phases``, else
+        ``restart_seconds``."""
+        phases = self.restart_phases_us()
+        return self.restart_seconds if phases is None else sum(phases.values()) / US_PER_SECOND
 
     def causes(self) -> tuple[Cause, ...]:
         """Each cause with its detection latency and its restart under the recovery strategy."""

@@ -32,6 +32,9 @@ def summary(s: Scenario) -> str:
         extra += f", causes {s.failures.causes if isinstance(s.failures.causes, str) else 'custom'}"
     if s.recovery.strategy != "cold":
         extra += f", {s.recovery.strategy} recovery"
+    if (phases := s.restart_phases_us()) is not None:
+        extra += (", cold restart " + " + ".join(f"{k} {v / 1e6:.4g} s" for k, v in phases.items())
+                  + f" = {s.cold_restart_seconds:.4g} s at {s.gpus} GPUs")
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:
@@ -44,6 +47,7 @@ def summary(s: Scenario) -> str:
                      f"{sv.repair.automatic.distribution} repairs"
                      + (f" ({sv.repair.manual.probability:g} to manual)" if sv.repair.manual else "")
                      if sv.pools else "")
+                  + (", re-scheduled as a gang (the job and its standbys staffed)" if sv.rescheduling == "gang" else "")
                   + (f", diagnosis {sv.diagnosis.probability:g} ({sv.diagnosis.misattribution:g} misattributed)"
                      if sv.diagnosis else "")
                   + (f", retired after {sv.retirement.failures} failures in {sv.retirement.window_seconds:g} s"

@@ -29,7 +29,7 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
     shares = body.failures.cause_shares() if body.failures is not None else None
     warm = body.recovery.strategy == "warm"
     if shares is None:  # seed 000: one kind of failure, detected at once
-        restart = recovery.WARM_SWAP_SECONDS if warm else body.restart_seconds
+        restart = recovery.WARM_SWAP_SECONDS if warm else body.cold_restart_seconds
         return (Cause("hardware", 1.0, 0.0, restart),)
     out = []
     for name, share in shares.items():
@@ -37,10 +37,25 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
         detect = given.detection_seconds if given and given.detection_seconds is not None else \
             recovery.DETECTION_SECONDS.get(name, 0.0)
         swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
-        cold = given.restart_seconds if given and given.restart_seconds is not None else body.restart_seconds
+        cold = given.restart_seconds if given and given.restart_seconds is not None else body.cold_restart_seconds
         out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold,
                          given.server_down if given else True))
     return tuple(out)
+
+def warm_swapped(body: ScenarioBody) -> tuple[bool, ...]:
+    """Per cause (causes' order): whether its restart is the warm standby's swap (recovery.strategy warm and a
+    cause a swap recovers), not the cold restart."""
+    if body.recovery.strategy != "warm":
+        return tuple(False for _ in causes(body))
+    shares = body.failures.cause_shares() if body.failures is not None else None
+    if shares is None:
+        return (True,)
+    out = []
+    for name in shares:
+        given = body.failures.cause_spec(name)
+        out.append(given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES)
+    return tuple(out)
+
 
 def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
     """The engine's job for one replica (``seed``; default: the scenario's own)."""
@@ -69,7 +84,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         else body.checkpoint.retention_checkpoints,
         validation_interval_steps=body.validation.interval_steps,
         validation_seconds=body.validation.seconds,
-        restart_seconds=body.restart_seconds,
+        restart_seconds=body.cold_restart_seconds,
         seed=body.seed if seed is None else seed,
         causes=causes(body),
         stragglers=None if body.stragglers is None else Stragglers(
@@ -111,6 +126,8 @@ def servers(cfg: ServersConfig) -> Servers:
             pools.update(repair_fail=(r.false_success.automatic, r.false_success.manual))
         if cfg.host_selection_seconds is not None:
             pools.update(host_selection_seconds=cfg.host_selection_seconds)
+        if cfg.rescheduling == "gang":
+            pools.update(gang=True)
         if r.manual is not None:
             pools.update(manual_probability=r.manual.probability, manual_repair=repair_time(r.manual.time))
         if cfg.diagnosis is not None:

@@ -144,6 +144,35 @@ def test_host_selection_waits_once_per_interruption_beyond_the_standbys():
     assert run_job(warm).bucket_seconds["waiting"] == 0
 
 
+def test_a_gang_rescheduling_staffs_the_standbys_before_the_restart():
+    """Two standbys, spares enough (10 min of preemption each), repairs that never end within the job: under the
+    job policy the first two interruptions take the standbys and every later one a spare; re-scheduled as a gang,
+    each interruption that takes a spare also staffs the two standbys from the spares (preempted together), so the
+    interruptions go standby, standby, spare, standby, standby, spare, ...: one spare and one preemption's wait in
+    three, three spares gone each time. The failures are the same (lifetimes count executed steps)."""
+    pools = Servers(warm_standbys=2, spares=64, preemption_seconds=600.0, repair=("exponential", 1e12, 0.0))
+    base = spec(hard_per_gpu_hour=2e-3, target_steps=1000, seed=3, servers=pools)
+    gang = replace(base, servers=replace(pools, gang=True))
+    a, b = run_job(base), run_job(gang)
+    n = b.interruptions
+    assert a.interruptions == n == b.server_failures > 8  # one server per interruption
+    assert (a.replacements["standby"], a.replacements["spare"]) == (2, n - 2)
+    rescheduled = -(-(n - 2) // 3)
+    assert (b.replacements["standby"], b.replacements["spare"], b.replacements["waited"]) == \
+        (n - rescheduled, rescheduled, 0)
+    assert b.bucket_seconds["waiting"] == pytest.approx(600.0 * rescheduled, abs=1e-6)
+    assert a.bucket_seconds["waiting"] == pytest.approx(600.0 * (n - 2), abs=1e-6)
+    state, _ = advance(new_state(gang), 10**9 * S, max_jobs=1)
+    assert state.srv_role.count(srv.SPARE) == 64 - 3 * rescheduled
+
+
+def test_a_gang_without_standbys_is_the_job_policy():
+    pools = Servers(warm_standbys=0, spares=2, preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0),
+                    host_selection_seconds=180.0)
+    base = spec(hard_per_gpu_hour=2e-3, target_steps=1000, seed=5, servers=pools)
+    assert run_job(replace(base, servers=replace(pools, gang=True))) == run_job(base)
+
+
 def test_the_job_waits_in_its_own_bucket_and_every_microsecond_is_in_one():
     s = spec(hard_per_gpu_hour=2e-3, target_steps=500, servers=replace(POOLS, warm_standbys=0, spares=0))
     state, _ = advance(new_state(s), 10**6 * S)

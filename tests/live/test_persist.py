@@ -268,7 +268,8 @@ def _document(payload: dict, layout: str) -> bytes:
 
 
 @pytest.mark.parametrize("layout", EARLIER_LAYOUTS,
-                         ids=["before-servers", "before-diagnosis", "before-load", "before-async"])
+                         ids=["before-servers", "before-diagnosis", "before-load", "before-async",
+                              "before-restart-phases"])
 def test_a_file_of_an_earlier_layout_is_read_with_what_it_lacks_off(layout):
     """A version 2 file as an earlier simd wrote it (its layout, without the fields grown since) resumes exactly:
     the fields it lacks are read at the engine's declared defaults, which mean "off"."""

@@ -20,3 +20,15 @@ def test_the_airesim_mapping_runs_as_airesim_models_a_job():
     assert b["rollback"] <= job.interruptions * 1.0  # at most the failing 1 s step each
     assert b["restart"] == job.interruptions * 1200.0
     assert job.repairs["manual"] / job.repairs["started"] < 0.4  # 0.32: escalated only when automatic failed
+
+
+def test_the_airesim_mapping_expresses_its_rescheduling_policy():
+    """AIReSim's policy: once its 16 standbys run out, the job restarts with the job and its standbys staffed after a
+    3 min host selection. Here the 48 idle servers are spares taken at once, so every re-scheduling (a spare taken)
+    costs the host selection alone, and the job never waits for a repair (AIReSim's report: no stall)."""
+    (s,) = parse_config(FILE.read_text()).scenarios
+    sv = s.job_spec().servers
+    assert (sv.warm_standbys, sv.gang, sv.host_selection_seconds) == (16, True, 180.0)
+    job = run_job(s.job_spec(7))
+    assert job.replacements["spare"] > 5 and job.replacements["waited"] == 0
+    assert job.bucket_seconds["waiting"] == 180.0 * job.replacements["spare"]

@@ -124,6 +124,11 @@ def test_diagnosis_retirement_and_price_reach_the_job_spec():
     assert sv.host_selection_seconds == 0.0 and plan.host_selection_us == 0  # absent: none
     host = parse_config(POOLS.replace("price_per_gpu_hour: 2.5", "host_selection_seconds: 180")).scenarios[0]
     assert compile_spec(host.job_spec()).host_selection_us == 180 * 10**6
+    assert not compile_spec(host.job_spec()).gang  # absent: the job policy
+    gang = parse_config(POOLS.replace("price_per_gpu_hour: 2.5", "rescheduling: gang")).scenarios[0]
+    assert gang.job_spec().servers.gang and compile_spec(gang.job_spec()).gang
+    job = parse_config(POOLS.replace("price_per_gpu_hour: 2.5", "rescheduling: job")).scenarios[0]
+    assert job.job_spec() == parse_config(POOLS).scenarios[0].job_spec()  # (the price is not the engine's)
     perfect = parse_config(POOLS.replace("diagnosis: {probability: 0.9, misattribution: 0.1}, ", "")).scenarios[0]
     assert compile_spec(perfect.job_spec()).diagnosis_stream is None  # no draws: stage 2's results exactly
 
@@ -138,6 +143,11 @@ def test_diagnosis_retirement_and_price_reach_the_job_spec():
     (PLAIN + "    servers: {host_selection_seconds: 180}\n",
      "scenarios[0].servers: servers.host_selection_seconds needs warm_standbys or spares (without pools no server "
      "leaves the job)"),
+    (PLAIN + "    servers: {rescheduling: gang}\n",
+     "scenarios[0].servers: servers.rescheduling needs warm_standbys or spares (without pools no server leaves the "
+     "job)"),
+    (POOLS.replace("price_per_gpu_hour: 2.5", "rescheduling: together"),
+     "scenarios[0].servers.rescheduling: input should be 'job' or 'gang', got 'together'"),
     (POOLS.replace("price_per_gpu_hour: 2.5", "host_selection_seconds: -1"),
      "scenarios[0].servers.host_selection_seconds: must be >= 0, got -1"),
     (POOLS.replace("misattribution: 0.1", "misattribution: -1"),

@@ -254,3 +254,36 @@ def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp):
     hi, lo, u = draws.uniform(w, hi, lo)
     return hi, lo, g + lifetime_of(i, u, ints[PI.lifetime_kind], floats[PF.lifetime_shape], floats[PF.scale_normal],
                                    floats[PF.scale_lemon], floats[PF.lemon_fraction], mult, fixed)
+
+
+@njit()
+def staff_standbys(role, akey, atree, rep, rtree, stb, n_sb, n_sp, w, withheld, ncl, p, tau, preempt, ready):
+    """A gang re-scheduling (servers.Servers.gang): the warm standbys staffed again up to ``w``, from the
+    lowest-numbered spares the job may take (each ready after its preemption from ``tau``), then from the first
+    servers back from repair (ready at its end), as far as the cluster holds them. No standby is left when it
+    starts (a re-scheduling took a spare or waited), so the pools' tree ``atree`` gives the lowest spare; the new
+    standbys leave the tree until every one is taken (``stb``: scratch of ``w`` entries). Returns (ready: the last
+    one's, n_sb, n_sp, how many were staffed)."""
+    k = 0
+    while n_sb < w:
+        j = atree[1]
+        if ncl <= akey[j] < NEVER and n_sp > withheld:
+            n_sp -= 1
+            ready = max(ready, tau + preempt)
+        else:
+            j = rtree[1]
+            if rep[j] >= NEVER:  # the cluster holds no more
+                break
+            ready = max(ready, rep[j])
+            rep[j] = NEVER
+            update(rtree, rep, j, p)
+        akey[j] = NEVER
+        update(atree, akey, j, p)
+        role[j] = STANDBY
+        n_sb += 1
+        stb[k] = j
+        k += 1
+    for i in range(k):  # back in the pools' tree, keyed as standbys
+        akey[stb[i]] = stb[i]
+        update(atree, akey, stb[i], p)
+    return ready, n_sb, n_sp, k

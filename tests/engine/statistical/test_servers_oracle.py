@@ -80,11 +80,12 @@ CAPACITY = {
                                                          burst_mean_size=3.0, warm_standbys=1, spares=1,
                                                          preemption_seconds=300.0,
                                                          repair=("exponential", 7200.0, 0.0))),
-    # re-scheduling on new hosts: 30 min of host selection after each interruption beyond the standbys, with a
-    # standby and a spare that run out
-    "host_selection": replace(BASE, servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
-                                                    host_selection_seconds=1800.0,
-                                                    repair=("exponential", 7200.0, 0.0))),
+    # re-scheduling on new hosts as a gang (AIReSim's host selection): each interruption beyond the standbys staffs
+    # the two standbys too, from the one spare, then from the repairs, then 30 min of host selection (the job
+    # policy's host selection: tests/engine/test_servers.py, exactly)
+    "gang_host_selection": replace(BASE, servers=Servers(warm_standbys=2, spares=1, preemption_seconds=600.0,
+                                                         host_selection_seconds=1800.0, gang=True,
+                                                         repair=("exponential", 7200.0, 0.0))),
     # repairs as a mixture of three kinds (a fault log's, simd trace fit): no pools, so the job waits for each
     # failed server's own repair and the waiting time is the sum of the repairs drawn
     "repair_mixture": replace(BASE, servers=Servers(warm_standbys=0, repair_mixture=MIXTURE)),
@@ -137,6 +138,8 @@ def test_engine_matches_the_per_step_loop_with_servers(name):
         assert means["retirements"] > 1 and means["repairs_lemons_fixed"] > 0.5
     if name == "diagnosis_imperfect_weibull_retired":
         assert means["diagnosis_missed"] > 5 and means["diagnosis_wrong"] > 5 and means["retirements"] > 0.5
+    if name == "gang_host_selection":  # re-schedulings that staffed the standbys, used by later interruptions
+        assert means["replacements_standby"] > means["replacements_spare"] + means["replacements_waited"]
     if name == "standby_spare_exhausted":
         assert means["replacements_standby"] > 1 and means["replacements_spare"] > 1
 
@@ -180,6 +183,8 @@ def server_specs(draw):
                       warm_standbys=draw(st.sampled_from([None, None, 0, 2])), spares=draw(st.sampled_from([0, 3])),
                       spares_withheld=draw(st.sampled_from([0, 0, 2])),
                       preemption_seconds=draw(st.sampled_from([0.0, 600.0])),
+                      host_selection_seconds=draw(st.sampled_from([0.0, 180.0])),
+                      gang=draw(st.sampled_from([False, True])),
                       repair=draw(st.sampled_from([("exponential", 3600.0, 0.0), ("lognormal", 600.0, 2.0)])),
                       repair_mixture=draw(st.sampled_from([(), (), MIXTURE])),
                       diagnosis=draw(st.sampled_from([1.0, 1.0, 0.7])),
