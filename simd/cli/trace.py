@@ -330,6 +330,10 @@ def fit_table(f) -> str:
         lines.append(f"  Weibull shape: {f.lifetime_shape}")
     lines.append(f"  gamma frailty shape: {f.gamma_shape}" if f.gamma_shape else
                  "  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
+    if f.regimes:
+        lines.append(f"regimes (faults clustered in time), stormy over calm rate: {f.regime_ratio}")
+        for name, (m, d) in zip(("calm", "stormy"), f.regimes, strict=True):
+            lines.append(f"  {name}: multiplier {m}; mean days {d}")
     if f.burst_per_day:
         lines += [f"bursts per day (the cluster): {f.burst_per_day}", f"  mean size: {f.burst_mean_size}"]
         if f.burst_seconds:

@@ -48,6 +48,7 @@ _ON_FIRST_USE = {
     "Shared": "crn", "duration_key": "crn",
     "kernels": None,  # the module: the compiled units, compiled ahead by `simd compile` and the daemon's warm-up
     "work": None,  # the module: the kernel's cost model and a job's expected work (the daemon's and the file's bound)
+    "njit": "jit",  # numba.njit with simd's kernel cache: for compiled code outside the engine (simd.traces.regimes)
 }
 
 __all__ = [

@@ -98,7 +98,7 @@ def retarget(state: State, spec: JobSpec) -> State:
     if servers_kept(state.plan, plan):
         return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at)
     return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=(),
-                   burst_at=burst_at)
+                   burst_at=burst_at, regime=())
 
 
 def servers_kept(old, new) -> bool:
@@ -108,7 +108,8 @@ def servers_kept(old, new) -> bool:
 
 
 def _table(p) -> tuple:
-    return p.servers, p.lemon_fraction, p.rate_shape, p.lifetime_kind, p.lifetime_shape, p.scale_normal, p.scale_lemon
+    return (p.servers, p.lemon_fraction, p.rate_shape, p.lifetime_kind, p.lifetime_shape, p.scale_normal, p.scale_lemon,
+            p.regimes, p.regime_calm, p.regime_stormy, p.regime_calm_log1m, p.regime_stormy_log1m, p.rate_schedule)
 
 
 def run_job(spec: JobSpec, *, tick_us: int | None = None, limit_us: int | None = None) -> JobResult | None:

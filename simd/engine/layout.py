@@ -9,7 +9,8 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   (the newest corrupt checkpoints, oldest at ``ring_head``; at least one column), ``srv`` (State.srv_next: each
   server's end of lifetime), ``mult`` (State.srv_mult: the servers' gamma rate multipliers) and with capacity
   ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed); with retirement ``blamed``
-  (State.srv_blamed: ``retire_after`` columns per server, its last blames). The kernel's tournament trees over
+  (State.srv_blamed: ``retire_after`` columns per server, its last blames); with regimes ``regime`` (State.regime:
+  the regime path's current stretch, 4 columns). The kernel's tournament trees over
   them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
@@ -36,10 +37,11 @@ from simd.engine.state import State, Totals
 BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
-AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed")
+AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed",
+              "regime")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
           "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": (),
-          "srv_blamed": ()}
+          "srv_blamed": (), "regime": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -118,7 +120,7 @@ def pos_row(s: State) -> list[int]:
 class Aux:
     """The regions of a replica's ``aux`` row for ``plan`` (module docstring): each as (offset, width)."""
 
-    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed")  # the regions, in the row's order
+    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime")  # the regions, in the row's order
 
     def __init__(self, plan):
         self.servers = n = plan.table
@@ -127,7 +129,7 @@ class Aux:
         # (the tournament trees and the pooled servers' keys are the kernel's scratch, one set per call: a
         # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
         widths = {"ring": max(plan.retention, 1), "srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c,
-                  "rep": c, "fixed": c, "blamed": c * plan.retire_after}
+                  "rep": c, "fixed": c, "blamed": c * plan.retire_after, "regime": 4 if plan.regimes else 0}
         at = 0
         for name in self.NAMES:
             setattr(self, name, (at, widths.pop(name)))
@@ -169,6 +171,8 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_fixed"] = tuple(aux[o:o + k].tolist()) if laid_out else ()
     o, k = ax.blamed
     d["srv_blamed"] = tuple(aux[o:o + k].tolist()) if laid_out and k else ()
+    o, k = ax.regime
+    d["regime"] = tuple(aux[o:o + k].tolist()) if k and aux[o] else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     for name in FLAGS:
@@ -194,6 +198,8 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
             aux[i, ax.rep[0]:ax.rep[0] + len(s.srv_repair)] = s.srv_repair
             aux[i, ax.fixed[0]:ax.fixed[0] + len(s.srv_fixed)] = s.srv_fixed
             aux[i, ax.blamed[0]:ax.blamed[0] + len(s.srv_blamed)] = s.srv_blamed
+        if s.regime:
+            aux[i, ax.regime[0]:ax.regime[0] + len(s.regime)] = s.regime
     return lay, pos, tot, aux
 
 

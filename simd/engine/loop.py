@@ -143,6 +143,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # bursts (servers.py): several servers struck in one step
     burst_log1m, burst_q, burst_domain = floats[PF.burst_log1m], floats[PF.burst_q], ints[PI.burst_domain]
     rp = seg(ivec, ints, PI.replay)  # replay (servers.py): the log's fault steps (empty: none)
+    sched = seg(fvec, ints, PI.rate_schedule)  # operational time (servers.py): the rate schedule (empty: none)
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     # scratch, rebuilt for every replica (kernel/servers.py): the tree over the servers' ends of lifetime, and with
     # pools each pooled server's key (its index if a standby, the cluster's size plus it if a spare, NEVER
@@ -197,6 +198,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         # servers (kernel/servers.py): each one's end of lifetime, the tree over them, the lifetime stream
         srv, mult = seg(aux, ints, PI.aux_srv), seg(aux, ints, PI.aux_mult)
         wlf, li = words[Stream.lifetime], pos[Pos.lifetimes]
+        rg, wrg = seg(aux, ints, PI.aux_regime), words[Stream.regime]  # the regime cursor and stream (servers.py)
         lfh, lfl = zero, zero
         role, rep, fixed = seg(aux, ints, PI.aux_role), seg(aux, ints, PI.aux_rep), seg(aux, ints, PI.aux_fixed)
         wrp, ri, wait_until = words[Stream.repair], pos[Pos.repair_draws], pos[Pos.wait_until]
@@ -237,7 +239,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if cap and role[i] != servers.JOB:
                         srv[i] = NEVER
                         continue
-                    lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
+                    lfh, lfl, srv[i] = servers.new_end(
+                        i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
                     li += 1
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
@@ -698,7 +701,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                                               min(int(u3 * (n_job - 1)), n_job - 2), tree_p, i)
                                 tot[Tot.diagnosis_wrong] += 1
                         if not cap or blm != i:  # i stays in the job: a new lifetime
-                            lfh, lfl, srv[i] = servers.new_end(i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
+                            lfh, lfl, srv[i] = servers.new_end(
+                                i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
                             li += 1
                             servers.update(tree, srv, i, tree_p)
                         if not cap or blm < 0:
@@ -765,7 +769,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB
                         servers.set_job(jcnt, j, 1, tree_p)
-                        lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp)
+                        lfh, lfl, srv[j] = servers.new_end(
+                            j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
                         li += 1
                         servers.update(tree, srv, j, tree_p)
                     hi += 1

@@ -435,7 +435,9 @@ class _Servers:
     its lifetime's survival function (tabulated by age as ages are met). ``step`` returns how many failed; they
     start new lifetimes, the others age by one step. Lemons by servers.is_lemon; gamma rate multipliers drawn
     with ``random.Random.gammavariate`` when the simulation starts (the engine's own draws are Marsaglia-Tsang).
-    A lemon a true repair fixes takes an ordinary server's scale."""
+    A lemon a true repair fixes takes an ordinary server's scale. In operational time (regimes, a rate schedule)
+    step ``g`` adds ``m(g)`` to every running server's age instead of 1 (``multiplier``) and the hazard is
+    ``1 - Sv(a + m) / Sv(a)``."""
 
     def __init__(self, plan: Plan, rng: random.Random):
         self.uniform = rng.random
@@ -445,6 +447,12 @@ class _Servers:
         self.lemon = [srv.is_lemon(i, plan.lemon_fraction) for i in range(n)]
         self.tables: dict[float, list[float]] = {}  # hazard by age, per lifetime scale
         self.age = [0] * plan.table
+        # operational time (servers.py): the regime of the step (None: none drawn yet), P(leaving each regime in a
+        # step), the schedule's pieces; with either, ages count operational steps (floats)
+        self.regime: int | None = None
+        self.leave = (-math.expm1(plan.regime_calm_log1m), -math.expm1(plan.regime_stormy_log1m))
+        self.sched = [(plan.rate_schedule[k], plan.rate_schedule[k + 1]) for k in range(0, len(plan.rate_schedule), 2)]
+        self.timed = plan.regimes or bool(self.sched)
         # capacity: the cluster's roles (the job's servers, the standbys, the spares) and repairs
         self.cap, self.plan, self.rng = plan.cluster > 0, plan, rng
         job, w = plan.servers, plan.standbys
@@ -483,6 +491,27 @@ class _Servers:
             t.append(1.0 if s0 == 0.0 else 1.0 - s1 / s0)
         return t[a]
 
+    def multiplier(self, g: int) -> float:
+        """Executed step ``g``'s rate multiplier (servers.py, "Operational time"): the regime's, drawn step by step (the
+        first stationary, then leaving the regime with its per-step probability), times the schedule's piece that
+        covers the step (the last whose first step is below g)."""
+        p, m = self.plan, 1.0
+        if p.regimes:
+            if self.regime is None:
+                self.regime = 1 if self.uniform() < p.regime_p_stormy else 0
+            elif self.uniform() < self.leave[self.regime]:
+                self.regime = 1 - self.regime
+            m = p.regime_stormy if self.regime else p.regime_calm
+        if self.sched:
+            m *= [x for s, x in self.sched if s < g][-1]
+        return m
+
+    def timed_hazard(self, i: int, a: float, m: float) -> float:
+        """Server ``i``'s probability of failing in a step that adds ``m`` to its operational age ``a``."""
+        scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
+        s0 = srv.survival(self.kind, self.shape, scale, a)
+        return 1.0 if s0 == 0.0 else 1.0 - srv.survival(self.kind, self.shape, scale, a + m) / s0
+
     def step(self, g: int) -> list[int]:
         """The servers of the job that fail in this step (index order): their own Bernoullis, and with bursts
         a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
@@ -496,6 +525,9 @@ class _Servers:
         self.running = running
         if p.replay_servers:  # a replayed log (servers.py): the running servers whose log has a fault in step g
             failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB]
+        elif self.timed:
+            m = self.multiplier(g)
+            failed = [i for i in running if self.uniform() < self.timed_hazard(i, self.age[i], m)]
         else:
             failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
         if p.burst_log1m and self.uniform() < -math.expm1(p.burst_log1m):
@@ -512,7 +544,7 @@ class _Servers:
             self.burst_servers += len(struck)
             failed = sorted(failed + struck)
         for i in running:
-            self.age[i] += 1
+            self.age[i] += m if self.timed else 1
         for i in failed:
             self.age[i] = 0
         return failed

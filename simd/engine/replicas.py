@@ -357,7 +357,8 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
 
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
-_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult", "burst_at"))
+_RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult", "burst_at",
+                         "regime"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
@@ -392,7 +393,7 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         else np.full(len(plans), NEVER, dtype=np.int64)
     kept = servers_kept(head.plan, p0)
     # the servers' lifetimes start anew, their multipliers drawn again (core.retarget)
-    renewed = {} if kept else {"lifetimes": 0, "srv_next": (), "srv_mult": ()}
+    renewed = {} if kept else {"lifetimes": 0, "srv_next": (), "srv_mult": (), "regime": ()}
     if p0.burst_log1m:  # bursts: drawn afresh from g (core.retarget)
         renewed["burst_at"] = int(g[0])
     _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1, **renewed},
@@ -410,6 +411,10 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         pos[:, Pos.lifetimes] = 0
         o, k = Aux.of(p0).mult
         if k:  # drawn again by the kernel (the same draws while the shape is the same)
+            aux = aux.copy()
+            aux[:, o:o + k] = 0
+        o, k = Aux.of(p0).regime
+        if k:  # the regime path walked again from its start (the same path while its parameters are the same)
             aux = aux.copy()
             aux[:, o:o + k] = 0
     statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))

@@ -30,6 +30,23 @@ the servers' first lifetimes are draws 0 .. S - 1, in server order, and each fai
 servers failing in one step in the order of their index. The per-step oracle (oracle.py) draws a Bernoulli per
 server and step with the conditional hazard ``1 - Sv(a + 1) / Sv(a)`` of its age ``a`` (Sv the survival
 function) instead: equal in distribution.
+
+Operational time (faults clustered in time; rates that change over the job's time): with ``regimes`` or
+``rate_schedule`` a server ages in operational time, executed step ``s`` adding ``m(s)`` to every server's age
+instead of 1, ``m(s) = m_regime(s) * m_schedule(s)`` (a time change, ``tau(g) = m(1) + .. + m(g)``): a lifetime
+``L`` drawn as above (operational steps) that starts after executed step ``g0`` ends in the first step ``g`` with
+``tau(g) - tau(g0) >= L``. The regime is a two-state Markov chain over executed steps (calm, stormy: a
+Markov-modulated rate), common to every server of the replica, so the failures of all its servers crowd into
+the stormy stretches: a regime of mean ``d`` days lasts a geometric number of steps, ``ceil(-d' log u)`` with
+``d'`` its mean in steps (the per-step chain's sojourn exactly: it leaves the regime with probability
+``1 - exp(-1 / d')`` per step), the first regime stationary (stormy with probability ``q_c / (q_c + q_s)``, ``q``
+the per-step probabilities of leaving). Draw 0 of the stream "regime" picks the first regime (stormy when
+``u <= q_c / (q_c + q_s)``), draw ``j + 1`` the length of regime stretch ``j`` (the regimes alternate). The stream
+is not renewed by a drill: the path is the replica's world, redrawn the same from its start when the servers start
+new lifetimes. The schedule's piece ``k`` covers executed steps ``(s_k, s_(k + 1)]``, ``s_k = floor(day_k * 86400 /
+step_seconds + 1/2)``. The engine keeps the replica's current regime stretch (State.regime) and walks the stretches
+a lifetime spans (kernel.servers.operational_steps: O(the stretches it crosses) per lifetime); the oracle draws
+the regime step by step and ages each server by ``m(s)`` with the conditional hazard ``1 - Sv(a + m) / Sv(a)``.
 """
 
 from __future__ import annotations
@@ -113,6 +130,13 @@ class Servers:
     # that falls while its server is not running (a standby, a spare, in repair) does not happen.
     replay: tuple[tuple[float, ...], ...] = ()
     replay_span_seconds: float = 0.0
+    # faults clustered in time (module docstring, "Operational time"): the servers' rates times the multiplier of a
+    # hidden regime, ((multiplier, mean days), ...) for the calm regime then the stormy one, each regime lasting a
+    # geometric number of executed steps of that mean (days of the job's compute); () none
+    regimes: tuple[tuple[float, float], ...] = ()
+    # rates that change with the job's compute time: ((from day, multiplier), ...), the first from day 0, each
+    # multiplier holding until the next piece's day (the last one for good); () none
+    rate_schedule: tuple[tuple[float, float], ...] = ()
 
     @property
     def capacity(self) -> bool:
@@ -143,7 +167,7 @@ def plain(servers: Servers | None, n_gpus: int) -> bool:
     exponential lifetimes."""
     return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0
                                and servers.rate_shape == 0.0 and not servers.capacity and servers.burst_per_day == 0
-                               and not servers.replay)
+                               and not servers.replay and not servers.regimes and not servers.rate_schedule)
 
 
 def imperfect_diagnosis(servers: Servers) -> bool:

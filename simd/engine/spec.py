@@ -331,6 +331,17 @@ class Plan:
     replay_servers: int = 0
     replay_period: int = 0
     replay_copies: int = 1
+    # operational time (servers.py): with regimes, each regime's rate multiplier and log(1 - P(leaving it in a
+    # step)), P(the first regime is the stormy one), the regime path's stream; the rate schedule's pieces as
+    # (first step, multiplier) pairs in a row (empty: none)
+    regimes: bool = False
+    regime_calm: float = 1.0
+    regime_stormy: float = 1.0
+    regime_calm_log1m: float = 0.0
+    regime_stormy_log1m: float = 0.0
+    regime_p_stormy: float = 0.0
+    regime_stream: dict | None = stream("regime", renewed=False)
+    rate_schedule: tuple[float, ...] = ()
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Plan) and self.spec == other.spec
@@ -467,6 +478,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
             on += ["burst_stream", "burst_pick_stream"]
         if spec.servers.rate_shape > 0.0:
             on.append("server_rate_stream")
+        if spec.servers.regimes:
+            on.append("regime_stream")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
         on += ["hard_type_stream", "sdc_type_stream"]
     out = {}
@@ -598,7 +611,8 @@ def _servers(spec: JobSpec) -> dict:
         p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
         bursts.update(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),
                       burst_domain=s.burst_domain)
-    return dict(**cap, **bursts, servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
+    return dict(**cap, **bursts, **_operational(s, spec.step_seconds),
+                servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,
                 lifetime_shape=s.shape, scale_normal=srv.scale(s.lifetime, s.shape, rates[0]),
                 scale_lemon=srv.scale(s.lifetime, s.shape, rates[1]),
@@ -606,6 +620,22 @@ def _servers(spec: JobSpec) -> dict:
                     (((n - srv.lemons(n, s)) * s.gpus_per_server, spec.hard_per_gpu_hour),
                      (srv.lemons(n, s) * s.gpus_per_server, spec.hard_per_gpu_hour * s.lemon_multiplier)),
                     spec.step_seconds))
+
+
+def _operational(s: srv.Servers, step_seconds: float) -> dict:
+    """The Plan fields of operational time (servers.py): the regimes' multipliers, their per-step log(1 - P(leaving))
+    from their mean days, the stationary P(stormy) of the per-step chain; the schedule's first steps."""
+    out = {}
+    if s.regimes:
+        (mc, dc), (ms, ds) = s.regimes
+        lc, ls = (-step_seconds / (d * 86400.0) for d in (dc, ds))
+        qc, qs = -math.expm1(lc), -math.expm1(ls)
+        out.update(regimes=True, regime_calm=mc, regime_stormy=ms, regime_calm_log1m=lc, regime_stormy_log1m=ls,
+                   regime_p_stormy=qc / (qc + qs))
+    if s.rate_schedule:
+        out["rate_schedule"] = tuple(x for day, m in s.rate_schedule
+                                     for x in (float(math.floor(day * 86400.0 / step_seconds + 0.5)), m))
+    return out
 
 
 def _mixture(components: tuple[tuple[float, str, float, float], ...]) -> dict:

@@ -149,6 +149,9 @@ class State:
     burst_draws: int = 0
     burst_at: int = 0
     burst_picks: int = 0
+    # operational time's regimes (servers.py): the regime path's current stretch j as (j + 1, its first executed
+    # step - 1, its last executed step, its regime: 0 calm, 1 stormy); () not drawn yet
+    regime: tuple[int, ...] = ()
     # an asynchronous save in flight: when its write ends (us; 0: none in flight), its job step, whether it holds
     # the present SDC (committed SDCs)
     write_end: int = 0

@@ -802,6 +802,35 @@ class Bursts(_Strict):
         return self
 
 
+class Regime(_Strict):
+    """One regime of the failure rate: its multiplier and how long it lasts."""
+
+    multiplier: Annotated[float, Field(ge=0, le=10_000, allow_inf_nan=False)]
+    """The servers' failure rates times this while the regime holds."""
+    mean_days: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """The regime's mean duration, days of the job's compute (a geometric number of executed steps)."""
+
+
+class Regimes(_Strict):
+    """Faults clustered in time (a Markov-modulated rate; `simd trace fit` fits it): a hidden calm and stormy regime,
+    common to all the job's servers, alternating; the servers age in operational time, each executed step adding
+    the regime's multiplier to their age (docs/servers.md)."""
+
+    calm: Regime
+    """The regime the rate returns to."""
+    stormy: Regime
+    """The regime of crowded failures (a campaign of stress tests, a bad batch of parts, a facility problem)."""
+
+
+class RatePiece(_Strict):
+    """A piece of the rate schedule."""
+
+    from_day: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+    """The day of the job's compute from which the piece holds (the first piece's 0)."""
+    multiplier: Annotated[float, Field(ge=0, le=10_000, allow_inf_nan=False)]
+    """The servers' failure rates times this, until the next piece's day (the last one's for good)."""
+
+
 # A job's servers and a scenario's server-lifetimes in all: each replica keeps one end of lifetime per server and a
 # tournament tree over them (layout.Aux: ~3-4 int64 per server, ~11 with pools, + retirement.failures with
 # retirement, counted as that share of a server: server_slots), so the bounds cap a scenario's memory at ~0.25 GB
@@ -874,6 +903,11 @@ class ServersConfig(_Strict):
     """Absent: servers fail independently."""
     replay: Replay | None = None
     """A fault log replayed instead of drawn lifetimes (then no `lemons`, `rates` or `lifetime`); absent: drawn."""
+    regimes: Regimes | None = None
+    """Absent: no regimes (the rates hold steady, as `rate_schedule` sets them)."""
+    rate_schedule: Annotated[list[RatePiece], Field(min_length=1, max_length=10_000)] | None = None
+    """Rates that change with the job's compute time (a fault log's rate per month, `simd trace stats`): pieces by
+    day, in increasing order from day 0; absent: the same rates throughout."""
     host_selection_seconds: CostSeconds | None = None
     """Re-scheduling on new hosts: after an interruption that took a spare or waited for a repair (no warm standby
     left), the time the scheduler takes to select the hosts, once the last replacement is ready (the job waits;
@@ -904,8 +938,16 @@ class ServersConfig(_Strict):
         if self.replay is not None:
             drawn = [k for k in ("lemons", "rates") if getattr(self, k) is not None] + \
                 (["lifetime"] if self.lifetime.distribution != "exponential" else [])
+            drawn += [k for k in ("regimes", "rate_schedule") if getattr(self, k) is not None]
             if drawn:
                 raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
+        sched = self.rate_schedule
+        if sched is not None:
+            if sched[0].from_day != 0:
+                raise ValueError("servers.rate_schedule: the first piece's from_day must be 0")
+            for k in range(1, len(sched)):
+                if not sched[k].from_day > sched[k - 1].from_day:
+                    raise ValueError(f"servers.rate_schedule: piece {k + 1}'s from_day is not after piece {k}'s")
         for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds", "rescheduling"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "

@@ -140,6 +140,10 @@ def servers(cfg: ServersConfig) -> Servers:
     b = cfg.bursts
     if b is not None:
         pools.update(burst_per_day=b.per_day, burst_mean_size=b.mean_size or 2.0, burst_domain=b.domain_servers or 0)
+    if cfg.regimes is not None:
+        pools.update(regimes=tuple((r.multiplier, r.mean_days) for r in (cfg.regimes.calm, cfg.regimes.stormy)))
+    if cfg.rate_schedule is not None:
+        pools.update(rate_schedule=tuple((p.from_day, p.multiplier) for p in cfg.rate_schedule))
     return Servers(cfg.gpus_per_server, cfg.lemons.fraction if cfg.lemons else 0.0,
                    cfg.lemons.multiplier if cfg.lemons else 1.0, lt.distribution, shape,
                    cfg.rates.gamma_shape if cfg.rates else 0.0, **pools)

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special, stats
 
-from simd.traces import mixture
+from simd.traces import mixture, regimes
 from simd.traces.log import DAY, MAX_DAYS, FaultLog
 from simd.traces.stats import bursts
 from simd.traces.synth import Model
@@ -87,6 +87,10 @@ class Fit:
     joined_by_chance: float = 0.0  # with a burst window: the independent faults its groups hold (_chance_joins)
     # repair "mixture": per lognormal component (weight, median days, sigma), by median
     repair_mixture: tuple[tuple[Estimate, Estimate, Estimate], ...] = ()
+    # faults clustered in time (simd.traces.regimes), when their AIC is the lowest: the calm and stormy regimes'
+    # multipliers (a stationary mean of 1) and mean durations in days; lifetimes then exponential, no frailty
+    regimes: tuple[tuple[Estimate, Estimate], tuple[Estimate, Estimate]] | None = None
+    regime_ratio: Estimate | None = None  # the stormy regime's rate over the calm one's (their intervals' source)
 
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
@@ -101,7 +105,8 @@ class Fit:
             repair_mixture=tuple((w.value, m.value, sg.value) for w, m, sg in self.repair_mixture),
             burst_per_day=self.burst_per_day.value if self.burst_per_day else 0.0,
             burst_mean_size=self.burst_mean_size.value if self.burst_mean_size else 2.0,
-            classes=dict(self.causes) or {"fault": 1.0})
+            classes=dict(self.causes) or {"fault": 1.0},
+            regimes=tuple((m.value, d.value) for m, d in self.regimes) if self.regimes else ())
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
@@ -134,6 +139,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
     life = _lifetimes(log, servers, weight)
+    life.update(_regimes(log, servers, weight, life))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs)
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
@@ -247,6 +253,32 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
                     1.0 / (theta.low * g) if theta.low > 0 else math.inf)
     return dict(lifetime=best, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                 rate_per_server_day=rate, aic=aic)
+
+
+def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dict:
+    """The regimes' family (simd.traces.regimes) beside the renewal ones: its AIC in ``aic["regimes"]``, and when it
+    is the lowest, the lifetime fields it implies (exponential at the mean rate, no frailty) and its estimates."""
+    p = regimes.pieces(log, servers, weight)
+    r = regimes.fit(p, log.span_days)
+    if r is None:
+        return {}
+    aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
+    if aic["regimes"] >= min(life["aic"].values()):
+        return {"aic": aic}
+    se = _wald(regimes.nll_function(p), r.x)
+    rate = _est(r.x[0], se[0])
+    above = _est(r.x[1], se[1])  # r - 1
+    ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)
+    calm, stormy = _est(r.x[2], se[2]), _est(r.x[3], se[3])
+
+    def normalised(x: float) -> tuple[float, float]:  # the multipliers at ratio x, the durations at their estimates
+        e = (r.calm_days + x * r.stormy_days) / (r.calm_days + r.stormy_days)
+        return 1 / e, x / e
+
+    (mc, ms), (mc_hi, ms_lo), (mc_lo, ms_hi) = normalised(ratio.value), normalised(ratio.low), normalised(ratio.high)
+    return dict(aic=aic, lifetime="exponential", lifetime_shape=None, gamma_shape=None, rate_per_server_day=rate,
+                lifetime_scale_days=Estimate(1 / rate.value, 1 / rate.high, 1 / rate.low if rate.low > 0 else math.inf),
+                regimes=((Estimate(mc, mc_lo, mc_hi), calm), (Estimate(ms, ms_lo, ms_hi), stormy)), regime_ratio=ratio)
 
 
 # The frailty's integral by quadrature (log_frailty): in u = log w the integrand is exp(g(u)) with g concave (a

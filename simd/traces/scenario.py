@@ -118,6 +118,14 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
                   f"      lifetime: {{distribution: weibull, shape: {shape}}}" + comment(_ci(f.lifetime_shape), note)]
     else:
         lines.append(f"      # exponential lifetimes: AIC {f.aic['exponential']:.1f}, Weibull's {f.aic['weibull']:.1f}")
+    if f.regimes:
+        (mc, dc), (ms, ds) = f.regimes
+        lines += [f"      # faults clustered in time: AIC {f.aic['regimes']:.1f}, the renewal lifetimes' "
+                  f"{min(f.aic['exponential'], f.aic['weibull']):.1f}; the stormy regime's rate "
+                  f"{f.regime_ratio.value:.4g} times the calm one's ({_ci(f.regime_ratio)})",
+                  f"      regimes:   # mean days calm {_ci(dc)}, stormy {_ci(ds)}",
+                  f"        calm: {{multiplier: {mc.value:.6g}, mean_days: {dc.value:.6g}}}",
+                  f"        stormy: {{multiplier: {ms.value:.6g}, mean_days: {ds.value:.6g}}}"]
     if f.gamma_shape is not None:
         a, note = value("servers.rates.gamma_shape", f.gamma_shape.value, ".4g")
         lines += ["      # each server's frailty: gamma of mean 1 (over-dispersed faults per server)",

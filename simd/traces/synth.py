@@ -56,6 +56,9 @@ class Model:
     burst_mean_size: float = 2.0
     burst_spread_days: float = 0.0  # a burst's faults uniformly within this long (0: at its instant)
     classes: dict[str, float] = field(default_factory=lambda: {"fault": 1.0})
+    # faults clustered in time: ((multiplier, mean days) calm, stormy), the engine's regimes (simd.engine.servers,
+    # "Operational time") over the log's time: lifetimes in operational time; () none
+    regimes: tuple[tuple[float, float], ...] = ()
 
 
 def generate(model: Model, servers: int, span_days: float, rng: np.random.Generator,
@@ -96,6 +99,7 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
     hs, hits = hs[order], np.append(ht[order], np.inf)  # (a sentinel: past a server's strikes, no strike)
     nxt, hi = np.searchsorted(hs, np.arange(servers), "left"), np.searchsorted(hs, np.arange(servers), "right")
     w = rng.gamma(m.gamma_shape, 1.0 / m.gamma_shape, servers) if np.isfinite(m.gamma_shape) else np.ones(servers)
+    clock = _operational(m, span_days, rng)
     up = np.zeros(servers)  # when each server is next up
     alive = np.arange(servers)  # the servers still up before the span's end
     out: list[tuple[np.ndarray, ...]] = []
@@ -104,6 +108,8 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
         while len(alive):
             t = up[alive]
             life = m.lifetime_scale_days / w[alive] * rng.exponential(size=len(alive)) ** (1.0 / m.lifetime_shape)
+            if clock is not None:  # the lifetime spent in operational time: its end through tau's inverse
+                life = np.interp(np.interp(t, *clock) + life, clock[1], clock[0], right=np.inf) - t
             p, end_p = nxt[alive], hi[alive]
             while True:  # strikes while the server was in repair miss it
                 missed = (p < end_p) & (hits[np.minimum(p, end_p)] < t)
@@ -134,6 +140,24 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
     return Columns(server=server, start=start * DAY, end=np.where(end <= span_days, end * DAY, np.nan), cls=cls,
                    classes=tuple(names), level=np.zeros(len(server), dtype=np.int64), levels=("",),
                    servers_named=servers, span_days=span_days * DAY / DAY)  # (as FaultLog.span_days reads it)
+
+
+def _operational(m: Model, span_days: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
+    """The regime path's operational clock over the span, (times, tau at them) (None without regimes): the first
+    regime stationary (stormy with probability d_s / (d_c + d_s)), stretches exponential of the regimes' means,
+    alternating; tau piecewise linear with the regime's multiplier as its slope, to the first stretch past the
+    span."""
+    if not m.regimes:
+        return None
+    (mc, dc), (ms, ds) = m.regimes
+    r = int(rng.random() < ds / (dc + ds))
+    times, taus = [0.0], [0.0]
+    while times[-1] <= span_days:
+        d = rng.exponential(ds if r else dc)
+        times.append(times[-1] + d)
+        taus.append(taus[-1] + d * (ms if r else mc))
+        r = 1 - r
+    return np.array(times), np.array(taus)
 
 
 def _repairs(m: Model, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -106,7 +106,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "loads_corrupt": 0, "fallbacks_to_start": 0, "corrupt_draws": 0, "hw": 0, "loads": {},  # corrupt loads
          "tier_saves": 0, "tier_losses": 0, "recoveries_tier": 0, "recoveries_persistent": 0, "recoveries_start": 0,
          "persist_last": 0, "load_end": 0, "tier": {},  # a memory tier
-         "load_us": 0, "load_seconds": 0.0}  # the restart bucket's loads
+         "load_us": 0, "load_seconds": 0.0,  # the restart bucket's loads
+         "regime": ()}  # operational time's regimes
 
 
 def _kept(obj) -> list:

@@ -432,3 +432,43 @@ def test_repairs_of_a_mixture_have_its_mean():
     t = state.totals
     per_failure = t.waiting_us / US_PER_SECOND / t.server_failures
     assert t.server_failures > 300 and abs(per_failure - 18300) < 4 * 31000 / math.sqrt(t.server_failures)
+
+
+@pytest.mark.parametrize("kind,shape", [("weibull", 0.7), ("lognormal", 1.0)])
+def test_operational_time_at_multiplier_one_is_the_servers_own_clock_bit_for_bit(kind, shape):
+    """Regimes and a schedule whose multipliers are all 1: every executed step adds 1 to a server's operational age,
+    so each lifetime ends in the step it ends in without them (the regime path drawn and walked, nothing changed)."""
+    base = spec(n_gpus=64, hard_per_gpu_hour=0.01, seed=3)
+    plain = replace(base, servers=Servers(lifetime=kind, shape=shape, rate_shape=1.5))
+    timed = replace(base, servers=Servers(lifetime=kind, shape=shape, rate_shape=1.5,
+                                          regimes=((1.0, 0.2), (1.0, 0.05)), rate_schedule=((0.0, 1.0), (0.5, 1.0))))
+    assert compile_spec(timed).regimes
+    got, want = run_job(timed), run_job(plain)
+    assert got == want and got.interruptions > 10
+
+
+def test_a_rate_schedule_changes_the_failures_by_the_jobs_compute_time():
+    """A schedule that stops the failures for the job's first day of compute (multiplier 0), then fails at three
+    times the rate: no server fails in the first day's steps, and the rest fail about three times as often."""
+    base = spec(n_gpus=64, hard_per_gpu_hour=0.01, target_steps=6000, seed=4)
+    job = replace(base, servers=Servers(lifetime="weibull", shape=1.0, rate_schedule=((0.0, 0.0), (1.0, 3.0))))
+    first_day, _ = advance(new_state(job), 86400 * S)  # (its steps all of the first day's compute)
+    assert first_day.g > 1000 and first_day.totals.server_failures == 0
+    state, _ = advance(first_day, 10**15, max_jobs=1)
+    steady = run_job(replace(base, servers=Servers(lifetime="weibull", shape=1.0)))
+    assert state.totals.server_failures > 2 * steady.server_failures
+
+
+def test_a_drill_keeps_the_regime_path_when_the_servers_keep_their_lifetimes():
+    """A retarget that keeps the failure model keeps the regime cursor (the path is the replica's world), and one
+    that changes it walks the same path again from its start (the stream is not renewed)."""
+    job = replace(spec(n_gpus=64, hard_per_gpu_hour=0.01, seed=5),
+                  servers=Servers(lifetime="weibull", shape=0.8, regimes=((0.3, 0.1), (4.0, 0.05))))
+    state, _ = advance(new_state(job), 40 * 3600 * S)
+    assert state.regime and state.regime[0] > 1
+    kept = retarget(state, replace(job, sdc_per_gpu_hour=job.sdc_per_gpu_hour * 2))
+    assert kept.regime == state.regime
+    redrawn = retarget(state, replace(job, hard_per_gpu_hour=0.02))
+    assert redrawn.regime == () and redrawn.lifetimes == 0
+    later, _ = advance(redrawn, state.clock + 3600 * S)
+    assert later.regime[0] >= state.regime[0]  # the same path, walked again to the current step

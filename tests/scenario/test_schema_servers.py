@@ -193,6 +193,24 @@ def test_bursts_reach_the_job_spec_and_bad_ones_are_one_line():
         "scenarios[0].servers.bursts.mean_size: must be >= 2, got 1.5"]
 
 
+def test_regimes_and_a_rate_schedule_reach_the_engine_and_bad_ones_are_one_line():
+    job = parse_config(PLAIN + "    servers: {regimes: {calm: {multiplier: 0.5, mean_days: 20}, stormy: "
+                       "{multiplier: 6, mean_days: 2}}, rate_schedule: [{from_day: 0, multiplier: 1}, "
+                       "{from_day: 30, multiplier: 2}]}\n"
+                       ).scenarios[0].job_spec()
+    assert job.servers.regimes == ((0.5, 20.0), (6.0, 2.0))
+    assert job.servers.rate_schedule == ((0.0, 1.0), (30.0, 2.0))
+    plan = compile_spec(job)
+    assert plan.servers and plan.regimes and plan.regime_stream is not None and plan.regime_stormy == 6.0
+    assert plan.rate_schedule == (0.0, 1.0, float(round(30 * 86400 / job.step_seconds)), 2.0)
+    assert errors(PLAIN + "    servers: {rate_schedule: [{from_day: 1, multiplier: 1}]}\n") == [
+        "scenarios[0].servers: servers.rate_schedule: the first piece's from_day must be 0"]
+    assert errors(PLAIN + "    servers: {rate_schedule: [{from_day: 0, multiplier: 1}, {from_day: 0, multiplier: 2}]}"
+                  "\n") == ["scenarios[0].servers: servers.rate_schedule: piece 2's from_day is not after piece 1's"]
+    assert errors(PLAIN + "    servers: {regimes: {calm: {multiplier: 1, mean_days: 0}, stormy: {multiplier: 2, "
+                  "mean_days: 1}}}\n") == ["scenarios[0].servers.regimes.calm.mean_days: must be > 0, got 0"]
+
+
 def test_a_replayed_log_reaches_the_engine_and_bad_ones_are_one_line(tmp_path):
     log = tmp_path / "log.csv"
     log.write_text("time,server,event,class\n100,a,start,GPU\n400,a,end,GPU\n100,b,start,NIC\n3000,c,start,GPU\n")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from simd.engine import pcg
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
@@ -60,18 +62,23 @@ def gamma_multiplier(w, i, a):
     return int(q) if 1.0 <= q < 9.2e18 else (1 if q < 1.0 else 9200000000000000000)
 
 @njit()
-def lifetime_steps(kind, shape, scale, u):
-    """Steps until a lifetime from uniform ``u`` in (0, 1] ends: ``ceil(scale * F(u))`` clipped to [1, 2**50]
-    (``kind`` as servers.LIFETIMES: F is ``-log u``, ``(-log u) ** (1 / shape)`` or ``exp(shape * z)`` with z the
-    standard normal quantile of u)."""
+def lifetime_x(kind, shape, scale, u):
+    """A lifetime from uniform ``u`` in (0, 1], continuous steps: ``scale * F(u)`` (``kind`` as servers.LIFETIMES: F is
+    ``-log u``, ``(-log u) ** (1 / shape)`` or ``exp(shape * z)`` with z the standard normal quantile of u; inf for
+    the normal quantile of 1, an endless lifetime)."""
     if kind == 0:
-        x = scale * -math.log(u)
-    elif kind == 1:
-        x = scale * (-math.log(u)) ** (1.0 / shape)
-    else:
-        if u >= 1.0:  # the normal quantile of 1: an endless lifetime
-            return int(GAP_CAP)
-        x = scale * math.exp(shape * inv_cdf(u))
+        return scale * -math.log(u)
+    if kind == 1:
+        return scale * (-math.log(u)) ** (1.0 / shape)
+    if u >= 1.0:
+        return math.inf
+    return scale * math.exp(shape * inv_cdf(u))
+
+
+@njit()
+def lifetime_steps(kind, shape, scale, u):
+    """Steps until a lifetime from uniform ``u`` in (0, 1] ends: ``ceil(lifetime_x)`` clipped to [1, 2**50]."""
+    x = lifetime_x(kind, shape, scale, u)
     if not x < GAP_CAP:  # inf or nan (an infinite scale: never fails) included
         return int(GAP_CAP)
     n = int(math.ceil(x))
@@ -79,14 +86,101 @@ def lifetime_steps(kind, shape, scale, u):
 
 
 @njit()
-def lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult, fixed):
-    """Server ``i``'s lifetime in steps from uniform ``u``: its class's scale (a lemon, unless a repair fixed it
-    (``fixed``, empty without pools), or not: is_lemon), divided by its gamma multiplier when there are some
-    (``mult`` not empty)."""
+def regime_first(rg, w, floats):
+    """The regime path's first stretch into the cursor ``rg`` (State.regime) if it has none: draw 0 of stream ``w``
+    the regime (stormy when u <= P(stormy)), draw 1 its length (servers.py, "Operational time")."""
+    if rg[0] != 0:
+        return
+    sh, sl = pcg.seek(w, 0)
+    sh, sl, u = draws.uniform(w, sh, sl)
+    r = 1 if u <= floats[PF.regime_p_stormy] else 0
+    sh, sl, u = draws.uniform(w, sh, sl)
+    rg[0], rg[1], rg[2], rg[3] = 1, 0, draws.gap_of(u, _log1m(floats, r)), r
+
+
+@njit()
+def _log1m(floats, r):
+    return floats[PF.regime_stormy_log1m] if r else floats[PF.regime_calm_log1m]
+
+
+@njit()
+def _next_stretch(w, sh, sl, j1, end, r, floats):
+    """The stretch after stretch ``j1 - 1`` (ending at ``end``, regime ``r``): (sh, sl, j1 + 1, its first step - 1,
+    its end, its regime), its length from the stream's draw ``j1 + 1`` at (sh, sl)."""
+    sh, sl, u = draws.uniform(w, sh, sl)
+    r = 1 - r
+    return sh, sl, j1 + 1, end, end + draws.gap_of(u, _log1m(floats, r)), r
+
+
+@njit()
+def operational_steps(g, x, rg, w, floats, sched):
+    """The executed steps after step ``g`` until ``x`` operational steps have passed (servers.py, "Operational
+    time"): the first ``d`` >= 1 with ``tau(g + d) - tau(g) >= x``, clipped to 2**50. ``rg``: the regime cursor
+    (State.regime; empty without regimes), moved to the stretch that holds step g + 1; ``w`` the regime stream;
+    ``sched`` the schedule's (first step, multiplier) pairs (empty: none)."""
+    if not x < GAP_CAP:
+        return int(GAP_CAP)
+    zero = np.uint64(0)
+    sh, sl = zero, zero
+    if len(rg):
+        regime_first(rg, w, floats)
+        if rg[2] <= g:  # the cursor to the stretch of step g + 1 (g only grows: amortized over the replica)
+            sh, sl = pcg.seek(w, rg[0] + 1)
+            j1, start, end, r = rg[0], rg[1], rg[2], rg[3]
+            while end <= g:
+                sh, sl, j1, start, end, r = _next_stretch(w, sh, sl, j1, end, r, floats)
+            rg[0], rg[1], rg[2], rg[3] = j1, start, end, r
+        j1, end, r = rg[0], rg[2], rg[3]
+        seeked = False
+    else:
+        j1, end, r, seeked = 0, np.int64(1) << 62, 0, True
+    k = 0  # the schedule's piece of step g + 1: the last with first step <= g
+    ns = len(sched) // 2
+    while k + 1 < ns and sched[2 * (k + 1)] <= g:
+        k += 1
+    pos = g
+    while True:
+        b = end
+        if k + 1 < ns and sched[2 * (k + 1)] < b:
+            b = np.int64(sched[2 * (k + 1)])
+        m = 1.0
+        if len(rg):
+            m = floats[PF.regime_stormy] if r else floats[PF.regime_calm]
+        if ns:
+            m *= sched[2 * k + 1]
+        n = b - pos
+        if m > 0.0:
+            if m * n >= x:
+                d = math.ceil(x / m)
+                d = 1 if d < 1 else n if d > n else d
+                return int(pos + d - g)
+            x -= m * n
+        pos = b
+        if pos - g >= GAP_CAP:
+            return int(GAP_CAP)
+        if k + 1 < ns and sched[2 * (k + 1)] <= pos:
+            k += 1
+        if pos == end:
+            if not seeked:
+                sh, sl = pcg.seek(w, j1 + 1)
+                seeked = True
+            sh, sl, j1, _, end, r = _next_stretch(w, sh, sl, j1, end, r, floats)
+
+
+@njit()
+def server_scale(i, scale_n, scale_l, lemon_f, mult, fixed):
+    """Server ``i``'s lifetime scale: its class's (a lemon, unless a repair fixed it (``fixed``, empty without pools),
+    or not: is_lemon), divided by its gamma multiplier when there are some (``mult`` not empty)."""
     sc = scale_l if is_lemon(i, lemon_f) and (len(fixed) == 0 or fixed[i] == 0) else scale_n
     if len(mult):
         sc *= MULT_ONE / mult[i]
-    return lifetime_steps(kind, shape, sc, u)
+    return sc
+
+
+@njit()
+def lifetime_of(i, u, kind, shape, scale_n, scale_l, lemon_f, mult, fixed):
+    """Server ``i``'s lifetime in steps from uniform ``u`` at its scale (server_scale)."""
+    return lifetime_steps(kind, shape, server_scale(i, scale_n, scale_l, lemon_f, mult, fixed), u)
 
 
 @njit()
@@ -244,14 +338,19 @@ def next_replayed(rp, n, period, copies, i, g):
 
 
 @njit()
-def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp):
+def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched):
     """(hi, lo, the executed step in which server ``i``'s new lifetime, starting after step ``g``, ends): its replayed
     log's next fault (a replay: ``rp``, no draw), or a draw of the lifetime stream ``w`` at (hi, lo) by the plan's
-    lifetime law (``ints``, ``floats``: kernel.plan's arrays)."""
+    lifetime law (``ints``, ``floats``: kernel.plan's arrays), in operational time when the plan has regimes (``rg``
+    the regime cursor, ``wrg`` their stream) or a rate schedule (``sched``; operational_steps)."""
     n_rp = ints[PI.replay_servers]
     if n_rp:
         return hi, lo, next_replayed(rp, n_rp, ints[PI.replay_period], ints[PI.replay_copies], i, g)
     hi, lo, u = draws.uniform(w, hi, lo)
+    if len(rg) or len(sched):
+        sc = server_scale(i, floats[PF.scale_normal], floats[PF.scale_lemon], floats[PF.lemon_fraction], mult, fixed)
+        x = lifetime_x(ints[PI.lifetime_kind], floats[PF.lifetime_shape], sc, u)
+        return hi, lo, g + operational_steps(g, x, rg, wrg, floats, sched)
     return hi, lo, g + lifetime_of(i, u, ints[PI.lifetime_kind], floats[PF.lifetime_shape], floats[PF.scale_normal],
                                    floats[PF.scale_lemon], floats[PF.lemon_fraction], mult, fixed)
 

@@ -55,6 +55,13 @@ CONFIGS = {
     # issue 22: bursts of 2 + geometric servers (mean 3), and of a failure domain of 4 servers, with lemons
     "bursts_geometric": replace(BASE, servers=Servers(burst_per_day=4.0, burst_mean_size=3.0)),
     "bursts_domain_lemons": replace(BASE, servers=replace(LEMONS, burst_per_day=4.0, burst_domain=4)),
+    # faults clustered in time: a calm regime (x0.4, half a day) and a stormy one (x5, 0.1 day) common to the
+    # servers, alone and with Weibull lifetimes, gamma rates and a rate schedule (x1, x3 from day 0.5, x0.5 from
+    # day 1.2)
+    "regimes": replace(BASE, servers=Servers(regimes=((0.4, 0.5), (5.0, 0.1)))),
+    "regimes_weibull_gamma_schedule": replace(BASE, servers=Servers(
+        lifetime="weibull", shape=0.7, rate_shape=2.0, regimes=((0.4, 0.5), (5.0, 0.1)),
+        rate_schedule=((0.0, 1.0), (0.5, 3.0), (1.2, 0.5)))),
 }
 # capacity (stage 2): no pools at all (every failure waits for its own server's repair); a standby and a spare
 # that run out (lognormal repairs of 2 h median); standbys and spares under Weibull lifetimes, lemons and gamma
@@ -97,6 +104,10 @@ CAPACITY = {
                                    servers=Servers(warm_standbys=1, spares=1, preemption_seconds=600.0,
                                                    repair=("exponential", 7200.0, 0.0), diagnosis=0.9,
                                                    misattribution=0.2)),
+    # regimes with pools and bursts: lifetimes restarted by replacements walk the regime path from their step
+    "regimes_pools_bursts_lemons": replace(BASE, servers=replace(
+        LEMONS, lifetime="lognormal", shape=1.0, regimes=((0.4, 0.5), (5.0, 0.1)), warm_standbys=1, spares=1,
+        burst_per_day=4.0, repair=("exponential", 7200.0, 0.0))),
     "spares_withheld": replace(BASE, servers=Servers(warm_standbys=1, spares=3, spares_withheld=2,
                                                      preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))),
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
@@ -162,6 +173,17 @@ def test_the_distribution_check_tells_a_mixture_from_its_components_reweighted()
     assert distributions_differ(ours, theirs)
 
 
+def test_the_distribution_check_tells_regimes_from_their_mean_rate():
+    """The check has the power to see faults clustered in time: regimes (x0.4 and x5) against servers failing
+    steadily at the regimes' long-run mean rate (x1.17: the stormy regime holds 0.1 / (0.5 + 0.1) of the steps),
+    whose interruptions per job are far less dispersed."""
+    reads = {f: field(f) for f in DISTRIBUTIONS}
+    ours = engine_samples(CONFIGS["regimes"], SEEDS, reads)
+    steady = Servers(lifetime="weibull", shape=1.0, rate_schedule=((0.0, 0.4 * 5 / 6 + 5.0 / 6),))
+    theirs = oracle_samples(replace(BASE, servers=steady), SEEDS, reads)
+    assert any(d.startswith("interruptions") for d in distributions_differ(ours, theirs))
+
+
 def test_the_distribution_check_tells_weibull_from_exponential():
     """The check has the power to see a lifetime of the wrong shape: Weibull 0.5 (infant mortality: a server
     fails early in its lifetime more often; by renewal theory ~2 more failures per server over the job than at
@@ -192,7 +214,9 @@ def server_specs(draw):
                       retire_after=draw(st.sampled_from([0, 0, 1, 3])),
                       retire_window_seconds=draw(st.sampled_from([3600.0, 1e6])),
                       burst_per_day=draw(st.sampled_from([0.0, 0.0, 20.0])),
-                      burst_mean_size=draw(st.sampled_from([2.0, 4.0])), burst_domain=draw(st.sampled_from([0, 0, 3])))
+                      burst_mean_size=draw(st.sampled_from([2.0, 4.0])), burst_domain=draw(st.sampled_from([0, 0, 3])),
+                      regimes=draw(st.sampled_from([(), (), ((0.2, 0.3), (8.0, 0.05)), ((0.0, 0.2), (3.0, 0.4))])),
+                      rate_schedule=draw(st.sampled_from([(), (), ((0.0, 2.0), (0.01, 0.0), (0.03, 5.0))])))
     v = draw(st.integers(1, 30))
     return spec(
         n_gpus=servers.gpus_per_server * draw(st.integers(1, 200)), servers=servers,
