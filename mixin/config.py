@@ -94,6 +94,10 @@ MIN_SAVES_NONE_DURABLE = 3
 # that cost a second load; at least this many is a pattern (a bad storage target, a bad replica assembly:
 # Megatron-LM#5281's 44 identical restarts on one corrupt checkpoint).
 MIN_CORRUPT_LOADS = 2
+# Interruptions that lost a memory tier (checkpoint.tiers: every holder of some shard failed together) in the rate
+# window: Gemini's group placement loses it to a burst with probability ~1e-3 at 2,048 servers (docs/model.md), so
+# two in one window is a correlated pattern (a rack or power feed taking whole groups: groups inside one domain).
+MIN_TIER_LOSSES = 2
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -124,6 +128,7 @@ FOR = {
     "SimdCheckpointSavesFailing": "2m",
     "SimdNoDurableCheckpoint": "2m",
     "SimdCheckpointLoadsCorrupt": "1m",
+    "SimdMemoryTierLost": "1m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

@@ -425,15 +425,17 @@ def servers_row() -> list:
 def saves_row() -> list:
     """Checkpoint saves (docs/model.md, "Asynchronous saves"): how saves end, what the checkpoint bucket holds, and
     the saves still writing and the loads found corrupt."""
-    outcomes = (ts("Checkpoint saves per simulated hour by outcome",
-                   f"Persistent saves per simulated hour of one replica over the last {W} "
-                   "(simd_checkpoint_saves_total): durable (a rollback target), failed (checkpoint.save_failure or "
+    outcomes = (ts("Checkpoint saves per simulated hour by tier and outcome",
+                   f"Saves per simulated hour of one replica over the last {W} "
+                   "(simd_checkpoint_saves_total), by tier (persistent; peer or local: a memory tier, "
+                   "checkpoint.tiers) and outcome: durable (a rollback target), failed (checkpoint.save_failure or "
                    "a storage-outage drill), aborted (a rollback came while the save wrote). "
                    f"SimdCheckpointSavesFailing fires above {c.SAVE_FAILURE_SHARE:.0%} failed, "
                    "SimdNoDurableCheckpoint when none is durable.", "short", 8, 8).min(0)
                 .axis_label("per simulated hour")
-                .with_target(query("A", by_scenario_per_sim_hour("simd_checkpoint_saves_total", "scenario, outcome"),
-                                   "{{scenario}} {{outcome}}")))
+                .with_target(query("A", by_scenario_per_sim_hour("simd_checkpoint_saves_total",
+                                                                 "scenario, tier, outcome"),
+                                   "{{scenario}} {{tier}} {{outcome}}")))
     parts = (ts("Checkpoint time by part: share of simulated time",
                 f"The checkpoint bucket over the last {W} by part (simd_checkpoint_cost_seconds_total over the "
                 "simulated seconds): blocking (the save, or an asynchronous save's snapshot), wait (for a write: "
@@ -459,7 +461,19 @@ def saves_row() -> list:
                                   "{{scenario}} corrupt loads"))
                .with_target(query("B", by_scenario_per_sim_hour("simd_checkpoint_fallbacks_to_start_total"),
                                   "{{scenario}} fallbacks to start")))
-    return [db.Row("Checkpoint saves"), outcomes, parts, flight, corrupt]
+    recoveries = (ts("Recoveries per simulated hour by the tier they loaded",
+                     f"With a memory tier (checkpoint.tiers), per simulated hour of one replica over the last {W}: "
+                     "rollbacks by where they recovered from (simd_checkpoint_recoveries_total: the tier, "
+                     "persistent, start) and the interruptions that lost the tier "
+                     "(simd_checkpoint_tier_losses_total; SimdMemoryTierLost). A recovery from persistent storage "
+                     "loses the work since the persistent checkpoint and pays its load.", "short", 24, 8).min(0)
+                  .axis_label("per simulated hour")
+                  .with_target(query("A", by_scenario_per_sim_hour("simd_checkpoint_recoveries_total",
+                                                                   "scenario, tier"),
+                                     "{{scenario}} from {{tier}}"))
+                  .with_target(query("B", by_scenario_per_sim_hour("simd_checkpoint_tier_losses_total"),
+                                     "{{scenario}} tier lost")))
+    return [db.Row("Checkpoint saves"), outcomes, parts, flight, corrupt, recoveries]
 
 
 def stragglers_row() -> list:

@@ -364,6 +364,17 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Recoveries of scenario {{ $labels.scenario }} are falling back from corrupt checkpoints",
                f"{{{{ printf \"%.0f\" $value }}}} loads of scenario {{{{ $labels.scenario }}}} found their "
                f"checkpoint corrupt over the last {spoken(w)}: each recovery paid the load and rolled back further."),
+        _alert(o, "SimdMemoryTierLost",
+               f"At least {c.MIN_TIER_LOSSES} interruptions of a scenario lost its memory tier (checkpoint.tiers) "
+               f"over the last {spoken(w)}: every server holding some shard failed together, so the recovery "
+               "loaded the persistent checkpoint and recomputed the work since it. Correlated failures do that: "
+               "a peer tier whose groups sit inside one rack or power feed (jump_servers below the failure "
+               "domain), or a local tier (one copy).",
+               f"{increase_by('scenario', 'simd_checkpoint_tier_losses_total', w)} >= {c.MIN_TIER_LOSSES}",
+               "warning",
+               "Scenario {{ $labels.scenario }} keeps losing its memory checkpoint tier",
+               f"{{{{ printf \"%.0f\" $value }}}} interruptions of scenario {{{{ $labels.scenario }}}} lost its "
+               f"memory tier over the last {spoken(w)}: their recoveries fell back to the persistent checkpoint."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

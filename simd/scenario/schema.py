@@ -1252,8 +1252,8 @@ class ScenarioBody(_Strict):
         """The servers while a drill runs (DrillEffects' server effects); a ValueError names what is missing."""
         s = self.servers
         if s is None:
-            raise ValueError("the drill changes servers (repair_time_factor, lemons, spares_withheld): the scenario "
-                             "has no servers")
+            raise ValueError("the drill changes servers (repair_time_factor, lemons, spares_withheld, bursts): the "
+                             "scenario has no servers")
         update: dict = {}
         if effects.lemons is not None:
             update["lemons"] = effects.lemons
@@ -1268,6 +1268,8 @@ class ScenarioBody(_Strict):
             if s.spares is None:
                 raise ValueError("the drill's spares_withheld needs servers.spares")
             update["spares"] = s.spares.model_copy(update={"withheld": min(effects.spares_withheld, s.spares.count)})
+        if effects.bursts is not None:
+            update["bursts"] = effects.bursts
         return s.model_copy(update=update)
 
     def warnings(self) -> list[str]:
@@ -1365,11 +1367,15 @@ class DrillEffects(_Strict):
     save_failure_probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
     """Replaces `checkpoint.save_failure.probability` while the drill runs: 1 is a storage outage (every save
     fails; the job trains on from its last durable checkpoint)."""
+    bursts: Bursts | None = None
+    """Replaces the servers' bursts while the drill runs (needs `servers`): rack or power-feed outages
+    (`domain_servers`) that take whole groups of a peer tier placed inside one domain."""
 
     @property
     def on_servers(self) -> bool:
         """Whether the drill changes the servers (its scenarios must have them)."""
-        return self.repair_time_factor != 1.0 or self.lemons is not None or self.spares_withheld is not None
+        return self.repair_time_factor != 1.0 or self.lemons is not None or self.spares_withheld is not None \
+            or self.bursts is not None
 
 
 class Drill(_Strict):

@@ -38,7 +38,8 @@ GROUPS = [
      "sdc-burst": ("SimdSDCDetectionsSpike", "optimized")},
     {"straggler": ("SimdStragglerSlowingSteps", "llama3-16k"),
      "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k"),
-     "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async")},
+     "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async"),
+     "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered")},
 ]
 
 

@@ -130,3 +130,30 @@ def test_a_memory_tiers_saves_recoveries_and_losses_are_the_engines_counters():
         is None
     assert r.get_sample_value("simd_checkpoint_saves_total", {"scenario": "blocking", "tier": "peer",
                                                              "outcome": "durable"}) is None
+
+
+def test_rack_outages_take_a_peer_tier_whose_groups_sit_in_one_rack():
+    """A drill of domain bursts (racks of 4 servers) on a peer tier of neighbouring pairs: every burst takes a
+    group, so the tier losses grow by the bursts; outside the drill (random bursts of mean 3) they are rare."""
+    tiered = {"interval_steps": 20, "seconds": 5, "load_seconds": 93.6,
+              "tiers": {"peer": {"interval_steps": 5, "seconds": 0.5, "load_seconds": 10, "copies": 2}}}
+    config = scenario_file(
+        job("tiered", seed=13, replicas=2, n_gpus=256, checkpoint=tiered,
+            servers={"gpus_per_server": 8, "bursts": {"per_day": 1.0, "mean_size": 3}},
+            **{**_JOB, "failures": {"hard_per_gpu_hour": 1.0e-4, "sdc_per_gpu_hour": 0.0}}),
+        speedup=600,
+        drills=({"name": "rack-outages", "description": "racks fail whole", "duration_seconds": 36000,
+                 "scenarios": ["tiered"], "effects": {"bursts": {"per_day": 24, "domain_servers": 4}}},))
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(config), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 60.0
+    ticker.tick()
+    losses = _value(ticker.registry, "simd_checkpoint_tier_losses_total", scenario="tiered", tier="peer")
+    bursts = ticker.snapshot.scenarios[0].totals.burst_events
+    ticker.start_drill("rack-outages", None)
+    clock.t = 120.0  # 10 simulated hours of rack outages: ~10 per replica
+    ticker.tick()
+    during = ticker.snapshot.scenarios[0].totals
+    assert during.burst_events - bursts >= 8
+    assert _value(ticker.registry, "simd_checkpoint_tier_losses_total", scenario="tiered", tier="peer") - losses \
+        == during.burst_events - bursts
