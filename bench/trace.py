@@ -11,6 +11,7 @@ by side.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,10 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
+# the fit in this process as the `simd` command runs it: OpenBLAS on one thread (simd/cli/__init__.py)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402  (after the variable: OpenBLAS reads it when it loads)
 
 from simd.engine import Servers, run_job
 from simd.scenario import parse_config

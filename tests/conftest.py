@@ -13,6 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+# OpenBLAS on one thread, as the `simd` command has it (simd/cli/__init__.py says why), here for the tests that
+# call the fit in process and every process they start; set before anything imports numpy (a test module's first
+# import), and pytest-xdist's workers inherit it
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS_BIN = ROOT / ".cache" / "tools" / "usr" / "bin"
 if TOOLS_BIN.is_dir():

@@ -6,7 +6,14 @@ turns a scenario file's errors into exit 2. Importing it stays light: every grou
 from __future__ import annotations
 
 import gc
+import os
 import sys
+
+# OpenBLAS (numpy's and scipy's) on one thread unless the environment says otherwise, set before any group imports
+# numpy: simd's linear algebra is tiny (L-BFGS-B over 2 to 9 parameters in `trace fit`, products of a few thousand
+# numbers), where OpenBLAS's threads only hand work over and spin waiting for a core: on a machine whose cores are
+# busy (a test suite, the daemon beside other work) that spinning costs several times the work itself
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from simd import __version__
 from simd.cli import daemon, offline, sweep, trace

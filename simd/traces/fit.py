@@ -1,5 +1,5 @@
-"""``simd trace fit``: the server model fitted to a fault log by maximum likelihood (scipy.stats and
-scipy.optimize), each parameter with a 95% interval (docs/traces.md, "The fit").
+"""``simd trace fit``: the server model fitted to a fault log by maximum likelihood (scipy.optimize; the
+quantiles from scipy.special), each parameter with a 95% interval (docs/traces.md, "The fit").
 
 The model (simd.traces.synth generates it):
 
@@ -16,9 +16,9 @@ The model (simd.traces.synth generates it):
   end; an interval cut by a burst censored there too) and ``n`` its independent faults; the expectation is
   :func:`log_frailty` (closed form for k = 1: ``Gamma(a + n) / Gamma(a) * a**a / (a + H)**(a + n)``, counts
   negative binomial; Gauss-Legendre quadrature otherwise). Exponential lifetimes are k = 1; Weibull is kept when
-  it lowers the AIC. Every server starts new at the log's start (as the engine's). Intervals: Wald on the
-  logarithms of the parameters, from a finite-difference Hessian of the negative log-likelihood at the optimum
-  (scipy.optimize.approx_fprime of its gradient);
+  it lowers the AIC. Every server starts new at the log's start (as the engine's). The likelihood's gradient is
+  analytic (:func:`likelihood`: L-BFGS-B's jac); intervals: Wald on the logarithms of the parameters, from the
+  central differences of that gradient at the optimum (the Hessian);
 - **repairs**: lognormal (median, sigma: closed-form MLE, intervals from the t and chi-square laws), exponential
   (mean; chi-square interval) or a mixture of 2 or 3 lognormal kinds of repair (simd.traces.mixture: EM, each
   component's weight, median and sigma with Wald intervals), the lowest AIC; zero-length repairs are left out of
@@ -33,14 +33,25 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 
 from simd.traces import mixture, regimes
 from simd.traces.log import DAY, MAX_DAYS, FaultLog
 from simd.traces.stats import bursts
 from simd.traces.synth import Model
 
-Z = stats.norm.ppf(0.975)
+Z = special.ndtri(0.975)  # the normal's 97.5% quantile
+
+
+# The quantiles as scipy.stats computes them (its chi2 and t distributions' ppf), from scipy.special: importing
+# scipy.stats costs a fresh `simd trace fit` process a third of a second, more than the fit of most logs
+def _chi2_ppf(q: float, df: float) -> float:
+    return 2.0 * special.gammaincinv(df / 2.0, q)
+
+
+def _t_ppf(q: float, df: float) -> float:
+    return special.stdtrit(df, q)
+
 # The spans a fit takes (docs/traces.md, "The fit"): at least a second (a log whose events are all at one
 # instant has no time to fit a rate over) and at most the parser's range of times, a century (every log it reads;
 # the bound keeps every time, rate and scale the fit and its synthetic logs compute far from a float's range: a
@@ -130,8 +141,8 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
     if n_b > 0:
         # the exact Poisson interval of the groups counted, scaled to the bursts they hold (the same at window 0)
         scale = n_b / len(sizes)
-        lo = stats.chi2.ppf(0.025, 2 * len(sizes)) / 2 / span * scale
-        hi = stats.chi2.ppf(0.975, 2 * len(sizes) + 2) / 2 / span * scale
+        lo = _chi2_ppf(0.025, 2 * len(sizes)) / 2 / span * scale
+        hi = _chi2_ppf(0.975, 2 * len(sizes) + 2) / 2 / span * scale
         burst_rate = Estimate(n_b / span, lo, hi)
         se = math.sqrt(max((m - 2.0) * (m - 1.0), 0.0) / n_b)
         burst_size = Estimate(m, max(2.0, m - Z * se), m + Z * se)
@@ -203,8 +214,10 @@ def _intervals(log: FaultLog, servers: int, weight: np.ndarray) -> list[tuple[np
     return out
 
 
-def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
-    per = _intervals(log, servers, weight)
+def likelihood(per: list[tuple[np.ndarray, np.ndarray, np.ndarray]], servers: int):
+    """The lifetimes' negative log-likelihood ``nll(params, weibull, grad=False)`` over the servers' up intervals
+    ``per`` (:func:`_intervals`): params are log theta, log k (Weibull only) and log a; with ``grad`` it returns
+    the value and its gradient (tests/traces/test_fit_model.py checks it against finite differences)."""
     n = np.array([w.sum() for _, w, _ in per], dtype=float)
     ended = np.concatenate([d for d, _, _ in per]) if per else np.zeros(0)
     weights = np.concatenate([w for _, w, _ in per]) if per else np.zeros(0)
@@ -214,18 +227,45 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
     every = np.concatenate([np.concatenate([d, c]) for d, _, c in per])  # every up interval, and its server
     owner = np.concatenate([np.full(len(d) + len(c), i) for i, (d, _, c) in enumerate(per)])
 
-    def nll(params: np.ndarray, weibull: bool) -> float:
+    # log of every up interval (zero-length ones: -inf, their terms of the shape's derivative left out: 0 log 0 = 0)
+    with np.errstate(divide="ignore"):
+        log_every = np.log(every)
+    positive_every = every > 0
+
+    def nll(params: np.ndarray, weibull: bool, grad: bool = False):
+        """The negative log-likelihood at ``params`` (log theta, log k if Weibull, log a); with ``grad``, also its
+        gradient: through each server's cumulative hazard h (dh/dlog theta = -k h, dh/dlog k = k sum z log z
+        with z = x / theta the interval in the scale's units), the density terms, and :func:`log_frailty`'s
+        partial derivatives."""
         theta = math.exp(params[0])
         k = math.exp(params[1]) if weibull else 1.0
         a = math.exp(params[-1])
-        h = np.bincount(owner, weights=(every / theta) ** k, minlength=servers)
+        z = (every / theta) ** k
+        h = np.bincount(owner, weights=z, minlength=servers)
         try:
             log_density = math.log(k / theta ** k)
         except (ZeroDivisionError, OverflowError):  # theta ** k past a float (up times of 1e-70 s): in log space
             log_density = math.log(k) - k * math.log(theta)
         ll = counted * log_density + (k - 1.0) * log_done_sum
-        return -(ll + log_frailty(n, h, a, k).sum())
+        if not grad:
+            return -(ll + log_frailty(n, h, a, k).sum())
+        lf, dh, dk, da = log_frailty(n, h, a, k, grad=True)
+        g = [-counted * k - k * float(dh @ h)]
+        if weibull:
+            with np.errstate(invalid="ignore"):
+                zlog = np.where(positive_every, z * (log_every - params[0]), 0.0)
+            q = np.bincount(owner, weights=zlog, minlength=servers)
+            g.append(counted * (1.0 - k * params[0]) + k * log_done_sum + k * float(dk.sum() + dh @ q))
+        g.append(a * float(da.sum()))
+        return -(ll + lf.sum()), -np.array(g)
 
+    return nll
+
+
+def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
+    per = _intervals(log, servers, weight)
+    n = np.array([w.sum() for _, w, _ in per], dtype=float)
+    nll = likelihood(per, servers)
     total_up = sum(d.sum() + c.sum() for d, _, c in per)
     if not total_up > 0:
         raise ValueError("the servers are never up in the log (each in repair from time 0 to the log's end): no "
@@ -236,12 +276,12 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
         x0 = np.array([math.log(theta0), 0.0, 0.0] if weibull else [math.log(theta0), 0.0])
         bounds = [(math.log(theta0) - 10, math.log(theta0) + 10)] + ([(-3.0, 3.0)] if weibull else []) + \
             [(-8.0, math.log(GAMMA_SHAPE_MAX))]
-        r = optimize.minimize(nll, x0, args=(weibull,), method="L-BFGS-B", bounds=bounds)
+        r = optimize.minimize(nll, x0, args=(weibull, True), jac=True, method="L-BFGS-B", bounds=bounds)
         results[name] = (r.x, r.fun, weibull)
     aic = {name: 2 * fun + 2 * len(x) for name, (x, fun, _) in results.items()}
     best = min(aic, key=aic.get)
     x, _, weibull = results[best]
-    se = _wald(lambda p: nll(p, weibull), x)
+    se = _wald(lambda p: nll(p, weibull, True)[1], x)
     theta = _est(x[0], se[0])
     k = _est(x[1], se[1]) if weibull else None
     at_bound = x[-1] >= math.log(GAMMA_SHAPE_MAX) - 1e-6
@@ -295,12 +335,24 @@ _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(NODES)
 _FALLS = (np.arange(1, PANELS + 1) / PANELS) ** 2  # of DROP
 
 
-def log_frailty(n: np.ndarray, h: np.ndarray, a: float, k: float) -> np.ndarray:
+def log_frailty(n: np.ndarray, h: np.ndarray, a: float, k: float, grad: bool = False):
     """Per server, ``log E[w**(k n) exp(-w**k h)]`` for w ~ Gamma(a, 1/a): the frailty integrated out of a server's
-    likelihood of ``n`` faults and baseline cumulative hazard ``h`` (arrays), Weibull shape ``k``."""
+    likelihood of ``n`` faults and baseline cumulative hazard ``h`` (arrays), Weibull shape ``k``.
+
+    With ``grad``: that array and its partial derivatives in ``h``, ``k`` and ``a``, each an expectation over w's
+    posterior (the integrand normalised): ``-E[w**k]``, ``E[(n - h w**k) log w]`` and ``log a + 1 - digamma(a) +
+    E[log w - w]`` (for k = 1 w's posterior is Gamma(a + n, rate a + h): closed forms; otherwise the same
+    quadrature's nodes weigh each expectation's term)."""
     n, h = np.asarray(n, dtype=float), np.asarray(h, dtype=float)
     if k == 1.0:
-        return special.gammaln(a + n) - special.gammaln(a) + a * math.log(a) - (a + n) * np.log(a + h)
+        value = special.gammaln(a + n) - special.gammaln(a) + a * math.log(a) - (a + n) * np.log(a + h)
+        if not grad:
+            return value
+        mean, log_rate = (a + n) / (a + h), np.log(a + h)  # E[w], and E[log w] = digamma(a + n) - log_rate
+        e_log = special.digamma(a + n) - log_rate
+        e_w_log = mean * (special.digamma(a + n + 1.0) - log_rate)
+        return (value, -mean, n * e_log - h * e_w_log,
+                math.log(a) + 1.0 - special.digamma(a) + e_log - mean)
     (n, h), back = np.unique(np.stack([n, h]), axis=1, return_inverse=True)  # (servers without a fault: alike)
     r = a + k * n
 
@@ -326,6 +378,8 @@ def log_frailty(n: np.ndarray, h: np.ndarray, a: float, k: float) -> np.ndarray:
         right_of_roots = np.maximum(np.minimum(np.log(big / a), np.log(big / h) / k), u)
         reach = np.minimum(DROP, top - g(linear))  # the fall on the left down to where g is linear
         total = np.zeros(len(r))
+        # with grad: the integrals of the integrand times log w, w, w**k and w**k log w (same scale as total's)
+        moments = np.zeros((4, len(r))) if grad else None
         for side, fall in ((-1.0, reach[:, None] * _FALLS), (1.0, DROP * _FALLS)):
             target = top[:, None] - fall
             rr, hh, uu = r[:, None], h[:, None], u[:, None]
@@ -343,32 +397,34 @@ def log_frailty(n: np.ndarray, h: np.ndarray, a: float, k: float) -> np.ndarray:
                 x = np.maximum(x, linear[:, None])
             edges = np.concatenate([uu, x], axis=1)
             mid, half = (edges[:, 1:] + edges[:, :-1]) / 2, np.abs(edges[:, 1:] - edges[:, :-1]) / 2
-            f = np.exp(g(mid[..., None] + half[..., None] * _NODES, rr[..., None], hh[..., None]) - top[:, None, None])
+            at = mid[..., None] + half[..., None] * _NODES
+            f = np.exp(g(at, rr[..., None], hh[..., None]) - top[:, None, None])
             total += ((f @ _WEIGHTS) * half).sum(axis=1)
+            if grad:
+                e, ek = np.exp(at), np.exp(k * at)
+                for i, term in enumerate((at, e, ek, ek * at)):
+                    moments[i] += (((f * term) @ _WEIGHTS) * half).sum(axis=1)
             if side < 0:  # the linear tail, in closed form
                 lo = x[:, -1]
-                total += np.exp(g(lo) - top) / dg(lo)
-    return (a * math.log(a) - special.gammaln(a) + top + np.log(total))[back.reshape(-1)]
+                edge, slope = np.exp(g(lo) - top), dg(lo)
+                total += edge / slope
+                if grad:  # the same tail (g linear of slope s) times u, e**u, e**(k u) and u e**(k u)
+                    moments[0] += edge / slope * (lo - 1.0 / slope)
+                    moments[1] += edge * np.exp(lo) / (slope + 1.0)
+                    moments[2] += edge * np.exp(k * lo) / (slope + k)
+                    moments[3] += edge * np.exp(k * lo) / (slope + k) * (lo - 1.0 / (slope + k))
+    value = (a * math.log(a) - special.gammaln(a) + top + np.log(total))[back.reshape(-1)]
+    if not grad:
+        return value
+    e_log, e_w, e_wk, e_wk_log = (moments / total)[:, back.reshape(-1)]
+    n, h = n[back.reshape(-1)], h[back.reshape(-1)]
+    return value, -e_wk, n * e_log - h * e_wk_log, math.log(a) + 1.0 - special.digamma(a) + e_log - e_w
 
 
-def _wald(f, x: np.ndarray) -> np.ndarray:
-    """Standard errors from the inverse of a finite-difference Hessian of ``f`` at ``x`` (nan where singular):
-    central differences, 1 + 2p + 2p(p - 1) evaluations of ``f`` for p parameters."""
-    eps = 1e-4
-    p = len(x)
-    at = lambda *steps: f(x + sum((s * eps * np.eye(p)[i] for i, s in steps), np.zeros(p)))  # noqa: E731
-    f0 = f(x)
-    hess = np.empty((p, p))
-    for i in range(p):
-        hess[i, i] = (at((i, 1)) - 2 * f0 + at((i, -1))) / eps ** 2
-        for j in range(i):
-            hess[i, j] = hess[j, i] = (at((i, 1), (j, 1)) - at((i, 1), (j, -1)) - at((i, -1), (j, 1))
-                                       + at((i, -1), (j, -1))) / (4 * eps ** 2)
-    try:
-        cov = np.linalg.inv(hess)
-    except np.linalg.LinAlgError:
-        return np.full(len(x), np.nan)
-    return np.sqrt(np.clip(np.diag(cov), 0, None))
+def _wald(grad, x: np.ndarray) -> np.ndarray:
+    """Standard errors from the inverse of the Hessian at ``x`` by central differences of the analytic gradient
+    ``grad`` (mixture._covariance: 2p evaluations for p parameters; nan where singular)."""
+    return np.sqrt(np.clip(np.diag(mixture._covariance(grad, x)), 0, None))
 
 
 def _est(log_value: float, se: float) -> Estimate:
@@ -379,7 +435,7 @@ def _est(log_value: float, se: float) -> Estimate:
 def _repairs(days: np.ndarray) -> dict:
     n = len(days)
     mean = float(days.mean()) if n else 0.0
-    exp_ci = Estimate(mean, 2 * n * mean / stats.chi2.ppf(0.975, 2 * n), 2 * n * mean / stats.chi2.ppf(0.025, 2 * n)) \
+    exp_ci = Estimate(mean, 2 * n * mean / _chi2_ppf(0.975, 2 * n), 2 * n * mean / _chi2_ppf(0.025, 2 * n)) \
         if n else Estimate(0.0, 0.0, 0.0)
     aic = {"exponential": 2 * (n * math.log(mean) + n) + 2 if n and mean > 0 else math.inf}
     positive = np.log(days[days > 0])
@@ -387,11 +443,11 @@ def _repairs(days: np.ndarray) -> dict:
     median = sigma = None
     if m >= 2 and positive.std() > 0:  # (repairs all of one length: no lognormal's likelihood is finite)
         mu, s = float(positive.mean()), float(positive.std())  # MLE (ddof 0)
-        tq = stats.t.ppf(0.975, m - 1) * positive.std(ddof=1) / math.sqrt(m)
+        tq = _t_ppf(0.975, m - 1) * positive.std(ddof=1) / math.sqrt(m)
         # (the interval's end capped as _est's: repairs from a subnormal to a second have a tq past a float's range)
         median = Estimate(math.exp(mu), math.exp(mu - tq), math.exp(min(mu + tq, 700)))
-        sigma = Estimate(s, math.sqrt(m * s * s / stats.chi2.ppf(0.975, m - 1)),
-                         math.sqrt(m * s * s / stats.chi2.ppf(0.025, m - 1)))
+        sigma = Estimate(s, math.sqrt(m * s * s / _chi2_ppf(0.975, m - 1)),
+                         math.sqrt(m * s * s / _chi2_ppf(0.025, m - 1)))
         # lognormal log-likelihood of the positive repairs (the zero ones cannot be lognormal: left out of both)
         aic["lognormal"] = 2 * (m * math.log(s * math.sqrt(2 * math.pi)) + positive.sum() + m / 2) + 4
         if m < n:  # compare on the same repairs

@@ -66,3 +66,13 @@ def test_scipy_linalg_after_the_preloaded_blas_module_is_scipys_own(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
                        env={**os.environ, "SIMD_KERNEL_CACHE": "off"})
     assert r.returncode == 0, r.stderr
+
+
+def test_trace_fit_imports_no_scipy_stats_or_plots(tmp_path):
+    """The fit's quantiles come from scipy.special (simd.traces.fit): scipy.stats is most of scipy's import time."""
+    log = tmp_path / "log.csv"
+    log.write_text("time,server,event,class\n" + "".join(
+        f"{t},s{t % 5},start,GPU\n{t + 600},s{t % 5},end,GPU\n" for t in range(1000, 2_000_000, 37_000)))
+    loaded = loaded_after(["trace", "fit", str(log), "--servers", "6"], tmp_path)
+    assert "simd.traces.fit" in loaded and "scipy.optimize" in loaded  # it did fit
+    assert not [m for m in ("scipy.stats", "matplotlib", "prometheus_client", "waitress", "dask") if m in loaded]

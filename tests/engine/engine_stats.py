@@ -57,14 +57,15 @@ def samples(base, seeds: int, reads: dict) -> tuple[dict[str, list], dict[str, l
     return engine_samples(base, seeds, reads), oracle_samples(base, seeds, reads)
 
 
-def agree_with_oracle(name: str, base, seeds: int, reads: dict) -> dict:
+def agree_with_oracle(name: str, base, seeds: int, reads: dict, distributions: tuple[str, ...] = ()) -> dict:
     """Run the engine and the per-step oracle over ``seeds`` seeds; ``reads`` maps a field name to
     (read from a JobResult, read from the oracle's dict). Asserts |difference| < 4 standard errors for each
-    field (equal means when both have none) and the same distribution of DISTRIBUTIONS (KS at ALPHA), and
-    returns the engine's means."""
+    field (equal means when both have none) and the same distribution of DISTRIBUTIONS and of ``distributions``
+    (fields of ``reads``; KS at ALPHA), and returns the engine's means."""
     reads = reads | {f: field(f) for f in DISTRIBUTIONS if f not in reads}
     ours, theirs = samples(base, seeds, reads)
-    differ = distributions_differ({f: ours[f] for f in DISTRIBUTIONS}, {f: theirs[f] for f in DISTRIBUTIONS})
+    compared = DISTRIBUTIONS + tuple(distributions)
+    differ = distributions_differ({f: ours[f] for f in compared}, {f: theirs[f] for f in compared})
     assert not differ, f"{name}: engine and per-step oracle differ in distribution: {differ}"
     means = {}
     for f in reads:

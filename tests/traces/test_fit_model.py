@@ -8,10 +8,11 @@ tests/traces/statistical/test_model_is_simulated.py."""
 import math
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import integrate, optimize, special, stats
 
-from simd.traces.fit import log_frailty
-from simd.traces.synth import Model, columns
+from simd.traces.fit import _intervals, likelihood, log_frailty
+from simd.traces.stats import bursts
+from simd.traces.synth import Model, columns, generate
 
 
 def _quad(n: int, h: float, a: float, k: float) -> float:
@@ -70,3 +71,49 @@ def test_a_synthetic_servers_first_lifetime_has_the_engines_law():
                               0, np.inf)[0]
         got = (first > x).mean()
         assert abs(got - want) < 4 * math.sqrt(want * (1 - want) / servers), (x, got, want)
+
+
+def test_the_frailty_integrals_derivatives_are_its_finite_differences():
+    """log_frailty(..., grad=True): the partial derivatives in h, k and a (the fit's analytic gradient) against
+    central differences of the value, in each variable's logarithm (steps of 1e-5: the quadrature's 1e-9 error over
+    the step is 1e-4 at most, against derivatives of order one), on the quadrature's cases and at k = 1's closed
+    form."""
+    n, h, a, k = (np.array(c) for c in zip(*CASES, strict=True))
+    for a_, k_ in sorted({(x, y) for x, y in zip(a.tolist(), k.tolist(), strict=True)} | {(0.3, 1.0), (9.0, 1.0)}):
+        on = (a == a_) & (k == k_) if k_ != 1.0 else a == a
+        nn, hh = n[on], np.maximum(h[on], 1e-6)  # (h = 0: no logarithm to step in)
+        value, dh, dk, da = log_frailty(nn, hh, a_, k_, grad=True)
+        assert np.array_equal(value, log_frailty(nn, hh, a_, k_))
+        e = 1e-5
+        step = {"h": lambda s: log_frailty(nn, hh * math.exp(s), a_, k_),  # noqa: B023  (used in this pass)
+                "a": lambda s: log_frailty(nn, hh, a_ * math.exp(s), k_),  # noqa: B023
+                "k": lambda s: log_frailty(nn, hh, a_, k_ * math.exp(s))}  # noqa: B023
+        # (at k = 1 a step in k leaves the closed form for the quadrature: below)
+        for name, got in (("h", dh * hh), ("a", da * a_)) + ((("k", dk * k_),) if k_ != 1.0 else ()):
+            want = (step[name](e) - step[name](-e)) / (2 * e)
+            assert np.allclose(got, want, rtol=1e-4, atol=1e-4), (name, a_, k_, got - want)
+        if k_ == 1.0:  # the closed form's k derivative is the quadrature's next to k = 1
+            near = log_frailty(nn, hh, a_, 1.0 + 1e-9, grad=True)
+            assert np.allclose([dh, dk, da], near[1:], rtol=1e-6, atol=1e-6)
+
+
+def test_the_fits_gradient_is_its_likelihoods_finite_differences():
+    """The lifetimes' likelihood's analytic gradient (fit.likelihood, the optimizer's jac and the Wald Hessian's
+    differences) against scipy.optimize.check_grad's forward differences, exponential and Weibull, over a log with
+    frailty, bursts and censored servers, at the fit's start (k = 1 exactly: the closed form) and around it."""
+    m = Model(lifetime_scale_days=80.0, lifetime_shape=0.7, gamma_shape=1.5, repair="lognormal",
+              repair_median_days=1.0, repair_sigma=1.0, burst_per_day=0.05, burst_mean_size=3.0)
+    servers = 60
+    log = generate(m, servers, 200.0, np.random.default_rng(4))
+    starts = np.array([f.start for f in log.faults]) / 86400.0
+    in_burst, _ = bursts(starts, 0.0)
+    nll = likelihood(_intervals(log, servers, np.where(in_burst, 0.0, 1.0)), servers)
+    rng = np.random.default_rng(5)
+    for weibull in (False, True):
+        points = [np.array([math.log(80.0), 0.0, 0.0] if weibull else [math.log(80.0), 0.0])]
+        points += [points[0] + rng.normal(0.0, 0.5, len(points[0])) for _ in range(4)]
+        for x in points:
+            value, grad = nll(x, weibull, True)
+            assert value == nll(x, weibull)
+            err = optimize.check_grad(nll, lambda p, w: nll(p, w, True)[1], x, weibull, epsilon=1e-7)
+            assert err <= 1e-4 * max(1.0, np.linalg.norm(grad)), (weibull, x, err, grad)
