@@ -305,7 +305,7 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
     aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
     if aic["regimes"] >= min(life["aic"].values()):
         return {"aic": aic}
-    se = _wald(regimes.nll_function(p), r.x)
+    se = _wald(regimes.nll_gradient(p), r.x)
     rate = _est(r.x[0], se[0])
     above = _est(r.x[1], se[1])  # r - 1
     ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)

@@ -171,5 +171,17 @@ def fit(p: Pieces, span_days: float) -> RegimeFit | None:
 
 
 def nll_function(p: Pieces):
-    """The negative log-likelihood of the parameters (for the intervals)."""
+    """The negative log-likelihood of the parameters."""
     return lambda x: -loglik(p, *_rates(x))
+
+
+def nll_gradient(p: Pieces, h: float = 1e-4):
+    """The gradient of nll_function by central differences of step ``h`` (the intervals' Hessian is its central
+    differences in turn: fit._wald); the forward algorithm has no analytic one here."""
+    f = nll_function(p)
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        e = np.eye(len(x)) * h
+        return np.array([(f(x + e[i]) - f(x - e[i])) / (2 * h) for i in range(len(x))])
+
+    return grad
