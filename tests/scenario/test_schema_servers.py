@@ -171,7 +171,7 @@ def test_the_servers_drills_slow_repairs_take_spares_and_spread_lemons():
     drill = ("drills:\n  - name: d\n    description: x\n    duration_seconds: 60\n    scenarios: [s]\n"
              "    effects: {repair_time_factor: 10}\n")
     assert errors(PLAIN + drill) == ["drills[0] on scenario s: the drill changes servers (repair_time_factor, lemons, "
-                                     "spares_withheld): the scenario has no servers"]
+                                     "spares_withheld, bursts): the scenario has no servers"]
     assert errors(SERVERS + drill) == ["drills[0] on scenario s: the drill's repair_time_factor needs servers.repair "
                                        "(server pools)"]
 
