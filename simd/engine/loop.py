@@ -155,6 +155,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # a memory tier's loss (_tier_lost): a walk's stack over the servers' tree, the failed holders of each group
     stk = np.empty(2 * tree_p + 2 if M and nsrv else 0, dtype=np.int64)
     gcount = np.zeros(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
+    gbase = np.empty(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
     need = 0
     lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
@@ -625,7 +626,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if stop == shadow_kind or cause_stays[stop]:  # an SDC found, a fault that takes no server down
                         lost = False
                     elif nsrv:  # the servers failing in this step (their own lifetimes and a burst's) lose theirs
-                        lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount)
+                        lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount, gbase)
                     else:  # one failure without servers: a local copy is lost, a peer group keeps the other copies
                         lost = copies == 1
                     if lost:
@@ -1057,14 +1058,14 @@ def _fell_back(tot, back, bad, index, last, cnt, hw):
 
 
 @njit()
-def _tier_lost(tree, srv, p, g, cap, jcnt, copies, jump, stk, count):
+def _tier_lost(tree, srv, p, g, cap, jcnt, copies, jump, stk, count, bases):
     """Whether a memory tier is lost with the servers failing in executed step ``g`` (``srv[i] <= g``, found by a
     walk of the tree over the servers' ends that skips every subtree ending later): each failed server is at its
     position among the job's servers (index order; with pools its rank in the count tree ``jcnt``), position ``x``
     in the group of ``(x // (J m)) J m + x % J`` (J ``jump``, m ``copies``: NVIDIA's resiliency extension's clique
-    replication, docs/model.md); the tier is lost when every member of some group failed. ``stk`` and ``count``
-    are scratch (``count`` zero on entry and on return)."""
-    top, lost, span = 1, False, jump * copies
+    replication, docs/model.md); the tier is lost when every member of some group failed. ``stk``, ``count`` and
+    ``bases`` are scratch (``count`` zero on entry and on return)."""
+    top, nb, lost, span = 1, 0, False, jump * copies
     stk[0] = 1
     while top > 0:
         top -= 1
@@ -1079,20 +1080,10 @@ def _tier_lost(tree, srv, p, g, cap, jcnt, copies, jump, stk, count):
         x = servers.rank_job(jcnt, i, p) if cap else i
         b = (x // span) * span + x % jump
         count[b] += 1
+        bases[nb] = b
+        nb += 1
         if count[b] == copies:
             lost = True
-    top = 1
-    stk[0] = 1
-    while top > 0:  # the counts back to zero, by the same walk
-        top -= 1
-        k = stk[top]
-        i = tree[k]
-        if i < 0 or srv[i] > g:
-            continue
-        if k < p:
-            stk[top], stk[top + 1] = 2 * k, 2 * k + 1
-            top += 2
-            continue
-        x = servers.rank_job(jcnt, i, p) if cap else i
-        count[(x // span) * span + x % jump] = 0
+    for j in range(nb):
+        count[bases[j]] = 0
     return lost
