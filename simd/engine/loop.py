@@ -118,6 +118,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     stop_cum, stop_det = seg(fvec, ints, PI.stop_cumulative), seg(ivec, ints, PI.stop_detect_us)
     stop_rst = seg(ivec, ints, PI.stop_restart_us)
     cause_stays = seg(ivec, ints, PI.cause_stays)  # per cause: 1 when its server stays in the job
+    cause_jit, jit_us = seg(ivec, ints, PI.cause_jit), ints[PI.jit_us]  # per cause: 1 when the job saves just in time
     hard_type_cum, sdc_type_cum = seg(fvec, ints, PI.hard_type_cumulative), seg(fvec, ints, PI.sdc_type_cumulative)
     # committed SDCs' detectors (late.py)
     det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
@@ -410,6 +411,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             stop, index = 0, 0
             kind, cost, ld, taken = _STEP, 0, 0, 0
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
+            jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             if load_us:  # a rollback in this unit loads the checkpoint it goes back to (``ld``), unless that is the
                 # job's start (step 0); the newest one as the unit meets it, the quiet steps' (``taken``) included
@@ -434,12 +436,21 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
+                if stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time, unless the
+                    # newest durable checkpoint is that step already
+                    newest = off + ((m - off) // period) * period if (m - off) // period > (step - off) // period \
+                        else last
+                    jit = m > newest
+                    jit_bad = jit and corrupted  # (reference semantics: the SDC in no checkpoint yet)
+                    if jit and not jit_bad:
+                        ld = load_us
                 if M:  # the tier recovered from is known once the failed servers are: its load waits (load_end)
                     ld = 0
-                elif keep:  # the loads of the fallback chain
-                    back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                elif keep:  # the loads of the fallback chain (from the just-in-time save, durable in this unit)
+                    back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, m if jit and not jit_bad else -1, wcr, cri,
+                                                            p_corrupt)
                     ld = loads * load_us
-                cost = du + stop_det[stop] + stop_rst[stop] + ld
+                cost = du + stop_det[stop] + stop_rst[stop] + ld + (jit_us if jit else 0)
             else:
                 corr = corrupted
                 if s == e:  # an onset (on a hard failure's step it is void)
@@ -591,6 +602,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ht_at = index + 1
                         ty = draws.bucket(hard_type_cum, u)
                     tot[o_interr_type + ty] += 1
+                if jit:  # the just-in-time save: durable at step q - 1 (its steps committed), or baking the SDC in
+                    tot[Tot.jit_saves] += 1
+                    tot[Tot.checkpoint_us] += jit_us
+                    if jit_bad:
+                        tot[Tot.sdc_baked] += 1
+                        record(trace, t, tr.SDC_BAKED, tr.NONE)
+                    else:
+                        pending, hw = _commit(tot, q - 1, last, hw, pending, step_us)
+                        last = clean = q - 1
+                        if keep:
+                            head, cnt = late.ring_add(ring, head, cnt, q - 1)
                 if nsrv and burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
                     tot[Tot.burst_events] += 1
                     pbh, pbl, u = draws.uniform(wbp, pbh, pbl)

@@ -78,7 +78,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start"), 0)
+                       "rec_start", "jit"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -257,6 +257,15 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 tau = t + plan.cause_detect_us[i]
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
                 wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau) - tau
+            if causes[i].jit and cur - 1 > last:  # the survivors save the step before the failed one just in time
+                c["jit"] += 1
+                us["ckpt"] += plan.jit_us
+                t += plan.jit_us
+                if corrupted:  # the SDC in no checkpoint yet: baked in, the rollback below goes past it
+                    c["sdc_baked"] += 1
+                else:
+                    last = clean = cur - 1
+                    keep(cur - 1)
             lost = False
             if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
                 lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
@@ -376,6 +385,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "saves_failed": c["failed"],
         "loads_corrupt": c["loads_corrupt"],
         "fallbacks_to_start": c["fallbacks_to_start"],
+        "jit_saves": c["jit"],
         "tier_saves": c["tier_saves"],
         "tier_losses": c["tier_losses"],
         "recoveries_tier": c["rec_tier"],

@@ -53,6 +53,7 @@ class JobResult:
     # a memory tier: its saves, the interruptions that lost it, and the rollbacks by where they recovered from
     # ({}: no memory tier)
     tier: dict[str, int] = field(default_factory=dict)
+    jit_saves: int = 0  # just-in-time saves after hard failures (JobSpec.jit_seconds)
     load_seconds: float = 0.0  # of the restart bucket, the checkpoints' loads
 
     @property
@@ -149,6 +150,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         tier={"saves": d.tier_saves, "losses": d.tier_losses, "recoveries_tier": d.recoveries_tier,
               "recoveries_persistent": d.recoveries_persistent, "recoveries_start": d.recoveries_start}
         if p.mem_every else {},
+        jit_saves=d.jit_saves,
         load_seconds=d.load_us / US_PER_SECOND,
     )
 

@@ -44,6 +44,9 @@ class Cause:
     # whether it takes its server down: with server pools the failing server goes to repair and a standby or spare
     # replaces it; False (a software fault): the server stays in the job, a new lifetime begun
     server_down: bool = True
+    # whether the surviving ranks save just in time after it (JobSpec.jit_seconds; Gupta et al., EuroSys'24): the
+    # job then loses only the step in flight
+    jit: bool = False
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,9 @@ class JobSpec:
     ckpt_corrupt_on_load: float = 0.0
     ckpt_retention: int = 0
     tier: MemoryTier | None = None  # a checkpoint tier in host memory under the persistent one; None: none
+    # just-in-time saves (docs/model.md, "Just-in-time saves"): after a hard failure of a cause with ``jit``, the
+    # surviving ranks save the step before the failed one, blocking this long, and the recovery loads it
+    jit_seconds: float = 0.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -220,6 +226,7 @@ class Plan:
     cause_detect_us: tuple[int, ...]
     cause_restart_us: tuple[int, ...]
     cause_stays: tuple[int, ...]  # 1 for a cause whose server stays in the job (Cause.server_down False)
+    cause_jit: tuple[int, ...]  # 1 for a cause after which the job saves just in time (Cause.jit)
     # hyper-checkpointing (hyper.py): 0 = off
     hyper_every: int = 0
     hyper_window: int = 0
@@ -230,6 +237,7 @@ class Plan:
     mem_load_us: int = 0
     mem_copies: int = 1
     mem_jump: int = 1
+    jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
@@ -367,6 +375,8 @@ REFUSED = {
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
     ("hyper", "memory_tier"): "hyper-checkpointing's lattice beside a memory tier's is not modelled",
     ("committed_sdc", "memory_tier"): "committed SDCs in a memory tier are not modelled",
+    ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
+    ("jit", "memory_tier"): "a just-in-time save beside a memory tier is not modelled",
 }
 
 
@@ -386,7 +396,7 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
         ("servers", not srv.plain(spec.servers, spec.n_gpus)), ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
-        ("memory_tier", spec.tier is not None))
+        ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)))
         if present}
     return on
 
@@ -433,6 +443,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         cause_detect_us=detect_us,
         cause_restart_us=restart_us,
         cause_stays=tuple(int(not c.server_down) for c in causes),
+        cause_jit=tuple(int(c.jit) for c in causes),
+        jit_us=to_us(spec.jit_seconds),
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,

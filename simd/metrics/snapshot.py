@@ -65,6 +65,7 @@ class ScenarioInfo:
     cluster_servers: int | None = None
     job_servers: int | None = None
     memory_tier: str = ""  # checkpoint.tiers' kind ("peer", "local"; "": none), the tier label of its metrics
+    jit: bool = False  # checkpoint.just_in_time: its saves are a label value of simd_checkpoint_saves_total
     # recovery.phases (empty without): each cold restart's phases in integer microseconds, in the timeline's order;
     # per cause its restart (us) and whether it is a warm standby's swap (the restart bucket's split by phase;
     # empty: not known, no split)
@@ -172,6 +173,7 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         cluster_servers=p.cluster or None,
         job_servers=p.servers if p.cluster else None,
         memory_tier=spec.tier.kind if spec.tier is not None else "",
+        jit=any(c.jit for c in spec.causes),
         **_phases(body, p),
     )
 

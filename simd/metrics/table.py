@@ -163,7 +163,8 @@ def _saves(sc: ScenarioSnapshot) -> Samples:
     t = sc.totals
     tier = sc.info.memory_tier
     return ((("persistent", "durable"), t.checkpoints), (("persistent", "failed"), t.saves_failed),
-            (("persistent", "aborted"), t.saves_aborted)) + (((tier, "durable"), t.tier_saves),) * bool(tier)
+            (("persistent", "aborted"), t.saves_aborted)) + (((tier, "durable"), t.tier_saves),) * bool(tier) \
+        + ((("persistent", "just_in_time"), t.jit_saves),) * sc.info.jit
 
 
 def _recoveries(sc: ScenarioSnapshot) -> Samples:
@@ -259,8 +260,10 @@ METRICS: tuple[Metric, ...] = (
            "`checkpoint.tiers`, whose saves are all `durable`) and `outcome`: `durable` (a rollback "
            "target: at once for a synchronous save, when its write ends for an asynchronous one), `failed` "
            "(`checkpoint.save_failure`: it cost its blocking and write and is no rollback target), `aborted` (a "
-           "rollback came while it wrote). A save that bakes an SDC in is rolled back at its checkpoint and counted "
-           "in none. `rate(...{outcome=\"failed\"})` over all outcomes is the share of saves failing.", _EVENTS),
+           "rollback came while it wrote), `just_in_time` (`checkpoint.just_in_time`: saved by the surviving ranks "
+           "after a failure, only for scenarios that have them). A save that bakes an SDC in is rolled back at its "
+           "checkpoint and counted in none (a just-in-time one in `just_in_time`). "
+           "`rate(...{outcome=\"failed\"})` over all outcomes is the share of saves failing.", _EVENTS),
     Metric("simd_checkpoint_recoveries", "counter", "Rollbacks by the tier they recovered from, with a memory tier.",
            ("scenario", "tier"), "scenario", _recoveries,
            "With a memory tier (`checkpoint.tiers`), every rollback (a hard failure, a shadow disagreement, an SDC "

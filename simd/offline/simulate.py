@@ -68,6 +68,7 @@ class Outcome:
     hyper: bool = False  # checkpoint.hyper: the JSON line says how often and how long it was on
     committed: bool = False  # sdc.semantics committed: the JSON line has the late finds and what they cost
     servers: bool = False  # servers: the JSON line counts the servers that failed
+    jit: bool = False  # checkpoint.just_in_time: the JSON line counts the just-in-time saves
     price: float | None = None  # servers.price_per_gpu_hour: the JSON line's cost in money
     horizon_seconds: float | None = None  # stopped at the work horizon at this simulated time (job None)
     # recovery.phases: (phases, each cause's restart, whether a warm swap) for the JSON line's restart_phases
@@ -114,6 +115,7 @@ class Outcome:
             **({"checkpoints": j.checkpoints, "saves": j.saves} if j.saves else {}),
             **({"loads": j.loads} if j.loads else {}),
             **({"checkpoints": j.checkpoints, "memory_tier": j.tier} if j.tier else {}),
+            **({"jit_saves": j.jit_saves} if self.jit else {}),
             **({"restart_phases": self._restart_phases()} if self.phases is not None else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
                 "retirements": j.retirements, "gpu_hours": j.gpu_hours,
@@ -223,6 +225,7 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None,
                    horizon_seconds=None if stopped is None else stopped / US_PER_SECOND,
                    shadow=scenario.shadow is not None, fleet=scenario.fleet is not None,
                    hyper=scenario.checkpoint.hyper is not None, committed=scenario.committed_sdc,
+                   jit=scenario.checkpoint.just_in_time is not None,
                    servers=scenario.servers is not None,
                    price=scenario.servers.price_per_gpu_hour if scenario.servers is not None else None,
                    phases=_phases(scenario))

@@ -354,6 +354,19 @@ class Tiers(_Strict):
         return ("peer", self.peer) if self.peer is not None else ("local", self.local)
 
 
+class JustInTime(_Strict):
+    """Just-in-time saves (Gupta et al., EuroSys'24): after a failure the surviving data-parallel replicas, which
+    hold the same state, save it; the job then loses only the step in flight. For failures that leave a healthy
+    replica of every shard (a GPU, a link, a host), not software faults that hit every rank."""
+
+    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)]
+    """The failure causes after which the job saves just in time (names of `failures.causes`; without causes the
+    one cause is `hardware`)."""
+    seconds: CostSeconds
+    """What the save blocks the job for, after the failure's detection (checkpoint bucket): "from several minutes
+    to a few seconds per GPU" (EuroSys'24). The recovery then loads it (`load_seconds`)."""
+
+
 class Checkpoint(_Strict):
     """Checkpoints: the job commits its progress every `interval_steps` steps, blocking for `seconds`."""
 
@@ -395,6 +408,8 @@ class Checkpoint(_Strict):
     tiers: Tiers | None = None
     """A checkpoint tier in memory under this one (the persistent checkpoint): a recovery loads the newest
     checkpoint of either that survived the interruption. Absent: the persistent checkpoint only."""
+    just_in_time: JustInTime | None = None
+    """Save just in time after the failures of some causes; absent: never."""
 
     @model_validator(mode="after")
     def _write(self) -> Checkpoint:
@@ -1170,6 +1185,13 @@ class ScenarioBody(_Strict):
             named.add("corrupt_loads")
         if self.checkpoint.tiers is not None:
             named.add("memory_tier")
+        if self.checkpoint.just_in_time is not None:
+            named.add("jit")
+            known = set(self.failures.cause_shares() or {"hardware": 1.0}) if self.failures is not None else \
+                {"hardware"}
+            if unknown := [c for c in self.checkpoint.just_in_time.causes if c not in known]:
+                raise ValueError(f"checkpoint.just_in_time.causes: {', '.join(unknown)} not among the failure causes "
+                                 f"({', '.join(sorted(known))})")
         if why := refused(named):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None

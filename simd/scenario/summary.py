@@ -73,7 +73,7 @@ def summary(s: Scenario) -> str:
             + (f", written asynchronously in {s.checkpoint.write_seconds:g} s, steps "
                f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "")
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
-            + "), " + _tier(s.checkpoint.tiers)
+            + "), " + _tier(s.checkpoint.tiers) + _jit(s.checkpoint.just_in_time)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + extra)
 
@@ -85,3 +85,8 @@ def _tier(tiers) -> str:
     kind, t = tiers.tier
     where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
     return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s, load {t.load_seconds:g} s, {where}), ")
+
+
+def _jit(jit) -> str:
+    """check-config's words for just-in-time saves ("": none)."""
+    return "" if jit is None else f"just-in-time saves after {', '.join(jit.causes)} ({jit.seconds:g} s), "

@@ -28,9 +28,11 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
     """Each cause with its detection latency and its restart under the recovery strategy."""
     shares = body.failures.cause_shares() if body.failures is not None else None
     warm = body.recovery.strategy == "warm"
+    jit = set(body.checkpoint.just_in_time.causes) if body.checkpoint.just_in_time is not None else set()
     if shares is None:  # seed 000: one kind of failure, detected at once
         restart = recovery.WARM_SWAP_SECONDS if warm else body.cold_restart_seconds
-        return (Cause("hardware", 1.0, 0.0, restart),)
+        return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit),) if jit else \
+            (Cause("hardware", 1.0, 0.0, restart),)
     out = []
     for name, share in shares.items():
         given = body.failures.cause_spec(name)  # a cause given as data: its own detection, restart, warm swap
@@ -39,7 +41,7 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
         swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
         cold = given.restart_seconds if given and given.restart_seconds is not None else body.cold_restart_seconds
         out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold,
-                         given.server_down if given else True))
+                         given.server_down if given else True, name in jit))
     return tuple(out)
 
 def warm_swapped(body: ScenarioBody) -> tuple[bool, ...]:
@@ -99,6 +101,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         committed_sdc=None if body.sdc is None else committed_sdc(body.sdc, body.checkpoint.retention_checkpoints),
         servers=None if body.servers is None else servers(body.servers),
         tier=memory_tier(body),
+        jit_seconds=body.checkpoint.just_in_time.seconds if body.checkpoint.just_in_time is not None else 0.0,
     )
 
 

@@ -87,11 +87,12 @@ def test_disagreement_on_a_checkpoint_step_does_not_commit():
 def test_what_does_not_combine_is_decided_in_one_place():
     """simd.engine.spec.REFUSED is the one list: the engine refuses a job that switches such a pair on, with the
     words the scenario file uses; every other pair is accepted (and checked against the oracle)."""
-    from simd.engine import Accelerator, Stragglers
+    from simd.engine import Accelerator, Cause, Stragglers
     from simd.engine.servers import Servers
     from simd.engine.spec import REFUSED, Hyper, MemoryTier, compile_spec, refused
 
     base = spec(shadow=Shadow(0.5, 0.05))
+    jit = Cause("hardware", 1.0, 0.0, 60.0, jit=True)
     cases = {("shadow", "fleet"): replace(base, fleet=(Accelerator("a", 512, 2e-4, 1e-4),
                                                         Accelerator("b", 512, 2e-4, 1e-4))),
              ("shadow", "stragglers"): replace(base, stragglers=Stragglers(0.5, 1, 1.2)),
@@ -103,7 +104,9 @@ def test_what_does_not_combine_is_decided_in_one_place():
                                                       ckpt_retention=2),
              ("hyper", "memory_tier"): spec(hyper=Hyper(5, 300), tier=MemoryTier("local", 5, 1.0)),
              ("committed_sdc", "memory_tier"): spec(committed_sdc=CommittedSdc((), 2),
-                                                    tier=MemoryTier("peer", 5, 1.0, copies=2))}
+                                                    tier=MemoryTier("peer", 5, 1.0, copies=2)),
+             ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0),
+             ("jit", "memory_tier"): spec(tier=MemoryTier("local", 5, 1.0), causes=(jit,), jit_seconds=30.0)}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

@@ -1,12 +1,13 @@
-"""A memory tier under the persistent checkpoint (JobSpec.tier, MemoryTier; docs/model.md, "Memory tiers"): exact
-cases. The oracle, Gemini's closed form and the partitions: tests/engine/statistical/test_tier_oracle.py."""
+"""A memory tier under the persistent checkpoint (JobSpec.tier, MemoryTier; docs/model.md, "Memory tiers") and
+just-in-time saves (Cause.jit, JobSpec.jit_seconds): exact cases. The oracle, Gemini's closed form and the
+partitions: tests/engine/statistical/test_tier_oracle.py, test_jit_oracle.py."""
 
 from dataclasses import replace
 
 import pytest
 from specs import spec
 
-from simd.engine import run_job
+from simd.engine import Cause, run_job
 from simd.engine.servers import Servers
 from simd.engine.spec import MemoryTier
 
@@ -54,3 +55,15 @@ def test_a_peer_tier_survives_single_failures_and_the_recoveries_load_from_it():
     local = run_job(replace(base, tier=MemoryTier("local", 5, 2.0, 10.0)))
     assert local.tier["losses"] == local.interruptions and local.tier["recoveries_tier"] == 0
     assert j.recompute_steps < local.recompute_steps
+
+
+def test_a_failure_saved_just_in_time_loses_only_the_step_in_flight():
+    """Every cause saved just in time, no SDC: each rollback recomputes exactly the failed step (the save holds the
+    step before it, or the newest checkpoint already is that step); the saves cost their blocking and the loads."""
+    base = spec(hard_per_gpu_hour=6e-4, sdc_per_gpu_hour=0.0, ckpt_load_seconds=93.6)
+    j = run_job(replace(base, causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),), jit_seconds=30.0))
+    plain = run_job(base)
+    assert j.interruptions > 10 and j.recompute_steps == j.interruptions
+    assert 0.8 * j.interruptions < j.jit_saves <= j.interruptions and plain.jit_saves == 0
+    assert j.bucket_seconds["checkpoint"] == plain.bucket_seconds["checkpoint"] + 30.0 * j.jit_saves
+    assert plain.recompute_steps > 5 * plain.interruptions

@@ -101,7 +101,8 @@ def test_a_write_factor_needs_asynchronous_saves():
 
 def test_a_memory_tiers_saves_recoveries_and_losses_are_the_engines_counters():
     """A peer tier on 8-GPU servers struck by bursts: its saves under tier="peer", its recoveries by tier and its
-    losses, equal to the engine's counters summed over the replicas; a scenario without a tier has none."""
+    losses, equal to the engine's counters summed over the replicas; a scenario without a tier has none. Just-in-time
+    saves under outcome="just_in_time", for the scenario that has them only."""
     tiered = {"interval_steps": 20, "seconds": 5, "load_seconds": 93.6,
               "tiers": {"peer": {"interval_steps": 5, "seconds": 0.5, "load_seconds": 10, "copies": 2}}}
     config = scenario_file(
@@ -109,6 +110,8 @@ def test_a_memory_tiers_saves_recoveries_and_losses_are_the_engines_counters():
             servers={"gpus_per_server": 8, "bursts": {"per_day": 4.0, "mean_size": 3}},
             **{**_JOB, "failures": {"hard_per_gpu_hour": 2.0e-3, "sdc_per_gpu_hour": 0.0}}),
         job("blocking", seed=12, n_gpus=1024, checkpoint={"interval_steps": 20, "seconds": 60}, **_JOB),
+        job("jit", seed=14, n_gpus=4096, checkpoint={"interval_steps": 20, "seconds": 60,
+                                                     "just_in_time": {"causes": ["hardware"], "seconds": 30}}, **_JOB),
         speedup=600)
     clock = FakeClock(0.0)
     ticker, _ = assemble(parse_config(config), clock=clock, wall=lambda: 1.7e9)
@@ -130,6 +133,11 @@ def test_a_memory_tiers_saves_recoveries_and_losses_are_the_engines_counters():
         is None
     assert r.get_sample_value("simd_checkpoint_saves_total", {"scenario": "blocking", "tier": "peer",
                                                              "outcome": "durable"}) is None
+    jit = ticker.snapshot.scenarios[2].totals.jit_saves
+    assert _value(r, "simd_checkpoint_saves_total", scenario="jit", tier="persistent", outcome="just_in_time") \
+        == jit > 0
+    assert r.get_sample_value("simd_checkpoint_saves_total", {"scenario": "blocking", "tier": "persistent",
+                                                             "outcome": "just_in_time"}) is None
 
 
 def test_rack_outages_take_a_peer_tier_whose_groups_sit_in_one_rack():

@@ -1,4 +1,5 @@
-"""The scenario keys of a memory tier (checkpoint.tiers.peer | local): what reaches the engine, check-config's line,
+"""The scenario keys of a memory tier (checkpoint.tiers.peer | local) and of just-in-time saves
+(checkpoint.just_in_time): what reaches the engine, check-config's line,
 and the errors (one line each, naming the key)."""
 
 import pytest
@@ -48,5 +49,27 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
      "hyper and memory_tier cannot be combined"),
 ])
 def test_a_bad_tier_is_one_line_naming_it(checkpoint, keys, expected):
+    errs = errors(checkpoint, **keys)
+    assert len(errs) == 1 and expected in errs[0], errs
+
+
+def test_just_in_time_saves_reach_the_causes_named_and_check_configs_line():
+    s = scenario({**CKPT, "just_in_time": {"causes": ["gpu", "host"], "seconds": 30}},
+                 failures={"hard_per_gpu_hour": 2.0e-4, "sdc_per_gpu_hour": 0.0, "causes": "llama3"})
+    j = s.job_spec()
+    assert j.jit_seconds == 30 and {c.name for c in j.causes if c.jit} == {"gpu", "host"}
+    assert "just-in-time saves after gpu, host (30 s)" in summary(s)
+    plain = scenario({**CKPT, "just_in_time": {"causes": ["hardware"], "seconds": 5}}).job_spec()
+    assert [(c.name, c.jit) for c in plain.causes] == [("hardware", True)]
+
+
+@pytest.mark.parametrize("checkpoint, keys, expected", [
+    ({**CKPT, "just_in_time": {"causes": ["gpu"], "seconds": 30}}, {},
+     "checkpoint.just_in_time.causes: gpu not among the failure causes (hardware)"),
+    ({**CKPT, "just_in_time": {"causes": [], "seconds": 30}}, {}, "scenarios[0].checkpoint.just_in_time.causes"),
+    ({**CKPT, "just_in_time": {"causes": ["hardware"], "seconds": 30}, "tiers": {"local": PEER}}, {},
+     "jit and memory_tier cannot be combined"),
+])
+def test_a_bad_just_in_time_save_is_one_line_naming_it(checkpoint, keys, expected):
     errs = errors(checkpoint, **keys)
     assert len(errs) == 1 and expected in errs[0], errs

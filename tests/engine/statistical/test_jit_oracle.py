@@ -1,0 +1,79 @@
+"""Just-in-time saves (checkpoint.just_in_time; Cause.jit, JobSpec.jit_seconds): the engine against the per-step
+oracle (means within 4 standard errors, distributions by KS: engine_stats) after the failures of some causes, with
+SDCs baked into them, asynchronous, failing and corrupt persistent saves, servers with pools and bursts, hyper
+windows and stragglers; any cut of time giving the same state.
+
+The statistical and property checks (slow: they live in tests/engine/statistical)."""
+
+from dataclasses import replace
+
+import pytest
+from engine_stats import agree_with_oracle, field
+from extended_specs import mixed_specs
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
+
+from simd.engine import Cause
+from simd.engine.servers import Servers
+from simd.engine.spec import Hyper, Stragglers
+
+SEEDS = 150
+LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
+HARDWARE = {"gpu", "network", "host"}  # Llama 3's causes with a healthy replica of every shard (docs/model.md)
+
+
+def _jit(causes, names) -> tuple[Cause, ...]:
+    return tuple(replace(c, jit=c.name in names) for c in causes)
+
+
+POOLS = Servers(warm_standbys=1, spares=1, preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0),
+                burst_per_day=2.0, burst_mean_size=3.0)
+# one cause saved just in time; llama3's hardware causes with SDCs baked into the saves (validation not dividing
+# the checkpoint) beside asynchronous, failing and corrupt persistent saves; servers with pools and bursts, hyper
+# windows; stragglers
+CONFIGS = {
+    "one_cause": spec(hard_per_gpu_hour=6e-4, ckpt_load_seconds=LOAD, jit_seconds=30.0,
+                      causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),)),
+    "sdc_async_failing_corrupt": spec(hard_per_gpu_hour=2e-4, sdc_per_gpu_hour=3e-4, ckpt_interval_steps=50,
+                                      validation_interval_steps=40, ckpt_load_seconds=LOAD, jit_seconds=30.0,
+                                      causes=_jit(llama3_causes("warm"), HARDWARE), ckpt_write_seconds=300.0,
+                                      ckpt_write_slowdown=1.2, ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3,
+                                      ckpt_retention=2),
+    "servers_hyper": spec(n_gpus=64, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.002, validation_interval_steps=20,
+                          hyper=Hyper(5, 300), causes=_jit(llama3_causes("warm"), {"gpu", "host"}), jit_seconds=10.0,
+                          servers=POOLS, ckpt_load_seconds=LOAD),
+    "stragglers": spec(causes=_jit(llama3_causes("warm"), {"gpu"}), jit_seconds=30.0, hard_per_gpu_hour=4e-4,
+                       stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
+}
+READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
+                               "recompute_steps", "wall_seconds", "checkpoints", "jit_saves")}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_engine_matches_the_per_step_loop_with_just_in_time_saves(name):
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS)
+    assert means["jit_saves"] > 0.3 * means["interruptions"] * (1.0 if name == "one_cause" else 0.5)
+
+
+@st.composite
+def jit_specs(draw):
+    """The kernel's plans and the extended mechanisms' jobs (not committed SDCs), on servers or not, with some of
+    their causes saved just in time."""
+    s = draw(mixed_specs(st.sampled_from([None, None, POOLS, Servers(burst_per_day=20.0, burst_domain=2)])))
+    assume(s.committed_sdc is None)
+    causes = s.cause_list
+    keep = draw(st.lists(st.booleans(), min_size=len(causes), max_size=len(causes)))
+    assume(any(keep))
+    return replace(s, causes=tuple(replace(c, jit=k) for c, k in zip(causes, keep, strict=True)),
+                   jit_seconds=draw(st.sampled_from([0.0, 1.0, 30.0, 600.0])),
+                   ckpt_load_seconds=draw(st.sampled_from([0.0, LOAD])))
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                           HealthCheck.filter_too_much])
+@given(s=jit_specs(), horizon_steps=st.integers(1, 2000), cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_with_just_in_time_saves(s, horizon_steps, cuts):
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
