@@ -155,11 +155,7 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         step_bounds_seconds=tuple(int(b) / 1e6 for b in bucket_bounds(p.step_us)),  # the engine's bounds
         expected_interruptions_per_hour=_expected_per_hour(configured)[0],
         expected_sdc_per_hour=_expected_per_hour(configured)[1],
-        optimal_interval_steps=analytic.optimal_interval_steps(step, spec.ckpt_seconds, p.hard_hazard,
-                                                               spec.ckpt_write_seconds, spec.ckpt_write_slowdown),
-        analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, spec.ckpt_seconds, p.hard_hazard,
-                                                   analytic.mean_recovery(shares, recovery_us) / 1e6,
-                                                   spec.ckpt_write_seconds, spec.ckpt_write_slowdown),
+        **_optimum(spec, p, shares, recovery_us),
         slowdown=spec.stragglers.slowdown if body.stragglers is not None and spec.stragglers is not None else None,
         goodput_target=scenario.slo.goodput_target if scenario.slo else None,
         accelerator_names=tuple(a.type for a in scenario.fleet) if scenario.fleet is not None else (),
@@ -183,6 +179,29 @@ def _phases(body: ScenarioBody, p) -> dict:
     phases = body.restart_phases_us()
     return dict(restart_phases_us=tuple(phases.items()) if phases is not None else (),
                 cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body))
+
+
+def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> dict:
+    """The analytic optimum of the checkpoint interval and the efficiency at the configured one: seed 001's model
+    (the asynchronous one with a write); with a memory tier, the persistent interval's optimum on the failures that
+    lose the tier alone and the two-level efficiency (docs/checkpoints.md, section 6)."""
+    step, ckpt, write, slow = spec.step_seconds, spec.ckpt_seconds, spec.ckpt_write_seconds, spec.ckpt_write_slowdown
+    if spec.tier is None:
+        return dict(
+            optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, p.hard_hazard, write, slow),
+            analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, p.hard_hazard,
+                                                       analytic.mean_recovery(shares, recovery_us) / 1e6, write,
+                                                       slow))
+    t, s = spec.tier, spec.servers
+    down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
+    rates = analytic.tier_rates(p.hard_hazard, step, t.copies, t.jump_servers, down, p.servers,
+                                s.burst_per_day if s is not None else 0.0, p.burst_q, p.burst_domain)
+    recovery = analytic.mean_recovery(shares, [r - p.load_us for r in recovery_us]) / 1e6
+    return dict(
+        optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, rates[1] * step, write, slow),
+        analytic_efficiency=analytic.tiered_efficiency_at(spec.ckpt_interval_steps, step, ckpt, t.interval_steps,
+                                                          t.seconds, rates, recovery, spec.ckpt_load_seconds,
+                                                          t.load_seconds, write, slow))
 
 
 def _expected_per_hour(spec: JobSpec) -> tuple[float, float]:

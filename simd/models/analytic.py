@@ -6,7 +6,9 @@ other models, imports nothing of simd's outer layers:
 - ``per_hour``: a per-step probability as events per hour of compute (the configured rates' gauges);
 - ``mean_recovery``: the cost of one interruption averaged over the causes (the model's R);
 - ``optimal_interval_steps``: Young's and Daly's optimum of the checkpoint interval, in steps;
-- ``efficiency_at``: the first-order long-run efficiency at the configured interval (checkpoint.efficiency).
+- ``efficiency_at``: the first-order long-run efficiency at the configured interval (checkpoint.efficiency);
+- with a memory tier, ``tier_rates``: the failures it absorbs and those that need the persistent checkpoint, whose
+  rate alone sets the persistent interval's optimum, and ``tiered_efficiency_at`` (checkpoint.tiered_efficiency).
 
 With asynchronous saves (``write_seconds`` > 0) the save's cost is its compute ``C_eff = b + W (1 - 1/s)``, the
 write's latency is added to every loss, and Young's optimum is the asynchronous model's
@@ -23,7 +25,10 @@ from simd.models.checkpoint import (
     async_efficiency,
     async_interval_seconds,
     async_save_cost_seconds,
+    burst_group_loss,
     daly_interval_seconds,
+    domain_group_loss,
+    tiered_efficiency,
     young_interval_seconds,
 )
 
@@ -77,3 +82,34 @@ def efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: 
         return None
     return async_efficiency(interval_steps, step_seconds, checkpoint_seconds, write_seconds, write_slowdown,
                             mtbf_seconds(hazard_per_step, step_seconds), recovery_seconds)
+
+
+def tier_rates(hazard_per_step: float, step_seconds: float, copies: int, jump: int, down_share: float,
+               servers: int, bursts_per_day: float, burst_q: float, burst_domain: int) -> tuple[float, float]:
+    """With a memory tier of ``copies`` per shard: (the interruptions it survives, those that lose it) per second of
+    compute. A local tier (one copy) is lost by every failure whose cause takes a server down (``down_share`` of
+    them); a peer tier only by a burst that takes a whole group (checkpoint.burst_group_loss, or for domain bursts
+    checkpoint.domain_group_loss), the same causes; two single failures in one step are neglected."""
+    rate = hazard_per_step / step_seconds
+    if copies == 1:
+        lost = rate * down_share
+    elif servers and bursts_per_day > 0:
+        share = domain_group_loss(servers, copies, jump, burst_domain) if burst_domain else \
+            burst_group_loss(servers, copies, burst_q)
+        lost = min(rate, bursts_per_day / 86400.0) * share * down_share
+    else:
+        lost = 0.0
+    return rate - lost, lost
+
+
+def tiered_efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: float, tier_interval_steps: int,
+                         tier_seconds: float, rates: tuple[float, float], recovery_seconds: float,
+                         load_seconds: float, tier_load_seconds: float, write_seconds: float = 0.0,
+                         write_slowdown: float = 1.0) -> float | None:
+    """The two-level first-order efficiency at the configured intervals (None without failures); ``rates`` from
+    :func:`tier_rates`, ``recovery_seconds`` a failure's detection and restart without a load."""
+    if rates[0] + rates[1] <= 0:
+        return None
+    return tiered_efficiency(tier_seconds, tier_interval_steps * step_seconds, recovery_seconds + tier_load_seconds,
+                             async_save_cost_seconds(checkpoint_seconds, write_seconds, write_slowdown),
+                             interval_steps * step_seconds, write_seconds, recovery_seconds + load_seconds, *rates)

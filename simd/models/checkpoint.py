@@ -251,3 +251,62 @@ def gemini_wasted_seconds(checkpoint_seconds: float, interval_seconds: float, lo
     if interval_seconds < checkpoint_seconds:
         raise ValueError("the interval 1/f must be at least t_ckpt (one checkpoint at a time)")
     return checkpoint_seconds + interval_seconds / 2.0 + load_seconds
+
+
+# A memory tier under the persistent checkpoint (docs/model.md, "Memory tiers"; docs/checkpoints.md, sections 2
+# and 6): a failure the tier survives recovers from it, the others (the rate lambda_2) from the persistent
+# checkpoint, so the persistent interval's optimum is Young's on lambda_2 alone and the tier's on the rest. Gemini
+# (Wang et al., SOSP'23, Corollary 1) bounds the loss of a peer tier of groups of m among n servers when k fail
+# together uniformly by n C(n-m, k-m) / (m C(n, k)); inclusion-exclusion gives it exactly (equal for k < 2m).
+
+
+def group_loss_probability(n: int, m: int, k: int) -> float:
+    """P(every member of some group fails): ``n / m`` disjoint groups of ``m`` servers, ``k`` of the ``n`` failing
+    together (a uniform k-subset); any partition into such groups gives the same (the jump between members does
+    not matter). Exact by inclusion-exclusion."""
+    if not 1 <= m <= n or k < 0:
+        raise ValueError("need 1 <= m <= n and k >= 0")
+    k = min(k, n)
+    g = n // m
+    return math.fsum((-1) ** (j + 1) * math.comb(g, j) * math.comb(n - j * m, k - j * m)
+                     for j in range(1, min(g, k // m) + 1)) / math.comb(n, k)
+
+
+def burst_group_loss(n: int, m: int, q: float) -> float:
+    """The share of bursts of ``2 + Geometric(q)`` servers (simd's burst size, capped at the ``n`` servers) that
+    lose a peer tier of groups of ``m``."""
+    if not 0 < q <= 1:
+        raise ValueError("need 0 < q <= 1")
+    out, tail = 0.0, 1.0
+    for k in range(2, n):
+        p = q * (1 - q) ** (k - 2)
+        out += p * group_loss_probability(n, m, k)
+        tail -= p
+        if tail < 1e-15:
+            return out
+    return out + max(tail, 0.0) * group_loss_probability(n, m, n)
+
+
+def domain_group_loss(n: int, m: int, jump: int, domain: int) -> float:
+    """The share of domain bursts (every server of the domain of a server drawn uniformly: domains of ``domain``
+    consecutive servers) that take a whole group of a peer tier (groups of ``m`` at ``jump``, NVIDIA's clique
+    rule on positions), with positions taken as the servers' indices (no pools)."""
+    lost = set()
+    span = m * jump
+    for x in range(n):
+        b = (x // span) * span + x % jump
+        if x == b and len({(b + t * jump) // domain for t in range(m)}) == 1:
+            lost.add(b // domain)
+    return sum(min(domain, n - d * domain) for d in lost) / n
+
+
+def tiered_efficiency(tier_seconds: float, tier_interval_seconds: float, tier_recovery_seconds: float,
+                      cost_seconds: float, interval_seconds: float, latency_seconds: float,
+                      recovery_seconds: float, rate_tier: float, rate_persistent: float) -> float:
+    """``1 / (1 + H)``, H the two-level first-order overhead per second of compute at the configured intervals:
+    ``C1/T1 + C2/T2 + lambda_1 (T1/2 + R1) + lambda_2 (T2/2 + W + R2)`` (the tier's saves blocking, the persistent
+    one's ``C_eff`` and write latency ``W``; rates per second of compute)."""
+    h = (tier_seconds / tier_interval_seconds + cost_seconds / interval_seconds
+         + rate_tier * (tier_interval_seconds / 2 + tier_recovery_seconds)
+         + rate_persistent * (interval_seconds / 2 + latency_seconds + recovery_seconds))
+    return 1.0 / (1.0 + h)
