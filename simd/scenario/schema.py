@@ -1255,6 +1255,11 @@ class ScenarioBody(_Strict):
             ckpt["write_seconds"] = self.checkpoint.write_seconds * effects.write_seconds_factor
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
+        if effects.corrupt_on_load is not None:
+            if self.checkpoint.retention_checkpoints is None:
+                raise ValueError("the drill's corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints "
+                                 "a recovery can fall back to)")
+            ckpt["corrupt_on_load"] = effects.corrupt_on_load
         update = {"checkpoint": self.checkpoint.model_copy(update=ckpt)}
         if self.fleet is not None:  # every type's rates scaled alike
             update["fleet"] = [a.model_copy(update={"hard_per_gpu_hour": a.hard_per_gpu_hour * effects.hard_rate_factor,
@@ -1389,6 +1394,9 @@ class DrillEffects(_Strict):
     save_failure_probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
     """Replaces `checkpoint.save_failure.probability` while the drill runs: 1 is a storage outage (every save
     fails; the job trains on from its last durable checkpoint)."""
+    corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
+    """Replaces `checkpoint.corrupt_on_load` while the drill runs: checkpoints found corrupt when a recovery loads
+    them (a bad storage target; needs `checkpoint.retention_checkpoints`)."""
     bursts: Bursts | None = None
     """Replaces the servers' bursts while the drill runs (needs `servers`): rack or power-feed outages
     (`domain_servers`) that take whole groups of a peer tier placed inside one domain."""

@@ -39,7 +39,8 @@ GROUPS = [
     {"straggler": ("SimdStragglerSlowingSteps", "llama3-16k"),
      "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k"),
      "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async"),
-     "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered")},
+     "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered"),
+     "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async")},
 ]
 
 

@@ -165,3 +165,29 @@ def test_rack_outages_take_a_peer_tier_whose_groups_sit_in_one_rack():
     assert during.burst_events - bursts >= 8
     assert _value(ticker.registry, "simd_checkpoint_tier_losses_total", scenario="tiered", tier="peer") - losses \
         == during.burst_events - bursts
+
+
+def test_a_corrupt_checkpoints_drill_makes_loads_find_them_corrupt():
+    """Before the drill no load is corrupt (corrupt_on_load 0); during it half of them are."""
+    kept = {**_WRITING, "retention_checkpoints": 3, "load_seconds": 93.6}
+    config = scenario_file(
+        job("async", seed=11, replicas=4, n_gpus=4096, checkpoint=kept, **_JOB), speedup=600,
+        drills=({"name": "corrupt-checkpoints", "description": "half the loads corrupt", "duration_seconds": 36000,
+                 "scenarios": ["async"], "effects": {"corrupt_on_load": 0.5}},))
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(config), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 60.0
+    ticker.tick()
+    assert _value(ticker.registry, "simd_checkpoint_corrupt_loads_total", scenario="async", tier="persistent") == 0
+    ticker.start_drill("corrupt-checkpoints", None)
+    clock.t = 120.0  # 10 simulated hours: ~12 recoveries over the 4 replicas
+    ticker.tick()
+    assert _value(ticker.registry, "simd_checkpoint_corrupt_loads_total", scenario="async", tier="persistent") >= 2
+
+
+def test_a_corrupt_checkpoints_drill_needs_kept_checkpoints():
+    config = scenario_file(job("async", checkpoint=_WRITING, **_JOB), drills=(
+        {"name": "c", "description": "x", "duration_seconds": 60, "scenarios": ["async"],
+         "effects": {"corrupt_on_load": 0.5}},))
+    with pytest.raises(ConfigError, match="corrupt_on_load needs checkpoint.retention_checkpoints"):
+        parse_config(config)

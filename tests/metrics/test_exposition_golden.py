@@ -63,7 +63,8 @@ ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
 # do not change: each scenario runs on streams of its own seed)
 ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async", "llama3-16k-tiered"}  # issue 21; checkpoint tiers
 # drills added to the default configuration since (never started in DRIVE: their samples are 0)
-ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage", "rack-outages"}  # servers; saves
+ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage", "rack-outages",
+                "corrupt-checkpoints"}  # servers; saves
 
 
 def _added(key: tuple) -> bool:
