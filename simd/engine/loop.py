@@ -109,7 +109,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     keep = p_corrupt != 0.0  # the ring keeps the newest ``retention`` checkpoints (not committed SDCs': refused)
     # a memory tier (M 0: none): its interval (a divisor of C), blocking, load; copies of a shard, groups' jump
     M, mem_us, mem_load = ints[PI.mem_every], ints[PI.mem_us], ints[PI.mem_load_us]
-    copies, jump = ints[PI.mem_copies], ints[PI.mem_jump]
+    copies, jump, pm = ints[PI.mem_copies], ints[PI.mem_jump], floats[PF.mem_corrupt]
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -419,6 +419,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if last > 0 or taken > 0:
                     ld = load_us
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
+            mem_bad = False  # ... found corrupt when loaded (the rollback goes on to the persistent checkpoint)
             last_u = plast_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
                 last_u = (m // M) * M if m // M > step // M else last
@@ -476,9 +477,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
                     kind, cost = _FOUND, du + restart + ld
                 elif val and corr and n_corrupt == 0:
+                    if mem_t and pm != 0.0:  # the memory tier's checkpoint loaded: corrupt? then the persistent one
+                        mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                        if mem_bad:
+                            mem_t = False
+                            ld = mem_load + (load_us if plast_u > 0 else 0)
                     if keep and not mem_t:
-                        back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
-                        ld = loads * load_us
+                        back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
+                        ld = loads * load_us + (mem_load if mem_bad else 0)
                     kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
@@ -493,11 +499,16 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         elif load_us and not wfail:  # a rollback now goes back to it
                             ld = load_us
                     if (ck or mk) and corr and not committed:
+                        durable_now = ck and writing and not wfail  # (a write is waited for at a checkpoint only)
+                        if mem_t and pm != 0.0:  # the memory tier's checkpoint loaded: corrupt? then the persistent
+                            mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                            if mem_bad:
+                                mem_t = False
+                                ld = mem_load + (load_us if (wstep if durable_now else plast_u) > 0 else 0)
                         if keep and not mem_t:  # the write in flight, durable at this checkpoint, first
-                            back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt,
-                                                                    wstep if writing and not wfail else -1, wcr, cri,
-                                                                    p_corrupt)
-                            ld = loads * load_us
+                            back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, wstep if durable_now else -1, wcr,
+                                                                    cri_c, p_corrupt)
+                            ld = loads * load_us + (mem_load if mem_bad else 0)
                         kind, cost = _BAKED, cost + restart + ld
                     elif q == target:  # the job's end waits for the write in flight (the one this unit starts)
                         if ck and write_us:
@@ -653,16 +664,20 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         lost = copies == 1
                     if lost:
                         tot[Tot.tier_losses] += 1
-                    if last > plast and not lost:
+                    bad = False
+                    if last > plast and not lost and pm != 0.0:  # its checkpoint loaded: found corrupt?
+                        bad, cri = _tier_corrupt(wcr, cri, pm)
+                        tot[Tot.tier_loads_corrupt] += 1 if bad else 0
+                    if last > plast and not lost and not bad:
                         ld = mem_load
                         tot[Tot.recoveries_tier] += 1
                     else:
                         if keep:  # back to the newest persistent checkpoint that loads (the corrupt ones dropped)
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
-                            ld = loads * load_us
+                            ld = loads * load_us + (mem_load if bad else 0)
                             last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                         else:
-                            ld = load_us if plast > 0 else 0
+                            ld = (load_us if plast > 0 else 0) + (mem_load if bad else 0)
                             if plast < last and hw < last:  # committed steps above it: recomputed when run again
                                 hw = last
                             last = clean = plast
@@ -932,7 +947,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
                 if kind == _BAKED:
-                    if wend:  # the write in flight waited for (durable), then the checkpoint that bakes the SDC in
+                    if ck and wend:  # the write in flight waited for (durable), then the checkpoint that bakes it in
                         wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                             step_us, hw, keep, ckw, plast, M)
@@ -942,6 +957,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 else:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
+                if M and cri_c != cri:  # the memory tier's checkpoint loaded: its draw made
+                    cri = cri_c
+                if mem_bad:  # ... and found corrupt: on to the persistent one
+                    tot[Tot.tier_loads_corrupt] += 1
+                    if not keep:
+                        if plast < last and hw < last:  # committed steps above it: recomputed when run again
+                            hw = last
+                        last = clean = plast
                 if keep and not mem_t:  # back to the newest checkpoint that loads (the corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 back = last
@@ -1065,6 +1088,15 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _tier_corrupt(w, index, p):
+    """A load of the memory tier's checkpoint: draw ``index`` of the "corrupt" stream, corrupt when it is <= ``p``.
+    Returns (corrupt, the draws made by then)."""
+    sh, sl = pcg.seek(w, index)
+    sh, sl, u = draws.uniform(w, sh, sl)
+    return u <= p, index + 1
 
 
 @njit()

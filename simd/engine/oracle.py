@@ -78,7 +78,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start", "jit"), 0)
+                       "rec_start", "jit", "tier_corrupt"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -157,6 +157,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         c["recompute"] += cur - to
         cur = to
 
+    def tier_corrupt() -> bool:
+        """A load of the memory tier's checkpoint finds it corrupt (counted)."""
+        bad = plan.mem_corrupt > 0 and rng.random() < plan.mem_corrupt
+        c["tier_corrupt"] += bad
+        return bad
+
     def recover() -> int:
         """A rollback to the persistent checkpoint (the memory tier lost, or older): the newest that loads, and the
         loads' time."""
@@ -180,11 +186,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         tier, its checkpoint unless ``lost``."""
         nonlocal corrupted, deadline, t
         abort()
-        if M and last > plast and not lost:
+        tried = M and last > plast and not lost  # the memory tier's checkpoint is newer and there: loaded first
+        if tried and not tier_corrupt():
             load_us = plan.mem_load_us
             c["rec_tier"] += 1
-        else:
-            load_us = recover()
+        else:  # (a corrupt one paid)
+            load_us = (plan.mem_load_us if tried else 0) + recover()
         restart_us += load_us
         us["load"] += load_us
         roll_back(last)
@@ -205,9 +212,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t
         abort()
-        if M and to > plast:  # (no committed SDCs: ``to`` is the newest checkpoint) in the memory tier
+        if M and to > plast and not tier_corrupt():  # (no committed SDCs: ``to`` the newest checkpoint) in memory
             load_us = plan.mem_load_us
             c["rec_tier"] += 1
+        elif M and to > plast:  # the memory tier's found corrupt: on to the persistent checkpoint
+            load_us = plan.mem_load_us + recover()
+            to = last
         elif p_corrupt or M:  # (no committed SDCs: ``to`` is the newest checkpoint, where the fallback starts)
             load_us = recover()
             to = last
@@ -386,6 +396,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "loads_corrupt": c["loads_corrupt"],
         "fallbacks_to_start": c["fallbacks_to_start"],
         "jit_saves": c["jit"],
+        "tier_loads_corrupt": c["tier_corrupt"],
         "tier_saves": c["tier_saves"],
         "tier_losses": c["tier_losses"],
         "recoveries_tier": c["rec_tier"],

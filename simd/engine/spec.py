@@ -110,6 +110,7 @@ class MemoryTier:
     load_seconds: float = 0.0
     copies: int = 1
     jump_servers: int = 1
+    corrupt_on_load: float = 0.0  # P(a load of its checkpoint finds it corrupt: the recovery goes on to persistent)
 
 
 @dataclass(frozen=True)
@@ -237,6 +238,7 @@ class Plan:
     mem_load_us: int = 0
     mem_copies: int = 1
     mem_jump: int = 1
+    mem_corrupt: float = 0.0  # P(a load of the memory tier's checkpoint finds it corrupt); draws of "corrupt"
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
@@ -461,7 +463,7 @@ def _tier(tier: MemoryTier | None) -> dict:
     if tier is None:
         return {}
     return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
-                mem_copies=tier.copies, mem_jump=tier.jump_servers)
+                mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load)
 
 
 # The per-step straggler stream (StepTimes.stream): not renewed by a retarget (durations stay a pure function of
@@ -478,7 +480,7 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("detect_stream")
     if spec.ckpt_save_failure > 0:
         on.append("save_fail_stream")
-    if spec.ckpt_corrupt_on_load > 0:
+    if spec.ckpt_corrupt_on_load > 0 or (spec.tier is not None and spec.tier.corrupt_on_load > 0):
         on.append("corrupt_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")

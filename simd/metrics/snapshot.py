@@ -195,7 +195,8 @@ def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> d
     t, s = spec.tier, spec.servers
     down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
     rates = analytic.tier_rates(p.hard_hazard, step, t.copies, t.jump_servers, down, p.servers,
-                                s.burst_per_day if s is not None else 0.0, p.burst_q, p.burst_domain)
+                                s.burst_per_day if s is not None else 0.0, p.burst_q, p.burst_domain,
+                                t.corrupt_on_load)
     recovery = analytic.mean_recovery(shares, [r - p.load_us for r in recovery_us]) / 1e6
     return dict(
         optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, rates[1] * step, write, slow),

@@ -276,10 +276,13 @@ METRICS: tuple[Metric, ...] = (
            "whose failure takes it down, a peer tier when every member of some group failed in the interruption. "
            "None without a tier.", _EVENTS),
     Metric("simd_checkpoint_corrupt_loads", "counter", "Checkpoint loads that found the checkpoint corrupt, by tier.",
-           ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.totals.loads_corrupt),),
+           ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.totals.loads_corrupt),)
+           + (((sc.info.memory_tier,), sc.totals.tier_loads_corrupt),) * bool(sc.info.memory_tier),
            "Loads a recovery made that found the checkpoint corrupt (`checkpoint.corrupt_on_load`): each was paid "
            "and dropped, and the recovery loaded the next older checkpoint the job keeps "
-           "(`checkpoint.retention_checkpoints`). Always 0 without `corrupt_on_load`.", _EVENTS),
+           "(`checkpoint.retention_checkpoints`); with a memory tier (`tier` peer or local, "
+           "`checkpoint.tiers.*.corrupt_on_load`) the recovery went on to the persistent checkpoint. Always 0 "
+           "without `corrupt_on_load`.", _EVENTS),
     Metric("simd_checkpoint_fallbacks_to_start", "counter", "Recoveries that found every kept checkpoint corrupt.",
            _S, "scenario", _total("fallbacks_to_start"),
            "Recoveries whose every kept checkpoint was found corrupt: the job started over from step 0 (its "

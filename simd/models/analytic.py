@@ -85,11 +85,14 @@ def efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: 
 
 
 def tier_rates(hazard_per_step: float, step_seconds: float, copies: int, jump: int, down_share: float,
-               servers: int, bursts_per_day: float, burst_q: float, burst_domain: int) -> tuple[float, float]:
-    """With a memory tier of ``copies`` per shard: (the interruptions it survives, those that lose it) per second of
-    compute. A local tier (one copy) is lost by every failure whose cause takes a server down (``down_share`` of
-    them); a peer tier only by a burst that takes a whole group (checkpoint.burst_group_loss, or for domain bursts
-    checkpoint.domain_group_loss), the same causes; two single failures in one step are neglected."""
+               servers: int, bursts_per_day: float, burst_q: float, burst_domain: int,
+               corrupt: float = 0.0) -> tuple[float, float]:
+    """With a memory tier of ``copies`` per shard: (the interruptions it recovers, those that need the persistent
+    checkpoint) per second of compute. A local tier (one copy) is lost by every failure whose cause takes a server
+    down (``down_share`` of them); a peer tier only by a burst that takes a whole group (checkpoint.burst_group_loss,
+    or for domain bursts checkpoint.domain_group_loss), the same causes; two single failures in one step are
+    neglected. Of the others, the share ``corrupt`` finds the tier's checkpoint corrupt and goes on to the
+    persistent one."""
     rate = hazard_per_step / step_seconds
     if copies == 1:
         lost = rate * down_share
@@ -99,7 +102,8 @@ def tier_rates(hazard_per_step: float, step_seconds: float, copies: int, jump: i
         lost = min(rate, bursts_per_day / 86400.0) * share * down_share
     else:
         lost = 0.0
-    return rate - lost, lost
+    kept = (rate - lost) * (1.0 - corrupt)
+    return kept, rate - kept
 
 
 def tiered_efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: float, tier_interval_steps: int,

@@ -321,6 +321,10 @@ class LocalTier(_Strict):
     load_seconds: CostSeconds = 0.0
     """What a recovery from it pays to load it, on top of its restart (restart bucket), in place of
     `checkpoint.load_seconds`. No public figure at 16k GPUs (docs/checkpoints.md, section 5)."""
+    corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The probability that a load finds its checkpoint corrupt (Megatron-LM#5281: a replica-assembled local
+    checkpoint that NaNs after load): the recovery pays the load and goes on to the persistent checkpoint. No
+    public rate exists."""
 
 
 class PeerTier(LocalTier):

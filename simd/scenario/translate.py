@@ -111,7 +111,7 @@ def memory_tier(body: ScenarioBody) -> MemoryTier | None:
         return None
     kind, t = body.checkpoint.tiers.tier
     return MemoryTier(kind, t.interval_steps, t.seconds, t.load_seconds, getattr(t, "copies", 1),
-                      getattr(t, "jump_servers", 1))
+                      getattr(t, "jump_servers", 1), t.corrupt_on_load)
 
 
 def servers(cfg: ServersConfig) -> Servers:

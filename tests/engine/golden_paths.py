@@ -107,7 +107,7 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "tier_saves": 0, "tier_losses": 0, "recoveries_tier": 0, "recoveries_persistent": 0, "recoveries_start": 0,
          "persist_last": 0, "load_end": 0, "tier": {},  # a memory tier
          "load_us": 0, "load_seconds": 0.0,  # the restart bucket's loads
-         "regime": (), "jit_saves": 0}  # operational time's regimes
+         "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0}  # operational time's regimes
 
 
 def _kept(obj) -> list:

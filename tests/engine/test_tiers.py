@@ -19,7 +19,7 @@ def test_without_failures_the_tier_saves_between_the_checkpoints_and_costs_its_b
     j = run_job(replace(base, tier=MemoryTier("local", 5, 2.0, 10.0)))
     plain = run_job(base)
     assert j.tier == {"saves": 480, "losses": 0, "recoveries_tier": 0, "recoveries_persistent": 0,
-                      "recoveries_start": 0}
+                      "recoveries_start": 0, "loads_corrupt": 0}
     assert j.checkpoints == plain.checkpoints == 120
     assert j.bucket_seconds["checkpoint"] == plain.bucket_seconds["checkpoint"] + 480 * 2.0
     assert j.wall_seconds == plain.wall_seconds + 960.0 and plain.tier == {}

@@ -64,3 +64,9 @@ def test_the_tiered_scenarios_gauges_are_the_two_level_models():
     assert 0.95 < info.analytic_efficiency < 1.0
     flat = c.scenario("llama3-16k-async")
     assert dict(scenario_info(flat, flat, new_state(flat.job_spec())).optimal_interval_steps)["young"] < 100
+
+
+def test_a_corrupt_tier_sends_its_share_on_to_the_persistent_checkpoint():
+    rate = 1e-4 / 6.0
+    kept, persistent = analytic.tier_rates(1e-4, 6.0, 2, 1, 1.0, 2048, 0.0, 1.0, 0, corrupt=1e-3)
+    assert persistent == pytest.approx(rate * 1e-3) and kept + persistent == pytest.approx(rate)

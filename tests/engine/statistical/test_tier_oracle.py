@@ -1,8 +1,9 @@
 """A checkpoint tier in memory under the persistent one (checkpoint.tiers; JobSpec.tier, MemoryTier): the engine
 against the per-step oracle (means within 4 standard errors, distributions by KS: engine_stats) with a local and a
 peer tier, on servers with bursts and failure domains and pools, beside asynchronous, failing and corrupt
-persistent saves, SDCs baked in at the tier's saves, causes that keep their server and stragglers; Gemini's
-closed form for the share of bursts that lose a peer tier; any cut of time giving the same state.
+persistent saves, its own checkpoint found corrupt, SDCs baked in at the tier's saves, causes that keep their
+server and stragglers; Gemini's closed form for the share of bursts that lose a peer tier; any cut of time giving
+the same state.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
@@ -54,6 +55,14 @@ CONFIGS = {
     "async_failing_corrupt": replace(_job(hard_per_gpu_hour=4e-4, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
                                           ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3, ckpt_retention=2),
                                      tier=_tier("local")),
+    # the tier's checkpoint found corrupt on half its loads, on to a persistent chain of corrupt loads, with SDCs
+    "tier_corrupt_chains": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.01, servers=BURSTS,
+                                        ckpt_corrupt_on_load=0.3, ckpt_retention=2),
+                                   tier=replace(_tier(), corrupt_on_load=0.5)),
+    # a local tier found corrupt on half its loads by SDC rollbacks (every failure takes it), writes in flight
+    "tier_corrupt_async_sdc": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=40,
+                                           ckpt_interval_steps=50, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2),
+                                      tier=replace(_tier("local"), corrupt_on_load=0.5)),
     "software_keeps_memory": replace(_job(n_gpus=64, hard_per_gpu_hour=0.01, causes=SOFTWARE,
                                           servers=Servers(burst_per_day=4.0)), tier=_tier("local")),
     "stragglers_causes": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4,
@@ -61,17 +70,22 @@ CONFIGS = {
 }
 TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
-    ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"))}
+    ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"),
+    ("loads_corrupt", "tier_loads_corrupt"))}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints")} | TIER
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
-    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS)
+    # the tier's corrupt loads by distribution too: one draw each (not one per job, nor one repeated)
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS,
+                              ("loads_corrupt", "recoveries_tier") if name.startswith("tier_corrupt") else ())
     assert means["recoveries_tier"] > 1 and means["recoveries_persistent"] > 0.5  # both kinds of recovery met
     if name in ("local_sdc_nondividing", "async_failing_corrupt", "peer_pools_domains", "software_keeps_memory"):
         assert means["losses"] > 1
+    if name.startswith("tier_corrupt"):
+        assert means["loads_corrupt"] > 1
 
 
 def _losses_per_burst(servers: Servers, tier: MemoryTier, steps: int) -> tuple[float, int]:
@@ -127,7 +141,8 @@ def tier_specs(draw):
     if kind == "peer" and n and n % (copies * jump):
         kind, copies, jump = "local", 1, 1
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
-                                      draw(st.sampled_from([0.0, 10.0])), copies, jump))
+                                      draw(st.sampled_from([0.0, 10.0])), copies, jump,
+                                      draw(st.sampled_from([0.0, 0.0, 0.5]))))
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
