@@ -70,3 +70,13 @@ def test_a_corrupt_tier_sends_its_share_on_to_the_persistent_checkpoint():
     rate = 1e-4 / 6.0
     kept, persistent = analytic.tier_rates(1e-4, 6.0, 2, 1, 1.0, 2048, 0.0, 1.0, 0, corrupt=1e-3)
     assert persistent == pytest.approx(rate * 1e-3) and kept + persistent == pytest.approx(rate)
+
+
+def test_the_sweeps_single_level_curve_is_not_drawn_for_a_tiered_scenario():
+    """simd sweep's model curve and optimum marker are the single-level model's: none for a tiered scenario (its
+    optimum is the two-level model's, which the gauges give), one for the others."""
+    from simd.offline.sweep.run import first_order
+
+    c = default_config()
+    assert first_order(c.scenario("llama3-16k-tiered")) is None
+    assert first_order(c.scenario("llama3-16k-async")) is not None

@@ -316,7 +316,10 @@ class FirstOrder:
 def first_order(scenario: Scenario) -> FirstOrder | None:
     """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.metrics.snapshot reads them
     (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
-    None without hard failures (no MTBF, no optimum)."""
+    None without hard failures (no MTBF, no optimum), and with a memory tier (the single-level curve is not its
+    model: the daemon's gauges give the two-level one, docs/checkpoints.md, section 7)."""
+    if scenario.checkpoint.tiers is not None:
+        return None
     # stragglers enter neither the hazard nor the causes, and compiling their tables costs ~1.5 s per new
     # set of parameters (n_gpus sweeps): the plan is compiled without them
     plan = compile_spec(replace(scenario.job_spec(), stragglers=None))
