@@ -880,12 +880,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 elif mk:  # a memory tier's save: a rollback target, the steps before it committed
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
-                    if hw:
-                        pending, hw = _commit(tot, q, last, hw, pending, step_us)
-                    else:
-                        tot[Tot.steps_committed] += q - last
-                        tot[Tot.productive_us] += pending
-                        pending = 0
+                    pending, hw = _commit(tot, q, last, hw, pending, step_us)
                     last = clean = q
                 if q == target:  # the job's end
                     if wend:  # the write in flight waited for
