@@ -413,9 +413,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
             jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
+            # the checkpoint points among the quiet steps, and the newest of them (``newest_c``, when ``taken``)
+            taken = (m - off) // period - (step - off) // period
+            newest_c = off + ((m - off) // period) * period
             if load_us:  # a rollback in this unit loads the checkpoint it goes back to (``ld``), unless that is the
-                # job's start (step 0); the newest one as the unit meets it, the quiet steps' (``taken``) included
-                taken = (m - off) // period - (step - off) // period
+                # job's start (step 0); the newest one as the unit meets it, the quiet steps' included
                 if last > 0 or taken > 0:
                     ld = load_us
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
@@ -423,8 +425,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             last_u = plast_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
                 last_u = (m // M) * M if m // M > step // M else last
-                plast_u = off + ((m - off) // period) * period if (m - off) // period > (step - off) // period \
-                    else plast
+                plast_u = newest_c if taken else plast
                 mem_t = last_u > plast_u
                 ld = mem_load if mem_t else load_us if last_u > 0 else 0
             if cut_quiet:
@@ -439,9 +440,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     stop = draws.bucket(stop_cum, u)
                 if stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time, unless the
                     # newest durable checkpoint is that step already
-                    newest = off + ((m - off) // period) * period if (m - off) // period > (step - off) // period \
-                        else last
-                    jit = m > newest
+                    jit = m > (newest_c if taken else last)
                     jit_bad = jit and corrupted  # (reference semantics: the SDC in no checkpoint yet)
                     if jit and not jit_bad:
                         ld = load_us
@@ -546,12 +545,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if nmq and (b // M) * M > newest:
                         newest = (b // M) * M
                     if not corrupted:
-                        if hw:  # steps committed before a fall back below them: recomputed
-                            pending, hw = _commit(tot, newest, last, hw, pending, step_us)
-                        else:
-                            tot[Tot.steps_committed] += newest - last
-                            tot[Tot.productive_us] += (newest - last) * step_us
-                            pending -= (newest - last) * step_us
+                        pending, hw = _commit(tot, newest, last, hw, pending, step_us)
                         last = clean = newest
                     else:  # a committed SDC (the first checkpoint that took it was a unit): the newest to the ring
                         n_corrupt += nq
@@ -671,16 +665,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if last > plast and not lost and not bad:
                         ld = mem_load
                         tot[Tot.recoveries_tier] += 1
-                    else:
-                        if keep:  # back to the newest persistent checkpoint that loads (the corrupt ones dropped)
+                    else:  # back to the newest persistent checkpoint (that loads: the corrupt ones dropped)
+                        if keep:
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
-                            ld = loads * load_us + (mem_load if bad else 0)
-                            last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                            ld = loads * load_us
                         else:
-                            ld = (load_us if plast > 0 else 0) + (mem_load if bad else 0)
-                            if plast < last and hw < last:  # committed steps above it: recomputed when run again
-                                hw = last
-                            last = clean = plast
+                            back_c, bad_c, cri_c = plast, 0, cri
+                            ld = load_us if plast > 0 else 0
+                        ld += mem_load if bad else 0
+                        last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                         plast = last
                         if last > 0:
                             tot[Tot.recoveries_persistent] += 1
@@ -957,10 +950,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if mem_bad:  # ... and found corrupt: on to the persistent one
                     tot[Tot.tier_loads_corrupt] += 1
                     if not keep:
-                        if plast < last and hw < last:  # committed steps above it: recomputed when run again
-                            hw = last
-                        last = clean = plast
-                if keep and not mem_t:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                        back_c, bad_c = plast, 0
+                if (keep or mem_bad) and not mem_t:  # back to the newest checkpoint that loads (corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 back = last
                 if M:  # recovered from the memory tier, or from the persistent checkpoint (the newest then)
