@@ -212,14 +212,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t
         abort()
-        if M and to > plast and not tier_corrupt():  # (no committed SDCs: ``to`` the newest checkpoint) in memory
+        tried = M and to > plast  # (no committed SDCs: ``to`` is the newest checkpoint) in the memory tier
+        if tried and not tier_corrupt():
             load_us = plan.mem_load_us
             c["rec_tier"] += 1
-        elif M and to > plast:  # the memory tier's found corrupt: on to the persistent checkpoint
-            load_us = plan.mem_load_us + recover()
-            to = last
-        elif p_corrupt or M:  # (no committed SDCs: ``to`` is the newest checkpoint, where the fallback starts)
-            load_us = recover()
+        elif tried or p_corrupt or M:  # the persistent checkpoint, where the fallback starts (a corrupt tier's paid)
+            load_us = (plan.mem_load_us if tried else 0) + recover()
             to = last
         else:
             load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
