@@ -39,6 +39,7 @@ tests/models/test_checkpoint.py holds the seed's values.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -268,19 +269,25 @@ def group_loss_probability(n: int, m: int, k: int) -> float:
         raise ValueError("need 1 <= m <= n and k >= 0")
     k = min(k, n)
     g = n // m
-    return math.fsum((-1) ** (j + 1) * math.comb(g, j) * math.comb(n - j * m, k - j * m)
-                     for j in range(1, min(g, k // m) + 1)) / math.comb(n, k)
+    # in integers, divided once: the terms' binomials outgrow a float long before the ratio does
+    return sum((-1) ** (j + 1) * math.comb(g, j) * math.comb(n - j * m, k - j * m)
+               for j in range(1, min(g, k // m) + 1)) / math.comb(n, k)
 
 
+@functools.lru_cache(maxsize=64)
 def burst_group_loss(n: int, m: int, q: float) -> float:
     """The share of bursts of ``2 + Geometric(q)`` servers (simd's burst size, capped at the ``n`` servers) that
-    lose a peer tier of groups of ``m``."""
+    lose a peer tier of groups of ``m``. Bursts of large mean on many servers and copies cost seconds (exact
+    binomials of hundreds of digits): cached, as the daemon asks again at every drill."""
     if not 0 < q <= 1:
         raise ValueError("need 0 < q <= 1")
     out, tail = 0.0, 1.0
     for k in range(2, n):
         p = q * (1 - q) ** (k - 2)
-        out += p * group_loss_probability(n, m, k)
+        lost = group_loss_probability(n, m, k)
+        if lost > 1.0 - 1e-12:  # it grows with k: every larger burst loses it too
+            return out + tail * lost
+        out += p * lost
         tail -= p
         if tail < 1e-15:
             return out

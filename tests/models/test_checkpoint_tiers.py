@@ -36,6 +36,8 @@ def test_bursts_and_domains():
     assert burst_group_loss(16, 2, 1.0) == pytest.approx(1 / 15)  # always 2 servers
     assert burst_group_loss(16, 2, 0.5) == pytest.approx(0.2222, rel=1e-3)  # mean 3 (docs/checkpoints.md)
     assert burst_group_loss(2048, 2, 1 / (85 / 30 - 1)) == pytest.approx(1.64e-3, rel=1e-2)
+    # bursts of mean 10 and 100: binomials far beyond a float's range on the way, a probability at the end
+    assert 0.03 < burst_group_loss(2048, 2, 1 / 9) < burst_group_loss(2048, 2, 1 / 99) < 1
     assert domain_group_loss(16, 2, 1, 4) == 1.0 and domain_group_loss(16, 2, 4, 4) == 0.0
     assert domain_group_loss(16, 2, 2, 4) == 1.0  # members 2 apart still inside a domain of 4
     # groups {0,2} {1,3} {4,6} {5,7} {8,10} {9,11}, domains of 3: only 0-2 and 9-11 hold a whole group
