@@ -183,6 +183,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         # corrupt loads: the "corrupt" stream's draws made, the highest committed step above ``last`` (0: none)
         wcr, cri, hw = words[Stream.corrupt], pos[Pos.corrupt_draws], pos[Pos.hw]
         plast, load_end = pos[Pos.persist_last], pos[Pos.load_end]  # a memory tier (State.persist_last, load_end)
+        # ... beside committed SDCs (State.persist_clean, tier_clean; ``clean`` is then the newest clean one taken)
+        pclean, tclean = pos[Pos.persist_clean], pos[Pos.tier_clean]
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -251,9 +253,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
         while True:
             if wend and wend <= t:  # the save in flight was written before this unit starts: durable
-                wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
+                wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                     tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                    step_us, hw, keep, 0, plast, M)
+                    step_us, hw, keep, 0, plast, M, pclean)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -300,7 +302,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     s = sp
                 if s < e:
                     e = s
-            elif n_corrupt == 0:  # not in a checkpoint yet: the next validation or checkpoint point meets it
+            elif n_corrupt == 0 and last == clean:  # not in a checkpoint yet (of either tier: a newer checkpoint
+                # than the newest clean one holds it): the next validation or checkpoint point meets it
                 q = off + ((step - off) // period + 1) * period
                 if M and (step // M + 1) * M < q:  # (a memory tier's save too)
                     q = (step // M + 1) * M
@@ -471,11 +474,18 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         d_at = first + 2 * nd
                 val = V != 0 and q % V == 0
                 if corr and dl <= t1:
-                    if n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
+                    if M and committed:  # found late (the quiet steps' saves included): the tier's clean copy (a tier
+                        # save that took the SDC overwrote it), the newest clean persistent one, or the oldest retained
+                        if corrupted and (n_corrupt + taken > 0 or last_u > clean):
+                            if (0 if m // M - step // M > taken else tclean) > pclean:
+                                ld = mem_load
+                            else:
+                                ld = load_us if pclean > 0 or n_corrupt + taken >= retention else 0
+                    elif n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
                         # retained one (a step > 0), as below
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
                     kind, cost = _FOUND, du + restart + ld
-                elif val and corr and n_corrupt == 0:
+                elif val and corr and n_corrupt == 0 and last == clean:
                     if mem_t and pm != 0.0:  # the memory tier's checkpoint loaded: corrupt? then the persistent one
                         mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
                         if mem_bad:
@@ -539,19 +549,26 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.tier_saves] += nmq
                     tot[Tot.checkpoint_us] += nmq * mem_us
                 if nq or nmq:
-                    newest = off + ((b - off) // period) * period if nq else 0
+                    pn = off + ((b - off) // period) * period if nq else 0  # the newest persistent one
+                    newest = pn
                     if nq and M:
-                        plast = newest
+                        plast = pn
                     if nmq and (b // M) * M > newest:
                         newest = (b // M) * M
                     if not corrupted:
                         pending, hw = _commit(tot, newest, last, hw, pending, step_us)
                         last = clean = newest
+                        if nq:
+                            pclean = pn
+                        if newest > pn:
+                            tclean = newest
                     else:  # a committed SDC (the first checkpoint that took it was a unit): the newest to the ring
                         n_corrupt += nq
                         for i in range(min(nq, len(ring)) - 1, -1, -1):
-                            head, cnt = late.ring_add(ring, head, cnt, newest - i * period)
+                            head, cnt = late.ring_add(ring, head, cnt, pn - i * period)
                         last = newest
+                        if nmq:  # the tier's clean copy overwritten by a save holding the SDC
+                            tclean = 0
                 xq = xsum if has_st else mm * (sw - su)  # their slowdown by a save's write (checkpoint bucket)
                 tot[Tot.checkpoint_us] += xq
                 tot[Tot.checkpoint_write_us] += xq
@@ -658,6 +675,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         lost = copies == 1
                     if lost:
                         tot[Tot.tier_losses] += 1
+                        tclean = 0
                     bad = False
                     if last > plast and not lost and pm != 0.0:  # its checkpoint loaded: found corrupt?
                         bad, cri = _tier_corrupt(wcr, cri, pm)
@@ -665,6 +683,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if last > plast and not lost and not bad:
                         ld = mem_load
                         tot[Tot.recoveries_tier] += 1
+                    elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (no corrupt
+                        # loads: refused), below the work committed when the tier's newest clean copy was lost
+                        ld = load_us if plast > 0 else 0
+                        if plast < clean:
+                            hw = max(hw, clean)
+                            clean = plast
+                        last = plast
+                        if last > 0:
+                            tot[Tot.recoveries_persistent] += 1
+                        else:
+                            tot[Tot.recoveries_start] += 1
                     else:  # back to the newest persistent checkpoint (that loads: the corrupt ones dropped)
                         if keep:
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
@@ -687,7 +716,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[Tot.rollback_us] += pending - kept
                 pending = kept
                 step = last
-                if corrupted and n_corrupt == 0:  # the SDC was not in a checkpoint: it is gone
+                if corrupted and n_corrupt == 0 and last == clean:  # the SDC was in no checkpoint left: it is gone
                     corrupted, deadline, onset_step, detector, clean = False, NEVER, 0, 0, last
                     if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
                         head, cnt = 0, 0
@@ -833,9 +862,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
                 if ck and wend:  # the write in flight waited for: durable
-                    wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
+                    wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                         tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                        step_us, hw, keep, ckw, plast, M)
+                        step_us, hw, keep, ckw, plast, M, pclean)
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -860,27 +889,35 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             pending = 0
                         last = clean = q
                         if M:
-                            plast = q
+                            plast = pclean = q
                         if keep:
                             head, cnt = late.ring_add(ring, head, cnt, q)
                     else:
-                        if n_corrupt == 0:  # committed SDCs: the checkpoint takes the SDC with it
+                        if n_corrupt == 0 and last == clean:  # committed SDCs: the checkpoint takes the SDC with it
                             tot[Tot.sdc_baked] += 1
                             record(trace, t, tr.SDC_BAKED, tr.NONE)
                         n_corrupt += 1
                         head, cnt = late.ring_add(ring, head, cnt, q)
                         last = q
+                        if M:
+                            plast = q
                 elif mk:  # a memory tier's save: a rollback target, the steps before it committed
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
-                    pending, hw = _commit(tot, q, last, hw, pending, step_us)
-                    last = clean = q
+                    if corrupted:  # committed SDCs: it takes the SDC, overwriting the tier's clean copy
+                        if n_corrupt == 0 and last == clean:
+                            tot[Tot.sdc_baked] += 1
+                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        last, tclean = q, 0
+                    else:
+                        pending, hw = _commit(tot, q, last, hw, pending, step_us)
+                        last = clean = tclean = q
                 if q == target:  # the job's end
                     if wend:  # the write in flight waited for
-                        wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
+                        wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us, hw, keep, endw, plast, M)
-                    if corrupted and n_corrupt:  # committed with checkpoints: void since the clean one
+                            step_us, hw, keep, endw, plast, M, pclean)
+                    if corrupted and (n_corrupt or last > clean):  # in a checkpoint: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
                         step = last = clean
@@ -902,21 +939,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         start[k2] = tot[k2]
                     job_t, job_g = t, g
                     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
-                    step = last = clean = pending = plast = 0
+                    step = last = clean = pending = plast = pclean = tclean = 0
                     corrupted, deadline, onset_step, detector, n_corrupt, head, cnt, hw = False, NEVER, 0, 0, 0, 0, 0, 0
                     if hyper_end > g:  # a job's end closes the hyper window
                         hyper_end = g
                 continue
             if kind == _FOUND:
                 tot[o_finds + detector] += 1
-                if n_corrupt == 0:
+                from_tier = False  # (a memory tier beside committed SDCs) recovered from the tier's copy
+                if n_corrupt == 0 and last == clean:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, detector)
                     back = last
+                    from_tier = M != 0 and last > plast
                 else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
                     tot[Tot.sdc_late_found] += 1
-                    if n_corrupt < retention:
-                        back = clean
+                    if M and tclean > pclean:  # the tier's clean copy, still there
+                        back, from_tier = tclean, True
+                        tot[Tot.checkpoints_lost] += n_corrupt
+                        record(trace, t, tr.SDC_LATE_FOUND, detector)
+                    elif n_corrupt < retention:
+                        back = pclean if M else clean
                         tot[Tot.checkpoints_lost] += n_corrupt
                         record(trace, t, tr.SDC_LATE_FOUND, detector)
                     else:  # unrecoverable: on from the oldest retained checkpoint, the SDC accepted
@@ -926,19 +969,32 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         record(trace, t, tr.SDC_UNRECOVERABLE, detector)
                         tot[Tot.steps_recomputed] += step - back
                         tot[Tot.rollback_us] += pending - (back - clean) * step_us
-                        tot[Tot.steps_committed] += back - clean
-                        tot[Tot.productive_us] += (back - clean) * step_us
+                        # its steps committed (those committed once already, State.hw, recomputed)
+                        pending, hw = _commit(tot, back, clean, hw, (back - clean) * step_us, step_us)
                         step = clean = back
                         pending = 0
+                if M:  # the checkpoints holding the SDC discarded; work committed above ``back`` recomputed later
+                    if back < clean:
+                        hw = max(hw, clean)
+                    if from_tier:
+                        tot[Tot.recoveries_tier] += 1
+                        plast = pclean
+                    else:
+                        plast = pclean = back
+                        tclean = 0
+                        if back > 0:
+                            tot[Tot.recoveries_persistent] += 1
+                        else:
+                            tot[Tot.recoveries_start] += 1
             else:
                 if val:
                     tot[Tot.validations] += 1
                     tot[Tot.validation_us] += val_us
                 if kind == _BAKED:
                     if ck and wend:  # the write in flight waited for (durable), then the checkpoint that bakes it in
-                        wend, last, clean, pending, n_corrupt, head, cnt, hw, plast = _durable(
+                        wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
-                            step_us, hw, keep, ckw, plast, M)
+                            step_us, hw, keep, ckw, plast, M, pclean)
                     tot[Tot.checkpoint_us] += mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -958,7 +1014,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if mem_t:
                         tot[Tot.recoveries_tier] += 1
                     else:
-                        plast = back
+                        plast = pclean = back
                         if back > 0:
                             tot[Tot.recoveries_persistent] += 1
                         else:
@@ -1008,39 +1064,47 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
         pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
         pos[Pos.persist_last], pos[Pos.load_end] = plast, load_end
+        pos[Pos.persist_clean], pos[Pos.tier_clean] = (pclean, tclean) if committed and M else (0, 0)
         work[r] = used
     return need
 
 
 @njit()
 def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt, step_us, hw,
-             keep, wait, plast, tier):
+             keep, wait, plast, tier, pclean):
     """The save in flight (of job step ``wstep``) written, after the job waited ``wait`` us for it (checkpoint
     time): a rollback target, counted, its steps committed (kept in the ring with ``keep``: corrupt loads); one
     holding the present SDC (``wsdc``, committed SDCs) committed with it (the ring); one that fails (``wfail``)
     counted and nothing else. With a memory ``tier`` it is the newest persistent checkpoint (``plast``), and a
-    memory checkpoint saved while it wrote may be newer (its steps committed already). Returns (0: no write in
-    flight, last, clean, pending, n_corrupt, head, cnt, hw, plast)."""
+    memory checkpoint saved while it wrote may be newer (its steps committed already; beside committed SDCs one
+    holding the SDC: the steps up to this one committed now). ``pclean``: the newest clean persistent checkpoint
+    (committed SDCs beside a tier). Returns (0: no write in flight, last, clean, pending, n_corrupt, head, cnt, hw,
+    plast, pclean)."""
     tot[Tot.checkpoint_us] += wait
     tot[Tot.checkpoint_wait_us] += wait
     if wfail:
         tot[Tot.saves_failed] += 1
-        return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast
+        return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean
     tot[Tot.checkpoints] += 1
     if wsdc:
-        if n_corrupt == 0:
+        if n_corrupt == 0 and last == clean:  # the SDC in no checkpoint of either tier yet
             tot[Tot.sdc_baked] += 1
             record(trace, t, tr.SDC_BAKED, tr.NONE)
         head, cnt = late.ring_add(ring, head, cnt, wstep)
-        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt, hw, plast
+        if tier:
+            return 0, max(last, wstep), clean, pending, n_corrupt + 1, head, cnt, hw, wstep, pclean
+        return 0, wstep, clean, pending, n_corrupt + 1, head, cnt, hw, plast, pclean
     if keep:
         head, cnt = late.ring_add(ring, head, cnt, wstep)
     if tier:
         plast = wstep
         if wstep <= last:
-            return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast
+            if wstep > clean:  # (committed SDCs: the newer memory checkpoint holds the SDC)
+                pending, hw = _commit(tot, wstep, clean, hw, pending, step_us)
+                clean = wstep
+            return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast, wstep
     pending, hw = _commit(tot, wstep, last, hw, pending, step_us)
-    return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw, plast
+    return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw, plast, wstep
 
 
 @njit()

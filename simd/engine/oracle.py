@@ -94,6 +94,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
     kept: list[int] = []  # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
+    # with a memory tier and committed SDCs: the newest clean persistent checkpoint, the tier's clean copy (0: none,
+    # overwritten by a save that took the SDC, or lost) and whether the tier's copy holds the present SDC
+    pclean = tier_clean = 0
+    mem_sdc = False
+
+    def held() -> bool:
+        """Whether a checkpoint of either tier holds the present SDC (committed SDCs)."""
+        return n_corrupt > 0 or mem_sdc
 
     def keep(step: int) -> None:
         if p_corrupt:
@@ -117,21 +125,22 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def durable() -> None:
         """The save in flight is written: a rollback target (and, holding the present SDC, a committed one); with a
         memory tier the newest persistent checkpoint (a memory checkpoint saved while it wrote may be newer)."""
-        nonlocal wend, last, clean, n_corrupt, plast
+        nonlocal wend, last, clean, n_corrupt, plast, pclean
         if wfail:  # its write failed: no rollback target
             c["failed"] += 1
             wend = 0
             return
         c["checkpoints"] += 1
         if wsdc:
-            c["sdc_baked"] += n_corrupt == 0
+            c["sdc_baked"] += not held()
             n_corrupt += 1
             corrupt.append(wstep)
             del corrupt[:-retention]
-            last = wstep
-        else:
-            last = clean = max(last, wstep)
+            last = max(last, wstep)  # (a memory checkpoint saved while it wrote may be newer)
             plast = wstep
+        else:
+            last, clean = max(last, wstep), max(clean, wstep)
+            plast = pclean = wstep
             keep(wstep)
         wend = 0
 
@@ -172,7 +181,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             clean = last
             load_us = loads * plan.load_us
         else:
-            if M:
+            if M and committed:  # the newest persistent checkpoint, which may hold the SDC
+                last, clean = plast, min(clean, plast)
+            elif M:
                 last = clean = plast
             load_us = plan.load_us if last > 0 else 0  # a checkpoint's load; none at the job's start
         if M:
@@ -184,8 +195,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
         survives it; one in the rolled-back steps only goes with them), detect, restart (and load it). With a memory
         tier, its checkpoint unless ``lost``."""
-        nonlocal corrupted, deadline, t
+        nonlocal corrupted, deadline, t, tier_clean, mem_sdc
         abort()
+        if lost:  # the tier's copies gone, a clean one or one holding the SDC
+            tier_clean, mem_sdc = 0, False
         tried = M and last > plast and not lost  # the memory tier's checkpoint is newer and there: loaded first
         if tried and not tier_corrupt():
             load_us = plan.mem_load_us
@@ -195,7 +208,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         restart_us += load_us
         us["load"] += load_us
         roll_back(last)
-        if corrupted and n_corrupt == 0:
+        if corrupted and not held():
             corrupted, deadline = False, NEVER
         us["detect"] += detect_us
         us["restart"] += restart_us
@@ -208,12 +221,24 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["activations"] += g >= hyper_end
             hyper_end, anchor = g + window, at
 
-    def detected(to: int) -> None:
-        """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window."""
-        nonlocal last, clean, corrupted, deadline, n_corrupt, t
+    def detected(to: int, tier: bool = False) -> None:
+        """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window. With a memory tier
+        and committed SDCs ``to`` is the tier's copy when ``tier`` (else a persistent checkpoint or the start);
+        the checkpoints holding the SDC are discarded."""
+        nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean, tier_clean, mem_sdc
         abort()
         tried = M and to > plast  # (no committed SDCs: ``to`` is the newest checkpoint) in the memory tier
-        if tried and not tier_corrupt():
+        if M and committed:  # (no corrupt loads: refused beside committed SDCs)
+            if tier:
+                load_us = plan.mem_load_us
+                c["rec_tier"] += 1
+            else:
+                load_us = plan.load_us if to > 0 else 0
+                c["rec_persistent" if to > 0 else "rec_start"] += 1
+                plast = pclean = to
+                tier_clean = 0
+            plast, mem_sdc = pclean, False
+        elif tried and not tier_corrupt():
             load_us = plan.mem_load_us
             c["rec_tier"] += 1
         elif tried or p_corrupt or M:  # the persistent checkpoint, where the fallback starts (a corrupt tier's paid)
@@ -308,14 +333,17 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         # (b') a detector's finding due by the end of this step
         if corrupted and deadline <= t:
             found_by[detectors[det].name] += 1
-            if n_corrupt == 0:
+            if not held():
                 c["sdc_detected"] += 1
-                detected(last)
+                detected(last, M and last > plast)
             else:
                 c["late"] += 1
-                if n_corrupt < retention:
+                if M and tier_clean > pclean:  # the memory tier's clean copy is still there
                     c["lost"] += n_corrupt
-                    detected(clean)
+                    detected(tier_clean, True)
+                elif n_corrupt < retention:
+                    c["lost"] += n_corrupt
+                    detected(pclean if M else clean)
                 else:  # unrecoverable: the oldest retained checkpoint, the SDC accepted
                     c["unrecoverable"] += 1
                     c["lost"] += retention - 1
@@ -325,9 +353,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if vi and cur % vi == 0:
             us["val"] += plan.val_us
             t += plan.val_us
-            if corrupted and n_corrupt == 0:
+            if corrupted and not held():
                 c["sdc_detected"] += 1
-                detected(last)
+                detected(last, M and last > plast)
                 continue
         # (d) checkpoint point
         if (cur - anchor) % hi == 0 if in_hyper else cur % ci == 0:
@@ -342,29 +370,33 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             elif write_us:  # asynchronous: the snapshot taken, the write starts
                 wend, wstep, wsdc, wfail = t + write_us, cur, corrupted, fails
             elif corrupted:  # committed with the checkpoint
-                c["sdc_baked"] += n_corrupt == 0
+                c["sdc_baked"] += not held()
                 n_corrupt += 1
                 corrupt.append(cur)
                 del corrupt[:-retention]
-                last = cur
+                last = plast = cur
                 c["checkpoints"] += 1
             else:
-                last = clean = plast = cur
+                last = clean = plast = pclean = cur
                 c["checkpoints"] += 1
                 keep(cur)
         elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
             us["ckpt"] += plan.mem_us
             t += plan.mem_us
-            if corrupted:  # baked in: roll back (reference semantics; committed SDCs refuse a memory tier)
+            if corrupted and not committed:  # baked in: roll back (reference semantics)
                 c["sdc_baked"] += 1
                 detected(last)
+            elif corrupted:  # committed with the tier's save, which overwrites the tier's clean copy
+                c["sdc_baked"] += not held()
+                mem_sdc, tier_clean, last = True, 0, cur
+                c["tier_saves"] += 1
             else:
-                last = clean = cur
+                last = clean = tier_clean = cur
                 c["tier_saves"] += 1
     drain()  # the job's end waits for the write in flight, as trainers do at shutdown
     # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
     if corrupted:
-        c["sdc_baked"] += n_corrupt == 0
+        c["sdc_baked"] += not held()
         c["recompute"] += cur - clean
         c["final_void"] = cur - clean
 

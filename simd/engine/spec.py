@@ -376,7 +376,6 @@ REFUSED = {
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
     ("hyper", "memory_tier"): "hyper-checkpointing's lattice beside a memory tier's is not modelled",
-    ("committed_sdc", "memory_tier"): "committed SDCs in a memory tier are not modelled",
     ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
     ("jit", "memory_tier"): "a just-in-time save beside a memory tier is not modelled",
 }
@@ -397,7 +396,9 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("shadow", shadow_ranks(spec.n_gpus, spec.shadow) > 0), ("fleet", bool(spec.fleet)),
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
-        ("servers", not srv.plain(spec.servers, spec.n_gpus)), ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
+        ("servers", not srv.plain(spec.servers, spec.n_gpus)),
+        # (a memory tier's corrupt loads too)
+        ("corrupt_loads", spec.ckpt_corrupt_on_load > 0 or (spec.tier is not None and spec.tier.corrupt_on_load > 0)),
         ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)))
         if present}
     return on

@@ -170,6 +170,11 @@ class State:
     # servers are: the job stands still until then, restart bucket; <= t: none)
     persist_last: int = 0
     load_end: int = 0
+    # a memory tier beside committed SDCs: the newest clean persistent checkpoint, and the tier's clean copy (0:
+    # none; overwritten by a tier save that took the SDC, or lost); ``clean_ckpt`` is then the newest clean
+    # checkpoint taken (the work committed), which a late find may have to go below
+    persist_clean: int = 0
+    tier_clean: int = 0
 
     @property
     def clock_seconds(self) -> float:

@@ -9,7 +9,7 @@ from specs import spec
 
 from simd.engine import Cause, run_job
 from simd.engine.servers import Servers
-from simd.engine.spec import MemoryTier
+from simd.engine.spec import CommittedSdc, Detector, MemoryTier
 
 
 def test_without_failures_the_tier_saves_between_the_checkpoints_and_costs_its_blocking():
@@ -67,3 +67,29 @@ def test_a_failure_saved_just_in_time_loses_only_the_step_in_flight():
     assert 0.8 * j.interruptions < j.jit_saves <= j.interruptions and plain.jit_saves == 0
     assert j.bucket_seconds["checkpoint"] == plain.bucket_seconds["checkpoint"] + 30.0 * j.jit_saves
     assert plain.recompute_steps > 5 * plain.interruptions
+
+
+@pytest.mark.parametrize("servers", [None, Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)],
+                         ids=["local", "peer_bursts"])
+def test_with_committed_sdcs_each_step_is_productive_once_and_every_second_in_one_bucket(servers):
+    """Committed SDCs beside a memory tier (docs/model.md, "Memory tiers"): tier saves take the SDC and overwrite
+    the tier's clean copy, losses take it, late finds go back below work the tier's saves committed. Whatever the
+    path, a job whose SDCs were all found ends with every step productive exactly once (work committed above the
+    checkpoint a late find goes back to is recomputed as rollback, not productive again), and the buckets add up
+    to the wall time."""
+    n = 16 if servers else 1024
+    base = spec(n_gpus=n, target_steps=1000, hard_per_gpu_hour=4e-4 * 1024 / n, sdc_per_gpu_hour=4e-4 * 1024 / n,
+                ckpt_interval_steps=25, validation_interval_steps=0, ckpt_load_seconds=93.6, servers=servers,
+                committed_sdc=CommittedSdc((Detector("loss_spike", "lognormal", 600.0, 1.0, 1.0),
+                                            Detector("ripple", "uniform", 6 * 3600.0)), 2),
+                tier=MemoryTier("peer" if servers else "local", 5, 2.0, 10.0, 2 if servers else 1))
+    checked = late = below = 0
+    for seed in range(30):
+        j = run_job(replace(base, seed=seed))
+        assert sum(j.bucket_seconds.values()) == pytest.approx(j.wall_seconds, abs=1e-6)
+        if sum(j.sdc_onsets_by_type.values()) == j.sdc_detected + j.sdc_late_found:
+            assert j.bucket_seconds["productive"] == pytest.approx(1000 * 60.0, abs=1e-6)
+            checked += 1
+            late += j.sdc_late_found
+            below += j.tier["recoveries_persistent"] > 0 and j.sdc_late_found > 0
+    assert checked > 5 and late > 5 and below > 2

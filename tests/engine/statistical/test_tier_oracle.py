@@ -21,7 +21,7 @@ from support.partition import check_cuts, horizon_us
 
 from simd.engine import Cause, run_job
 from simd.engine.servers import Servers
-from simd.engine.spec import MemoryTier, Stragglers, compile_spec
+from simd.engine.spec import CommittedSdc, Detector, MemoryTier, Stragglers, compile_spec
 
 SEEDS = 150
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
@@ -68,10 +68,32 @@ CONFIGS = {
     "stragglers_causes": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4,
                                       stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)), tier=_tier()),
 }
+# committed SDCs beside a tier (tier saves take the SDC, a late find goes back to the tier's clean copy if still
+# there, else the newest clean persistent one or the oldest retained): layered detectors and a local tier every
+# hard failure loses; a peer tier under bursts, retention 1 (unrecoverable finds); asynchronous persistent writes
+# with validation not dividing the checkpoint
+GUARD = Detector("loss_spike", "lognormal", 600.0, 1.0, 0.5)  # half the SDCs, after ~10 minutes
+LAYERS = (GUARD, Detector("ripple", "uniform", 172800.0), Detector("scanner", "exponential", 86400.0))
+COMMITTED = {
+    "committed_layers_local": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=0,
+                                           committed_sdc=CommittedSdc(LAYERS, 2)), tier=_tier("local")),
+    "committed_bursts_retention1": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.02,
+                                                validation_interval_steps=0, servers=BURSTS,
+                                                committed_sdc=CommittedSdc((GUARD, Detector("scanner", "exponential",
+                                                                                            86400.0)), 1)),
+                                           tier=_tier()),
+    "committed_async_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, ckpt_interval_steps=50,
+                                                validation_interval_steps=40, ckpt_write_seconds=700.0,
+                                                ckpt_write_slowdown=1.2,
+                                                committed_sdc=CommittedSdc((GUARD, Detector("ripple", "uniform",
+                                                                                            21600.0)), 3)),
+                                           tier=_tier("local", every=10)),
+}
 TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
     ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"),
     ("loads_corrupt", "tier_loads_corrupt"))}
+LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints")} | TIER
 
@@ -86,6 +108,15 @@ def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
         assert means["losses"] > 1
     if name.startswith("tier_corrupt"):
         assert means["loads_corrupt"] > 1
+
+
+@pytest.mark.parametrize("name", sorted(COMMITTED))
+def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name):
+    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE, ("sdc_late_found",))
+    assert means["sdc_late_found"] > 1 and means["saves"] > 100
+    assert means["recoveries_tier"] > 0.1 and means["recoveries_persistent"] > 1
+    if name.endswith("retention1"):
+        assert means["sdc_unrecoverable"] > 0.3
 
 
 def _losses_per_burst(servers: Servers, tier: MemoryTier, steps: int) -> tuple[float, int]:
@@ -130,19 +161,20 @@ def test_groups_spread_over_failure_domains_survive_a_domain_and_groups_inside_o
 
 @st.composite
 def tier_specs(draw):
-    """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing nor
-    committed SDCs), on servers or not, with a local or a peer tier at a divisor of their checkpoint interval."""
+    """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing; its
+    own corrupt loads not beside committed SDCs), on servers or not, with a local or a peer tier at a divisor of
+    their checkpoint interval."""
     s = draw(mixed_specs(st.sampled_from([None, None, BURSTS, DOMAINS, Servers(burst_per_day=20.0,
                                                                                   burst_domain=2)])))
-    assume(s.hyper is None and s.committed_sdc is None and s.ckpt_interval_steps > 1)
+    assume(s.hyper is None and s.ckpt_interval_steps > 1)
     every = draw(st.sampled_from([d for d in range(1, s.ckpt_interval_steps) if s.ckpt_interval_steps % d == 0]))
     kind, copies, jump = draw(st.sampled_from([("local", 1, 1), ("peer", 2, 1), ("peer", 2, 2), ("peer", 4, 1)]))
     n = compile_spec(s).servers
     if kind == "peer" and n and n % (copies * jump):
         kind, copies, jump = "local", 1, 1
+    corrupt = draw(st.sampled_from([0.0, 0.0, 0.5])) if s.committed_sdc is None else 0.0  # (refused together)
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
-                                      draw(st.sampled_from([0.0, 10.0])), copies, jump,
-                                      draw(st.sampled_from([0.0, 0.0, 0.5]))))
+                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt))
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
