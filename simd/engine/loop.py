@@ -119,6 +119,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     stop_rst = seg(ivec, ints, PI.stop_restart_us)
     cause_stays = seg(ivec, ints, PI.cause_stays)  # per cause: 1 when its server stays in the job
     cause_jit, jit_us = seg(ivec, ints, PI.cause_jit), ints[PI.jit_us]  # per cause: 1 when the job saves just in time
+    jit_share = floats[PF.jit_share]  # ... after this share of its failures (one draw of "jit" per failure when < 1)
     hard_type_cum, sdc_type_cum = seg(fvec, ints, PI.hard_type_cumulative), seg(fvec, ints, PI.sdc_type_cumulative)
     # committed SDCs' detectors (late.py)
     det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
@@ -185,6 +186,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         plast, load_end = pos[Pos.persist_last], pos[Pos.load_end]  # a memory tier (State.persist_last, load_end)
         # ... beside committed SDCs (State.persist_clean, tier_clean; ``clean`` is then the newest clean one taken)
         pclean, tclean = pos[Pos.persist_clean], pos[Pos.tier_clean]
+        jit_end = pos[Pos.jit_end]  # a just-in-time save beside a memory tier (State.jit_end)
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -265,6 +267,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 break
             units += 1
             used += w_unit
+            if jit_end > t:  # a just-in-time save beside a memory tier (checkpoint bucket), before the recovery's load
+                if jit_end > until:
+                    break
+                tot[Tot.checkpoint_us] += jit_end - t
+                t = jit_end
             if load_end > t:  # a recovery loads the checkpoint of the tier it chose (restart bucket)
                 if load_end > until:
                     break
@@ -415,6 +422,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             kind, cost, ld, taken = _STEP, 0, 0, 0
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
             jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
+            mjit = False  # beside a memory tier: the survivors can save (whether they do waits for the tier's fate)
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             # the checkpoint points among the quiet steps, and the newest of them (``newest_c``, when ``taken``)
             taken = (m - off) // period - (step - off) // period
@@ -441,12 +449,19 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
-                if stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time, unless the
-                    # newest durable checkpoint is that step already
-                    jit = m > (newest_c if taken else last)
+                if stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time (if they can:
+                    # draw ``index`` of "jit"), unless the newest durable checkpoint is that step already
+                    able = True
+                    if jit_share < 1.0:
+                        jh, jl = pcg.seek(words[Stream.jit], index)
+                        jh, jl, u = draws.uniform(words[Stream.jit], jh, jl)
+                        able = u <= jit_share
+                    jit = able and m > (newest_c if taken else last)
                     jit_bad = jit and corrupted  # (reference semantics: the SDC in no checkpoint yet)
                     if jit and not jit_bad:
                         ld = load_us
+                    if M:  # they save unless the newest checkpoint that survived is step m: known with the servers
+                        mjit, jit, jit_bad = able, False, False
                 if M:  # the tier recovered from is known once the failed servers are: its load waits (load_end)
                     ld = 0
                 elif keep:  # the loads of the fallback chain (from the just-in-time save, durable in this unit)
@@ -677,38 +692,64 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.tier_losses] += 1
                         tclean = 0
                     bad = False
-                    if last > plast and not lost and pm != 0.0:  # its checkpoint loaded: found corrupt?
-                        bad, cri = _tier_corrupt(wcr, cri, pm)
-                        tot[Tot.tier_loads_corrupt] += 1 if bad else 0
-                    if last > plast and not lost and not bad:
-                        ld = mem_load
-                        tot[Tot.recoveries_tier] += 1
-                    elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (no corrupt
-                        # loads: refused), below the work committed when the tier's newest clean copy was lost
-                        ld = load_us if plast > 0 else 0
-                        if plast < clean:
-                            hw = max(hw, clean)
-                            clean = plast
-                        last = plast
-                        if last > 0:
-                            tot[Tot.recoveries_persistent] += 1
+                    jd = mjit and q - 1 > (last if last > plast and not lost else plast)  # saved just in time
+                    if jd:  # step q - 1, a persistent checkpoint (or one baking the SDC in), before the load
+                        tot[Tot.jit_saves] += 1
+                        jit_end = t + jit_us
+                        if corrupted:
+                            tot[Tot.sdc_baked] += 1
+                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                            jd = False
                         else:
-                            tot[Tot.recoveries_start] += 1
-                    else:  # back to the newest persistent checkpoint (that loads: the corrupt ones dropped)
+                            pending, hw = _commit(tot, q - 1, last, hw, pending, step_us)
+                            last = clean = plast = q - 1
+                            if keep:
+                                head, cnt = late.ring_add(ring, head, cnt, q - 1)
+                    if jd:  # recovered from it (with corrupt loads, from the newest kept that loads)
                         if keep:
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
                             ld = loads * load_us
+                            last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                            plast = last
                         else:
-                            back_c, bad_c, cri_c = plast, 0, cri
-                            ld = load_us if plast > 0 else 0
-                        ld += mem_load if bad else 0
-                        last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
-                        plast = last
+                            ld = load_us
                         if last > 0:
                             tot[Tot.recoveries_persistent] += 1
                         else:
                             tot[Tot.recoveries_start] += 1
-                    load_end = t + ld
+                    else:  # the tier's checkpoint, or the persistent one
+                        if last > plast and not lost and pm != 0.0:  # its checkpoint loaded: found corrupt?
+                            bad, cri = _tier_corrupt(wcr, cri, pm)
+                            tot[Tot.tier_loads_corrupt] += 1 if bad else 0
+                        if last > plast and not lost and not bad:
+                            ld = mem_load
+                            tot[Tot.recoveries_tier] += 1
+                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (no corrupt
+                            # loads: refused), below the work committed when the tier's newest clean copy was lost
+                            ld = load_us if plast > 0 else 0
+                            if plast < clean:
+                                hw = max(hw, clean)
+                                clean = plast
+                            last = plast
+                            if last > 0:
+                                tot[Tot.recoveries_persistent] += 1
+                            else:
+                                tot[Tot.recoveries_start] += 1
+                        else:  # back to the newest persistent checkpoint (that loads: the corrupt ones dropped)
+                            if keep:
+                                back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                                ld = loads * load_us
+                            else:
+                                back_c, bad_c, cri_c = plast, 0, cri
+                                ld = load_us if plast > 0 else 0
+                            ld += mem_load if bad else 0
+                            last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                            plast = last
+                            if last > 0:
+                                tot[Tot.recoveries_persistent] += 1
+                            else:
+                                tot[Tot.recoveries_start] += 1
+                    load_end = max(t, jit_end) + ld
                 elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 tot[Tot.steps_recomputed] += step - last
@@ -1065,6 +1106,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
         pos[Pos.persist_last], pos[Pos.load_end] = plast, load_end
         pos[Pos.persist_clean], pos[Pos.tier_clean] = (pclean, tclean) if committed and M else (0, 0)
+        pos[Pos.jit_end] = jit_end
         work[r] = used
     return need
 

@@ -290,20 +290,23 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 tau = t + plan.cause_detect_us[i]
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
                 wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau) - tau
-            if causes[i].jit and cur - 1 > last:  # the survivors save the step before the failed one just in time
+            lost = False
+            if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
+                lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
+                    else plan.mem_copies == 1  # without servers: a local copy goes, a peer group keeps others
+                c["tier_losses"] += lost
+            # the survivors save the step before the failed one just in time (if they can: a draw when jit_share <
+            # 1), unless the newest checkpoint that survived is that step: a persistent checkpoint
+            newest = last if not M or (last > plast and not lost) else plast
+            if causes[i].jit and (plan.jit_share >= 1 or rng.random() < plan.jit_share) and cur - 1 > newest:
                 c["jit"] += 1
                 us["ckpt"] += plan.jit_us
                 t += plan.jit_us
                 if corrupted:  # the SDC in no checkpoint yet: baked in, the rollback below goes past it
                     c["sdc_baked"] += 1
                 else:
-                    last = clean = cur - 1
+                    last = clean = plast = cur - 1
                     keep(cur - 1)
-            lost = False
-            if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
-                lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
-                    else plan.mem_copies == 1  # without servers: a local copy goes, a peer group keeps others
-                c["tier_losses"] += lost
             stopped(plan.cause_detect_us[i], plan.cause_restart_us[i], lost)
             us["waiting"] += wait
             t += wait

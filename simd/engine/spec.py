@@ -161,8 +161,11 @@ class JobSpec:
     ckpt_retention: int = 0
     tier: MemoryTier | None = None  # a checkpoint tier in host memory under the persistent one; None: none
     # just-in-time saves (docs/model.md, "Just-in-time saves"): after a hard failure of a cause with ``jit``, the
-    # surviving ranks save the step before the failed one, blocking this long, and the recovery loads it
+    # surviving ranks save the step before the failed one, blocking this long, and the recovery loads it; after
+    # ``jit_share`` of those failures (drawn per failure from the "jit" stream when < 1: the others leave no healthy
+    # replica of some shard)
     jit_seconds: float = 0.0
+    jit_share: float = 1.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -240,6 +243,7 @@ class Plan:
     mem_jump: int = 1
     mem_corrupt: float = 0.0  # P(a load of the memory tier's checkpoint finds it corrupt); draws of "corrupt"
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
+    jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
@@ -251,6 +255,7 @@ class Plan:
     detect_stream: dict | None = stream("sdc-detect")
     save_fail_stream: dict | None = stream("save-fail")
     corrupt_stream: dict | None = stream("corrupt")
+    jit_stream: dict | None = stream("jit")
 
     @property
     def table(self) -> int:
@@ -377,7 +382,6 @@ REFUSED = {
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
     ("hyper", "memory_tier"): "hyper-checkpointing's lattice beside a memory tier's is not modelled",
     ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
-    ("jit", "memory_tier"): "a just-in-time save beside a memory tier is not modelled",
 }
 
 
@@ -419,6 +423,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     step_us = to_us(spec.step_seconds)
     if step_us < 1:
         raise ValueError(f"step_seconds must be at least 1 microsecond, got {spec.step_seconds}")
+    if not 0 < spec.jit_share <= 1:
+        raise ValueError(f"jit_share must be in (0, 1], got {spec.jit_share}")
     detect_us = tuple(to_us(c.detection_seconds) for c in causes)
     restart_us = tuple(to_us(c.restart_seconds) for c in causes)
     st = stops(hard, disagree, tuple(cumulative), detect_us, restart_us, to_us(spec.restart_seconds), _log1m)
@@ -448,6 +454,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         cause_stays=tuple(int(not c.server_down) for c in causes),
         cause_jit=tuple(int(c.jit) for c in causes),
         jit_us=to_us(spec.jit_seconds),
+        jit_share=spec.jit_share,
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,
@@ -483,6 +490,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("save_fail_stream")
     if spec.ckpt_corrupt_on_load > 0 or (spec.tier is not None and spec.tier.corrupt_on_load > 0):
         on.append("corrupt_stream")
+    if spec.jit_share < 1 and any(c.jit for c in spec.causes):
+        on.append("jit_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")
         if spec.servers.capacity:

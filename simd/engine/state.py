@@ -175,6 +175,9 @@ class State:
     # checkpoint taken (the work committed), which a late find may have to go below
     persist_clean: int = 0
     tier_clean: int = 0
+    # a just-in-time save beside a memory tier: the end of its blocking (decided once the interruption's servers
+    # are, as the tier's load: the job stands still until then, checkpoint bucket; <= t: none)
+    jit_end: int = 0
 
     @property
     def clock_seconds(self) -> float:

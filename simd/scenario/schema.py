@@ -363,9 +363,14 @@ class JustInTime(_Strict):
     hold the same state, save it; the job then loses only the step in flight. For failures that leave a healthy
     replica of every shard (a GPU, a link, a host), not software faults that hit every rank."""
 
-    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)]
+    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)] | None = None
     """The failure causes after which the job saves just in time (names of `failures.causes`; without causes the
-    one cause is `hardware`)."""
+    one cause is `hardware`); absent: every cause."""
+    share: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    """The share of those causes' failures after which the survivors can save: the others leave no healthy replica
+    of some shard (a failure that takes a whole data-parallel group, or every copy of a shard, with it); drawn per
+    failure. No public figure: it depends on the job's layout (EuroSys'24 saves after any failure that leaves a
+    replica of every shard)."""
     seconds: CostSeconds
     """What the save blocks the job for, after the failure's detection (checkpoint bucket): "from several minutes
     to a few seconds per GPU" (EuroSys'24). The recovery then loads it (`load_seconds`)."""
@@ -1194,7 +1199,7 @@ class ScenarioBody(_Strict):
             named.add("jit")
             known = set(self.failures.cause_shares() or {"hardware": 1.0}) if self.failures is not None else \
                 {"hardware"}
-            if unknown := [c for c in self.checkpoint.just_in_time.causes if c not in known]:
+            if unknown := [c for c in self.checkpoint.just_in_time.causes or () if c not in known]:
                 raise ValueError(f"checkpoint.just_in_time.causes: {', '.join(unknown)} not among the failure causes "
                                  f"({', '.join(sorted(known))})")
         if why := refused(named):

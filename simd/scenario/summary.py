@@ -89,4 +89,8 @@ def _tier(tiers) -> str:
 
 def _jit(jit) -> str:
     """check-config's words for just-in-time saves ("": none)."""
-    return "" if jit is None else f"just-in-time saves after {', '.join(jit.causes)} ({jit.seconds:g} s), "
+    if jit is None:
+        return ""
+    share = f"{jit.share:.0%} of the failures of " if jit.share < 1 else ""
+    return f"just-in-time saves after {share}{', '.join(jit.causes) if jit.causes else 'every cause'} " \
+           f"({jit.seconds:g} s), "

@@ -28,7 +28,8 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
     """Each cause with its detection latency and its restart under the recovery strategy."""
     shares = body.failures.cause_shares() if body.failures is not None else None
     warm = body.recovery.strategy == "warm"
-    jit = set(body.checkpoint.just_in_time.causes) if body.checkpoint.just_in_time is not None else set()
+    jit = set() if body.checkpoint.just_in_time is None else set(body.checkpoint.just_in_time.causes or shares or
+                                                                 {"hardware"})
     if shares is None:  # seed 000: one kind of failure, detected at once
         restart = recovery.WARM_SWAP_SECONDS if warm else body.cold_restart_seconds
         return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit),) if jit else \
@@ -102,6 +103,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         servers=None if body.servers is None else servers(body.servers),
         tier=memory_tier(body),
         jit_seconds=body.checkpoint.just_in_time.seconds if body.checkpoint.just_in_time is not None else 0.0,
+        jit_share=body.checkpoint.just_in_time.share if body.checkpoint.just_in_time is not None else 1.0,
     )
 
 

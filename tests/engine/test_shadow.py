@@ -103,8 +103,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
              ("committed_sdc", "corrupt_loads"): spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1,
                                                       ckpt_retention=2),
              ("hyper", "memory_tier"): spec(hyper=Hyper(5, 300), tier=MemoryTier("local", 5, 1.0)),
-             ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0),
-             ("jit", "memory_tier"): spec(tier=MemoryTier("local", 5, 1.0), causes=(jit,), jit_seconds=30.0)}
+             ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0)}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

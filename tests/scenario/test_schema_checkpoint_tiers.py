@@ -60,15 +60,25 @@ def test_just_in_time_saves_reach_the_causes_named_and_check_configs_line():
     assert j.jit_seconds == 30 and {c.name for c in j.causes if c.jit} == {"gpu", "host"}
     assert "just-in-time saves after gpu, host (30 s)" in summary(s)
     plain = scenario({**CKPT, "just_in_time": {"causes": ["hardware"], "seconds": 5}}).job_spec()
-    assert [(c.name, c.jit) for c in plain.causes] == [("hardware", True)]
+    assert [(c.name, c.jit) for c in plain.causes] == [("hardware", True)] and plain.jit_share == 1.0
+
+
+def test_just_in_time_saves_by_share_reach_every_cause_when_none_is_named_and_combine_with_a_tier():
+    s = scenario({**CKPT, "just_in_time": {"share": 0.6, "seconds": 30}, "tiers": {"local": PEER}},
+                 failures={"hard_per_gpu_hour": 2.0e-4, "sdc_per_gpu_hour": 0.0, "causes": "llama3"})
+    j = s.job_spec()
+    assert j.jit_share == 0.6 and all(c.jit for c in j.causes) and len(j.causes) == 5 and j.tier is not None
+    assert "just-in-time saves after 60% of the failures of every cause (30 s)" in summary(s)
 
 
 @pytest.mark.parametrize("checkpoint, keys, expected", [
     ({**CKPT, "just_in_time": {"causes": ["gpu"], "seconds": 30}}, {},
      "checkpoint.just_in_time.causes: gpu not among the failure causes (hardware)"),
     ({**CKPT, "just_in_time": {"causes": [], "seconds": 30}}, {}, "scenarios[0].checkpoint.just_in_time.causes"),
-    ({**CKPT, "just_in_time": {"causes": ["hardware"], "seconds": 30}, "tiers": {"local": PEER}}, {},
-     "jit and memory_tier cannot be combined"),
+    ({**CKPT, "just_in_time": {"share": 0, "seconds": 30}}, {},
+     "scenarios[0].checkpoint.just_in_time.share: must be > 0"),
+    ({**CKPT, "just_in_time": {"share": 1.5, "seconds": 30}}, {},
+     "scenarios[0].checkpoint.just_in_time.share: must be <= 1"),
 ])
 def test_a_bad_just_in_time_save_is_one_line_naming_it(checkpoint, keys, expected):
     errs = errors(checkpoint, **keys)

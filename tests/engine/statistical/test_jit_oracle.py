@@ -18,7 +18,7 @@ from support.partition import check_cuts, horizon_us
 
 from simd.engine import Cause
 from simd.engine.servers import Servers
-from simd.engine.spec import Hyper, Stragglers
+from simd.engine.spec import Hyper, MemoryTier, Stragglers, compile_spec
 
 SEEDS = 150
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
@@ -47,15 +47,33 @@ CONFIGS = {
                           servers=POOLS, ckpt_load_seconds=LOAD),
     "stragglers": spec(causes=_jit(llama3_causes("warm"), {"gpu"}), jit_seconds=30.0, hard_per_gpu_hour=4e-4,
                        stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
+    # half the failures leave survivors who can save (a draw per failure), beside a peer tier under bursts (the
+    # survivors save unless the newest checkpoint that survived is the step before), with SDCs baked into the tier's
+    # saves; beside a local tier every failure loses, with asynchronous, failing and corrupt persistent saves
+    "share_peer_bursts": replace(spec(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.005, ckpt_load_seconds=LOAD,
+                                      validation_interval_steps=40, jit_seconds=30.0, jit_share=0.5,
+                                      causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),),
+                                      servers=Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)),
+                                 tier=MemoryTier("peer", 5, 2.0, 10.0, 2)),
+    "share_local_async_corrupt": replace(spec(hard_per_gpu_hour=4e-4, ckpt_load_seconds=LOAD, jit_seconds=30.0,
+                                              jit_share=0.7, causes=_jit(llama3_causes("warm"), HARDWARE),
+                                              ckpt_write_seconds=300.0, ckpt_write_slowdown=1.2, ckpt_save_failure=0.2,
+                                              ckpt_corrupt_on_load=0.3, ckpt_retention=2),
+                                         tier=MemoryTier("local", 5, 2.0, 10.0)),
 }
+TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
+    ("recoveries_tier", "recoveries_tier"), ("recoveries_persistent", "recoveries_persistent"),
+    ("losses", "tier_losses"))}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints", "jit_saves")}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_just_in_time_saves(name):
-    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS)
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS | TIER if CONFIGS[name].tier else READS)
     assert means["jit_saves"] > 0.3 * means["interruptions"] * (1.0 if name == "one_cause" else 0.5)
+    if name.startswith("share"):
+        assert means["jit_saves"] < means["interruptions"] * CONFIGS[name].jit_share
 
 
 @st.composite
@@ -67,13 +85,26 @@ def jit_specs(draw):
     causes = s.cause_list
     keep = draw(st.lists(st.booleans(), min_size=len(causes), max_size=len(causes)))
     assume(any(keep))
-    return replace(s, causes=tuple(replace(c, jit=k) for c, k in zip(causes, keep, strict=True)),
-                   jit_seconds=draw(st.sampled_from([0.0, 1.0, 30.0, 600.0])),
-                   ckpt_load_seconds=draw(st.sampled_from([0.0, LOAD])))
+    s = replace(s, causes=tuple(replace(c, jit=k) for c, k in zip(causes, keep, strict=True)),
+                jit_seconds=draw(st.sampled_from([0.0, 1.0, 30.0, 600.0])), jit_share=draw(st.sampled_from([1.0, 0.5])),
+                ckpt_load_seconds=draw(st.sampled_from([0.0, LOAD])))
+    n = compile_spec(s).servers
+    if s.hyper is None and s.ckpt_interval_steps % 5 == 0 and s.ckpt_interval_steps > 5 and draw(st.booleans()):
+        copies = 2 if n and n % 2 == 0 else 1  # a memory tier (a peer tier when its groups tile the servers)
+        s = replace(s, tier=MemoryTier("peer" if copies == 2 else "local", 5, 1.0, 10.0, copies))
+    return s
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                            HealthCheck.filter_too_much])
 @given(s=jit_specs(), horizon_steps=st.integers(1, 2000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_just_in_time_saves(s, horizon_steps, cuts):
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
+
+
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**32), horizon_steps=st.integers(1, 3000),
+       cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_on_the_oracle_configurations(name, seed, horizon_steps, cuts):
+    s = replace(CONFIGS[name], seed=seed)
     check_cuts(s, horizon_us(s, horizon_steps), cuts)
