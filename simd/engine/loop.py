@@ -110,6 +110,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # a memory tier (M 0: none): its interval (a divisor of C), blocking, load; copies of a shard, groups' jump
     M, mem_us, mem_load = ints[PI.mem_every], ints[PI.mem_us], ints[PI.mem_load_us]
     copies, jump, pm = ints[PI.mem_copies], ints[PI.mem_jump], floats[PF.mem_corrupt]
+    pfm = floats[PF.mem_save_fail]  # P(a memory tier's save fails): draw g of "tier-save-fail" for executed step g
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -432,10 +433,16 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if last > 0 or taken > 0:
                     ld = load_us
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
+            mkf = False  # ... a save that fails
             mem_bad = False  # ... found corrupt when loaded (the rollback goes on to the persistent checkpoint)
             last_u = plast_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
-                last_u = (m // M) * M if m // M > step // M else last
+                if pfm != 0.0:  # (the tier's newest save among the quiet steps that did not fail)
+                    top = max(_tier_saves(words[Stream.tier_save_fail], g, step, m, M, C, pfm)[1],
+                              newest_c if taken else 0)
+                    last_u = top if top > 0 else last
+                else:
+                    last_u = (m // M) * M if m // M > step // M else last
                 plast_u = newest_c if taken else plast
                 mem_t = last_u > plast_u
                 ld = mem_load if mem_t else load_us if last_u > 0 else 0
@@ -513,6 +520,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 else:
                     ck = (q - off) % period == 0
                     mk = M != 0 and not ck and q % M == 0
+                    if mk and pfm != 0.0:  # a tier save that fails: paid, no checkpoint (an SDC not baked in)
+                        mkf = _tier_saves(words[Stream.tier_save_fail], e - 1, q - 1, q, M, C, pfm)[0] > 0
                     kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0) + (mem_us if mk else 0)
                     if ck and writing:  # one write in flight: the save waits for it, which makes it durable
                         ckw = max(wend - (t1 + (val_us if val else 0)), 0)
@@ -522,7 +531,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ld = mem_load if mem_t else load_us
                         elif load_us and not wfail:  # a rollback now goes back to it
                             ld = load_us
-                    if (ck or mk) and corr and not committed:
+                    if (ck or (mk and not mkf)) and corr and not committed:
                         durable_now = ck and writing and not wfail  # (a write is waited for at a checkpoint only)
                         if mem_t and pm != 0.0:  # the memory tier's checkpoint loaded: corrupt? then the persistent
                             mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
@@ -560,16 +569,22 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validations] += nvq
                     tot[Tot.validation_us] += nvq * val_us
                 nmq = b // M - step // M - nq if M else 0  # the memory tier's saves among them
+                nmf, mok = 0, 0  # ... those that failed, the newest that did not (a persistent one may stand there)
                 if nmq:
-                    tot[Tot.tier_saves] += nmq
+                    if pfm != 0.0:
+                        nmf, mok = _tier_saves(words[Stream.tier_save_fail], g, step, b, M, C, pfm)
+                    else:
+                        mok = (b // M) * M
+                    tot[Tot.tier_saves] += nmq - nmf
+                    tot[Tot.tier_saves_failed] += nmf
                     tot[Tot.checkpoint_us] += nmq * mem_us
-                if nq or nmq:
+                if nq or mok:
                     pn = off + ((b - off) // period) * period if nq else 0  # the newest persistent one
                     newest = pn
                     if nq and M:
                         plast = pn
-                    if nmq and (b // M) * M > newest:
-                        newest = (b // M) * M
+                    if mok > newest:
+                        newest = mok
                     if not corrupted:
                         pending, hw = _commit(tot, newest, last, hw, pending, step_us)
                         last = clean = newest
@@ -582,7 +597,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         for i in range(min(nq, len(ring)) - 1, -1, -1):
                             head, cnt = late.ring_add(ring, head, cnt, pn - i * period)
                         last = newest
-                        if nmq:  # the tier's clean copy overwritten by a save holding the SDC
+                        if nmq > nmf:  # the tier's clean copy overwritten by a save holding the SDC
                             tclean = 0
                 xq = xsum if has_st else mm * (sw - su)  # their slowdown by a save's write (checkpoint bucket)
                 tot[Tot.checkpoint_us] += xq
@@ -942,6 +957,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last = q
                         if M:
                             plast = q
+                elif mk and mkf:  # a memory tier's save that failed: paid, the tier's copy before it stays
+                    tot[Tot.tier_saves_failed] += 1
+                    tot[Tot.checkpoint_us] += mem_us
                 elif mk:  # a memory tier's save: a rollback target, the steps before it committed
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
@@ -1180,6 +1198,26 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _tier_saves(w, g0, step, b, M, C, p):
+    """A memory tier's saves at job steps step + 1 .. b (the multiples of ``M`` that are not the persistent
+    checkpoint's, of ``C``), the one at job step k made at the end of executed step ``g0 + k - step``: each fails
+    when that draw of the "tier-save-fail" stream ``w`` is <= ``p``. Returns (how many failed, the newest that did
+    not: 0 if none)."""
+    nf, ok = 0, 0
+    k = (b // M) * M
+    while k > step:
+        if k % C != 0:
+            sh, sl = pcg.seek(w, g0 + k - step)
+            sh, sl, u = draws.uniform(w, sh, sl)
+            if u <= p:
+                nf += 1
+            elif ok == 0:
+                ok = k
+        k -= M
+    return nf, ok
 
 
 @njit()

@@ -78,7 +78,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start", "jit", "tier_corrupt"), 0)
+                       "rec_start", "jit", "tier_corrupt", "tier_failed"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
@@ -386,7 +386,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
             us["ckpt"] += plan.mem_us
             t += plan.mem_us
-            if corrupted and not committed:  # baked in: roll back (reference semantics)
+            if plan.mem_save_fail > 0 and rng.random() < plan.mem_save_fail:  # failed: the tier's copy stays
+                c["tier_failed"] += 1
+            elif corrupted and not committed:  # baked in: roll back (reference semantics)
                 c["sdc_baked"] += 1
                 detected(last)
             elif corrupted:  # committed with the tier's save, which overwrites the tier's clean copy
@@ -430,6 +432,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "fallbacks_to_start": c["fallbacks_to_start"],
         "jit_saves": c["jit"],
         "tier_loads_corrupt": c["tier_corrupt"],
+        "tier_saves_failed": c["tier_failed"],
         "tier_saves": c["tier_saves"],
         "tier_losses": c["tier_losses"],
         "recoveries_tier": c["rec_tier"],

@@ -111,6 +111,8 @@ class MemoryTier:
     copies: int = 1
     jump_servers: int = 1
     corrupt_on_load: float = 0.0  # P(a load of its checkpoint finds it corrupt: the recovery goes on to persistent)
+    # P(a save fails): it costs its blocking and is no rollback target, the tier's copy before it staying the newest
+    save_failure: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -242,6 +244,8 @@ class Plan:
     mem_copies: int = 1
     mem_jump: int = 1
     mem_corrupt: float = 0.0  # P(a load of the memory tier's checkpoint finds it corrupt); draws of "corrupt"
+    # P(a memory tier's save fails); its draws: "tier-save-fail", draw g for the save at the end of executed step g
+    mem_save_fail: float = 0.0
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
@@ -256,6 +260,7 @@ class Plan:
     save_fail_stream: dict | None = stream("save-fail")
     corrupt_stream: dict | None = stream("corrupt")
     jit_stream: dict | None = stream("jit")
+    tier_save_fail_stream: dict | None = stream("tier-save-fail")
 
     @property
     def table(self) -> int:
@@ -423,8 +428,6 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     step_us = to_us(spec.step_seconds)
     if step_us < 1:
         raise ValueError(f"step_seconds must be at least 1 microsecond, got {spec.step_seconds}")
-    if not 0 < spec.jit_share <= 1:
-        raise ValueError(f"jit_share must be in (0, 1], got {spec.jit_share}")
     detect_us = tuple(to_us(c.detection_seconds) for c in causes)
     restart_us = tuple(to_us(c.restart_seconds) for c in causes)
     st = stops(hard, disagree, tuple(cumulative), detect_us, restart_us, to_us(spec.restart_seconds), _log1m)
@@ -471,7 +474,8 @@ def _tier(tier: MemoryTier | None) -> dict:
     if tier is None:
         return {}
     return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
-                mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load)
+                mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load,
+                mem_save_fail=tier.save_failure)
 
 
 # The per-step straggler stream (StepTimes.stream): not renewed by a retarget (durations stay a pure function of
@@ -492,6 +496,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("corrupt_stream")
     if spec.jit_share < 1 and any(c.jit for c in spec.causes):
         on.append("jit_stream")
+    if spec.tier is not None and spec.tier.save_failure > 0:
+        on.append("tier_save_fail_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")
         if spec.servers.capacity:

@@ -82,6 +82,7 @@ class Totals:
     recoveries_persistent: int = 0
     recoveries_start: int = 0
     tier_loads_corrupt: int = 0  # loads of the memory tier's checkpoint found corrupt (the recovery went on)
+    tier_saves_failed: int = 0  # the memory tier's saves that failed (paid, no rollback target)
     jit_saves: int = 0  # just-in-time saves after a hard failure (JobSpec.jit_seconds), durable or baking an SDC
     load_us: int = 0  # of the restart bucket, the checkpoints' loads (JobSpec.ckpt_load_seconds, each load paid)
 

@@ -163,7 +163,8 @@ def _saves(sc: ScenarioSnapshot) -> Samples:
     t = sc.totals
     tier = sc.info.memory_tier
     return ((("persistent", "durable"), t.checkpoints), (("persistent", "failed"), t.saves_failed),
-            (("persistent", "aborted"), t.saves_aborted)) + (((tier, "durable"), t.tier_saves),) * bool(tier) \
+            (("persistent", "aborted"), t.saves_aborted)) \
+        + (((tier, "durable"), t.tier_saves), ((tier, "failed"), t.tier_saves_failed)) * bool(tier) \
         + ((("persistent", "just_in_time"), t.jit_saves),) * sc.info.jit
 
 
@@ -257,9 +258,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",
            ("scenario", "tier", "outcome"), "scenario", _saves,
            "Saves by `tier` (`persistent`: the scenario's `checkpoint`; `peer` or `local`: its memory tier, "
-           "`checkpoint.tiers`, whose saves are all `durable`) and `outcome`: `durable` (a rollback "
+           "`checkpoint.tiers`, whose saves are `durable` or `failed`) and `outcome`: `durable` (a rollback "
            "target: at once for a synchronous save, when its write ends for an asynchronous one), `failed` "
-           "(`checkpoint.save_failure`: it cost its blocking and write and is no rollback target), `aborted` (a "
+           "(`checkpoint.save_failure`, a memory tier's `save_failure`: it cost its blocking and write and is no "
+           "rollback target), `aborted` (a "
            "rollback came while it wrote), `just_in_time` (`checkpoint.just_in_time`: saved by the surviving ranks "
            "after a failure, only for scenarios that have them). A save that bakes an SDC in is rolled back at its "
            "checkpoint and counted in none (a just-in-time one in `just_in_time`). "

@@ -325,6 +325,10 @@ class LocalTier(_Strict):
     """The probability that a load finds its checkpoint corrupt (Megatron-LM#5281: a replica-assembled local
     checkpoint that NaNs after load): the recovery pays the load and goes on to the persistent checkpoint. No
     public rate exists."""
+    save_failure: SaveFailure | None = None
+    """Saves of this tier that fail (a copy to peers that times out, host memory short): each costs its blocking
+    and is no rollback target, the tier's copy before it staying its newest (a save fails before it replaces the
+    copy). Absent: none fail. No public rate exists."""
 
 
 class PeerTier(LocalTier):

@@ -106,7 +106,7 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "loads_corrupt": 0, "fallbacks_to_start": 0, "corrupt_draws": 0, "hw": 0, "loads": {},  # corrupt loads
          "tier_saves": 0, "tier_losses": 0, "recoveries_tier": 0, "recoveries_persistent": 0, "recoveries_start": 0,
          "persist_last": 0, "load_end": 0, "tier": {}, "persist_clean": 0, "tier_clean": 0,  # a memory tier
-         "jit_end": 0,
+         "jit_end": 0, "tier_saves_failed": 0,
          "load_us": 0, "load_seconds": 0.0,  # the restart bucket's loads
          "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0}  # operational time's regimes
 

@@ -93,3 +93,22 @@ def test_with_committed_sdcs_each_step_is_productive_once_and_every_second_in_on
             late += j.sdc_late_found
             below += j.tier["recoveries_persistent"] > 0 and j.sdc_late_found > 0
     assert checked > 5 and late > 5 and below > 2
+
+
+@pytest.mark.parametrize("base", [
+    spec(hard_per_gpu_hour=6e-4, sdc_per_gpu_hour=3e-4, ckpt_interval_steps=50, validation_interval_steps=40,
+         ckpt_load_seconds=93.6),
+    spec(n_gpus=64, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, ckpt_load_seconds=93.6,
+         servers=Servers(warm_standbys=1, spares=1, repair=("exponential", 7200.0, 0.0), burst_per_day=4.0)),
+    spec(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
+         ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3, ckpt_retention=2, ckpt_load_seconds=93.6),
+], ids=["sdc_nondividing", "pools_bursts", "async_failing_corrupt"])
+def test_a_free_tier_whose_every_save_fails_changes_nothing(base):
+    """A peer tier that costs nothing and whose every save fails: no checkpoint of it ever exists, so no SDC is baked
+    into one, every recovery is the persistent one's, and the job is the job without the tier, event for event."""
+    for seed in range(3):
+        s = replace(base, seed=seed)
+        j = run_job(replace(s, tier=MemoryTier("peer", 5, 0.0, 10.0, 2, save_failure=1.0)))
+        plain = run_job(s)
+        assert j.tier["saves"] == 0 and j.tier["saves_failed"] > 100 and j.tier["recoveries_tier"] == 0
+        assert replace(j, tier={}) == plain and plain.interruptions > 0

@@ -65,6 +65,15 @@ CONFIGS = {
                                       tier=replace(_tier("local"), corrupt_on_load=0.5)),
     "software_keeps_memory": replace(_job(n_gpus=64, hard_per_gpu_hour=0.01, causes=SOFTWARE,
                                           servers=Servers(burst_per_day=4.0)), tier=_tier("local")),
+    # a third of the tier's saves failing (the copy before each staying the newest): under bursts with SDCs baked
+    # into the saves that do not fail, and beside asynchronous persistent writes with stragglers
+    "failing_tier_saves_bursts": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.005,
+                                              validation_interval_steps=40, servers=BURSTS),
+                                         tier=replace(_tier(), save_failure=0.3)),
+    "failing_tier_saves_async": replace(_job(hard_per_gpu_hour=4e-4, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
+                                             stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40),
+                                             causes=SOFTWARE),
+                                        tier=replace(_tier("local"), save_failure=0.3)),
     "stragglers_causes": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4,
                                       stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)), tier=_tier()),
 }
@@ -87,12 +96,13 @@ COMMITTED = {
                                                 ckpt_write_slowdown=1.2,
                                                 committed_sdc=CommittedSdc((GUARD, Detector("ripple", "uniform",
                                                                                             21600.0)), 3)),
-                                           tier=_tier("local", every=10)),
+                                           tier=replace(_tier("local", every=10), save_failure=0.2)),
 }
 TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
     ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"),
     ("loads_corrupt", "tier_loads_corrupt"))}
+FAILED = {"saves_failed": (lambda j: j.tier.get("saves_failed", 0), lambda r: r["tier_saves_failed"])}
 LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints")} | TIER
@@ -101,18 +111,20 @@ READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_de
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
     # the tier's corrupt loads by distribution too: one draw each (not one per job, nor one repeated)
-    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS,
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS | FAILED,
                               ("loads_corrupt", "recoveries_tier") if name.startswith("tier_corrupt") else ())
     assert means["recoveries_tier"] > 1 and means["recoveries_persistent"] > 0.5  # both kinds of recovery met
     if name in ("local_sdc_nondividing", "async_failing_corrupt", "peer_pools_domains", "software_keeps_memory"):
         assert means["losses"] > 1
     if name.startswith("tier_corrupt"):
         assert means["loads_corrupt"] > 1
+    if name.startswith("failing_tier_saves"):
+        assert 0.25 < means["saves_failed"] / (means["saves"] + means["saves_failed"]) < 0.35
 
 
 @pytest.mark.parametrize("name", sorted(COMMITTED))
 def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name):
-    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE, ("sdc_late_found",))
+    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE | FAILED, ("sdc_late_found",))
     assert means["sdc_late_found"] > 1 and means["saves"] > 100
     assert means["recoveries_tier"] > 0.1 and means["recoveries_persistent"] > 1
     if name.endswith("retention1"):
@@ -174,7 +186,8 @@ def tier_specs(draw):
         kind, copies, jump = "local", 1, 1
     corrupt = draw(st.sampled_from([0.0, 0.0, 0.5])) if s.committed_sdc is None else 0.0  # (refused together)
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
-                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt))
+                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt,
+                                      draw(st.sampled_from([0.0, 0.0, 0.3]))))
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
