@@ -84,7 +84,9 @@ def _tier(tiers) -> str:
         return ""
     kind, t = tiers.tier
     where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
-    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s, load {t.load_seconds:g} s, {where}), ")
+    failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
+    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s, load {t.load_seconds:g} s, {where}"
+            f"{failing}), ")
 
 
 def _jit(jit) -> str:

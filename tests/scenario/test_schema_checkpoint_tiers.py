@@ -83,3 +83,11 @@ def test_just_in_time_saves_by_share_reach_every_cause_when_none_is_named_and_co
 def test_a_bad_just_in_time_save_is_one_line_naming_it(checkpoint, keys, expected):
     errs = errors(checkpoint, **keys)
     assert len(errs) == 1 and expected in errs[0], errs
+
+
+def test_a_tier_whose_saves_fail_reaches_the_engine_and_check_configs_line():
+    s = scenario({**CKPT, "tiers": {"local": {**PEER, "save_failure": {"probability": 0.05}}}})
+    assert s.job_spec().tier.save_failure == 0.05
+    assert "(0.5 s, load 10 s, one copy, 0.05 of saves failing)" in summary(s), summary(s)
+    plain = scenario({**CKPT, "tiers": {"local": PEER}})
+    assert plain.job_spec().tier.save_failure == 0.0 and "failing" not in summary(plain)
