@@ -288,6 +288,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 period, off, piece = H, anchor % H, hyper_end
             else:
                 period, off, piece = C, 0, NEVER
+            cL, cr = quiet.coinciding(period, off, M) if M else (0, 0)  # which of its points stand for a tier's save
             h = NEVER
             if nsrv:
                 h = hp
@@ -398,12 +399,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         j = 1
                     else:
                         j = quiet.fit(step, step + n, budget - sw - 1, sw, ckpt_us, V, val_us, period, off, M,
-                                      mem_us) - step + 2
+                                      mem_us, cL, cr) - step + 2
                     if j < n:
                         n, e = j, g + j
                 if writing and n > 1:  # the write ends in step j < n: the first whose end (its validation
                     # included) reaches it is the unit (no checkpoint point before it: the segment ends at the next)
-                    j = quiet.fit(step, step + n - 1, wend - t - 1, sw, 0, V, val_us, period, off, M, mem_us) - step + 1
+                    j = quiet.fit(step, step + n - 1, wend - t - 1, sw, 0, V, val_us, period, off, M, mem_us, cL,
+                                  cr) - step + 1
                     if j < n:
                         n, e = j, g + j
             m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
@@ -414,7 +416,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 nv = m // V - step // V if V else 0
                 quiet_us = (n - 1) * sw + nc * ckpt_us + nv * val_us
                 if M:  # the memory tier's saves (where no checkpoint is)
-                    quiet_us += (m // M - step // M - nc) * mem_us
+                    quiet_us += (m // M - step // M - quiet.on_both(step, m, nc, cL, cr)) * mem_us
             q = m + 1
             t1 = t + quiet_us + du  # the end of the unit's step
             onset = val = ck = False
@@ -438,7 +440,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             last_u = plast_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
                 if pfm != 0.0:  # (the tier's newest save among the quiet steps that did not fail)
-                    top = max(_tier_saves(words[Stream.tier_save_fail], g, step, m, M, C, pfm)[1],
+                    top = max(_tier_saves(words[Stream.tier_save_fail], g, step, m, M, period, off, pfm)[1],
                               newest_c if taken else 0)
                     last_u = top if top > 0 else last
                 else:
@@ -521,7 +523,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ck = (q - off) % period == 0
                     mk = M != 0 and not ck and q % M == 0
                     if mk and pfm != 0.0:  # a tier save that fails: paid, no checkpoint (an SDC not baked in)
-                        mkf = _tier_saves(words[Stream.tier_save_fail], e - 1, q - 1, q, M, C, pfm)[0] > 0
+                        mkf = _tier_saves(words[Stream.tier_save_fail], e - 1, q - 1, q, M, period, off, pfm)[0] > 0
                     kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0) + (mem_us if mk else 0)
                     if ck and writing:  # one write in flight: the save waits for it, which makes it durable
                         ckw = max(wend - (t1 + (val_us if val else 0)), 0)
@@ -553,7 +555,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             cut = cut_quiet or t + quiet_us + cost > until
             mm = k - 1 if cut_quiet else n - 1  # under stragglers every quiet step drawn before the unit fitted
             if cut and not has_st:
-                mm = quiet.fit(step, m, until - t, sw, ckpt_us, V, val_us, period, off, M, mem_us) - step
+                mm = quiet.fit(step, m, until - t, sw, ckpt_us, V, val_us, period, off, M, mem_us, cL, cr) - step
             if mm:  # the quiet steps step + 1 .. step + mm
                 b = step + mm
                 nq = (b - off) // period - (step - off) // period
@@ -568,11 +570,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     nvq = b // V - step // V
                     tot[Tot.validations] += nvq
                     tot[Tot.validation_us] += nvq * val_us
-                nmq = b // M - step // M - nq if M else 0  # the memory tier's saves among them
+                nmq = b // M - step // M - quiet.on_both(step, b, nq, cL, cr) if M else 0  # the memory tier's saves
                 nmf, mok = 0, 0  # ... those that failed, the newest that did not (a persistent one may stand there)
                 if nmq:
                     if pfm != 0.0:
-                        nmf, mok = _tier_saves(words[Stream.tier_save_fail], g, step, b, M, C, pfm)
+                        nmf, mok = _tier_saves(words[Stream.tier_save_fail], g, step, b, M, period, off, pfm)
                     else:
                         mok = (b // M) * M
                     tot[Tot.tier_saves] += nmq - nmf
@@ -610,7 +612,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if slow_ranks and slow_steps < NEVER and g < slow_limit <= g + mm:  # the slow ranks replaced
                         tot[Tot.stragglers_replaced] += slow_ranks
                 else:
-                    t += quiet_us if not cut else quiet.stretch(step, b, sw, ckpt_us, V, val_us, period, off, M, mem_us)
+                    t += quiet_us if not cut else quiet.stretch(step, b, sw, ckpt_us, V, val_us, period, off, M, mem_us,
+                                                                cL, cr)
                     tot[o_hist + bucket] += mm  # every step in the plan's bucket
                 step, g = b, g + mm
             if cut:
@@ -1123,7 +1126,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
         pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
         pos[Pos.persist_last], pos[Pos.load_end] = plast, load_end
-        pos[Pos.persist_clean], pos[Pos.tier_clean] = (pclean, tclean) if committed and M else (0, 0)
+        # (a tier copy no newer than the clean persistent one is never gone back to: 0, whatever cut of time)
+        pos[Pos.persist_clean], pos[Pos.tier_clean] = (pclean, tclean if tclean > pclean else 0) if committed and M \
+            else (0, 0)
         pos[Pos.jit_end] = jit_end
         work[r] = used
     return need
@@ -1201,15 +1206,15 @@ def _fallback(ring, head, cnt, top, w, index, p):
 
 
 @njit()
-def _tier_saves(w, g0, step, b, M, C, p):
-    """A memory tier's saves at job steps step + 1 .. b (the multiples of ``M`` that are not the persistent
-    checkpoint's, of ``C``), the one at job step k made at the end of executed step ``g0 + k - step``: each fails
+def _tier_saves(w, g0, step, b, M, period, off, p):
+    """A memory tier's saves at job steps step + 1 .. b (the multiples of ``M`` off the persistent checkpoint's
+    lattice ``period``, ``off``), the one at job step k made at the end of executed step ``g0 + k - step``: each fails
     when that draw of the "tier-save-fail" stream ``w`` is <= ``p``. Returns (how many failed, the newest that did
     not: 0 if none)."""
     nf, ok = 0, 0
     k = (b // M) * M
     while k > step:
-        if k % C != 0:
+        if (k - off) % period != 0:
             sh, sl = pcg.seek(w, g0 + k - step)
             sh, sl, u = draws.uniform(w, sh, sl)
             if u <= p:

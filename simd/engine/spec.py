@@ -385,7 +385,6 @@ REFUSED = {
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
-    ("hyper", "memory_tier"): "hyper-checkpointing's lattice beside a memory tier's is not modelled",
     ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
 }
 

@@ -171,9 +171,9 @@ class State:
     # servers are: the job stands still until then, restart bucket; <= t: none)
     persist_last: int = 0
     load_end: int = 0
-    # a memory tier beside committed SDCs: the newest clean persistent checkpoint, and the tier's clean copy (0:
-    # none; overwritten by a tier save that took the SDC, or lost); ``clean_ckpt`` is then the newest clean
-    # checkpoint taken (the work committed), which a late find may have to go below
+    # a memory tier beside committed SDCs: the newest clean persistent checkpoint, and the tier's clean copy when
+    # newer (0: none, not newer, overwritten by a tier save that took the SDC, or lost); ``clean_ckpt`` is the
+    # newest clean checkpoint taken (the work committed), which a late find may have to go below
     persist_clean: int = 0
     tier_clean: int = 0
     # a just-in-time save beside a memory tier: the end of its blocking (decided once the interruption's servers

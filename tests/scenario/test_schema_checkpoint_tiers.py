@@ -45,8 +45,6 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     ({**CKPT, "tiers": {"peer": {**PEER, "copies": 3}}}, {"n_gpus": 64, "servers": SERVERS},
      "the job's servers (n_gpus / servers.gpus_per_server = 8) must be a multiple of checkpoint.tiers.peer.copies x "
      "jump_servers (3)"),
-    ({**CKPT, "tiers": {"local": PEER}, "hyper": {"interval_steps": 5, "window_steps": 100}}, {},
-     "hyper and memory_tier cannot be combined"),
 ])
 def test_a_bad_tier_is_one_line_naming_it(checkpoint, keys, expected):
     errs = errors(checkpoint, **keys)
