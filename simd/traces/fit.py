@@ -69,7 +69,7 @@ MIXTURE_COMPONENTS = (2, 3)  # the repair mixtures tried (a reboot, a part swap,
 # (a piece's multiplier from fewer has an interval wider than the changes a log shows: 20 faults give about x0.6 ..
 # x1.5). A piece's log multiplier is kept within SCHEDULE_LOG_BOUNDS of the first's (a piece without a fault would
 # take it to 0).
-SCHEDULE_MONTHS = (1, 2, 3, 4, 6, 12)
+SCHEDULE_MONTHS = (1, 3, 6, 12)
 SCHEDULE_MAX_PIECES = 36
 SCHEDULE_MIN_FAULTS = 20.0
 SCHEDULE_LOG_BOUNDS = (-12.0, 12.0)
