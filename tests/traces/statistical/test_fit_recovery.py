@@ -4,7 +4,9 @@ are fitted back with each parameter inside its 95% interval at about the stated 
 mixture of three lognormal kinds; wear-out Weibull 1.5 without frailty or bursts), 32 logs each of 300 servers
 over 350 days, from a fixed seed. Coverage is counted per parameter; with 32 logs a true 95% gives at least 27
 but for P(Binomial(32, 0.95) <= 26) ~ 0.5%, so the check is ``>= 27`` (84%): intervals too narrow by a third (true
-coverage ~80%) fail it with probability ~0.64."""
+coverage ~80%) fail it with probability ~0.64. An interval of no width covers anything (an infinite or huge one
+would pass the coverage check whatever the fit), so each must also be informative, its high at most WIDTH times its
+low, in as many logs (test_regimes_recovery.py's check)."""
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from simd.traces.synth import Model, generate
 
 LOGS = 32
 SERVERS = 300
+WIDTH = 20.0  # as test_regimes_recovery.py; every interval counted here is within it on each of the 32 logs
 CONFIGS = {
     "weibull_0.7_gamma_bursts": Model(lifetime_scale_days=200.0, lifetime_shape=0.7, gamma_shape=1.5,
                                       repair="lognormal", repair_median_days=1.0, repair_sigma=1.5,
@@ -29,12 +32,15 @@ CONFIGS = {
 }
 
 
-def _covered(name: str, m: Model) -> dict[str, int]:
+def _covered(name: str, m: Model) -> tuple[dict[str, int], dict[str, int]]:
+    """Per parameter: the logs whose interval covers the truth, and those whose interval is informative."""
     rng = np.random.default_rng(22)
     hits: dict[str, int] = {}
+    narrow: dict[str, int] = {}
 
     def count(key, est, true):
         hits[key] = hits.get(key, 0) + (est is not None and est.low <= true <= est.high)
+        narrow[key] = narrow.get(key, 0) + (est is not None and 0 < est.low and est.high <= WIDTH * est.low)
 
     for _ in range(LOGS):
         f = fit(generate(m, SERVERS, 350.0, rng), SERVERS)
@@ -57,10 +63,11 @@ def _covered(name: str, m: Model) -> dict[str, int]:
             count("repair_sigma", f.repair_sigma, m.repair_sigma)
         else:
             count("repair_mean", f.repair_mean_days, m.repair_mean_days)
-    return hits
+    return hits, narrow
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_known_parameters_are_recovered_inside_their_intervals(name):
-    hits = _covered(name, CONFIGS[name])
+    hits, narrow = _covered(name, CONFIGS[name])
     assert all(v >= 27 for v in hits.values()), hits
+    assert all(v >= 27 for v in narrow.values()), narrow
