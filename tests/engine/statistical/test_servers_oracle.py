@@ -81,6 +81,13 @@ CAPACITY = {
         repair=("exponential", 3600.0, 0.0))),
     "replay_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, warm_standbys=1, spares=1,
                                                   preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
+    # the log's own repair times (`replay.repairs: log`): 1 to 3 hours each, one open per log server (the repair
+    # model's), with bursts whose servers the model repairs
+    "replay_log_repairs_bursts_pools": replace(BASE, servers=Servers(
+        replay=REPLAY, replay_span_seconds=1e5, replay_repairs=tuple(
+            tuple(float("nan") if j == 1 else 3600.0 * (1 + (j + k) % 3) for j in range(len(ts)))
+            for k, ts in enumerate(REPLAY)), burst_per_day=4.0, burst_mean_size=3.0, warm_standbys=1, spares=1,
+        preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
     # a replayed log and bursts together: the bursts strike servers whose next faults come from the log
     "replay_bursts_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, burst_per_day=4.0,
                                                          burst_mean_size=3.0, warm_standbys=1, spares=1,
