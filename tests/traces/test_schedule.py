@@ -5,12 +5,14 @@ differences, synth's operational clock against the schedule, the fit choosing a 
 (and writing it as the scenario file the engine reads) and not where it has none, and the goodness of fit saying
 what the schedule buys. Coverage over many logs: tests/traces/statistical/test_schedule_recovery.py."""
 
+import json
 import math
 
 import numpy as np
 import pytest
 from scipy import optimize
 
+from simd.cli import main
 from simd.scenario.load import parse_config
 from simd.traces.fit import _intervals, _spans, fit, likelihood, schedule_edges, schedule_likelihood
 from simd.traces.scenario import Job, goodness, goodness_table, scenario_text
@@ -86,6 +88,24 @@ def test_the_fit_finds_a_schedule_where_the_log_has_one_and_writes_it_as_the_eng
     obs, lo, hi = rows["months' dispersion (chi2/df)"][1], *rows["months' dispersion (chi2/df)"][3:]
     assert lo <= obs <= hi and obs > g.without_schedule[i][2]
     assert "without the schedule" in goodness_table(g.rows, g.without_schedule).splitlines()[0]
+
+
+def test_trace_fit_says_what_the_schedule_buys_in_its_table_and_json(tmp_path, capsys):
+    """As a user runs it: the fit's table names the schedule and its AIC, the goodness of fit has the column without
+    it, and --json has the pieces, the estimates without it and that column."""
+    log = generate(RISING, SERVERS, SPAN, np.random.default_rng(7))
+    path = tmp_path / "log.csv"
+    events = sorted([(f.start, 0, f.server, "start") for f in log.faults]
+                    + [(f.end, 1, f.server, "end") for f in log.faults if f.end is not None])
+    path.write_text("time,server,event,class\n" + "".join(f"{t!r},s{i},{e},GPU\n" for t, _, i, e in events))
+    assert main(["trace", "fit", str(path), "--servers", str(SERVERS), "--replicas", "20",
+                 "--out", str(tmp_path / "fitted.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "rate over the log's span" in out and "without the schedule" in out and "trend U (Laplace)" in out
+    assert main(["trace", "fit", str(path), "--servers", str(SERVERS), "--replicas", "20", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert len(got["fit"]["rate_schedule"]) >= 2 and got["fit"]["unscheduled"] is not None
+    assert [r["statistic"] for r in got["goodness_without_schedule"]] == [r["statistic"] for r in got["goodness"]]
 
 
 def test_the_fit_writes_no_schedule_where_the_rate_is_steady():
