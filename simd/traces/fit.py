@@ -153,8 +153,10 @@ class Fit:
                                    schedule_months=0)
 
 
-def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
-    """The model fitted to ``log`` on a cluster of ``servers`` servers."""
+def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
+        schedule_months: tuple[int, ...] = SCHEDULE_MONTHS) -> Fit:
+    """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedule_months``: the rate schedules tried
+    (pieces of so many months each; () none: the renewal families and the regimes only)."""
     if servers < len(log.servers):
         raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
     if not log.faults:
@@ -182,7 +184,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
     # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
-    life = _lifetimes(log, servers, weight)
+    life = _lifetimes(log, servers, weight, schedule_months)
     life.update(_regimes(log, servers, weight, life))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs)
@@ -378,7 +380,7 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
     return nll
 
 
-def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
+def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedule_months: tuple[int, ...]) -> dict:
     per = _intervals(log, servers, weight)
     n = np.array([w.sum() for _, w, _ in per], dtype=float)
     nll = likelihood(per, servers)
@@ -398,18 +400,25 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
     best = min(aic, key=aic.get)
     x, _, weibull = results[best]
     out = _lifetime_fields(x, _wald(lambda p: nll(p, weibull, True)[1], x), weibull)
-    # the rate schedule: the family just chosen with its rate in SCHEDULE_PIECES equal pieces of the span
-    spans = _spans(log, servers, weight)
+    # the rate schedules: the family just chosen with its rate in pieces of so many months, the coarsest first
     span = log.span_days
-    tried = {}
-    for months in SCHEDULE_MONTHS:
+    tried, spans = {}, None
+    coarser = None  # the optimum of the last (coarser) schedule fitted, and its edges
+    for months in sorted(schedule_months, reverse=True):
         edges = schedule_edges(span, months)
         pieces = len(edges) - 1
         if not 2 <= pieces <= SCHEDULE_MAX_PIECES or n.sum() / pieces < SCHEDULE_MIN_FAULTS:
             continue
+        spans = spans or _spans(log, servers, weight)
         f = schedule_likelihood(spans, servers, edges)
-        r = optimize.minimize(f, np.concatenate([x, f.start]), args=(weibull, True), jac=True,
+        start = np.concatenate([x, f.start])
+        if coarser is not None:  # its pieces hold these (months of 12, 6, 3, 1): start from its optimum
+            xc, ec = coarser
+            bc = np.concatenate([[0.0], xc[len(x):]])
+            start = np.concatenate([xc[:len(x)], bc[np.searchsorted(ec, edges[1:-1], "right") - 1]])
+        r = optimize.minimize(f, start, args=(weibull, True), jac=True,
                               method="L-BFGS-B", bounds=bounds[best] + [SCHEDULE_LOG_BOUNDS] * (pieces - 1))
+        coarser = (r.x, edges)
         name = f"{best}, {schedule_name(months)}"
         aic[name] = 2 * r.fun + 2 * len(r.x)
         tried[name] = (r.x, f, edges, months)

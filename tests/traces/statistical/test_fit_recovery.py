@@ -6,7 +6,10 @@ over 350 days, from a fixed seed. Coverage is counted per parameter; with 32 log
 but for P(Binomial(32, 0.95) <= 26) ~ 0.5%, so the check is ``>= 27`` (84%): intervals too narrow by a third (true
 coverage ~80%) fail it with probability ~0.64. An interval of no width covers anything (an infinite or huge one
 would pass the coverage check whatever the fit), so each must also be informative, its high at most WIDTH times its
-low, in as many logs (test_regimes_recovery.py's check)."""
+low, in as many logs (test_regimes_recovery.py's check). The rate schedules are not tried here (the logs' rate is
+steady; their recovery, the other parameters' beside them: test_schedule_recovery.py), which keeps the 128 fits at
+half the time; with them tried every count here still passes (AIC writes a schedule on about a third of steady
+logs, its multipliers near 1)."""
 
 import numpy as np
 import pytest
@@ -43,7 +46,7 @@ def _covered(name: str, m: Model) -> tuple[dict[str, int], dict[str, int]]:
         narrow[key] = narrow.get(key, 0) + (est is not None and 0 < est.low and est.high <= WIDTH * est.low)
 
     for _ in range(LOGS):
-        f = fit(generate(m, SERVERS, 350.0, rng), SERVERS)
+        f = fit(generate(m, SERVERS, 350.0, rng), SERVERS, schedule_months=())
         assert f.lifetime == ("exponential" if m.lifetime_shape == 1.0 else "weibull") or abs(
             m.lifetime_shape - 1.0) < 0.5  # the AIC picks the family (Weibull 0.7 and 1.5 are told from 1)
         count("scale", f.lifetime_scale_days, m.lifetime_scale_days)

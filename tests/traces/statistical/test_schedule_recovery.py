@@ -1,6 +1,6 @@
 """simd trace fit's recovery of a rate that varies over the log's span: logs simulated by simd.traces.synth with the
 engine's rate schedule (a time change of the servers' ages: pieces of three months at x0.5, x1.8, x0.8 and x1.0 of
-the rate) over Weibull 0.8 lifetimes with a gamma frailty of shape 2 and bursts, 32 logs of 300 servers over 350
+the rate) over Weibull 0.8 lifetimes with a gamma frailty of shape 2 and bursts, 32 logs of 200 servers over 350
 days from a fixed seed, fitted back: a schedule whose pieces hold the truth's (by three months, or by month) chosen
 by AIC on at least 27 of the 32, and the scale, the shape, the frailty, the burst rate and each piece's multiplier
 (the truth's normalised as the fit's are, to a time-weighted mean of 1 over the span, the scale with them) inside
@@ -12,11 +12,11 @@ import numpy as np
 from simd.traces.fit import fit, schedule_edges
 from simd.traces.synth import Model, generate
 
-LOGS, SERVERS, SPAN = 32, 300, 350.0
+LOGS, SERVERS, SPAN = 32, 200, 350.0
 EDGES = schedule_edges(SPAN, 3)  # 0, 91.3, 182.6, 273.9, 350
 RAW = np.array([0.5, 1.8, 0.8, 1.0])
 MEAN = float(np.diff(EDGES) @ RAW) / SPAN
-WIDTH = 20.0  # these intervals span at most ~3x here (the first piece's multiplier)
+WIDTH = 20.0  # as test_regimes_recovery.py's
 MODEL = Model(lifetime_scale_days=120.0, lifetime_shape=0.8, gamma_shape=2.0, repair="exponential",
               repair_mean_days=2.0, burst_per_day=0.05, burst_mean_size=3.0,
               rate_schedule=tuple(zip(EDGES[:-1].tolist(), RAW.tolist(), strict=True)))
