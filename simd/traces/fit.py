@@ -154,8 +154,8 @@ class Fit:
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
-        schedule_months: tuple[int, ...] = SCHEDULE_MONTHS) -> Fit:
-    """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedule_months``: the rate schedules tried
+        schedules: tuple[int, ...] = SCHEDULE_MONTHS) -> Fit:
+    """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedules``: the rate schedules tried
     (pieces of so many months each; () none: the renewal families and the regimes only)."""
     if servers < len(log.servers):
         raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
@@ -184,7 +184,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
     # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
-    life = _lifetimes(log, servers, weight, schedule_months)
+    life = _lifetimes(log, servers, weight, schedules)
     life.update(_regimes(log, servers, weight, life))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs)
@@ -380,7 +380,7 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
     return nll
 
 
-def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedule_months: tuple[int, ...]) -> dict:
+def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...]) -> dict:
     per = _intervals(log, servers, weight)
     n = np.array([w.sum() for _, w, _ in per], dtype=float)
     nll = likelihood(per, servers)
@@ -404,7 +404,7 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedule_months:
     span = log.span_days
     tried, spans = {}, None
     coarser = None  # the optimum of the last (coarser) schedule fitted, and its edges
-    for months in sorted(schedule_months, reverse=True):
+    for months in sorted(schedules, reverse=True):
         edges = schedule_edges(span, months)
         pieces = len(edges) - 1
         if not 2 <= pieces <= SCHEDULE_MAX_PIECES or n.sum() / pieces < SCHEDULE_MIN_FAULTS:

@@ -46,7 +46,7 @@ def _covered(name: str, m: Model) -> tuple[dict[str, int], dict[str, int]]:
         narrow[key] = narrow.get(key, 0) + (est is not None and 0 < est.low and est.high <= WIDTH * est.low)
 
     for _ in range(LOGS):
-        f = fit(generate(m, SERVERS, 350.0, rng), SERVERS, schedule_months=())
+        f = fit(generate(m, SERVERS, 350.0, rng), SERVERS, schedules=())
         assert f.lifetime == ("exponential" if m.lifetime_shape == 1.0 else "weibull") or abs(
             m.lifetime_shape - 1.0) < 0.5  # the AIC picks the family (Weibull 0.7 and 1.5 are told from 1)
         count("scale", f.lifetime_scale_days, m.lifetime_scale_days)

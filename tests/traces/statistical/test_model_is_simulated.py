@@ -103,7 +103,7 @@ def test_the_engines_own_faults_are_recovered_inside_their_intervals():
         log = FaultLog(tuple(f"s{i}" for i in range(SERVERS)), tuple(Fault(i, t, t, "", "fault", "")
                                                                    for i, t in sorted(faults, key=lambda x: x[1])),
                        g * STEP, "engine")
-        f = fit(log, SERVERS, schedule_months=())  # (a steady rate: the schedules' own recovery elsewhere)
+        f = fit(log, SERVERS, schedules=())  # (a steady rate: the schedules' own recovery elsewhere)
         assert f.lifetime == "weibull"
         _count(hits, f, m)
     assert min(hits.values()) >= stats.binom.ppf(0.001, LOGS, 0.95), hits

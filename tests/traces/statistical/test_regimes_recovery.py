@@ -24,7 +24,7 @@ def test_regimes_are_fitted_back_with_their_intervals_covering_the_truth():
     narrow = dict.fromkeys(hits, 0)
     truth = {"rate": 1 / 150.0, "ratio": MS / MC, "calm_days": DC, "stormy_days": DS}
     for _ in range(LOGS):
-        f = fit(generate(MODEL, SERVERS, SPAN, rng), SERVERS, schedule_months=())
+        f = fit(generate(MODEL, SERVERS, SPAN, rng), SERVERS, schedules=())
         assert f.regimes is not None, f.aic
         (_, calm), (_, stormy) = f.regimes
         got = {"rate": f.rate_per_server_day, "ratio": f.regime_ratio, "calm_days": calm, "stormy_days": stormy}
