@@ -23,7 +23,12 @@ The model (simd.traces.synth generates it):
   (mean; chi-square interval) or a mixture of 2 or 3 lognormal kinds of repair (simd.traces.mixture: EM, each
   component's weight, median and sigma with Wald intervals), the lowest AIC; zero-length repairs are left out of
   the lognormal and the mixtures (and of the exponential when there are some: every law on the same repairs);
-- **causes**: the classes' shares of all faults; those under 2% go to ``other``.
+- **causes**: the classes' shares of all faults; those under 2% go to ``other``;
+- **a rate over the log's span** (:func:`schedule_likelihood`): the engine's rate schedule, a time change of the
+  servers' ages (a piece's multiplier per day of it), which the Weibull lifetimes and the frailty compose with
+  exactly: an up interval's length is its operational length and each fault's density has the multiplier of its
+  piece; pieces of 1, 3, 6 or 12 months with the family chosen above, the lowest AIC written (the bursts stay a
+  homogeneous Poisson process, as the engine keeps them).
 """
 
 from __future__ import annotations

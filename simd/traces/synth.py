@@ -14,7 +14,9 @@ drawn side by side, round by round, and a server's state at a burst is known onl
 burst is smaller by the share of servers in repair, 2% on InfiniteHBD (rate 0.0042 a day times 5.5 days of repair).
 ``burst_spread_days`` > 0 spreads a burst's faults uniformly over that long after its instant instead, as a log's
 records of one event spread over minutes (tests/traces/test_burst_window.py; a fitted model's bursts are instants,
-the engine's). A fault's class is drawn from ``classes`` (shares).
+the engine's). A fault's class is drawn from ``classes`` (shares). With ``regimes`` or a ``rate_schedule`` the
+lifetimes are spent in the engine's operational time (the regime's multiplier times the schedule's piece's per
+day of the log), the bursts unmoved.
 
 A log holds at most ``budget`` faults (default: as many as a log simd reads may hold, half its MAX_EVENTS):
 a model that would make more stops there with :class:`OverBudget` (a fitted model far from its log, a server
