@@ -696,7 +696,8 @@ class Replay(_Strict):
     """How a server a replayed fault sends to repair is repaired (with pools): `log`, in the log's own time for
     that fault (its end less its start; the longest of a server's faults in one step; no manual stage), the
     repair model (`servers.repair`) only for what the log does not time (a repair it leaves open, a burst's
-    server, a server blamed for another's failure); `model`, by `servers.repair` always. Absent: `model`."""
+    server, a server blamed for another's failure; needs pools); `model`, by `servers.repair` always. Absent:
+    `model`."""
 
     _table: ReplayTable | None = PrivateAttr(default=None)  # the log as read when this model was validated
 
@@ -983,6 +984,9 @@ class ServersConfig(_Strict):
             for k in range(1, len(sched)):
                 if not sched[k].from_day > sched[k - 1].from_day:
                     raise ValueError(f"servers.rate_schedule: piece {k + 1}'s from_day is not after piece {k}'s")
+        if self.replay is not None and self.replay.repairs == "log" and not pools:
+            raise ValueError("servers.replay.repairs: log needs warm_standbys or spares (without pools a failed "
+                             "server is repaired at once)")
         for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds", "rescheduling"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "

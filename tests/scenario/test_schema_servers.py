@@ -247,6 +247,9 @@ def test_a_replayed_logs_own_repair_times_reach_the_engine(tmp_path):
     assert compile_spec(s.scenarios[0].job_spec()).replay_repair_us == (3e8, 4.9e9, -1.0)
     plain = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}}}, {pools}}}\n").scenarios[0].job_spec()
     assert plain.servers.replay_repairs == () and compile_spec(plain).replay_repair_us == ()
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {log}, repairs: log}}}}\n") == [
+        "scenarios[0].servers: servers.replay.repairs: log needs warm_standbys or spares (without pools a failed "
+        "server is repaired at once)"]
     assert errors(PLAIN + f"    servers: {{replay: {{log: {log}, repairs: fitted}}}}\n") == [
         "scenarios[0].servers.replay.repairs: input should be 'model' or 'log', got 'fitted'"]
 
