@@ -6,7 +6,7 @@ import math
 import pytest
 
 from simd.engine import Servers, compile_spec
-from simd.scenario import ConfigError, DrillEffects, parse_config
+from simd.scenario import ConfigError, DrillEffects, parse_config, summary
 
 PLAIN = """scenarios:
   - name: s
@@ -245,6 +245,7 @@ def test_a_replayed_logs_own_repair_times_reach_the_engine(tmp_path):
     assert sv.replay_repairs[:2] == ((300.0,), (4900.0,)) and math.isnan(sv.replay_repairs[2][0])
     assert sv.replay_repairs[3] == ()
     assert compile_spec(s.scenarios[0].job_spec()).replay_repair_us == (3e8, 4.9e9, -1.0)
+    assert f"replaying {log} (4 servers; its repair times)" in summary(s.scenarios[0])
     plain = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}}}, {pools}}}\n").scenarios[0].job_spec()
     assert plain.servers.replay_repairs == () and compile_spec(plain).replay_repair_us == ()
     assert errors(PLAIN + f"    servers: {{replay: {{log: {log}, repairs: log}}}}\n") == [
