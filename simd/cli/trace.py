@@ -197,7 +197,8 @@ def _bounds(step_seconds: float) -> dict[str, tuple[float, float]]:
               "servers.repair.automatic.components[].weight": (schema.RepairComponent, "weight"),
               "servers.repair.automatic.components[].time.median_seconds": (schema.LognormalRepair,
                                                                             "median_seconds"),
-              "servers.repair.automatic.components[].time.sigma": (schema.LognormalRepair, "sigma")}
+              "servers.repair.automatic.components[].time.sigma": (schema.LognormalRepair, "sigma"),
+              "servers.rate_schedule[].multiplier": (schema.RatePiece, "multiplier")}
     out = {key: _range(*fields[key]) for key in FITTED_KEYS}
     lo, hi = out["failures.hard_per_gpu_hour"]
     # and the rule ScenarioBody._probabilities adds: hard_per_gpu_hour * step_seconds / 3600 is a GPU's
@@ -283,6 +284,10 @@ def cmd_fit(args) -> int:
         print(json.dumps({"fit": dataclasses.asdict(result),
                           "goodness": [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r,
                                                 strict=True)) for r in (g.rows if g else [])],
+                          "goodness_without_schedule": [
+                              dict(zip(("statistic", "model_mean", "model_low", "model_high"), (r[0], *w),
+                                       strict=True)) for r, w in zip(g.rows, g.without_schedule, strict=True)]
+                          if g and g.without_schedule else None,
                           "goodness_budget": {"faults_per_log": g.budget if g else None,
                                               "logs_stopped": g.stopped if g else 0}}))
     else:
@@ -294,7 +299,7 @@ def cmd_fit(args) -> int:
             print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):",
                   file=report)
             if g.rows:
-                print(goodness_table(g.rows), file=report)
+                print(goodness_table(g.rows, g.without_schedule), file=report)
             if note:
                 print(note, file=report)
     if args.out:
@@ -334,6 +339,16 @@ def fit_table(f) -> str:
         lines.append(f"regimes (faults clustered in time), stormy over calm rate: {f.regime_ratio}")
         for name, (m, d) in zip(("calm", "stormy"), f.regimes, strict=True):
             lines.append(f"  {name}: multiplier {m}; mean days {d}")
+    if f.rate_schedule:
+        from simd.traces.scenario import _pieces
+
+        lines.append(f"rate over the log's span, {_pieces(f)}; multipliers of a time-weighted mean of 1: AIC "
+                     f"{f.aic[f.schedule_aic]:.1f} against {f.aic[f.lifetime]:.1f} without")
+        for day, m in f.rate_schedule:
+            lines.append(f"  from day {day:.4g}: {m}")
+        theta, k, a = f.unscheduled
+        lines.append(f"  without it: scale {theta.value:.4g} days" + (f", Weibull shape {k.value:.4g}" if k else "")
+                     + (f", gamma frailty shape {a.value:.4g}" if a else ""))
     if f.burst_per_day:
         lines += [f"bursts per day (the cluster): {f.burst_per_day}", f"  mean size: {f.burst_mean_size}"]
         if f.burst_seconds:

@@ -146,6 +146,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # bursts (servers.py): several servers struck in one step
     burst_log1m, burst_q, burst_domain = floats[PF.burst_log1m], floats[PF.burst_q], ints[PI.burst_domain]
     rp = seg(ivec, ints, PI.replay)  # replay (servers.py): the log's fault steps (empty: none)
+    rr = seg(fvec, ints, PI.replay_repair_us)  # and their repair times (empty: the repair model's)
     sched = seg(fvec, ints, PI.rate_schedule)  # operational time (servers.py): the rate schedule (empty: none)
     ncl = nsrv if cap else 0  # the cluster's servers (0: no pools)
     # scratch, rebuilt for every replica (kernel/servers.py): the tree over the servers' ends of lifetime, and with
@@ -801,6 +802,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             servers.update(atree, akey, i, tree_p)
                     while srv[tree[1]] <= g:
                         i = tree[1]
+                        f_step = srv[i]  # (the step its lifetime ended in: a replayed fault's)
                         tot[Tot.server_failures] += 1
                         used += w_srv
                         # the server blamed: to repair and replaced (without capacity: i, repaired at once); none
@@ -851,6 +853,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
                             manual = u <= man_p
                             rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            if len(rr) and blm == i:  # the log's own repair time, the draws kept (servers.py)
+                                d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers],
+                                                                   ints[PI.replay_period], ints[PI.replay_copies], i,
+                                                                   f_step)
+                                if d_log >= 0.0:
+                                    d_rep, manual = np.int64(np.rint(d_log)), False
                             if manual:
                                 d_rep += late.latency_us(man_kind, man_scale, man_sigma, u)
                                 tot[Tot.repairs_manual] += 1

@@ -289,7 +289,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
                 tau = t + plan.cause_detect_us[i]
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
-                wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau) - tau
+                wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau, g) - tau
             lost = False
             if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
                 lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
@@ -524,6 +524,21 @@ class _Servers:
         self.retired_at: list[int] = []  # when each retirement happened (us)
         self.blames: list[list[int]] = [[] for _ in range(plan.table)]  # each server's blame times (us)
 
+    def _logged_repair_us(self, i: int, g: int) -> float:
+        """The log's repair time (us) of server i's replayed fault in executed step g, straight from the rules: its
+        log server's faults in that step of the period (its copy's phase taken out), the longest of their repairs;
+        -1 (the repair model's) without the log's repairs, without such a fault or with one left open."""
+        p, s = self.plan, self.plan.spec.servers
+        if not p.replay_repair_us:
+            return -1.0
+        n, period = p.replay_servers, p.replay_period
+        r = (g - (i // n) * period // p.replay_copies - 1) % period + 1
+        here = [rep for t, rep in zip(s.replay[i % n], s.replay_repairs[i % n], strict=True)
+                if max(1, math.ceil(t / p.spec.step_seconds)) == r]
+        if not here or any(math.isnan(x) for x in here):
+            return -1.0
+        return max(here) * 1e6
+
     def _replayed(self, g: int) -> list[int]:
         """The cluster servers whose replayed log has a fault in executed step g, in index order: server i's log
         server's fault steps f in [1, period] recur at f + m * period + phase_i (servers.py's rule), so
@@ -618,8 +633,9 @@ class _Servers:
             groups[b] = groups.get(b, 0) + 1
         return any(n == copies for n in groups.values())
 
-    def replace(self, failed: list[int], t1: int, tau: int) -> int:
-        """Capacity: the servers back from repair by ``tau`` return to the standbys (up to the plan's count), then
+    def replace(self, failed: list[int], t1: int, tau: int, g: int = 0) -> int:
+        """Capacity (``g``: the executed step the servers failed in, for a replayed fault's own repair time): the
+        servers back from repair by ``tau`` return to the standbys (up to the plan's count), then
         the spares. Each failed server is diagnosed: missed (it stays in the job), pinned on another of the job's
         servers drawn at random (that one leaves, the failed one stays), or identified. The server blamed goes to
         repair from ``t1`` (or is retired: the plan's count of blames within its window, while the cluster keeps
@@ -662,6 +678,9 @@ class _Servers:
                 else:  # the automatic stage, then perhaps the manual one
                     duration = _draw(self.rng, kind, scale_us, sigma)
                 manual = self.rng.random() < plan.manual_probability
+                logged = self._logged_repair_us(i, g) if b == i else -1.0
+                if logged >= 0.0:  # the log's own repair time (servers.py): the whole repair
+                    duration, manual = logged, False
                 if manual:
                     duration += _draw(self.rng, DISTRIBUTIONS[plan.manual_kind], plan.manual_scale_us,
                                       plan.manual_sigma)

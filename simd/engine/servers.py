@@ -130,6 +130,13 @@ class Servers:
     # that falls while its server is not running (a standby, a spare, in repair) does not happen.
     replay: tuple[tuple[float, ...], ...] = ()
     replay_span_seconds: float = 0.0
+    # the log's own repair times (with pools): per log server, each fault's repair in seconds (its end less its
+    # start; nan: still open at the log's end), as ``replay``. A server a replayed fault sends to repair is back
+    # that long after the end of its step, the longest of the faults of its step (the log's server is down until
+    # the last of them ends), with no manual stage; a repair the log leaves open, a burst's server (a step without
+    # a fault of its log) and a server blamed for another's failure are repaired by ``repair`` as drawn. () the
+    # repair model for every repair.
+    replay_repairs: tuple[tuple[float, ...], ...] = ()
     # faults clustered in time (module docstring, "Operational time"): the servers' rates times the multiplier of a
     # hidden regime, ((multiplier, mean days), ...) for the calm regime then the stormy one, each regime lasting a
     # geometric number of executed steps of that mean (days of the job's compute); () none
@@ -286,4 +293,18 @@ def replay_table(servers: Servers, step_seconds: float) -> tuple[tuple[int, ...]
     for s in steps_of:
         offsets.append(offsets[-1] + len(s))
     return tuple(offsets) + tuple(x for s in steps_of for x in s), period
+
+
+def replay_repair_table(servers: Servers, step_seconds: float) -> tuple[float, ...]:
+    """The log's repair times (microseconds) of replay_table's fault steps, in its order: per distinct step of a
+    log server, the longest repair of its faults there, -1 (the repair model's) if one of them is open."""
+    out: list[float] = []
+    for starts, repairs in zip(servers.replay, servers.replay_repairs, strict=True):
+        by_step: dict[int, float] = {}
+        for t, r in zip(starts, repairs, strict=True):
+            k = max(1, math.ceil(t / step_seconds))
+            us = -1.0 if math.isnan(r) or by_step.get(k) == -1.0 else max(by_step.get(k, 0.0), r * 1e6)
+            by_step[k] = us
+        out += [by_step[k] for k in sorted(by_step)]
+    return tuple(out)
 

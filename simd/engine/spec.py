@@ -351,6 +351,9 @@ class Plan:
     replay_servers: int = 0
     replay_period: int = 0
     replay_copies: int = 1
+    # the log's own repair times (servers.replay_repair_table: microseconds, per fault step of ``replay``'s table;
+    # -1 the repair model's); empty: the repair model for every repair
+    replay_repair_us: tuple[float, ...] = ()
     # operational time (servers.py): with regimes, each regime's rate multiplier and log(1 - P(leaving it in a
     # step)), P(the first regime is the stormy one), the regime path's stream; the rate schedule's pieces as
     # (first step, multiplier) pairs in a row (empty: none)
@@ -636,6 +639,8 @@ def _servers(spec: JobSpec) -> dict:
         table, period = srv.replay_table(s, spec.step_seconds)
         bursts.update(replay=table, replay_servers=len(s.replay), replay_period=period,
                       replay_copies=-(-srv.cluster(spec.n_gpus, s) // len(s.replay)))
+        if s.replay_repairs and s.capacity:  # (without pools a failed server is back at once)
+            bursts.update(replay_repair_us=srv.replay_repair_table(s, spec.step_seconds))
     if s.burst_per_day > 0:  # per executed step: a Poisson process of burst_per_day per day of compute
         p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
         bursts.update(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),

@@ -701,6 +701,12 @@ class Replay(_Strict):
     (as Prometheus reads `rule_files`: check-config and the daemon read the same file wherever they run)."""
     servers: Annotated[int, Field(ge=1, le=1 << 17)] | None = None
     """The log's cluster: its servers in all (a log names only those that failed); absent: the servers it names."""
+    repairs: Literal["model", "log"] = "model"
+    """How a server a replayed fault sends to repair is repaired (with pools): `log`, in the log's own time for
+    that fault (its end less its start; the longest of a server's faults in one step; no manual stage), the
+    repair model (`servers.repair`) only for what the log does not time (a repair it leaves open, a burst's
+    server, a server blamed for another's failure; needs pools); `model`, by `servers.repair` always. Absent:
+    `model`."""
 
     _table: ReplayTable | None = PrivateAttr(default=None)  # the log as read when this model was validated
 
@@ -729,6 +735,11 @@ class Replay(_Strict):
         table = self._table if self._table is not None else _replay_log(self.log)
         return table.starts + ((),) * ((self.servers or table.named) - table.named), table.span_seconds
 
+    def repair_times(self) -> tuple[tuple[float, ...], ...]:
+        """Per log server (as :meth:`times`), its faults' repair times in seconds (nan: open at the log's end)."""
+        table = self._table if self._table is not None else _replay_log(self.log)
+        return table.repairs + ((),) * ((self.servers or table.named) - table.named)
+
 
 @dataclass(frozen=True)
 class ReplayTable:
@@ -736,6 +747,7 @@ class ReplayTable:
 
     starts: tuple[tuple[float, ...], ...]
     span_seconds: float
+    repairs: tuple[tuple[float, ...], ...] = ()  # per named server its faults' repair times, seconds (nan: open)
 
     @property
     def named(self) -> int:
@@ -743,14 +755,16 @@ class ReplayTable:
 
     @property
     def nbytes(self) -> int:
-        """Its size in memory, bytes: a float object and a tuple slot per fault (24 + 8), a tuple per server (56)."""
-        return 64 + 56 * len(self.starts) + 32 * sum(map(len, self.starts))
+        """Its size in memory, bytes: two float objects and tuple slots per fault (2 x (24 + 8)), two tuples per
+        server (2 x 56)."""
+        return 64 + 112 * len(self.starts) + 64 * sum(map(len, self.starts))
 
 
 # Parsed replay logs kept for the next validation of the same file version (a sweep's points, a drill's targets
 # and a reload each validate a scenario again), least recently used first out, at most this many bytes of
 # ReplayTable in all: one table of a log at the fault log's limits (simd.traces.log.MAX_EVENTS: 500,000 faults,
-# ~16 MB) fits with room; a refused reload drops what it added (simd.live.reload), a scenario keeps its own.
+# ~32 MB, its start and repair times) fits with room; a refused reload drops what it added (simd.live.reload), a
+# scenario keeps its own.
 REPLAY_CACHE_BYTES = 64 << 20
 _replay_cache: OrderedDict[tuple, ReplayTable] = OrderedDict()
 _replay_cache_lock = threading.Lock()
@@ -798,10 +812,12 @@ def _replay_log(path: str) -> ReplayTable:
         what = {RecursionError: "nested too deep", OverflowError: "a number too large"}.get(type(exc), "out of memory")
         raise ValueError(f"replay.log {path}: cannot be read ({type(exc).__name__}: {what})") from None
     per: list[list[float]] = [[] for _ in log.servers]
+    rep: list[list[float]] = [[] for _ in log.servers]
     for f in log.faults:
         per[f.server].append(f.start)
-    table = ReplayTable(tuple(tuple(p) for p in per), log.span_seconds)
-    del log, per  # the parsed events: only the table stays
+        rep[f.server].append(math.nan if f.end is None else f.repair_seconds)
+    table = ReplayTable(tuple(tuple(p) for p in per), log.span_seconds, tuple(tuple(r) for r in rep))
+    del log, per, rep  # the parsed events: only the table stays
     if table.nbytes <= REPLAY_CACHE_BYTES:
         with _replay_cache_lock:
             _replay_cache[key] = table
@@ -873,7 +889,8 @@ MAX_SERVERS, MAX_SCENARIO_SERVERS = 1 << 17, 1 << 23
 # (simd.scenario.limits.MAX_TOTAL_REPLICAS' measure); a server slot 20-54 B between saves and 136-301 B at a
 # save's peak (131,072 servers: without pools, with pools, with Weibull lifetimes and gamma rates, with retirement
 # after 16 failures, counted as 2.45 slots); a replayed fault ~130 B once per scenario (its start time in the
-# spec, its step in the plan's table, both listed and encoded at a save).
+# spec, its step in the plan's table, both listed and encoded at a save), counted twice with the log's repair
+# times (`replay.repairs: log`: a repair time beside each, in the spec and the plan's table, the same again).
 REPLICA_BYTES = 20_000
 SERVER_SLOT_BYTES = 320
 REPLAY_FAULT_BYTES = 160
@@ -894,7 +911,7 @@ def scenario_bytes(body: ScenarioBody) -> int:
     """The estimated bytes of a scenario's replicas at their peak (a save), its replay table included: the one
     formula the file's memory budget sums (MAX_FILE_BYTES)."""
     replay = body.servers.replay if body.servers is not None else None
-    faults = sum(map(len, replay.times()[0])) if replay is not None else 0
+    faults = sum(map(len, replay.times()[0])) * (2 if replay.repairs == "log" else 1) if replay is not None else 0
     return math.ceil(body.replicas * (REPLICA_BYTES + server_slots(body) * SERVER_SLOT_BYTES)
                      + faults * REPLAY_FAULT_BYTES)
 
@@ -976,6 +993,9 @@ class ServersConfig(_Strict):
             for k in range(1, len(sched)):
                 if not sched[k].from_day > sched[k - 1].from_day:
                     raise ValueError(f"servers.rate_schedule: piece {k + 1}'s from_day is not after piece {k}'s")
+        if self.replay is not None and self.replay.repairs == "log" and not pools:
+            raise ValueError("servers.replay.repairs: log needs warm_standbys or spares (without pools a failed "
+                             "server is repaired at once)")
         for name in ("diagnosis", "retirement", "price_per_gpu_hour", "host_selection_seconds", "rescheduling"):
             if getattr(self, name) is not None and not pools:
                 raise ValueError(f"servers.{name} needs warm_standbys or spares (without pools no server leaves the "

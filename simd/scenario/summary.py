@@ -55,7 +55,8 @@ def summary(s: Scenario) -> str:
                   + (f", bursts {sv.bursts.per_day:g} a day of "
                      + (f"{sv.bursts.domain_servers}-server domains" if sv.bursts.domain_servers else
                         f"2 + geometric servers (mean {sv.bursts.mean_size or 2:g})") if sv.bursts else "")
-                  + (f", replaying {sv.replay.log} ({sv.replay.servers or 'its'} servers)" if sv.replay else
+                  + (f", replaying {sv.replay.log} ({sv.replay.servers or 'its'} servers"
+                     + ("; its repair times" if sv.replay.repairs == "log" else "") + ")" if sv.replay else
                      f", {lt.distribution} lifetimes")
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))

@@ -143,6 +143,8 @@ def servers(cfg: ServersConfig) -> Servers:
     if cfg.replay is not None:
         times, span = cfg.replay.times()
         pools.update(replay=times, replay_span_seconds=span)
+        if cfg.replay.repairs == "log":
+            pools.update(replay_repairs=cfg.replay.repair_times())
     b = cfg.bursts
     if b is not None:
         pools.update(burst_per_day=b.per_day, burst_mean_size=b.mean_size or 2.0, burst_domain=b.domain_servers or 0)

@@ -23,11 +23,17 @@ The model (simd.traces.synth generates it):
   (mean; chi-square interval) or a mixture of 2 or 3 lognormal kinds of repair (simd.traces.mixture: EM, each
   component's weight, median and sigma with Wald intervals), the lowest AIC; zero-length repairs are left out of
   the lognormal and the mixtures (and of the exponential when there are some: every law on the same repairs);
-- **causes**: the classes' shares of all faults; those under 2% go to ``other``.
+- **causes**: the classes' shares of all faults; those under 2% go to ``other``;
+- **a rate over the log's span** (:func:`schedule_likelihood`): the engine's rate schedule, a time change of the
+  servers' ages (a piece's multiplier per day of it), which the Weibull lifetimes and the frailty compose with
+  exactly: an up interval's length is its operational length and each fault's density has the multiplier of its
+  piece; pieces of 1, 3, 6 or 12 months with the family chosen above, the lowest AIC written (the bursts stay a
+  homogeneous Poisson process, as the engine keeps them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -39,6 +45,7 @@ from simd.traces import mixture, regimes
 from simd.traces.log import DAY, MAX_DAYS, FaultLog
 from simd.traces.stats import bursts
 from simd.traces.synth import Model
+from simd.traces.trend import MONTH_DAYS
 
 Z = special.ndtri(0.975)  # the normal's 97.5% quantile
 
@@ -61,6 +68,16 @@ MAX_SPAN_DAYS = MAX_DAYS
 GAMMA_SHAPE_MAX = 1e4  # a above this: no over-dispersion the log can tell from none (reported as None)
 OTHER_SHARE = 0.02
 MIXTURE_COMPONENTS = (2, 3)  # the repair mixtures tried (a reboot, a part swap, a vendor's replacement)
+# The rate schedule's candidates (docs/traces.md, "Rates over the log's span"): pieces of SCHEDULE_MONTHS months
+# each (`simd trace stats`' months of 365.25 / 12 days from the log's start, the last piece cut at its end), at
+# least two and at most SCHEDULE_MAX_PIECES of them, holding SCHEDULE_MIN_FAULTS independent faults each on average
+# (a piece's multiplier from fewer has an interval wider than the changes a log shows: 20 faults give about x0.6 ..
+# x1.5). A piece's log multiplier is kept within SCHEDULE_LOG_BOUNDS of the first's (a piece without a fault would
+# take it to 0).
+SCHEDULE_MONTHS = (1, 3, 6, 12)
+SCHEDULE_MAX_PIECES = 36
+SCHEDULE_MIN_FAULTS = 20.0
+SCHEDULE_LOG_BOUNDS = (-12.0, 12.0)
 
 
 @dataclass(frozen=True)
@@ -102,6 +119,17 @@ class Fit:
     # multipliers (a stationary mean of 1) and mean durations in days; lifetimes then exponential, no frailty
     regimes: tuple[tuple[Estimate, Estimate], tuple[Estimate, Estimate]] | None = None
     regime_ratio: Estimate | None = None  # the stormy regime's rate over the calm one's (their intervals' source)
+    # a rate that varies over the log's span, when its AIC is the lowest: (from day, multiplier) per piece, the
+    # multipliers of a time-weighted mean of 1 over the span (the rate is the span's mean); the engine's
+    # servers.rate_schedule. With it, the same family's estimates without the schedule (scale, shape, frailty)
+    rate_schedule: tuple[tuple[float, Estimate], ...] = ()
+    unscheduled: tuple[Estimate, Estimate | None, Estimate | None] | None = None
+    schedule_months: int = 0  # the months of each piece (the last one cut at the span's end)
+
+    @property
+    def schedule_aic(self) -> str:
+        """The schedule's name in ``aic`` ("" without one)."""
+        return f"{self.lifetime}, {schedule_name(self.schedule_months)}" if self.rate_schedule else ""
 
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
@@ -117,11 +145,23 @@ class Fit:
             burst_per_day=self.burst_per_day.value if self.burst_per_day else 0.0,
             burst_mean_size=self.burst_mean_size.value if self.burst_mean_size else 2.0,
             classes=dict(self.causes) or {"fault": 1.0},
-            regimes=tuple((m.value, d.value) for m, d in self.regimes) if self.regimes else ())
+            regimes=tuple((m.value, d.value) for m, d in self.regimes) if self.regimes else (),
+            rate_schedule=tuple((day, m.value) for day, m in self.rate_schedule))
+
+    def without_schedule(self) -> Fit:
+        """The same family fitted without the rate schedule (itself when it has none): what the schedule buys."""
+        if not self.rate_schedule:
+            return self
+        theta, k, a = self.unscheduled
+        return dataclasses.replace(self, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
+                                   rate_per_server_day=_rate(theta, k), rate_schedule=(), unscheduled=None,
+                                   schedule_months=0)
 
 
-def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
-    """The model fitted to ``log`` on a cluster of ``servers`` servers."""
+def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
+        schedules: tuple[int, ...] = SCHEDULE_MONTHS) -> Fit:
+    """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedules``: the rate schedules tried
+    (pieces of so many months each; () none: the renewal families and the regimes only)."""
     if servers < len(log.servers):
         raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
     if not log.faults:
@@ -149,7 +189,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0) -> Fit:
     # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
-    life = _lifetimes(log, servers, weight)
+    life = _lifetimes(log, servers, weight, schedules)
     life.update(_regimes(log, servers, weight, life))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs)
@@ -219,50 +259,133 @@ def likelihood(per: list[tuple[np.ndarray, np.ndarray, np.ndarray]], servers: in
     ``per`` (:func:`_intervals`): params are log theta, log k (Weibull only) and log a; with ``grad`` it returns
     the value and its gradient (tests/traces/test_fit_model.py checks it against finite differences)."""
     n = np.array([w.sum() for _, w, _ in per], dtype=float)
-    ended = np.concatenate([d for d, _, _ in per]) if per else np.zeros(0)
-    weights = np.concatenate([w for _, w, _ in per]) if per else np.zeros(0)
-    positive = (ended > 0) & (weights > 0)
-    counted = weights[positive].sum()  # (zero-length intervals: ties; their density term is left out)
-    log_done_sum = (weights[positive] * np.log(ended[positive])).sum()
     every = np.concatenate([np.concatenate([d, c]) for d, _, c in per])  # every up interval, and its server
     owner = np.concatenate([np.full(len(d) + len(c), i) for i, (d, _, c) in enumerate(per)])
-
-    # log of every up interval (zero-length ones: -inf, their terms of the shape's derivative left out: 0 log 0 = 0)
-    with np.errstate(divide="ignore"):
-        log_every = np.log(every)
-    positive_every = every > 0
+    # each interval's fault as the density counts it: its weight if it ended in one after a positive time (a
+    # zero-length interval is a tie: its density term left out), else 0
+    done = np.concatenate([np.concatenate([np.where(d > 0, w, 0.0), np.zeros(len(c))]) for d, w, c in per])
 
     def nll(params: np.ndarray, weibull: bool, grad: bool = False):
-        """The negative log-likelihood at ``params`` (log theta, log k if Weibull, log a); with ``grad``, also its
-        gradient: through each server's cumulative hazard h (dh/dlog theta = -k h, dh/dlog k = k sum z log z
-        with z = x / theta the interval in the scale's units), the density terms, and :func:`log_frailty`'s
-        partial derivatives."""
-        theta = math.exp(params[0])
-        k = math.exp(params[1]) if weibull else 1.0
-        a = math.exp(params[-1])
-        z = (every / theta) ** k
-        h = np.bincount(owner, weights=z, minlength=servers)
-        try:
-            log_density = math.log(k / theta ** k)
-        except (ZeroDivisionError, OverflowError):  # theta ** k past a float (up times of 1e-70 s): in log space
-            log_density = math.log(k) - k * math.log(theta)
-        ll = counted * log_density + (k - 1.0) * log_done_sum
-        if not grad:
-            return -(ll + log_frailty(n, h, a, k).sum())
-        lf, dh, dk, da = log_frailty(n, h, a, k, grad=True)
-        g = [-counted * k - k * float(dh @ h)]
-        if weibull:
-            with np.errstate(invalid="ignore"):
-                zlog = np.where(positive_every, z * (log_every - params[0]), 0.0)
-            q = np.bincount(owner, weights=zlog, minlength=servers)
-            g.append(counted * (1.0 - k * params[0]) + k * log_done_sum + k * float(dk.sum() + dh @ q))
-        g.append(a * float(da.sum()))
-        return -(ll + lf.sum()), -np.array(g)
+        return _nll(params, weibull, grad, every, owner, done, n, servers)
 
     return nll
 
 
-def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
+def _nll(params: np.ndarray, weibull: bool, grad: bool, every: np.ndarray, owner: np.ndarray, done: np.ndarray,
+         n: np.ndarray, servers: int, by_interval: bool = False):
+    """The negative log-likelihood at ``params`` (log theta, log k if Weibull, log a) of the up intervals ``every``
+    (their servers ``owner``, the weight of the fault ending each in the density ``done``, each server's faults
+    ``n``); with ``grad``, also its gradient: through each server's cumulative hazard h (dh/dlog theta = -k h,
+    dh/dlog k = k sum z log z with z = x / theta the interval in the scale's units), the density terms, and
+    :func:`log_frailty`'s partial derivatives; with ``by_interval`` too, its derivative in each interval's length
+    (the rate schedule's chain rule: :func:`schedule_likelihood`)."""
+    theta = math.exp(params[0])
+    k = math.exp(params[1]) if weibull else 1.0
+    a = math.exp(params[-1])
+    counted_at = done > 0
+    counted = done[counted_at].sum()
+    # log of every up interval (zero-length ones: -inf, their terms of the shape's derivative left out: 0 log 0 = 0)
+    with np.errstate(divide="ignore"):
+        log_every = np.log(every)
+    log_done_sum = (done[counted_at] * log_every[counted_at]).sum()
+    z = (every / theta) ** k
+    h = np.bincount(owner, weights=z, minlength=servers)
+    try:
+        log_density = math.log(k / theta ** k)
+    except (ZeroDivisionError, OverflowError):  # theta ** k past a float (up times of 1e-70 s): in log space
+        log_density = math.log(k) - k * math.log(theta)
+    ll = counted * log_density + (k - 1.0) * log_done_sum
+    if not grad:
+        return -(ll + log_frailty(n, h, a, k).sum())
+    lf, dh, dk, da = log_frailty(n, h, a, k, grad=True)
+    g = [-counted * k - k * float(dh @ h)]
+    if weibull:
+        with np.errstate(invalid="ignore"):
+            zlog = np.where(every > 0, z * (log_every - params[0]), 0.0)
+        q = np.bincount(owner, weights=zlog, minlength=servers)
+        g.append(counted * (1.0 - k * params[0]) + k * log_done_sum + k * float(dk.sum() + dh @ q))
+    g.append(a * float(da.sum()))
+    if not by_interval:
+        return -(ll + lf.sum()), -np.array(g)
+    positive = every > 0
+    safe = np.where(positive, every, 1.0)
+    d_every = np.where(positive, -((k - 1.0) * done + dh[owner] * k * z) / safe, 0.0)
+    return -(ll + lf.sum()), -np.array(g), d_every
+
+
+def _spans(log: FaultLog, servers: int, weight: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every up interval of every server (:func:`_intervals`' rule) as arrays: its server, its start and end (days),
+    the weight of the fault ending it as the density counts it (0: censored at the log's end, or of zero length)
+    and each server's faults (weighted)."""
+    span = log.span_days
+    owner, start, end, done = [], [], [], []
+    n = np.zeros(servers)
+    by: list[list[tuple[float, float, float]]] = [[] for _ in range(servers)]
+    for f, w in zip(log.faults, weight.tolist(), strict=True):
+        by[f.server].append((f.start / DAY, (f.end / DAY) if f.end is not None else math.inf, w))
+    for i, faults in enumerate(by):
+        up = 0.0
+        for s, e, w in faults:  # by start; overlapping faults: the server is down until the last end
+            if s >= up:
+                owner.append(i)
+                start.append(up)
+                end.append(s)
+                done.append(w if s > up else 0.0)
+                n[i] += w
+            up = max(up, e)
+        if up < span:
+            owner.append(i)
+            start.append(up)
+            end.append(span)
+            done.append(0.0)
+    return (np.array(owner, dtype=np.int64), np.array(start), np.array(end), np.array(done), n)
+
+
+def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.ndarray):
+    """The lifetimes' negative log-likelihood under a rate schedule of pieces ``edges`` (days; the span's first and
+    last included): ``nll(params, weibull, grad=False)``, params those of :func:`likelihood` then ``b_2 .. b_J``,
+    the pieces' log multipliers over the first's. The engine's time change (simd.engine.servers, "Operational
+    time"): a server ages ``m_j`` per day of piece j, so an up interval's lifetime is its operational length
+    ``sum_j m_j overlap_j`` and a fault at t has the density ``f(A) m(t)``. The multipliers are normalised to a
+    time-weighted mean of 1 over the span, ``m_j = e**b_j / sum_i (len_i / span) e**b_i``, so theta is the scale at
+    the span's mean rate. The gradient in b by the chain rule through each interval's length (:func:`_nll`'s
+    ``by_interval``)."""
+    owner, start, end, done, n = spans
+    lengths = np.diff(edges)
+    share = lengths / (edges[-1] - edges[0])
+    overlap = np.clip(np.minimum(end[:, None], edges[None, 1:]) - np.maximum(start[:, None], edges[None, :-1]),
+                      0.0, None)
+    # a fault at t is in the piece (e_j, e_(j+1)] (the engine's: piece k covers steps (s_k, s_(k+1)])
+    piece = np.clip(np.searchsorted(edges, end, "left") - 1, 0, len(lengths) - 1)
+    counted = done > 0
+    c = np.bincount(piece[counted], weights=done[counted], minlength=len(lengths))
+    total = c.sum()
+
+    def multipliers(b: np.ndarray) -> np.ndarray:
+        eb = np.exp(np.concatenate([[0.0], b]))
+        return eb / (share @ eb)
+
+    def nll(params: np.ndarray, weibull: bool, grad: bool = False):
+        j = len(lengths) - 1
+        base, m = params[:len(params) - j], multipliers(params[len(params) - j:])
+        every = overlap @ m
+        log_m = float(c @ np.log(m))
+        if not grad:
+            return _nll(base, weibull, False, every, owner, done, n, servers) - log_m
+        value, g, d_every = _nll(base, weibull, True, every, owner, done, n, servers, by_interval=True)
+        gb = m * (d_every @ overlap) - share * m * float(d_every @ every) - (c - total * share * m)
+        return value - log_m, np.concatenate([g, gb[1:]])
+
+    # the optimizer's start: each piece's faults over its up-days, against the first's
+    up = overlap.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rates = np.log(np.maximum(c, 0.5) / np.maximum(up, 1e-300))
+    nll.start = np.clip(rates[1:] - rates[0], *SCHEDULE_LOG_BOUNDS)
+    nll.multipliers = multipliers
+    return nll
+
+
+def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...]) -> dict:
     per = _intervals(log, servers, weight)
     n = np.array([w.sum() for _, w, _ in per], dtype=float)
     nll = likelihood(per, servers)
@@ -271,28 +394,91 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray) -> dict:
         raise ValueError("the servers are never up in the log (each in repair from time 0 to the log's end): no "
                          "lifetime to fit")
     theta0 = total_up / max(n.sum(), 1.0)
-    results = {}
+    results, bounds = {}, {}
     for name, weibull in (("exponential", False), ("weibull", True)):
         x0 = np.array([math.log(theta0), 0.0, 0.0] if weibull else [math.log(theta0), 0.0])
-        bounds = [(math.log(theta0) - 10, math.log(theta0) + 10)] + ([(-3.0, 3.0)] if weibull else []) + \
+        bounds[name] = [(math.log(theta0) - 10, math.log(theta0) + 10)] + ([(-3.0, 3.0)] if weibull else []) + \
             [(-8.0, math.log(GAMMA_SHAPE_MAX))]
-        r = optimize.minimize(nll, x0, args=(weibull, True), jac=True, method="L-BFGS-B", bounds=bounds)
+        r = optimize.minimize(nll, x0, args=(weibull, True), jac=True, method="L-BFGS-B", bounds=bounds[name])
         results[name] = (r.x, r.fun, weibull)
     aic = {name: 2 * fun + 2 * len(x) for name, (x, fun, _) in results.items()}
     best = min(aic, key=aic.get)
     x, _, weibull = results[best]
-    se = _wald(lambda p: nll(p, weibull, True)[1], x)
+    out = _lifetime_fields(x, _wald(lambda p: nll(p, weibull, True)[1], x), weibull)
+    # the rate schedules: the family just chosen with its rate in pieces of so many months, the coarsest first
+    span = log.span_days
+    tried, spans = {}, None
+    coarser = None  # the optimum of the last (coarser) schedule fitted, and its edges
+    for months in sorted(schedules, reverse=True):
+        edges = schedule_edges(span, months)
+        pieces = len(edges) - 1
+        if not 2 <= pieces <= SCHEDULE_MAX_PIECES or n.sum() / pieces < SCHEDULE_MIN_FAULTS:
+            continue
+        spans = spans or _spans(log, servers, weight)
+        f = schedule_likelihood(spans, servers, edges)
+        start = np.concatenate([x, f.start])
+        if coarser is not None:  # its pieces hold these (months of 12, 6, 3, 1): start from its optimum
+            xc, ec = coarser
+            bc = np.concatenate([[0.0], xc[len(x):]])
+            start = np.concatenate([xc[:len(x)], bc[np.searchsorted(ec, edges[1:-1], "right") - 1]])
+        r = optimize.minimize(f, start, args=(weibull, True), jac=True,
+                              method="L-BFGS-B", bounds=bounds[best] + [SCHEDULE_LOG_BOUNDS] * (pieces - 1))
+        coarser = (r.x, edges)
+        name = f"{best}, {schedule_name(months)}"
+        aic[name] = 2 * r.fun + 2 * len(r.x)
+        tried[name] = (r.x, f, edges, months)
+    chosen = min(aic, key=aic.get)
+    out.update(lifetime=best, aic=aic)
+    if chosen not in tried:
+        return out
+    xs, f, edges, months = tried[chosen]
+    cov = mixture._covariance(lambda p: f(p, weibull, True)[1], xs)
+    j = len(edges) - 2  # the free log multipliers, last in xs
+    base = len(xs) - j
+    scheduled = _lifetime_fields(xs[:base], np.sqrt(np.clip(np.diag(cov)[:base], 0, None)), weibull)
+    m = f.multipliers(xs[base:])
+    share = np.diff(edges) / span
+    multipliers = []
+    for i in range(j + 1):
+        # log m_i = b_i - log sum_l share_l e**b_l: its gradient in (b_2 .. b_J), then the delta method
+        d = -share[1:] * m[1:]
+        if i:
+            d[i - 1] += 1.0
+        var = float(d @ cov[base:, base:] @ d)
+        multipliers.append((float(edges[i]), _est(math.log(m[i]), math.sqrt(var) if var >= 0 else math.nan)))
+    return {**scheduled, "lifetime": best, "aic": aic, "rate_schedule": tuple(multipliers), "schedule_months": months,
+            "unscheduled": (out["lifetime_scale_days"], out["lifetime_shape"], out["gamma_shape"])}
+
+
+def schedule_edges(span_days: float, months: int) -> np.ndarray:
+    """The edges (days) of a schedule of pieces of ``months`` months over a span, the last piece cut at its end
+    (simd.traces.trend's months; a piece shorter than a thousandth of one is joined to the one before)."""
+    size = months * MONTH_DAYS
+    n = max(1, math.ceil(span_days / size - 1e-3))
+    return np.append(np.arange(n) * size, span_days)
+
+
+def schedule_name(months: int) -> str:
+    """A schedule's name in the AIC's table."""
+    return "by month" if months == 1 else f"by {months} months"
+
+
+def _lifetime_fields(x: np.ndarray, se: np.ndarray, weibull: bool) -> dict:
+    """The lifetimes' estimates from the optimum ``x`` (log theta, log k if Weibull, log a) and its standard
+    errors."""
     theta = _est(x[0], se[0])
     k = _est(x[1], se[1]) if weibull else None
     at_bound = x[-1] >= math.log(GAMMA_SHAPE_MAX) - 1e-6
     a = None if at_bound else _est(x[-1], se[-1])
-    kk = k.value if k else 1.0
-    g = math.gamma(1.0 + 1.0 / kk)
-    # the rate's interval from theta's (k's uncertainty apart: a small part when k is near 1)
-    rate = Estimate(1.0 / (theta.value * g), 1.0 / (theta.high * g),
+    return dict(lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a, rate_per_server_day=_rate(theta, k))
+
+
+def _rate(theta: Estimate, k: Estimate | None) -> Estimate:
+    """A server's rate per up-day at frailty 1, 1 / (theta Gamma(1 + 1/k)), its interval from theta's (k's
+    uncertainty apart: a small part when k is near 1)."""
+    g = math.gamma(1.0 + 1.0 / (k.value if k else 1.0))
+    return Estimate(1.0 / (theta.value * g), 1.0 / (theta.high * g),
                     1.0 / (theta.low * g) if theta.low > 0 else math.inf)
-    return dict(lifetime=best, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
-                rate_per_server_day=rate, aic=aic)
 
 
 def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dict:
@@ -317,6 +503,7 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
 
     (mc, ms), (mc_hi, ms_lo), (mc_lo, ms_hi) = normalised(ratio.value), normalised(ratio.low), normalised(ratio.high)
     return dict(aic=aic, lifetime="exponential", lifetime_shape=None, gamma_shape=None, rate_per_server_day=rate,
+                rate_schedule=(), unscheduled=None, schedule_months=0,
                 lifetime_scale_days=Estimate(1 / rate.value, 1 / rate.high, 1 / rate.low if rate.low > 0 else math.inf),
                 regimes=((Estimate(mc, mc_lo, mc_hi), calm), (Estimate(ms, ms_lo, ms_hi), stormy)), regime_ratio=ratio)
 

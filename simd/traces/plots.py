@@ -1,4 +1,4 @@
-"""``simd trace stats --out DIR``: three PNGs of a fault log (matplotlib, Agg).
+"""``simd trace stats --out DIR``: three or four PNGs of a fault log (matplotlib, Agg).
 
 - ``faults-per-server.png``: how many of the cluster's servers had k faults, bars, beside the Poisson count of
   the same mean (the independent identical-servers model), on a log count axis so the tail shows (needs the
@@ -6,7 +6,9 @@
 - ``gaps.png``: the survival function of the gaps between the cluster's consecutive faults (the share of gaps
   longer than x) against the exponential of the same mean, log y (an exponential is a straight line there;
   zero gaps, the bursts, are the drop at x = 0);
-- ``repair-times.png``: the empirical distribution of repair times, log x (days), with the median and mean.
+- ``repair-times.png``: the empirical distribution of repair times, log x (days), with the median and mean;
+- ``rate-by-month.png`` (a log of more than one month): each month's rate with its exact Poisson 95% interval
+  (simd.traces.trend), the log's mean rate and the likeliest change point of one (the rates before and after it).
 
 ``simd trace fit --plots DIR``: the goodness of fit as three PNGs, the log's curve against the fitted model's
 median and 95% range point by point over its synthetic logs (simd.traces.scenario.goodness with ``curves``):
@@ -71,7 +73,32 @@ def write(log: FaultLog, s: Stats, out: str | Path) -> list[Path]:
     paths = [_per_server(log, s, out / "faults-per-server.png"), _gaps(log, s, out / "gaps.png")]
     if s.repairs:
         paths.append(_repairs(log, s, out / "repair-times.png"))
+    if s.by_month and len(s.by_month) >= 2:
+        paths.append(_months(s, out / "rate-by-month.png"))
     return paths
+
+
+def _months(s: Stats, path: Path) -> Path:
+    ms = s.by_month
+    unit = "per server-day" if s.servers is not None else "per day of the cluster"
+    mid = np.array([m.start_day + m.days / 2 for m in ms])
+    rate = np.array([m.rate for m in ms])
+    fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    ax.errorbar(mid, rate, yerr=[rate - np.array([m.low for m in ms]), np.array([m.high for m in ms]) - rate],
+                xerr=np.array([m.days for m in ms]) / 2, fmt="o", color="tab:blue", capsize=3,
+                label="each month's rate, exact Poisson 95%")
+    mean = s.faults / (s.span_days * (s.servers or 1))
+    ax.axhline(mean, color="tab:orange", linestyle="--", label=f"the log's mean rate ({mean:.4g})")
+    t = s.trend
+    if t is not None:
+        ax.plot([0, t.change_day, t.change_day, s.span_days], [t.rate_before, t.rate_before, t.rate_after,
+                                                               t.rate_after], ":", color="tab:red",
+                label=f"one change point: day {t.change_day:.0f} (p = {t.change_p:.2g})")
+        ax.set_title(f"Rate by month: trend U = {t.laplace_u:.2f} (p = {t.laplace_p:.2g})")
+    else:
+        ax.set_title("Rate by month")
+    ax.set_ylim(bottom=0)
+    return _save(fig, ax, path, "day of the log (months of 30.44 days)", f"faults {unit}", "major")
 
 
 def _save(fig, ax, path: Path, xlabel: str, ylabel: str, grid: str = "both") -> Path:

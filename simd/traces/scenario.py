@@ -8,6 +8,8 @@ value commented with its 95% interval. Mapping (docs/traces.md, "From the fit to
 - ``failures.causes``: the classes' shares (bursts' faults included), those under 2% as ``other``;
 - ``servers.lifetime``: Weibull with the fitted shape when the AIC prefers it; ``servers.rates.gamma_shape``: the
   fitted frailty shape when there is one;
+- ``servers.rate_schedule``: the fitted multipliers of the span's pieces (runs of months), from each piece's first
+  day (the log's day taken as the job's day of compute; the last piece for good), when the AIC prefers one;
 - ``servers.bursts``: the cluster's burst rate scaled to the job's servers (a burst process over the cluster's
   N servers strikes a job of S of them S / N as often: per day of the log, taken as per day of compute) and the
   mean size;
@@ -35,6 +37,7 @@ from simd.traces.fit import Estimate, Fit
 from simd.traces.log import DAY, FaultLog
 from simd.traces.stats import Columns, stats
 from simd.traces.synth import MAX_FAULTS, OverBudget, columns
+from simd.traces.trend import MONTH_DAYS, months
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ FITTED_KEYS = ("failures.hard_per_gpu_hour", "servers.lifetime.shape", "servers.
                "servers.repair.automatic.sigma", "servers.repair.automatic.mean_seconds",
                "servers.repair.automatic.components[].weight",
                "servers.repair.automatic.components[].time.median_seconds",
-               "servers.repair.automatic.components[].time.sigma")
+               "servers.repair.automatic.components[].time.sigma", "servers.rate_schedule[].multiplier")
 
 
 def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None) -> str:
@@ -126,6 +129,16 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
                   f"      regimes:   # mean days calm {_ci(dc)}, stormy {_ci(ds)}",
                   f"        calm: {{multiplier: {mc.value:.6g}, mean_days: {dc.value:.6g}}}",
                   f"        stormy: {{multiplier: {ms.value:.6g}, mean_days: {ds.value:.6g}}}"]
+    if f.rate_schedule:
+        lines += [f"      # the rate over the log's span, {_pieces(f)}: AIC {f.aic[f.schedule_aic]:.1f} against "
+                  f"{f.aic[f.lifetime]:.1f} without;",
+                  "      # each multiplies the servers' rates from its day of compute (the log's day), a time-weighted "
+                  "mean of 1",
+                  "      # over the log, the last for good",
+                  "      rate_schedule:"]
+        for day, m in f.rate_schedule:
+            x, note = value("servers.rate_schedule[].multiplier", m.value, ".6g")
+            lines.append(f"        - {{from_day: {day:.10g}, multiplier: {x}}}" + comment(_ci(m), note))
     if f.gamma_shape is not None:
         a, note = value("servers.rates.gamma_shape", f.gamma_shape.value, ".4g")
         lines += ["      # each server's frailty: gamma of mean 1 (over-dispersed faults per server)",
@@ -177,6 +190,12 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
     return "\n".join(lines) + "\n"
 
 
+def _pieces(f: Fit) -> str:
+    """The fitted schedule's pieces in words."""
+    each = "a month" if f.schedule_months == 1 else f"{f.schedule_months} months"
+    return f"{len(f.rate_schedule)} pieces of {each} (months of 30.44 days, the last cut at the log's end)"
+
+
 def job_text(job: Job, servers: int) -> str:
     """The scenario file :func:`scenario_text` writes for ``job`` on a cluster of ``servers``, with a model of no
     consequence (one exponential fault a year, exponential repairs): the keys the flags give, checkable before a
@@ -219,6 +238,27 @@ STATISTICS = (("gap CV", lambda s: s.gap_cv), ("burst gaps", lambda s: s.burst_g
               ("repair mean (days)", lambda s: s.repair_days_mean or 0.0))
 
 
+# Rates over time (months of simd.traces.trend, as `simd trace stats` prints them; logs of two months or more):
+# the months' counts against a constant rate, chi-square over its degrees of freedom (1 for a Poisson process of one
+# rate; bursts and frailty raise it a little, a rate that changes over the months much more), and Laplace's
+# trend statistic U (0 for a constant rate; > 0: the faults lean late)
+TIME_STATISTICS = ("months' dispersion (chi2/df)", "trend U (Laplace)")
+
+
+def _over_time(c: Columns) -> list[float] | None:
+    """:data:`TIME_STATISTICS` of a log (None: shorter than two months, or without a fault)."""
+    span = c.span_days
+    n = len(c.start)
+    if not n or span <= MONTH_DAYS:
+        return None
+    counts = np.array([m.faults for m in months(c.start / DAY, span, None)], dtype=float)
+    days = np.diff(np.minimum(np.arange(len(counts) + 1) * MONTH_DAYS, span))
+    expected = n * days / span
+    chi2 = float(((counts - expected) ** 2 / expected).sum()) / (len(counts) - 1)
+    u = (float((c.start / DAY / span).sum()) - n / 2) / math.sqrt(n / 12)
+    return [chi2, u]
+
+
 # The goodness of fit's event budget: a synthetic log holds at most this many times the log's faults (at least
 # MIN_BUDGET, at most synth.MAX_FAULTS), so its time and memory are at most ~that many times the log's own. A fitted
 # model that makes faults far beyond its log (a server failing every second, with its zero-length repairs, for a
@@ -246,6 +286,9 @@ class Goodness:
     budget: int  # faults per synthetic log
     stopped: int  # synthetic logs that reached the budget (left out of the rows)
     curves: dict[str, Curve] | None = None  # (goodness(curves=True)) by name: see CURVES
+    # with a rate schedule fitted: each row's model mean, 2.5% and 97.5% without it (Fit.without_schedule), the
+    # same number of synthetic logs: what the schedule buys
+    without_schedule: list[tuple[float, float, float]] | None = None
 
 
 def budget(log: FaultLog) -> int:
@@ -298,38 +341,55 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool =
     (those within the event budget); with ``curves``, the log's curves beside the model's (:class:`Curve`)."""
     observed_columns = Columns.of(log)
     observed = stats(observed_columns, f.servers, f.burst_seconds)
-    rng = np.random.default_rng(seed)
-    model = f.model()
     cap = budget(log)
+    timed = _over_time(observed_columns) is not None
+    names = [name for name, _ in STATISTICS] + (list(TIME_STATISTICS) if timed else [])
+
+    def read_all(c: Columns) -> list[float]:
+        s = stats(c, f.servers, f.burst_seconds)
+        return [float(read(s) or 0.0) for _, read in STATISTICS] + ((_over_time(c) or [0.0, 0.0]) if timed else [])
+
     drawn = _curves(observed_columns, f.servers) if curves else {}
     points: dict[str, list[np.ndarray]] = {name: [] for name in drawn}
-    values, stopped = [], 0
-    for _ in range(replicas):
-        try:
-            synthetic = columns(model, f.servers, f.span_days, rng, cap)
-        except OverBudget:
-            stopped += 1
-            continue
-        sim = stats(synthetic, f.servers, f.burst_seconds)
-        values.append([float(read(sim) or 0.0) for _, read in STATISTICS])  # the numbers only: a log's memory goes
-        for name, (x, curve) in drawn.items():
-            points[name].append(curve(synthetic, x))
+
+    def simulate(model, rng) -> tuple[list[list[float]], int]:
+        values, stopped = [], 0
+        for _ in range(replicas):
+            try:
+                synthetic = columns(model, f.servers, f.span_days, rng, cap)
+            except OverBudget:
+                stopped += 1
+                continue
+            values.append(read_all(synthetic))  # the numbers only: a log's memory goes
+            if model is main:
+                for name, (x, curve) in drawn.items():
+                    points[name].append(curve(synthetic, x))
+        return values, stopped
+
+    def summary(values: list[list[float]]) -> list[tuple[float, float, float]]:
+        table = np.array(values, dtype=float)
+        return [(float(v.mean()), float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))) for v in table.T]
+
+    main = f.model()
+    values, stopped = simulate(main, np.random.default_rng(seed))
     rows = []
     if values:
-        table = np.array(values, dtype=float)
-        for j, (name, read) in enumerate(STATISTICS):
-            v = table[:, j]
+        observed = read_all(observed_columns)
+        for name, obs, (mean, lo, hi) in zip(names, observed, summary(values), strict=True):
             if name == "burst gaps":
                 name = "zero gaps" if f.burst_seconds == 0 else f"gaps <= {f.burst_seconds:g} s"
-            rows.append((name, float(read(observed) or 0.0), float(v.mean()), float(np.quantile(v, 0.025)),
-                         float(np.quantile(v, 0.975))))
+            rows.append((name, obs, mean, lo, hi))
+    without = None
+    if f.rate_schedule and values:
+        plain, _ = simulate(f.without_schedule().model(), np.random.default_rng(seed + 1))
+        without = summary(plain) if plain else None
     out = None
     if curves and values:
         out = {}
         for name, (x, curve) in drawn.items():
             low, median, high = np.quantile(np.array(points[name]), (0.025, 0.5, 0.975), axis=0)
             out[name] = Curve(x, curve(observed_columns, x), low, median, high)
-    return Goodness(rows, replicas, cap, stopped, out)
+    return Goodness(rows, replicas, cap, stopped, out, without)
 
 
 def budget_note(g: Goodness) -> str | None:
@@ -342,9 +402,16 @@ def budget_note(g: Goodness) -> str | None:
             f"the log; {rest}")
 
 
-def goodness_table(rows) -> str:
-    out = [f"{'statistic':26s} {'log':>10s} {'model mean':>11s} {'model 95% range':>22s}  inside"]
-    for name, obs, mean, lo, hi in rows:
+def goodness_table(rows, without: list[tuple[float, float, float]] | None = None) -> str:
+    """The rows as text; ``without`` (Goodness.without_schedule): a column of the model's range without its rate
+    schedule beside."""
+    out = [f"{'statistic':29s} {'log':>10s} {'model mean':>11s} {'model 95% range':>22s}  inside"
+           + (f"  {'without the schedule':>22s}  inside" if without else "")]
+    for i, (name, obs, mean, lo, hi) in enumerate(rows):
         inside = "yes" if lo <= obs <= hi else "NO"
-        out.append(f"{name:26s} {obs:10.4g} {mean:11.4g} {lo:10.4g} .. {hi:<10.4g}  {inside}")
+        line = f"{name:29s} {obs:10.4g} {mean:11.4g} {lo:10.4g} .. {hi:<10.4g}  {inside}"
+        if without:
+            _, wlo, whi = without[i]
+            line += f"    {wlo:10.4g} .. {whi:<10.4g}  {'yes' if wlo <= obs <= whi else 'NO'}"
+        out.append(line.rstrip())
     return "\n".join(out)

@@ -14,7 +14,9 @@ drawn side by side, round by round, and a server's state at a burst is known onl
 burst is smaller by the share of servers in repair, 2% on InfiniteHBD (rate 0.0042 a day times 5.5 days of repair).
 ``burst_spread_days`` > 0 spreads a burst's faults uniformly over that long after its instant instead, as a log's
 records of one event spread over minutes (tests/traces/test_burst_window.py; a fitted model's bursts are instants,
-the engine's). A fault's class is drawn from ``classes`` (shares).
+the engine's). A fault's class is drawn from ``classes`` (shares). With ``regimes`` or a ``rate_schedule`` the
+lifetimes are spent in the engine's operational time (the regime's multiplier times the schedule's piece's per
+day of the log), the bursts unmoved.
 
 A log holds at most ``budget`` faults (default: as many as a log simd reads may hold, half its MAX_EVENTS):
 a model that would make more stops there with :class:`OverBudget` (a fitted model far from its log, a server
@@ -59,6 +61,9 @@ class Model:
     # faults clustered in time: ((multiplier, mean days) calm, stormy), the engine's regimes (simd.engine.servers,
     # "Operational time") over the log's time: lifetimes in operational time; () none
     regimes: tuple[tuple[float, float], ...] = ()
+    # a rate that changes over the log's time: (from day, multiplier) pieces, the first from day 0, the last for
+    # good, the engine's rate_schedule (the same time change, its multiplier times the regime's); () none
+    rate_schedule: tuple[tuple[float, float], ...] = ()
 
 
 def generate(model: Model, servers: int, span_days: float, rng: np.random.Generator,
@@ -143,21 +148,33 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
 
 
 def _operational(m: Model, span_days: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
-    """The regime path's operational clock over the span, (times, tau at them) (None without regimes): the first
-    regime stationary (stormy with probability d_s / (d_c + d_s)), stretches exponential of the regimes' means,
-    alternating; tau piecewise linear with the regime's multiplier as its slope, to the first stretch past the
+    """The operational clock over the span, (times, tau at them) (None without regimes or a schedule): tau piecewise
+    linear, its slope the regime's multiplier times the schedule's piece's (simd.engine.servers, "Operational
+    time"), to past the span. The regime path: the first regime stationary (stormy with probability
+    d_s / (d_c + d_s)), stretches exponential of the regimes' means, alternating, to the first stretch past the
     span."""
-    if not m.regimes:
+    if not m.regimes and not m.rate_schedule:
         return None
-    (mc, dc), (ms, ds) = m.regimes
-    r = int(rng.random() < ds / (dc + ds))
-    times, taus = [0.0], [0.0]
-    while times[-1] <= span_days:
-        d = rng.exponential(ds if r else dc)
-        times.append(times[-1] + d)
-        taus.append(taus[-1] + d * (ms if r else mc))
-        r = 1 - r
-    return np.array(times), np.array(taus)
+    times, slope = [0.0], [1.0]  # each stretch's start and the regime's multiplier over it
+    if m.regimes:
+        (mc, dc), (ms, ds) = m.regimes
+        r = int(rng.random() < ds / (dc + ds))
+        slope = []
+        while times[-1] <= span_days:
+            slope.append(ms if r else mc)
+            times.append(times[-1] + rng.exponential(ds if r else dc))
+            r = 1 - r
+        times.pop()
+    edges = np.array([d for d, _ in m.rate_schedule] or [0.0])
+    factor = np.array([x for _, x in m.rate_schedule] or [1.0])
+    cuts = np.union1d(np.array(times), edges[edges > 0])
+    end = max(span_days, float(cuts[-1])) + 1.0
+    at = np.append(cuts, end)
+    # each piece between cuts: the regime's multiplier (the stretch holding it) times the schedule's
+    regime = np.array(slope)[np.searchsorted(np.array(times), cuts, "right") - 1]
+    sched = factor[np.searchsorted(edges, cuts, "right") - 1]
+    taus = np.concatenate([[0.0], np.cumsum(regime * sched * np.diff(at))])
+    return at, taus
 
 
 def _repairs(m: Model, rng: np.random.Generator, n: int) -> np.ndarray:

@@ -334,6 +334,28 @@ def test_a_replayed_log_with_bursts_keeps_its_faults():
     # burst's pair coinciding with a fault of its step)
 
 
+def test_a_replayed_log_repairs_its_servers_in_its_own_times():
+    """`replay.repairs: log` (servers.Servers.replay_repairs): with no standby the job waits for each failed server's
+    repair, and the waiting is the same as a repair model of that fixed length where every logged repair has it
+    (two faults in one step: the longer repair, 5000 s, the server down until the last ends), whatever the model
+    says; a repair the log leaves open takes the model's, so such a log waits between the model's and the log's."""
+    log = ((550.0, 600.0, 30_000.0),)  # the first two in one step, the 10th
+
+    def waiting(repairs, model_seconds):
+        s = spec(n_gpus=8, step_seconds=60.0, target_steps=1000, ckpt_interval_steps=10, validation_interval_steps=0,
+                 hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0, servers=Servers(
+                     replay=log, replay_span_seconds=86_400.0, replay_repairs=repairs, warm_standbys=0,
+                     repair=("lognormal", model_seconds, 0.0)))
+        return run_job(s).bucket_seconds["waiting"]
+
+    logged = waiting(((1000.0, 5000.0, 5000.0),), 100.0)
+    assert logged == waiting((), 5000.0) > 2 * 4000.0
+    assert compile_spec(spec(n_gpus=8, servers=Servers(replay=log, replay_span_seconds=86_400.0, replay_repairs=(
+        (1000.0, 5000.0, 5000.0),), warm_standbys=0, repair=("lognormal", 100.0, 0.0)))).replay_repair_us == (
+        5e9, 5e9)
+    assert waiting((), 100.0) < waiting(((1000.0, 5000.0, float("nan")),), 100.0) < logged
+
+
 def test_bursts_under_stragglers_are_the_same_whatever_the_cut():
     """The burst picks' counter once shared its name with the straggler sampler's bucket in the kernel: under
     stragglers a cut call then seeked the picks' stream elsewhere (hypothesis found it: a cut at time 0 struck

@@ -1,6 +1,6 @@
 """The parsed replay logs kept between validations (simd.scenario.schema): bounded by bytes, not by count (a
 cache of 16 parsed 1M-event logs held ~5 GB), holding only what a scenario uses of a log (its servers' fault
-start times), and a scenario keeps its own table whatever the cache drops."""
+start and repair times), and a scenario keeps its own table whatever the cache drops."""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
 """The scenario file's `servers`: validated with one clear line per problem, refused where it conflicts,
 turned into the engine's Servers, scaled by drills, swept."""
 
+import math
+
 import pytest
 
 from simd.engine import Servers, compile_spec
-from simd.scenario import ConfigError, DrillEffects, parse_config
+from simd.scenario import ConfigError, DrillEffects, parse_config, summary
 
 PLAIN = """scenarios:
   - name: s
@@ -228,6 +230,29 @@ def test_a_replayed_log_reaches_the_engine_and_bad_ones_are_one_line(tmp_path):
     assert errors(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n") == [
         f"scenarios[0].servers.replay: replay.log {log}: line 2: server 'a' ends a fault of type '/GPU/' that is "
         "not open"]
+
+
+def test_a_replayed_logs_own_repair_times_reach_the_engine(tmp_path):
+    """`replay.repairs: log`: each fault's repair time (its end less its start, nan when still open) beside its
+    start, in the engine's table (microseconds per fault step) with pools; `model` (the default): none."""
+    log = tmp_path / "log.csv"
+    log.write_text("time,server,event,class\n100,a,start,GPU\n400,a,end,GPU\n100,b,start,NIC\n3000,c,start,GPU\n"
+                   "5000,b,end,NIC\n")
+    pools = "warm_standbys: 1, repair: {automatic: {distribution: exponential, mean_seconds: 600}}"
+    s = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}, servers: 4, repairs: log}}, {pools}}}\n")
+    sv = s.scenarios[0].job_spec().servers
+    assert sv.replay == ((100.0,), (100.0,), (3000.0,), ())
+    assert sv.replay_repairs[:2] == ((300.0,), (4900.0,)) and math.isnan(sv.replay_repairs[2][0])
+    assert sv.replay_repairs[3] == ()
+    assert compile_spec(s.scenarios[0].job_spec()).replay_repair_us == (3e8, 4.9e9, -1.0)
+    assert f"replaying {log} (4 servers; its repair times)" in summary(s.scenarios[0])
+    plain = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}}}, {pools}}}\n").scenarios[0].job_spec()
+    assert plain.servers.replay_repairs == () and compile_spec(plain).replay_repair_us == ()
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {log}, repairs: log}}}}\n") == [
+        "scenarios[0].servers: servers.replay.repairs: log needs warm_standbys or spares (without pools a failed "
+        "server is repaired at once)"]
+    assert errors(PLAIN + f"    servers: {{replay: {{log: {log}, repairs: fitted}}}}\n") == [
+        "scenarios[0].servers.replay.repairs: input should be 'model' or 'log', got 'fitted'"]
 
 
 def test_check_config_gives_a_replayed_scenarios_mtbf_from_its_log(tmp_path):

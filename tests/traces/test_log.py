@@ -94,5 +94,6 @@ def test_the_cli_refuses_bad_input_with_exit_2(tmp_path, capsys):
 def test_stats_writes_its_pngs(tmp_path, capsys, infinitehbd):
     code, out, err = run(capsys, str(infinitehbd), "--servers", "400", "--out", str(tmp_path))
     assert code == 0 and "faults 584 on 231 servers named of 400" in out
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["faults-per-server.png", "gaps.png", "repair-times.png"]
-    assert all(p.stat().st_size > 10_000 for p in tmp_path.iterdir()) and err.count("wrote ") == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["faults-per-server.png", "gaps.png", "rate-by-month.png",
+                                                          "repair-times.png"]
+    assert all(p.stat().st_size > 10_000 for p in tmp_path.iterdir()) and err.count("wrote ") == 4

@@ -338,6 +338,26 @@ def next_replayed(rp, n, period, copies, i, g):
 
 
 @njit()
+def replayed_repair_us(rp, rr, n, period, copies, i, g):
+    """The log's repair time (microseconds) of cluster server ``i``'s replayed fault in executed step ``g``
+    (``rr``: servers.replay_repair_table, one per fault step of ``rp``), -1 when its log has no fault in that step
+    or leaves it open (the repair model's then)."""
+    log, c = i % n, i // n
+    phase = c * period // copies
+    r = (g - phase - 1) % period + 1  # the step of the log's period, in [1, period]
+    lo, hi = n + 1 + rp[log], n + 1 + rp[log + 1]
+    while lo < hi:  # the first fault step >= r
+        mid = (lo + hi) // 2
+        if rp[mid] < r:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < n + 1 + rp[log + 1] and rp[lo] == r:
+        return rr[lo - n - 1]
+    return -1.0
+
+
+@njit()
 def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched):
     """(hi, lo, the executed step in which server ``i``'s new lifetime, starting after step ``g``, ends): its replayed
     log's next fault (a replay: ``rp``, no draw), or a draw of the lifetime stream ``w`` at (hi, lo) by the plan's

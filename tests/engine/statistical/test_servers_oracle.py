@@ -81,11 +81,15 @@ CAPACITY = {
         repair=("exponential", 3600.0, 0.0))),
     "replay_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, warm_standbys=1, spares=1,
                                                   preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
-    # a replayed log and bursts together: the bursts strike servers whose next faults come from the log
-    "replay_bursts_pools": replace(BASE, servers=Servers(replay=REPLAY, replay_span_seconds=1e5, burst_per_day=4.0,
-                                                         burst_mean_size=3.0, warm_standbys=1, spares=1,
-                                                         preemption_seconds=300.0,
-                                                         repair=("exponential", 7200.0, 0.0))),
+    # a replayed log and bursts together: the bursts strike servers whose next faults come from the log; the log's
+    # own repair times (`replay.repairs: log`, 1 to 3 hours each), one left open per log server, which the repair
+    # model repairs as it does the bursts' servers (checked to tell them from the model's repairs: 20 standard
+    # errors on the standbys' replacements)
+    "replay_bursts_pools": replace(BASE, servers=Servers(
+        replay=REPLAY, replay_span_seconds=1e5, replay_repairs=tuple(
+            tuple(float("nan") if j == 1 else 3600.0 * (1 + (j + k) % 3) for j in range(len(ts)))
+            for k, ts in enumerate(REPLAY)), burst_per_day=4.0, burst_mean_size=3.0, warm_standbys=1, spares=1,
+        preemption_seconds=300.0, repair=("exponential", 7200.0, 0.0))),
     # re-scheduling on new hosts as a gang (AIReSim's host selection): each interruption beyond the standbys staffs
     # the two standbys too, from the one spare, then from the repairs, then 30 min of host selection (the job
     # policy's host selection: tests/engine/test_servers.py, exactly)

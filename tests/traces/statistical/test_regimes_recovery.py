@@ -4,7 +4,8 @@ lifetimes of mean 150 days, no frailty), 32 logs of 300 servers over 350 days fr
 regimes' family chosen by AIC on every log, and the mean rate, the stormy-over-calm ratio and both mean durations
 each inside its 95% interval in at least 27 of the 32 logs (P(Binomial(32, 0.95) <= 26) ~ 0.5%, as
 test_fit_recovery.py), and each interval informative (its high at most WIDTH times its low) in as many: an interval
-of no width covers anything."""
+of no width covers anything. The rate schedules are not tried (half the time; with them tried the regimes are
+still chosen on all 32: stretches of days are no rate by the month)."""
 
 import numpy as np
 
@@ -23,7 +24,7 @@ def test_regimes_are_fitted_back_with_their_intervals_covering_the_truth():
     narrow = dict.fromkeys(hits, 0)
     truth = {"rate": 1 / 150.0, "ratio": MS / MC, "calm_days": DC, "stormy_days": DS}
     for _ in range(LOGS):
-        f = fit(generate(MODEL, SERVERS, SPAN, rng), SERVERS)
+        f = fit(generate(MODEL, SERVERS, SPAN, rng), SERVERS, schedules=())
         assert f.regimes is not None, f.aic
         (_, calm), (_, stormy) = f.regimes
         got = {"rate": f.rate_per_server_day, "ratio": f.regime_ratio, "calm_days": calm, "stormy_days": stormy}

@@ -1,0 +1,119 @@
+"""A rate that varies over the log's span (docs/traces.md, "Rates over the log's span"): the engine's
+servers.rate_schedule, a time change of the servers' ages, fitted by simd trace fit and simulated by
+simd.traces.synth the same way. The likelihood against the plain one and its gradient against finite
+differences, synth's operational clock against the schedule, the fit choosing a schedule where a log has one
+(and writing it as the scenario file the engine reads) and not where it has none, and the goodness of fit saying
+what the schedule buys. Coverage over many logs: tests/traces/statistical/test_schedule_recovery.py."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from simd.cli import main
+from simd.scenario.load import parse_config
+from simd.traces.fit import _intervals, _spans, fit, likelihood, schedule_edges, schedule_likelihood
+from simd.traces.scenario import Job, goodness, goodness_table, scenario_text
+from simd.traces.stats import bursts
+from simd.traces.synth import Model, _operational, generate
+
+SERVERS, SPAN = 150, 240.0
+# a quiet first quarter, a surge, then back: pieces of two months (60.875 days)
+RISING = Model(lifetime_scale_days=60.0, lifetime_shape=0.8, gamma_shape=2.0, repair="exponential",
+               repair_mean_days=1.0, rate_schedule=((0.0, 0.4), (60.875, 2.0), (121.75, 1.0), (182.625, 1.0)))
+
+
+def _weights(log):
+    starts = np.array([f.start for f in log.faults]) / 86400.0
+    in_burst, _ = bursts(starts, 0.0)
+    return np.where(in_burst, 0.0, 1.0)
+
+
+def test_the_schedules_likelihood_is_the_plain_one_at_equal_multipliers_and_its_gradient_is_exact():
+    m = Model(lifetime_scale_days=80.0, lifetime_shape=0.7, gamma_shape=1.5, repair="lognormal",
+              repair_median_days=1.0, repair_sigma=1.0, burst_per_day=0.05, burst_mean_size=3.0,
+              rate_schedule=((0.0, 0.5), (70.0, 1.5)))
+    log = generate(m, 60, 200.0, np.random.default_rng(4))
+    w = _weights(log)
+    plain = likelihood(_intervals(log, 60, w), 60)
+    edges = schedule_edges(200.0, 1)
+    assert len(edges) == 8 and edges[-1] == 200.0 and edges[1] == pytest.approx(365.25 / 12)
+    f = schedule_likelihood(_spans(log, 60, w), 60, edges)
+    rng = np.random.default_rng(5)
+    for weibull in (False, True):
+        x = np.array([math.log(80.0), -0.3, 0.4] if weibull else [math.log(80.0), 0.4])
+        # every multiplier 1: the plain likelihood (the time change is the identity)
+        assert f(np.concatenate([x, np.zeros(6)]), weibull) == pytest.approx(plain(x, weibull), rel=1e-12)
+        for _ in range(3):
+            y = np.concatenate([x + rng.normal(0, 0.3, len(x)), rng.normal(0, 0.7, 6)])
+            value, grad = f(y, weibull, True)
+            assert value == f(y, weibull)
+            err = optimize.check_grad(f, lambda p, wb: f(p, wb, True)[1], y, weibull, epsilon=1e-7)
+            assert err <= 1e-4 * max(1.0, np.linalg.norm(grad)), (weibull, err, grad)
+
+
+def test_synths_clock_runs_the_schedule_times_the_regimes():
+    """The operational clock: tau's slope is the schedule's piece's multiplier (times the regime's)."""
+    times, taus = _operational(Model(lifetime_scale_days=10.0, rate_schedule=((0.0, 0.5), (10.0, 3.0))), 30.0,
+                               np.random.default_rng(0))
+    at = np.array([0.0, 5.0, 10.0, 20.0, 30.0])
+    assert np.allclose(np.interp(at, times, taus), [0.0, 2.5, 5.0, 35.0, 65.0])
+    both = Model(lifetime_scale_days=10.0, regimes=((1.0, 1e9), (1.0, 1e-9)), rate_schedule=((0.0, 2.0),))
+    times, taus = _operational(both, 30.0, np.random.default_rng(0))
+    assert np.interp(30.0, times, taus) == pytest.approx(60.0)
+
+
+def test_the_fit_finds_a_schedule_where_the_log_has_one_and_writes_it_as_the_engine_reads_it():
+    log = generate(RISING, SERVERS, SPAN, np.random.default_rng(7))
+    f = fit(log, SERVERS)
+    assert f.rate_schedule and f.aic[f.schedule_aic] < min(f.aic["exponential"], f.aic["weibull"]), f.aic
+    days = [d for d, _ in f.rate_schedule]
+    assert days == list(schedule_edges(SPAN, f.schedule_months)[:-1])
+    # normalised: a time-weighted mean of 1 over the span
+    lengths = np.diff(schedule_edges(SPAN, f.schedule_months))
+    assert float(lengths @ [m.value for _, m in f.rate_schedule]) / SPAN == pytest.approx(1.0)
+    surge = next(m for d, m in f.rate_schedule if d >= 60.8)
+    assert f.rate_schedule[0][1].high < 1 < surge.low, f.rate_schedule  # the quiet start and the surge, told apart
+    text = scenario_text(f, Job(), "a synthetic log")
+    servers = parse_config(text).scenarios[0].job_spec().servers
+    assert servers.rate_schedule == tuple((float(f"{d:.10g}"), float(f"{m.value:.6g}")) for d, m in f.rate_schedule)
+    assert servers.lifetime == f.lifetime and f.unscheduled is not None
+    # the goodness of fit: the model without its schedule beside, a rising rate that it misses
+    g = goodness(f, log, 40)
+    rows = {r[0]: r for r in g.rows}
+    assert g.without_schedule is not None and len(g.without_schedule) == len(g.rows)
+    i = list(rows).index("months' dispersion (chi2/df)")
+    obs, lo, hi = rows["months' dispersion (chi2/df)"][1], *rows["months' dispersion (chi2/df)"][3:]
+    assert lo <= obs <= hi and obs > g.without_schedule[i][2]
+    assert "without the schedule" in goodness_table(g.rows, g.without_schedule).splitlines()[0]
+
+
+def test_trace_fit_says_what_the_schedule_buys_in_its_table_and_json(tmp_path, capsys):
+    """As a user runs it: the fit's table names the schedule and its AIC, the goodness of fit has the column without
+    it, and --json has the pieces, the estimates without it and that column."""
+    log = generate(RISING, SERVERS, SPAN, np.random.default_rng(7))
+    path = tmp_path / "log.csv"
+    events = sorted([(f.start, 0, f.server, "start") for f in log.faults]
+                    + [(f.end, 1, f.server, "end") for f in log.faults if f.end is not None])
+    path.write_text("time,server,event,class\n" + "".join(f"{t!r},s{i},{e},GPU\n" for t, _, i, e in events))
+    assert main(["trace", "fit", str(path), "--servers", str(SERVERS), "--replicas", "20",
+                 "--out", str(tmp_path / "fitted.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "rate over the log's span" in out and "without the schedule" in out and "trend U (Laplace)" in out
+    assert main(["trace", "fit", str(path), "--servers", str(SERVERS), "--replicas", "20", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert len(got["fit"]["rate_schedule"]) >= 2 and got["fit"]["unscheduled"] is not None
+    assert [r["statistic"] for r in got["goodness_without_schedule"]] == [r["statistic"] for r in got["goodness"]]
+
+
+def test_the_fit_writes_no_schedule_where_the_rate_is_steady():
+    steady = Model(lifetime_scale_days=60.0, lifetime_shape=0.8, gamma_shape=2.0, repair="exponential",
+                   repair_mean_days=1.0)
+    log = generate(steady, SERVERS, SPAN, np.random.default_rng(8))
+    f = fit(log, SERVERS)
+    assert not f.rate_schedule and f.unscheduled is None, f.aic
+    assert any(k.startswith("weibull, by") for k in f.aic)  # tried, and not chosen
+    assert "rate_schedule" not in scenario_text(f, Job(), "a synthetic log")
+    assert goodness(f, log, 10).without_schedule is None
