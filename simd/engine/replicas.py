@@ -136,6 +136,13 @@ class _Batch:
         """Replicas with an asynchronous save writing (State.write_end > 0)."""
         return int((self.pos[:, Pos.write_end] > 0).sum())
 
+    def checkpoint_age_steps(self) -> tuple[int, int]:
+        """state_checkpoint_age_steps' largest over the replicas, from the arrays."""
+        p = self.pos
+        newest = p[:, Pos.step] - p[:, Pos.last_ckpt]
+        persistent = p[:, Pos.step] - p[:, Pos.persist_last] if self.plan.mem_every else newest
+        return int(persistent.max(initial=0)), int(newest.max(initial=0))
+
     def columns(self) -> dict:
         """state_columns of the States this batch holds, from its arrays."""
         p = self.pos

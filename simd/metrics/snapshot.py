@@ -91,6 +91,9 @@ class ScenarioSnapshot:
     servers_by_state: tuple[int, ...] = ()
     pools_exhausted: int = 0
     writes_in_flight: int = 0  # replicas with an asynchronous save writing (State.write_end)
+    # the job steps since the newest durable persistent checkpoint, and since the newest of either tier (a memory
+    # tier's copy when newer), the largest over the replicas (state_checkpoint_age_steps)
+    checkpoint_age_steps: tuple[int, int] = (0, 0)
 
     @property
     def elapsed_us(self) -> int:
@@ -236,7 +239,8 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
                                 in_flight_us=batch.in_flight_us(),
                                 slowest_rank_score=slowest_rank_score(info, states[0]),
                                 servers_by_state=by_state, pools_exhausted=exhausted,
-                                writes_in_flight=batch.writes_in_flight())
+                                writes_in_flight=batch.writes_in_flight(),
+                                checkpoint_age_steps=batch.checkpoint_age_steps())
     clock = states[0].clock
     if any(s.clock != clock for s in states):
         raise ValueError("replicas of a scenario must share the simulated clock")
@@ -250,4 +254,14 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         servers_by_state=by_state,
         pools_exhausted=exhausted,
         writes_in_flight=sum(s.write_end > 0 for s in states),
+        checkpoint_age_steps=tuple(max(a) for a in zip(*(state_checkpoint_age_steps(s) for s in states),
+                                                       strict=True)),
     )
+
+
+def state_checkpoint_age_steps(s: State) -> tuple[int, int]:
+    """A replica's job steps since its newest durable persistent checkpoint (State.persist_last with a memory tier,
+    else last_ckpt) and since the newest checkpoint of either tier (last_ckpt): what a rollback to each would redo;
+    0 at the job's start and right after a rollback."""
+    newest = s.step - s.last_ckpt
+    return (s.step - s.persist_last if s.plan.mem_every else newest), newest

@@ -168,6 +168,14 @@ def _saves(sc: ScenarioSnapshot) -> Samples:
         + ((("persistent", "just_in_time"), t.jit_saves),) * sc.info.jit
 
 
+def _age(sc: ScenarioSnapshot) -> Samples:
+    """The newest durable checkpoint's age in job steps, the most of any replica: persistent, and with a memory
+    tier the newest of either tier under the tier's label."""
+    persistent, newest = sc.checkpoint_age_steps
+    tier = sc.info.memory_tier
+    return ((("persistent",), persistent),) + (((tier,), newest),) * bool(tier)
+
+
 def _recoveries(sc: ScenarioSnapshot) -> Samples:
     """With a memory tier, rollbacks by where they recovered from: the tier, the persistent checkpoint, the start."""
     t, tier = sc.totals, sc.info.memory_tier
@@ -293,6 +301,15 @@ METRICS: tuple[Metric, ...] = (
            ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.writes_in_flight),),
            "Replicas whose newest save is still writing (`checkpoint.write_seconds`), by `tier`: its work is not "
            "yet a rollback target. Always 0 for synchronous saves.", _EVENTS),
+    Metric("simd_checkpoint_age_steps", "gauge", "Job steps since the newest durable checkpoint, the most of any "
+           "replica, by tier.", ("scenario", "tier"), "scenario", _age,
+           "The job steps since the newest durable checkpoint, the largest over the scenario's replicas: what a "
+           "rollback to it would recompute. `tier=\"persistent\"`: the persistent checkpoint; with a memory tier "
+           "also its label (`peer`, `local`): the newest checkpoint of either tier, what a recovery that finds the "
+           "tier whole recomputes. It grows by one per step and falls at each durable save and each rollback; "
+           "failing saves, writes still in flight and aborted writes let it grow past the interval. "
+           "`simd_checkpoint_age_steps / simd_checkpoint_interval_steps` is its age in intervals "
+           "(SimdCheckpointStale).", _EVENTS),
     Metric("simd_sdc_detected", "counter", "SDCs caught by a validation before a checkpoint.", _S, "scenario",
            _total("sdc_detected"), "SDCs caught by a validation (or a late detector, `sdc.detectors`) before they "
            "reached a checkpoint (rolled back).", _EVENTS),

@@ -191,3 +191,28 @@ def test_a_corrupt_checkpoints_drill_needs_kept_checkpoints():
          "effects": {"corrupt_on_load": 0.5}},))
     with pytest.raises(ConfigError, match="corrupt_on_load needs checkpoint.retention_checkpoints"):
         parse_config(config)
+
+
+def test_the_checkpoint_age_is_the_steps_since_the_newest_durable_checkpoint_the_most_of_any_replica():
+    """simd_checkpoint_age_steps: per tier, the job steps since the newest durable checkpoint (persistent; with a
+    memory tier also the newest of either), the largest over the replicas, the same from the replicas' arrays (the
+    daemon's path) and from their States."""
+    from simd.engine import new_state
+    from simd.engine.replicas import advance_replicas
+    from simd.metrics.snapshot import scenario_info, scenario_snapshot, state_checkpoint_age_steps
+    from simd.metrics.table import _age
+
+    loaded = parse_config(scenario_file(job(
+        "tiered", seed=3, replicas=6, n_gpus=1024, step_seconds=60, target_steps=100000, failures=_RATES,
+        validation=None, checkpoint={"interval_steps": 25, "seconds": 5,
+                                     "tiers": {"local": {"interval_steps": 5, "seconds": 1, "load_seconds": 10}}})))
+    s = loaded.scenarios[0]
+    info = scenario_info(s, s, new_state(s.job_spec()))
+    states = advance_replicas([new_state(s.job_spec(seed)) for seed in range(6)], 40 * 3600 * 10**6)
+    ages = [state_checkpoint_age_steps(x) for x in states]
+    for x, (persistent, newest) in zip(states, ages, strict=True):
+        assert persistent == x.step - x.persist_last and newest == x.step - x.last_ckpt
+        assert 0 <= newest <= min(persistent, 4) and persistent < 25
+    assert len(set(ages)) > 1  # the replicas differ: the most of them is exported
+    want = ((("persistent",), max(a for a, _ in ages)), (("local",), max(b for _, b in ages)))
+    assert _age(scenario_snapshot(info, states)) == _age(scenario_snapshot(info, tuple(states))) == want

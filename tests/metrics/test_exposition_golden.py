@@ -53,7 +53,7 @@ ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(fai
                        r"|simd_checkpoint_(saves|cost_seconds|corrupt_loads|fallbacks_to_start)(_total)?"
                        # a memory tier's recoveries and losses
                        r"|simd_checkpoint_(recoveries|tier_losses)(_total)?"
-                       r"|simd_checkpoint_writes_in_flight"
+                       r"|simd_checkpoint_writes_in_flight|simd_checkpoint_age_steps"
                        # the restart bucket by phase
                        r"|simd_restart_seconds(_total)?")
 # label values added since to families of the golden, each with the value it must have on the driven daemon's
