@@ -67,7 +67,7 @@ from simd.engine import pcg, stepkernel
 from simd.engine import trace as tr
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
-from simd.engine.kernel import draws, late, quiet, servers
+from simd.engine.kernel import draws, late, quiet, restarts, servers
 from simd.engine.kernel.plan import PF, PI, seg
 from simd.engine.kernel.record import record
 from simd.engine.layout import Pos, Stream, Tot
@@ -119,6 +119,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     stop_rst = seg(ivec, ints, PI.stop_restart_us)
     cause_stays = seg(ivec, ints, PI.cause_stays)  # per cause: 1 when its server stays in the job
     cause_jit, jit_us = seg(ivec, ints, PI.cause_jit), ints[PI.jit_us]  # per cause: 1 when the job saves just in time
+    # per cause: an in-process restart first, a crash loop (kernel/restarts.py; empty: the causes' restarts alone)
+    cause_rec = seg(ivec, ints, PI.cause_recovery)
+    rec_on, ip_us, p_ip = len(cause_rec) > 0, ints[PI.inproc_us], floats[PF.inproc_ok]
+    p_rf, rf_limit, esc_us = floats[PF.restart_fail], ints[PI.restart_limit], ints[PI.escalation_us]
+    o_att = ints[PI.tot_restart_attempts]
     hard_type_cum, sdc_type_cum = seg(fvec, ints, PI.hard_type_cumulative), seg(fvec, ints, PI.sdc_type_cumulative)
     # committed SDCs' detectors (late.py)
     det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
@@ -182,6 +187,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         wfail, wsf, sfi = pos[Pos.write_fails] != 0, words[Stream.save_fail], pos[Pos.save_draws]
         # corrupt loads: the "corrupt" stream's draws made, the highest committed step above ``last`` (0: none)
         wcr, cri, hw = words[Stream.corrupt], pos[Pos.corrupt_draws], pos[Pos.hw]
+        wip, wrf = words[Stream.inproc], words[Stream.restart_fail]
         plast, load_end = pos[Pos.persist_last], pos[Pos.load_end]  # a memory tier (State.persist_last, load_end)
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
@@ -412,6 +418,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             kind, cost, ld, taken = _STEP, 0, 0, 0
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
             jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
+            rst, ipo, n_att, esc = 0, restarts.NOT_TRIED, 1, 0  # a hard failure's restart: its time, its path
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             # the checkpoint points among the quiet steps, and the newest of them (``newest_c``, when ``taken``)
             taken = (m - off) // period - (step - off) // period
@@ -450,7 +457,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, m if jit and not jit_bad else -1, wcr, cri,
                                                             p_corrupt)
                     ld = loads * load_us
-                cost = du + stop_det[stop] + stop_rst[stop] + ld + (jit_us if jit else 0)
+                rst = stop_rst[stop]
+                if rec_on and stop != shadow_kind and cause_rec[stop]:  # an in-process restart first, a crash loop
+                    rst, ipo, n_att, esc = restarts.path(cause_rec[stop], index, wip, p_ip, ip_us, wrf, p_rf, rf_limit,
+                                                         rst, esc_us)
+                cost = du + stop_det[stop] + rst + ld + (jit_us if jit else 0)
             else:
                 corr = corrupted
                 if s == e:  # an onset (on a hard failure's step it is void)
@@ -588,8 +599,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.saves_aborted] += 1
                     wend = 0
                 tot[Tot.detection_us] += stop_det[stop]
-                tot[Tot.restart_us] += stop_rst[stop] + ld
+                tot[Tot.restart_us] += rst + ld
                 tot[Tot.load_us] += ld
+                if rec_on and stop != shadow_kind:  # the restart's path (kernel/restarts.py)
+                    tot[o_att + stop] += n_att
+                    tot[Tot.escalations] += esc
+                    if ipo == restarts.SUCCEEDED:
+                        tot[Tot.in_process_ok] += 1
+                    elif ipo == restarts.FAILED:
+                        tot[Tot.in_process_failed] += 1
                 if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
                     tot[Tot.shadow_detected] += 1
                     tot[Tot.sdc_detected] += 1
@@ -650,7 +668,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 tot[Tot.burst_servers] += 1
                                 kb -= 1
                 if M:  # a memory tier: lost with its holders or not, then the checkpoint recovered from and its load
-                    if stop == shadow_kind or cause_stays[stop]:  # an SDC found, a fault that takes no server down
+                    if stop == shadow_kind or cause_stays[stop] or ipo == restarts.SUCCEEDED:  # an SDC found, a
+                        # fault that takes no server down (or that an in-process restart cleared)
                         lost = False
                     elif nsrv:  # the servers failing in this step (their own lifetimes and a burst's) lose theirs
                         lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount, gbase)
@@ -696,7 +715,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.hyper_activations] += 1
                     hyper_end, anchor = g + window, last
                 if nsrv:  # every server whose lifetime ended in this step, in index order (servers.py)
-                    tau = t1 + stop_det[stop]  # the failure noticed: its replacement needed
+                    # the failure noticed (and an in-process restart failed): its replacement needed
+                    tau = t1 + stop_det[stop] + (ip_us if ipo == restarts.FAILED else 0)
                     ready, moved = tau, False  # moved: a replacement from beyond the standbys (host selection)
                     if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
                         while rep[rtree[1]] <= tau:
@@ -716,8 +736,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.server_failures] += 1
                         used += w_srv
                         # the server blamed: to repair and replaced (without capacity: i, repaired at once); none
-                        # when the cause takes no server down (it stays in the job, a new lifetime)
-                        blm = -1 if cause_stays[stop] else i
+                        # when the cause takes no server down or an in-process restart cleared the fault (it stays in
+                        # the job, a new lifetime)
+                        blm = -1 if cause_stays[stop] or ipo == restarts.SUCCEEDED else i
                         if diagnose and blm >= 0:  # three draws of "diagnosis" per failing server: identified?
                             # pinned on another? which other (servers.py)
                             dgh, dgl, u = draws.uniform(wdg, dgh, dgl)

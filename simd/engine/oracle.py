@@ -78,9 +78,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start", "jit", "tier_corrupt"), 0)
+                       "rec_start", "jit", "tier_corrupt", "inproc_ok", "inproc_failed", "escalations"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
+    attempts_by_cause = dict.fromkeys((x.name for x in causes), 0)  # the causes' restarts attempted
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
     found_by = dict.fromkeys((d.name for d in detectors), 0)
 
@@ -201,6 +202,31 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         us["restart"] += restart_us
         t += detect_us + restart_us
 
+    def restart(i: int) -> tuple[int, bool | None]:
+        """A hard failure's restart (docs/model.md, "In-process restarts" and "Crash loops"): for a cause that
+        allows one, an in-process restart first (one draw: it succeeds with its probability); unless it succeeded,
+        the cause's restart, which under a crash loop fails with its probability (one draw per attempt) and is tried
+        again, at most ``restart_limit`` attempts, then escalated. (Its time, the in-process outcome: None when not
+        tried.)"""
+        cause, spent, outcome = causes[i], 0, None
+        if cause.in_process:
+            spent, outcome = plan.inproc_us, rng.random() < plan.inproc_ok
+            c["inproc_ok" if outcome else "inproc_failed"] += 1
+            if outcome:
+                return spent, outcome
+        attempts = 1
+        if cause.crash_loop and plan.restart_fail > 0:
+            attempts = 0
+            while attempts < plan.restart_limit:
+                attempts += 1
+                if rng.random() >= plan.restart_fail:  # this attempt succeeded
+                    break
+            else:  # every attempt failed: a manual intervention, which ends with the job running
+                c["escalations"] += 1
+                spent += plan.escalation_us
+        attempts_by_cause[cause.name] += attempts
+        return spent + attempts * plan.cause_restart_us[i], outcome
+
     def open_window(at: int) -> None:
         """An SDC detection opens a hyper window anchored at the rollback point ``at``."""
         nonlocal hyper_end, anchor
@@ -260,11 +286,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             by_cause[causes[i].name] += 1
             hard_by_type[failed] += 1
             c["interruptions"] += 1
+            restart_us, in_process = restart(i)
+            down = causes[i].server_down and not in_process  # (an in-process restart that succeeded cleared it)
             wait = 0
             if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
-                tau = t + plan.cause_detect_us[i]
+                tau = t + plan.cause_detect_us[i] + (plan.inproc_us if in_process is False else 0)
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
-                wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau) - tau
+                wait = servers.replace(failed_servers if down else [], t, tau) - tau
             if causes[i].jit and cur - 1 > last:  # the survivors save the step before the failed one just in time
                 c["jit"] += 1
                 us["ckpt"] += plan.jit_us
@@ -275,11 +303,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                     last = clean = cur - 1
                     keep(cur - 1)
             lost = False
-            if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
+            if M and down:  # the memory tier: lost when every holder of some shard failed
                 lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
                     else plan.mem_copies == 1  # without servers: a local copy goes, a peer group keeps others
                 c["tier_losses"] += lost
-            stopped(plan.cause_detect_us[i], plan.cause_restart_us[i], lost)
+            stopped(plan.cause_detect_us[i], restart_us, lost)
             us["waiting"] += wait
             t += wait
             continue
@@ -394,6 +422,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "loads_corrupt": c["loads_corrupt"],
         "fallbacks_to_start": c["fallbacks_to_start"],
         "jit_saves": c["jit"],
+        "in_process": {"succeeded": c["inproc_ok"], "failed": c["inproc_failed"]},
+        "restart_attempts_by_cause": attempts_by_cause,
+        "escalations": c["escalations"],
         "tier_loads_corrupt": c["tier_corrupt"],
         "tier_saves": c["tier_saves"],
         "tier_losses": c["tier_losses"],

@@ -107,7 +107,9 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "tier_saves": 0, "tier_losses": 0, "recoveries_tier": 0, "recoveries_persistent": 0, "recoveries_start": 0,
          "persist_last": 0, "load_end": 0, "tier": {},  # a memory tier
          "load_us": 0, "load_seconds": 0.0,  # the restart bucket's loads
-         "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0}  # operational time's regimes
+         "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0,  # operational time's regimes
+         "in_process_ok": 0, "in_process_failed": 0, "restart_attempts": (), "escalations": 0, "in_process": {},
+         "restart_attempts_by_cause": {}}  # in-process restarts and crash loops
 
 
 def _kept(obj) -> list:
