@@ -72,6 +72,10 @@ class ScenarioInfo:
     restart_phases_us: tuple[tuple[str, int], ...] = ()
     cause_restart_us: tuple[int, ...] = ()
     cause_warm: tuple[bool, ...] = ()
+    # recovery.in_process and recovery.crash_loop (None without): an in-process restart's and an escalation's
+    # integer microseconds (the restart bucket's parts of their own)
+    in_process_us: int | None = None
+    escalation_us: int | None = None
 
 
 @dataclass(frozen=True)
@@ -177,8 +181,11 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
 def _phases(body: ScenarioBody, p) -> dict:
     """ScenarioInfo's restart phases (none without ``recovery.phases``) and its causes' restarts."""
     phases = body.restart_phases_us()
+    ip, cl = body.recovery.in_process, body.recovery.crash_loop
     return dict(restart_phases_us=tuple(phases.items()) if phases is not None else (),
-                cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body))
+                cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body),
+                in_process_us=p.inproc_us if ip is not None else None,
+                escalation_us=p.escalation_us if cl is not None else None)
 
 
 def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> dict:

@@ -194,23 +194,34 @@ NCCL_INIT_EXPONENT = round(math.log(265.0 / 65.4) / math.log(98304 / 8192), 3)
 
 def restart_by_phase(phases_us: Mapping[str, int] | None, cause_restart_us: Iterable[int],
                      cause_warm: Iterable[bool], interruptions: Iterable[int], restart_us: int,
-                     load_us: int) -> dict[str, int]:
+                     load_us: int, attempts: Iterable[int] = (), in_process_us: int | None = None,
+                     escalation_us: int | None = None) -> dict[str, int]:
     """The restart bucket (``restart_us``) split by phase, exactly (the parts sum to it): the checkpoints' loads
-    (``load_us``, the engine's count: ``checkpoint_load``), the warm standby's swaps (the interruptions of the causes
+    (``load_us``, the engine's count: ``checkpoint_load``), the warm standby's swaps (the restarts of the causes
     ``cause_warm`` marks, each its restart ``cause_restart_us``: ``warm_swap``) and the cold restarts. Without
     ``phases_us`` the cold restarts are one part, ``restart``; with them, each cold restart (a hard failure's or an
     SDC rollback's: their sum is every cold restart) pays each phase, and the cold restarts are the cold causes'
-    interruptions plus the SDC rollbacks, which are what the bucket holds beyond the hard failures' restarts and
-    the loads."""
-    restarts = list(zip(cause_restart_us, cause_warm, interruptions, strict=True))
+    restarts plus the SDC rollbacks, which are what the bucket holds beyond the hard failures' restarts, the loads
+    and the parts below.
+
+    A cause's restarts are its interruptions, or with in-process restarts and crash loops the engine's count
+    ``attempts`` (Totals.restart_attempts: a crash loop's failed attempts each pay the cause's restart, an
+    in-process restart that succeeded pays none); the in-process restarts' time (``in_process_us``: their count
+    times their seconds) and the escalations' (``escalation_us``) are parts of their own, ``in_process`` and
+    ``escalation`` (None: not a part, the scenario has no such mechanism)."""
+    counts = list(attempts) or list(interruptions)
+    restarts = list(zip(cause_restart_us, cause_warm, counts, strict=True))
+    own = {k: v for k, v in (("in_process", in_process_us), ("escalation", escalation_us)) if v is not None}
+    rest = restart_us - load_us - sum(own.values())
     warm = sum(r * n for r, w, n in restarts if w)
     if phases_us is None:
-        return {"restart": restart_us - load_us - warm, "checkpoint_load": load_us, "warm_swap": warm}
+        return {"restart": rest - warm, "checkpoint_load": load_us, "warm_swap": warm, **own}
     cold = sum(phases_us.values())
     hard = sum(r * n for r, _, n in restarts)
-    sdc = (restart_us - load_us - hard) // cold if cold else 0
+    sdc = (rest - hard) // cold if cold else 0
     n_cold = sdc + sum(n for _, w, n in restarts if not w)
     out = dict.fromkeys(RESTART_PHASES, 0)
     out.update({k: n_cold * v for k, v in phases_us.items()})
     out["checkpoint_load"], out["warm_swap"] = load_us, warm
+    out.update(own)
     return out

@@ -29,9 +29,11 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
     shares = body.failures.cause_shares() if body.failures is not None else None
     warm = body.recovery.strategy == "warm"
     jit = set(body.checkpoint.just_in_time.causes) if body.checkpoint.just_in_time is not None else set()
+    ip, loops = restart_paths(body)
     if shares is None:  # seed 000: one kind of failure, detected at once
         restart = recovery.WARM_SWAP_SECONDS if warm else body.cold_restart_seconds
-        return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit),) if jit else \
+        return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit, in_process="hardware" in ip,
+                      crash_loop="hardware" in loops),) if jit or ip or loops else \
             (Cause("hardware", 1.0, 0.0, restart),)
     out = []
     for name, share in shares.items():
@@ -41,8 +43,18 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
         swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
         cold = given.restart_seconds if given and given.restart_seconds is not None else body.cold_restart_seconds
         out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold,
-                         given.server_down if given else True, name in jit))
+                         given.server_down if given else True, name in jit, name in ip, name in loops))
     return tuple(out)
+
+
+def restart_paths(body: ScenarioBody) -> tuple[set[str], set[str]]:
+    """The causes an in-process restart is tried for, and those whose restarts may loop (recovery.in_process,
+    recovery.crash_loop: a crash loop without causes is every cause's)."""
+    ip, cl = body.recovery.in_process, body.recovery.crash_loop
+    shares = body.failures.cause_shares() if body.failures is not None else None
+    every = set(shares) if shares is not None else {"hardware"}
+    return (set(ip.causes) if ip is not None else set(),
+            set() if cl is None else every if cl.causes is None else set(cl.causes))
 
 def warm_swapped(body: ScenarioBody) -> tuple[bool, ...]:
     """Per cause (causes' order): whether its restart is the warm standby's swap (recovery.strategy warm and a
@@ -102,7 +114,19 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         servers=None if body.servers is None else servers(body.servers),
         tier=memory_tier(body),
         jit_seconds=body.checkpoint.just_in_time.seconds if body.checkpoint.just_in_time is not None else 0.0,
+        **restart_fields(body),
     )
+
+
+def restart_fields(body: ScenarioBody) -> dict:
+    """JobSpec's fields of in-process restarts and crash loops (none when the scenario has neither)."""
+    out = {}
+    if (ip := body.recovery.in_process) is not None:
+        out.update(in_process_seconds=ip.seconds, in_process_success=ip.success_probability)
+    if (cl := body.recovery.crash_loop) is not None:
+        out.update(restart_failure=cl.failure_probability, restart_attempts=cl.max_attempts,
+                   escalation_seconds=cl.escalation_seconds)
+    return out
 
 
 def memory_tier(body: ScenarioBody) -> MemoryTier | None:
