@@ -22,6 +22,9 @@ cut at ``until`` on the drawn times. The draws:
   draw ``index`` of "accel-hard" / "accel-sdc" the same way, only with several types (fleet.py);
 - with servers (servers.py): no hard-stream gaps; each server's lifetime from the next draw of "lifetime"
   (kernel.servers: inverse transforms), the next failure the end of lifetime the tournament tree keeps first;
+- a hard failure's restart (kernel/restarts.py), for a cause with an in-process restart or a crash loop: draw
+  ``index`` of "in-process" (the in-process restart succeeds?), draws ``restart_limit * index`` .. of
+  "restart-fail" (each attempt of the cause's restart fails?), as far as the attempts go;
 - a committed SDC's detectors: draws ``2 * nd * index`` .. of "sdc-detect", two per detector (coverage, latency),
   the latency by late.latency_us's inverse transforms; the lognormal's standard normal quantile is
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
