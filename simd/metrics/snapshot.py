@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from simd import engine
 from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
+from simd.models.recovery import expected_restarts_us
 from simd.scenario import translate
 
 if TYPE_CHECKING:
@@ -147,8 +148,9 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
     step = spec.step_seconds
     configured = scenario.job_spec()
     shares = [b - a for a, b in zip((0.0,) + p.cause_cumulative[:-1], p.cause_cumulative, strict=True)]
-    # a recovery: detection, restart and the checkpoint's load (paid by every rollback but those to the job's start)
-    recovery_us = [d + r + p.load_us for d, r in zip(p.cause_detect_us, p.cause_restart_us, strict=True)]
+    # a recovery: detection, restart (its mean, with in-process restarts or crash loops) and the checkpoint's load
+    # (paid by every rollback but those to the job's start)
+    recovery_us = [d + r + p.load_us for d, r in zip(p.cause_detect_us, expected_restarts_us(p), strict=True)]
     return ScenarioInfo(
         name=scenario.name,
         sweep=scenario.sweep or "",

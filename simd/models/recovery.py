@@ -225,3 +225,28 @@ def restart_by_phase(phases_us: Mapping[str, int] | None, cause_restart_us: Iter
     out["checkpoint_load"], out["warm_swap"] = load_us, warm
     out.update(own)
     return out
+
+
+def expected_restart_us(restart_us: int, in_process: bool, loops: bool, in_process_us: int, success: float,
+                        failure: float, attempts: int, escalation_us: int) -> float:
+    """The mean restart of one interruption of a cause whose restart is ``restart_us`` (docs/model.md, "In-process
+    restarts", "Crash loops"): with ``in_process`` an in-process restart of ``in_process_us`` first, which succeeds
+    with ``success``; unless it did, the cause's restart, which with ``loops`` fails with ``failure`` per attempt,
+    at most ``attempts`` attempts (their mean number ``(1 - f^K) / (1 - f)``), then an escalation of
+    ``escalation_us`` with probability ``f^K``. Without either: ``restart_us`` itself (the same number)."""
+    if not in_process and not loops:
+        return restart_us
+    full = float(restart_us)
+    if loops and failure > 0.0:
+        mean_attempts = attempts if failure >= 1.0 else (1.0 - failure ** attempts) / (1.0 - failure)
+        full = restart_us * mean_attempts + escalation_us * failure ** attempts
+    return in_process_us + (1.0 - success) * full if in_process else full
+
+
+def expected_restarts_us(plan) -> list[float]:
+    """Per cause of a compiled plan (simd.engine.spec.Plan: its ``cause_restart_us``, ``cause_recovery`` bits,
+    in-process and crash-loop fields), the mean restart of one interruption (:func:`expected_restart_us`)."""
+    bits = plan.cause_recovery or (0,) * len(plan.cause_restart_us)
+    return [expected_restart_us(r, bool(b & 1), bool(b & 2), plan.inproc_us, plan.inproc_ok, plan.restart_fail,
+                                plan.restart_limit, plan.escalation_us) for r, b in zip(plan.cause_restart_us, bits,
+                                                                                        strict=True)]

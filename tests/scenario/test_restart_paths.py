@@ -10,6 +10,8 @@ from support.daemon import FakeClock
 from support.scenarios import job, scenario_file
 
 from simd.daemon.process import assemble
+from simd.engine import compile_spec
+from simd.models.recovery import expected_restarts_us
 from simd.offline.simulate import simulate
 from simd.scenario.errors import ConfigError
 from simd.scenario.load import parse_config
@@ -126,3 +128,34 @@ def test_the_daemon_exports_the_outcomes_and_the_restart_by_phase_summing_to_the
     for c in causes:
         assert value("simd_restart_attempts_total", scenario="plain", cause=c) == \
             value("simd_interruptions_total", scenario="plain", cause=c)
+
+
+def test_the_first_order_model_takes_the_mean_restart_the_engine_pays():
+    """expected_restart_us against the engine's restart time per interruption (no SDC, no load: the restart bucket
+    is the hard failures' restarts), within 4 standard errors, and the analytic gauges take it."""
+    keys = {"n_gpus": 1024, "step_seconds": 60, "target_steps": 3000,
+            "failures": {"hard_per_gpu_hour": 6.0e-4, "sdc_per_gpu_hour": 0.0, "causes": "llama3"},
+            "recovery": {"in_process": IN_PROCESS, "crash_loop": LOOP}, "restart_seconds": 300}
+    s = _one(**keys)
+    plan = compile_spec(s.job_spec())
+    shares = [b - a for a, b in zip((0.0,) + plan.cause_cumulative[:-1], plan.cause_cumulative, strict=True)]
+    mean = sum(sh * r for sh, r in zip(shares, expected_restarts_us(plan), strict=True)) / 1e6
+    # by hand: every cause loops (1.75 attempts of 300 s, an escalation one time in 8), software and other try 30 s
+    # in process first and need the loop 0.4 of the time
+    loop = 300 * 1.75 + 3600 / 8
+    assert mean == pytest.approx((1 - 0.229) * loop + 0.229 * (30 + 0.4 * loop), rel=1e-3)
+    per = [(line["restart_seconds"], line["interruptions"]) for line in
+           (simulate(s, seed, None).as_json() for seed in range(60))]
+    n = sum(k for _, k in per)
+    x = [r / k for r, k in per if k]
+    m = sum(r for r, _ in per) / n
+    se = (sum((v - m) ** 2 for v in x) / (len(x) - 1) / len(x)) ** 0.5
+    assert abs(m - mean) < 4 * se, (m, mean, se)
+    assert _efficiency(keys) < _efficiency({**keys, "recovery": {}})
+
+
+def _efficiency(keys) -> float:
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(scenario_file(job("e", **keys))), clock=clock, wall=lambda: 1.7e9)
+    ticker.tick()
+    return ticker.registry.get_sample_value("simd_analytic_efficiency_ratio", {"scenario": "e"})
