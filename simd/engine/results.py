@@ -60,6 +60,8 @@ class JobResult:
     in_process: dict[str, int] = field(default_factory=dict)
     restart_attempts_by_cause: dict[str, int] = field(default_factory=dict)
     escalations: int = 0
+    # live migration: failures flagged ahead and migrated, flagged with no standby there ({}: none flagged)
+    migration: dict[str, int] = field(default_factory=dict)
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -163,6 +165,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         restart_attempts_by_cause=dict(zip(p.cause_names, d.restart_attempts, strict=True))
         if p.cause_recovery else {},
         escalations=d.escalations,
+        migration={"migrated": d.migrations, "no_standby": d.migrations_no_standby} if p.cause_predicted else {},
     )
 
 

@@ -52,6 +52,9 @@ class Cause:
     in_process: bool = False
     # whether its restarts may fail and loop (JobSpec.restart_failure, restart_attempts, escalation_seconds)
     crash_loop: bool = False
+    # the share of its failures flagged ahead (a health check's prediction) and migrated live to a warm standby
+    # (JobSpec.migration_seconds) when the pools hold one for each failing server; 0: none
+    predicted: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,9 @@ class JobSpec:
     restart_failure: float = 0.0
     restart_attempts: int = 1
     escalation_seconds: float = 0.0
+    # live migration of predicted failures (docs/model.md, "Predicted failures migrated live"): the pause of a
+    # migration to a warm standby (restart bucket), before the failing step, with no rollback
+    migration_seconds: float = 0.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -269,6 +275,11 @@ class Plan:
     restart_limit: int = 1
     escalation_us: int = 0
     restart_fail_stream: dict | None = stream("restart-fail")
+    # live migration: per cause the share of its failures flagged ahead (empty: none), a migration's pause; one draw
+    # of "predict" per interruption of a cause with a share
+    cause_predicted: tuple[float, ...] = ()
+    migrate_us: int = 0
+    predict_stream: dict | None = stream("predict")
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
@@ -408,6 +419,7 @@ REFUSED = {
     ("committed_sdc", "memory_tier"): "committed SDCs in a memory tier are not modelled",
     ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
     ("jit", "memory_tier"): "a just-in-time save beside a memory tier is not modelled",
+    ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
 }
 
 
@@ -428,7 +440,8 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
         ("servers", not srv.plain(spec.servers, spec.n_gpus)), ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
         ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)),
-        ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)))
+        ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
+        ("migration", any(c.predicted > 0 for c in spec.causes)))
         if present}
     return on
 
@@ -438,6 +451,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
     if why := refused(switched_on(spec)):
         raise ValueError("; ".join(why))
+    if any(c.predicted > 0 for c in spec.causes) and (spec.servers is None or not spec.servers.warm_standbys):
+        raise ValueError("a live migration needs warm standbys (servers.warm_standbys): it moves the work to one")
     causes = spec.cause_list
     cumulative, acc = [], 0.0
     for c in causes:
@@ -502,11 +517,14 @@ IN_PROCESS, CRASH_LOOP = 1, 2
 
 
 def _restarts(spec: JobSpec, causes: tuple[Cause, ...]) -> dict:
-    """The Plan fields of in-process restarts and crash loops (none when no cause has either)."""
+    """The Plan fields of in-process restarts, crash loops and live migration (none when no cause has any)."""
     bits = tuple(IN_PROCESS * c.in_process + CRASH_LOOP * c.crash_loop for c in causes)
+    out = {}
+    if any(c.predicted > 0 for c in causes):
+        out.update(cause_predicted=tuple(float(c.predicted) for c in causes), migrate_us=to_us(spec.migration_seconds))
     if not any(bits):
-        return {}
-    return dict(cause_recovery=bits, inproc_us=to_us(spec.in_process_seconds), inproc_ok=spec.in_process_success,
+        return out
+    return dict(**out, cause_recovery=bits, inproc_us=to_us(spec.in_process_seconds), inproc_ok=spec.in_process_success,
                 restart_fail=spec.restart_failure, restart_limit=spec.restart_attempts,
                 escalation_us=to_us(spec.escalation_seconds))
 
@@ -543,6 +561,8 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("inproc_stream")
     if any(c.crash_loop for c in spec.causes) and spec.restart_failure > 0:
         on.append("restart_fail_stream")
+    if any(c.predicted > 0 for c in spec.causes):
+        on.append("predict_stream")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
         on += ["hard_type_stream", "sdc_type_stream"]
     out = {}

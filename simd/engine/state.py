@@ -92,6 +92,10 @@ class Totals:
     # then each interruption is one restart
     restart_attempts: tuple[int, ...] = ()
     escalations: int = 0  # crash loops escalated to a manual intervention (JobSpec.escalation_seconds)
+    # failures flagged ahead and migrated live to warm standbys (no rollback), and those flagged with no standby
+    # there (ordinary failures, also in ``interruptions``)
+    migrations: int = 0
+    migrations_no_standby: int = 0
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}

@@ -77,6 +77,7 @@ class ScenarioInfo:
     # integer microseconds (the restart bucket's parts of their own)
     in_process_us: int | None = None
     escalation_us: int | None = None
+    migration_us: int | None = None  # recovery.migration (None without): a migration's pause
 
 
 @dataclass(frozen=True)
@@ -183,11 +184,12 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
 def _phases(body: ScenarioBody, p) -> dict:
     """ScenarioInfo's restart phases (none without ``recovery.phases``) and its causes' restarts."""
     phases = body.restart_phases_us()
-    ip, cl = body.recovery.in_process, body.recovery.crash_loop
+    ip, cl, mig = body.recovery.in_process, body.recovery.crash_loop, body.recovery.migration
     return dict(restart_phases_us=tuple(phases.items()) if phases is not None else (),
                 cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body),
                 in_process_us=p.inproc_us if ip is not None else None,
-                escalation_us=p.escalation_us if cl is not None else None)
+                escalation_us=p.escalation_us if cl is not None else None,
+                migration_us=p.migrate_us if mig is not None else None)
 
 
 def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> dict:

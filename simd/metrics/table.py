@@ -145,11 +145,11 @@ def _restart_phases(sc: ScenarioSnapshot) -> Samples:
     info, t = sc.info, sc.totals
     if not info.cause_warm:
         return ()
-    ip, esc = info.in_process_us, info.escalation_us
+    ip, esc, mig = info.in_process_us, info.escalation_us, info.migration_us
     parts = restart_by_phase(dict(info.restart_phases_us) if info.restart_phases_us else None, info.cause_restart_us,
                              info.cause_warm, t.interruptions, t.restart_us, t.load_us, t.restart_attempts,
                              None if ip is None else ip * (t.in_process_ok + t.in_process_failed),
-                             None if esc is None else esc * t.escalations)
+                             None if esc is None else esc * t.escalations, None if mig is None else mig * t.migrations)
     return (((k,), _seconds(v)) for k, v in parts.items())
 
 
@@ -236,8 +236,9 @@ METRICS: tuple[Metric, ...] = (
            "`warmup`, each cold restart paying every one. Split exactly from the restarts by cause and the phases' "
            "constants: the parts sum to `simd_bucket_seconds_total{bucket=\"restart\"}` (docs/model.md, \"Restart "
            "phases\"). With `recovery.in_process` the in-process restarts are a part of their own, `in_process`, "
-           "and with `recovery.crash_loop` the escalations, `escalation` (a crash loop's failed attempts are cold "
-           "restarts or warm swaps as the cause's restart is).", _TIME),
+           "with `recovery.crash_loop` the escalations, `escalation` (a crash loop's failed attempts are cold "
+           "restarts or warm swaps as the cause's restart is), and with `recovery.migration` the live migrations' "
+           "pauses, `migration`.", _TIME),
     Metric("simd_bucket_seconds", "counter", "Simulated seconds accounted to each bucket, summed over replicas.",
            ("scenario", "bucket"), "scenario",
            lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us().items()),
@@ -287,6 +288,13 @@ METRICS: tuple[Metric, ...] = (
            "Hard failures whose every restart attempt failed (`recovery.crash_loop.max_attempts`): the job waited "
            "for a manual intervention (`escalation_seconds`, restart bucket). Always 0 without `recovery.crash_loop`.",
            _EVENTS),
+    Metric("simd_migrations", "counter", "Failures flagged ahead, by whether they migrated live to a warm standby.",
+           ("scenario", "outcome"), "scenario",
+           lambda sc: ((("migrated",), sc.totals.migrations), (("no_standby",), sc.totals.migrations_no_standby)),
+           "Failures a health check flagged ahead (`recovery.migration.causes`), by `outcome`: `migrated` (the work "
+           "moved to warm standbys before the failure: a pause, `simd_restart_seconds_total{phase=\"migration\"}`, "
+           "no rollback, not an interruption) or `no_standby` (no standby for each failing server: an ordinary "
+           "failure, also in `simd_interruptions_total`). Always 0 without `recovery.migration`.", _EVENTS),
     Metric("simd_sdc_onsets", "counter", "Silent data corruptions that set in.", _S, "scenario",
            _total("sdc_onsets"), "Silent data corruptions that set in.", _EVENTS),
     Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",

@@ -195,7 +195,7 @@ NCCL_INIT_EXPONENT = round(math.log(265.0 / 65.4) / math.log(98304 / 8192), 3)
 def restart_by_phase(phases_us: Mapping[str, int] | None, cause_restart_us: Iterable[int],
                      cause_warm: Iterable[bool], interruptions: Iterable[int], restart_us: int,
                      load_us: int, attempts: Iterable[int] = (), in_process_us: int | None = None,
-                     escalation_us: int | None = None) -> dict[str, int]:
+                     escalation_us: int | None = None, migration_us: int | None = None) -> dict[str, int]:
     """The restart bucket (``restart_us``) split by phase, exactly (the parts sum to it): the checkpoints' loads
     (``load_us``, the engine's count: ``checkpoint_load``), the warm standby's swaps (the restarts of the causes
     ``cause_warm`` marks, each its restart ``cause_restart_us``: ``warm_swap``) and the cold restarts. Without
@@ -207,11 +207,13 @@ def restart_by_phase(phases_us: Mapping[str, int] | None, cause_restart_us: Iter
     A cause's restarts are its interruptions, or with in-process restarts and crash loops the engine's count
     ``attempts`` (Totals.restart_attempts: a crash loop's failed attempts each pay the cause's restart, an
     in-process restart that succeeded pays none); the in-process restarts' time (``in_process_us``: their count
-    times their seconds) and the escalations' (``escalation_us``) are parts of their own, ``in_process`` and
-    ``escalation`` (None: not a part, the scenario has no such mechanism)."""
+    times their seconds), the escalations' (``escalation_us``) and the live migrations' (``migration_us``) are parts
+    of their own, ``in_process``, ``escalation`` and ``migration`` (None: not a part, the scenario has no such
+    mechanism)."""
     counts = list(attempts) or list(interruptions)
     restarts = list(zip(cause_restart_us, cause_warm, counts, strict=True))
-    own = {k: v for k, v in (("in_process", in_process_us), ("escalation", escalation_us)) if v is not None}
+    own = {k: v for k, v in (("in_process", in_process_us), ("escalation", escalation_us),
+                             ("migration", migration_us)) if v is not None}
     rest = restart_us - load_us - sum(own.values())
     warm = sum(r * n for r, w, n in restarts if w)
     if phases_us is None:

@@ -41,6 +41,9 @@ def summary(s: Scenario) -> str:
     if (cl := s.recovery.crash_loop) is not None:
         extra += (f", crash loops{' of ' + ', '.join(cl.causes) if cl.causes else ''} ({cl.failure_probability:g} of "
                   f"restarts failing, after {cl.max_attempts} attempts a {cl.escalation_seconds:g} s intervention)")
+    if (mig := s.recovery.migration) is not None:
+        extra += (", live migration to a warm standby in " + f"{mig.seconds:g} s of "
+                  + ", ".join(f"{share:g} of {name}" for name, share in mig.causes.items()) + " failures")
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:

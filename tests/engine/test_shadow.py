@@ -106,7 +106,10 @@ def test_what_does_not_combine_is_decided_in_one_place():
              ("committed_sdc", "memory_tier"): spec(committed_sdc=CommittedSdc((), 2),
                                                     tier=MemoryTier("peer", 5, 1.0, copies=2)),
              ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0),
-             ("jit", "memory_tier"): spec(tier=MemoryTier("local", 5, 1.0), causes=(jit,), jit_seconds=30.0)}
+             ("jit", "memory_tier"): spec(tier=MemoryTier("local", 5, 1.0), causes=(jit,), jit_seconds=30.0),
+             ("memory_tier", "migration"): spec(tier=MemoryTier("local", 5, 1.0), migration_seconds=30.0,
+                                                causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
+                                                servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

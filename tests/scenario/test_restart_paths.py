@@ -159,3 +159,58 @@ def _efficiency(keys) -> float:
     ticker, _ = assemble(parse_config(scenario_file(job("e", **keys))), clock=clock, wall=lambda: 1.7e9)
     ticker.tick()
     return ticker.registry.get_sample_value("simd_analytic_efficiency_ratio", {"scenario": "e"})
+
+
+# live migration: 64 servers of 8 GPUs with 2 warm standbys, llama3's gpu and host failures flagged ahead
+POOLS = {"gpus_per_server": 8, "warm_standbys": 2,
+         "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 7200}}}
+MIGRATING = {"n_gpus": 512, "step_seconds": 30, "target_steps": 3000,
+             "failures": {"hard_per_gpu_hour": 1.0e-3, "sdc_per_gpu_hour": 2.0e-4, "causes": "llama3"},
+             "checkpoint": {"interval_steps": 100, "seconds": 30, "load_seconds": 93.6}, "servers": POOLS,
+             "recovery": {"migration": {"seconds": 30, "causes": {"gpu": 0.3, "host": 0.5}},
+                          "crash_loop": LOOP}}
+
+
+def test_live_migration_names_its_causes_needs_warm_standbys_and_says_so():
+    spec = _one(**MIGRATING).job_spec()
+    assert {c.name: c.predicted for c in spec.causes} == {"gpu": 0.3, "network": 0.0, "host": 0.5, "software": 0.0,
+                                                          "other": 0.0}
+    assert spec.migration_seconds == 30
+    assert "live migration to a warm standby in 30 s of 0.3 of gpu, 0.5 of host failures" in \
+        summary(_one(**MIGRATING))
+    for keys, message in (
+            ({**MIGRATING, "servers": {**POOLS, "warm_standbys": None, "spares": {"count": 2}}},
+             "recovery.migration needs servers.warm_standbys"),
+            ({**MIGRATING, "recovery": {"migration": {"seconds": 30, "causes": {"disk": 0.5}}}},
+             "recovery.migration.causes: disk not among the failure causes"),
+            ({**MIGRATING, "checkpoint": {**MIGRATING["checkpoint"],
+                                          "tiers": {"local": {"interval_steps": 20, "seconds": 1}}}},
+             "memory_tier and migration cannot be combined")):
+        with pytest.raises(ConfigError) as e:
+            _one(**keys)
+        assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_simulate_and_the_metrics_split_the_restart_bucket_exactly_with_live_migrations():
+    s = _one(**MIGRATING)
+    moved = 0
+    for seed in range(4):
+        line = simulate(s, seed, None).as_json()
+        split, mig = line["restart_phases"], line["migrations"]
+        assert split["migration"] == pytest.approx(30.0 * mig["migrated"], abs=1e-6)
+        sdc = split["restart"] / s.restart_seconds - sum(line["restart_attempts"].values())  # the SDC rollbacks'
+        # restarts
+        assert abs(sdc - round(sdc)) < 1e-6 and 0 <= round(sdc) <= line["sdc_detected"] + line["sdc_baked"]
+        assert sum(split.values()) == pytest.approx(line["restart_seconds"], abs=1e-6)
+        moved += mig["migrated"]
+    assert moved > 0
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(scenario_file(job("m", seed=5, **MIGRATING), speedup=3600)), clock=clock,
+                         wall=lambda: 1.7e9)
+    clock.t = 60.0
+    ticker.tick()
+    r = ticker.registry
+    migrated = r.get_sample_value("simd_migrations_total", {"scenario": "m", "outcome": "migrated"})
+    assert migrated > 0
+    assert r.get_sample_value("simd_restart_seconds_total", {"scenario": "m", "phase": "migration"}) == \
+        pytest.approx(30.0 * migrated)

@@ -40,3 +40,20 @@ def path(bits, index, w_ip, p_ok, ip_us, w_rf, p_fail, limit, restart_us, escala
         if u > p_fail:
             return spent + (j + 1) * restart_us, outcome, j + 1, 0
     return spent + limit * restart_us + escalation_us, outcome, limit, 1
+
+
+@njit()
+def flagged(index, w_cause, stop_cum, w_pred, predicted, shadow_kind):
+    """Whether hard-stream element ``index`` is a failure flagged ahead (docs/model.md, "Predicted failures migrated
+    live"): its kind (draw ``index`` of the cause stream, as the loop draws it) is a cause with a share
+    ``predicted`` > 0, and draw ``index`` of "predict" is <= that share."""
+    stop = 0
+    if len(stop_cum) > 1:
+        sh, sl = pcg.seek(w_cause, index)
+        sh, sl, u = draws.uniform(w_cause, sh, sl)
+        stop = draws.bucket(stop_cum, u)
+    if stop == shadow_kind or predicted[stop] == 0.0:
+        return False
+    sh, sl = pcg.seek(w_pred, index)
+    sh, sl, u = draws.uniform(w_pred, sh, sl)
+    return u <= predicted[stop]
