@@ -25,6 +25,8 @@ cut at ``until`` on the drawn times. The draws:
 - a hard failure's restart (kernel/restarts.py), for a cause with an in-process restart or a crash loop: draw
   ``index`` of "in-process" (the in-process restart succeeds?), draws ``restart_limit * index`` .. of
   "restart-fail" (each attempt of the cause's restart fails?), as far as the attempts go;
+- live migration, for an interruption with servers whose cause has a share flagged ahead: draw ``index`` of
+  "predict" (flagged?); a migrated failure is a unit of its own (_MIGRATE) before its step;
 - a committed SDC's detectors: draws ``2 * nd * index`` .. of "sdc-detect", two per detector (coverage, latency),
   the latency by late.latency_us's inverse transforms; the lognormal's standard normal quantile is
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
