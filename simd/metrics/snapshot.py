@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from simd import engine
 from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
-from simd.models.recovery import expected_restarts_us
+from simd.models.recovery import expected_restarts_us, migrated_first_order
 from simd.scenario import translate
 
 if TYPE_CHECKING:
@@ -198,11 +198,13 @@ def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> d
     lose the tier alone and the two-level efficiency (docs/checkpoints.md, section 6)."""
     step, ckpt, write, slow = spec.step_seconds, spec.ckpt_seconds, spec.ckpt_write_seconds, spec.ckpt_write_slowdown
     if spec.tier is None:
+        hazard, mean_us = p.hard_hazard, analytic.mean_recovery(shares, recovery_us)
+        if p.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
+            hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, p.cause_predicted, p.migrate_us)
         return dict(
-            optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, p.hard_hazard, write, slow),
-            analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, p.hard_hazard,
-                                                       analytic.mean_recovery(shares, recovery_us) / 1e6, write,
-                                                       slow))
+            optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, hazard, write, slow),
+            analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, hazard, mean_us / 1e6,
+                                                       write, slow))
     t, s = spec.tier, spec.servers
     down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
     rates = analytic.tier_rates(p.hard_hazard, step, t.copies, t.jump_servers, down, p.servers,

@@ -25,7 +25,7 @@ generator in the seed; simd reproduces their distribution, not the draws.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -252,3 +252,19 @@ def expected_restarts_us(plan) -> list[float]:
     return [expected_restart_us(r, bool(b & 1), bool(b & 2), plan.inproc_us, plan.inproc_ok, plan.restart_fail,
                                 plan.restart_limit, plan.escalation_us) for r, b in zip(plan.cause_restart_us, bits,
                                                                                         strict=True)]
+
+
+def migrated_first_order(hazard: float, shares: Sequence[float], recovery: Sequence[float],
+                         predicted: Sequence[float], migration: float) -> tuple[float, float]:
+    """The first-order model's hazard and mean recovery with live migration (docs/model.md, "Predicted failures
+    migrated live"), a standby taken to be there: a share ``p_c`` of cause c's failures (its share ``s_c``) is
+    migrated, a pause ``migration`` with no rollback, the rest are interruptions. The loss rate
+    ``h sum s_c (1 - p_c) (R_c + rollback) + h sum s_c p_c P`` is the model's with the hazard ``h sum s_c (1 - p_c)``
+    and the mean recovery ``(sum s_c (1 - p_c) R_c + sum s_c p_c P) / sum s_c (1 - p_c)``: the pauses charged to the
+    interruptions. Every failure migrated: (0, 0)."""
+    kept = math.fsum(s * (1.0 - p) for s, p in zip(shares, predicted, strict=True))
+    if kept <= 0.0:
+        return 0.0, 0.0
+    cost = math.fsum(s * (1.0 - p) * r + s * p * migration
+                     for s, p, r in zip(shares, predicted, recovery, strict=True))
+    return hazard * kept, cost / kept
