@@ -559,7 +559,7 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
             on.append("regime_stream")
     if any(c.in_process for c in spec.causes):
         on.append("inproc_stream")
-    if any(c.crash_loop for c in spec.causes) and spec.restart_failure > 0:
+    if any(c.crash_loop for c in spec.causes):  # (with a failure probability 0 too: a sweep's points share streams)
         on.append("restart_fail_stream")
     if any(c.predicted > 0 for c in spec.causes):
         on.append("predict_stream")
