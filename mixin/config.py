@@ -98,6 +98,10 @@ MIN_CORRUPT_LOADS = 2
 # window: Gemini's group placement loses it to a burst with probability ~1e-3 at 2,048 servers (docs/model.md), so
 # two in one window is a correlated pattern (a rack or power feed taking whole groups: groups inside one domain).
 MIN_TIER_LOSSES = 2
+# Crash loops escalated to a manual intervention (recovery.crash_loop: every one of max_attempts restarts failed) in
+# the rate window: one is already a job whose automatic retries gave up and that waits for a person (Kokolis et al.,
+# HPCA'25: a crash loop of 35 requeues), so one is enough.
+MIN_ESCALATIONS = 1
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -129,6 +133,8 @@ FOR = {
     "SimdNoDurableCheckpoint": "2m",
     "SimdCheckpointLoadsCorrupt": "1m",
     "SimdMemoryTierLost": "1m",
+    # an escalation stays in the 5m rate window for 5 minutes: 1m confirms it is not a reset's artefact
+    "SimdCrashLoopEscalated": "1m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

@@ -476,6 +476,47 @@ def saves_row() -> list:
     return [db.Row("Checkpoint saves"), outcomes, parts, flight, corrupt, recoveries]
 
 
+def recovery_row() -> list:
+    """How jobs recover (docs/model.md, "Restart phases", "In-process restarts", "Crash loops", "Predicted failures
+    migrated live"): the restart time by phase, the outcomes of in-process restarts and live migrations, and the
+    restarts per interruption with the crash loops' escalations."""
+    phases = (ts("Restart time by phase: share of simulated time",
+                 f"The restart bucket over the last {W} by phase (simd_restart_seconds_total over the simulated "
+                 "seconds): the cold restarts (one part, restart, or recovery.phases' timeline), checkpoint_load, "
+                 "warm_swap, and with their mechanisms in_process, escalation (crash loops given up on) and "
+                 "migration (live migrations' pauses). The parts sum to the restart bucket.", "percentunit", 8, 8)
+              .min(0)
+              .with_target(query("A", "sum by (scenario, phase) (increase(simd_restart_seconds_total"
+                                      f"{sel()}[{W}]))\n  / on (scenario) group_left\nsum by (scenario) "
+                                      f"(increase(simd_scenario_simulated_seconds_total{sel()}[{W}]))",
+                                 "{{scenario}} {{phase}}")))
+    outcomes = (ts("In-process restarts, live migrations and escalations per simulated hour",
+                   f"Per simulated hour of one replica over the last {W}: in-process restarts "
+                   "(simd_in_process_restarts_total, recovery.in_process: succeeded, or failed and followed by the "
+                   "cause's restart), failures flagged ahead (simd_migrations_total, recovery.migration: migrated "
+                   "to warm standbys with no rollback, or no standby there) and crash loops escalated to a manual "
+                   "intervention (simd_restart_escalations_total, recovery.crash_loop; SimdCrashLoopEscalated). "
+                   "Always 0 without them.", "short", 8, 8)
+                .min(0).axis_label("per simulated hour")
+                .with_target(query("A", by_scenario_per_sim_hour("simd_in_process_restarts_total",
+                                                                 "scenario, outcome"),
+                                   "{{scenario}} in process {{outcome}}"))
+                .with_target(query("B", by_scenario_per_sim_hour("simd_migrations_total", "scenario, outcome"),
+                                   "{{scenario}} flagged {{outcome}}"))
+                .with_target(query("C", by_scenario_per_sim_hour("simd_restart_escalations_total"),
+                                   "{{scenario}} escalated")))
+    loops = (ts("Restarts per interruption by cause: $scenario",
+                f"Over the last {W}, the causes' restarts attempted per interruption (simd_restart_attempts_total "
+                "over simd_interruptions_total): 1 without crash loops, more when restarts fail and are tried again "
+                "(recovery.crash_loop), less when in-process restarts recover (recovery.in_process).",
+                "short", 8, 8).min(0).axis_label("restarts per interruption")
+             .with_target(query("A", "sum by (cause) (increase(simd_restart_attempts_total"
+                                     f"{sel(scenario='$scenario')}[{W}]))\n  / sum by (cause) "
+                                     f"(increase(simd_interruptions_total{sel(scenario='$scenario')}[{W}]))",
+                                "{{cause}}")))
+    return [db.Row("Recovery paths"), phases, outcomes, loops]
+
+
 def stragglers_row() -> list:
     quantiles = (ts("Step time quantiles (simulated): $scenario",
                     f"Quantiles {', '.join(c.STEP_QUANTILES)} of the simulated step time over the last {W} "
@@ -747,7 +788,7 @@ def dashboard() -> dict:
          .with_variable(variable("sweep", f'{{{c.JOB_SELECTOR},sweep!=""}}', default_sweep()))
          .annotation(drill_annotation()))
     for row in (goodput_row(), badput_row(), events_row(), shadow_fleet_row(), hyper_late_sdc_row(),
-                servers_row(), saves_row(), stragglers_row(), checkpoint_row(), daemon_row()):
+                servers_row(), saves_row(), recovery_row(), stragglers_row(), checkpoint_row(), daemon_row()):
         d = d.with_row(row[0])
         for panel in row[1:]:
             d = d.with_panel(_versioned(panel))

@@ -375,6 +375,16 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Scenario {{ $labels.scenario }} keeps losing its memory checkpoint tier",
                f"{{{{ printf \"%.0f\" $value }}}} interruptions of scenario {{{{ $labels.scenario }}}} lost its "
                f"memory tier over the last {spoken(w)}: their recoveries fell back to the persistent checkpoint."),
+        _alert(o, "SimdCrashLoopEscalated",
+               f"At least {c.MIN_ESCALATIONS} hard failure(s) of a scenario ended in a crash loop over the last "
+               f"{spoken(w)}: every one of its restart attempts failed (recovery.crash_loop.max_attempts) and the "
+               "job was escalated to a manual intervention (escalation_seconds, restart bucket): a bad node not "
+               "isolated, a corrupt checkpoint, a fault that recurs at start-up.",
+               f"{increase_by('scenario', 'simd_restart_escalations_total', w)} >= {c.MIN_ESCALATIONS}",
+               "warning",
+               "Restarts of scenario {{ $labels.scenario }} are crash-looping",
+               f"{{{{ printf \"%.0f\" $value }}}} crash loop(s) of scenario {{{{ $labels.scenario }}}} exhausted "
+               f"their restart attempts over the last {spoken(w)}: each waited for a manual intervention."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

@@ -35,7 +35,8 @@ def new_state(spec: JobSpec) -> State:
     plan = compile_spec(spec)
     totals = Totals(interruptions=(0,) * len(plan.cause_names), step_hist=(0,) * (len(BUCKET_FACTORS) + 1),
                     interruptions_by_type=(0,) * len(plan.type_names), sdc_onsets_by_type=(0,) * len(plan.type_names),
-                    detector_finds=(0,) * len(plan.detector_names))
+                    detector_finds=(0,) * len(plan.detector_names),
+                    restart_attempts=(0,) * len(plan.cause_names) if any(plan.cause_recovery) else ())
     return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),

@@ -22,6 +22,11 @@ cut at ``until`` on the drawn times. The draws:
   draw ``index`` of "accel-hard" / "accel-sdc" the same way, only with several types (fleet.py);
 - with servers (servers.py): no hard-stream gaps; each server's lifetime from the next draw of "lifetime"
   (kernel.servers: inverse transforms), the next failure the end of lifetime the tournament tree keeps first;
+- a hard failure's restart (kernel/restarts.py), for a cause with an in-process restart or a crash loop: draw
+  ``index`` of "in-process" (the in-process restart succeeds?), draws ``restart_limit * index`` .. of
+  "restart-fail" (each attempt of the cause's restart fails?), as far as the attempts go;
+- live migration, for an interruption with servers whose cause has a share flagged ahead: draw ``index`` of
+  "predict" (flagged?); a migrated failure is a unit of its own (_MIGRATE) before its step;
 - a committed SDC's detectors: draws ``2 * nd * index`` .. of "sdc-detect", two per detector (coverage, latency),
   the latency by late.latency_us's inverse transforms; the lognormal's standard normal quantile is
   statistics.NormalDist.inv_cdf's algorithm (Wichura 1988, AS241), transcribed with its coefficients and its
@@ -67,12 +72,12 @@ from simd.engine import pcg, stepkernel
 from simd.engine import trace as tr
 from simd.engine.hazard import NEVER
 from simd.engine.jit import njit
-from simd.engine.kernel import draws, late, quiet, servers
+from simd.engine.kernel import draws, late, quiet, restarts, servers
 from simd.engine.kernel.plan import PF, PI, seg
 from simd.engine.kernel.record import record
 from simd.engine.layout import Pos, Stream, Tot
 
-_HARD, _FOUND, _DETECTED, _BAKED, _STEP = range(5)  # the unit's kinds
+_HARD, _FOUND, _DETECTED, _BAKED, _STEP, _MIGRATE = range(6)  # the unit's kinds
 # ``budget``'s entries: a row's work limit (negative: none), then the weight of each kind of work (module
 # docstring, "Work"): a row in a call, a server in a pass over the servers (the trees' builds, a burst's count of
 # the job's servers), a unit (a loop's pass: a segment and the unit that ends it), a server event (a server's
@@ -121,6 +126,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     cause_stays = seg(ivec, ints, PI.cause_stays)  # per cause: 1 when its server stays in the job
     cause_jit, jit_us = seg(ivec, ints, PI.cause_jit), ints[PI.jit_us]  # per cause: 1 when the job saves just in time
     jit_share = floats[PF.jit_share]  # ... after this share of its failures (one draw of "jit" per failure when < 1)
+    # per cause: an in-process restart first, a crash loop (kernel/restarts.py; empty: the causes' restarts alone)
+    cause_rec = seg(ivec, ints, PI.cause_recovery)
+    rec_on, ip_us, p_ip = len(cause_rec) > 0, ints[PI.inproc_us], floats[PF.inproc_ok]
+    p_rf, rf_limit, esc_us = floats[PF.restart_fail], ints[PI.restart_limit], ints[PI.escalation_us]
+    o_att = ints[PI.tot_restart_attempts]
+    # live migration: per cause the share of its failures flagged ahead (empty: none), a migration's pause
+    cause_pred, migrate_us = seg(fvec, ints, PI.cause_predicted), ints[PI.migrate_us]
+    mig_on = len(cause_pred) > 0
     hard_type_cum, sdc_type_cum = seg(fvec, ints, PI.hard_type_cumulative), seg(fvec, ints, PI.sdc_type_cumulative)
     # committed SDCs' detectors (late.py)
     det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
@@ -161,6 +174,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     gcount = np.zeros(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     gbase = np.empty(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
+    mstk = np.empty(2 * tree_p + 2 if mig_on else 0, dtype=np.int64)  # a migration's walks and its servers
     need = 0
     lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
     for r in range(pos_rows.shape[0]):
@@ -185,6 +199,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         wfail, wsf, sfi = pos[Pos.write_fails] != 0, words[Stream.save_fail], pos[Pos.save_draws]
         # corrupt loads: the "corrupt" stream's draws made, the highest committed step above ``last`` (0: none)
         wcr, cri, hw = words[Stream.corrupt], pos[Pos.corrupt_draws], pos[Pos.hw]
+        wip, wrf, wpr = words[Stream.inproc], words[Stream.restart_fail], words[Stream.predict]
         plast, load_end = pos[Pos.persist_last], pos[Pos.load_end]  # a memory tier (State.persist_last, load_end)
         # ... beside committed SDCs (State.persist_clean, tier_clean; ``clean`` is then the newest clean one taken)
         pclean, tclean = pos[Pos.persist_clean], pos[Pos.tier_clean]
@@ -427,6 +442,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
             jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
             mjit = False  # beside a memory tier: the survivors can save (whether they do waits for the tier's fate)
+            rst, ipo, n_att, esc = 0, restarts.NOT_TRIED, 1, 0  # a hard failure's restart: its time, its path
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             # the checkpoint points among the quiet steps, and the newest of them (``newest_c``, when ``taken``)
             taken = (m - off) // period - (step - off) // period
@@ -449,8 +465,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 plast_u = newest_c if taken else plast
                 mem_t = last_u > plast_u
                 ld = mem_load if mem_t else load_us if last_u > 0 else 0
+            mig = no_sb = False  # a failure flagged ahead: migrated to warm standbys before its step, or none there
+            if mig_on and h == e and not cut_quiet and not (burst_log1m != 0.0 and bp == e) and restarts.flagged(
+                    hi, wc, stop_cum, wpr, cause_pred, shadow_kind):  # (a burst is not foreseen)
+                # a standby for each server failing in the step: in the pool or back from repair by the migration
+                mig = min(W, n_sb + servers.count_le(rtree, rep, tree_p, t + quiet_us, mstk)) >= \
+                    servers.count_le(tree, srv, tree_p, e, mstk)
+                no_sb = not mig
             if cut_quiet:
                 pass  # ``until`` comes within the quiet steps: the unit is not reached
+            elif mig:  # (docs/model.md, "Predicted failures migrated live")
+                kind, cost = _MIGRATE, migrate_us
             elif h == e:  # a hard failure or a shadow disagreement: its kind (a cause, or the disagreement)
                 kind, index = _HARD, hi
                 if len(stop_cum) > 1:
@@ -478,7 +503,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, m if jit and not jit_bad else -1, wcr, cri,
                                                             p_corrupt)
                     ld = loads * load_us
-                cost = du + stop_det[stop] + stop_rst[stop] + ld + (jit_us if jit else 0)
+                rst = stop_rst[stop]
+                if rec_on and stop != shadow_kind and cause_rec[stop]:  # an in-process restart first, a crash loop
+                    rst, ipo, n_att, esc = restarts.path(cause_rec[stop], index, wip, p_ip, ip_us, wrf, p_rf, rf_limit,
+                                                         rst, esc_us)
+                cost = du + stop_det[stop] + rst + ld + (jit_us if jit else 0)
             else:
                 corr = corrupted
                 if s == e:  # an onset (on a hard failure's step it is void)
@@ -619,6 +648,73 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 step, g = b, g + mm
             if cut:
                 break
+            if kind == _MIGRATE:  # the failing servers moved to warm standbys before their step (no rollback): the
+                # step runs in the next pass, on the standbys
+                t0 = t
+                t += cost
+                tot[Tot.restart_us] += cost
+                tot[Tot.migrations] += 1
+                while rep[rtree[1]] <= t0:  # the servers back from repair by then: to the standbys, then the spares
+                    i = rtree[1]
+                    used += w_srv
+                    rep[i] = NEVER
+                    servers.update(rtree, rep, i, tree_p)
+                    if n_sb < W:
+                        role[i], akey[i] = servers.STANDBY, i
+                        n_sb += 1
+                    else:
+                        role[i], akey[i] = servers.SPARE, ncl + i
+                        n_sp += 1
+                    servers.update(atree, akey, i, tree_p)
+                nm = 0
+                while srv[tree[1]] <= e:  # the servers failing in the step, in index order
+                    i = tree[1]
+                    mstk[nm] = i
+                    nm += 1
+                    srv[i] = NEVER
+                    servers.update(tree, srv, i, tree_p)
+                for k2 in range(nm):  # each to repair (the prediction names it: no diagnosis), a standby in
+                    i = mstk[k2]
+                    tot[Tot.server_failures] += 1
+                    used += w_srv
+                    rph, rpl, u = draws.uniform(wrp, rph, rpl)  # the repair's four draws, as a failure's
+                    if len(mix_cum):
+                        d_rep = late.mixture_us(mix_cum, mix_kind, mix_scale, mix_sigma, u)
+                    else:
+                        d_rep = late.latency_us(rep_kind, rep_scale, rep_sigma, u)
+                    rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                    manual = u <= man_p
+                    rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                    if manual:
+                        d_rep += late.latency_us(man_kind, man_scale, man_sigma, u)
+                        tot[Tot.repairs_manual] += 1
+                    rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                    ri += 4
+                    tot[Tot.repairs_started] += 1
+                    if u <= (fail_man if manual else fail_auto):
+                        tot[Tot.repairs_false] += 1
+                        if manual:
+                            tot[Tot.repairs_false_manual] += 1
+                    elif fixed[i] == 0 and servers.is_lemon(i, floats[PF.lemon_fraction]):
+                        fixed[i] = 1
+                        tot[Tot.lemons_fixed] += 1
+                    role[i], rep[i] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t + d_rep
+                    servers.set_job(jcnt, i, 0, tree_p)
+                    servers.update(rtree, rep, i, tree_p)
+                    j = atree[1]  # the lowest-numbered standby (one for each: counted when decided)
+                    tot[Tot.replacements_standby] += 1
+                    n_sb -= 1
+                    akey[j] = NEVER
+                    servers.update(atree, akey, j, tree_p)
+                    role[j] = servers.JOB
+                    servers.set_job(jcnt, j, 1, tree_p)
+                    lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg,
+                                                       sched)
+                    li += 1
+                    servers.update(tree, srv, j, tree_p)
+                hi += 1
+                hp = srv[tree[1]]
+                continue
             # the unit
             tot[Tot.steps_executed] += 1
             tot[Tot.shadow_us] += shadow_us
@@ -639,8 +735,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.saves_aborted] += 1
                     wend = 0
                 tot[Tot.detection_us] += stop_det[stop]
-                tot[Tot.restart_us] += stop_rst[stop] + ld
+                tot[Tot.restart_us] += rst + ld
                 tot[Tot.load_us] += ld
+                if no_sb:  # flagged ahead, but no warm standby for it: an ordinary failure
+                    tot[Tot.migrations_no_standby] += 1
+                if rec_on and stop != shadow_kind:  # the restart's path (kernel/restarts.py)
+                    tot[o_att + stop] += n_att
+                    tot[Tot.escalations] += esc
+                    if ipo == restarts.SUCCEEDED:
+                        tot[Tot.in_process_ok] += 1
+                    elif ipo == restarts.FAILED:
+                        tot[Tot.in_process_failed] += 1
                 if stop == shadow_kind:  # a disagreement: an SDC that set in and was found at once
                     tot[Tot.shadow_detected] += 1
                     tot[Tot.sdc_detected] += 1
@@ -701,7 +806,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 tot[Tot.burst_servers] += 1
                                 kb -= 1
                 if M:  # a memory tier: lost with its holders or not, then the checkpoint recovered from and its load
-                    if stop == shadow_kind or cause_stays[stop]:  # an SDC found, a fault that takes no server down
+                    if stop == shadow_kind or cause_stays[stop] or ipo == restarts.SUCCEEDED:  # an SDC found, a
+                        # fault that takes no server down (or that an in-process restart cleared)
                         lost = False
                     elif nsrv:  # the servers failing in this step (their own lifetimes and a burst's) lose theirs
                         lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount, gbase)
@@ -785,7 +891,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.hyper_activations] += 1
                     hyper_end, anchor = g + window, last
                 if nsrv:  # every server whose lifetime ended in this step, in index order (servers.py)
-                    tau = t1 + stop_det[stop]  # the failure noticed: its replacement needed
+                    # the failure noticed (and an in-process restart failed): its replacement needed
+                    tau = t1 + stop_det[stop] + (ip_us if ipo == restarts.FAILED else 0)
                     ready, moved = tau, False  # moved: a replacement from beyond the standbys (host selection)
                     if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
                         while rep[rtree[1]] <= tau:
@@ -806,8 +913,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.server_failures] += 1
                         used += w_srv
                         # the server blamed: to repair and replaced (without capacity: i, repaired at once); none
-                        # when the cause takes no server down (it stays in the job, a new lifetime)
-                        blm = -1 if cause_stays[stop] else i
+                        # when the cause takes no server down or an in-process restart cleared the fault (it stays in
+                        # the job, a new lifetime)
+                        blm = -1 if cause_stays[stop] or ipo == restarts.SUCCEEDED else i
                         if diagnose and blm >= 0:  # three draws of "diagnosis" per failing server: identified?
                             # pinned on another? which other (servers.py)
                             dgh, dgl, u = draws.uniform(wdg, dgh, dgl)

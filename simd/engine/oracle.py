@@ -78,9 +78,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start", "jit", "tier_corrupt", "tier_failed"), 0)
+                       "rec_start", "jit", "tier_corrupt", "tier_failed", "inproc_ok", "inproc_failed", "escalations",
+                       "migrations", "no_standby"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
+    attempts_by_cause = dict.fromkeys((x.name for x in causes), 0)  # the causes' restarts attempted
+    migrating = any(x.predicted > 0 for x in causes)  # live migration (on servers with warm standbys)
+    coming, coming_cause = [], None
     hard_by_type, onsets_by_type = [0] * len(types), [0] * len(types)
     found_by = dict.fromkeys((d.name for d in detectors), 0)
 
@@ -214,6 +218,58 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         us["restart"] += restart_us
         t += detect_us + restart_us
 
+    def restart(i: int) -> tuple[int, bool | None]:
+        """A hard failure's restart (docs/model.md, "In-process restarts" and "Crash loops"): for a cause that
+        allows one, an in-process restart first (one draw: it succeeds with its probability); unless it succeeded,
+        the cause's restart, which under a crash loop fails with its probability (one draw per attempt) and is tried
+        again, at most ``restart_limit`` attempts, then escalated. (Its time, the in-process outcome: None when not
+        tried.)"""
+        cause, spent, outcome = causes[i], 0, None
+        if cause.in_process:
+            spent, outcome = plan.inproc_us, rng.random() < plan.inproc_ok
+            c["inproc_ok" if outcome else "inproc_failed"] += 1
+            if outcome:
+                return spent, outcome
+        attempts = 1
+        if cause.crash_loop and plan.restart_fail > 0:
+            attempts = 0
+            while attempts < plan.restart_limit:
+                attempts += 1
+                if rng.random() >= plan.restart_fail:  # this attempt succeeded
+                    break
+            else:  # every attempt failed: a manual intervention, which ends with the job running
+                c["escalations"] += 1
+                spent += plan.escalation_us
+        attempts_by_cause[cause.name] += attempts
+        return spent + attempts * plan.cause_restart_us[i], outcome
+
+    def cause_of() -> int:
+        """A hard failure's cause (one draw, only with several causes)."""
+        return min(bisect_left(cumulative, rng.random()), len(causes) - 1) if len(causes) > 1 else 0
+
+    def migrate_before(gn: int) -> tuple[list[int], int | None]:
+        """Live migration (docs/model.md, "Predicted failures migrated live"): the servers failing in the coming step
+        ``gn`` and the interruption's cause; one flagged ahead (one draw: its cause's share), not a burst's, whose
+        failing servers each find a warm standby (in the pool, or back from repair by now) moves to them before the
+        step, pausing the job (restart bucket), with no rollback; the standbys then face the step themselves, and a
+        failure of theirs is decided the same way. (What fails in the step, and its cause: None if none drawn.)"""
+        nonlocal t
+        failed = servers.step(gn)
+        while failed:
+            i = cause_of()
+            if servers.burst_hit or not causes[i].predicted or rng.random() >= causes[i].predicted:
+                return failed, i
+            if servers.standbys_by(t) < len(failed):
+                c["no_standby"] += 1
+                return failed, i
+            c["migrations"] += 1
+            c["server_failures"] += len(failed)
+            t0 = t
+            t += plan.migrate_us
+            us["restart"] += plan.migrate_us
+            failed = servers.migrate(failed, t0, t, gn)
+        return failed, None
+
     def open_window(at: int) -> None:
         """An SDC detection opens a hyper window anchored at the rollback point ``at``."""
         nonlocal hyper_end, anchor
@@ -260,6 +316,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
     stepped_us, shadow_us = 0, plan.shadow_us  # compute time of the executed steps
     while cur < target:
+        if migrating:  # the coming step's failures flagged ahead migrate before it
+            coming, coming_cause = migrate_before(g + 1)
         if wend and wend <= t:  # the write ended before this step starts: the save is durable
             durable()
         cur += 1
@@ -274,24 +332,27 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if in_hyper:
             c["hyper_steps"] += 1
         # (a) hard failure
+        drawn = None  # the failure's cause, when a migration's decision drew it already
         if servers is not None:
-            failed_servers = servers.step(g)
+            failed_servers, drawn = (coming, coming_cause) if migrating else (servers.step(g), None)
             c["server_failures"] += len(failed_servers)
             failed = 0 if failed_servers else -1
         else:
             failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
         if failed >= 0:
-            i = min(bisect_left(cumulative, rng.random()), len(causes) - 1) if len(causes) > 1 else 0
+            i = drawn if drawn is not None else cause_of()
             by_cause[causes[i].name] += 1
             hard_by_type[failed] += 1
             c["interruptions"] += 1
+            restart_us, in_process = restart(i)
+            down = causes[i].server_down and not in_process  # (an in-process restart that succeeded cleared it)
             wait = 0
             if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
-                tau = t + plan.cause_detect_us[i]
+                tau = t + plan.cause_detect_us[i] + (plan.inproc_us if in_process is False else 0)
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
-                wait = servers.replace(failed_servers if causes[i].server_down else [], t, tau, g) - tau
+                wait = servers.replace(failed_servers if down else [], t, tau, g) - tau
             lost = False
-            if M and causes[i].server_down:  # the memory tier: lost when every holder of some shard failed
+            if M and down:  # the memory tier: lost when every holder of some shard failed
                 lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
                     else plan.mem_copies == 1  # without servers: a local copy goes, a peer group keeps others
                 c["tier_losses"] += lost
@@ -307,7 +368,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 else:
                     last = clean = plast = cur - 1
                     keep(cur - 1)
-            stopped(plan.cause_detect_us[i], plan.cause_restart_us[i], lost)
+            stopped(plan.cause_detect_us[i], restart_us, lost)
             us["waiting"] += wait
             t += wait
             continue
@@ -431,6 +492,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "loads_corrupt": c["loads_corrupt"],
         "fallbacks_to_start": c["fallbacks_to_start"],
         "jit_saves": c["jit"],
+        "in_process": {"succeeded": c["inproc_ok"], "failed": c["inproc_failed"]},
+        "restart_attempts_by_cause": attempts_by_cause,
+        "escalations": c["escalations"],
+        "migrations": c["migrations"],
+        "migrations_no_standby": c["no_standby"],
         "tier_loads_corrupt": c["tier_corrupt"],
         "tier_saves_failed": c["tier_failed"],
         "tier_saves": c["tier_saves"],
@@ -589,6 +655,7 @@ class _Servers:
         a burst's with probability 1 - exp(burst_log1m): 2 + a geometric number of the running
         servers not failing already (uniformly), or every running server of the domain of one drawn uniformly."""
         p = self.plan
+        self.burst_hit, self.m_step = False, 1.0  # (for a migration before the step: a burst, the multiplier)
         if p.replay_servers and not p.burst_log1m:  # (no ages to keep: a replay has no hazards)
             if p.mem_every:  # (a memory tier's groups are by position among them)
                 self.running = [i for i, r in enumerate(self.role) if r == srv.JOB]
@@ -598,12 +665,13 @@ class _Servers:
         if p.replay_servers:  # a replayed log (servers.py): the running servers whose log has a fault in step g
             failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB]
         elif self.timed:
-            m = self.multiplier(g)
+            m = self.m_step = self.multiplier(g)
             failed = [i for i in running if self.uniform() < self.timed_hazard(i, self.age[i], m)]
         else:
             failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
         if p.burst_log1m and self.uniform() < -math.expm1(p.burst_log1m):
             self.bursts += 1
+            self.burst_hit = True
             if p.burst_domain:
                 d = self.rng.choice(running) // p.burst_domain
                 struck = [i for i in running if i // p.burst_domain == d and i not in failed]
@@ -620,6 +688,70 @@ class _Servers:
         for i in failed:
             self.age[i] = 0
         return failed
+
+    def standbys_by(self, t: int) -> int:
+        """The warm standbys a migration at ``t`` finds: the pool's, and the servers back from repair by then (which
+        join the standbys first), at most the plan's count."""
+        back = sum(1 for i, r in enumerate(self.role) if r in srv.IN_REPAIR and self.repair_end[i] <= t)
+        return min(self.plan.standbys, self.role.count(srv.STANDBY) + back)
+
+    def migrate(self, failed: list[int], t0: int, t1: int, g: int) -> list[int]:
+        """A live migration from ``t0`` to ``t1`` before step ``g``: the servers back from repair by ``t0`` return to
+        the pools, each failing server (in index order) goes to repair from ``t1`` (no diagnosis: the prediction
+        names it) and the lowest-numbered standby takes its place, new. Returns the standbys that fail in step ``g``
+        themselves (their own Bernoullis, at the step's multiplier)."""
+        role, end, plan = self.role, self.repair_end, self.plan
+        back = [i for i, r in enumerate(role) if r in srv.IN_REPAIR and end[i] <= t0]
+        for i in sorted(back, key=lambda i: (end[i], i)):
+            role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
+            end[i] = NEVER
+        new = []
+        for i in failed:
+            self._repair(i, t1)
+            j = role.index(srv.STANDBY)
+            self.replaced["standby"] += 1
+            role[j] = srv.JOB
+            self.age[j] = 0
+            new.append(j)
+        m = self.m_step
+        if plan.replay_servers:
+            hit = set(self._replayed(g))
+            out = [j for j in new if j in hit]
+        elif self.timed:
+            out = [j for j in new if self.uniform() < self.timed_hazard(j, self.age[j], m)]
+        else:
+            out = [j for j in new if self.uniform() < self.hazard(j, self.age[j])]
+        for j in new:
+            self.age[j] = 0 if j in out else (m if self.timed else 1)
+        self.burst_hit = False
+        return sorted(out)
+
+    def _repair(self, b: int, t1: int, logged: float = -1.0) -> None:
+        """Server ``b`` to repair from ``t1``: its automatic stage (a mixture's component, then its time), perhaps
+        the manual one, whether it fixes nothing (servers.py); ``logged`` >= 0: the log's own repair time (us) for
+        the whole repair, the draws made all the same (servers.replay.repairs: log)."""
+        plan = self.plan
+        if plan.repair_mix_cum:  # a mixture: its component by its weight, then that component's time
+            j = bisect_left(plan.repair_mix_cum, self.rng.random())
+            duration = _draw(self.rng, DISTRIBUTIONS[plan.repair_mix_kind[j]], plan.repair_mix_scale_us[j],
+                             plan.repair_mix_sigma[j])
+        else:  # the automatic stage, then perhaps the manual one
+            duration = _draw(self.rng, DISTRIBUTIONS[plan.repair_kind], plan.repair_scale_us, plan.repair_sigma)
+        manual = self.rng.random() < plan.manual_probability
+        if logged >= 0.0:
+            duration, manual = logged, False
+        if manual:
+            duration += _draw(self.rng, DISTRIBUTIONS[plan.manual_kind], plan.manual_scale_us, plan.manual_sigma)
+            self.repairs["manual"] += 1
+        self.role[b] = srv.REPAIR_MANUAL if manual else srv.REPAIR
+        self.repairs["started"] += 1
+        if self.rng.random() < (plan.repair_fail_manual if manual else plan.repair_fail_auto):
+            self.repairs["false"] += 1
+            self.repairs["false_manual"] += manual
+        elif self.lemon[b]:
+            self.lemon[b] = False
+            self.repairs["lemons_fixed"] += 1
+        self.repair_end[b] = t1 + round(duration)
 
     def lost(self, failed: list[int], copies: int, jump: int) -> bool:
         """Whether a memory tier is lost with the servers ``failed`` in the step: each at its position among the
@@ -651,7 +783,6 @@ class _Servers:
             role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
             end[i] = NEVER
         ready, moved = tau, False
-        kind, scale_us, sigma = DISTRIBUTIONS[plan.repair_kind], plan.repair_scale_us, plan.repair_sigma
         for i in failed:
             if role[i] != srv.JOB:  # blamed for an earlier server's failure in this step: gone already
                 continue
@@ -671,29 +802,7 @@ class _Servers:
                 self.retirements += 1
                 self.retired_at.append(t1)
             else:
-                if plan.repair_mix_cum:  # a mixture: its component by its weight, then that component's time
-                    j = bisect_left(plan.repair_mix_cum, self.rng.random())
-                    duration = _draw(self.rng, DISTRIBUTIONS[plan.repair_mix_kind[j]], plan.repair_mix_scale_us[j],
-                                     plan.repair_mix_sigma[j])
-                else:  # the automatic stage, then perhaps the manual one
-                    duration = _draw(self.rng, kind, scale_us, sigma)
-                manual = self.rng.random() < plan.manual_probability
-                logged = self._logged_repair_us(i, g) if b == i else -1.0
-                if logged >= 0.0:  # the log's own repair time (servers.py): the whole repair
-                    duration, manual = logged, False
-                if manual:
-                    duration += _draw(self.rng, DISTRIBUTIONS[plan.manual_kind], plan.manual_scale_us,
-                                      plan.manual_sigma)
-                    self.repairs["manual"] += 1
-                role[b] = srv.REPAIR_MANUAL if manual else srv.REPAIR
-                self.repairs["started"] += 1
-                if self.rng.random() < (plan.repair_fail_manual if manual else plan.repair_fail_auto):
-                    self.repairs["false"] += 1
-                    self.repairs["false_manual"] += manual
-                elif self.lemon[b]:
-                    self.lemon[b] = False
-                    self.repairs["lemons_fixed"] += 1
-                end[b] = t1 + round(duration)
+                self._repair(b, t1, self._logged_repair_us(i, g) if b == i else -1.0)
             standby = [j for j, r in enumerate(role) if r == srv.STANDBY]
             spare = [j for j, r in enumerate(role) if r == srv.SPARE]
             if standby:

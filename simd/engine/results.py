@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simd.engine.spec import US_PER_SECOND, Plan
+from simd.engine.spec import IN_PROCESS, US_PER_SECOND, Plan
 from simd.engine.state import State, Totals
 
 
@@ -55,6 +55,13 @@ class JobResult:
     tier: dict[str, int] = field(default_factory=dict)
     jit_saves: int = 0  # just-in-time saves after hard failures (JobSpec.jit_seconds)
     load_seconds: float = 0.0  # of the restart bucket, the checkpoints' loads
+    # in-process restarts by outcome ({}: no cause has one); per cause the restarts attempted and the crash loops
+    # escalated ({} and 0: no cause has an in-process restart or a crash loop)
+    in_process: dict[str, int] = field(default_factory=dict)
+    restart_attempts_by_cause: dict[str, int] = field(default_factory=dict)
+    escalations: int = 0
+    # live migration: failures flagged ahead and migrated, flagged with no standby there ({}: none flagged)
+    migration: dict[str, int] = field(default_factory=dict)
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -153,6 +160,12 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
               **({"saves_failed": d.tier_saves_failed} if p.mem_save_fail else {})} if p.mem_every else {},
         jit_saves=d.jit_saves,
         load_seconds=d.load_us / US_PER_SECOND,
+        in_process={"succeeded": d.in_process_ok, "failed": d.in_process_failed}
+        if any(b & IN_PROCESS for b in p.cause_recovery) else {},
+        restart_attempts_by_cause=dict(zip(p.cause_names, d.restart_attempts, strict=True))
+        if p.cause_recovery else {},
+        escalations=d.escalations,
+        migration={"migrated": d.migrations, "no_standby": d.migrations_no_standby} if p.cause_predicted else {},
     )
 
 

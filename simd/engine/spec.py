@@ -47,6 +47,14 @@ class Cause:
     # whether the surviving ranks save just in time after it (JobSpec.jit_seconds; Gupta et al., EuroSys'24): the
     # job then loses only the step in flight
     jit: bool = False
+    # whether an in-process restart is tried first (JobSpec.in_process_seconds; NVIDIA's resiliency extension): a
+    # short restart within the job's processes that succeeds with JobSpec.in_process_success, else this path
+    in_process: bool = False
+    # whether its restarts may fail and loop (JobSpec.restart_failure, restart_attempts, escalation_seconds)
+    crash_loop: bool = False
+    # the share of its failures flagged ahead (a health check's prediction) and migrated live to a warm standby
+    # (JobSpec.migration_seconds) when the pools hold one for each failing server; 0: none
+    predicted: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -168,6 +176,21 @@ class JobSpec:
     # replica of some shard)
     jit_seconds: float = 0.0
     jit_share: float = 1.0
+    # in-process restarts (docs/model.md, "In-process restarts"): after a hard failure of a cause with
+    # ``in_process``, once detected, the job restarts within its processes in this long (restart bucket), rolled back
+    # to its checkpoint as by any restart, and succeeds with this probability; else the cause's restart follows
+    in_process_seconds: float = 0.0
+    in_process_success: float = 0.0
+    # crash loops (docs/model.md, "Crash loops"): a restart of a cause with ``crash_loop`` fails with
+    # ``restart_failure`` and is tried again, each attempt paying the cause's restart; after ``restart_attempts``
+    # failed attempts the job is escalated to a manual intervention of ``escalation_seconds`` (restart bucket), which
+    # ends with the job running
+    restart_failure: float = 0.0
+    restart_attempts: int = 1
+    escalation_seconds: float = 0.0
+    # live migration of predicted failures (docs/model.md, "Predicted failures migrated live"): the pause of a
+    # migration to a warm standby (restart bucket), before the failing step, with no rollback
+    migration_seconds: float = 0.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -233,6 +256,8 @@ class Plan:
     cause_restart_us: tuple[int, ...]
     cause_stays: tuple[int, ...]  # 1 for a cause whose server stays in the job (Cause.server_down False)
     cause_jit: tuple[int, ...]  # 1 for a cause after which the job saves just in time (Cause.jit)
+    # per cause: IN_PROCESS | CRASH_LOOP bits (Cause.in_process, Cause.crash_loop; 0: the cause's restart alone)
+    cause_recovery: tuple[int, ...] = ()
     # hyper-checkpointing (hyper.py): 0 = off
     hyper_every: int = 0
     hyper_window: int = 0
@@ -248,6 +273,21 @@ class Plan:
     mem_save_fail: float = 0.0
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
+    # in-process restarts: their time and P(success) (JobSpec.in_process_*), one draw of "in-process" per try
+    inproc_us: int = 0
+    inproc_ok: float = 0.0
+    inproc_stream: dict | None = stream("in-process")
+    # crash loops: P(a restart fails), the failed attempts before the escalation, its time (JobSpec.restart_*,
+    # escalation_seconds); draws of "restart-fail", restart_limit per interruption
+    restart_fail: float = 0.0
+    restart_limit: int = 1
+    escalation_us: int = 0
+    restart_fail_stream: dict | None = stream("restart-fail")
+    # live migration: per cause the share of its failures flagged ahead (empty: none), a migration's pause; one draw
+    # of "predict" per interruption of a cause with a share
+    cause_predicted: tuple[float, ...] = ()
+    migrate_us: int = 0
+    predict_stream: dict | None = stream("predict")
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
@@ -389,6 +429,7 @@ REFUSED = {
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
     ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
+    ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
 }
 
 
@@ -410,7 +451,9 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("servers", not srv.plain(spec.servers, spec.n_gpus)),
         # (a memory tier's corrupt loads too)
         ("corrupt_loads", spec.ckpt_corrupt_on_load > 0 or (spec.tier is not None and spec.tier.corrupt_on_load > 0)),
-        ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)))
+        ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)),
+        ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
+        ("migration", any(c.predicted > 0 for c in spec.causes)))
         if present}
     return on
 
@@ -420,6 +463,8 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
     if why := refused(switched_on(spec)):
         raise ValueError("; ".join(why))
+    if any(c.predicted > 0 for c in spec.causes) and (spec.servers is None or not spec.servers.warm_standbys):
+        raise ValueError("a live migration needs warm standbys (servers.warm_standbys): it moves the work to one")
     causes = spec.cause_list
     cumulative, acc = [], 0.0
     for c in causes:
@@ -460,6 +505,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         cause_jit=tuple(int(c.jit) for c in causes),
         jit_us=to_us(spec.jit_seconds),
         jit_share=spec.jit_share,
+        **_restarts(spec, causes),
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,
@@ -478,6 +524,23 @@ def _tier(tier: MemoryTier | None) -> dict:
     return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
                 mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load,
                 mem_save_fail=tier.save_failure)
+
+
+# Cause.in_process and Cause.crash_loop as the bits of Plan.cause_recovery
+IN_PROCESS, CRASH_LOOP = 1, 2
+
+
+def _restarts(spec: JobSpec, causes: tuple[Cause, ...]) -> dict:
+    """The Plan fields of in-process restarts, crash loops and live migration (none when no cause has any)."""
+    bits = tuple(IN_PROCESS * c.in_process + CRASH_LOOP * c.crash_loop for c in causes)
+    out = {}
+    if any(c.predicted > 0 for c in causes):
+        out.update(cause_predicted=tuple(float(c.predicted) for c in causes), migrate_us=to_us(spec.migration_seconds))
+    if not any(bits):
+        return out
+    return dict(**out, cause_recovery=bits, inproc_us=to_us(spec.in_process_seconds), inproc_ok=spec.in_process_success,
+                restart_fail=spec.restart_failure, restart_limit=spec.restart_attempts,
+                escalation_us=to_us(spec.escalation_seconds))
 
 
 # The per-step straggler stream (StepTimes.stream): not renewed by a retarget (durations stay a pure function of
@@ -512,6 +575,12 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
             on.append("server_rate_stream")
         if spec.servers.regimes:
             on.append("regime_stream")
+    if any(c.in_process for c in spec.causes):
+        on.append("inproc_stream")
+    if any(c.crash_loop for c in spec.causes):  # (with a failure probability 0 too: a sweep's points share streams)
+        on.append("restart_fail_stream")
+    if any(c.predicted > 0 for c in spec.causes):
+        on.append("predict_stream")
     if len(spec.accelerator_list) > 1:  # drawn only with several types
         on += ["hard_type_stream", "sdc_type_stream"]
     out = {}

@@ -85,6 +85,18 @@ class Totals:
     tier_saves_failed: int = 0  # the memory tier's saves that failed (paid, no rollback target)
     jit_saves: int = 0  # just-in-time saves after a hard failure (JobSpec.jit_seconds), durable or baking an SDC
     load_us: int = 0  # of the restart bucket, the checkpoints' loads (JobSpec.ckpt_load_seconds, each load paid)
+    # in-process restarts tried after a hard failure that succeeded, and that failed (the cause's restart followed)
+    in_process_ok: int = 0
+    in_process_failed: int = 0
+    # per cause (Plan.cause_names), the cause's restarts attempted (a crash loop's failed ones included; an
+    # in-process restart that succeeded takes none); () when no cause has an in-process restart or a crash loop:
+    # then each interruption is one restart
+    restart_attempts: tuple[int, ...] = ()
+    escalations: int = 0  # crash loops escalated to a manual intervention (JobSpec.escalation_seconds)
+    # failures flagged ahead and migrated live to warm standbys (no rollback), and those flagged with no standby
+    # there (ordinary failures, also in ``interruptions``)
+    migrations: int = 0
+    migrations_no_standby: int = 0
 
     def bucket_us(self) -> dict[str, int]:
         return {b: getattr(self, f"{b}_us") for b in BUCKETS}

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from simd import engine
 from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
+from simd.models.recovery import expected_restarts_us, migrated_first_order
 from simd.scenario import translate
 
 if TYPE_CHECKING:
@@ -72,6 +73,11 @@ class ScenarioInfo:
     restart_phases_us: tuple[tuple[str, int], ...] = ()
     cause_restart_us: tuple[int, ...] = ()
     cause_warm: tuple[bool, ...] = ()
+    # recovery.in_process and recovery.crash_loop (None without): an in-process restart's and an escalation's
+    # integer microseconds (the restart bucket's parts of their own)
+    in_process_us: int | None = None
+    escalation_us: int | None = None
+    migration_us: int | None = None  # recovery.migration (None without): a migration's pause
 
 
 @dataclass(frozen=True)
@@ -146,8 +152,9 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
     step = spec.step_seconds
     configured = scenario.job_spec()
     shares = [b - a for a, b in zip((0.0,) + p.cause_cumulative[:-1], p.cause_cumulative, strict=True)]
-    # a recovery: detection, restart and the checkpoint's load (paid by every rollback but those to the job's start)
-    recovery_us = [d + r + p.load_us for d, r in zip(p.cause_detect_us, p.cause_restart_us, strict=True)]
+    # a recovery: detection, restart (its mean, with in-process restarts or crash loops) and the checkpoint's load
+    # (paid by every rollback but those to the job's start)
+    recovery_us = [d + r + p.load_us for d, r in zip(p.cause_detect_us, expected_restarts_us(p), strict=True)]
     return ScenarioInfo(
         name=scenario.name,
         sweep=scenario.sweep or "",
@@ -180,8 +187,12 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
 def _phases(body: ScenarioBody, p) -> dict:
     """ScenarioInfo's restart phases (none without ``recovery.phases``) and its causes' restarts."""
     phases = body.restart_phases_us()
+    ip, cl, mig = body.recovery.in_process, body.recovery.crash_loop, body.recovery.migration
     return dict(restart_phases_us=tuple(phases.items()) if phases is not None else (),
-                cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body))
+                cause_restart_us=p.cause_restart_us, cause_warm=translate.warm_swapped(body),
+                in_process_us=p.inproc_us if ip is not None else None,
+                escalation_us=p.escalation_us if cl is not None else None,
+                migration_us=p.migrate_us if mig is not None else None)
 
 
 def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> dict:
@@ -190,11 +201,13 @@ def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> d
     lose the tier alone and the two-level efficiency (docs/checkpoints.md, section 6)."""
     step, ckpt, write, slow = spec.step_seconds, spec.ckpt_seconds, spec.ckpt_write_seconds, spec.ckpt_write_slowdown
     if spec.tier is None:
+        hazard, mean_us = p.hard_hazard, analytic.mean_recovery(shares, recovery_us)
+        if p.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
+            hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, p.cause_predicted, p.migrate_us)
         return dict(
-            optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, p.hard_hazard, write, slow),
-            analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, p.hard_hazard,
-                                                       analytic.mean_recovery(shares, recovery_us) / 1e6, write,
-                                                       slow))
+            optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, hazard, write, slow),
+            analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, hazard, mean_us / 1e6,
+                                                       write, slow))
     t, s = spec.tier, spec.servers
     down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
     rates = analytic.tier_rates(p.hard_hazard, step, t.copies, t.jump_servers, down, p.servers,

@@ -145,9 +145,25 @@ def _restart_phases(sc: ScenarioSnapshot) -> Samples:
     info, t = sc.info, sc.totals
     if not info.cause_warm:
         return ()
+    ip, esc, mig = info.in_process_us, info.escalation_us, info.migration_us
     parts = restart_by_phase(dict(info.restart_phases_us) if info.restart_phases_us else None, info.cause_restart_us,
-                             info.cause_warm, t.interruptions, t.restart_us, t.load_us)
+                             info.cause_warm, t.interruptions, t.restart_us, t.load_us, t.restart_attempts,
+                             None if ip is None else ip * (t.in_process_ok + t.in_process_failed),
+                             None if esc is None else esc * t.escalations, None if mig is None else mig * t.migrations)
     return (((k,), _seconds(v)) for k, v in parts.items())
+
+
+def _in_process(sc: ScenarioSnapshot) -> Samples:
+    """In-process restarts by outcome (0 without recovery.in_process)."""
+    t = sc.totals
+    return (("succeeded",), t.in_process_ok), (("failed",), t.in_process_failed)
+
+
+def _restart_attempts(sc: ScenarioSnapshot) -> Samples:
+    """Per cause the restarts attempted: the engine's count with in-process restarts or crash loops, else one per
+    interruption."""
+    t = sc.totals
+    return zip(((c,) for c in sc.info.cause_names), t.restart_attempts or t.interruptions, strict=True)
 
 
 def _checkpoint_parts(sc: ScenarioSnapshot) -> Samples:
@@ -228,7 +244,10 @@ METRICS: tuple[Metric, ...] = (
            "`restart`, or with `recovery.phases` its timeline, `stop`, `reschedule`, `communicator_init` and "
            "`warmup`, each cold restart paying every one. Split exactly from the restarts by cause and the phases' "
            "constants: the parts sum to `simd_bucket_seconds_total{bucket=\"restart\"}` (docs/model.md, \"Restart "
-           "phases\").", _TIME),
+           "phases\"). With `recovery.in_process` the in-process restarts are a part of their own, `in_process`, "
+           "with `recovery.crash_loop` the escalations, `escalation` (a crash loop's failed attempts are cold "
+           "restarts or warm swaps as the cause's restart is), and with `recovery.migration` the live migrations' "
+           "pauses, `migration`.", _TIME),
     Metric("simd_bucket_seconds", "counter", "Simulated seconds accounted to each bucket, summed over replicas.",
            ("scenario", "bucket"), "scenario",
            lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us().items()),
@@ -261,6 +280,30 @@ METRICS: tuple[Metric, ...] = (
            "scenario", lambda sc: zip(((c,) for c in sc.info.cause_names), sc.totals.interruptions, strict=True),
            "Hard-failure interruptions. `cause` is `hardware` for scenarios without `failures.causes`, else the "
            "configured causes (`llama3`: `gpu`, `network`, `host`, `software`, `other`).", _EVENTS),
+    Metric("simd_in_process_restarts", "counter", "In-process restarts by outcome, summed over replicas.",
+           ("scenario", "outcome"), "scenario", _in_process,
+           "In-process restarts tried after the hard failures of the causes `recovery.in_process` names, by "
+           "`outcome`: `succeeded` (the job runs again within its processes, its servers kept) or `failed` (the "
+           "cause's restart followed). `rate(...{outcome=\"failed\"})` over both is the share failing. Always 0 "
+           "without `recovery.in_process`.", _EVENTS),
+    Metric("simd_restart_attempts", "counter", "Restarts attempted after hard failures, by cause.",
+           ("scenario", "cause"), "scenario", _restart_attempts,
+           "The causes' restarts attempted (cold restarts or warm swaps): one per interruption, more in a crash "
+           "loop (`recovery.crash_loop`: each failed attempt is tried again), none for one an in-process restart "
+           "recovered. Over `simd_interruptions_total` it is the restarts per interruption (1: no loop); without "
+           "`recovery.in_process` and `recovery.crash_loop` it is `simd_interruptions_total`.", _EVENTS),
+    Metric("simd_restart_escalations", "counter", "Crash loops escalated to a manual intervention.", _S, "scenario",
+           _total("escalations"),
+           "Hard failures whose every restart attempt failed (`recovery.crash_loop.max_attempts`): the job waited "
+           "for a manual intervention (`escalation_seconds`, restart bucket). Always 0 without `recovery.crash_loop`.",
+           _EVENTS),
+    Metric("simd_migrations", "counter", "Failures flagged ahead, by whether they migrated live to a warm standby.",
+           ("scenario", "outcome"), "scenario",
+           lambda sc: ((("migrated",), sc.totals.migrations), (("no_standby",), sc.totals.migrations_no_standby)),
+           "Failures a health check flagged ahead (`recovery.migration.causes`), by `outcome`: `migrated` (the work "
+           "moved to warm standbys before the failure: a pause, `simd_restart_seconds_total{phase=\"migration\"}`, "
+           "no rollback, not an interruption) or `no_standby` (no standby for each failing server: an ordinary "
+           "failure, also in `simd_interruptions_total`). Always 0 without `recovery.migration`.", _EVENTS),
     Metric("simd_sdc_onsets", "counter", "Silent data corruptions that set in.", _S, "scenario",
            _total("sdc_onsets"), "Silent data corruptions that set in.", _EVENTS),
     Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",

@@ -25,7 +25,7 @@ generator in the seed; simd reproduces their distribution, not the draws.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,23 +194,77 @@ NCCL_INIT_EXPONENT = round(math.log(265.0 / 65.4) / math.log(98304 / 8192), 3)
 
 def restart_by_phase(phases_us: Mapping[str, int] | None, cause_restart_us: Iterable[int],
                      cause_warm: Iterable[bool], interruptions: Iterable[int], restart_us: int,
-                     load_us: int) -> dict[str, int]:
+                     load_us: int, attempts: Iterable[int] = (), in_process_us: int | None = None,
+                     escalation_us: int | None = None, migration_us: int | None = None) -> dict[str, int]:
     """The restart bucket (``restart_us``) split by phase, exactly (the parts sum to it): the checkpoints' loads
-    (``load_us``, the engine's count: ``checkpoint_load``), the warm standby's swaps (the interruptions of the causes
+    (``load_us``, the engine's count: ``checkpoint_load``), the warm standby's swaps (the restarts of the causes
     ``cause_warm`` marks, each its restart ``cause_restart_us``: ``warm_swap``) and the cold restarts. Without
     ``phases_us`` the cold restarts are one part, ``restart``; with them, each cold restart (a hard failure's or an
     SDC rollback's: their sum is every cold restart) pays each phase, and the cold restarts are the cold causes'
-    interruptions plus the SDC rollbacks, which are what the bucket holds beyond the hard failures' restarts and
-    the loads."""
-    restarts = list(zip(cause_restart_us, cause_warm, interruptions, strict=True))
+    restarts plus the SDC rollbacks, which are what the bucket holds beyond the hard failures' restarts, the loads
+    and the parts below.
+
+    A cause's restarts are its interruptions, or with in-process restarts and crash loops the engine's count
+    ``attempts`` (Totals.restart_attempts: a crash loop's failed attempts each pay the cause's restart, an
+    in-process restart that succeeded pays none); the in-process restarts' time (``in_process_us``: their count
+    times their seconds), the escalations' (``escalation_us``) and the live migrations' (``migration_us``) are parts
+    of their own, ``in_process``, ``escalation`` and ``migration`` (None: not a part, the scenario has no such
+    mechanism)."""
+    counts = list(attempts) or list(interruptions)
+    restarts = list(zip(cause_restart_us, cause_warm, counts, strict=True))
+    own = {k: v for k, v in (("in_process", in_process_us), ("escalation", escalation_us),
+                             ("migration", migration_us)) if v is not None}
+    rest = restart_us - load_us - sum(own.values())
     warm = sum(r * n for r, w, n in restarts if w)
     if phases_us is None:
-        return {"restart": restart_us - load_us - warm, "checkpoint_load": load_us, "warm_swap": warm}
+        return {"restart": rest - warm, "checkpoint_load": load_us, "warm_swap": warm, **own}
     cold = sum(phases_us.values())
     hard = sum(r * n for r, _, n in restarts)
-    sdc = (restart_us - load_us - hard) // cold if cold else 0
+    sdc = (rest - hard) // cold if cold else 0
     n_cold = sdc + sum(n for _, w, n in restarts if not w)
     out = dict.fromkeys(RESTART_PHASES, 0)
     out.update({k: n_cold * v for k, v in phases_us.items()})
     out["checkpoint_load"], out["warm_swap"] = load_us, warm
+    out.update(own)
     return out
+
+
+def expected_restart_us(restart_us: int, in_process: bool, loops: bool, in_process_us: int, success: float,
+                        failure: float, attempts: int, escalation_us: int) -> float:
+    """The mean restart of one interruption of a cause whose restart is ``restart_us`` (docs/model.md, "In-process
+    restarts", "Crash loops"): with ``in_process`` an in-process restart of ``in_process_us`` first, which succeeds
+    with ``success``; unless it did, the cause's restart, which with ``loops`` fails with ``failure`` per attempt,
+    at most ``attempts`` attempts (their mean number ``(1 - f^K) / (1 - f)``), then an escalation of
+    ``escalation_us`` with probability ``f^K``. Without either: ``restart_us`` itself (the same number)."""
+    if not in_process and not loops:
+        return restart_us
+    full = float(restart_us)
+    if loops and failure > 0.0:
+        mean_attempts = attempts if failure >= 1.0 else (1.0 - failure ** attempts) / (1.0 - failure)
+        full = restart_us * mean_attempts + escalation_us * failure ** attempts
+    return in_process_us + (1.0 - success) * full if in_process else full
+
+
+def expected_restarts_us(plan) -> list[float]:
+    """Per cause of a compiled plan (simd.engine.spec.Plan: its ``cause_restart_us``, ``cause_recovery`` bits,
+    in-process and crash-loop fields), the mean restart of one interruption (:func:`expected_restart_us`)."""
+    bits = plan.cause_recovery or (0,) * len(plan.cause_restart_us)
+    return [expected_restart_us(r, bool(b & 1), bool(b & 2), plan.inproc_us, plan.inproc_ok, plan.restart_fail,
+                                plan.restart_limit, plan.escalation_us) for r, b in zip(plan.cause_restart_us, bits,
+                                                                                        strict=True)]
+
+
+def migrated_first_order(hazard: float, shares: Sequence[float], recovery: Sequence[float],
+                         predicted: Sequence[float], migration: float) -> tuple[float, float]:
+    """The first-order model's hazard and mean recovery with live migration (docs/model.md, "Predicted failures
+    migrated live"), a standby taken to be there: a share ``p_c`` of cause c's failures (its share ``s_c``) is
+    migrated, a pause ``migration`` with no rollback, the rest are interruptions. The loss rate
+    ``h sum s_c (1 - p_c) (R_c + rollback) + h sum s_c p_c P`` is the model's with the hazard ``h sum s_c (1 - p_c)``
+    and the mean recovery ``(sum s_c (1 - p_c) R_c + sum s_c p_c P) / sum s_c (1 - p_c)``: the pauses charged to the
+    interruptions. Every failure migrated: (0, 0)."""
+    kept = math.fsum(s * (1.0 - p) for s, p in zip(shares, predicted, strict=True))
+    if kept <= 0.0:
+        return 0.0, 0.0
+    cost = math.fsum(s * (1.0 - p) * r + s * p * migration
+                     for s, p, r in zip(shares, predicted, recovery, strict=True))
+    return hazard * kept, cost / kept

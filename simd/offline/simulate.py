@@ -71,14 +71,22 @@ class Outcome:
     jit: bool = False  # checkpoint.just_in_time: the JSON line counts the just-in-time saves
     price: float | None = None  # servers.price_per_gpu_hour: the JSON line's cost in money
     horizon_seconds: float | None = None  # stopped at the work horizon at this simulated time (job None)
-    # recovery.phases: (phases, each cause's restart, whether a warm swap) for the JSON line's restart_phases
+    # recovery.phases, in_process, crash_loop or migration: (phases or None, each cause's restart, whether a warm
+    # swap, an in-process restart's, an escalation's and a migration's us or None) for the JSON line's
+    # restart_phases
     phases: tuple | None = None
+    restarts: bool = False  # recovery.in_process or crash_loop: the JSON line has their outcomes
 
     def _restart_phases(self) -> dict[str, float]:
         """The job's restart bucket by phase, seconds (simd.models.recovery.restart_by_phase)."""
-        j, (phases, restart_us, warm) = self.job, self.phases
-        parts = restart_by_phase(dict(phases), restart_us, warm, j.interruptions_by_cause.values(),
-                                 to_us(j.restart_seconds), to_us(j.load_seconds))
+        j, (phases, restart_us, warm, ip_us, esc_us, mig_us) = self.job, self.phases
+        ip = j.in_process
+        parts = restart_by_phase(dict(phases) if phases is not None else None, restart_us, warm,
+                                 j.interruptions_by_cause.values(), to_us(j.restart_seconds), to_us(j.load_seconds),
+                                 j.restart_attempts_by_cause.values(),
+                                 None if ip_us is None else ip_us * (ip["succeeded"] + ip["failed"]),
+                                 None if esc_us is None else esc_us * j.escalations,
+                                 None if mig_us is None else mig_us * j.migration["migrated"])
         return {k: v / US_PER_SECOND for k, v in parts.items()}
 
     def as_json(self) -> dict:
@@ -117,6 +125,10 @@ class Outcome:
             **({"checkpoints": j.checkpoints, "memory_tier": j.tier} if j.tier else {}),
             **({"jit_saves": j.jit_saves} if self.jit else {}),
             **({"restart_phases": self._restart_phases()} if self.phases is not None else {}),
+            **({"in_process": j.in_process} if j.in_process else {}),
+            **({"migrations": j.migration} if j.migration else {}),
+            **({"restart_attempts": j.restart_attempts_by_cause, "escalations": j.escalations}
+               if self.restarts else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,
                 "retirements": j.retirements, "gpu_hours": j.gpu_hours,
                 "gpu_hours_per_productive_gpu_hour": j.gpu_hours_per_productive_gpu_hour} if j.replacements else {}),
@@ -228,17 +240,22 @@ def simulate(scenario: Scenario, seed: int, tick_seconds: float | None = None,
                    jit=scenario.checkpoint.just_in_time is not None,
                    servers=scenario.servers is not None,
                    price=scenario.servers.price_per_gpu_hour if scenario.servers is not None else None,
-                   phases=_phases(scenario))
+                   phases=_phases(scenario),
+                   restarts=scenario.recovery.in_process is not None or scenario.recovery.crash_loop is not None)
 
 
 def _phases(scenario: Scenario) -> tuple | None:
-    """What the JSON line's split of the restart by phase needs (None without recovery.phases): the phases (us),
-    each cause's restart (us) and whether it is a warm swap."""
+    """What the JSON line's split of the restart by phase needs (None without recovery.phases, in_process, crash_loop
+    or migration): the phases (us; None without recovery.phases), each cause's restart (us), whether it is a warm
+    swap, an in-process restart's, an escalation's and a migration's us (None without them)."""
     phases = scenario.restart_phases_us()
-    if phases is None:
+    ip, cl, mig = scenario.recovery.in_process, scenario.recovery.crash_loop, scenario.recovery.migration
+    if phases is None and ip is None and cl is None and mig is None:
         return None
-    return (tuple(phases.items()), tuple(to_us(c.restart_seconds) for c in scenario.causes()),
-            translate.warm_swapped(scenario))
+    return (tuple(phases.items()) if phases is not None else None,
+            tuple(to_us(c.restart_seconds) for c in scenario.causes()), translate.warm_swapped(scenario),
+            to_us(ip.seconds) if ip is not None else None, to_us(cl.escalation_seconds) if cl is not None else None,
+            to_us(mig.seconds) if mig is not None else None)
 
 
 def run_all(config: Config, names: list[str] | None, seeds: list[int] | None,

@@ -250,6 +250,55 @@ class RestartPhases(_Strict):
 PHASES = ("stop", "reschedule", "communicator_init", "warmup")  # RestartPhases' keys, in the timeline's order
 
 
+class InProcess(_Strict):
+    """In-process restarts (NVIDIA's resiliency extension, `inprocess.Wrapper`): after a fault the training function
+    is restarted on every healthy rank within the same processes, which skips the scheduler, the container, the
+    interpreter and the CUDA context's start-up; the function starts again from its checkpoint (a rollback, with the
+    checkpoint's load). When it fails the cause's restart follows (its servers replaced, with pools)."""
+
+    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)]
+    """The failure causes an in-process restart is tried for (names of `failures.causes`; without causes the one
+    cause is `hardware`)."""
+    seconds: CostSeconds
+    """The in-process restart, from the failure's detection to the job running again, its load apart (restart
+    bucket; paid by a failed attempt too)."""
+    success_probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """The share of in-process restarts that bring the job back (each independently): one that succeeds cleared
+    the fault, its server stays in the job with its memory; one that fails is followed by the cause's restart."""
+
+
+class CrashLoop(_Strict):
+    """Restarts that fail again (a bad node not isolated, a corrupt checkpoint, a bug that recurs): each restart
+    fails with a probability and is tried again, up to a limit, then the job is escalated to a manual
+    intervention."""
+
+    failure_probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+    """The share of restarts that fail, each attempt independently; each failed attempt costs the cause's restart
+    (restart bucket) and the next one is tried."""
+    max_attempts: Annotated[int, Field(ge=1, le=1000)]
+    """The restarts tried before the job is escalated (a requeue limit, Kubernetes' `backoffLimit` + 1)."""
+    escalation_seconds: CostSeconds
+    """The manual intervention once `max_attempts` restarts failed: from the last failed attempt to the job running
+    again, its own restart included (restart bucket)."""
+    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)] | None = None
+    """The failure causes whose restarts may loop (names of `failures.causes`). Absent: every cause."""
+
+
+class Migration(_Strict):
+    """Predicted failures migrated live (TrainMover; NVIDIA's resiliency extension's hot spares): health checks flag a
+    share of the failures ahead of time, and the job moves the failing servers' work to warm standbys before they
+    fail, pausing for `seconds`, with no rollback. Needs `servers.warm_standbys`."""
+
+    seconds: CostSeconds
+    """The job's pause while the work moves to the standbys (restart bucket): TrainMover's migration takes seconds."""
+    causes: Annotated[dict[CauseName, Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]],
+                      Field(min_length=1, max_length=64)]
+    """Per cause (names of `failures.causes`; without causes the one cause is `hardware`) the share of its failures
+    flagged ahead: Llama 3 planned 47 of its 466 interruptions, TrainMover reports one predicted failure per 8.9
+    unpredicted ones. A flagged failure whose servers find no warm standby (in the pool or back from repair) is an
+    ordinary failure."""
+
+
 class Recovery(_Strict):
     """How the job restarts after a hard failure (seed 001, scenario 3)."""
 
@@ -261,6 +310,14 @@ class Recovery(_Strict):
     """The cold restart by phase (stop, reschedule, communicator_init, warmup; the checkpoint load is
     `checkpoint.load_seconds`), instead of `restart_seconds`: every cold restart (a hard failure's, an SDC
     rollback's) takes their sum, and the metrics split the restart time by phase. Absent: `restart_seconds`."""
+    in_process: InProcess | None = None
+    """An in-process restart tried first for some causes (docs/model.md, "In-process restarts"). Absent: none."""
+    crash_loop: CrashLoop | None = None
+    """Hard failures' restarts that fail and are tried again, then escalated (docs/model.md, "Crash loops"). Absent:
+    every restart succeeds."""
+    migration: Migration | None = None
+    """Failures flagged ahead and migrated live to a warm standby (docs/model.md, "Predicted failures migrated live").
+    Absent: none."""
 
 
 class Mitigation(_Strict):
@@ -1226,6 +1283,20 @@ class ScenarioBody(_Strict):
             if unknown := [c for c in self.checkpoint.just_in_time.causes or () if c not in known]:
                 raise ValueError(f"checkpoint.just_in_time.causes: {', '.join(unknown)} not among the failure causes "
                                  f"({', '.join(sorted(known))})")
+        for key in ("in_process", "crash_loop", "migration"):
+            given = getattr(self.recovery, key)
+            if given is not None and given.causes is not None:
+                named.add(key)
+                known = set(self.failures.cause_shares() or {"hardware": 1.0}) if self.failures is not None else \
+                    {"hardware"}
+                if unknown := [c for c in given.causes if c not in known]:
+                    raise ValueError(f"recovery.{key}.causes: {', '.join(unknown)} not among the failure causes "
+                                     f"({', '.join(sorted(known))})")
+        if self.recovery.crash_loop is not None:
+            named.add("crash_loop")
+        if self.recovery.migration is not None and (self.servers is None or not self.servers.warm_standbys):
+            raise ValueError("recovery.migration needs servers.warm_standbys (a live migration moves the work to a "
+                             "warm standby)")
         if why := refused(named):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None

@@ -35,6 +35,15 @@ def summary(s: Scenario) -> str:
     if (phases := s.restart_phases_us()) is not None:
         extra += (", cold restart " + " + ".join(f"{k} {v / 1e6:.4g} s" for k, v in phases.items())
                   + f" = {s.cold_restart_seconds:.4g} s at {s.gpus} GPUs")
+    if (ip := s.recovery.in_process) is not None:
+        extra += (f", in-process restarts for {', '.join(ip.causes)} ({ip.seconds:g} s, "
+                  f"{ip.success_probability:g} succeeding)")
+    if (cl := s.recovery.crash_loop) is not None:
+        extra += (f", crash loops{' of ' + ', '.join(cl.causes) if cl.causes else ''} ({cl.failure_probability:g} of "
+                  f"restarts failing, after {cl.max_attempts} attempts a {cl.escalation_seconds:g} s intervention)")
+    if (mig := s.recovery.migration) is not None:
+        extra += (", live migration to a warm standby in " + f"{mig.seconds:g} s of "
+                  + ", ".join(f"{share:g} of {name}" for name, share in mig.causes.items()) + " failures")
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:

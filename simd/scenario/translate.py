@@ -30,10 +30,13 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
     warm = body.recovery.strategy == "warm"
     jit = set() if body.checkpoint.just_in_time is None else set(body.checkpoint.just_in_time.causes or shares or
                                                                  {"hardware"})
+    ip, loops = restart_paths(body)
+    flagged = body.recovery.migration.causes if body.recovery.migration is not None else {}
     if shares is None:  # seed 000: one kind of failure, detected at once
         restart = recovery.WARM_SWAP_SECONDS if warm else body.cold_restart_seconds
-        return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit),) if jit else \
-            (Cause("hardware", 1.0, 0.0, restart),)
+        return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit, in_process="hardware" in ip,
+                      crash_loop="hardware" in loops, predicted=flagged.get("hardware", 0.0)),) \
+            if jit or ip or loops or flagged else (Cause("hardware", 1.0, 0.0, restart),)
     out = []
     for name, share in shares.items():
         given = body.failures.cause_spec(name)  # a cause given as data: its own detection, restart, warm swap
@@ -42,8 +45,19 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
         swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
         cold = given.restart_seconds if given and given.restart_seconds is not None else body.cold_restart_seconds
         out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold,
-                         given.server_down if given else True, name in jit))
+                         given.server_down if given else True, name in jit, name in ip, name in loops,
+                         flagged.get(name, 0.0)))
     return tuple(out)
+
+
+def restart_paths(body: ScenarioBody) -> tuple[set[str], set[str]]:
+    """The causes an in-process restart is tried for, and those whose restarts may loop (recovery.in_process,
+    recovery.crash_loop: a crash loop without causes is every cause's)."""
+    ip, cl = body.recovery.in_process, body.recovery.crash_loop
+    shares = body.failures.cause_shares() if body.failures is not None else None
+    every = set(shares) if shares is not None else {"hardware"}
+    return (set(ip.causes) if ip is not None else set(),
+            set() if cl is None else every if cl.causes is None else set(cl.causes))
 
 def warm_swapped(body: ScenarioBody) -> tuple[bool, ...]:
     """Per cause (causes' order): whether its restart is the warm standby's swap (recovery.strategy warm and a
@@ -104,7 +118,21 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         tier=memory_tier(body),
         jit_seconds=body.checkpoint.just_in_time.seconds if body.checkpoint.just_in_time is not None else 0.0,
         jit_share=body.checkpoint.just_in_time.share if body.checkpoint.just_in_time is not None else 1.0,
+        **restart_fields(body),
     )
+
+
+def restart_fields(body: ScenarioBody) -> dict:
+    """JobSpec's fields of in-process restarts, crash loops and live migration (none when the scenario has none)."""
+    out = {}
+    if (ip := body.recovery.in_process) is not None:
+        out.update(in_process_seconds=ip.seconds, in_process_success=ip.success_probability)
+    if (cl := body.recovery.crash_loop) is not None:
+        out.update(restart_failure=cl.failure_probability, restart_attempts=cl.max_attempts,
+                   escalation_seconds=cl.escalation_seconds)
+    if (m := body.recovery.migration) is not None:
+        out.update(migration_seconds=m.seconds)
+    return out
 
 
 def memory_tier(body: ScenarioBody) -> MemoryTier | None:

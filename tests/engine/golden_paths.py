@@ -108,7 +108,10 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "persist_last": 0, "load_end": 0, "tier": {}, "persist_clean": 0, "tier_clean": 0,  # a memory tier
          "jit_end": 0, "tier_saves_failed": 0,
          "load_us": 0, "load_seconds": 0.0,  # the restart bucket's loads
-         "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0}  # operational time's regimes
+         "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0,  # operational time's regimes
+         "in_process_ok": 0, "in_process_failed": 0, "restart_attempts": (), "escalations": 0, "in_process": {},
+         "restart_attempts_by_cause": {},  # in-process restarts and crash loops
+         "migrations": 0, "migrations_no_standby": 0, "migration": {}}  # live migration
 
 
 def _kept(obj) -> list:

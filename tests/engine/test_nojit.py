@@ -3,7 +3,8 @@ written in (pcg.py gives its two LLVM intrinsics a Python twin), and the results
 path of the engine is run as a real `simd simulate` and `simd sweep` with and without the switch, on tiny jobs:
 the one kernel with plain jobs (causes, stragglers) and with hyper-checkpointing, committed SDCs, shadow ranks, a
 fleet, committed SDCs under stragglers (the step sampler) and servers with lognormal lifetimes, gamma rates and
-pools (two of them with a checkpoint load, two with asynchronous saves), repairs of a mixture, and a sweep.
+pools (two of them with a checkpoint load, two with asynchronous saves), repairs of a mixture with in-process
+restarts, crash loops and live migration, and a sweep.
 The sweep's common random numbers under stragglers (crn.py) are left out: their window is 2**18 steps, 16 s of
 Python (checked by hand: `simd sweep --scenario causes-stragglers` on PATHS gives the same table either way)."""
 
@@ -53,7 +54,10 @@ scenarios:
      checkpoint: {interval_steps: 25, seconds: 300}, validation: {interval_steps: 25, seconds: 20},
      servers: {warm_standbys: 1, repair: {automatic: {distribution: mixture, components: [
        {weight: 0.6, time: {distribution: lognormal, median_seconds: 600, sigma: 1.5}},
-       {weight: 0.4, time: {distribution: exponential, mean_seconds: 86400}}]}}}}
+       {weight: 0.4, time: {distribution: exponential, mean_seconds: 86400}}]}}},
+     recovery: {in_process: {causes: [hardware], seconds: 30, success_probability: 0.5},
+                crash_loop: {failure_probability: 0.5, max_attempts: 2, escalation_seconds: 3600},
+                migration: {seconds: 30, causes: {hardware: 0.5}}}}
 """
 
 

@@ -89,7 +89,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
     words the scenario file uses; every other pair is accepted (and checked against the oracle)."""
     from simd.engine import Accelerator, Cause, Stragglers
     from simd.engine.servers import Servers
-    from simd.engine.spec import REFUSED, compile_spec, refused
+    from simd.engine.spec import REFUSED, MemoryTier, compile_spec, refused
 
     base = spec(shadow=Shadow(0.5, 0.05))
     jit = Cause("hardware", 1.0, 0.0, 60.0, jit=True)
@@ -102,7 +102,10 @@ def test_what_does_not_combine_is_decided_in_one_place():
                                                   Accelerator("b", 512, 2e-4, 1e-4))),
              ("committed_sdc", "corrupt_loads"): spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1,
                                                       ckpt_retention=2),
-             ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0)}
+             ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0),
+             ("memory_tier", "migration"): spec(tier=MemoryTier("local", 5, 1.0), migration_seconds=30.0,
+                                                causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
+                                                servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

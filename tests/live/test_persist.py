@@ -252,6 +252,35 @@ def test_servers_and_their_pools_are_saved_and_resume_exactly():
     assert r.snapshot.simulated_us == t.snapshot.simulated_us
     assert r.states == t.states
 
+RECOVERY_YAML = scenario_file(job("paths", seed=4, replicas=20, n_gpus=64, failures={
+    "hard_per_gpu_hour": 5.0e-2, "sdc_per_gpu_hour": 1.0e-3, "causes": "llama3"}, servers={
+    "warm_standbys": 2, "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 20000}}},
+    recovery={"in_process": {"causes": ["software"], "seconds": 30, "success_probability": 0.5},
+              "crash_loop": {"failure_probability": 0.5, "max_attempts": 3, "escalation_seconds": 3600},
+              "migration": {"seconds": 30, "causes": {"gpu": 0.5}}}), speedup=600, tick_seconds=1.0)
+
+
+def test_in_process_restarts_crash_loops_and_migrations_are_saved_and_resume_exactly():
+    """A lane with every recovery path: the per-cause restart attempts and the outcomes' counters saved, and the
+    resumed run equals the uninterrupted one."""
+    clock = FakeClock(START)
+    t = ticker(RECOVERY_YAML, clock)
+    run_to(t, clock, 1.0, 2.0, 3.0)
+    raw = saved_bytes(t)
+    run_to(t, clock, 9.0)
+    totals = [s.totals for s in t.lanes[0].states]
+    assert all(len(x.restart_attempts) == 5 for x in totals)
+    assert sum(x.in_process_ok for x in totals) and sum(x.escalations for x in totals)
+    assert sum(x.migrations for x in totals)
+    resumed = resume(decode(raw), parse_config(RECOVERY_YAML))
+    later = FakeClock(0.0)
+    r = ticker(RECOVERY_YAML, later, resumed)
+    later.t += 6.0
+    r.tick()
+    assert r.snapshot.simulated_us == t.snapshot.simulated_us
+    assert r.states == t.states
+
+
 EARLIER_LAYOUTS = [line for line in (DATA / "state-layouts.txt").read_text().splitlines()
                    if line and not line.startswith("#")]
 
@@ -269,7 +298,7 @@ def _document(payload: dict, layout: str) -> bytes:
 
 @pytest.mark.parametrize("layout", EARLIER_LAYOUTS,
                          ids=["before-servers", "before-diagnosis", "before-load", "before-async",
-                              "before-restart-phases"])
+                              "before-restart-phases", "before-restart-paths"])
 def test_a_file_of_an_earlier_layout_is_read_with_what_it_lacks_off(layout):
     """A version 2 file as an earlier simd wrote it (its layout, without the fields grown since) resumes exactly:
     the fields it lacks are read at the engine's declared defaults, which mean "off"."""

@@ -55,7 +55,11 @@ ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(fai
                        r"|simd_checkpoint_(recoveries|tier_losses)(_total)?"
                        r"|simd_checkpoint_writes_in_flight|simd_checkpoint_age_steps"
                        # the restart bucket by phase
-                       r"|simd_restart_seconds(_total)?")
+                       r"|simd_restart_seconds(_total)?"
+                       # in-process restarts, restart attempts and escalations
+                       r"|simd_in_process_restarts(_total)?|simd_restart_(attempts|escalations)(_total)?"
+                       # live migrations
+                       r"|simd_migrations(_total)?")
 # label values added since to families of the golden, each with the value it must have on the driven daemon's
 # scenarios: the "waiting" bucket (servers with capacity, issue 21), 0 where no scenario has pools
 ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}

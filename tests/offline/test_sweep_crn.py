@@ -185,3 +185,20 @@ def test_a_stretch_longer_than_the_window_may_be_runs_alone(small, monkeypatch):
     group = crn.Shared(specs)
     assert [group.run(seed, limits) for seed in range(3)] == want
     assert alone and group.peak_window_bytes <= 2 * (4 * crn.STRIDE + 1) * 10.5
+
+
+def test_shared_durations_with_in_process_restarts_and_crash_loops():
+    """A sweep over the crash loops' and in-process restarts' numbers on the shared window: each point's result
+    alone, bit for bit."""
+    text = SMALL.replace("    restart_seconds: 120\n", "    restart_seconds: 120\n    recovery: {in_process: {"
+                         "causes: [software, other], seconds: 20, success_probability: 0.5}, crash_loop: "
+                         "{failure_probability: 0.5, max_attempts: 3, escalation_seconds: 600}}\n")
+    small = parse_config(text).scenario("small")
+    points = _points(small, "recovery.crash_loop.failure_probability=0,0.6", "recovery.in_process.seconds=0,60")
+    specs = [replace(p.scenario.job_spec(), hard_per_gpu_hour=2.0e-3) for p in points]
+    group = crn.Shared(specs)
+    for seed in (0, 1):
+        limits = [10**13] * len(specs)
+        want = [run_job(replace(s, seed=seed), limit_us=lim) for s, lim in zip(specs, limits, strict=True)]
+        assert group.run(seed, limits) == want
+        assert sum(j.escalations for j in want) and sum(j.in_process["succeeded"] for j in want)

@@ -406,3 +406,23 @@ def staff_standbys(role, akey, atree, rep, rtree, stb, n_sb, n_sp, w, withheld, 
         akey[stb[i]] = stb[i]
         update(atree, akey, stb[i], p)
     return ready, n_sb, n_sp, k
+
+
+@njit()
+def count_le(tree, keys, p, limit, stk):
+    """How many servers of ``tree`` (keyed by ``keys``) have a key <= ``limit``: a walk that skips every subtree
+    whose first key is later (``stk``: scratch of 2 p + 2 entries)."""
+    top, n = 1, 0
+    stk[0] = 1
+    while top > 0:
+        top -= 1
+        k = stk[top]
+        i = tree[k]
+        if i < 0 or keys[i] > limit:
+            continue
+        if k < p:
+            stk[top], stk[top + 1] = 2 * k, 2 * k + 1
+            top += 2
+            continue
+        n += 1
+    return n

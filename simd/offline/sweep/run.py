@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from simd.engine import BUCKETS, US_PER_SECOND, Shared, compile_spec, duration_key
 from simd.models import analytic
 from simd.models.checkpoint import async_efficiency, async_save_cost_seconds, unwaited_interval_seconds
+from simd.models.recovery import expected_restarts_us, migrated_first_order
 from simd.offline.simulate import Outcome, run_batch, simulation_limit_us
 from simd.offline.sweep.grid import Point
 from simd.offline.sweep.stats import PointStats, summarize
@@ -327,8 +328,14 @@ def first_order(scenario: Scenario) -> FirstOrder | None:
         return None
     step = plan.spec.step_seconds
     shares = [b - a for a, b in zip((0.0,) + plan.cause_cumulative[:-1], plan.cause_cumulative, strict=True)]
-    # a recovery: detection, restart and the checkpoint's load (paid by every rollback but those to the job's start)
-    recovery_us = [d + r + plan.load_us for d, r in zip(plan.cause_detect_us, plan.cause_restart_us, strict=True)]
-    return FirstOrder(step, plan.spec.ckpt_seconds, analytic.mtbf_seconds(plan.hard_hazard, step),
-                      analytic.mean_recovery(shares, recovery_us) / US_PER_SECOND, plan.spec.ckpt_write_seconds,
-                      plan.spec.ckpt_write_slowdown)
+    # a recovery: detection, restart (its mean, with in-process restarts or crash loops) and the checkpoint's load
+    # (paid by every rollback but those to the job's start)
+    recovery_us = [d + r + plan.load_us for d, r in zip(plan.cause_detect_us, expected_restarts_us(plan),
+                                                        strict=True)]
+    hazard, mean_us = plan.hard_hazard, analytic.mean_recovery(shares, recovery_us)
+    if plan.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
+        hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, plan.cause_predicted, plan.migrate_us)
+        if hazard <= 0:
+            return None
+    return FirstOrder(step, plan.spec.ckpt_seconds, analytic.mtbf_seconds(hazard, step), mean_us / US_PER_SECOND,
+                      plan.spec.ckpt_write_seconds, plan.spec.ckpt_write_slowdown)
