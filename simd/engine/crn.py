@@ -42,7 +42,7 @@ from simd.engine.layout import Aux, Pos, Stream, TotalsLayout, pos_row, words
 from simd.engine.pcg import seek
 from simd.engine.replicas import advance_replicas
 from simd.engine.results import JobResult, job_result
-from simd.engine.spec import JobSpec, Plan, to_us
+from simd.engine.spec import STREAMS, JobSpec, Plan, to_us
 from simd.engine.state import Totals
 from simd.engine.stepkernel import draw
 from simd.engine.stragglers import BUCKET_FACTORS, kernel_tables
@@ -194,7 +194,8 @@ def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq,
 
 def shared(plans: Sequence[Plan]) -> bool:
     """Whether ``plans`` (compiled for one seed) can run on one :class:`Shared`: all with the same step durations
-    (the same tables, base step time and slow steps), the same shape of counters and streams, and no committed
+    (the same tables, base step time and slow steps), the same shape of counters and the same streams (one plan's
+    words serve them all: a point whose mechanism is off has no stream where another's has one), and no committed
     SDCs (a detector's finding is not on the prefix path), servers (nor their lifetimes), asynchronous saves (a
     write's slowdown is not in the prefix sums) or a memory tier (its saves are not in the prefix's stretches)."""
     if not plans or not all(p.step_times is not None and not p.committed and not p.servers and not p.write_us
@@ -207,9 +208,15 @@ def shared(plans: Sequence[Plan]) -> bool:
         return (a.healthy is b.healthy and a.slow is b.slow and a.base_us == b.base_us and a.stream == b.stream
                 and p.slow_steps == first.slow_steps and len(p.stop_cumulative) == len(first.stop_cumulative)
                 and (p.cause_names, p.type_names, p.detector_names)
-                == (first.cause_names, first.type_names, first.detector_names))
+                == (first.cause_names, first.type_names, first.detector_names)
+                and _streams_of(p) == _streams_of(first))
 
     return all(same(p) for p in plans)
+
+
+def _streams_of(p: Plan) -> tuple[str, ...]:
+    """The streams a plan has (its stream fields that are not None: spec.STREAMS)."""
+    return tuple(f for f in STREAMS if getattr(p, f) is not None)
 
 
 class Shared:

@@ -202,3 +202,17 @@ def test_shared_durations_with_in_process_restarts_and_crash_loops():
         want = [run_job(replace(s, seed=seed), limit_us=lim) for s, lim in zip(specs, limits, strict=True)]
         assert group.run(seed, limits) == want
         assert sum(j.escalations for j in want) and sum(j.in_process["succeeded"] for j in want)
+
+
+def test_points_whose_mechanism_is_off_at_one_value_run_alone_and_give_each_points_results(small):
+    """A stream exists only where its mechanism is on (failing saves at probability 0 draw nothing): crn runs
+    every point on one seed's words, so points with other streams are not shared, and a sweep's results are each
+    point's alone."""
+    points = _points(small, "checkpoint.save_failure.probability=0,0.3")
+    specs = [p.scenario.job_spec() for p in points]
+    with pytest.raises(ValueError, match="do not share"):
+        crn.Shared(specs)
+    scenarios = [p.scenario for p in points]
+    got = run_points(scenarios, [1])
+    assert got == [run_point(s, [1]) for s in scenarios]
+    assert got[0][0].wall_seconds < got[1][0].wall_seconds  # the failing saves cost their recomputation
