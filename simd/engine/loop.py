@@ -454,11 +454,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
             mkf = False  # ... a save that fails
             mem_bad = False  # ... found corrupt when loaded (the rollback goes on to the persistent checkpoint)
-            last_u = plast_u = 0
+            last_u = plast_u = ok_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
                 if pfm != 0.0:  # (the tier's newest save among the quiet steps that did not fail)
-                    top = max(_tier_saves(words[Stream.tier_save_fail], g, step, m, M, period, off, pfm)[1],
-                              newest_c if taken else 0)
+                    ok_u = _tier_saves(words[Stream.tier_save_fail], g, step, m, M, period, off, pfm)[1]
+                    top = max(ok_u, newest_c if taken else 0)
                     last_u = top if top > 0 else last
                 else:
                     last_u = (m // M) * M if m // M > step // M else last
@@ -492,7 +492,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         jh, jl, u = draws.uniform(words[Stream.jit], jh, jl)
                         able = u <= jit_share
                     jit = able and m > (newest_c if taken else last)
-                    jit_bad = jit and corrupted  # (reference semantics: the SDC in no checkpoint yet)
+                    jit_bad = jit and corrupted and not committed  # (reference semantics: the SDC in no checkpoint
+                    # yet; committed SDCs: the save takes it, the rollback target all the same)
                     if jit and not jit_bad:
                         ld = load_us
                     if M:  # they save unless the newest checkpoint that survived is step m: known with the servers
@@ -531,7 +532,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if M and committed:  # found late (the quiet steps' saves included): the tier's clean copy (a tier
                         # save that took the SDC overwrote it), the newest clean persistent one, or the oldest retained
                         if corrupted and (n_corrupt + taken > 0 or last_u > clean):
-                            if (0 if m // M - step // M > taken else tclean) > pclean:
+                            # (a tier save among them that did not fail overwrote the tier's clean copy)
+                            tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
+                                                                                                         cL, cr)
+                            if (0 if tier_saved else tclean) > pclean:
                                 ld = mem_load
                             else:
                                 ld = load_us if pclean > 0 or n_corrupt + taken >= retention else 0
@@ -769,6 +773,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if jit_bad:
                         tot[Tot.sdc_baked] += 1
                         record(trace, t, tr.SDC_BAKED, tr.NONE)
+                    elif corrupted:  # committed SDCs: the save holds the SDC (a persistent checkpoint, the ring's)
+                        if n_corrupt == 0 and last == clean:
+                            tot[Tot.sdc_baked] += 1
+                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        n_corrupt += 1
+                        head, cnt = late.ring_add(ring, head, cnt, q - 1)
+                        last = q - 1
                     else:
                         pending, hw = _commit(tot, q - 1, last, hw, pending, step_us)
                         last = clean = q - 1
@@ -821,13 +832,20 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if jd:  # step q - 1, a persistent checkpoint (or one baking the SDC in), before the load
                         tot[Tot.jit_saves] += 1
                         jit_end = t + jit_us
-                        if corrupted:
+                        if corrupted and not committed:
                             tot[Tot.sdc_baked] += 1
                             record(trace, t, tr.SDC_BAKED, tr.NONE)
                             jd = False
+                        elif corrupted:  # committed SDCs: the save holds the SDC, the recovery's target
+                            if n_corrupt == 0 and last == clean:
+                                tot[Tot.sdc_baked] += 1
+                                record(trace, t, tr.SDC_BAKED, tr.NONE)
+                            n_corrupt += 1
+                            head, cnt = late.ring_add(ring, head, cnt, q - 1)
+                            last = plast = q - 1
                         else:
                             pending, hw = _commit(tot, q - 1, last, hw, pending, step_us)
-                            last = clean = plast = q - 1
+                            last = clean = plast = pclean = q - 1
                             if keep:
                                 head, cnt = late.ring_add(ring, head, cnt, q - 1)
                     if jd:  # recovered from it (with corrupt loads, from the newest kept that loads)

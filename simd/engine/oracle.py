@@ -363,10 +363,16 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 c["jit"] += 1
                 us["ckpt"] += plan.jit_us
                 t += plan.jit_us
-                if corrupted:  # the SDC in no checkpoint yet: baked in, the rollback below goes past it
+                if corrupted and not committed:  # the SDC in no checkpoint yet: baked in, the rollback goes past it
                     c["sdc_baked"] += 1
+                elif corrupted:  # committed SDCs: the save holds the SDC, the rollback's target all the same
+                    c["sdc_baked"] += not held()
+                    n_corrupt += 1
+                    corrupt.append(cur - 1)
+                    del corrupt[:-retention]
+                    last = plast = cur - 1
                 else:
-                    last = clean = plast = cur - 1
+                    last = clean = plast = pclean = cur - 1
                     keep(cur - 1)
             stopped(plan.cause_detect_us[i], restart_us, lost)
             us["waiting"] += wait

@@ -428,7 +428,6 @@ REFUSED = {
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
     ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
-    ("committed_sdc", "jit"): "a just-in-time save holding a committed SDC is not modelled",
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
 }
 

@@ -92,7 +92,6 @@ def test_what_does_not_combine_is_decided_in_one_place():
     from simd.engine.spec import REFUSED, MemoryTier, compile_spec, refused
 
     base = spec(shadow=Shadow(0.5, 0.05))
-    jit = Cause("hardware", 1.0, 0.0, 60.0, jit=True)
     cases = {("shadow", "fleet"): replace(base, fleet=(Accelerator("a", 512, 2e-4, 1e-4),
                                                         Accelerator("b", 512, 2e-4, 1e-4))),
              ("shadow", "stragglers"): replace(base, stragglers=Stragglers(0.5, 1, 1.2)),
@@ -102,7 +101,6 @@ def test_what_does_not_combine_is_decided_in_one_place():
                                                   Accelerator("b", 512, 2e-4, 1e-4))),
              ("committed_sdc", "corrupt_loads"): spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1,
                                                       ckpt_retention=2),
-             ("committed_sdc", "jit"): spec(committed_sdc=CommittedSdc((), 2), causes=(jit,), jit_seconds=30.0),
              ("memory_tier", "migration"): spec(tier=MemoryTier("local", 5, 1.0), migration_seconds=30.0,
                                                 causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
                                                 servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}

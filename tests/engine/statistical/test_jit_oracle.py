@@ -5,6 +5,7 @@ windows and stragglers; any cut of time giving the same state.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -16,9 +17,9 @@ from specs import llama3_causes, spec
 from support.examples import examples
 from support.partition import check_cuts, horizon_us
 
-from simd.engine import Cause
+from simd.engine import Cause, advance, new_state
 from simd.engine.servers import Servers
-from simd.engine.spec import Hyper, MemoryTier, Stragglers, compile_spec
+from simd.engine.spec import CommittedSdc, Detector, Hyper, MemoryTier, Stragglers, compile_spec
 
 SEEDS = 150
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
@@ -55,6 +56,20 @@ CONFIGS = {
                                       causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),),
                                       servers=Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)),
                                  tier=MemoryTier("peer", 5, 2.0, 10.0, 2)),
+    # committed SDCs found late by a detector: a save after a failure takes a present SDC with it (the rollback's
+    # target all the same, the SDC kept); beside a peer tier under bursts, with hyper windows
+    "committed_detectors": spec(hard_per_gpu_hour=6e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=0,
+                                ckpt_load_seconds=LOAD, jit_seconds=30.0, jit_share=0.8,
+                                causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),),
+                                committed_sdc=CommittedSdc((Detector("loss_spike", "lognormal", 600.0, 1.0, 0.5),
+                                                            Detector("scanner", "exponential", 86400.0)), 3)),
+    "committed_tier_hyper": replace(spec(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.01,
+                                         validation_interval_steps=0, ckpt_load_seconds=LOAD, jit_seconds=30.0,
+                                         hyper=Hyper(5, 200), causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),),
+                                         servers=Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0),
+                                         committed_sdc=CommittedSdc((Detector("scanner", "exponential", 7200.0),),
+                                                                    2)),
+                                    tier=MemoryTier("peer", 5, 2.0, 10.0, 2)),
     "share_local_async_corrupt": replace(spec(hard_per_gpu_hour=4e-4, ckpt_load_seconds=LOAD, jit_seconds=30.0,
                                               jit_share=0.7, causes=_jit(llama3_causes("warm"), HARDWARE),
                                               ckpt_write_seconds=300.0, ckpt_write_slowdown=1.2, ckpt_save_failure=0.2,
@@ -65,7 +80,8 @@ TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("recoveries_tier", "recoveries_tier"), ("recoveries_persistent", "recoveries_persistent"),
     ("losses", "tier_losses"))}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
-                               "recompute_steps", "wall_seconds", "checkpoints", "jit_saves")}
+                               "recompute_steps", "wall_seconds", "checkpoints", "jit_saves", "sdc_late_found",
+                               "sdc_unrecoverable", "checkpoints_lost")}
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -74,6 +90,8 @@ def test_engine_matches_the_per_step_loop_with_just_in_time_saves(name):
     assert means["jit_saves"] > 0.3 * means["interruptions"] * (1.0 if name == "one_cause" else 0.5)
     if name.startswith("share"):
         assert means["jit_saves"] < means["interruptions"] * CONFIGS[name].jit_share
+    if name.startswith("committed"):  # late finds past saves that took the SDC
+        assert means["sdc_late_found"] > 0.5 and means["sdc_baked"] > 0.5
 
 
 @st.composite
@@ -81,7 +99,6 @@ def jit_specs(draw):
     """The kernel's plans and the extended mechanisms' jobs (not committed SDCs), on servers or not, with some of
     their causes saved just in time."""
     s = draw(mixed_specs(st.sampled_from([None, None, POOLS, Servers(burst_per_day=20.0, burst_domain=2)])))
-    assume(s.committed_sdc is None)
     causes = s.cause_list
     keep = draw(st.lists(st.booleans(), min_size=len(causes), max_size=len(causes)))
     assume(any(keep))
@@ -108,3 +125,18 @@ def test_any_partition_gives_identical_state_with_just_in_time_saves(s, horizon_
 def test_any_partition_gives_identical_state_on_the_oracle_configurations(name, seed, horizon_steps, cuts):
     s = replace(CONFIGS[name], seed=seed)
     check_cuts(s, horizon_us(s, horizon_steps), cuts)
+
+
+def test_a_thousand_cuts_give_the_one_calls_state_beside_a_tier_under_hyper_windows():
+    """Committed SDCs beside a peer tier under hyper windows: a late find's load depends on whether the quiet steps
+    before it held a tier save (which overwrites the tier's clean copy), counted on the hyper window's lattice; a
+    cut of time at every step boundary or so must not change it (this seed's late find, cut 3,000 times, once
+    loaded the tier's copy that a save had overwritten)."""
+    s = replace(CONFIGS["committed_tier_hyper"], seed=0)
+    until = horizon_us(s, 3000)
+    whole, _ = advance(new_state(s), until)
+    rng = random.Random(0)
+    state = new_state(s)
+    for cut in sorted(int(rng.random() * until) for _ in range(3000)) + [until]:
+        state, _ = advance(state, cut)
+    assert state == whole and whole.totals.sdc_unrecoverable > 0
