@@ -132,9 +132,9 @@ class Fit:
     rate_schedule: tuple[tuple[float, Estimate], ...] = ()
     unscheduled: tuple[Estimate, Estimate | None, Estimate | None] | None = None
     schedule_months: int = 0  # the months of each piece (the last one cut at the span's end)
-    # the least p-value of the schedules' likelihood ratio tests against the family without one (nan: none tried),
+    # the least p-value of the schedules' likelihood ratio tests against the family without one (None: none tried),
     # and the schedules tried: a schedule is written when p < SCHEDULE_LEVEL / schedule_tests
-    schedule_p: float = math.nan
+    schedule_p: float | None = None
     schedule_tests: int = 0
 
     @property
@@ -442,7 +442,7 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
     p = {name: float(special.chdtrc(len(edges) - 2, max(aic[best] - aic[name] + 2 * (len(edges) - 2), 0.0)))
          for name, (_, _, edges, _) in tried.items()}
     chosen = min(p, key=p.get, default=None)
-    out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else math.nan, schedule_tests=len(p))
+    out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p))
     if chosen is None or not p[chosen] < SCHEDULE_LEVEL / len(p):
         return out
     xs, f, edges, months = tried[chosen]

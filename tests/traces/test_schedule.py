@@ -107,6 +107,7 @@ def test_trace_fit_says_what_the_schedule_buys_in_its_table_and_json(tmp_path, c
     assert main(["trace", "fit", str(path), "--servers", str(SERVERS), "--replicas", "20", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert len(got["fit"]["rate_schedule"]) >= 2 and got["fit"]["unscheduled"] is not None
+    assert 0 <= got["fit"]["schedule_p"] < 0.05 / got["fit"]["schedule_tests"]
     assert [r["statistic"] for r in got["goodness_without_schedule"]] == [r["statistic"] for r in got["goodness"]]
 
 
