@@ -29,7 +29,7 @@ The model (simd.traces.synth generates it):
   exactly: an up interval's length is its operational length and each fault's density has the multiplier of its
   piece; pieces of 1, 3, 6 or 12 months with the family chosen above, the one of least p-value in a likelihood
   ratio test against the family without a schedule written when that p is below 5% over the candidates tried
-  (Bonferroni; AIC would write one on a third of steady logs); the bursts stay a homogeneous Poisson process, as
+  (Bonferroni; AIC would write one on a fifth of steady logs); the bursts stay a homogeneous Poisson process, as
   the engine keeps them.
 """
 
@@ -82,7 +82,7 @@ SCHEDULE_MIN_FAULTS = 20.0
 SCHEDULE_LOG_BOUNDS = (-12.0, 12.0)
 # A schedule is written when the likelihood ratio test against the same family without one rejects a steady rate
 # at SCHEDULE_LEVEL over all the candidates tried (Bonferroni: the least p-value below SCHEDULE_LEVEL / their
-# count), not by AIC, which writes one on a third of steady logs (scripts/schedule_selection.py: docs/traces.md,
+# count), not by AIC, which writes one on a fifth of steady logs (scripts/schedule_selection.py: docs/traces.md,
 # "Rates over the log's span", the rates measured)
 SCHEDULE_LEVEL = 0.05
 
