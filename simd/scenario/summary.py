@@ -105,8 +105,8 @@ def _regimes(regimes) -> str:
     if regimes is None:
         return ""
     calm, stormy = regimes.calm, regimes.stormy
-    return (f", regimes (calm x{calm.multiplier:g} for {calm.mean_days:g} days, stormy x{stormy.multiplier:g} for "
-            f"{stormy.mean_days:g} days on average)")
+    return (f", regimes (calm x{calm.multiplier:.3g} for {calm.mean_days:.3g} days, stormy x{stormy.multiplier:.3g} "
+            f"for {stormy.mean_days:.3g} days on average)")
 
 
 def _schedule(pieces) -> str:
@@ -115,6 +115,6 @@ def _schedule(pieces) -> str:
         return ""
     m = [p.multiplier for p in pieces]
     if len(m) == 1:
-        return f", rates x{m[0]:g} throughout"
-    return (f", a rate schedule of {len(m)} pieces (x{min(m):g} to x{max(m):g}, the last x{m[-1]:g} from day "
-            f"{pieces[-1].from_day:g})")
+        return f", rates x{m[0]:.3g} throughout"
+    return (f", a rate schedule of {len(m)} pieces (x{min(m):.3g} to x{max(m):.3g}, the last x{m[-1]:.3g} from day "
+            f"{pieces[-1].from_day:.4g})")
