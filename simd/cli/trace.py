@@ -325,6 +325,14 @@ def cmd_fit(args) -> int:
     return 0
 
 
+def _test(f) -> str:
+    """The rate schedules' likelihood ratio test as the fit's table says it (docs/traces.md)."""
+    from simd.traces.fit import SCHEDULE_LEVEL
+
+    return (f"likelihood ratio test against none p = {f.schedule_p:.2g} (written below {SCHEDULE_LEVEL:g} / "
+            f"{f.schedule_tests} tried)")
+
+
 def fit_table(f) -> str:
     lines = [f"{f.faults} faults ({f.independent_faults} independent, {f.faults - f.independent_faults} in "
              f"{f.bursts} bursts) on {f.servers} servers over {f.span_days:.1f} days; 95% intervals",
@@ -343,12 +351,14 @@ def fit_table(f) -> str:
         from simd.traces.scenario import _pieces
 
         lines.append(f"rate over the log's span, {_pieces(f)}; multipliers of a time-weighted mean of 1: AIC "
-                     f"{f.aic[f.schedule_aic]:.1f} against {f.aic[f.lifetime]:.1f} without")
+                     f"{f.aic[f.schedule_aic]:.1f} against {f.aic[f.lifetime]:.1f} without; {_test(f)}")
         for day, m in f.rate_schedule:
             lines.append(f"  from day {day:.4g}: {m}")
         theta, k, a = f.unscheduled
         lines.append(f"  without it: scale {theta.value:.4g} days" + (f", Weibull shape {k.value:.4g}" if k else "")
                      + (f", gamma frailty shape {a.value:.4g}" if a else ""))
+    elif f.schedule_tests:
+        lines.append(f"rate over the log's span: steady (the likeliest schedule's {_test(f)})")
     if f.burst_per_day:
         lines += [f"bursts per day (the cluster): {f.burst_per_day}", f"  mean size: {f.burst_mean_size}"]
         if f.burst_seconds:

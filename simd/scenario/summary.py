@@ -68,7 +68,8 @@ def summary(s: Scenario) -> str:
                      + ("; its repair times" if sv.replay.repairs == "log" else "") + ")" if sv.replay else
                      f", {lt.distribution} lifetimes")
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
-                     f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else ""))
+                     f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else "")
+                  + _regimes(sv.regimes) + _schedule(sv.rate_schedule))
     if s.replicas > 1:
         extra += f", {s.replicas} replicas"
     if s.checkpoint.hyper is not None:
@@ -106,3 +107,23 @@ def _jit(jit) -> str:
     share = f"{jit.share:.0%} of the failures of " if jit.share < 1 else ""
     return f"just-in-time saves after {share}{', '.join(jit.causes) if jit.causes else 'every cause'} " \
            f"({jit.seconds:g} s), "
+
+
+def _regimes(regimes) -> str:
+    """check-config's words for the servers' hidden regimes ("": none)."""
+    if regimes is None:
+        return ""
+    calm, stormy = regimes.calm, regimes.stormy
+    return (f", regimes (calm x{calm.multiplier:.3g} for {calm.mean_days:.3g} days, stormy x{stormy.multiplier:.3g} "
+            f"for {stormy.mean_days:.3g} days on average)")
+
+
+def _schedule(pieces) -> str:
+    """check-config's words for the servers' rate schedule ("": none)."""
+    if pieces is None:
+        return ""
+    m = [p.multiplier for p in pieces]
+    if len(m) == 1:
+        return f", rates x{m[0]:.3g} throughout"
+    return (f", a rate schedule of {len(m)} pieces (x{min(m):.3g} to x{max(m):.3g}, the last x{m[-1]:.3g} from day "
+            f"{pieces[-1].from_day:.4g})")

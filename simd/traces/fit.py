@@ -27,8 +27,10 @@ The model (simd.traces.synth generates it):
 - **a rate over the log's span** (:func:`schedule_likelihood`): the engine's rate schedule, a time change of the
   servers' ages (a piece's multiplier per day of it), which the Weibull lifetimes and the frailty compose with
   exactly: an up interval's length is its operational length and each fault's density has the multiplier of its
-  piece; pieces of 1, 3, 6 or 12 months with the family chosen above, the lowest AIC written (the bursts stay a
-  homogeneous Poisson process, as the engine keeps them).
+  piece; pieces of 1, 3, 6 or 12 months with the family chosen above, the one of least p-value in a likelihood
+  ratio test against the family without a schedule written when that p is below 5% over the candidates tried
+  (Bonferroni; AIC would write one on a fifth of steady logs); the bursts stay a homogeneous Poisson process, as
+  the engine keeps them.
 """
 
 from __future__ import annotations
@@ -78,6 +80,11 @@ SCHEDULE_MONTHS = (1, 3, 6, 12)
 SCHEDULE_MAX_PIECES = 36
 SCHEDULE_MIN_FAULTS = 20.0
 SCHEDULE_LOG_BOUNDS = (-12.0, 12.0)
+# A schedule is written when the likelihood ratio test against the same family without one rejects a steady rate
+# at SCHEDULE_LEVEL over all the candidates tried (Bonferroni: the least p-value below SCHEDULE_LEVEL / their
+# count), not by AIC, which writes one on a fifth of steady logs (scripts/schedule_selection.py: docs/traces.md,
+# "Rates over the log's span", the rates measured)
+SCHEDULE_LEVEL = 0.05
 
 
 @dataclass(frozen=True)
@@ -125,6 +132,10 @@ class Fit:
     rate_schedule: tuple[tuple[float, Estimate], ...] = ()
     unscheduled: tuple[Estimate, Estimate | None, Estimate | None] | None = None
     schedule_months: int = 0  # the months of each piece (the last one cut at the span's end)
+    # the least p-value of the schedules' likelihood ratio tests against the family without one (None: none tried),
+    # and the schedules tried: a schedule is written when p < SCHEDULE_LEVEL / schedule_tests
+    schedule_p: float | None = None
+    schedule_tests: int = 0
 
     @property
     def schedule_aic(self) -> str:
@@ -427,9 +438,12 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
         name = f"{best}, {schedule_name(months)}"
         aic[name] = 2 * r.fun + 2 * len(r.x)
         tried[name] = (r.x, f, edges, months)
-    chosen = min(aic, key=aic.get)
-    out.update(lifetime=best, aic=aic)
-    if chosen not in tried:
+    # the likelihood ratio test of each schedule against the family without one (chi-square of its J - 1 degrees)
+    p = {name: float(special.chdtrc(len(edges) - 2, max(aic[best] - aic[name] + 2 * (len(edges) - 2), 0.0)))
+         for name, (_, _, edges, _) in tried.items()}
+    chosen = min(p, key=p.get, default=None)
+    out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p))
+    if chosen is None or not p[chosen] < SCHEDULE_LEVEL / len(p):
         return out
     xs, f, edges, months = tried[chosen]
     cov = mixture._covariance(lambda p: f(p, weibull, True)[1], xs)
@@ -447,6 +461,7 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
         var = float(d @ cov[base:, base:] @ d)
         multipliers.append((float(edges[i]), _est(math.log(m[i]), math.sqrt(var) if var >= 0 else math.nan)))
     return {**scheduled, "lifetime": best, "aic": aic, "rate_schedule": tuple(multipliers), "schedule_months": months,
+            "schedule_p": p[chosen], "schedule_tests": len(p),
             "unscheduled": (out["lifetime_scale_days"], out["lifetime_shape"], out["gamma_shape"])}
 
 
@@ -489,7 +504,9 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
     if r is None:
         return {}
     aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
-    if aic["regimes"] >= min(life["aic"].values()):
+    written = f"{life['lifetime']}, {schedule_name(life['schedule_months'])}" if life.get("rate_schedule") \
+        else life["lifetime"]
+    if aic["regimes"] >= life["aic"][written]:
         return {"aic": aic}
     se = _wald(regimes.nll_gradient(p), r.x)
     rate = _est(r.x[0], se[0])

@@ -9,7 +9,8 @@ value commented with its 95% interval. Mapping (docs/traces.md, "From the fit to
 - ``servers.lifetime``: Weibull with the fitted shape when the AIC prefers it; ``servers.rates.gamma_shape``: the
   fitted frailty shape when there is one;
 - ``servers.rate_schedule``: the fitted multipliers of the span's pieces (runs of months), from each piece's first
-  day (the log's day taken as the job's day of compute; the last piece for good), when the AIC prefers one;
+  day (the log's day taken as the job's day of compute; the last piece for good), when the fit writes one (its
+  likelihood ratio test against a steady rate: simd.traces.fit.SCHEDULE_LEVEL);
 - ``servers.bursts``: the cluster's burst rate scaled to the job's servers (a burst process over the cluster's
   N servers strikes a job of S of them S / N as often: per day of the log, taken as per day of compute) and the
   mean size;
@@ -131,7 +132,7 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
                   f"        stormy: {{multiplier: {ms.value:.6g}, mean_days: {ds.value:.6g}}}"]
     if f.rate_schedule:
         lines += [f"      # the rate over the log's span, {_pieces(f)}: AIC {f.aic[f.schedule_aic]:.1f} against "
-                  f"{f.aic[f.lifetime]:.1f} without;",
+                  f"{f.aic[f.lifetime]:.1f} without, likelihood ratio test p = {f.schedule_p:.2g};",
                   "      # each multiplies the servers' rates from its day of compute (the log's day), a time-weighted "
                   "mean of 1",
                   "      # over the log, the last for good",

@@ -267,7 +267,7 @@ def _over_time(s: Stats) -> list[str]:
     t = s.trend
     if t is not None:
         out.append(f"trend (Laplace): U = {t.laplace_u:.2f}, p = {t.laplace_p:.2g} (U > 0: the faults lean late, a "
-                   "rising rate); `simd trace fit` fits a rate by months when the AIC prefers one")
+                   "rising rate); `simd trace fit` fits a rate by months when a likelihood ratio test prefers one")
         out.append(f"one change point: likeliest at day {t.change_day:.1f} ({t.rate_before:.4g} -> "
                    f"{t.rate_after:.4g}), likelihood ratio {t.change_lr:.1f}, p = {t.change_p:.2g} ({t.simulations} "
                    "simulated constant-rate logs; bursts make a small p likelier)")

@@ -205,6 +205,14 @@ def test_regimes_and_a_rate_schedule_reach_the_engine_and_bad_ones_are_one_line(
     plan = compile_spec(job)
     assert plan.servers and plan.regimes and plan.regime_stream is not None and plan.regime_stormy == 6.0
     assert plan.rate_schedule == (0.0, 1.0, float(round(30 * 86400 / job.step_seconds)), 2.0)
+    line = summary(parse_config(PLAIN + "    servers: {regimes: {calm: {multiplier: 0.5, mean_days: 20}, stormy: "
+                                "{multiplier: 6, mean_days: 2}}, rate_schedule: [{from_day: 0, multiplier: 0.25}, "
+                                "{from_day: 30, multiplier: 2}, {from_day: 90, multiplier: 1.5}]}\n").scenarios[0])
+    assert "regimes (calm x0.5 for 20 days, stormy x6 for 2 days on average)" in line
+    assert "a rate schedule of 3 pieces (x0.25 to x2, the last x1.5 from day 90)" in line
+    one = PLAIN + "    servers: {rate_schedule: [{from_day: 0, multiplier: 2}]}\n"
+    steady = summary(parse_config(one).scenarios[0])
+    assert "rates x2 throughout" in steady and "regimes" not in steady
     assert errors(PLAIN + "    servers: {rate_schedule: [{from_day: 1, multiplier: 1}]}\n") == [
         "scenarios[0].servers: servers.rate_schedule: the first piece's from_day must be 0"]
     assert errors(PLAIN + "    servers: {rate_schedule: [{from_day: 0, multiplier: 1}, {from_day: 0, multiplier: 2}]}"
@@ -259,8 +267,6 @@ def test_check_config_gives_a_replayed_scenarios_mtbf_from_its_log(tmp_path):
     """The summary's job MTBF of a replayed log is the log's (its faults on the job's servers per period), not the
     failure rate the scenario would draw from: 128 servers replaying a log of 2 servers with 3 faults in 3000 s
     (50 steps of 60 s) meet 64 x 3 faults per 50 steps: an MTBF of 60 x 50 / 192 s."""
-    from simd.scenario import summary
-
     log = tmp_path / "log.csv"
     log.write_text("time,server,event,class\n100,a,start,GPU\n400,a,end,GPU\n100,b,start,NIC\n3000,b,start,GPU\n")
     s = parse_config(PLAIN + f"    servers: {{replay: {{log: {log}}}}}\n").scenarios[0]

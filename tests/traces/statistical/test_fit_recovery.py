@@ -8,8 +8,7 @@ coverage ~80%) fail it with probability ~0.64. An interval of no width covers an
 would pass the coverage check whatever the fit), so each must also be informative, its high at most WIDTH times its
 low, in as many logs (test_regimes_recovery.py's check). The rate schedules are not tried here (the logs' rate is
 steady; their recovery, the other parameters' beside them: test_schedule_recovery.py), which keeps the 128 fits at
-half the time; with them tried every count here still passes (AIC writes a schedule on about a third of steady
-logs, its multipliers near 1)."""
+half the time."""
 
 import numpy as np
 import pytest

@@ -1,11 +1,12 @@
 """simd trace fit's recovery of a rate that varies over the log's span: logs simulated by simd.traces.synth with the
 engine's rate schedule (a time change of the servers' ages: pieces of three months at x0.5, x1.8, x0.8 and x1.0 of
-the rate) over Weibull 0.8 lifetimes with a gamma frailty of shape 2 and bursts, 32 logs of 200 servers over 350
-days from a fixed seed, fitted back: a schedule whose pieces hold the truth's (by three months, or by month) chosen
-by AIC on at least 27 of the 32, and the scale, the shape, the frailty, the burst rate and each piece's multiplier
-(the truth's normalised as the fit's are, to a time-weighted mean of 1 over the span, the scale with them) inside
-its 95% interval in at least 27 of the 32 (P(Binomial(32, 0.95) <= 26) ~ 0.5%, as test_fit_recovery.py), each
-interval informative (its high at most WIDTH times its low) in as many."""
+the rate) over Weibull 0.8 lifetimes with a gamma frailty of shape 2 and bursts, 32 logs of 200 servers over 350 days
+from a fixed seed, fitted back: a schedule whose pieces hold the truth's (by three months, or by month) written on at
+least 27 of the 32 (its likelihood ratio test against a steady rate: simd.traces.fit.SCHEDULE_LEVEL), and the scale,
+the shape, the frailty, the burst rate and each piece's multiplier (the truth's normalised as the fit's are, to a
+time-weighted mean of 1 over the span, the scale with them) inside its 95% interval in at least 27 of the 32
+(P(Binomial(32, 0.95) <= 26) ~ 0.5%, as test_fit_recovery.py), each interval informative (its high at most WIDTH
+times its low) in as many."""
 
 import numpy as np
 
