@@ -147,12 +147,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # capacity (servers.py): pools of standbys and spares, repairs
     cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
     withheld, host_us, gang = ints[PI.spares_withheld], ints[PI.host_selection_us], ints[PI.gang] != 0
-    rep_kind, rep_scale, rep_sigma = ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma]
-    mix_cum, mix_kind = seg(fvec, ints, PI.repair_mix_cum), seg(ivec, ints, PI.repair_mix_kind)  # (empty: no mixture)
-    mix_scale, mix_sigma = seg(fvec, ints, PI.repair_mix_scale_us), seg(fvec, ints, PI.repair_mix_sigma)
-    man_kind, man_scale, man_sigma = ints[PI.manual_kind], floats[PF.manual_scale_us], floats[PF.manual_sigma]
-    man_p, fail_auto, fail_man = floats[PF.manual_probability], floats[PF.repair_fail_auto], \
-        floats[PF.repair_fail_manual]
+    # (a repair's laws: _repair reads them from the plan)
     # diagnosis and retirement (servers.py)
     diagnose, diag_p, mis_p = ints[PI.diagnose] != 0, floats[PF.diagnosis], floats[PF.misattribution]
     retire_k, retire_us = ints[PI.retire_after], ints[PI.retire_window_us]
@@ -681,30 +676,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     i = mstk[k2]
                     tot[Tot.server_failures] += 1
                     used += w_srv
-                    rph, rpl, u = draws.uniform(wrp, rph, rpl)  # the repair's four draws, as a failure's
-                    if len(mix_cum):
-                        d_rep = late.mixture_us(mix_cum, mix_kind, mix_scale, mix_sigma, u)
-                    else:
-                        d_rep = late.latency_us(rep_kind, rep_scale, rep_sigma, u)
-                    rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                    manual = u <= man_p
-                    rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                    if manual:
-                        d_rep += late.latency_us(man_kind, man_scale, man_sigma, u)
-                        tot[Tot.repairs_manual] += 1
-                    rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                    ri += 4
-                    tot[Tot.repairs_started] += 1
-                    if u <= (fail_man if manual else fail_auto):
-                        tot[Tot.repairs_false] += 1
-                        if manual:
-                            tot[Tot.repairs_false_manual] += 1
-                    elif fixed[i] == 0 and servers.is_lemon(i, floats[PF.lemon_fraction]):
-                        fixed[i] = 1
-                        tot[Tot.lemons_fixed] += 1
-                    role[i], rep[i] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t + d_rep
-                    servers.set_job(jcnt, i, 0, tree_p)
-                    servers.update(rtree, rep, i, tree_p)
+                    rph, rpl = _repair(tot, plan, wrp, rph, rpl, i, t, -1.0, role, rep, fixed, jcnt, rtree, tree_p)
+                    ri += 4  # (the repair's four draws, as a failure's)
                     j = atree[1]  # the lowest-numbered standby (one for each: counted when decided)
                     tot[Tot.replacements_standby] += 1
                     n_sb -= 1
@@ -969,38 +942,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot[Tot.retirements] += 1
                             tot[Tot.retired_at_s] += t1 // 1000000
                         else:
-                            # four draws of "repair" per repair: the automatic stage's duration, the escalation,
-                            # the manual stage's duration, whether it fixes the fault (servers.py)
-                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                            if len(mix_cum):
-                                d_rep = late.mixture_us(mix_cum, mix_kind, mix_scale, mix_sigma, u)
-                            else:
-                                d_rep = late.latency_us(rep_kind, rep_scale, rep_sigma, u)
-                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                            manual = u <= man_p
-                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
-                            if len(rr) and blm == i:  # the log's own repair time, the draws kept (servers.py)
+                            d_log = -1.0  # the log's own repair time, the draws kept (servers.py)
+                            if len(rr) and blm == i:
                                 d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers],
                                                                    ints[PI.replay_period], ints[PI.replay_copies], i,
                                                                    f_step)
-                                if d_log >= 0.0:
-                                    d_rep, manual = np.int64(np.rint(d_log)), False
-                            if manual:
-                                d_rep += late.latency_us(man_kind, man_scale, man_sigma, u)
-                                tot[Tot.repairs_manual] += 1
-                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            rph, rpl = _repair(tot, plan, wrp, rph, rpl, blm, t1, d_log, role, rep, fixed, jcnt, rtree,
+                                               tree_p)
                             ri += 4
-                            tot[Tot.repairs_started] += 1
-                            if u <= (fail_man if manual else fail_auto):
-                                tot[Tot.repairs_false] += 1
-                                if manual:
-                                    tot[Tot.repairs_false_manual] += 1
-                            elif fixed[blm] == 0 and servers.is_lemon(blm, floats[PF.lemon_fraction]):
-                                fixed[blm] = 1
-                                tot[Tot.lemons_fixed] += 1
-                            role[blm], rep[blm] = servers.REPAIR_MANUAL if manual else servers.REPAIR, t1 + d_rep
-                            servers.set_job(jcnt, blm, 0, tree_p)
-                            servers.update(rtree, rep, blm, tree_p)
                         j = atree[1]
                         if akey[j] < ncl:
                             tot[Tot.replacements_standby] += 1
@@ -1337,6 +1286,44 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _repair(tot, plan, w, sh, sl, i, start, logged, role, rep, fixed, jcnt, rtree, p):
+    """Server ``i`` to repair from ``start`` (us), its four draws of "repair" from generator state (sh, sl): the
+    automatic stage's duration (a mixture's component), the escalation, the manual stage's duration, whether it
+    fixes the fault (servers.py); ``logged`` >= 0: the log's own repair time (us) for the whole repair, the draws
+    made all the same (servers.replay.repairs: log). Counts it, marks a lemon a true repair fixed, and sets its role,
+    its repair's end and the trees. Returns (sh, sl)."""
+    ints, floats, ivec, fvec = plan
+    mix_cum = seg(fvec, ints, PI.repair_mix_cum)
+    sh, sl, u = draws.uniform(w, sh, sl)
+    if len(mix_cum):
+        d = late.mixture_us(mix_cum, seg(ivec, ints, PI.repair_mix_kind), seg(fvec, ints, PI.repair_mix_scale_us),
+                            seg(fvec, ints, PI.repair_mix_sigma), u)
+    else:
+        d = late.latency_us(ints[PI.repair_kind], floats[PF.repair_scale_us], floats[PF.repair_sigma], u)
+    sh, sl, u = draws.uniform(w, sh, sl)
+    manual = u <= floats[PF.manual_probability]
+    sh, sl, u = draws.uniform(w, sh, sl)
+    if logged >= 0.0:
+        d, manual = np.int64(np.rint(logged)), False
+    if manual:
+        d += late.latency_us(ints[PI.manual_kind], floats[PF.manual_scale_us], floats[PF.manual_sigma], u)
+        tot[Tot.repairs_manual] += 1
+    sh, sl, u = draws.uniform(w, sh, sl)
+    tot[Tot.repairs_started] += 1
+    if u <= (floats[PF.repair_fail_manual] if manual else floats[PF.repair_fail_auto]):
+        tot[Tot.repairs_false] += 1
+        if manual:
+            tot[Tot.repairs_false_manual] += 1
+    elif fixed[i] == 0 and servers.is_lemon(i, floats[PF.lemon_fraction]):
+        fixed[i] = 1
+        tot[Tot.lemons_fixed] += 1
+    role[i], rep[i] = servers.REPAIR_MANUAL if manual else servers.REPAIR, start + d
+    servers.set_job(jcnt, i, 0, p)
+    servers.update(rtree, rep, i, p)
+    return sh, sl
 
 
 @njit()
