@@ -473,7 +473,18 @@ def saves_row() -> list:
                                      "{{scenario}} from {{tier}}"))
                   .with_target(query("B", by_scenario_per_sim_hour("simd_checkpoint_tier_losses_total"),
                                      "{{scenario}} tier lost")))
-    return [db.Row("Checkpoint saves"), outcomes, parts, flight, corrupt, recoveries]
+    age = (ts("Work at risk: steps since the newest durable checkpoint",
+              "The job steps since the newest durable checkpoint, the most of any replica "
+              "(simd_checkpoint_age_steps): what a rollback to it would recompute, by tier (persistent; with a memory "
+              "tier, the newest of either). It falls to 0 at each durable save and each rollback; failing saves and "
+              "writes in flight let it climb past the interval (the dashed line).", "short", 8, 8).min(0)
+           .axis_label("job steps")
+           .with_target(query("A", f"max by (scenario, tier) (simd_checkpoint_age_steps{sel()})",
+                              "{{scenario}} {{tier}}"))
+           .with_target(query("B", f"max by (scenario) (simd_checkpoint_interval_steps{sel()})",
+                              "{{scenario}} interval"))
+           .override_by_query("B", dashed([10, 10])))
+    return [db.Row("Checkpoint saves"), outcomes, parts, flight, corrupt, recoveries, age]
 
 
 def recovery_row() -> list:
