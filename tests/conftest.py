@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 # OpenBLAS on one thread, as the `simd` command has it (simd/cli/__init__.py says why), here for the tests that
 # call the fit in process and every process they start; set before anything imports numpy (a test module's first
 # import), and pytest-xdist's workers inherit it
@@ -39,12 +41,54 @@ TRACED = ("from simd.engine import JobSpec, advance, new_state; "
 def pytest_configure(config):
     """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (module
     docstring), the kernel units and the traced loop side by side; a failure here is left to the tests that use
-    them to report."""
+    them to report. Meanwhile the controller rewrites the test modules' assertions once for every worker
+    (rewrite_ahead)."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
         return
     procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for argv in ([sys.executable, "-m", "simd", "compile"], [sys.executable, "-c", TRACED])]
+    rewrite_ahead(config)
     for p in procs:
         _, err = p.communicate()
         if p.returncode != 0:
             print(f"{' '.join(p.args[1:3])} exited with {p.returncode}: {err.strip()[-500:]}", file=sys.stderr)
+
+
+def rewrite_ahead(config) -> None:
+    """pytest rewrites the assertions of each test module (and conftest.py) as it imports it, and caches the result
+    in __pycache__ unless bytecode writing is off (PYTHONDONTWRITEBYTECODE, as in this machine's environment): then
+    every pytest-xdist worker rewrote every module at its collection (~4 s of CPU each, most of a collection).
+    Written here once, before the workers start, with pytest's own functions, into the cache its import hook
+    reads whatever the setting (a pyc it checks against the source's mtime and size, so a stale one is rewritten
+    as before). pytest's internals (pinned below 9.2 in pyproject.toml): any surprise leaves the rewriting to the
+    workers, as without this."""
+    if config.getoption("assertmode", default="rewrite") != "rewrite":
+        return
+    try:
+        from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc, assertstate_key, get_cache_dir
+
+        state = config.stash[assertstate_key]
+        for fn in sorted((ROOT / "tests").rglob("*.py")):
+            if not (fn.name == "conftest.py" or fn.name.startswith("test_")):
+                continue  # what pytest rewrites here: python_files' default pattern and conftest.py
+            cache = get_cache_dir(fn)
+            cache.mkdir(exist_ok=True)
+            source_stat, co = _rewrite_test(fn, config)
+            _write_pyc(state, co, source_stat, cache / (fn.name[:-3] + PYC_TAIL))
+    except Exception as e:  # noqa: BLE001 (an optimisation: the workers rewrite what is missing)
+        print(f"rewriting the test modules ahead failed ({type(e).__name__}: {e}); the workers rewrite them",
+              file=sys.stderr)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """In a pytest-xdist worker (scripts/test.sh: --dist loadgroup), the long tests first: the statistical checks
+    (``slow``: seconds to tens of seconds of CPU each) and those that start real processes (``integration``), then
+    the rest (mostly fractions of a second). loadgroup hands out the xdist groups first (the largest first), then
+    the other tests one at a time in this order, so the run ends on short tests on every worker instead of one
+    worker finishing a long check (in collection order tests/traces/statistical came last) while the others wait.
+    Every worker collects the same order (a stable sort on the markers); a run without workers keeps pytest's."""
+    if not hasattr(config, "workerinput"):
+        return
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 item.get_closest_marker("integration") is None))
