@@ -80,15 +80,27 @@ def rewrite_ahead(config) -> None:
               file=sys.stderr)
 
 
+# The xdist groups that hold their worker longest: the image's install and cold compiles (about two minutes on
+# an idle machine), the drill stack's alerts (about 100 s, mostly waiting on Prometheus)
+LONG_GROUPS = ("image", "drills-stack")
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """In a pytest-xdist worker (scripts/test.sh: --dist loadgroup), the long tests first: the statistical checks
-    (``slow``: seconds to tens of seconds of CPU each) and those that start real processes (``integration``), then
-    the rest (mostly fractions of a second). loadgroup hands out the xdist groups first (the largest first), then
-    the other tests one at a time in this order, so the run ends on short tests on every worker instead of one
-    worker finishing a long check (in collection order tests/traces/statistical came last) while the others wait.
-    Every worker collects the same order (a stable sort on the markers); a run without workers keeps pytest's."""
+    """In a pytest-xdist worker, the order scripts/test.sh's run hands the tests out in (--dist loadgroup
+    --no-loadscope-reorder: the groups and the other tests, one at a time, in collection order): the two long
+    groups first, each on a worker from the start; then the statistical checks (``slow``: seconds of CPU each),
+    which keep the cores busy while those groups wait and install; then the other tests that start real
+    processes (``integration``: the Prometheus stack's group among them), whose waiting overlaps the others'
+    work; then the rest (mostly fractions of a second), so that the run ends on short tests on every worker
+    rather than on one long check (in collection order tests/traces/statistical came last). Every worker
+    collects the same order (a stable sort on markers); a run without workers keeps pytest's."""
     if not hasattr(config, "workerinput"):
         return
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
-                                 item.get_closest_marker("integration") is None))
+
+    def key(item):
+        groups = {m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")}
+        return (not groups & set(LONG_GROUPS), item.get_closest_marker("slow") is None,
+                item.get_closest_marker("integration") is None)
+
+    items.sort(key=key)
