@@ -55,29 +55,31 @@ def pytest_configure(config):
 
 
 def rewrite_ahead(config) -> None:
-    """pytest rewrites the assertions of each test module (and conftest.py) as it imports it, and caches the result
-    in __pycache__ unless bytecode writing is off (PYTHONDONTWRITEBYTECODE, as in this machine's environment): then
-    every pytest-xdist worker rewrote every module at its collection (~4 s of CPU each, most of a collection).
-    Written here once, before the workers start, with pytest's own functions, into the cache its import hook
-    reads whatever the setting (a pyc it checks against the source's mtime and size, so a stale one is rewritten
-    as before). pytest's internals (pinned below 9.2 in pyproject.toml): any surprise leaves the rewriting to the
-    workers, as without this."""
+    """pytest rewrites the assertions of each test module (and conftest.py) as it imports it and caches the result in
+    __pycache__, unless bytecode writing is off (PYTHONDONTWRITEBYTECODE, as in this machine's environment). So on
+    a fresh clone, and always with writing off, every pytest-xdist worker rewrites every module at its collection
+    (~3 s of CPU each, most of a collection's). Written here once, before the workers start, with pytest's own
+    functions, into the cache its import hook reads whatever the setting (a pyc checked against the source's mtime
+    and size: a stale one is rewritten by the worker). pytest's internals (pinned below 9.2 in pyproject.toml): any
+    surprise leaves the rewriting to the workers."""
     if config.getoption("assertmode", default="rewrite") != "rewrite":
         return
     try:
         from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc, assertstate_key, get_cache_dir
 
         state = config.stash[assertstate_key]
-        for fn in sorted((ROOT / "tests").rglob("*.py")):
-            if not (fn.name == "conftest.py" or fn.name.startswith("test_")):
-                continue  # what pytest rewrites here: python_files' default pattern and conftest.py
+    except Exception:  # noqa: BLE001 (an optimisation: the workers rewrite what is missing)
+        return
+    for fn in sorted((ROOT / "tests").rglob("*.py")):
+        if not (fn.name == "conftest.py" or fn.name.startswith("test_")):
+            continue  # what pytest rewrites here: python_files' default pattern and conftest.py
+        try:
             cache = get_cache_dir(fn)
             cache.mkdir(exist_ok=True)
             source_stat, co = _rewrite_test(fn, config)
             _write_pyc(state, co, source_stat, cache / (fn.name[:-3] + PYC_TAIL))
-    except Exception as e:  # noqa: BLE001 (an optimisation: the workers rewrite what is missing)
-        print(f"rewriting the test modules ahead failed ({type(e).__name__}: {e}); the workers rewrite them",
-              file=sys.stderr)
+        except Exception:  # noqa: BLE001 (a module that does not compile: its worker's collection reports it)
+            continue
 
 
 # The xdist groups that hold their worker longest: the image's install and cold compiles (about two minutes on
@@ -93,7 +95,7 @@ def pytest_collection_modifyitems(config, items):
     which keep the cores busy while those groups wait and install; then the other tests that start real
     processes (``integration``: the Prometheus stack's group among them), whose waiting overlaps the others'
     work; then the rest (mostly fractions of a second), so that the run ends on short tests on every worker
-    rather than on one long check (in collection order tests/traces/statistical came last). Every worker
+    rather than on one long check (in collection order tests/traces/statistical comes last). Every worker
     collects the same order (a stable sort on markers); a run without workers keeps pytest's."""
     if not hasattr(config, "workerinput"):
         return
