@@ -92,17 +92,16 @@ def pytest_collection_modifyitems(config, items):
     """In a pytest-xdist worker, the order scripts/test.sh's run hands the tests out in (--dist loadgroup
     --no-loadscope-reorder: the groups and the other tests, one at a time, in collection order): the two long
     groups first, each on a worker from the start; then the statistical checks (``slow``: seconds of CPU each),
-    which keep the cores busy while those groups wait and install; then the other tests that start real
-    processes (``integration``: the Prometheus stack's group among them), whose waiting overlaps the others'
-    work; then the rest (mostly fractions of a second), so that the run ends on short tests on every worker
-    rather than on one long check (in collection order tests/traces/statistical comes last). Every worker
-    collects the same order (a stable sort on markers); a run without workers keeps pytest's."""
+    which keep the cores busy while those groups wait on Prometheus and on the image's install, and cannot end the
+    run as one long check on one worker (in collection order tests/traces/statistical comes near the end); then
+    the rest in collection order, where the tests that wait on the processes they start (``integration``, the
+    Prometheus stack's group among them) stay spread among short ones that keep the cores busy meanwhile. Every
+    worker collects the same order (a stable sort); a run without workers keeps pytest's."""
     if not hasattr(config, "workerinput"):
         return
 
     def key(item):
         groups = {m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")}
-        return (not groups & set(LONG_GROUPS), item.get_closest_marker("slow") is None,
-                item.get_closest_marker("integration") is None)
+        return (not groups & set(LONG_GROUPS), item.get_closest_marker("slow") is None)
 
     items.sort(key=key)
