@@ -1,13 +1,15 @@
-"""kill -9 and restart, 20 times: the daemon always comes back, the state file is never corrupt,
+"""kill -9 and restart, 10 times: the daemon always comes back, the state file is never corrupt,
 the simulated clock never goes back by more than one save interval, and the saved states equal an
 uninterrupted run's at the same simulated time.
 
 Real ``simd run`` processes on tests/support/daemon.py's small configuration (replicas, a sweep, causes, warm
 recovery; without its stragglers, whose first use costs each new process a second and a half of imports)
 with a scheduled drill, at speedup 36000, a tick every 0.1 s and a save after every tick. A cycle costs the
-interpreter's start-up (1-4 s on the shared cores) and a fraction of a second of life. Odd cycles kill at a
-random moment; even ones poll the directory and kill the moment a temporary file exists, i.e. during a save
-(between its creation and the rename), so writes are hit every time, not by chance.
+interpreter's start-up (1-4 s on the shared cores, most of the test's CPU) and about a second of life. Odd
+cycles kill at a random moment; even ones poll the directory and kill the moment a temporary file exists, i.e.
+during a save (between its creation and the rename), so writes are hit every time, not by chance: five of each
+check what the cycles are for (a kill during a write, a kill anywhere else, a resume from either), and the lives
+are long enough that the saved states span the drill and days of simulated time.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from simd.live.lane import advance_lane, new_lane
 from simd.live.persist import decode, resume
 from simd.scenario import parse_config
 
-CYCLES = 20
+CYCLES = 10
 SPEEDUP, TICK_SECONDS, SAVE_EVERY = 36000, 0.1, 1
 # a save interval: SAVE_EVERY ticks, each stretched by the save itself (encoding and fsync) and by the load
 # of the shared cores; the test measures it, and bounds it here
@@ -68,7 +70,7 @@ def kill_during_a_save(state_dir, proc, timeout: float = 5.0) -> bool:
 
 
 @pytest.mark.integration
-def test_kill_9_twenty_times(tmp_path):
+def test_kill_9_ten_times(tmp_path):
     rng = random.Random(13)
     state_dir = tmp_path / "state"
     config_file = tmp_path / "scenarios.yaml"
@@ -85,7 +87,7 @@ def test_kill_9_twenty_times(tmp_path):
                 since_save = clocks(daemon.url)[1]
             # back by at most the simulated time since the last save before the kill, one tick of slack
             assert resumed_at >= allowed, (cycle, resumed_at, allowed)
-            time.sleep(rng.uniform(0.1, 0.5))
+            time.sleep(rng.uniform(0.3, 1.1))
             seen, since_save = clocks(daemon.url)
             assert since_save < MAX_SAVE_INTERVAL_SECONDS  # saves are regular: that is the interval lost at most
             allowed = seen - SPEEDUP * (since_save + TICK_SECONDS)
@@ -106,7 +108,7 @@ def test_kill_9_twenty_times(tmp_path):
     # the last saved states equal an uninterrupted run's to the same simulated time
     config = parse_config(CONFIG)
     saved = resume(decode((state_dir / "state.json").read_bytes()), config)
-    assert saved.at_us > 3 * 86400 * US_PER_SECOND  # days of simulated time over the 20 lives, the drill in it
+    assert saved.at_us > 3 * 86400 * US_PER_SECOND  # days of simulated time over the lives, the drill in it
     drills = DrillRunner(config)
     for lane in saved.lanes:
         assert lane.origin_us == 0 and lane.failed is None
