@@ -168,6 +168,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     stk = np.empty(2 * tree_p + 2 if M and nsrv else 0, dtype=np.int64)
     gcount = np.zeros(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     gbase = np.empty(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
+    gfail = np.empty(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
     mstk = np.empty(2 * tree_p + 2 if mig_on else 0, dtype=np.int64)  # a migration's walks and its servers
     need = 0
@@ -653,18 +654,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 t += cost
                 tot[Tot.restart_us] += cost
                 tot[Tot.migrations] += 1
-                while rep[rtree[1]] <= t0:  # the servers back from repair by then: to the standbys, then the spares
-                    i = rtree[1]
-                    used += w_srv
-                    rep[i] = NEVER
-                    servers.update(rtree, rep, i, tree_p)
-                    if n_sb < W:
-                        role[i], akey[i] = servers.STANDBY, i
-                        n_sb += 1
-                    else:
-                        role[i], akey[i] = servers.SPARE, ncl + i
-                        n_sp += 1
-                    servers.update(atree, akey, i, tree_p)
+                # the servers back from repair by then: to the standbys, then the spares
+                n_sb, n_sp, k2 = servers.back_to_pools(rtree, rep, role, akey, atree, n_sb, n_sp, W, ncl, tree_p, t0)
+                used += w_srv * k2
                 nm = 0
                 while srv[tree[1]] <= e:  # the servers failing in the step, in index order
                     i = tree[1]
@@ -794,7 +786,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         # fault that takes no server down (or that an in-process restart cleared)
                         lost = False
                     elif nsrv:  # the servers failing in this step (their own lifetimes and a burst's) lose theirs
-                        lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount, gbase)
+                        lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount, gbase,
+                                          gfail)
                     else:  # one failure without servers: a local copy is lost, a peer group keeps the other copies
                         lost = copies == 1
                     if lost:
@@ -886,18 +879,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tau = t1 + stop_det[stop] + (ip_us if ipo == restarts.FAILED else 0)
                     ready, moved = tau, False  # moved: a replacement from beyond the standbys (host selection)
                     if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
-                        while rep[rtree[1]] <= tau:
-                            i = rtree[1]
-                            used += w_srv
-                            rep[i] = NEVER
-                            servers.update(rtree, rep, i, tree_p)
-                            if n_sb < W:
-                                role[i], akey[i] = servers.STANDBY, i
-                                n_sb += 1
-                            else:
-                                role[i], akey[i] = servers.SPARE, ncl + i
-                                n_sp += 1
-                            servers.update(atree, akey, i, tree_p)
+                        n_sb, n_sp, k2 = servers.back_to_pools(rtree, rep, role, akey, atree, n_sb, n_sp, W, ncl,
+                                                               tree_p, tau)
+                        used += w_srv * k2
                     while srv[tree[1]] <= g:
                         i = tree[1]
                         f_step = srv[i]  # (the step its lifetime ended in: a replayed fault's)
@@ -1368,30 +1352,21 @@ def _fell_back(tot, back, bad, index, last, cnt, hw):
 
 
 @njit()
-def _tier_lost(tree, srv, p, g, cap, jcnt, copies, jump, stk, count, bases):
-    """Whether a memory tier is lost with the servers failing in executed step ``g`` (``srv[i] <= g``, found by a
-    walk of the tree over the servers' ends that skips every subtree ending later): each failed server is at its
-    position among the job's servers (index order; with pools its rank in the count tree ``jcnt``), position ``x``
-    in the group of ``(x // (J m)) J m + x % J`` (J ``jump``, m ``copies``: NVIDIA's resiliency extension's clique
-    replication, docs/model.md); the tier is lost when every member of some group failed. ``stk``, ``count`` and
-    ``bases`` are scratch (``count`` zero on entry and on return)."""
-    top, nb, lost, span = 1, 0, False, jump * copies
-    stk[0] = 1
-    while top > 0:
-        top -= 1
-        k = stk[top]
-        i = tree[k]
-        if i < 0 or srv[i] > g:
-            continue
-        if k < p:
-            stk[top], stk[top + 1] = 2 * k, 2 * k + 1
-            top += 2
-            continue
+def _tier_lost(tree, srv, p, g, cap, jcnt, copies, jump, stk, count, bases, failed):
+    """Whether a memory tier is lost with the servers failing in executed step ``g`` (``srv[i] <= g``: the walk of
+    servers.count_le over the tree of the servers' ends): each failed server is at its position among the job's
+    servers (index order; with pools its rank in the count tree ``jcnt``), position ``x`` in the group of
+    ``(x // (J m)) J m + x % J`` (J ``jump``, m ``copies``: NVIDIA's resiliency extension's clique replication,
+    docs/model.md); the tier is lost when every member of some group failed. ``stk``, ``count``, ``bases`` and
+    ``failed`` are scratch (``count`` zero on entry and on return)."""
+    lost, span = False, jump * copies
+    nb = servers.count_le(tree, srv, p, g, stk, failed)
+    for j in range(nb):
+        i = failed[j]
         x = servers.rank_job(jcnt, i, p) if cap else i
         b = (x // span) * span + x % jump
         count[b] += 1
-        bases[nb] = b
-        nb += 1
+        bases[j] = b
         if count[b] == copies:
             lost = True
     for j in range(nb):

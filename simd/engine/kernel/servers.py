@@ -409,9 +409,31 @@ def staff_standbys(role, akey, atree, rep, rtree, stb, n_sb, n_sp, w, withheld, 
 
 
 @njit()
-def count_le(tree, keys, p, limit, stk):
+def back_to_pools(rtree, rep, role, akey, atree, n_sb, n_sp, W, ncl, p, by):
+    """The servers whose repair ends by ``by`` (``rep``, first of ``rtree``) back in the pools: to the warm standbys
+    up to ``W``, then to the spares (``ncl``: the cluster's servers, a spare's key offset in ``akey``/``atree``).
+    Returns (n_sb, n_sp, how many came back)."""
+    k = 0
+    while rep[rtree[1]] <= by:
+        i = rtree[1]
+        rep[i] = NEVER
+        update(rtree, rep, i, p)
+        if n_sb < W:
+            role[i], akey[i] = STANDBY, i
+            n_sb += 1
+        else:
+            role[i], akey[i] = SPARE, ncl + i
+            n_sp += 1
+        update(atree, akey, i, p)
+        k += 1
+    return n_sb, n_sp, k
+
+
+@njit()
+def count_le(tree, keys, p, limit, stk, out=None):
     """How many servers of ``tree`` (keyed by ``keys``) have a key <= ``limit``: a walk that skips every subtree
-    whose first key is later (``stk``: scratch of 2 p + 2 entries)."""
+    whose first key is later (``stk``: scratch of 2 p + 2 entries); with ``out``, they are written there too (in
+    no particular order)."""
     top, n = 1, 0
     stk[0] = 1
     while top > 0:
@@ -424,5 +446,7 @@ def count_le(tree, keys, p, limit, stk):
             stk[top], stk[top + 1] = 2 * k, 2 * k + 1
             top += 2
             continue
+        if out is not None:
+            out[n] = i
         n += 1
     return n
