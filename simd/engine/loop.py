@@ -450,10 +450,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
             mkf = False  # ... a save that fails
             mem_bad = False  # ... found corrupt when loaded (the rollback goes on to the persistent checkpoint)
-            last_u = plast_u = ok_u = 0
+            last_u = plast_u = ok_u = nf_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
                 if pfm != 0.0:  # (the tier's newest save among the quiet steps that did not fail)
-                    ok_u = _tier_saves(words[Stream.tier_save_fail], g, step, m, M, period, off, pfm)[1]
+                    nf_u, ok_u = _tier_saves(words[Stream.tier_save_fail], g, step, m, M, period, off, pfm)
                     top = max(ok_u, newest_c if taken else 0)
                     last_u = top if top > 0 else last
                 else:
@@ -603,8 +603,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 nmq = b // M - step // M - quiet.on_both(step, b, nq, cL, cr) if M else 0  # the memory tier's saves
                 nmf, mok = 0, 0  # ... those that failed, the newest that did not (a persistent one may stand there)
                 if nmq:
-                    if pfm != 0.0:
-                        nmf, mok = _tier_saves(words[Stream.tier_save_fail], g, step, b, M, period, off, pfm)
+                    if pfm != 0.0:  # (the unit's own count when every quiet step fitted)
+                        nmf, mok = (nf_u, ok_u) if b == m else _tier_saves(words[Stream.tier_save_fail], g, step, b, M,
+                                                                            period, off, pfm)
                     else:
                         mok = (b // M) * M
                     tot[Tot.tier_saves] += nmq - nmf
