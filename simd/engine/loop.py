@@ -531,10 +531,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             # (a tier save among them that did not fail overwrote the tier's clean copy)
                             tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
                                                                                                          cL, cr)
-                            if (0 if tier_saved else tclean) > pclean:
+                            if (0 if tier_saved else tclean) > pclean and pm != 0.0:  # loaded: found corrupt?
+                                mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                            if (0 if tier_saved else tclean) > pclean and not mem_bad:
                                 ld = mem_load
-                            else:
-                                ld = load_us if pclean > 0 or n_corrupt + taken >= retention else 0
+                            else:  # (a corrupt tier copy's load paid first)
+                                ld = (mem_load if mem_bad else 0) + (
+                                    load_us if pclean > 0 or n_corrupt + taken >= retention else 0)
+                        elif mem_t and pm != 0.0:  # in no checkpoint yet: the tier's copy loaded first, corrupt?
+                            mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                            if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
+                                ld = mem_load + (load_us if plast_u > 0 else 0)
                     elif n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
                         # retained one (a step > 0), as below
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
@@ -834,9 +841,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if last > plast and not lost and not bad:
                             ld = mem_load
                             tot[Tot.recoveries_tier] += 1
-                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (no corrupt
-                            # loads: refused), below the work committed when the tier's newest clean copy was lost
-                            ld = load_us if plast > 0 else 0
+                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (its corrupt
+                            # loads: refused), below the work committed when the tier's newest clean copy was lost (or
+                            # found corrupt: paid, dropped)
+                            ld = (load_us if plast > 0 else 0) + (mem_load if bad else 0)
+                            if bad:
+                                tclean = 0
                             if plast < clean:
                                 hw = max(hw, clean)
                                 clean = plast
@@ -1077,11 +1087,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if kind == _FOUND:
                 tot[o_finds + detector] += 1
                 from_tier = False  # (a memory tier beside committed SDCs) recovered from the tier's copy
+                if mem_bad:  # a memory tier's copy loaded first and found corrupt: dropped
+                    tot[Tot.tier_loads_corrupt] += 1
+                    cri, tclean = cri_c, 0
                 if n_corrupt == 0 and last == clean:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, detector)
-                    back = last
-                    from_tier = M != 0 and last > plast
+                    back = plast if mem_bad else last
+                    from_tier = M != 0 and back > plast
                 else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
                     tot[Tot.sdc_late_found] += 1
                     if M and tclean > pclean:  # the tier's clean copy, still there
@@ -1133,8 +1146,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
                 if M and cri_c != cri:  # the memory tier's checkpoint loaded: its draw made
                     cri = cri_c
-                if mem_bad:  # ... and found corrupt: on to the persistent one
+                if mem_bad:  # ... and found corrupt: on to the persistent one (the tier's copy dropped)
                     tot[Tot.tier_loads_corrupt] += 1
+                    tclean = 0
                     if not keep:
                         back_c, bad_c = plast, 0
                 if (keep or mem_bad) and not mem_t:  # back to the newest checkpoint that loads (corrupt ones dropped)

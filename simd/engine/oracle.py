@@ -207,7 +207,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if tried and not tier_corrupt():
             load_us = plan.mem_load_us
             c["rec_tier"] += 1
-        else:  # (a corrupt one paid)
+        else:  # (a corrupt one paid, and dropped: a clean copy or one holding the SDC)
+            if tried:
+                tier_clean, mem_sdc = 0, False
             load_us = (plan.mem_load_us if tried else 0) + recover()
         restart_us += load_us
         us["load"] += load_us
@@ -277,19 +279,19 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["activations"] += g >= hyper_end
             hyper_end, anchor = g + window, at
 
-    def detected(to: int, tier: bool = False) -> None:
+    def detected(to: int, tier: bool = False, paid: int = 0) -> None:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window. With a memory tier
-        and committed SDCs ``to`` is the tier's copy when ``tier`` (else a persistent checkpoint or the start);
-        the checkpoints holding the SDC are discarded."""
+        and committed SDCs ``to`` is the tier's copy when ``tier`` (else a persistent checkpoint or the start, and
+        ``paid`` the load of a tier copy found corrupt before it); the checkpoints holding the SDC are discarded."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean, tier_clean, mem_sdc
         abort()
         tried = M and to > plast  # (no committed SDCs: ``to`` is the newest checkpoint) in the memory tier
-        if M and committed:  # (no corrupt loads: refused beside committed SDCs)
+        if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; a corrupt tier copy: paid)
             if tier:
                 load_us = plan.mem_load_us
                 c["rec_tier"] += 1
             else:
-                load_us = plan.load_us if to > 0 else 0
+                load_us = paid + (plan.load_us if to > 0 else 0)
                 c["rec_persistent" if to > 0 else "rec_start"] += 1
                 plast = pclean = to
                 tier_clean = 0
@@ -311,6 +313,15 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         us["load"] += load_us
         t += restart_us
         open_window(to)
+
+    def found() -> None:
+        """An SDC in no checkpoint yet, found (a detector, validation): back to the newest checkpoint. With a memory
+        tier beside committed SDCs the tier's copy is loaded first if newer; found corrupt, the persistent one."""
+        tier = M and last > plast
+        if tier and committed and tier_corrupt():
+            detected(plast, paid=plan.mem_load_us)
+        else:
+            detected(last, tier)
 
     uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]
     step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
@@ -405,19 +416,20 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             found_by[detectors[det].name] += 1
             if not held():
                 c["sdc_detected"] += 1
-                detected(last, M and last > plast)
+                found()
             else:
                 c["late"] += 1
-                if M and tier_clean > pclean:  # the memory tier's clean copy is still there
+                tried = M and tier_clean > pclean  # the memory tier's clean copy is still there: loaded first
+                if tried and not tier_corrupt():
                     c["lost"] += n_corrupt
                     detected(tier_clean, True)
-                elif n_corrupt < retention:
+                elif n_corrupt < retention:  # (a corrupt tier copy's load paid)
                     c["lost"] += n_corrupt
-                    detected(pclean if M else clean)
+                    detected(pclean if M else clean, paid=plan.mem_load_us if tried else 0)
                 else:  # unrecoverable: the oldest retained checkpoint, the SDC accepted
                     c["unrecoverable"] += 1
                     c["lost"] += retention - 1
-                    detected(corrupt[-retention])
+                    detected(corrupt[-retention], paid=plan.mem_load_us if tried else 0)
             continue
         # (c) validation point, before the checkpoint
         if vi and cur % vi == 0:
@@ -425,7 +437,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             t += plan.val_us
             if corrupted and not held():
                 c["sdc_detected"] += 1
-                detected(last, M and last > plast)
+                found()
                 continue
         # (d) checkpoint point
         if (cur - anchor) % hi == 0 if in_hyper else cur % ci == 0:

@@ -427,7 +427,7 @@ REFUSED = {
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
-    ("committed_sdc", "corrupt_loads"): "a corrupt load's fallback under committed SDCs is not modelled",
+    ("committed_sdc", "corrupt_loads"): "a corrupt persistent load's fallback under committed SDCs is not modelled",
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
 }
 
@@ -448,8 +448,8 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
         ("servers", not srv.plain(spec.servers, spec.n_gpus)),
-        # (a memory tier's corrupt loads too)
-        ("corrupt_loads", spec.ckpt_corrupt_on_load > 0 or (spec.tier is not None and spec.tier.corrupt_on_load > 0)),
+        ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
+        ("tier_corrupt_loads", spec.tier is not None and spec.tier.corrupt_on_load > 0),
         ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)),
         ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
         ("migration", any(c.predicted > 0 for c in spec.causes)))

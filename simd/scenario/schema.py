@@ -1271,9 +1271,10 @@ class ScenarioBody(_Strict):
                                 ("hyper", self.checkpoint.hyper), ("committed_sdc", self.committed_sdc or None),
                                 ("causes", self.failures and self.failures.causes), ("servers", self.servers))
                  if v is not None}
-        if self.checkpoint.corrupt_on_load > 0 or (self.checkpoint.tiers is not None and
-                                                   self.checkpoint.tiers.tier[1].corrupt_on_load > 0):
+        if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
+        if self.checkpoint.tiers is not None and self.checkpoint.tiers.tier[1].corrupt_on_load > 0:
+            named.add("tier_corrupt_loads")
         if self.checkpoint.tiers is not None:
             named.add("memory_tier")
         if self.checkpoint.just_in_time is not None:

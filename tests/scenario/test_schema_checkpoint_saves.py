@@ -62,3 +62,14 @@ def test_the_retention_is_one_number_under_either_key():
 def test_a_bad_combination_is_one_line_naming_it(checkpoint, sdc, expected):
     errs = errors(checkpoint, sdc)
     assert len(errs) == 1 and expected in errs[0], errs
+
+
+def test_a_memory_tiers_corrupt_loads_run_beside_committed_sdcs_and_the_persistent_ones_do_not():
+    """The tier's copy found corrupt on load is modelled beside committed SDCs (docs/model.md, "Memory tiers"); the
+    persistent checkpoints' corrupt loads there are not, and the refusal names them."""
+    tier = {"peer": {"interval_steps": 5, "seconds": 1, "load_seconds": 10, "corrupt_on_load": 0.5}}
+    s = scenario({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED)
+    assert s.job_spec().tier.corrupt_on_load == 0.5 and s.job_spec().committed_sdc is not None
+    run_job(s.job_spec())
+    errs = errors({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1, "tiers": tier}, COMMITTED)
+    assert len(errs) == 1 and "committed_sdc and corrupt_loads cannot be combined (a corrupt persistent load" in errs[0]

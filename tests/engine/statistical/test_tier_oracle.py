@@ -20,6 +20,7 @@ from support.examples import examples
 from support.partition import check_cuts, horizon_us
 
 from simd.engine import Cause, run_job
+from simd.engine.oracle import oracle_run
 from simd.engine.servers import Servers
 from simd.engine.spec import CommittedSdc, Detector, Hyper, MemoryTier, Stragglers, compile_spec
 
@@ -85,15 +86,17 @@ CONFIGS = {
 # committed SDCs beside a tier (tier saves take the SDC, a late find goes back to the tier's clean copy if still
 # there, else the newest clean persistent one or the oldest retained): layered detectors and a local tier every
 # hard failure loses; a peer tier under bursts, retention 1 (unrecoverable finds); asynchronous persistent writes
-# with validation not dividing the checkpoint
+# with validation not dividing the checkpoint. The first two find the tier's copy corrupt on some loads (a
+# detector's find, late or not, and a hard failure's recovery then go on to the persistent checkpoints)
 COMMITTED = {
     "committed_layers_local": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=0,
-                                           committed_sdc=CommittedSdc(LAYERS, 2)), tier=_tier("local")),
+                                           committed_sdc=CommittedSdc(LAYERS, 2)),
+                                      tier=replace(_tier("local"), corrupt_on_load=0.4)),
     "committed_bursts_retention1": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.02,
                                                 validation_interval_steps=0, servers=BURSTS,
                                                 committed_sdc=CommittedSdc((GUARD, Detector("scanner", "exponential",
                                                                                             86400.0)), 1)),
-                                           tier=_tier()),
+                                           tier=replace(_tier(), corrupt_on_load=0.3)),
     "committed_async_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, ckpt_interval_steps=50,
                                                 validation_interval_steps=40, ckpt_write_seconds=700.0,
                                                 ckpt_write_slowdown=1.2,
@@ -106,7 +109,7 @@ TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"),
     ("loads_corrupt", "tier_loads_corrupt"))}
 FAILED = {"saves_failed": (lambda j: j.tier.get("saves_failed", 0), lambda r: r["tier_saves_failed"])}
-LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")}
+LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "load_seconds")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints", "hyper_steps",
                                "hyper_activations")} | TIER
@@ -132,11 +135,35 @@ def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
 
 @pytest.mark.parametrize("name", sorted(COMMITTED))
 def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name):
-    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE | FAILED, ("sdc_late_found",))
+    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE | FAILED,
+                              ("sdc_late_found", "loads_corrupt", "load_seconds"))
     assert means["sdc_late_found"] > 1 and means["saves"] > 100
     assert means["recoveries_tier"] > 0.1 and means["recoveries_persistent"] > 1
     if name.endswith("retention1"):
         assert means["sdc_unrecoverable"] > 0.3
+    if name != "committed_async_nondividing":  # (a local tier is loaded by finds only: fewer loads)
+        assert means["loads_corrupt"] > (0.1 if name == "committed_layers_local" else 0.3)
+
+
+@pytest.mark.parametrize("corrupt", [None, 1.0])
+def test_every_recovery_pays_the_loads_it_made(corrupt):
+    """Beside committed SDCs, exactly: the loads' time is a memory tier's load for each recovery from it and each
+    copy of it found corrupt, and the persistent load for each recovery from a persistent checkpoint (none from
+    the job's start; no persistent load is found corrupt there), in the engine and the oracle alike; every load
+    found corrupt with ``corrupt`` 1 (its configured share otherwise)."""
+    for name, base in COMMITTED.items():
+        if corrupt is not None:
+            base = replace(base, tier=replace(base.tier, corrupt_on_load=corrupt))
+        for seed in range(4):
+            s = replace(base, seed=seed)
+            j, o = run_job(s), oracle_run(s)
+            keys = ("recoveries_tier", "loads_corrupt", "recoveries_persistent")
+            for loads, tier, bad, persistent in (
+                    (j.load_seconds, *(j.tier[k] for k in keys)),
+                    (o["load_seconds"], o["recoveries_tier"], o["tier_loads_corrupt"], o["recoveries_persistent"])):
+                assert loads == pytest.approx((tier + bad) * s.tier.load_seconds + persistent * s.ckpt_load_seconds,
+                                              abs=1e-6), (name, seed)
+                assert tier == 0 or corrupt is None
 
 
 def _losses_per_burst(servers: Servers, tier: MemoryTier, steps: int) -> tuple[float, int]:
@@ -181,9 +208,9 @@ def test_groups_spread_over_failure_domains_survive_a_domain_and_groups_inside_o
 
 @st.composite
 def tier_specs(draw):
-    """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing; its
-    own corrupt loads not beside committed SDCs), on servers or not, with a local or a peer tier at a divisor of
-    their checkpoint interval."""
+    """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing), on
+    servers or not, with a local or a peer tier at a divisor of their checkpoint interval, its own loads found
+    corrupt or not."""
     s = draw(mixed_specs(st.sampled_from([None, None, BURSTS, DOMAINS, Servers(burst_per_day=20.0,
                                                                                   burst_domain=2)])))
     assume(s.ckpt_interval_steps > 1)
@@ -192,7 +219,7 @@ def tier_specs(draw):
     n = compile_spec(s).servers
     if kind == "peer" and n and n % (copies * jump):
         kind, copies, jump = "local", 1, 1
-    corrupt = draw(st.sampled_from([0.0, 0.0, 0.5])) if s.committed_sdc is None else 0.0  # (refused together)
+    corrupt = draw(st.sampled_from([0.0, 0.0, 0.5]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
                                       draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt,
                                       draw(st.sampled_from([0.0, 0.0, 0.3]))))
