@@ -144,6 +144,9 @@ class Fit:
     rate_schedule: tuple[tuple[float, Estimate], ...] = ()
     unscheduled: tuple[Estimate, Estimate | None, Estimate | None] | None = None
     schedule_months: int = 0  # the months of each piece (the last one cut at the span's end)
+    # a trend: the schedule's pieces log-linear in their index, each piece's multiplier this factor times the one
+    # before (None: the pieces free)
+    schedule_trend: Estimate | None = None
     # the least p-value of the schedules' likelihood ratio tests against the family without one (None: none tried),
     # and the schedules tried: a schedule is written when p < SCHEDULE_LEVEL / schedule_tests
     schedule_p: float | None = None
@@ -152,7 +155,8 @@ class Fit:
     @property
     def schedule_aic(self) -> str:
         """The schedule's name in ``aic`` ("" without one)."""
-        return f"{self.lifetime}, {schedule_name(self.schedule_months)}" if self.rate_schedule else ""
+        return f"{self.lifetime}, {schedule_name(self.schedule_months, self.schedule_trend is not None)}" \
+            if self.rate_schedule else ""
 
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
@@ -178,7 +182,7 @@ class Fit:
         theta, k, a = self.unscheduled
         return dataclasses.replace(self, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                                    rate_per_server_day=_rate(theta, k), rate_schedule=(), unscheduled=None,
-                                   schedule_months=0)
+                                   schedule_months=0, schedule_trend=None)
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
@@ -363,7 +367,7 @@ def _spans(log: FaultLog, servers: int, weight: np.ndarray) -> tuple[np.ndarray,
     return (np.array(owner, dtype=np.int64), np.array(start), np.array(end), np.array(done), n)
 
 
-def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.ndarray):
+def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.ndarray, trend: bool = False):
     """The lifetimes' negative log-likelihood under a rate schedule of pieces ``edges`` (days; the span's first and
     last included): ``nll(params, weibull, grad=False)``, params those of :func:`likelihood` then ``b_2 .. b_J``,
     the pieces' log multipliers over the first's. The engine's time change (simd.engine.servers, "Operational
@@ -371,7 +375,9 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
     ``sum_j m_j overlap_j`` and a fault at t has the density ``f(A) m(t)``. The multipliers are normalised to a
     time-weighted mean of 1 over the span, ``m_j = e**b_j / sum_i (len_i / span) e**b_i``, so theta is the scale at
     the span's mean rate. The gradient in b by the chain rule through each interval's length (:func:`_nll`'s
-    ``by_interval``)."""
+    ``by_interval``). With ``trend`` the pieces' log multipliers are ``b_j = beta (j - 1)``: params end with beta
+    alone. ``nll.free``: the free parameters of the multipliers; ``nll.logs``: (b_2 .. b_J) of them, ``nll.dlogs``
+    its Jacobian."""
     owner, start, end, done, n = spans
     lengths = np.diff(edges)
     share = lengths / (edges[-1] - edges[0])
@@ -387,23 +393,32 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
         eb = np.exp(np.concatenate([[0.0], b]))
         return eb / (share @ eb)
 
+    index = np.arange(1.0, len(lengths))
+    dlogs = index[:, None] if trend else np.eye(len(lengths) - 1)
+    free = dlogs.shape[1]
+
+    def logs(params: np.ndarray) -> np.ndarray:
+        return dlogs @ params
+
     def nll(params: np.ndarray, weibull: bool, grad: bool = False):
-        j = len(lengths) - 1
-        base, m = params[:len(params) - j], multipliers(params[len(params) - j:])
+        base, m = params[:len(params) - free], multipliers(logs(params[len(params) - free:]))
         every = overlap @ m
         log_m = float(c @ np.log(m))
         if not grad:
             return _nll(base, weibull, False, every, owner, done, n, servers) - log_m
         value, g, d_every = _nll(base, weibull, True, every, owner, done, n, servers, by_interval=True)
         gb = m * (d_every @ overlap) - share * m * float(d_every @ every) - (c - total * share * m)
-        return value - log_m, np.concatenate([g, gb[1:]])
+        return value - log_m, np.concatenate([g, gb[1:] @ dlogs])
 
-    # the optimizer's start: each piece's faults over its up-days, against the first's
+    # the optimizer's start: each piece's faults over its up-days, against the first's (a trend: their slope)
     up = overlap.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         rates = np.log(np.maximum(c, 0.5) / np.maximum(up, 1e-300))
-    nll.start = np.clip(rates[1:] - rates[0], *SCHEDULE_LOG_BOUNDS)
+    start = np.clip(rates[1:] - rates[0], *SCHEDULE_LOG_BOUNDS)
+    slope = float(np.polyfit(np.arange(len(lengths)), rates, 1)[0]) if trend else 0.0
+    nll.start = np.clip([slope], *(np.array(SCHEDULE_LOG_BOUNDS) / (len(lengths) - 1))) if trend else start
     nll.multipliers = multipliers
+    nll.logs, nll.dlogs, nll.free = logs, dlogs, free
     return nll
 
 
@@ -449,31 +464,69 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
         name = f"{best}, {schedule_name(months)}"
         aic[name] = 2 * r.fun + 2 * len(r.x)
         tried[name] = (r.x, f, edges, months)
-    # the likelihood ratio test of each schedule against the family without one (chi-square of its J - 1 degrees)
-    p = {name: float(special.chdtrc(len(edges) - 2, max(aic[best] - aic[name] + 2 * (len(edges) - 2), 0.0)))
-         for name, (_, _, edges, _) in tried.items()}
+    trend = _trend(log, servers, weight, schedules, n.sum(), x, weibull, bounds[best])
+    if trend is not None:
+        spans = spans or _spans(log, servers, weight)
+        xt, f, edges, months = trend(spans)
+        name = f"{best}, {schedule_name(months, True)}"
+        aic[name] = 2 * f(xt, weibull) + 2 * len(xt)
+        tried[name] = (xt, f, edges, months)
+    # the likelihood ratio test of each schedule against the family without one (chi-square of its free
+    # parameters: J - 1, a trend's 1)
+    p = {name: float(special.chdtrc(f.free, max(aic[best] - aic[name] + 2 * f.free, 0.0)))
+         for name, (_, f, _, _) in tried.items()}
     chosen = min(p, key=p.get, default=None)
     out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p))
     if chosen is None or not p[chosen] < SCHEDULE_LEVEL / len(p):
         return out
     xs, f, edges, months = tried[chosen]
     cov = mixture._covariance(lambda p: f(p, weibull, True)[1], xs)
-    j = len(edges) - 2  # the free log multipliers, last in xs
+    j = f.free  # the free parameters of the pieces' log multipliers, last in xs
     base = len(xs) - j
     scheduled = _lifetime_fields(xs[:base], np.sqrt(np.clip(np.diag(cov)[:base], 0, None)), weibull)
-    m = f.multipliers(xs[base:])
+    b = f.logs(xs[base:])  # the pieces' log multipliers over the first's (b_2 .. b_J)
+    m = f.multipliers(b)
     share = np.diff(edges) / span
     multipliers = []
-    for i in range(j + 1):
-        # log m_i = b_i - log sum_l share_l e**b_l: its gradient in (b_2 .. b_J), then the delta method
+    for i in range(len(edges) - 1):
+        # log m_i = b_i - log sum_l share_l e**b_l: its gradient in (b_2 .. b_J), through b's in the free
+        # parameters (the identity; a trend's b_l = beta (l - 1)), then the delta method
         d = -share[1:] * m[1:]
         if i:
             d[i - 1] += 1.0
+        d = f.dlogs.T @ d
         var = float(d @ cov[base:, base:] @ d)
         multipliers.append((float(edges[i]), _est(math.log(m[i]), math.sqrt(var) if var >= 0 else math.nan)))
+    slope = _est(xs[-1], math.sqrt(max(cov[-1, -1], 0.0))) if "trend" in chosen else None  # e**beta
     return {**scheduled, "lifetime": best, "aic": aic, "rate_schedule": tuple(multipliers), "schedule_months": months,
             "schedule_p": p[chosen], "schedule_tests": len(p),
+            "schedule_trend": slope,
             "unscheduled": (out["lifetime_scale_days"], out["lifetime_shape"], out["gamma_shape"])}
+
+
+def _trend(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...], faults: float,
+           x: np.ndarray, weibull: bool, bounds: list):
+    """The trend candidate (None: none tried): the rate schedule whose pieces' log multipliers are linear in their
+    index, ``b_j = beta (j - 1)`` (a rate growing or falling by the factor ``e**beta`` a piece), one parameter; its
+    pieces the finest of the months tried (``schedules``) that give 3 to SCHEDULE_MAX_PIECES, tried when the log has
+    SCHEDULE_MIN_FAULTS independent faults for each of its two parameters. The engine runs it as it runs any
+    schedule (a continuous log-linear rate it does not: its time change is constant within each piece). Returns a
+    function of the log's spans giving (the optimum, the likelihood, the edges, the months)."""
+    span = log.span_days
+    months = next((mo for mo in sorted(schedules) if 3 <= len(schedule_edges(span, mo)) - 1 <= SCHEDULE_MAX_PIECES),
+                  None)
+    if months is None or faults / 2 < SCHEDULE_MIN_FAULTS:
+        return None
+
+    def run(spans):
+        edges = schedule_edges(span, months)
+        f = schedule_likelihood(spans, servers, edges, trend=True)
+        lo, hi = SCHEDULE_LOG_BOUNDS
+        r = optimize.minimize(f, np.concatenate([x, f.start]), args=(weibull, True), jac=True, method="L-BFGS-B",
+                              bounds=bounds + [(lo / (len(edges) - 2), hi / (len(edges) - 2))])
+        return r.x, f, edges, months
+
+    return run
 
 
 def schedule_edges(span_days: float, months: int) -> np.ndarray:
@@ -484,9 +537,9 @@ def schedule_edges(span_days: float, months: int) -> np.ndarray:
     return np.append(np.arange(n) * size, span_days)
 
 
-def schedule_name(months: int) -> str:
-    """A schedule's name in the AIC's table."""
-    return "by month" if months == 1 else f"by {months} months"
+def schedule_name(months: int, trend: bool = False) -> str:
+    """A schedule's name in the AIC's table (``trend``: its pieces log-linear)."""
+    return ("trend " if trend else "") + ("by month" if months == 1 else f"by {months} months")
 
 
 def _lifetime_fields(x: np.ndarray, se: np.ndarray, weibull: bool) -> dict:
@@ -515,7 +568,8 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
     if r is None:
         return {}
     aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
-    written = f"{life['lifetime']}, {schedule_name(life['schedule_months'])}" if life.get("rate_schedule") \
+    written = f"{life['lifetime']}, {schedule_name(life['schedule_months'], life.get('schedule_trend') is not None)}" \
+        if life.get("rate_schedule") \
         else life["lifetime"]
     if aic["regimes"] >= life["aic"][written]:
         return {"aic": aic}
@@ -533,7 +587,7 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
 
     (mc, ms), (mc_hi, ms_lo), (mc_lo, ms_hi) = normalised(ratio.value), normalised(ratio.low), normalised(ratio.high)
     return dict(aic=aic, lifetime="exponential", lifetime_shape=None, gamma_shape=None, rate_per_server_day=rate,
-                rate_schedule=(), unscheduled=None, schedule_months=0,
+                rate_schedule=(), unscheduled=None, schedule_months=0, schedule_trend=None,
                 lifetime_scale_days=Estimate(1 / rate.value, 1 / rate.high, 1 / rate.low if rate.low > 0 else math.inf),
                 regimes=((Estimate(mc, mc_lo, mc_hi), calm), (Estimate(ms, ms_lo, ms_hi), stormy)), regime_ratio=ratio)
 
