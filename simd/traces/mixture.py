@@ -6,8 +6,10 @@ logarithms: weights w_j (summing to 1), medians exp(mu_j), log-sds sigma_j. Fitt
 Rubin 1977; the normal mixture's closed-form M step) from several starts (the log-times' quantiles, then draws
 of a fixed seed, at most ITERATIONS steps each), the highest likelihood polished by L-BFGS-B (scipy.optimize, in
 the unconstrained coordinates below); components ordered by median (the labels a mixture's likelihood
-does not fix). A component's sigma is held at least :data:`SIGMA_MIN`: a log's repeated times (repairs logged
-to the second) would otherwise let one component shrink onto them with an unbounded likelihood.
+does not fix). Repairs still open at the log's end enter as right-censored (the mixture's survival function at how
+long they have lasted) in the polish and the intervals. A component's sigma is held at least :data:`SIGMA_MIN`: a
+log's repeated times (repairs logged to the second) would otherwise let one component shrink onto them with an
+unbounded likelihood.
 
 Intervals: Wald, from a central-difference Hessian of the negative log-likelihood at the optimum in unconstrained
 coordinates (the weights' log-ratios to the first, the mus, the log-sigmas); a weight's interval on its logit
