@@ -124,8 +124,12 @@ class DrillBook:
         return out
 
     def scenario_body(self, scenario: ScenarioBody, name: str, t: float) -> ScenarioBody:
-        """The scenario's parameters at simulated time t, with every active drill's effects."""
+        """The scenario's parameters at simulated time t, with every active drill's effects. A scenario that a
+        drill gives a crash loop has one that never fails outside it (ScenarioBody.with_crash_loop_counted): its
+        per-cause restart counts have the same width before, during and after the drill."""
         body = scenario
+        if (loop := self.config.drill_crash_loop(name)) is not None:
+            body = body.with_crash_loop_counted(loop)
         for e in self.effects(name, t):
             body = body.with_effects(e)
         return body
