@@ -73,9 +73,10 @@ STALL_SECONDS = 15
 WAITING_SHARE = 0.05
 # Hangs. The share of the simulated time the job stands still until its failures are noticed (the detection
 # bucket: a hang's watchdog timeout, a failure's detection latency) above which hangs are the problem: Llama 3's
-# causes take 0.07-0.08% of the time (seconds each), llama3-16k-inprocess, with 5% of its failures hangs found after
-# NCCL's 10 min timeout, 0.33% (simd simulate, 200 seeds); a 10m window (100 simulated hours at the default speedup,
-# ~1.8 hangs expected) reaches 2% with 12 hangs. The hang-storm drill (hangs 20x) puts it at ~6%.
+# causes take 0.07-0.08% of the time (seconds each), the recovery family (llama3-16k-cold, -hot, -migrate,
+# -inprocess), 5% of whose failures are hangs found after NCCL's 10 min timeout, 0.32-0.33% (simd simulate, 200
+# seeds); a 10m window (100 simulated hours at the default speedup, ~1.8 hangs expected) reaches 2% with 12 hangs.
+# The hang-storm drill (hangs 20x) puts it at ~6%.
 HANG_TIME_SHARE = 0.02
 # The share of a scenario's replicas with neither a standby nor a spare to take (one replica: that replica).
 POOLS_EXHAUSTED_SHARE = 0.5

@@ -390,7 +390,8 @@ def alerting_rules(o: Options) -> list[Rule]:
                f"{c.HANG_TIME_SHARE:.0%} of its simulated time over the last {spoken(gw)}. A failure that raises an "
                "error is noticed in seconds; a hang (a collective that never completes) only when a watchdog's "
                "timeout ends it (failures.causes.NAME.detection_seconds: NCCL's default is 10 minutes), so the "
-               "bucket is the hangs' time. llama3-16k-inprocess, 5% of whose failures hang, spends 0.33% there.",
+               "bucket is the hangs' time. The recovery family's scenarios, 5% of whose failures hang, spend 0.33% "
+               "there.",
                c.BUCKET_RATIO_10M + '{bucket="detection"} > ' + str(c.HANG_TIME_SHARE),
                "warning",
                "Scenario {{ $labels.scenario }} is losing time to hangs",

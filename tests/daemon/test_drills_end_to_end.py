@@ -41,7 +41,7 @@ GROUPS = [
      "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async"),
      "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered"),
      "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async"),
-     "hang-storm": ("SimdHangTimeHigh", "llama3-16k-inprocess"),
+     "hang-storm": ("SimdHangTimeHigh", "llama3-16k-hot"),
      "crash-loop": ("SimdCrashLoopEscalated", "llama3-16k-cold")},
 ]
 
