@@ -121,3 +121,28 @@ def test_a_reload_that_adds_a_crash_loop_drill_starts_the_scenario_anew():
     out = t.reload(parse_config(_text(LOOP)))
     assert out.restarted == ("looping",) and out.kept == ("hanging",)
     assert all(len(x) == 3 for x in _attempts(t, "looping"))
+
+
+def test_check_config_names_the_recovery_drills_and_the_hangs():
+    from simd.scenario import drill_summary, summary
+
+    config = parse_config(_text(LOOP, HANGS))
+    assert [drill_summary(d, config) for d in config.drills] == [
+        "drill loop: crash_loop {failure_probability: 0.67, max_attempts: 3, escalation_seconds: 7200} on looping "
+        "for 36000 simulated s, at simulated second 36000",
+        "drill hangs: cause_rate_factors {hang: 20} on hanging for 36000 simulated s, at simulated second 36000"]
+    assert ", causes custom (hang found after 600 s)," in summary(config.scenario("hanging"))
+
+
+def test_the_crash_loop_that_never_fails_gives_the_same_results_with_the_restarts_counted():
+    from dataclasses import replace
+
+    from simd.engine import run_job
+
+    config = parse_config(_text(LOOP))
+    base = config.scenario("looping")
+    for seed in range(3):
+        plain = run_job(base.job_spec(seed))
+        counted = run_job(base.with_crash_loop_counted(config.drill_crash_loop("looping")).job_spec(seed))
+        assert counted.restart_attempts_by_cause == counted.interruptions_by_cause != {}
+        assert replace(counted, restart_attempts_by_cause={}) == plain
