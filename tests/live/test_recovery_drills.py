@@ -146,3 +146,25 @@ def test_the_crash_loop_that_never_fails_gives_the_same_results_with_the_restart
         counted = run_job(base.with_crash_loop_counted(config.drill_crash_loop("looping")).job_spec(seed))
         assert counted.restart_attempts_by_cause == counted.interruptions_by_cause != {}
         assert replace(counted, restart_attempts_by_cause={}) == plain
+
+
+def test_a_resume_without_the_crash_loop_drill_starts_its_scenario_fresh_and_refuses_nothing():
+    from simd.live.persist import decode, encode, resume
+
+    clock = FakeClock(0.0)
+    t = Ticker(parse_config(_text(LOOP)), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 3.0
+    t.tick()
+    raw = encode(*t.saved(), wall=1.7e9)
+    for text in (_text(), _text(LOOP)):  # the drill removed; the drill kept
+        resumed = resume(decode(raw), parse_config(text))
+        assert resumed.refused == () and resumed.at_us == t.snapshot.simulated_us
+        lanes = {lane.scenario.name: lane for lane in resumed.lanes}
+        assert lanes["hanging"].states == t.states[1]
+        assert (lanes["looping"].states == t.states[0]) == (text == _text(LOOP))
+    # the other way: a state saved without the drill resumes under it fresh too (no retarget switches them on)
+    plain = Ticker(parse_config(_text()), clock=clock, wall=lambda: 1.7e9)
+    plain.tick()
+    resumed = resume(decode(encode(*plain.saved(), wall=1.7e9)), parse_config(_text(LOOP)))
+    looping = {lane.scenario.name: lane for lane in resumed.lanes}["looping"]
+    assert resumed.refused == () and all(len(s.totals.restart_attempts) == 3 for s in looping.states)
