@@ -7,7 +7,7 @@ own (times are passed in) or an HTTP status:
 - :class:`DrillBook`: the runs (scheduled and on demand), which are active when, where inside a stretch of
   simulated time the set of active drills changes (``boundaries``), and each scenario's parameters at a
   simulated time (``scenario_body``). Several drills on one scenario compose: rate and checkpoint factors
-  multiply, the stragglers of the latest-started drill win.
+  multiply (a cause's rate factors too), the stragglers and crash loops of the latest-started drill win.
 - :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.live.ticker, which
   retargets each scenario's replicas at the boundaries where its parameters change, so a drill changes the
   simulation at exactly its simulated time, whatever the tick size): it counts the scheduled starts, holds
