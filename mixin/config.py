@@ -71,6 +71,13 @@ STALL_SECONDS = 15
 # capacity is the problem: llama3-16k-servers waits 0.5-0.9% of its time for spares' preemptions (simd simulate,
 # seeds 5-7), so 5% is several times that.
 WAITING_SHARE = 0.05
+# Hangs. The share of the simulated time the job stands still until its failures are noticed (the detection
+# bucket: a hang's watchdog timeout, a failure's detection latency) above which hangs are the problem: Llama 3's
+# causes take 0.07-0.08% of the time (seconds each), the recovery family (llama3-16k-cold, -hot, -migrate,
+# -inprocess), 5% of whose failures are hangs found after NCCL's 10 min timeout, 0.32-0.33% (simd simulate, 200
+# seeds); a 10m window (100 simulated hours at the default speedup, ~1.8 hangs expected) reaches 2% with 12 hangs.
+# The hang-storm drill (hangs 20x) puts it at ~6%.
+HANG_TIME_SHARE = 0.02
 # The share of a scenario's replicas with neither a standby nor a spare to take (one replica: that replica).
 POOLS_EXHAUSTED_SHARE = 0.5
 # A repair backlog is growing when more servers are in repair than REPAIR_BACKLOG_FACTOR times as many as
@@ -135,6 +142,8 @@ FOR = {
     "SimdMemoryTierLost": "1m",
     # an escalation stays in the 5m rate window for 5 minutes: 1m confirms it is not a reset's artefact
     "SimdCrashLoopEscalated": "1m",
+    # averaged over the 10m goodput window already, as the waiting share
+    "SimdHangTimeHigh": "3m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

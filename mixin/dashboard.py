@@ -525,7 +525,16 @@ def recovery_row() -> list:
                                      f"{sel(scenario='$scenario')}[{W}]))\n  / sum by (cause) "
                                      f"(increase(simd_interruptions_total{sel(scenario='$scenario')}[{W}]))",
                                 "{{cause}}")))
-    return [db.Row("Recovery paths"), phases, outcomes, loops]
+    hangs = (ts("Time until failures are noticed (hangs): share of simulated time",
+                f"The detection bucket's share of the elapsed simulated time over the last {c.GOODPUT_WINDOW}: a "
+                "failure that raises an error is noticed in seconds, a hang only when a watchdog's timeout ends it "
+                "(failures.causes.NAME.detection_seconds), so above a few tenths of a percent it is hangs. "
+                f"SimdHangTimeHigh fires above {c.HANG_TIME_SHARE:.0%} (dashed); the hang-storm drill rehearses it.",
+                "percentunit", 24, 6).min(0)
+             .thresholds(thresholds((None, "green"), (c.HANG_TIME_SHARE, "red")))
+             .thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED))
+             .with_target(query("A", f"{rule(c.BUCKET_RATIO_10M, bucket='detection')} > 0", "{{scenario}}")))
+    return [db.Row("Recovery paths"), phases, outcomes, loops, hangs]
 
 
 def stragglers_row() -> list:

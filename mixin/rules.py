@@ -385,6 +385,19 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Restarts of scenario {{ $labels.scenario }} are crash-looping",
                f"{{{{ printf \"%.0f\" $value }}}} crash loop(s) of scenario {{{{ $labels.scenario }}}} exhausted "
                f"their restart attempts over the last {spoken(w)}: each waited for a manual intervention."),
+        _alert(o, "SimdHangTimeHigh",
+               f"The job stood still until its failures were noticed (the detection bucket) more than "
+               f"{c.HANG_TIME_SHARE:.0%} of its simulated time over the last {spoken(gw)}. A failure that raises an "
+               "error is noticed in seconds; a hang (a collective that never completes) only when a watchdog's "
+               "timeout ends it (failures.causes.NAME.detection_seconds: NCCL's default is 10 minutes), so the "
+               "bucket is the hangs' time. The recovery family's scenarios, 5% of whose failures hang, spend 0.33% "
+               "there.",
+               c.BUCKET_RATIO_10M + '{bucket="detection"} > ' + str(c.HANG_TIME_SHARE),
+               "warning",
+               "Scenario {{ $labels.scenario }} is losing time to hangs",
+               f"Over the last {spoken(gw)} scenario {{{{ $labels.scenario }}}} stood still until its failures "
+               "were noticed {{ $value | humanizePercentage }} of its simulated time: hangs waiting for a watchdog's "
+               "timeout."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

@@ -91,6 +91,13 @@ def retarget(state: State, spec: JobSpec) -> State:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
     epoch = state.epoch + 1
     plan = compile_spec(spec, epoch)
+    if (len(plan.cause_names) if plan.cause_recovery else 0) != len(state.totals.restart_attempts):
+        # the kernel counts each cause's restarts only with in-process restarts or crash loops (new_state sizes
+        # Totals.restart_attempts then): switching them on would start the counts from 0 under interruptions
+        # already restarted, switching them off would stop them. A drill's crash loop keeps one width by giving
+        # the scenario one at failure probability 0 outside the drill (ScenarioBody.with_crash_loop_counted).
+        raise ValueError("retarget cannot switch in-process restarts or crash loops on or off (the per-cause "
+                         "restart counts would lose their meaning): start the job anew")
     g = state.g
     hard = (0, g + first_position(plan.hard_stream, plan.hard_log1m)) if plan.hard_log1m else (0, NEVER)
     sdc = (0, g + first_position(plan.sdc_stream, plan.sdc_log1m)) if plan.sdc_log1m else (0, NEVER)
