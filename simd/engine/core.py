@@ -40,7 +40,8 @@ def new_state(spec: JobSpec) -> State:
     return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
-                 pending_us=0, totals=totals, job_start=totals, job_start_t=0, job_start_g=0)
+                 pending_us=0, totals=totals, job_start=totals, job_start_t=0, job_start_g=0,
+                 rejoin=(0,) * plan.elastic_groups)
 
 
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,

@@ -136,6 +136,11 @@ class _Batch:
         """Replicas with an asynchronous save writing (State.write_end > 0)."""
         return int((self.pos[:, Pos.write_end] > 0).sum())
 
+    def groups_running(self) -> int:
+        """Elastic replica groups running, summed over the replicas (State.rejoin's zeros), from the arrays."""
+        o, k = Aux.of(self.plan).rejoin
+        return int((self.aux[:, o:o + k] == 0).sum())
+
     def checkpoint_age_steps(self) -> tuple[int, int]:
         """state_checkpoint_age_steps' largest over the replicas, from the arrays."""
         p = self.pos
@@ -153,7 +158,7 @@ class _Batch:
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
         out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
         ax = Aux.of(self.plan)
-        if p[:, Pos.ring_n].any() or ax.servers:
+        if p[:, Pos.ring_n].any() or ax.servers or ax.rejoin[1]:
             rows = [state_fields(row, aux, ax) for row, aux in zip(p.tolist(), self.aux, strict=True)]
             for name in AUX_FIELDS:
                 out[name] = [list(d[name]) for d in rows]
