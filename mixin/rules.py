@@ -385,6 +385,18 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Restarts of scenario {{ $labels.scenario }} are crash-looping",
                f"{{{{ printf \"%.0f\" $value }}}} crash loop(s) of scenario {{{{ $labels.scenario }}}} exhausted "
                f"their restart attempts over the last {spoken(w)}: each waited for a manual intervention."),
+        _alert(o, "SimdRunningDegraded",
+               "A scenario with elastic replica groups (recovery.elastic) spent more than "
+               f"{c.DEGRADED_SHARE:.0%} of its simulated time in the degraded bucket over the last "
+               f"{spoken(gw)}: groups dropped by failures are not rejoining (their replacement or heal takes longer "
+               "than the failures between drops), so the job trains on a fraction of its capacity. Scenarios "
+               "without elastic groups have no degraded bucket and stay silent.",
+               c.BUCKET_RATIO_10M + '{bucket="degraded"} > ' + str(c.DEGRADED_SHARE),
+               "warning",
+               "Scenario {{ $labels.scenario }} is running degraded",
+               f"Over the last {spoken(gw)} scenario {{{{ $labels.scenario }}}} lost "
+               "{{ $value | humanizePercentage }} of its capacity to replica groups out (and the fault-tolerant "
+               "mode's overhead): its dropped groups are not rejoining."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

@@ -34,7 +34,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from simd.engine.core import advance, new_state, retarget, servers_kept
+from simd.engine.core import advance, capped_rejoins, new_state, retarget, servers_kept
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
 from simd.engine.layout import (
@@ -370,7 +370,7 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
 _RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult", "burst_at",
-                         "regime"))
+                         "regime", "rejoin"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
@@ -412,7 +412,9 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
            "retarget", head)
     if batch is None or _hist_bucket(p0) != batch.hb or Aux.of(batch.plan).regions != Aux.of(p0).regions:
         return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed,
-                                  **({"burst_at": gi} if p0.burst_log1m else {})})
+                                  **({"burst_at": gi} if p0.burst_log1m else {}),
+                                  **({"rejoin": capped_rejoins(s.rejoin, s.clock + p0.rejoin_us)}
+                                     if p0.elastic_groups else {})})
                      for s, p, h, d, gi in zip(states, plans, hard.tolist(), sdc.tolist(), g.tolist(), strict=True))
     pos = batch.pos.copy()
     pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
@@ -429,6 +431,13 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         if k:  # the regime path walked again from its start (the same path while its parameters are the same)
             aux = aux.copy()
             aux[:, o:o + k] = 0
+    o, k = Aux.of(p0).rejoin
+    if k:  # elastic replica groups out rejoin no later than the new rejoin from now (core.retarget)
+        latest = int(batch.pos[0, Pos.clock]) + p0.rejoin_us
+        region = aux[:, o:o + k]
+        if (region > latest).any():
+            aux = aux.copy()
+            aux[:, o:o + k] = np.minimum(region, latest)
     statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))
     # tot, start and aux are shared with the batch retargeted (never mutated: advance_replicas copies them)
     out = _Batch(batch.lay, pos, batch.tot, batch.start, aux, batch.ended, statics, batch.packed_starts,

@@ -1424,6 +1424,11 @@ class ScenarioBody(_Strict):
             update["stragglers"] = effects.stragglers
         if effects.on_servers:
             update["servers"] = self._servers_under(effects)
+        if effects.elastic_heal_seconds is not None:
+            if self.recovery.elastic is None:
+                raise ValueError("the drill's elastic_heal_seconds needs recovery.elastic (elastic replica groups)")
+            update["recovery"] = self.recovery.model_copy(update={"elastic": self.recovery.elastic.model_copy(
+                update={"heal_seconds": effects.elastic_heal_seconds})})
         return self.model_copy(update=update)
 
     def _servers_under(self, effects: DrillEffects) -> ServersConfig:
@@ -1551,6 +1556,10 @@ class DrillEffects(_Strict):
     bursts: Bursts | None = None
     """Replaces the servers' bursts while the drill runs (needs `servers`): rack or power-feed outages
     (`domain_servers`) that take whole groups of a peer tier placed inside one domain."""
+    elastic_heal_seconds: CostSeconds | None = None
+    """Replaces `recovery.elastic.heal_seconds` while the drill runs (needs `recovery.elastic`): a heal longer than
+    the drill is an elastic group that cannot rejoin. When the drill ends (or starts), a group out rejoins at the
+    latest `replace_seconds` + `heal_seconds` of the parameters then in force later."""
 
     @property
     def on_servers(self) -> bool:

@@ -66,3 +66,24 @@ def test_combinations_not_modelled_are_refused_naming_both(other):
         compile_spec(spec(elastic_groups=4, **other))
     assert all(("elastic", o) in REFUSED for o in ("servers", "shadow", "fleet", "stragglers", "hyper",
                                                     "committed_sdc", "memory_tier", "jit", "async_saves"))
+
+
+def test_a_retarget_brings_the_rejoins_no_later_than_the_new_rejoin_from_now_alike_for_replicas():
+    """A drill's endless heal ends with it: at a retarget every group out rejoins at the latest the new parameters'
+    replace + heal from the retarget's time; the replicas' arrays give what core gives each State."""
+    from simd.engine import retarget, with_seed
+    from simd.engine.replicas import advance_replicas, new_replicas, retarget_replicas
+
+    s = spec(target_steps=10**6, hard_per_gpu_hour=2e-4, sdc_per_gpu_hour=0.0,
+             causes=(Cause("gpu", 1.0, 0.0, 60.0, elastic=True),), elastic_groups=8, elastic_min_groups=1,
+             elastic_replace_seconds=600.0, elastic_heal_seconds=1e6)
+    states = advance_replicas(new_replicas(s, [0, 1, 2]), 20 * 3600 * S)
+    assert sum(r > 0 for x in states for r in x.rejoin) >= 3  # groups out, none back yet
+    short = replace(s, elastic_heal_seconds=900.0)
+    alone = tuple(retarget(x, with_seed(short, x.plan.spec.seed)) for x in states)
+    assert retarget_replicas(states, short) == alone
+    assert all(r == 0 or 0 < r <= 20 * 3600 * S + 1500 * S for x in alone for r in x.rejoin)
+    assert advance_replicas(retarget_replicas(states, short), 21 * 3600 * S) == \
+        tuple(advance(x, 21 * 3600 * S)[0] for x in alone)
+    with pytest.raises(ValueError, match="retarget cannot change the elastic replica groups"):
+        retarget(states[0], replace(s, elastic_groups=4))

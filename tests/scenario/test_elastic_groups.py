@@ -118,3 +118,38 @@ def test_every_numeric_key_is_a_sweep_parameter():
                   for p in points) == [(60, 2), (60, 7), (3600, 2), (3600, 7)]
     for key in ("groups=8,16", "replace_seconds=0,55", "overhead=0,0.1"):
         assert len(grid(_one(**BUSY), parse_params([f"recovery.elastic.{key}"]))) == 2
+
+
+def test_a_drill_keeps_the_groups_out_until_it_ends_and_needs_elastic_groups():
+    """elastic-no-rejoin: the heal lasts the drill through, so no group rejoins while it runs (the same scenario
+    undrilled does); when it ends the groups out rejoin at the latest replace + heal later. On a scenario without
+    elastic groups the drill is a one-line configuration error."""
+    drill = {"name": "elastic-no-rejoin", "description": "heals never end", "duration_seconds": 36000,
+             "start_at_seconds": 0, "scenarios": ["drilled"], "effects": {"elastic_heal_seconds": 1e6}}
+    clock = FakeClock(0.0)
+    # sixteen groups, one must run, every cause dropping its group, no SDC (no restart brings the groups back): the
+    # drops (~1 an hour) pile up while no group rejoins
+    keys = {**BUSY, "target_steps": 100000,
+            "recovery": {"elastic": {**ELASTIC, "groups": 16, "min_groups": 1, "causes": ["gpu", "host", "software"]}},
+            "failures": {**BUSY["failures"], "hard_per_gpu_hour": 1.0e-3, "sdc_per_gpu_hour": 0.0}}
+    text = scenario_file(job("drilled", seed=3, **keys), job("undrilled", seed=3, **keys), drills=(drill,),
+                         speedup=3600)
+    ticker, _ = assemble(parse_config(text), clock=clock, wall=lambda: 1.7e9)
+
+    def value(name, scenario, **labels):
+        return ticker.registry.get_sample_value(name, {"scenario": scenario, **labels})
+
+    clock.t = 9.0  # simulated hour 9 of the drill's 10
+    ticker.tick()
+    assert value("simd_elastic_rejoins_total", "drilled") == 0
+    assert value("simd_recoveries_total", "drilled", path="elastic") > 0
+    assert value("simd_elastic_rejoins_total", "undrilled") > 0
+    out = 16 - value("simd_elastic_groups_running", "drilled")
+    assert out > 0
+    clock.t = 10.5  # the drill over for half an hour: a group out rejoins within 600 + 900 s
+    ticker.tick()
+    assert value("simd_elastic_rejoins_total", "drilled") >= out
+    with pytest.raises(ConfigError) as e:
+        parse_config(scenario_file(job("plain"), drills=({**drill, "scenarios": ["plain"]},)))
+    assert "drills[0] on scenario plain: the drill's elastic_heal_seconds needs recovery.elastic" in str(e.value)
+    assert "\n" not in str(e.value)
