@@ -489,8 +489,9 @@ def saves_row() -> list:
 
 def recovery_row() -> list:
     """How jobs recover (docs/model.md, "Restart phases", "In-process restarts", "Crash loops", "Predicted failures
-    migrated live"): the restart time by phase, the outcomes of in-process restarts and live migrations, and the
-    restarts per interruption with the crash loops' escalations."""
+    migrated live", "Elastic replica groups"): the restart time by phase, the outcomes of in-process restarts and live
+    migrations, the restarts per interruption with the crash loops' escalations, and the hard failures by the path
+    that recovered them."""
     phases = (ts("Restart time by phase: share of simulated time",
                  f"The restart bucket over the last {W} by phase (simd_restart_seconds_total over the simulated "
                  "seconds): the cold restarts (one part, restart, or recovery.phases' timeline), checkpoint_load, "
@@ -525,7 +526,16 @@ def recovery_row() -> list:
                                      f"{sel(scenario='$scenario')}[{W}]))\n  / sum by (cause) "
                                      f"(increase(simd_interruptions_total{sel(scenario='$scenario')}[{W}]))",
                                 "{{cause}}")))
-    return [db.Row("Recovery paths"), phases, outcomes, loops]
+    paths = (ts("Hard failures by recovery path per simulated hour",
+                f"Per simulated hour of one replica over the last {W}, the hard failures by the path that recovered "
+                "the job (simd_recoveries_total): restart (the cause's restart and rollback), in_process, migration "
+                "(moved live before the failure) and elastic (the failing replica group dropped, the job going on "
+                "without rollback: recovery.elastic; SimdRunningDegraded watches the capacity lost while groups are "
+                "out). Each path 0 without its mechanism.", "short", 8, 24)
+             .min(0).axis_label("per simulated hour")
+             .with_target(query("A", by_scenario_per_sim_hour("simd_recoveries_total", "scenario, path"),
+                                "{{scenario}} {{path}}")))
+    return [db.Row("Recovery paths"), phases, outcomes, loops, paths]
 
 
 def stragglers_row() -> list:

@@ -78,13 +78,13 @@ def elastic_specs(draw):
                              for c, a, b, d in zip(causes, el, ip, cl, strict=True)),
                 in_process_seconds=20.0, in_process_success=0.5, restart_failure=draw(st.sampled_from([0.0, 0.5])),
                 restart_attempts=2, escalation_seconds=600.0, elastic_groups=groups,
-                elastic_min_groups=draw(st.integers(0, groups)),
+                elastic_min_groups=draw(st.integers(1, groups)),
                 elastic_replace_seconds=draw(st.sampled_from([0.0, 55.0, 3600.0])),
                 elastic_heal_seconds=draw(st.sampled_from([0.0, 7.0, 900.0])),
                 elastic_overhead=draw(st.sampled_from([0.0, 0.013, 0.5])))
 
 
-@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=elastic_specs(), horizon_steps=st.integers(1, 600), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_with_elastic_groups(s, horizon_steps, cuts):
     check_cuts(s, horizon_us(s, horizon_steps), cuts)
