@@ -153,3 +153,22 @@ def test_a_drill_keeps_the_groups_out_until_it_ends_and_needs_elastic_groups():
         parse_config(scenario_file(job("plain"), drills=({**drill, "scenarios": ["plain"]},)))
     assert "drills[0] on scenario plain: the drill's elastic_heal_seconds needs recovery.elastic" in str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_a_sweep_over_the_heal_has_the_degraded_share_and_its_shares_sum_to_one(tmp_path):
+    """(Without elastic groups the columns are STAT_COLUMNS alone: tests/offline.)"""
+    import csv
+
+    from support.cli import simd
+
+    keys = {**BUSY, "n_gpus": 256, "target_steps": 600}
+    (tmp_path / "e.yaml").write_text(scenario_file(job("e", **keys)))
+    out = tmp_path / "out"
+    r = simd("sweep", "--config", str(tmp_path / "e.yaml"), "--scenario", "e", "--param",
+             "recovery.elastic.heal_seconds=0,7200", "--replicas", "3", "--workers", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader((out / "sweep.csv").open()))
+    assert [float(x["share_degraded"]) > 0 for x in rows] == [True, True]
+    assert float(rows[1]["share_degraded"]) > float(rows[0]["share_degraded"])  # groups out longer
+    for x in rows:  # (the finished replicas' mean shares, the in-flight time none at a job's end)
+        assert sum(float(v) for k, v in x.items() if k.startswith("share_")) == pytest.approx(1.0, rel=1e-9)
