@@ -38,6 +38,13 @@ slowed step time and end no later than the step in which the write ends (quiet.f
 stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
 after its end (``_durable``), and a rollback aborts it.
 
+Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
+region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
+in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end, so each step runs
+with the groups of its start; of each executed step's compute the running groups' share is pending (productive
+once committed) and the rest, with the mode's overhead, degraded. A failure of an elastic cause with enough groups
+left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing.
+
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
 checkpoint is kept as steps times the step time (so core.retarget refuses a new step time while it is pending).

@@ -27,6 +27,11 @@ this order, with one draw each unless said otherwise:
     first step that starts at or after the write's end, the steps before it slowed by ``write_slow_ppm``; every
     rollback aborts it; the job's end waits for it.
 
+Elastic replica groups (docs/model.md): at each step's start the groups whose rejoin time has come run again; the
+step's compute is productive in the running groups' share, the rest and the mode's overhead degraded; a hard failure
+(a) of an elastic cause with more than the minimum running drops its group instead of rolling back (the step's work
+lost and run again, the cause's detection paid), and any rollback brings every group back.
+
 Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
 hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. Every
 rollback ((a), (a'), (b'), (c), (d) baked) to a checkpoint at a step > 0 also pays its load
