@@ -109,6 +109,11 @@ MIN_TIER_LOSSES = 2
 # the rate window: one is already a job whose automatic retries gave up and that waits for a person (Kokolis et al.,
 # HPCA'25: a crash loop of 35 requeues), so one is enough.
 MIN_ESCALATIONS = 1
+# Elastic replica groups (recovery.elastic): the share of a scenario's simulated time in the degraded bucket over the
+# goodput window (the capacity the groups out would have given, and the fault-tolerant mode's overhead on every
+# step). A tenth is two groups of 16 out the whole window, or one of 8 most of it: groups that do not rejoin (a
+# heal that never ends, replacements that do not come) rather than the few percent of overhead a mode costs.
+DEGRADED_SHARE = 0.1
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -144,6 +149,8 @@ FOR = {
     "SimdCrashLoopEscalated": "1m",
     # averaged over the 10m goodput window already, as the waiting share
     "SimdHangTimeHigh": "3m",
+    # over the 10m goodput window already: 5m more is groups out a quarter of an hour, not one heal in progress
+    "SimdRunningDegraded": "5m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

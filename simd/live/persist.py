@@ -447,7 +447,9 @@ def _restore_lane_states(d: dict) -> tuple[State, ...]:
             plans[i] = plan
     states = tuple(_objects(State, cols, len(seeds), plan=plans))
     # the engine's invariant (docs/design.md 3.5): every simulated microsecond is in a bucket or in flight
-    buckets = sum(np.array(d["state"]["totals"][f"{b}_us"], dtype=object) for b in BUCKETS)
+    # (the degraded bucket of elastic replica groups: 0 in a file written before it)
+    buckets = sum(np.array(d["state"]["totals"][f"{b}_us"], dtype=object) for b in BUCKETS) + \
+        np.array(d["state"]["totals"].get("degraded_us", 0), dtype=object)
     flight = np.array(cols["pending_us"], dtype=object) + np.array(cols["clock"], dtype=object) \
         - np.array(cols["t"], dtype=object)
     if (buckets + flight != np.array(cols["clock"], dtype=object)).any():

@@ -299,6 +299,41 @@ class Migration(_Strict):
     ordinary failure."""
 
 
+class Elastic(_Strict):
+    """Elastic replica groups (torchft, Meta's FT-HSDP): the job is `groups` data-parallel replica groups; a failure of
+    a listed cause drops its group and the job goes on without rollback on the groups left, each step with fewer
+    samples (the global batch shrinks; the step count, the checkpoints and the validations stay), until the group
+    rejoins; a failure that would leave fewer than `min_groups` running takes the cause's ordinary path (restart,
+    rollback), after which every group runs. Refused beside servers, a memory tier, committed SDCs, shadow ranks, a
+    fleet, stragglers, hyper-checkpointing, corrupt loads, asynchronous or failing saves and just-in-time saves (not
+    modelled together; live migration needs servers)."""
+
+    groups: Annotated[int, Field(ge=1, le=65536)]
+    """The data-parallel replica groups (a divisor of `n_gpus`): with g of them running, a step's compute is g /
+    `groups` productive and the rest degraded (the `degraded` bucket)."""
+    min_groups: Annotated[int, Field(ge=1, le=65536)] = 1
+    """The fewest groups the job trains on: a failure that would leave fewer restarts the job as without groups."""
+    replace_seconds: CostSeconds = recovery.WARM_SWAP_SECONDS
+    """From the failure's detection to the dropped group's replacement ready. Absent: a warm standby's swap
+    (ByteRobust's 55 s), the replacement the model has without servers."""
+    heal_seconds: CostSeconds = 0.0
+    """After the replacement, the group's heal, copying the model and optimizer state from a live peer (torchft's
+    recovery; torchft#329 reports ~948 s from a fault to the group back): the group rejoins at the start of the first
+    step from then."""
+    overhead: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The fault-tolerant mode's steady overhead: this share of every step's compute added to each step, all the
+    time (degraded bucket)."""
+    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)] | None = None
+    """The failure causes that drop their group (names of `failures.causes`). Absent: those that take their server
+    down (`server_down`; without causes, `hardware`)."""
+
+    @model_validator(mode="after")
+    def _fewest(self) -> Elastic:
+        if self.min_groups > self.groups:
+            raise ValueError(f"min_groups must be <= groups ({self.groups}), got {self.min_groups}")
+        return self
+
+
 class Recovery(_Strict):
     """How the job restarts after a hard failure (seed 001, scenario 3)."""
 
@@ -318,6 +353,9 @@ class Recovery(_Strict):
     migration: Migration | None = None
     """Failures flagged ahead and migrated live to a warm standby (docs/model.md, "Predicted failures migrated live").
     Absent: none."""
+    elastic: Elastic | None = None
+    """Elastic replica groups: a failure drops its group, the job goes on without rollback (docs/model.md, "Elastic
+    replica groups"). Absent: none."""
 
 
 class Mitigation(_Strict):
@@ -1284,7 +1322,15 @@ class ScenarioBody(_Strict):
             if unknown := [c for c in self.checkpoint.just_in_time.causes or () if c not in known]:
                 raise ValueError(f"checkpoint.just_in_time.causes: {', '.join(unknown)} not among the failure causes "
                                  f"({', '.join(sorted(known))})")
-        for key in ("in_process", "crash_loop", "migration"):
+        if self.checkpoint.write_seconds > 0 or (self.checkpoint.save_failure is not None and
+                                                 self.checkpoint.save_failure.probability > 0):
+            named.add("async_saves")
+        if (el := self.recovery.elastic) is not None:
+            named.add("elastic")
+            if self.gpus % el.groups:
+                raise ValueError(f"n_gpus must be a multiple of recovery.elastic.groups (each group the same GPUs), "
+                                 f"got {self.gpus} and {el.groups}")
+        for key in ("in_process", "crash_loop", "migration", "elastic"):
             given = getattr(self.recovery, key)
             if given is not None and given.causes is not None:
                 named.add(key)
@@ -1383,6 +1429,11 @@ class ScenarioBody(_Strict):
             update.update(self._causes_under(effects.cause_rate_factors, update))
         if effects.crash_loop is not None:
             update["recovery"] = self.recovery.model_copy(update={"crash_loop": effects.crash_loop})
+        if effects.elastic_heal_seconds is not None:
+            if self.recovery.elastic is None:
+                raise ValueError("the drill's elastic_heal_seconds needs recovery.elastic (elastic replica groups)")
+            update["recovery"] = update.get("recovery", self.recovery).model_copy(update={
+                "elastic": self.recovery.elastic.model_copy(update={"heal_seconds": effects.elastic_heal_seconds})})
         return self.model_copy(update=update)
 
     def with_crash_loop_counted(self, crash_loop: CrashLoop) -> ScenarioBody:
@@ -1553,6 +1604,10 @@ class DrillEffects(_Strict):
     other keys: the same results), so its per-cause restart counts are kept the same way before, during and after
     the drill; a scenario's drills and its own crash loop must agree on `escalation_seconds` (the restart time's
     `escalation` part is counted at one value)."""
+    elastic_heal_seconds: CostSeconds | None = None
+    """Replaces `recovery.elastic.heal_seconds` while the drill runs (needs `recovery.elastic`): a heal longer than
+    the drill is an elastic group that cannot rejoin. When the drill ends (or starts), a group out rejoins at the
+    latest `replace_seconds` + `heal_seconds` of the parameters then in force later."""
 
     @property
     def on_servers(self) -> bool:

@@ -49,6 +49,10 @@ def summary(s: Scenario) -> str:
     if (mig := s.recovery.migration) is not None:
         extra += (", live migration to a warm standby in " + f"{mig.seconds:g} s of "
                   + ", ".join(f"{share:g} of {name}" for name, share in mig.causes.items()) + " failures")
+    if (el := s.recovery.elastic) is not None:
+        extra += (f", elastic replica groups ({el.groups}, at least {el.min_groups} running; "
+                  f"{', '.join(el.causes) if el.causes else 'the causes that take a server down'} drop theirs, "
+                  f"rejoining in {el.replace_seconds:g} + {el.heal_seconds:g} s; overhead {el.overhead:g})")
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:
