@@ -99,7 +99,8 @@ def load(path: str | Path, columns: dict[str, str] | None = None, timezone: tzin
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise LogError([f"not UTF-8 text (byte {exc.start})"]) from None
-    return parse(text, columns, timezone)
+    # a byte order mark (spreadsheets save CSV with one) is no part of the header's first column's name
+    return parse(text.removeprefix("\ufeff"), columns, timezone)
 
 
 def parse(text: str, columns: dict[str, str] | None = None, timezone: tzinfo | None = None) -> FaultLog:

@@ -136,3 +136,15 @@ def test_the_event_csv_maps_its_columns_and_zone_too():
     text = "time,server,event,class\n2024-10-27 02:30:00,a,start,GPU\n2024-10-27 03:30:00,a,end,GPU\n"
     # Berlin's clocks went back from 03:00 to 02:00 on 2024-10-27: 02:30 happens twice, taken the first time
     assert parse(text, timezone=ZoneInfo("Europe/Berlin")).faults[0].end == 7200
+
+
+def test_a_csv_saved_with_a_byte_order_mark_reads_as_without(tmp_path):
+    """Spreadsheets save a CSV as UTF-8 with a byte order mark (EF BB BF) before its header: the header's first
+    column is still `start` (or `time`), not a missing one."""
+    for text in ("start,end,server,class\n0,10,a,GPU\n10,20,b,NIC\n", EVENTS):
+        path = tmp_path / "log.csv"
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+        plain = tmp_path / "plain.csv"
+        plain.write_text(text)
+        r, want = simd("trace", "stats", str(path), "--json"), simd("trace", "stats", str(plain), "--json")
+        assert (r.returncode, r.stderr) == (0, "") and json.loads(r.stdout) == json.loads(want.stdout)
