@@ -334,6 +334,8 @@ def _test(f) -> str:
 
 
 def fit_table(f) -> str:
+    from simd.traces.fit import SCHEDULE_LEVEL
+
     lines = [f"{f.faults} faults ({f.independent_faults} independent, {f.faults - f.independent_faults} in "
              f"{f.bursts} bursts) on {f.servers} servers over {f.span_days:.1f} days; 95% intervals",
              f"lifetimes: {f.lifetime} (AIC: " + ", ".join(f"{k} {v:.1f}" for k, v in f.aic.items()) + ")",
@@ -341,8 +343,13 @@ def fit_table(f) -> str:
              f"  scale (days): {f.lifetime_scale_days}"]
     if f.lifetime_shape:
         lines.append(f"  Weibull shape: {f.lifetime_shape}")
-    lines.append(f"  gamma frailty shape: {f.gamma_shape}" if f.gamma_shape else
-                 "  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
+    if f.gamma_shape:
+        lines.append(f"  gamma frailty shape: {f.gamma_shape}")
+    elif f.regimes:  # the regimes' family takes no frailty (docs/traces.md: the fit does not join them)
+        lines.append("  gamma frailty: none (the regimes' family has no frailty: the goodness of fit's faults per "
+                     "server show what that leaves out)")
+    else:
+        lines.append("  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
     if f.regimes:
         lines.append(f"regimes (faults clustered in time), stormy over calm rate: {f.regime_ratio}")
         for name, (m, d) in zip(("calm", "stormy"), f.regimes, strict=True):
@@ -357,6 +364,10 @@ def fit_table(f) -> str:
         theta, k, a = f.unscheduled
         lines.append(f"  without it: scale {theta.value:.4g} days" + (f", Weibull shape {k.value:.4g}" if k else "")
                      + (f", gamma frailty shape {a.value:.4g}" if a else ""))
+    elif f.regimes and f.schedule_tests and f.schedule_p < SCHEDULE_LEVEL / f.schedule_tests:
+        # the schedule passed its test, then lost to the regimes by AIC (fit._regimes): not a steady rate
+        lines.append(f"rate over the log's span: none written: the regimes' AIC is lower than the schedule's (the "
+                     f"fit does not join the two; the likeliest schedule's {_test(f)})")
     elif f.schedule_tests:
         lines.append(f"rate over the log's span: steady (the likeliest schedule's {_test(f)})")
     if f.burst_per_day:
@@ -371,7 +382,7 @@ def fit_table(f) -> str:
     if f.repair == "mixture":
         for w, m, sg in f.repair_mixture:
             lines.append(f"  weight {w}; median (days) {m}; sigma {sg}")
-    elif f.repair_median_days:
+    elif f.repair == "lognormal":  # (an exponential's is its mean alone: the lognormal's it beat are not its)
         lines += [f"  median (days): {f.repair_median_days}", f"  sigma: {f.repair_sigma}"]
     lines.append(f"  mean (days): {f.repair_mean_days}")
     lines.append("causes: " + ", ".join(f"{k} {v:.1%}" for k, v in f.causes.items()))

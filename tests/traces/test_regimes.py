@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from simd.cli.trace import fit_table
 from simd.scenario.load import parse_config
 from simd.traces import regimes
 from simd.traces.fit import fit
@@ -51,6 +52,15 @@ def test_the_fit_picks_regimes_where_the_log_has_them_and_writes_them():
     assert servers.regimes == ((float(f"{mc.value:.6g}"), float(f"{dc.value:.6g}")),
                                (float(f"{ms.value:.6g}"), float(f"{ds.value:.6g}")))
     assert servers.lifetime == "exponential" and servers.rate_shape == 0.0  # the family fitted, as it is simulated
+    # the table says what was written and why: the regimes' family has no frailty (not "the counts are not
+    # over-dispersed"), a schedule whose test passed lost to the regimes by AIC (not "steady"), and the repairs'
+    # exponential law is given by its mean alone (not by the lognormal's median and sigma it beat)
+    assert f.schedule_p < 0.05 / f.schedule_tests and f.repair == "exponential", (f.schedule_p, f.repair)
+    table = fit_table(f)
+    assert "gamma frailty: none (the regimes' family has no frailty" in table
+    assert "not over-dispersed" not in table and "steady" not in table
+    assert "rate over the log's span: none written: the regimes' AIC" in table
+    assert "median (days)" not in table and "sigma:" not in table and "  mean (days): " in table
 
 
 def test_the_fit_keeps_the_renewal_family_where_the_log_has_no_regimes():
