@@ -111,7 +111,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "regime": (), "jit_saves": 0, "tier_loads_corrupt": 0,  # operational time's regimes
          "in_process_ok": 0, "in_process_failed": 0, "restart_attempts": (), "escalations": 0, "in_process": {},
          "restart_attempts_by_cause": {},  # in-process restarts and crash loops
-         "migrations": 0, "migrations_no_standby": 0, "migration": {}}  # live migration
+         "migrations": 0, "migrations_no_standby": 0, "migration": {},  # live migration
+         "tier_saves_aborted": 0, "tier_write_end": 0, "tier_write_step": 0}  # a memory tier's writes
 
 
 def _kept(obj) -> list:
