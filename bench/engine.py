@@ -55,9 +55,13 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
     ap.add_argument("--servers-only", action="store_true", help="only the servers rows (issue 21)")
     ap.add_argument("--checkpoints-only", action="store_true", help="only the checkpoint tiers' row")
+    ap.add_argument("--recovery-only", action="store_true", help="only the recovery family's row")
     args = ap.parse_args()
     if args.checkpoints_only:
         llama3_async(args)
+        return
+    if args.recovery_only:
+        llama3_recovery(args)
         return
     if args.servers_only:
         servers(seed000_like(args.steps), args)
@@ -246,6 +250,23 @@ def llama3_async(args) -> None:
           f"{t_async / t_plain:5.2f}x   (target <= 1.5x); llama3-16k-tiered: {t_tier:6.3f} s ({j_tier.tier['saves']} "
           f"peer saves, {j_tier.tier['recoveries_tier']} recoveries from them, {j_tier.interruptions} interruptions): "
           f"{t_tier / t_plain:5.2f}x   (target <= 1.5x)")
+
+
+RECOVERY_FAMILY = ("llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess")
+
+
+def llama3_recovery(args) -> None:
+    """The recovery family's target (docs/recovery.md): a job of each of the default configuration's recovery
+    scenarios (cold restarts by phase, hot spares, live migration on 2,048 servers with warm standbys, in-process
+    restarts; 5% of the failures hangs) costs at most 1.5x one of llama3-16k. Side by side, best of ``--repeat``."""
+    config = default_config()
+    specs = [config.scenario(n).job_spec() for n in ("llama3-16k", *RECOVERY_FAMILY)]
+    (t_plain, j_plain), *rest = side_by_side([lambda s=s: run_job(s) for s in specs], args.repeat)
+    print(f"llama3-16k: {t_plain:6.3f} s per job ({j_plain.interruptions} interruptions)")
+    for name, (t, job) in zip(RECOVERY_FAMILY, rest, strict=True):
+        print(f"{name}: {t:6.3f} s per job ({job.interruptions} interruptions): {t / t_plain:5.2f}x   "
+              "(target <= 1.5x)")
+
 
 if __name__ == "__main__":
     main()

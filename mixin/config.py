@@ -71,6 +71,13 @@ STALL_SECONDS = 15
 # capacity is the problem: llama3-16k-servers waits 0.5-0.9% of its time for spares' preemptions (simd simulate,
 # seeds 5-7), so 5% is several times that.
 WAITING_SHARE = 0.05
+# Hangs. The share of the simulated time the job stands still until its failures are noticed (the detection
+# bucket: a hang's watchdog timeout, a failure's detection latency) above which hangs are the problem: Llama 3's
+# causes take 0.07-0.08% of the time (seconds each), the recovery family (llama3-16k-cold, -hot, -migrate,
+# -inprocess), 5% of whose failures are hangs found after NCCL's 10 min timeout, 0.32-0.33% (simd simulate, 200
+# seeds); a 10m window (100 simulated hours at the default speedup, ~1.8 hangs expected) reaches 2% with 12 hangs.
+# The hang-storm drill (hangs 20x) puts it at ~6%.
+HANG_TIME_SHARE = 0.02
 # The share of a scenario's replicas with neither a standby nor a spare to take (one replica: that replica).
 POOLS_EXHAUSTED_SHARE = 0.5
 # A repair backlog is growing when more servers are in repair than REPAIR_BACKLOG_FACTOR times as many as
@@ -102,6 +109,11 @@ MIN_TIER_LOSSES = 2
 # the rate window: one is already a job whose automatic retries gave up and that waits for a person (Kokolis et al.,
 # HPCA'25: a crash loop of 35 requeues), so one is enough.
 MIN_ESCALATIONS = 1
+# Elastic replica groups (recovery.elastic): the share of a scenario's simulated time in the degraded bucket over the
+# goodput window (the capacity the groups out would have given, and the fault-tolerant mode's overhead on every
+# step). A tenth is two groups of 16 out the whole window, or one of 8 most of it: groups that do not rejoin (a
+# heal that never ends, replacements that do not come) rather than the few percent of overhead a mode costs.
+DEGRADED_SHARE = 0.1
 
 # How long each condition must hold before its alert fires (Prometheus evaluates rules every 15 s,
 # prometheus/prometheus.yml). The checkpoint interval is static configuration, so 10m only keeps it quiet
@@ -135,6 +147,10 @@ FOR = {
     "SimdMemoryTierLost": "1m",
     # an escalation stays in the 5m rate window for 5 minutes: 1m confirms it is not a reset's artefact
     "SimdCrashLoopEscalated": "1m",
+    # averaged over the 10m goodput window already, as the waiting share
+    "SimdHangTimeHigh": "3m",
+    # over the 10m goodput window already: 5m more is groups out a quarter of an hour, not one heal in progress
+    "SimdRunningDegraded": "5m",
 }
 
 # Scenarios that are far from the checkpoint optimum on purpose and opt out of

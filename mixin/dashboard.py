@@ -489,8 +489,9 @@ def saves_row() -> list:
 
 def recovery_row() -> list:
     """How jobs recover (docs/model.md, "Restart phases", "In-process restarts", "Crash loops", "Predicted failures
-    migrated live"): the restart time by phase, the outcomes of in-process restarts and live migrations, and the
-    restarts per interruption with the crash loops' escalations."""
+    migrated live", "Elastic replica groups"): the restart time by phase, the outcomes of in-process restarts and live
+    migrations, the restarts per interruption with the crash loops' escalations, and the hard failures by the path
+    that recovered them."""
     phases = (ts("Restart time by phase: share of simulated time",
                  f"The restart bucket over the last {W} by phase (simd_restart_seconds_total over the simulated "
                  "seconds): the cold restarts (one part, restart, or recovery.phases' timeline), checkpoint_load, "
@@ -525,7 +526,25 @@ def recovery_row() -> list:
                                      f"{sel(scenario='$scenario')}[{W}]))\n  / sum by (cause) "
                                      f"(increase(simd_interruptions_total{sel(scenario='$scenario')}[{W}]))",
                                 "{{cause}}")))
-    return [db.Row("Recovery paths"), phases, outcomes, loops]
+    hangs = (ts("Time until failures are noticed (hangs): share of simulated time",
+                f"The detection bucket's share of the elapsed simulated time over the last {c.GOODPUT_WINDOW}: a "
+                "failure that raises an error is noticed in seconds, a hang only when a watchdog's timeout ends it "
+                "(failures.causes.NAME.detection_seconds), so above a few tenths of a percent it is hangs. "
+                f"SimdHangTimeHigh fires above {c.HANG_TIME_SHARE:.0%} (dashed); the hang-storm drill rehearses it.",
+                "percentunit", 8, 12).min(0)
+             .thresholds(thresholds((None, "green"), (c.HANG_TIME_SHARE, "red")))
+             .thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED))
+             .with_target(query("A", f"{rule(c.BUCKET_RATIO_10M, bucket='detection')} > 0", "{{scenario}}")))
+    paths = (ts("Hard failures by recovery path per simulated hour",
+                f"Per simulated hour of one replica over the last {W}, the hard failures by the path that recovered "
+                "the job (simd_recoveries_total): restart (the cause's restart and rollback), in_process, migration "
+                "(moved live before the failure) and elastic (the failing replica group dropped, the job going on "
+                "without rollback: recovery.elastic; SimdRunningDegraded watches the capacity lost while groups are "
+                "out). Each path 0 without its mechanism.", "short", 8, 12)
+             .min(0).axis_label("per simulated hour")
+             .with_target(query("A", by_scenario_per_sim_hour("simd_recoveries_total", "scenario, path"),
+                                "{{scenario}} {{path}}")))
+    return [db.Row("Recovery paths"), phases, outcomes, loops, hangs, paths]
 
 
 def stragglers_row() -> list:

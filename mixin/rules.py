@@ -385,6 +385,31 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Restarts of scenario {{ $labels.scenario }} are crash-looping",
                f"{{{{ printf \"%.0f\" $value }}}} crash loop(s) of scenario {{{{ $labels.scenario }}}} exhausted "
                f"their restart attempts over the last {spoken(w)}: each waited for a manual intervention."),
+        _alert(o, "SimdHangTimeHigh",
+               f"The job stood still until its failures were noticed (the detection bucket) more than "
+               f"{c.HANG_TIME_SHARE:.0%} of its simulated time over the last {spoken(gw)}. A failure that raises an "
+               "error is noticed in seconds; a hang (a collective that never completes) only when a watchdog's "
+               "timeout ends it (failures.causes.NAME.detection_seconds: NCCL's default is 10 minutes), so the "
+               "bucket is the hangs' time. The recovery family's scenarios, 5% of whose failures hang, spend 0.33% "
+               "there.",
+               c.BUCKET_RATIO_10M + '{bucket="detection"} > ' + str(c.HANG_TIME_SHARE),
+               "warning",
+               "Scenario {{ $labels.scenario }} is losing time to hangs",
+               f"Over the last {spoken(gw)} scenario {{{{ $labels.scenario }}}} stood still until its failures "
+               "were noticed {{ $value | humanizePercentage }} of its simulated time: hangs waiting for a watchdog's "
+               "timeout."),
+        _alert(o, "SimdRunningDegraded",
+               "A scenario with elastic replica groups (recovery.elastic) spent more than "
+               f"{c.DEGRADED_SHARE:.0%} of its simulated time in the degraded bucket over the last "
+               f"{spoken(gw)}: groups dropped by failures are not rejoining (their replacement or heal takes longer "
+               "than the failures between drops), so the job trains on a fraction of its capacity. Scenarios "
+               "without elastic groups have no degraded bucket and stay silent.",
+               c.BUCKET_RATIO_10M + '{bucket="degraded"} > ' + str(c.DEGRADED_SHARE),
+               "warning",
+               "Scenario {{ $labels.scenario }} is running degraded",
+               f"Over the last {spoken(gw)} scenario {{{{ $labels.scenario }}}} lost "
+               "{{ $value | humanizePercentage }} of its capacity to replica groups out (and the fault-tolerant "
+               "mode's overhead): its dropped groups are not rejoining."),
         _alert(o, "SimdDown",
                "Prometheus knows the target but cannot scrape it. A target that is not there at all has no up "
                "series, so this stays silent: that is SimdMetricsAbsent.",

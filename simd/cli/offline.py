@@ -72,12 +72,14 @@ def _report_flags(parser) -> None:
 
 
 def cmd_check_config(args) -> int:
-    from simd.scenario import load_config, summary
+    from simd.scenario import drill_summary, load_config, summary
 
     config = load_config(args.file)
     warn(config)
     for s in config.all_scenarios:
         print(summary(s))
+    for d in config.drills:
+        print(drill_summary(d, config))
     return 0
 
 

@@ -40,7 +40,8 @@ def new_state(spec: JobSpec) -> State:
     return State(plan=plan, clock=0, t=0, g=0, step=0, last_ckpt=0, corrupted=False,
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
-                 pending_us=0, totals=totals, job_start=totals, job_start_t=0, job_start_g=0)
+                 pending_us=0, totals=totals, job_start=totals, job_start_t=0, job_start_g=0,
+                 rejoin=(0,) * plan.elastic_groups)
 
 
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,
@@ -89,17 +90,34 @@ def retarget(state: State, spec: JobSpec) -> State:
                          "pending")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
+    if spec.elastic_groups != old.elastic_groups:
+        raise ValueError("retarget cannot change the elastic replica groups")
     epoch = state.epoch + 1
     plan = compile_spec(spec, epoch)
+    if (len(plan.cause_names) if plan.cause_recovery else 0) != len(state.totals.restart_attempts):
+        # the kernel counts each cause's restarts only with in-process restarts or crash loops (new_state sizes
+        # Totals.restart_attempts then): switching them on would start the counts from 0 under interruptions
+        # already restarted, switching them off would stop them. A drill's crash loop keeps one width by giving
+        # the scenario one at failure probability 0 outside the drill (ScenarioBody.with_crash_loop_counted).
+        raise ValueError("retarget cannot switch in-process restarts or crash loops on or off (the per-cause "
+                         "restart counts would lose their meaning): start the job anew")
     g = state.g
     hard = (0, g + first_position(plan.hard_stream, plan.hard_log1m)) if plan.hard_log1m else (0, NEVER)
     sdc = (0, g + first_position(plan.sdc_stream, plan.sdc_log1m)) if plan.sdc_log1m else (0, NEVER)
     # bursts (servers.py): the next is drawn afresh from g under the new rate (memoryless: the same process)
     burst_at = g if plan.burst_log1m else state.burst_at
+    # elastic replica groups out rejoin no later than the new parameters' rejoin from now (a heal a drill made
+    # endless ends with it)
+    rejoin = capped_rejoins(state.rejoin, state.clock + plan.rejoin_us)
     if servers_kept(state.plan, plan):
-        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at)
+        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at, rejoin=rejoin)
     return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=(),
-                   burst_at=burst_at, regime=())
+                   burst_at=burst_at, regime=(), rejoin=rejoin)
+
+
+def capped_rejoins(rejoin: tuple[int, ...], latest: int) -> tuple[int, ...]:
+    """State.rejoin with every group out rejoining at ``latest`` at the latest (0: running, kept)."""
+    return tuple(min(r, latest) if r else 0 for r in rejoin)
 
 
 def servers_kept(old, new) -> bool:

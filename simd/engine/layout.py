@@ -10,7 +10,8 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   server's end of lifetime), ``mult`` (State.srv_mult: the servers' gamma rate multipliers) and with capacity
   ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed); with retirement ``blamed``
   (State.srv_blamed: ``retire_after`` columns per server, its last blames); with regimes ``regime`` (State.regime:
-  the regime path's current stretch, 4 columns). The kernel's tournament trees over
+  the regime path's current stretch, 4 columns); with elastic replica groups ``rejoin`` (State.rejoin: one column
+  per group). The kernel's tournament trees over
   them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
@@ -38,10 +39,10 @@ BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
 AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed",
-              "regime")
+              "regime", "rejoin")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
           "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": (),
-          "srv_blamed": (), "regime": ()}
+          "srv_blamed": (), "regime": (), "rejoin": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -120,7 +121,8 @@ def pos_row(s: State) -> list[int]:
 class Aux:
     """The regions of a replica's ``aux`` row for ``plan`` (module docstring): each as (offset, width)."""
 
-    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime")  # the regions, in the row's order
+    # the regions, in the row's order
+    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime", "rejoin")
 
     def __init__(self, plan):
         self.servers = n = plan.table
@@ -129,7 +131,8 @@ class Aux:
         # (the tournament trees and the pooled servers' keys are the kernel's scratch, one set per call: a
         # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
         widths = {"ring": max(plan.retention, 1), "srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c,
-                  "rep": c, "fixed": c, "blamed": c * plan.retire_after, "regime": 4 if plan.regimes else 0}
+                  "rep": c, "fixed": c, "blamed": c * plan.retire_after, "regime": 4 if plan.regimes else 0,
+                  "rejoin": plan.elastic_groups}
         at = 0
         for name in self.NAMES:
             setattr(self, name, (at, widths.pop(name)))
@@ -173,6 +176,8 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_blamed"] = tuple(aux[o:o + k].tolist()) if laid_out and k else ()
     o, k = ax.regime
     d["regime"] = tuple(aux[o:o + k].tolist()) if k and aux[o] else ()
+    o, k = ax.rejoin
+    d["rejoin"] = tuple(aux[o:o + k].tolist())
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     for name in FLAGS:
@@ -200,6 +205,8 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
             aux[i, ax.blamed[0]:ax.blamed[0] + len(s.srv_blamed)] = s.srv_blamed
         if s.regime:
             aux[i, ax.regime[0]:ax.regime[0] + len(s.regime)] = s.regime
+        if s.rejoin:
+            aux[i, ax.rejoin[0]:ax.rejoin[0] + len(s.rejoin)] = s.rejoin
     return lay, pos, tot, aux
 
 

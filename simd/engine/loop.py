@@ -38,6 +38,13 @@ slowed step time and end no later than the step in which the write ends (quiet.f
 stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
 after its end (``_durable``), and a rollback aborts it.
 
+Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
+region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
+in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end, so each step runs
+with the groups of its start; of each executed step's compute the running groups' share is pending (productive
+once committed) and the rest, with the mode's overhead, degraded. A failure of an elastic cause with enough groups
+left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing.
+
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
 checkpoint is kept as steps times the step time (so core.retarget refuses a new step time while it is pending).
@@ -77,7 +84,7 @@ from simd.engine.kernel.plan import PF, PI, seg
 from simd.engine.kernel.record import record
 from simd.engine.layout import Pos, Stream, Tot
 
-_HARD, _FOUND, _DETECTED, _BAKED, _STEP, _MIGRATE = range(6)  # the unit's kinds
+_HARD, _FOUND, _DETECTED, _BAKED, _STEP, _MIGRATE, _DROP = range(7)  # the unit's kinds
 # ``budget``'s entries: a row's work limit (negative: none), then the weight of each kind of work (module
 # docstring, "Work"): a row in a call, a server in a pass over the servers (the trees' builds, a burst's count of
 # the job's servers), a unit (a loop's pass: a segment and the unit that ends it), a server event (a server's
@@ -139,7 +146,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # committed SDCs' detectors (late.py)
     det_kind, det_scale = seg(ivec, ints, PI.detector_kind), seg(fvec, ints, PI.detector_scale_us)
     det_sigma, det_cov = seg(fvec, ints, PI.detector_sigma), seg(fvec, ints, PI.detector_coverage)
-    su = step_us + shadow_us
+    # elastic replica groups (E 0: none): per cause 1 when its failure drops its group, the fewest groups left
+    # running, a dropped group's rejoin after its failure's detection, the overhead of every step (degraded bucket)
+    E, e_min, rejoin_us, ovh_us = ints[PI.elastic_groups], ints[PI.elastic_min], ints[PI.rejoin_us], \
+        ints[PI.elastic_overhead_us]
+    cause_el = seg(ivec, ints, PI.cause_elastic)
+    su = step_us + shadow_us + ovh_us
     hard_log1m, sdc_log1m = floats[PF.hard_log1m], floats[PF.sdc_log1m]
     nd = len(det_kind)
     # servers (servers.py): their table, lifetimes, rate multipliers
@@ -203,6 +215,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         jit_end = pos[Pos.jit_end]  # a just-in-time save beside a memory tier (State.jit_end)
         # a memory tier's save in flight: when its write ends (0: none), its job step
         twend, twstep = pos[Pos.tier_write_end], pos[Pos.tier_write_step]
+        # elastic replica groups: each group's rejoin time (0: running), the groups out, the first rejoin among them
+        rj = seg(aux, ints, PI.aux_rejoin)
+        down, rmin = 0, NEVER
+        for j in range(len(rj)):
+            if rj[j]:
+                down += 1
+                rmin = min(rmin, rj[j])
         zero = np.uint64(0)
         # each stream's generator at the draw of its next element's gap (index + 1); the others at no draw yet (-1)
         hh, hl = pcg.seek(wh, hi + 1) if hard_log1m != 0.0 else (zero, zero)
@@ -302,6 +321,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     break
                 tot[Tot.waiting_us] += wait_until - t
                 t = wait_until
+            if down and rmin <= t:  # the dropped groups healed by now rejoin: this step runs with them
+                rmin = NEVER
+                for j in range(E):
+                    if rj[j] and rj[j] <= t:
+                        rj[j] = 0
+                        down -= 1
+                        tot[Tot.elastic_rejoins] += 1
+                    elif rj[j]:
+                        rmin = min(rmin, rj[j])
+            # of a step's compute, what the running groups do: productive (or rolled back), the rest degraded
+            pshare = step_us * (E - down) // E if E else step_us
             if H and g < hyper_end:  # hyper.lattice
                 period, off, piece = H, anchor % H, hyper_end
             else:
@@ -439,6 +469,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                   cL, cr) - step + 1
                     if j < n:
                         n, e = j, g + j
+                if down and n > 1:  # a group rejoins in step j < n: the first whose end (its validation and
+                    # checkpoint included) reaches its time is the unit, the next step runs with it
+                    j = quiet.fit(step, step + n - 1, rmin - t - 1, sw, ckpt_us, V, val_us, period, off, M, mem_us,
+                                  cL, cr) - step + 1
+                    if j < n:
+                        n, e = j, g + j
             m = step + n - 1  # the quiet steps are step + 1 .. m, the unit's is q = m + 1
             if has_st:
                 quiet_us = acc
@@ -481,6 +517,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 plast_u = newest_c if taken else plast
                 mem_t = last_u > plast_u
                 ld = mem_load if mem_t else load_us if last_u > 0 else 0
+            drop = False  # a hard failure that drops its replica group (elastic)
             mig = no_sb = False  # a failure flagged ahead: migrated to warm standbys before its step, or none there
             if mig_on and h == e and not cut_quiet and not (burst_log1m != 0.0 and bp == e) and restarts.flagged(
                     hi, wc, stop_cum, wpr, cause_pred, shadow_kind):  # (a burst is not foreseen)
@@ -500,8 +537,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ch, cl, u = draws.uniform(wc, ch, cl)
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
-                if stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time (if they can:
-                    # draw ``index`` of "jit"), unless the newest durable checkpoint is that step already
+                drop = E > 0 and cause_el[stop] != 0 and E - down > e_min  # its group dropped, enough left to go on
+                if not drop and stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time (if
+                    # they can: draw ``index`` of "jit"), unless the newest durable checkpoint is that step already
                     able = True
                     if jit_share < 1.0:
                         jh, jl = pcg.seek(words[Stream.jit], index)
@@ -525,6 +563,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     rst, ipo, n_att, esc = restarts.path(cause_rec[stop], index, wip, p_ip, ip_us, wrf, p_rf, rf_limit,
                                                          rst, esc_us)
                 cost = du + stop_det[stop] + rst + ld + (jit_us if jit else 0)
+                if drop:  # (docs/model.md, "Elastic replica groups"): the step lost, noticed, no restart
+                    kind, cost, ld, rst = _DROP, du + stop_det[stop], 0, 0
             else:
                 corr = corrupted
                 if s == e:  # an onset (on a hard failure's step it is void)
@@ -625,7 +665,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 nq = (b - off) // period - (step - off) // period
                 tot[Tot.steps_executed] += mm
                 tot[Tot.shadow_us] += mm * shadow_us
-                pending += mm * step_us
+                pending += mm * pshare
+                if E:
+                    tot[Tot.degraded_us] += mm * (step_us - pshare + ovh_us)
                 if in_hyper:
                     tot[Tot.hyper_steps] += mm
                 tot[Tot.checkpoints] += nq
@@ -653,7 +695,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if mok > newest:
                         newest = mok
                     if not corrupted:
-                        pending, hw = _commit(tot, newest, last, hw, pending, step_us)
+                        if E:  # (no fallback: hw 0) the steps after the checkpoint stay pending, each its share
+                            tot[Tot.steps_committed] += newest - last
+                            tot[Tot.productive_us] += pending - (b - newest) * pshare
+                            pending = (b - newest) * pshare
+                        else:
+                            pending, hw = _commit(tot, newest, last, hw, pending, step_us)
                         last = clean = newest
                         if nq:
                             pclean = pn
@@ -722,7 +769,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             # the unit
             tot[Tot.steps_executed] += 1
             tot[Tot.shadow_us] += shadow_us
-            pending += step_us
+            pending += pshare
+            if E:
+                tot[Tot.degraded_us] += step_us - pshare + ovh_us
             tot[o_hist + unit_b] += 1
             tot[Tot.checkpoint_us] += ux
             tot[Tot.checkpoint_write_us] += ux
@@ -734,6 +783,24 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[Tot.hyper_steps] += 1
             t += cost
             g, step = e, q
+            if kind == _DROP:  # its group out until healed; the step's work lost, run again on the groups left
+                tot[Tot.detection_us] += stop_det[stop]
+                tot[Tot.elastic_drops] += 1
+                tot[Tot.steps_recomputed] += 1
+                tot[Tot.rollback_us] += pshare
+                pending -= pshare
+                step = q - 1
+                for j in range(E):
+                    if rj[j] == 0:
+                        rj[j] = t + rejoin_us
+                        break
+                down += 1
+                rmin = min(rmin, t + rejoin_us)
+                continue
+            if down and kind != _STEP:  # a restart (a failure's, an SDC's rollback) brings every group back
+                for j in range(E):
+                    rj[j] = 0
+                down, rmin = 0, NEVER
             if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
                 if wend:  # the rollback aborts the writes in flight
                     tot[Tot.saves_aborted] += 1
@@ -1113,6 +1180,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.steps_committed] += step - last
                         tot[Tot.productive_us] += pending
                     tot[Tot.jobs_completed] += 1
+                    if down:  # the next job starts with every group
+                        for j in range(E):
+                            rj[j] = 0
+                        down, rmin = 0, NEVER
                     # element by element: a slice assignment compiles numba's shape-mismatch error path (kernels.py)
                     for k2 in range(len(tot)):
                         start[k2] = tot[k2]

@@ -27,6 +27,11 @@ this order, with one draw each unless said otherwise:
     first step that starts at or after the write's end, the steps before it slowed by ``write_slow_ppm``; every
     rollback aborts it; the job's end waits for it.
 
+Elastic replica groups (docs/model.md): at each step's start the groups whose rejoin time has come run again; the
+step's compute is productive in the running groups' share, the rest and the mode's overhead degraded; a hard failure
+(a) of an elastic cause with more than the minimum running drops its group instead of rolling back (the step's work
+lost and run again, the cause's detection paid), and any rollback brings every group back.
+
 Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
 hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. Every
 rollback ((a), (a'), (b'), (c), (d) baked) to a checkpoint at a step > 0 also pays its load
@@ -79,8 +84,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
                        "rec_start", "jit", "tier_corrupt", "tier_failed", "tier_aborted", "inproc_ok", "inproc_failed",
-                       "escalations", "migrations", "no_standby"), 0)
-    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load"), 0)
+                       "escalations", "migrations", "no_standby", "drops", "rejoins"), 0)
+    us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load", "degraded",
+                        "productive"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
     attempts_by_cause = dict.fromkeys((x.name for x in causes), 0)  # the causes' restarts attempted
     migrating = any(x.predicted > 0 for x in causes)  # live migration (on servers with warm standbys)
@@ -103,6 +109,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     pclean = tier_clean = 0
     mem_sdc = False
     twend = twstep = 0  # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends, its step
+    # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, the rejoin times of
+    # those out; the productive share of the uncommitted steps' compute (each step's by the groups that ran it)
+    E, rejoins, pend = plan.elastic_groups, [], 0
 
     def held() -> bool:
         """Whether a checkpoint of either tier holds the present SDC (committed SDCs)."""
@@ -180,9 +189,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         twend = 0
 
     def roll_back(to: int) -> None:
-        nonlocal cur
+        """A restart's rollback: every group runs again (elastic replica groups), the uncommitted work lost."""
+        nonlocal cur, pend
         c["recompute"] += cur - to
-        cur = to
+        cur, pend = to, 0
+        rejoins.clear()
 
     def tier_corrupt() -> bool:
         """A load of the memory tier's checkpoint finds it corrupt (counted)."""
@@ -347,9 +358,17 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             durable()
         if twend and twend <= t:  # ... a memory tier's too
             tier_durable()
+        share = d = step_us or durations.of(g + 1)
+        if E:  # the groups healed by the step's start run it; of its compute the groups out's share is degraded,
+            # and the fault-tolerant mode's overhead
+            c["rejoins"] += sum(r <= t for r in rejoins)
+            rejoins[:] = [r for r in rejoins if r > t]
+            share = d * (E - len(rejoins)) // E
+            us["degraded"] += d - share + plan.elastic_overhead_us
+            t += plan.elastic_overhead_us
+        pend += share
         cur += 1
         g += 1
-        d = step_us or durations.of(g)
         stepped_us += d
         slowed = d * slow_ppm // 10**6 if wend else 0  # a step that starts while a save writes runs slower
         us["ckpt"] += slowed
@@ -368,6 +387,16 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
         if failed >= 0:
             i = drawn if drawn is not None else cause_of()
+            if E and causes[i].elastic and E - len(rejoins) > plan.elastic_min:  # its group dropped: the step's
+                # work lost (run again on the groups left), the failure noticed, the group back once healed
+                c["drops"] += 1
+                c["recompute"] += 1
+                cur -= 1
+                pend -= share
+                t += plan.cause_detect_us[i]
+                us["detect"] += plan.cause_detect_us[i]
+                rejoins.append(t + plan.rejoin_us)
+                continue
             by_cause[causes[i].name] += 1
             hard_by_type[failed] += 1
             c["interruptions"] += 1
@@ -478,6 +507,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 last = clean = plast = pclean = cur
                 c["checkpoints"] += 1
                 keep(cur)
+                us["productive"] += pend
+                pend = 0
         elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
             if twend:  # one write in flight: the save waits for the one before, which makes it durable
                 wait = max(twend - t, 0)
@@ -509,12 +540,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         c["sdc_baked"] += not held()
         c["recompute"] += cur - clean
         c["final_void"] = cur - clean
+    else:
+        us["productive"] += pend
 
     step_s, wall = spec.step_seconds, t / US_PER_SECOND
     names = [a.name for a in types]
     return {
         "steps_executed": g,
-        "mean_step_seconds": (stepped_us + g * shadow_us) / US_PER_SECOND / g,
+        "mean_step_seconds": (stepped_us + g * (shadow_us + plan.elastic_overhead_us)) / US_PER_SECOND / g,
         "target_steps": target,
         "recompute_steps": c["recompute"],
         "interruptions": c["interruptions"],
@@ -570,7 +603,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         **({"gpu_hours_pools": ((plan.cluster - plan.servers) * t - sum(t - r for r in servers.retired_at))
             / US_PER_SECOND * spec.servers.gpus_per_server / 3600.0} if servers is not None and servers.cap else {}),
         # simd's definition (productive / wall: void work is not productive) and the seed's
-        "effective_utilization": (target - c["final_void"]) * step_s / wall,
+        "effective_utilization": (target - c["final_void"]) * step_s / wall if not E else
+        us["productive"] / US_PER_SECOND / wall,
+        **({"degraded_seconds": us["degraded"] / US_PER_SECOND, "elastic_drops": c["drops"],
+            "elastic_rejoins": c["rejoins"]} if E else {}),
         "seed_effective_utilization": target * step_s / wall,
     }
 

@@ -34,7 +34,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from simd.engine.core import advance, new_state, retarget, servers_kept
+from simd.engine.core import advance, capped_rejoins, new_state, retarget, servers_kept
 from simd.engine.frozen import built
 from simd.engine.hazard import NEVER
 from simd.engine.layout import (
@@ -136,6 +136,11 @@ class _Batch:
         """Replicas with an asynchronous save writing (State.write_end > 0)."""
         return int((self.pos[:, Pos.write_end] > 0).sum())
 
+    def groups_running(self) -> int:
+        """Elastic replica groups running, summed over the replicas (State.rejoin's zeros), from the arrays."""
+        o, k = Aux.of(self.plan).rejoin
+        return int((self.aux[:, o:o + k] == 0).sum())
+
     def checkpoint_age_steps(self) -> tuple[int, int]:
         """state_checkpoint_age_steps' largest over the replicas, from the arrays."""
         p = self.pos
@@ -153,7 +158,7 @@ class _Batch:
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
         out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
         ax = Aux.of(self.plan)
-        if p[:, Pos.ring_n].any() or ax.servers:
+        if p[:, Pos.ring_n].any() or ax.servers or ax.rejoin[1]:
             rows = [state_fields(row, aux, ax) for row, aux in zip(p.tolist(), self.aux, strict=True)]
             for name in AUX_FIELDS:
                 out[name] = [list(d[name]) for d in rows]
@@ -365,7 +370,7 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
 _RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult", "burst_at",
-                         "regime"))
+                         "regime", "rejoin"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
@@ -407,7 +412,9 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
            "retarget", head)
     if batch is None or _hist_bucket(p0) != batch.hb or Aux.of(batch.plan).regions != Aux.of(p0).regions:
         return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed,
-                                  **({"burst_at": gi} if p0.burst_log1m else {})})
+                                  **({"burst_at": gi} if p0.burst_log1m else {}),
+                                  **({"rejoin": capped_rejoins(s.rejoin, s.clock + p0.rejoin_us)}
+                                     if p0.elastic_groups else {})})
                      for s, p, h, d, gi in zip(states, plans, hard.tolist(), sdc.tolist(), g.tolist(), strict=True))
     pos = batch.pos.copy()
     pos[:, Pos.hard_i], pos[:, Pos.hard_p], pos[:, Pos.sdc_i], pos[:, Pos.sdc_p] = 0, hard, 0, sdc
@@ -424,6 +431,13 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
         if k:  # the regime path walked again from its start (the same path while its parameters are the same)
             aux = aux.copy()
             aux[:, o:o + k] = 0
+    o, k = Aux.of(p0).rejoin
+    if k:  # elastic replica groups out rejoin no later than the new rejoin from now (core.retarget)
+        latest = int(batch.pos[0, Pos.clock]) + p0.rejoin_us
+        region = aux[:, o:o + k]
+        if (region > latest).any():
+            aux = aux.copy()
+            aux[:, o:o + k] = np.minimum(region, latest)
     statics = tuple({**d, "plan": p, "epoch": epoch + 1} for d, p in zip(batch.statics, plans, strict=True))
     # tot, start and aux are shared with the batch retargeted (never mutated: advance_replicas copies them)
     out = _Batch(batch.lay, pos, batch.tot, batch.start, aux, batch.ended, statics, batch.packed_starts,

@@ -62,6 +62,9 @@ class JobResult:
     escalations: int = 0
     # live migration: failures flagged ahead and migrated, flagged with no standby there ({}: none flagged)
     migration: dict[str, int] = field(default_factory=dict)
+    # elastic replica groups: failures that dropped a group, groups that rejoined healed, and of the degraded bucket
+    # the fault-tolerant mode's overhead ({}: no elastic groups)
+    elastic: dict[str, float] = field(default_factory=dict)
 
     @property
     def checkpoint_seconds(self) -> float:
@@ -96,11 +99,13 @@ class JobResult:
 
     @property
     def mean_step_seconds(self) -> float:
-        compute = self.bucket_seconds["productive"] + self.bucket_seconds["rollback"]
+        overhead = self.elastic.get("overhead_seconds", 0.0)
+        compute = self.bucket_seconds["productive"] + self.bucket_seconds["rollback"] + \
+            self.bucket_seconds.get("degraded", 0.0) - overhead
         # every executed step's base compute is productive or rollback (target + recompute counts the steps
-        # voided at the job's end twice: they are in both)
+        # voided at the job's end twice: they are in both), or with elastic groups out degraded
         executed = round(compute / self.step_seconds)
-        slower = self.bucket_seconds["straggler"] + self.bucket_seconds.get("shadow", 0.0)
+        slower = self.bucket_seconds["straggler"] + self.bucket_seconds.get("shadow", 0.0) + overhead
         return (compute + slower) / executed if executed else 0.0
 
 
@@ -129,7 +134,7 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         sdc_baked=d.sdc_baked,
         checkpoints=d.checkpoints,
         wall_seconds=wall_us / US_PER_SECOND,
-        bucket_seconds={b: us / US_PER_SECOND for b, us in d.bucket_us().items()},
+        bucket_seconds={b: us / US_PER_SECOND for b, us in d.bucket_us(p.elastic_groups > 0).items()},
         shadow_detected=d.shadow_detected,
         interruptions_by_type=dict(zip(p.type_names, d.interruptions_by_type, strict=True)),
         sdc_onsets_by_type=dict(zip(p.type_names, d.sdc_onsets_by_type, strict=True)),
@@ -167,6 +172,9 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         if p.cause_recovery else {},
         escalations=d.escalations,
         migration={"migrated": d.migrations, "no_standby": d.migrations_no_standby} if p.cause_predicted else {},
+        elastic={"drops": d.elastic_drops, "rejoins": d.elastic_rejoins,
+                 "overhead_seconds": d.steps_executed * p.elastic_overhead_us / US_PER_SECOND}
+        if p.elastic_groups else {},
     )
 
 
@@ -183,6 +191,6 @@ def gpu_hours(p: Plan, d: Totals, wall_us: int, retired_before: int, end_us: int
 
 def bucket_seconds(state: State) -> dict[str, float]:
     """Seconds per bucket since the start, plus ``in_flight``; they sum to ``state.clock_seconds``."""
-    out = {b: us / US_PER_SECOND for b, us in state.totals.bucket_us().items()}
+    out = {b: us / US_PER_SECOND for b, us in state.totals.bucket_us(state.plan.elastic_groups > 0).items()}
     out["in_flight"] = state.in_flight_us() / US_PER_SECOND
     return out

@@ -55,6 +55,9 @@ class Cause:
     # the share of its failures flagged ahead (a health check's prediction) and migrated live to a warm standby
     # (JobSpec.migration_seconds) when the pools hold one for each failing server; 0: none
     predicted: float = 0.0
+    # whether its failure drops the failing data-parallel replica group while enough groups stay up
+    # (JobSpec.elastic_groups; torchft, Meta's FT-HSDP): the job goes on without rollback on the groups left
+    elastic: bool = False
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,18 @@ class JobSpec:
     # live migration of predicted failures (docs/model.md, "Predicted failures migrated live"): the pause of a
     # migration to a warm standby (restart bucket), before the failing step, with no rollback
     migration_seconds: float = 0.0
+    # elastic replica groups (docs/model.md, "Elastic replica groups"; 0: off): the job is this many data-parallel
+    # groups; a failure of a cause with ``elastic`` drops its group while at least ``elastic_min_groups`` stay up,
+    # the job going on without rollback, each step's compute a share up/groups productive and the rest degraded; the
+    # group rejoins at the first step that starts ``elastic_replace_seconds`` + ``elastic_heal_seconds`` after the
+    # failure's detection (its replacement, then torchft's heal: a copy of the state from a live peer); a failure
+    # that would leave fewer groups takes the cause's ordinary path, and every restart brings every group back. The
+    # fault-tolerant mode's steady overhead is ``elastic_overhead`` of every step's compute (degraded bucket)
+    elastic_groups: int = 0
+    elastic_min_groups: int = 1
+    elastic_replace_seconds: float = 0.0
+    elastic_heal_seconds: float = 0.0
+    elastic_overhead: float = 0.0
 
     @property
     def cause_list(self) -> tuple[Cause, ...]:
@@ -292,6 +307,14 @@ class Plan:
     cause_predicted: tuple[float, ...] = ()
     migrate_us: int = 0
     predict_stream: dict | None = stream("predict")
+    # elastic replica groups (JobSpec.elastic_*; elastic_groups 0: off): per cause 1 when its failure drops its
+    # group (empty: none), the groups, the fewest left running, a dropped group's rejoin after its failure's
+    # detection (replacement and heal), the overhead of every executed step (degraded bucket)
+    cause_elastic: tuple[int, ...] = ()
+    elastic_groups: int = 0
+    elastic_min: int = 1
+    rejoin_us: int = 0
+    elastic_overhead_us: int = 0
     # committed SDCs (late.py): the detectors' laws (late.DISTRIBUTIONS' codes), scales in us, sigmas, coverages
     committed: bool = False
     retention: int = 0
@@ -426,6 +449,7 @@ STREAMS = {f.name: (f.metadata["stream"], f.metadata["renewed"]) for f in fields
 # not listed runs on the engine and is checked against the per-step oracle (simd/engine/oracle.py, which models
 # them all: tests/engine/statistical). Shadow ranks with hyper-checkpointing or committed SDCs: a disagreement
 # is an SDC detection (it opens a hyper window) and rolls back like a hard failure (a committed SDC survives it).
+# Elastic replica groups with live migration: refused with servers (a migration needs warm standbys).
 REFUSED = {
     ("shadow", "fleet"): "shadow ranks on a mixed fleet are not modelled",
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
@@ -437,6 +461,11 @@ REFUSED = {
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
     ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
     ("tier_writes", "tier_save_failure"): "a memory tier's writes that fail are not modelled",
+    **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
+        ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
+        ("fleet", "a mixed fleet"), ("stragglers", "stragglers"), ("hyper", "hyper-checkpointing"),
+        ("committed_sdc", "committed SDCs"), ("corrupt_loads", "corrupt loads"), ("memory_tier", "a memory tier"),
+        ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"))},
 }
 
 
@@ -462,7 +491,8 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("tier_save_failure", spec.tier is not None and spec.tier.save_failure > 0),
         ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)),
         ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
-        ("migration", any(c.predicted > 0 for c in spec.causes)))
+        ("migration", any(c.predicted > 0 for c in spec.causes)), ("elastic", spec.elastic_groups > 0),
+        ("async_saves", spec.ckpt_write_seconds > 0 or spec.ckpt_save_failure > 0))
         if present}
     return on
 
@@ -515,6 +545,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         jit_us=to_us(spec.jit_seconds),
         jit_share=spec.jit_share,
         **_restarts(spec, causes),
+        **_elastic(spec, causes, step_us),
         step_times=_step_times(spec, step_us),
         slow_steps=_slow_steps(spec),
         slow_ranks=spec.stragglers.slow_ranks if spec.stragglers and spec.stragglers.slowdown > 1 else 0,
@@ -550,6 +581,17 @@ def _restarts(spec: JobSpec, causes: tuple[Cause, ...]) -> dict:
     return dict(**out, cause_recovery=bits, inproc_us=to_us(spec.in_process_seconds), inproc_ok=spec.in_process_success,
                 restart_fail=spec.restart_failure, restart_limit=spec.restart_attempts,
                 escalation_us=to_us(spec.escalation_seconds))
+
+
+def _elastic(spec: JobSpec, causes: tuple[Cause, ...], step_us: int) -> dict:
+    """The Plan fields of elastic replica groups (none when off). The overhead per step rounds as the engine's
+    other durations (to_us of its seconds)."""
+    if spec.elastic_groups <= 0:
+        return {}
+    return dict(cause_elastic=tuple(int(c.elastic) for c in causes), elastic_groups=spec.elastic_groups,
+                elastic_min=spec.elastic_min_groups,
+                rejoin_us=to_us(spec.elastic_replace_seconds) + to_us(spec.elastic_heal_seconds),
+                elastic_overhead_us=round(step_us * spec.elastic_overhead))
 
 
 # The per-step straggler stream (StepTimes.stream): not renewed by a retarget (durations stay a pure function of

@@ -99,9 +99,20 @@ class Totals:
     # there (ordinary failures, also in ``interruptions``)
     migrations: int = 0
     migrations_no_standby: int = 0
+    # elastic replica groups (JobSpec.elastic_groups): the degraded bucket (of each step run with groups out, the
+    # share of its compute they would have done; the fault-tolerant mode's overhead of every step), failures that
+    # dropped a group (no rollback), groups that rejoined
+    degraded_us: int = 0
+    elastic_drops: int = 0
+    elastic_rejoins: int = 0
 
-    def bucket_us(self) -> dict[str, int]:
-        return {b: getattr(self, f"{b}_us") for b in BUCKETS}
+    def bucket_us(self, elastic: bool = False) -> dict[str, int]:
+        """Microseconds per bucket (BUCKETS), and ``degraded`` with elastic replica groups (``elastic``, or any
+        time there)."""
+        out = {b: getattr(self, f"{b}_us") for b in BUCKETS}
+        if elastic or self.degraded_us:
+            out["degraded"] = self.degraded_us
+        return out
 
     def minus(self, other: Totals) -> Totals:
         values = {}
@@ -196,6 +207,9 @@ class State:
     # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends (us; 0: none), its job step
     tier_write_end: int = 0
     tier_write_step: int = 0
+    # elastic replica groups (Plan.elastic_groups; () off): per group 0 while it runs, else the simulated time (us)
+    # from which it rejoins (at the start of the first step from then)
+    rejoin: tuple[int, ...] = ()
 
     @property
     def clock_seconds(self) -> float:

@@ -7,7 +7,7 @@ own (times are passed in) or an HTTP status:
 - :class:`DrillBook`: the runs (scheduled and on demand), which are active when, where inside a stretch of
   simulated time the set of active drills changes (``boundaries``), and each scenario's parameters at a
   simulated time (``scenario_body``). Several drills on one scenario compose: rate and checkpoint factors
-  multiply, the stragglers of the latest-started drill win.
+  multiply (a cause's rate factors too), the stragglers and crash loops of the latest-started drill win.
 - :class:`DrillRunner`: the drills in a running simulation, driven by the tick loop (simd.live.ticker, which
   retargets each scenario's replicas at the boundaries where its parameters change, so a drill changes the
   simulation at exactly its simulated time, whatever the tick size): it counts the scheduled starts, holds
@@ -124,8 +124,12 @@ class DrillBook:
         return out
 
     def scenario_body(self, scenario: ScenarioBody, name: str, t: float) -> ScenarioBody:
-        """The scenario's parameters at simulated time t, with every active drill's effects."""
+        """The scenario's parameters at simulated time t, with every active drill's effects. A scenario that a
+        drill gives a crash loop has one that never fails outside it (ScenarioBody.with_crash_loop_counted): its
+        per-cause restart counts have the same width before, during and after the drill."""
         body = scenario
+        if (loop := self.config.drill_crash_loop(name)) is not None:
+            body = body.with_crash_loop_counted(loop)
         for e in self.effects(name, t):
             body = body.with_effects(e)
         return body

@@ -127,6 +127,15 @@ def with_body(lane: Lane, body: ScenarioBody) -> Lane:
     return replace(lane, body=body, states=states, info=scenario_info(lane.scenario, body, states[0]))
 
 
+def counts_restarts(body: ScenarioBody) -> bool:
+    """Whether the engine counts ``body``'s restarts per cause (with in-process restarts or crash loops: a width of
+    Totals.restart_attempts that no retarget changes, core.retarget): a reload that changes it starts the lane anew."""
+    from simd.scenario.translate import restart_paths
+
+    in_process, loops = restart_paths(body)
+    return bool(in_process or loops)
+
+
 def events(state: State) -> int:
     """The events counted so far in ``state``: interruptions, SDC verdicts (detected, baked in), job ends."""
     t = state.totals

@@ -447,7 +447,9 @@ def _restore_lane_states(d: dict) -> tuple[State, ...]:
             plans[i] = plan
     states = tuple(_objects(State, cols, len(seeds), plan=plans))
     # the engine's invariant (docs/design.md 3.5): every simulated microsecond is in a bucket or in flight
-    buckets = sum(np.array(d["state"]["totals"][f"{b}_us"], dtype=object) for b in BUCKETS)
+    # (the degraded bucket of elastic replica groups: 0 in a file written before it)
+    buckets = sum(np.array(d["state"]["totals"][f"{b}_us"], dtype=object) for b in BUCKETS) + \
+        np.array(d["state"]["totals"].get("degraded_us", 0), dtype=object)
     flight = np.array(cols["pending_us"], dtype=object) + np.array(cols["clock"], dtype=object) \
         - np.array(cols["t"], dtype=object)
     if (buckets + flight != np.array(cols["clock"], dtype=object)).any():
@@ -652,6 +654,12 @@ def _check_saved_spec(spec: JobSpec, scenario, drills: DrillRunner, t: float) ->
         return
     if _replay_changed(spec, given):
         raise StateError(f"its replay log changed since the snapshot (servers.replay {scenario.servers.replay.log})")
+    if spec.restart_failure == 0.0 and any(c.crash_loop for c in spec.causes) and \
+            _without_loops(spec) in [_without_loops(g) for g in given]:
+        # the crash loop that never fails a crash-loop drill gives its scenario outside the drill
+        # (ScenarioBody.with_crash_loop_counted), the drill gone: no retarget switches the counts off
+        raise StateError("its restarts were counted per cause for a crash-loop drill this configuration no longer "
+                         "has (the counts cannot be switched off)")
     differ = [f.name for f in fields(spec) if getattr(spec, f.name) != getattr(given[0], f.name)]
     nested = [f"{name}.{g.name}" for name in differ if dataclasses.is_dataclass(getattr(spec, name))
               and dataclasses.is_dataclass(getattr(given[0], name))
@@ -660,6 +668,12 @@ def _check_saved_spec(spec: JobSpec, scenario, drills: DrillRunner, t: float) ->
     shown = ", ".join((nested or differ)[:5]) or "its type"
     raise SpecRefused(f"scenario {scenario.name}: its saved spec is not one the scenario file gives (it differs in "
                       f"{shown})")
+
+
+def _without_loops(spec: JobSpec) -> JobSpec:
+    """``spec`` without crash loops (core.retarget: the per-cause restart counts)."""
+    return replace(spec, causes=tuple(replace(c, crash_loop=False) for c in spec.causes), restart_failure=0.0,
+                   restart_attempts=1, escalation_seconds=0.0)
 
 
 def _replay_changed(spec: JobSpec, given: list[JobSpec]) -> bool:

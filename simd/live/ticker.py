@@ -40,7 +40,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from simd.engine import US_PER_SECOND, State, advance
 from simd.live.drills import DrillRunner, Started
-from simd.live.lane import WORK_LIMIT_US, Lane, advance_lane, new_lane, scenario_key, with_body
+from simd.live.lane import WORK_LIMIT_US, Lane, advance_lane, counts_restarts, new_lane, scenario_key, with_body
 from simd.metrics.health import TickHealth
 from simd.metrics.snapshot import ScenarioInfo, Snapshot
 from simd.scenario import Config
@@ -216,7 +216,7 @@ class Ticker:
             drills.carry_over(self.drills)
         fresh = {s.name: new_lane(s, drills.body(s, now_us / US_PER_SECOND), now_us)
                  for s in config.all_scenarios
-                 if s.name not in old or old[s.name].key != scenario_key(s)}
+                 if s.name not in old or old[s.name].key != scenario_key(s) or _recounted(old[s.name], s, drills)}
         with self._lock:
             drills = DrillRunner(config)
             reset = drills.carry_over(self.drills)
@@ -224,7 +224,7 @@ class Ticker:
             lanes, kept, restarted, added = [], [], [], []
             for s in config.all_scenarios:
                 lane = current.get(s.name)
-                if s.name in fresh or lane is None or lane.key != scenario_key(s):
+                if s.name in fresh or lane is None or lane.key != scenario_key(s) or _recounted(lane, s, drills):
                     new = fresh.get(s.name) or new_lane(s, drills.body(s, now_us / US_PER_SECOND), now_us)
                     lanes.append(with_body(new, drills.body(s, new.at_us / US_PER_SECOND)))
                     (restarted if s.name in old else added).append(s.name)
@@ -260,3 +260,9 @@ class Ticker:
         return Snapshot(simulated_us=until_us, speedup=self.speedup,
                         scenarios=tuple(lane.snapshot(until_us) for lane in self.lanes),
                         drills=self.drills.snapshot(until_us / US_PER_SECOND))
+
+
+def _recounted(lane: Lane, scenario, drills: DrillRunner) -> bool:
+    """Whether a reload switches the per-cause restart counts of ``lane``'s scenario on or off (a crash-loop drill
+    added or removed, lane.counts_restarts): no retarget can, so the lane starts anew, as a changed scenario does."""
+    return counts_restarts(lane.body) != counts_restarts(drills.body(scenario, lane.at_us / US_PER_SECOND))

@@ -78,6 +78,7 @@ class ScenarioInfo:
     in_process_us: int | None = None
     escalation_us: int | None = None
     migration_us: int | None = None  # recovery.migration (None without): a migration's pause
+    elastic_groups: int = 0  # recovery.elastic's groups (0 without)
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class ScenarioSnapshot:
     # the job steps since the newest durable persistent checkpoint, and since the newest of either tier (a memory
     # tier's copy when newer), the largest over the replicas (state_checkpoint_age_steps)
     checkpoint_age_steps: tuple[int, int] = (0, 0)
+    groups_running: int = 0  # elastic replica groups running, summed over replicas (State.rejoin's zeros)
 
     @property
     def elapsed_us(self) -> int:
@@ -180,6 +182,7 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         job_servers=p.servers if p.cluster else None,
         memory_tier=spec.tier.kind if spec.tier is not None else "",
         jit=any(c.jit for c in spec.causes),
+        elastic_groups=p.elastic_groups,
         **_phases(body, p),
     )
 
@@ -253,6 +256,7 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
                                 slowest_rank_score=slowest_rank_score(info, states[0]),
                                 servers_by_state=by_state, pools_exhausted=exhausted,
                                 writes_in_flight=batch.writes_in_flight(),
+                                groups_running=batch.groups_running(),
                                 checkpoint_age_steps=batch.checkpoint_age_steps())
     clock = states[0].clock
     if any(s.clock != clock for s in states):
@@ -267,6 +271,7 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         servers_by_state=by_state,
         pools_exhausted=exhausted,
         writes_in_flight=sum(s.write_end > 0 for s in states),
+        groups_running=sum(r == 0 for s in states for r in s.rejoin),
         checkpoint_age_steps=tuple(max(a) for a in zip(*(state_checkpoint_age_steps(s) for s in states),
                                                        strict=True)),
     )

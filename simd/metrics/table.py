@@ -131,6 +131,13 @@ def _pools(read: Callable[[ScenarioSnapshot], Samples]) -> Callable[[ScenarioSna
     return lambda sc: read(sc) if sc.info.cluster_servers else ()
 
 
+def _recoveries_by_path(sc: ScenarioSnapshot) -> Samples:
+    """Hard failures by the path that recovered the job (simd_recoveries_total)."""
+    t = sc.totals
+    return ((("restart",), sum(t.interruptions) - t.in_process_ok), (("in_process",), t.in_process_ok),
+            (("migration",), t.migrations), (("elastic",), t.elastic_drops))
+
+
 def _repairs(sc: ScenarioSnapshot) -> Samples:
     """Repairs started, by the pipeline they take and the outcome drawn for them (servers.py)."""
     t = sc.totals
@@ -250,12 +257,14 @@ METRICS: tuple[Metric, ...] = (
            "pauses, `migration`.", _TIME),
     Metric("simd_bucket_seconds", "counter", "Simulated seconds accounted to each bucket, summed over replicas.",
            ("scenario", "bucket"), "scenario",
-           lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us().items()),
+           lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us(sc.info.elastic_groups > 0).items()),
            "Simulated seconds per bucket, summed over replicas. `bucket` is one of `productive`, `rollback`, "
            "`checkpoint`, `validation`, `restart`, `detection`, `straggler` (step time above the base step "
            "time), `shadow` (the shadow ranks' overhead: `shadow.overhead` x base step time on every executed "
            "step), `waiting` (the job stopped for want of a server: every standby and spare taken, waiting for one "
-           "back from repair; see [servers.md](servers.md)).", _TIME),
+           "back from repair; see [servers.md](servers.md)), and only for scenarios with `recovery.elastic`, "
+           "`degraded` (the share of each step's compute the replica groups out would have done, and the "
+           "fault-tolerant mode's overhead on every step: docs/model.md, \"Elastic replica groups\").", _TIME),
     Metric("simd_in_flight_seconds", "gauge", "Simulated seconds not yet in a bucket: uncommitted compute and the "
            "unit in progress, summed over replicas.", _S, "scenario", _one(lambda sc: _seconds(sc.in_flight_us)),
            "Simulated seconds not yet in a bucket: compute since the last checkpoint (productive if the next "
@@ -304,6 +313,25 @@ METRICS: tuple[Metric, ...] = (
            "moved to warm standbys before the failure: a pause, `simd_restart_seconds_total{phase=\"migration\"}`, "
            "no rollback, not an interruption) or `no_standby` (no standby for each failing server: an ordinary "
            "failure, also in `simd_interruptions_total`). Always 0 without `recovery.migration`.", _EVENTS),
+    Metric("simd_recoveries", "counter", "Hard failures by the path that recovered the job, summed over replicas.",
+           ("scenario", "path"), "scenario", _recoveries_by_path,
+           "Hard failures by recovery `path`: `restart` (the cause's restart from a checkpoint, a warm swap or "
+           "cold, crash loops included: the interruptions an in-process restart did not recover), `in_process` "
+           "(an in-process restart that succeeded, `recovery.in_process`), `migration` (migrated live before the "
+           "failure, `recovery.migration`), `elastic` (the failing replica group dropped, the job going on "
+           "without rollback on the others, `recovery.elastic`; not an interruption). Each path is 0 without its "
+           "key.", _EVENTS),
+    Metric("simd_elastic_rejoins", "counter", "Elastic replica groups that rejoined once healed.", _S, "scenario",
+           _total("elastic_rejoins"),
+           "Replica groups dropped by a failure (`recovery.elastic`) that rejoined the job after their replacement "
+           "and heal (`replace_seconds` + `heal_seconds`); a restart of the job brings the groups out back without "
+           "a rejoin. Always 0 without `recovery.elastic`.", _EVENTS),
+    Metric("simd_elastic_groups_running", "gauge", "Elastic replica groups running, summed over replicas.", _S,
+           "scenario", _one(lambda sc: sc.groups_running if sc.info.elastic_groups else sc.info.replicas),
+           "The data-parallel replica groups training (`recovery.elastic.groups` less those dropped and not yet "
+           "rejoined), summed over the scenario's replicas; over `recovery.elastic.groups` x replicas, the share "
+           "of the job's throughput running. Without `recovery.elastic` the job is one group: the replicas.",
+           _EVENTS),
     Metric("simd_sdc_onsets", "counter", "Silent data corruptions that set in.", _S, "scenario",
            _total("sdc_onsets"), "Silent data corruptions that set in.", _EVENTS),
     Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",

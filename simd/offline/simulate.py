@@ -127,6 +127,7 @@ class Outcome:
             **({"restart_phases": self._restart_phases()} if self.phases is not None else {}),
             **({"in_process": j.in_process} if j.in_process else {}),
             **({"migrations": j.migration} if j.migration else {}),
+            **({"elastic": j.elastic} if j.elastic else {}),
             **({"restart_attempts": j.restart_attempts_by_cause, "escalations": j.escalations}
                if self.restarts else {}),
             **({"replacements": j.replacements, "repairs": j.repairs, "diagnosis": j.diagnosis,

@@ -11,8 +11,8 @@ from simd.scenario.load import (
     parse_value,
 )
 from simd.scenario.schema import Config, Drill, DrillEffects, DrillRequest, Scenario, ScenarioBody
-from simd.scenario.summary import summary
+from simd.scenario.summary import drill_summary, summary
 
 __all__ = ["Config", "ConfigError", "Drill", "DrillEffects", "DrillRequest", "Scenario", "ScenarioBody",
            "default_config", "default_config_text", "load_config", "parse_config", "parse_drill_request",
-           "parse_value", "summary"]
+           "parse_value", "summary", "drill_summary"]

@@ -299,6 +299,41 @@ class Migration(_Strict):
     ordinary failure."""
 
 
+class Elastic(_Strict):
+    """Elastic replica groups (torchft, Meta's FT-HSDP): the job is `groups` data-parallel replica groups; a failure of
+    a listed cause drops its group and the job goes on without rollback on the groups left, each step with fewer
+    samples (the global batch shrinks; the step count, the checkpoints and the validations stay), until the group
+    rejoins; a failure that would leave fewer than `min_groups` running takes the cause's ordinary path (restart,
+    rollback), after which every group runs. Refused beside servers, a memory tier, committed SDCs, shadow ranks, a
+    fleet, stragglers, hyper-checkpointing, corrupt loads, asynchronous or failing saves and just-in-time saves (not
+    modelled together; live migration needs servers)."""
+
+    groups: Annotated[int, Field(ge=1, le=65536)]
+    """The data-parallel replica groups (a divisor of `n_gpus`): with g of them running, a step's compute is g /
+    `groups` productive and the rest degraded (the `degraded` bucket)."""
+    min_groups: Annotated[int, Field(ge=1, le=65536)] = 1
+    """The fewest groups the job trains on: a failure that would leave fewer restarts the job as without groups."""
+    replace_seconds: CostSeconds = recovery.WARM_SWAP_SECONDS
+    """From the failure's detection to the dropped group's replacement ready. Absent: a warm standby's swap
+    (ByteRobust's 55 s), the replacement the model has without servers."""
+    heal_seconds: CostSeconds = 0.0
+    """After the replacement, the group's heal, copying the model and optimizer state from a live peer (torchft's
+    recovery; torchft#329 reports ~948 s from a fault to the group back): the group rejoins at the start of the first
+    step from then."""
+    overhead: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """The fault-tolerant mode's steady overhead: this share of every step's compute added to each step, all the
+    time (degraded bucket)."""
+    causes: Annotated[list[CauseName], Field(min_length=1, max_length=64)] | None = None
+    """The failure causes that drop their group (names of `failures.causes`). Absent: those that take their server
+    down (`server_down`; without causes, `hardware`)."""
+
+    @model_validator(mode="after")
+    def _fewest(self) -> Elastic:
+        if self.min_groups > self.groups:
+            raise ValueError(f"min_groups must be <= groups ({self.groups}), got {self.min_groups}")
+        return self
+
+
 class Recovery(_Strict):
     """How the job restarts after a hard failure (seed 001, scenario 3)."""
 
@@ -318,6 +353,9 @@ class Recovery(_Strict):
     migration: Migration | None = None
     """Failures flagged ahead and migrated live to a warm standby (docs/model.md, "Predicted failures migrated live").
     Absent: none."""
+    elastic: Elastic | None = None
+    """Elastic replica groups: a failure drops its group, the job goes on without rollback (docs/model.md, "Elastic
+    replica groups"). Absent: none."""
 
 
 class Mitigation(_Strict):
@@ -1294,7 +1332,15 @@ class ScenarioBody(_Strict):
             if unknown := [c for c in self.checkpoint.just_in_time.causes or () if c not in known]:
                 raise ValueError(f"checkpoint.just_in_time.causes: {', '.join(unknown)} not among the failure causes "
                                  f"({', '.join(sorted(known))})")
-        for key in ("in_process", "crash_loop", "migration"):
+        if self.checkpoint.write_seconds > 0 or (self.checkpoint.save_failure is not None and
+                                                 self.checkpoint.save_failure.probability > 0):
+            named.add("async_saves")
+        if (el := self.recovery.elastic) is not None:
+            named.add("elastic")
+            if self.gpus % el.groups:
+                raise ValueError(f"n_gpus must be a multiple of recovery.elastic.groups (each group the same GPUs), "
+                                 f"got {self.gpus} and {el.groups}")
+        for key in ("in_process", "crash_loop", "migration", "elastic"):
             given = getattr(self.recovery, key)
             if given is not None and given.causes is not None:
                 named.add(key)
@@ -1389,7 +1435,48 @@ class ScenarioBody(_Strict):
             update["stragglers"] = effects.stragglers
         if effects.on_servers:
             update["servers"] = self._servers_under(effects)
+        if effects.cause_rate_factors is not None:
+            update.update(self._causes_under(effects.cause_rate_factors, update))
+        if effects.crash_loop is not None:
+            update["recovery"] = self.recovery.model_copy(update={"crash_loop": effects.crash_loop})
+        if effects.elastic_heal_seconds is not None:
+            if self.recovery.elastic is None:
+                raise ValueError("the drill's elastic_heal_seconds needs recovery.elastic (elastic replica groups)")
+            update["recovery"] = update.get("recovery", self.recovery).model_copy(update={
+                "elastic": self.recovery.elastic.model_copy(update={"heal_seconds": effects.elastic_heal_seconds})})
         return self.model_copy(update=update)
+
+    def with_crash_loop_counted(self, crash_loop: CrashLoop) -> ScenarioBody:
+        """This scenario with ``crash_loop``'s policy but failure probability 0 unless it has a crash loop of its own:
+        the same results (no restart fails, no draw is made), with each cause's restarts counted as they are while a
+        drill's crash loop runs (DrillEffects.crash_loop)."""
+        if self.recovery.crash_loop is not None:
+            return self
+        dormant = crash_loop.model_copy(update={"failure_probability": 0.0})
+        return self.model_copy(update={"recovery": self.recovery.model_copy(update={"crash_loop": dormant})})
+
+    def _causes_under(self, factors: dict[str, float], update: dict) -> dict:
+        """The failures (and a fleet's rates) with the named causes' rates multiplied (DrillEffects'
+        cause_rate_factors); a ValueError names what is missing."""
+        shares = self.failures.cause_shares() if self.failures is not None else None
+        if shares is None:
+            raise ValueError("the drill's cause_rate_factors needs failures.causes")
+        if unknown := [c for c in factors if c not in shares]:
+            raise ValueError(f"the drill's cause_rate_factors: {', '.join(unknown)} not among the failure causes "
+                             f"({', '.join(sorted(shares))})")
+        weighted = {c: s * factors.get(c, 1.0) for c, s in shares.items()}
+        m = math.fsum(weighted.values())  # the hard rate's factor
+        if m > 0:
+            shares = {c: w / m for c, w in weighted.items()}
+        causes = {c: self.failures.cause_spec(c).model_copy(update={"share": x}) if self.failures.cause_spec(c)
+                  else x for c, x in shares.items()}
+        failures = update.get("failures", self.failures)
+        out = {"failures": failures.model_copy(update={"causes": causes, **(
+            {"hard_per_gpu_hour": failures.hard_per_gpu_hour * m} if failures.hard_per_gpu_hour is not None else {})})}
+        if self.fleet is not None:
+            out["fleet"] = [a.model_copy(update={"hard_per_gpu_hour": a.hard_per_gpu_hour * m})
+                            for a in update.get("fleet", self.fleet)]
+        return out
 
     def _servers_under(self, effects: DrillEffects) -> ServersConfig:
         """The servers while a drill runs (DrillEffects' server effects); a ValueError names what is missing."""
@@ -1516,6 +1603,21 @@ class DrillEffects(_Strict):
     bursts: Bursts | None = None
     """Replaces the servers' bursts while the drill runs (needs `servers`): rack or power-feed outages
     (`domain_servers`) that take whole groups of a peer tier placed inside one domain."""
+    cause_rate_factors: Annotated[dict[CauseName, Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]],
+                                  Field(min_length=1, max_length=64)] | None = None
+    """Multiplies the hard-failure rates of the named causes (names of `failures.causes`; needs them), the others'
+    unchanged: the hard rate and the causes' shares change together. A hang storm: `{hang: 20}` on a cause detected
+    by a watchdog's timeout."""
+    crash_loop: CrashLoop | None = None
+    """Replaces `recovery.crash_loop` while the drill runs: restarts that fail and loop to an escalation. A scenario
+    without a crash loop runs outside the drill with one that never fails (`failure_probability: 0`, the drill's
+    other keys: the same results), so its per-cause restart counts are kept the same way before, during and after
+    the drill; a scenario's drills and its own crash loop must agree on `escalation_seconds` (the restart time's
+    `escalation` part is counted at one value)."""
+    elastic_heal_seconds: CostSeconds | None = None
+    """Replaces `recovery.elastic.heal_seconds` while the drill runs (needs `recovery.elastic`): a heal longer than
+    the drill is an elastic group that cannot rejoin. When the drill ends (or starts), a group out rejoins at the
+    latest `replace_seconds` + `heal_seconds` of the parameters then in force later."""
 
     @property
     def on_servers(self) -> bool:
@@ -1596,14 +1698,33 @@ class Config(_Strict):
                     raise ValueError(f"drills[{i}].scenarios[{j}]: no scenario named {quoted(target)}")
             for s in self.drill_targets(d):
                 try:
-                    ScenarioBody.model_validate(s.with_effects(d.effects).model_dump(exclude={"name", "sweep"}),
-                                                strict=False)
+                    # the keys set only: a default dumped would count as given (restart_seconds beside phases)
+                    ScenarioBody.model_validate(s.with_effects(d.effects).model_dump(
+                        exclude={"name", "sweep"}, exclude_unset=True), strict=False)
                 except ValidationError as exc:
                     raise ValueError(f"drills[{i}] on scenario {s.name}: " + "; ".join(
                         errors.phrase(e) for e in exc.errors(include_url=False))) from None
                 except ValueError as exc:
                     raise ValueError(f"drills[{i}] on scenario {s.name}: {exc}") from None
+                own = s.recovery.crash_loop
+                first = self.drill_crash_loop(s.name)
+                if d.effects.crash_loop is not None and (own or first).escalation_seconds != \
+                        d.effects.crash_loop.escalation_seconds:
+                    raise ValueError(f"drills[{i}].effects.crash_loop.escalation_seconds on scenario {s.name}: "
+                                     f"{d.effects.crash_loop.escalation_seconds:g}, where its "
+                                     f"{'recovery.crash_loop' if own else 'first crash-loop drill'} has "
+                                     f"{(own or first).escalation_seconds:g}: they must agree (the restart time's "
+                                     "escalation part is counted at one value)")
         return self
+
+    def drill_crash_loop(self, scenario: str) -> CrashLoop | None:
+        """The crash loop of the first drill (file order) that gives scenario ``scenario`` one (None: none does):
+        outside its drills the scenario runs with it at failure probability 0 (ScenarioBody.with_crash_loop_counted),
+        so the per-cause restart counts keep one width."""
+        for d in self.drills:
+            if d.effects.crash_loop is not None and scenario in {s.name for s in self.drill_targets(d)}:
+                return d.effects.crash_loop
+        return None
 
     @model_validator(mode="after")
     def _tick_work(self) -> Config:

@@ -1,4 +1,5 @@
-"""``simd check-config``'s line per scenario: its job, its checkpoint and validation, its MTBF, its mechanisms."""
+"""``simd check-config``'s line per scenario (its job, its checkpoint and validation, its MTBF, its mechanisms) and
+per drill (its effects, scenarios and duration)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 from dataclasses import replace
 
 from simd.engine import compile_spec, job_hazards
-from simd.scenario.schema import Scenario
+from simd.scenario.schema import Config, Drill, Scenario
 
 
 def summary(s: Scenario) -> str:
@@ -30,6 +31,10 @@ def summary(s: Scenario) -> str:
         extra += f", shadow ranks ({s.shadow.fraction:g} of the ranks, overhead {s.shadow.overhead:g})"
     if s.failures is not None and s.failures.causes is not None:
         extra += f", causes {s.failures.causes if isinstance(s.failures.causes, str) else 'custom'}"
+        found = [(c, spec.detection_seconds) for c in s.failures.cause_shares() or ()
+                 if (spec := s.failures.cause_spec(c)) is not None and spec.detection_seconds]
+        if found:  # a hang found by a watchdog's timeout, a detection latency of its own
+            extra += " (" + ", ".join(f"{c} found after {d:g} s" for c, d in found) + ")"
     if s.recovery.strategy != "cold":
         extra += f", {s.recovery.strategy} recovery"
     if (phases := s.restart_phases_us()) is not None:
@@ -44,6 +49,10 @@ def summary(s: Scenario) -> str:
     if (mig := s.recovery.migration) is not None:
         extra += (", live migration to a warm standby in " + f"{mig.seconds:g} s of "
                   + ", ".join(f"{share:g} of {name}" for name, share in mig.causes.items()) + " failures")
+    if (el := s.recovery.elastic) is not None:
+        extra += (f", elastic replica groups ({el.groups}, at least {el.min_groups} running; "
+                  f"{', '.join(el.causes) if el.causes else 'the causes that take a server down'} drop theirs, "
+                  f"rejoining in {el.replace_seconds:g} + {el.heal_seconds:g} s; overhead {el.overhead:g})")
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:
@@ -127,3 +136,19 @@ def _schedule(pieces) -> str:
         return f", rates x{m[0]:.3g} throughout"
     return (f", a rate schedule of {len(m)} pieces (x{min(m):.3g} to x{max(m):.3g}, the last x{m[-1]:.3g} from day "
             f"{pieces[-1].from_day:.4g})")
+
+
+def drill_summary(d: Drill, config: Config) -> str:
+    """One line per drill for ``simd check-config``: its scenarios, duration, start and effects (those that change
+    something)."""
+    effects = d.effects.model_dump(exclude_defaults=True, exclude_none=True)
+    shown = ", ".join(f"{k} {_compact(v)}" for k, v in effects.items()) or "no effect"
+    start = f", at simulated second {d.start_at_seconds:g}" if d.start_at_seconds is not None else ", on demand"
+    return (f"drill {d.name}: {shown} on {', '.join(x.name for x in config.drill_targets(d))} for "
+            f"{d.duration_seconds:g} simulated s{start}")
+
+
+def _compact(v) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_compact(x)}" for k, x in v.items()) + "}"
+    return f"{v:g}" if isinstance(v, float) else str(v)

@@ -32,11 +32,13 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
                                                                  {"hardware"})
     ip, loops = restart_paths(body)
     flagged = body.recovery.migration.causes if body.recovery.migration is not None else {}
+    el = body.recovery.elastic
     if shares is None:  # seed 000: one kind of failure, detected at once
         restart = recovery.WARM_SWAP_SECONDS if warm else body.cold_restart_seconds
+        drops = el is not None and (el.causes is None or "hardware" in el.causes)
         return (Cause("hardware", 1.0, 0.0, restart, jit="hardware" in jit, in_process="hardware" in ip,
-                      crash_loop="hardware" in loops, predicted=flagged.get("hardware", 0.0)),) \
-            if jit or ip or loops or flagged else (Cause("hardware", 1.0, 0.0, restart),)
+                      crash_loop="hardware" in loops, predicted=flagged.get("hardware", 0.0), elastic=drops),) \
+            if jit or ip or loops or flagged or drops else (Cause("hardware", 1.0, 0.0, restart),)
     out = []
     for name, share in shares.items():
         given = body.failures.cause_spec(name)  # a cause given as data: its own detection, restart, warm swap
@@ -44,9 +46,10 @@ def causes(body: ScenarioBody) -> tuple[Cause, ...]:
             recovery.DETECTION_SECONDS.get(name, 0.0)
         swaps = given.warm if given and given.warm is not None else name in recovery.WARM_CAPABLE_CAUSES
         cold = given.restart_seconds if given and given.restart_seconds is not None else body.cold_restart_seconds
+        down = given.server_down if given else True
         out.append(Cause(name, share, detect, recovery.WARM_SWAP_SECONDS if warm and swaps else cold,
-                         given.server_down if given else True, name in jit, name in ip, name in loops,
-                         flagged.get(name, 0.0)))
+                         down, name in jit, name in ip, name in loops, flagged.get(name, 0.0),
+                         el is not None and (name in el.causes if el.causes is not None else down)))
     return tuple(out)
 
 
@@ -123,7 +126,8 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
 
 
 def restart_fields(body: ScenarioBody) -> dict:
-    """JobSpec's fields of in-process restarts, crash loops and live migration (none when the scenario has none)."""
+    """JobSpec's fields of in-process restarts, crash loops, live migration and elastic replica groups (none when the
+    scenario has none)."""
     out = {}
     if (ip := body.recovery.in_process) is not None:
         out.update(in_process_seconds=ip.seconds, in_process_success=ip.success_probability)
@@ -132,6 +136,10 @@ def restart_fields(body: ScenarioBody) -> dict:
                    escalation_seconds=cl.escalation_seconds)
     if (m := body.recovery.migration) is not None:
         out.update(migration_seconds=m.seconds)
+    if (el := body.recovery.elastic) is not None:
+        out.update(elastic_groups=el.groups, elastic_min_groups=el.min_groups,
+                   elastic_replace_seconds=el.replace_seconds, elastic_heal_seconds=el.heal_seconds,
+                   elastic_overhead=el.overhead)
     return out
 
 

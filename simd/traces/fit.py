@@ -58,6 +58,18 @@ def _chi2_ppf(q: float, df: float) -> float:
     return 2.0 * special.gammaincinv(df / 2.0, q)
 
 
+def _burst_size(n: float, m: float) -> Estimate:
+    """The bursts' mean size ``m`` over ``n`` bursts, each 2 + a geometric count (failures before a success of
+    probability q = 1 / (m - 1)), with its exact interval: the n bursts' extra servers X = n (m - 2) are negative
+    binomial (n successes), P(X <= x; q) = I_q(n, x + 1), so q's 95% interval is [I^-1(0.025; n, x + 1),
+    I^-1(0.975; n, x)] (1 when x = 0) and the size's is 1 + 1 / q at its ends. (A Wald interval, m -+ 1.96 sd, covered
+    the mean size in 87% of logs of ten bursts: scripts/engine_recovery.py.)"""
+    x = max(n * (m - 2.0), 0.0)
+    q_low = special.betaincinv(n, x + 1.0, 0.025)
+    q_high = special.betaincinv(n, x, 0.975) if x > 0 else 1.0
+    return Estimate(m, 1.0 + 1.0 / q_high, 1.0 + 1.0 / q_low if q_low > 0 else math.inf)
+
+
 def _t_ppf(q: float, df: float) -> float:
     return special.stdtrit(df, q)
 
@@ -132,6 +144,9 @@ class Fit:
     rate_schedule: tuple[tuple[float, Estimate], ...] = ()
     unscheduled: tuple[Estimate, Estimate | None, Estimate | None] | None = None
     schedule_months: int = 0  # the months of each piece (the last one cut at the span's end)
+    # a trend: the schedule's pieces log-linear in their index, each piece's multiplier this factor times the one
+    # before (None: the pieces free)
+    schedule_trend: Estimate | None = None
     # the least p-value of the schedules' likelihood ratio tests against the family without one (None: none tried),
     # and the schedules tried: a schedule is written when p < SCHEDULE_LEVEL / schedule_tests
     schedule_p: float | None = None
@@ -140,7 +155,8 @@ class Fit:
     @property
     def schedule_aic(self) -> str:
         """The schedule's name in ``aic`` ("" without one)."""
-        return f"{self.lifetime}, {schedule_name(self.schedule_months)}" if self.rate_schedule else ""
+        return f"{self.lifetime}, {schedule_name(self.schedule_months, self.schedule_trend is not None)}" \
+            if self.rate_schedule else ""
 
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
@@ -166,7 +182,7 @@ class Fit:
         theta, k, a = self.unscheduled
         return dataclasses.replace(self, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                                    rate_per_server_day=_rate(theta, k), rate_schedule=(), unscheduled=None,
-                                   schedule_months=0)
+                                   schedule_months=0, schedule_trend=None)
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
@@ -195,15 +211,14 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
         lo = _chi2_ppf(0.025, 2 * len(sizes)) / 2 / span * scale
         hi = _chi2_ppf(0.975, 2 * len(sizes) + 2) / 2 / span * scale
         burst_rate = Estimate(n_b / span, lo, hi)
-        se = math.sqrt(max((m - 2.0) * (m - 1.0), 0.0) / n_b)
-        burst_size = Estimate(m, max(2.0, m - Z * se), m + Z * se)
+        burst_size = _burst_size(n_b, m)
     # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
     life = _lifetimes(log, servers, weight, schedules)
     life.update(_regimes(log, servers, weight, life))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
-    rep = _repairs(repairs)
+    rep = _repairs(repairs, np.array([span - f.start / DAY for f in log.faults if f.end is None]))
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
                independent_faults=int(len(log.faults) - in_burst.sum()), **life, bursts=len(sizes),
                burst_per_day=burst_rate, burst_mean_size=burst_size, **rep, causes=_causes(log),
@@ -352,7 +367,7 @@ def _spans(log: FaultLog, servers: int, weight: np.ndarray) -> tuple[np.ndarray,
     return (np.array(owner, dtype=np.int64), np.array(start), np.array(end), np.array(done), n)
 
 
-def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.ndarray):
+def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.ndarray, trend: bool = False):
     """The lifetimes' negative log-likelihood under a rate schedule of pieces ``edges`` (days; the span's first and
     last included): ``nll(params, weibull, grad=False)``, params those of :func:`likelihood` then ``b_2 .. b_J``,
     the pieces' log multipliers over the first's. The engine's time change (simd.engine.servers, "Operational
@@ -360,7 +375,9 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
     ``sum_j m_j overlap_j`` and a fault at t has the density ``f(A) m(t)``. The multipliers are normalised to a
     time-weighted mean of 1 over the span, ``m_j = e**b_j / sum_i (len_i / span) e**b_i``, so theta is the scale at
     the span's mean rate. The gradient in b by the chain rule through each interval's length (:func:`_nll`'s
-    ``by_interval``)."""
+    ``by_interval``). With ``trend`` the pieces' log multipliers are ``b_j = beta (j - 1)``: params end with beta
+    alone. ``nll.free``: the free parameters of the multipliers; ``nll.logs``: (b_2 .. b_J) of them, ``nll.dlogs``
+    its Jacobian."""
     owner, start, end, done, n = spans
     lengths = np.diff(edges)
     share = lengths / (edges[-1] - edges[0])
@@ -376,23 +393,32 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
         eb = np.exp(np.concatenate([[0.0], b]))
         return eb / (share @ eb)
 
+    index = np.arange(1.0, len(lengths))
+    dlogs = index[:, None] if trend else np.eye(len(lengths) - 1)
+    free = dlogs.shape[1]
+
+    def logs(params: np.ndarray) -> np.ndarray:
+        return dlogs @ params
+
     def nll(params: np.ndarray, weibull: bool, grad: bool = False):
-        j = len(lengths) - 1
-        base, m = params[:len(params) - j], multipliers(params[len(params) - j:])
+        base, m = params[:len(params) - free], multipliers(logs(params[len(params) - free:]))
         every = overlap @ m
         log_m = float(c @ np.log(m))
         if not grad:
             return _nll(base, weibull, False, every, owner, done, n, servers) - log_m
         value, g, d_every = _nll(base, weibull, True, every, owner, done, n, servers, by_interval=True)
         gb = m * (d_every @ overlap) - share * m * float(d_every @ every) - (c - total * share * m)
-        return value - log_m, np.concatenate([g, gb[1:]])
+        return value - log_m, np.concatenate([g, gb[1:] @ dlogs])
 
-    # the optimizer's start: each piece's faults over its up-days, against the first's
+    # the optimizer's start: each piece's faults over its up-days, against the first's (a trend: their slope)
     up = overlap.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         rates = np.log(np.maximum(c, 0.5) / np.maximum(up, 1e-300))
-    nll.start = np.clip(rates[1:] - rates[0], *SCHEDULE_LOG_BOUNDS)
+    start = np.clip(rates[1:] - rates[0], *SCHEDULE_LOG_BOUNDS)
+    slope = float(np.polyfit(np.arange(len(lengths)), rates, 1)[0]) if trend else 0.0
+    nll.start = np.clip([slope], *(np.array(SCHEDULE_LOG_BOUNDS) / (len(lengths) - 1))) if trend else start
     nll.multipliers = multipliers
+    nll.logs, nll.dlogs, nll.free = logs, dlogs, free
     return nll
 
 
@@ -438,31 +464,69 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
         name = f"{best}, {schedule_name(months)}"
         aic[name] = 2 * r.fun + 2 * len(r.x)
         tried[name] = (r.x, f, edges, months)
-    # the likelihood ratio test of each schedule against the family without one (chi-square of its J - 1 degrees)
-    p = {name: float(special.chdtrc(len(edges) - 2, max(aic[best] - aic[name] + 2 * (len(edges) - 2), 0.0)))
-         for name, (_, _, edges, _) in tried.items()}
+    trend = _trend(log, servers, weight, schedules, n.sum(), x, weibull, bounds[best])
+    if trend is not None:
+        spans = spans or _spans(log, servers, weight)
+        xt, f, edges, months = trend(spans)
+        name = f"{best}, {schedule_name(months, True)}"
+        aic[name] = 2 * f(xt, weibull) + 2 * len(xt)
+        tried[name] = (xt, f, edges, months)
+    # the likelihood ratio test of each schedule against the family without one (chi-square of its free
+    # parameters: J - 1, a trend's 1)
+    p = {name: float(special.chdtrc(f.free, max(aic[best] - aic[name] + 2 * f.free, 0.0)))
+         for name, (_, f, _, _) in tried.items()}
     chosen = min(p, key=p.get, default=None)
     out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p))
     if chosen is None or not p[chosen] < SCHEDULE_LEVEL / len(p):
         return out
     xs, f, edges, months = tried[chosen]
     cov = mixture._covariance(lambda p: f(p, weibull, True)[1], xs)
-    j = len(edges) - 2  # the free log multipliers, last in xs
+    j = f.free  # the free parameters of the pieces' log multipliers, last in xs
     base = len(xs) - j
     scheduled = _lifetime_fields(xs[:base], np.sqrt(np.clip(np.diag(cov)[:base], 0, None)), weibull)
-    m = f.multipliers(xs[base:])
+    b = f.logs(xs[base:])  # the pieces' log multipliers over the first's (b_2 .. b_J)
+    m = f.multipliers(b)
     share = np.diff(edges) / span
     multipliers = []
-    for i in range(j + 1):
-        # log m_i = b_i - log sum_l share_l e**b_l: its gradient in (b_2 .. b_J), then the delta method
+    for i in range(len(edges) - 1):
+        # log m_i = b_i - log sum_l share_l e**b_l: its gradient in (b_2 .. b_J), through b's in the free
+        # parameters (the identity; a trend's b_l = beta (l - 1)), then the delta method
         d = -share[1:] * m[1:]
         if i:
             d[i - 1] += 1.0
+        d = f.dlogs.T @ d
         var = float(d @ cov[base:, base:] @ d)
         multipliers.append((float(edges[i]), _est(math.log(m[i]), math.sqrt(var) if var >= 0 else math.nan)))
+    slope = _est(xs[-1], math.sqrt(max(cov[-1, -1], 0.0))) if "trend" in chosen else None  # e**beta
     return {**scheduled, "lifetime": best, "aic": aic, "rate_schedule": tuple(multipliers), "schedule_months": months,
             "schedule_p": p[chosen], "schedule_tests": len(p),
+            "schedule_trend": slope,
             "unscheduled": (out["lifetime_scale_days"], out["lifetime_shape"], out["gamma_shape"])}
+
+
+def _trend(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...], faults: float,
+           x: np.ndarray, weibull: bool, bounds: list):
+    """The trend candidate (None: none tried): the rate schedule whose pieces' log multipliers are linear in their
+    index, ``b_j = beta (j - 1)`` (a rate growing or falling by the factor ``e**beta`` a piece), one parameter; its
+    pieces the finest of the months tried (``schedules``) that give 3 to SCHEDULE_MAX_PIECES, tried when the log has
+    SCHEDULE_MIN_FAULTS independent faults for each of its two parameters. The engine runs it as it runs any
+    schedule (a continuous log-linear rate it does not: its time change is constant within each piece). Returns a
+    function of the log's spans giving (the optimum, the likelihood, the edges, the months)."""
+    span = log.span_days
+    months = next((mo for mo in sorted(schedules) if 3 <= len(schedule_edges(span, mo)) - 1 <= SCHEDULE_MAX_PIECES),
+                  None)
+    if months is None or faults / 2 < SCHEDULE_MIN_FAULTS:
+        return None
+
+    def run(spans):
+        edges = schedule_edges(span, months)
+        f = schedule_likelihood(spans, servers, edges, trend=True)
+        lo, hi = SCHEDULE_LOG_BOUNDS
+        r = optimize.minimize(f, np.concatenate([x, f.start]), args=(weibull, True), jac=True, method="L-BFGS-B",
+                              bounds=bounds + [(lo / (len(edges) - 2), hi / (len(edges) - 2))])
+        return r.x, f, edges, months
+
+    return run
 
 
 def schedule_edges(span_days: float, months: int) -> np.ndarray:
@@ -473,9 +537,9 @@ def schedule_edges(span_days: float, months: int) -> np.ndarray:
     return np.append(np.arange(n) * size, span_days)
 
 
-def schedule_name(months: int) -> str:
-    """A schedule's name in the AIC's table."""
-    return "by month" if months == 1 else f"by {months} months"
+def schedule_name(months: int, trend: bool = False) -> str:
+    """A schedule's name in the AIC's table (``trend``: its pieces log-linear)."""
+    return ("trend " if trend else "") + ("by month" if months == 1 else f"by {months} months")
 
 
 def _lifetime_fields(x: np.ndarray, se: np.ndarray, weibull: bool) -> dict:
@@ -504,12 +568,15 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
     if r is None:
         return {}
     aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
-    written = f"{life['lifetime']}, {schedule_name(life['schedule_months'])}" if life.get("rate_schedule") \
+    written = f"{life['lifetime']}, {schedule_name(life['schedule_months'], life.get('schedule_trend') is not None)}" \
+        if life.get("rate_schedule") \
         else life["lifetime"]
     if aic["regimes"] >= life["aic"][written]:
         return {"aic": aic}
     se = _wald(regimes.nll_gradient(p), r.x)
-    rate = _est(r.x[0], se[0])
+    low, high = regimes.profile_ends(p, r, 0, se[0], Z) if math.isfinite(se[0]) and se[0] > 0 else (-math.inf,
+                                                                                                   math.inf)
+    rate = Estimate(math.exp(r.x[0]), math.exp(low), math.exp(min(high, 700)))
     above = _est(r.x[1], se[1])  # r - 1
     ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)
     calm, stormy = _est(r.x[2], se[2]), _est(r.x[3], se[3])
@@ -520,7 +587,7 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
 
     (mc, ms), (mc_hi, ms_lo), (mc_lo, ms_hi) = normalised(ratio.value), normalised(ratio.low), normalised(ratio.high)
     return dict(aic=aic, lifetime="exponential", lifetime_shape=None, gamma_shape=None, rate_per_server_day=rate,
-                rate_schedule=(), unscheduled=None, schedule_months=0,
+                rate_schedule=(), unscheduled=None, schedule_months=0, schedule_trend=None,
                 lifetime_scale_days=Estimate(1 / rate.value, 1 / rate.high, 1 / rate.low if rate.low > 0 else math.inf),
                 regimes=((Estimate(mc, mc_lo, mc_hi), calm), (Estimate(ms, ms_lo, ms_hi), stormy)), regime_ratio=ratio)
 
@@ -636,16 +703,31 @@ def _est(log_value: float, se: float) -> Estimate:
     return Estimate(math.exp(log_value), math.exp(log_value - Z * se), math.exp(min(log_value + Z * se, 700)))
 
 
-def _repairs(days: np.ndarray) -> dict:
+def _repairs(days: np.ndarray, open_days: np.ndarray | None = None) -> dict:
+    """The repair laws fitted to the closed repairs ``days`` and the repairs still open at the log's end
+    (``open_days``: how long each has lasted), right-censored in each law's likelihood: the exponential's mean is
+    the repairs' total time over the closed ones, the lognormal's a mixture of one kind (mixture.fit, Wald intervals;
+    without an open repair its closed form, t and chi-square intervals), the mixtures' their censored likelihood. A
+    repair left out of the fit would bias the laws to the short repairs, the long kind losing the share of its
+    repairs that a log's end leaves open (its weight 6% low of itself with a mean of 24 days over a 350-day log)."""
+    cens = open_days[open_days > 0] if open_days is not None else np.zeros(0)
     n = len(days)
-    mean = float(days.mean()) if n else 0.0
+    mean = float(days.sum() + cens.sum()) / n if n else 0.0
     exp_ci = Estimate(mean, 2 * n * mean / _chi2_ppf(0.975, 2 * n), 2 * n * mean / _chi2_ppf(0.025, 2 * n)) \
         if n else Estimate(0.0, 0.0, 0.0)
     aic = {"exponential": 2 * (n * math.log(mean) + n) + 2 if n and mean > 0 else math.inf}
     positive = np.log(days[days > 0])
     m = len(positive)
     median = sigma = None
-    if m >= 2 and positive.std() > 0:  # (repairs all of one length: no lognormal's likelihood is finite)
+    one = mixture.fit(days, 1, censored=cens) if len(cens) and m >= 2 and positive.std() > 0 else None
+    if one is not None:
+        median = Estimate(one.medians[0].value, one.medians[0].low, one.medians[0].high)
+        sigma = Estimate(one.sigmas[0].value, one.sigmas[0].low, one.sigmas[0].high)
+        aic["lognormal"] = one.aic
+        if m < n:  # compare on the same repairs
+            p_days = days[days > 0]
+            aic["exponential"] = 2 * (m * math.log((p_days.sum() + cens.sum()) / m) + m) + 2
+    elif m >= 2 and positive.std() > 0:  # (repairs all of one length: no lognormal's likelihood is finite)
         mu, s = float(positive.mean()), float(positive.std())  # MLE (ddof 0)
         tq = _t_ppf(0.975, m - 1) * positive.std(ddof=1) / math.sqrt(m)
         # (the interval's end capped as _est's: repairs from a subnormal to a second have a tq past a float's range)
@@ -656,11 +738,11 @@ def _repairs(days: np.ndarray) -> dict:
         aic["lognormal"] = 2 * (m * math.log(s * math.sqrt(2 * math.pi)) + positive.sum() + m / 2) + 4
         if m < n:  # compare on the same repairs
             p_days = days[days > 0]
-            aic["exponential"] = 2 * (m * math.log(p_days.mean()) + m) + 2
+            aic["exponential"] = 2 * (m * math.log((p_days.sum() + cens.sum()) / m) + m) + 2
     mixtures = {}
     if median is not None:  # (a lognormal to compare with: some repairs of different lengths)
         for k in MIXTURE_COMPONENTS:
-            got = mixture.fit(days, k)
+            got = mixture.fit(days, k, censored=cens)
             if got is not None:
                 mixtures[k] = got
                 aic[f"mixture of {k}"] = got.aic

@@ -6,8 +6,10 @@ logarithms: weights w_j (summing to 1), medians exp(mu_j), log-sds sigma_j. Fitt
 Rubin 1977; the normal mixture's closed-form M step) from several starts (the log-times' quantiles, then draws
 of a fixed seed, at most ITERATIONS steps each), the highest likelihood polished by L-BFGS-B (scipy.optimize, in
 the unconstrained coordinates below); components ordered by median (the labels a mixture's likelihood
-does not fix). A component's sigma is held at least :data:`SIGMA_MIN`: a log's repeated times (repairs logged
-to the second) would otherwise let one component shrink onto them with an unbounded likelihood.
+does not fix). Repairs still open at the log's end enter as right-censored (the mixture's survival function at how
+long they have lasted) in the polish and the intervals. A component's sigma is held at least :data:`SIGMA_MIN`: a
+log's repeated times (repairs logged to the second) would otherwise let one component shrink onto them with an
+unbounded likelihood.
 
 Intervals: Wald, from a central-difference Hessian of the negative log-likelihood at the optimum in unconstrained
 coordinates (the weights' log-ratios to the first, the mus, the log-sigmas); a weight's interval on its logit
@@ -81,10 +83,13 @@ def _em(y: np.ndarray, w: np.ndarray, mu: np.ndarray, s: np.ndarray):
     return ll, w, mu, s
 
 
-def fit(times: np.ndarray, k: int, seed: int = 0) -> Mixture | None:
+def fit(times: np.ndarray, k: int, seed: int = 0, censored: np.ndarray | None = None) -> Mixture | None:
     """The ``k``-component lognormal mixture of the positive ``times`` (None: too few distinct times for it, fewer
-    than 3 per parameter, or no start converged)."""
+    than 3 per parameter, or no start converged). ``censored``: repairs still open at the log's end, each as long
+    as it has lasted (the positive ones), right-censored: each counts the mixture's probability of lasting longer,
+    the EM starts from the closed ones and the polish (and the intervals) takes them in."""
     y = np.log(times[times > 0])
+    c = np.log(censored[censored > 0]) if censored is not None else np.zeros(0)
     n = len(y)
     if n < 3 * (3 * k - 1) or len(np.unique(y)) < 2 * k:
         return None
@@ -102,13 +107,13 @@ def fit(times: np.ndarray, k: int, seed: int = 0) -> Mixture | None:
     _, w, mu, s = best
 
     def nll(p: np.ndarray) -> float:
-        return _nll_grad(p, y, k)[0]
+        return _nll_grad(p, y, k, c)[0]
 
     x0 = np.concatenate([np.log(w[1:] / w[0]), mu, np.log(s)])
     bounds = [(-30.0, 30.0)] * (k - 1) + [(y.min() - 1.0, y.max() + 1.0)] * k + \
         [(math.log(SIGMA_MIN), math.log(10 * spread) + 1.0)] * k
     # polished to the optimum, whichever EM start it begins from (the default tolerances stop within 1e-3 of it)
-    r = optimize.minimize(_nll_grad, x0, args=(y, k), jac=True, method="L-BFGS-B", bounds=bounds,
+    r = optimize.minimize(_nll_grad, x0, args=(y, k, c), jac=True, method="L-BFGS-B", bounds=bounds,
                           options={"ftol": 1e-15, "gtol": 1e-9, "maxiter": 2000})
     x = r.x if r.fun <= nll(x0) else x0
     eta = np.concatenate([[0.0], x[:k - 1]])
@@ -118,7 +123,7 @@ def fit(times: np.ndarray, k: int, seed: int = 0) -> Mixture | None:
     x = np.concatenate([np.log(w[1:] / w[0]), mu, np.log(s)])
     ll = -nll(x)
 
-    cov = _covariance(lambda p: _nll_grad(p, y, k)[1], x)
+    cov = _covariance(lambda p: _nll_grad(p, y, k, c)[1], x)
     # the weights by the delta method through the softmax: dw_i / d eta_j = w_i (1[i = j] - w_j), eta_0 fixed at 0
     jac = (np.diag(w) - np.outer(w, w))[:, 1:]
     w_var = np.einsum("ij,jk,ik->i", jac, cov[:k - 1, :k - 1], jac) if k > 1 else np.zeros(k)
@@ -138,15 +143,28 @@ def _softmax(eta: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
-def _nll_grad(p: np.ndarray, y: np.ndarray, k: int) -> tuple[float, np.ndarray]:
+def _nll_grad(p: np.ndarray, y: np.ndarray, k: int, c: np.ndarray | None = None) -> tuple[float, np.ndarray]:
     """The negative log-likelihood of the log-times ``y`` at ``p`` (the weights' log-ratios to the first, the mus,
     the log-sigmas) and its gradient: for the log-ratios sum_i (r_ij - w_j), the mus sum_i r_ij (y_i - mu_j) /
-    s_j^2, the log-sigmas sum_i r_ij ((y_i - mu_j)^2 / s_j^2 - 1) (r the responsibilities), negated."""
+    s_j^2, the log-sigmas sum_i r_ij ((y_i - mu_j)^2 / s_j^2 - 1) (r the responsibilities), negated. With ``c``
+    (censored log-times) each adds log sum_j w_j Q(z_ij), Q the normal's survival function, whose gradient is the
+    same with r_ij = w_j Q_ij / sum_l w_l Q_il and the density's terms replaced by the inverse Mills ratio
+    h = phi(z) / Q(z): h / s_j for the mus, h z for the log-sigmas."""
     eta = np.concatenate([[0.0], p[:k - 1]])
     w, mu, s = _softmax(eta), p[k - 1:2 * k - 1], np.exp(p[2 * k - 1:])
     ll, r = _loglik_of_logs(y, w, mu, s)
     z = (y - mu[:, None]) / s[:, None]
     g = np.concatenate([(r.sum(axis=1) - len(y) * w)[1:], (r * z).sum(axis=1) / s, (r * (z * z - 1)).sum(axis=1)])
+    if c is not None and len(c):
+        zc = (c - mu[:, None]) / s[:, None]
+        lq = special.log_ndtr(-zc)
+        lp = np.log(w)[:, None] + lq
+        top = lp.max(axis=0)
+        total = top + np.log(np.exp(lp - top).sum(axis=0))
+        rc = np.exp(lp - total)
+        h = np.exp(-0.5 * zc * zc - 0.5 * math.log(2 * math.pi) - lq)
+        ll += float(total.sum())
+        g += np.concatenate([(rc.sum(axis=1) - len(c) * w)[1:], (rc * h).sum(axis=1) / s, (rc * h * zc).sum(axis=1)])
     return -ll, -g
 
 

@@ -8,9 +8,9 @@ value commented with its 95% interval. Mapping (docs/traces.md, "From the fit to
 - ``failures.causes``: the classes' shares (bursts' faults included), those under 2% as ``other``;
 - ``servers.lifetime``: Weibull with the fitted shape when the AIC prefers it; ``servers.rates.gamma_shape``: the
   fitted frailty shape when there is one;
-- ``servers.rate_schedule``: the fitted multipliers of the span's pieces (runs of months), from each piece's first
-  day (the log's day taken as the job's day of compute; the last piece for good), when the fit writes one (its
-  likelihood ratio test against a steady rate: simd.traces.fit.SCHEDULE_LEVEL);
+- ``servers.rate_schedule``: the fitted multipliers of the span's pieces (runs of months; a trend's log-linear in
+  their index), from each piece's first day (the log's day taken as the job's day of compute; the last piece for
+  good), when the fit writes one (its likelihood ratio test against a steady rate: simd.traces.fit.SCHEDULE_LEVEL);
 - ``servers.bursts``: the cluster's burst rate scaled to the job's servers (a burst process over the cluster's
   N servers strikes a job of S of them S / N as often: per day of the log, taken as per day of compute) and the
   mean size;
@@ -194,7 +194,9 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
 def _pieces(f: Fit) -> str:
     """The fitted schedule's pieces in words."""
     each = "a month" if f.schedule_months == 1 else f"{f.schedule_months} months"
-    return f"{len(f.rate_schedule)} pieces of {each} (months of 30.44 days, the last cut at the log's end)"
+    trend = (f", a trend: each piece's multiplier {f.schedule_trend.value:.4g} times the one before "
+             f"({_ci(f.schedule_trend)})") if f.schedule_trend is not None else ""
+    return f"{len(f.rate_schedule)} pieces of {each} (months of 30.44 days, the last cut at the log's end){trend}"
 
 
 def job_text(job: Job, servers: int) -> str:

@@ -40,7 +40,9 @@ GROUPS = [
      "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k"),
      "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async"),
      "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered"),
-     "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async")},
+     "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async"),
+     "hang-storm": ("SimdHangTimeHigh", "llama3-16k-hot"),
+     "crash-loop": ("SimdCrashLoopEscalated", "llama3-16k-cold")},
 ]
 
 

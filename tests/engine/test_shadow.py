@@ -10,7 +10,7 @@ from specs import spec
 
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
 from simd.engine.shadow import Shadow, shadow_ranks, stops
-from simd.engine.spec import CommittedSdc
+from simd.engine.spec import CommittedSdc, Hyper
 from simd.engine.stragglers import BUCKET_FACTORS
 
 S = US_PER_SECOND
@@ -104,6 +104,16 @@ def test_what_does_not_combine_is_decided_in_one_place():
              ("memory_tier", "migration"): spec(tier=MemoryTier("local", 5, 1.0), migration_seconds=30.0,
                                                 causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
                                                 servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}
+    elastic = spec(elastic_groups=4)
+    cases |= {("elastic", other): replace(elastic, **kw) for other, kw in (
+        ("servers", dict(servers=Servers(lifetime="weibull", shape=0.7))), ("shadow", dict(shadow=Shadow(0.5, 0.05))),
+        ("fleet", dict(fleet=(Accelerator("a", 512, 2e-4, 1e-4), Accelerator("b", 512, 2e-4, 1e-4)))),
+        ("stragglers", dict(stragglers=Stragglers(0.5, 1, 1.2))), ("hyper", dict(hyper=Hyper(5, 100))),
+        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))),
+        ("corrupt_loads", dict(ckpt_corrupt_on_load=0.1, ckpt_retention=2)),
+        ("memory_tier", dict(tier=MemoryTier("local", 5, 1.0))),
+        ("jit", dict(jit_seconds=5.0, causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),))),
+        ("async_saves", dict(ckpt_write_seconds=30.0)))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

@@ -281,6 +281,32 @@ def test_in_process_restarts_crash_loops_and_migrations_are_saved_and_resume_exa
     assert r.states == t.states
 
 
+ELASTIC_YAML = scenario_file(job("groups", seed=5, replicas=20, n_gpus=64, failures={
+    "hard_per_gpu_hour": 5.0e-2, "sdc_per_gpu_hour": 1.0e-3, "causes": "llama3"},
+    recovery={"elastic": {"groups": 8, "min_groups": 4, "replace_seconds": 600, "heal_seconds": 1800,
+                          "overhead": 0.02}}), speedup=600, tick_seconds=1.0)
+
+
+def test_elastic_groups_out_are_saved_and_resume_exactly():
+    """A lane with elastic replica groups: the groups out and their rejoin times saved (a resumed run equals the
+    uninterrupted one), the degraded bucket and the drops' and rejoins' counters with them."""
+    clock = FakeClock(START)
+    t = ticker(ELASTIC_YAML, clock)
+    run_to(t, clock, 1.0, 2.0, 3.0)
+    raw = saved_bytes(t)
+    assert any(any(s.rejoin) for s in t.lanes[0].states)  # groups out when saved
+    run_to(t, clock, 9.0)
+    totals = [s.totals for s in t.lanes[0].states]
+    assert sum(x.elastic_drops for x in totals) and sum(x.elastic_rejoins for x in totals)
+    resumed = resume(decode(raw), parse_config(ELASTIC_YAML))
+    later = FakeClock(0.0)
+    r = ticker(ELASTIC_YAML, later, resumed)
+    later.t += 6.0
+    r.tick()
+    assert r.snapshot.simulated_us == t.snapshot.simulated_us
+    assert r.states == t.states
+
+
 EARLIER_LAYOUTS = [line for line in (DATA / "state-layouts.txt").read_text().splitlines()
                    if line and not line.startswith("#")]
 
@@ -298,7 +324,7 @@ def _document(payload: dict, layout: str) -> bytes:
 
 @pytest.mark.parametrize("layout", EARLIER_LAYOUTS,
                          ids=["before-servers", "before-diagnosis", "before-load", "before-async",
-                              "before-restart-phases", "before-restart-paths"])
+                              "before-restart-phases", "before-restart-paths", "before-elastic"])
 def test_a_file_of_an_earlier_layout_is_read_with_what_it_lacks_off(layout):
     """A version 2 file as an earlier simd wrote it (its layout, without the fields grown since) resumes exactly:
     the fields it lacks are read at the engine's declared defaults, which mean "off"."""

@@ -59,16 +59,19 @@ ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(fai
                        # in-process restarts, restart attempts and escalations
                        r"|simd_in_process_restarts(_total)?|simd_restart_(attempts|escalations)(_total)?"
                        # live migrations
-                       r"|simd_migrations(_total)?")
+                       r"|simd_migrations(_total)?"
+                       # hard failures by recovery path; elastic replica groups (only for scenarios with them)
+                       r"|simd_recoveries(_total)?|simd_elastic_[a-z_]+")
 # label values added since to families of the golden, each with the value it must have on the driven daemon's
 # scenarios: the "waiting" bucket (servers with capacity, issue 21), 0 where no scenario has pools
 ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
 # scenarios added to the default configuration since: every sample of theirs is an addition (the others' values
 # do not change: each scenario runs on streams of its own seed)
-ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async", "llama3-16k-tiered"}  # issue 21; checkpoint tiers
+ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async", "llama3-16k-tiered",  # servers; checkpoint tiers
+                   "llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess"}  # recovery paths
 # drills added to the default configuration since (never started in DRIVE: their samples are 0)
 ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage", "rack-outages",
-                "corrupt-checkpoints"}  # servers; saves
+                "corrupt-checkpoints", "hang-storm", "crash-loop"}  # servers; saves; recovery
 
 
 def _added(key: tuple) -> bool:

@@ -67,7 +67,9 @@ def test_keys_of_a_union_of_groups():
     ("checkpoint.intervl_steps=1,2", "--param checkpoint.intervl_steps: unknown key 'intervl_steps' in checkpoint "
                                      "(known: interval_steps, seconds"),
     ("gpus=1,2", "--param gpus: unknown key 'gpus' in a scenario"),
-    ("checkpoint=1", "--param checkpoint: not a numeric or categorical key"),
+    ("checkpoint=1", "--param checkpoint: '1' is not a scenario of the file (checkpoint is a group of keys"),
+    ("recovery=cold:warm:2", "--param recovery: 'cold:warm:2' is not a scenario of the file"),
+    ("recovery=" + "x" * 60, "--param recovery: '" + "x" * 48 + "...' is not a scenario"),
     ("failures.causes=llama3", "--param failures.causes: not a numeric or categorical key"),
     ("n_gpus.x=1", "--param n_gpus.x: n_gpus is a value, not a group of keys"),
     ("seed=1:5:5", "--param seed: not a sweep parameter (the sweep sets it: --seed-base)"),
@@ -143,3 +145,50 @@ def test_values_the_scenario_refuses_name_the_point(llama, params, message):
     with pytest.raises(GridError) as err:
         grid(llama, parse_params(params))
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_the_recovery_path_is_a_categorical_parameter_over_the_files_scenarios():
+    config = default_config()
+    scenarios = {s.name: s for s in config.all_scenarios}
+    names = ["llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate"]
+    p = parse_param("recovery=" + ",".join(names), scenarios)
+    assert (p.key, p.kind, p.values) == ("recovery", "choice", tuple(names))
+    base = scenarios["llama3-16k-migrate"]  # its servers have the warm standbys a migration needs
+    points = grid(base, [parse_param("n_gpus=1024,16384", scenarios), p])
+    assert [pt.values for pt in points] == [(n, x) for n in (1024, 16384) for x in names]
+    for pt in points:
+        assert pt.scenario.recovery == scenarios[pt.values[1]].recovery
+        assert pt.scenario.servers == base.servers and pt.scenario.n_gpus == pt.values[0]
+    # the phases' law is evaluated at each point's size: the communicators' initialization grows with the job
+    assert points[3].scenario.cold_restart_seconds > points[0].scenario.cold_restart_seconds
+    with pytest.raises(GridError, match="scenario llama3-16k refuses it: .*recovery.migration needs servers"):
+        grid(scenarios["llama3-16k"], [parse_param("recovery=llama3-16k-migrate", scenarios)])
+    with pytest.raises(GridError, match="--param recovery: 'nope' is not a scenario of the file"):
+        parse_params(["recovery=llama3-16k-cold,nope"], scenarios)
+
+
+@pytest.mark.parametrize("key,values,read", [
+    ("recovery.in_process.seconds", "10,60", lambda s: s.in_process_seconds),
+    ("recovery.in_process.success_probability", "0.2,0.9", lambda s: s.in_process_success),
+    ("recovery.crash_loop.failure_probability", "0,0.5", lambda s: s.restart_failure),
+    ("recovery.crash_loop.max_attempts", "1,5", lambda s: s.restart_attempts),
+    ("recovery.crash_loop.escalation_seconds", "600,7200", lambda s: s.escalation_seconds),
+    ("recovery.migration.seconds", "5,60", lambda s: s.migration_seconds),
+    ("recovery.migration.causes.gpu", "0.1,0.5", lambda s: s.cause_list[0].predicted),
+    ("recovery.phases.stop", "10,60", lambda s: s.restart_seconds),
+    ("recovery.phases.communicator_init", "30,90", lambda s: s.restart_seconds),
+    ("recovery.phases.communicator_init.exponent", "0.2,1", lambda s: s.restart_seconds),
+    ("recovery.phases.communicator_init.seconds", "30,90", lambda s: s.restart_seconds),
+])
+def test_every_numeric_key_of_the_recovery_paths_is_a_sweep_parameter(key, values, read):
+    base = default_config().scenario("llama3-16k-migrate").model_copy(update={"recovery": None})
+    recovery = {"strategy": "warm", "migration": {"seconds": 30, "causes": {"gpu": 0.2}},
+                "in_process": {"causes": ["software"], "seconds": 30, "success_probability": 0.5},
+                "crash_loop": {"failure_probability": 0.3, "max_attempts": 3, "escalation_seconds": 3600},
+                "phases": {"stop": 30, "communicator_init": {"law": "power", "at_gpus": 8192, "seconds": 65.4,
+                                                             "exponent": 0.5}}}
+    base = variant(base, {"recovery": recovery})
+    p = parse_param(f"{key}={values}")
+    assert p.kind in ("int", "float")
+    a, b = (read(pt.scenario.job_spec()) for pt in grid(base, [p]))
+    assert a < b

@@ -122,14 +122,43 @@ def test_the_fit_writes_no_schedule_where_the_rate_is_steady():
         log = generate(steady, 100, 200.0, np.random.default_rng(seed))
         f = fit(log, 100)
         family = min(("exponential", "weibull"), key=f.aic.get)
-        by_aic += min(f.aic, key=f.aic.get).startswith(f"{family}, by")
+        by_aic += min(f.aic, key=f.aic.get).startswith(f"{family}, ")  # a schedule, by months or a trend
         written += bool(f.rate_schedule)
-        assert f.schedule_tests == 3 and 0 <= f.schedule_p <= 1  # by 6, 3 and 1 months (12: one piece)
-        assert sum(k.startswith(f"{family}, by") for k in f.aic) == 3
+        # by 6, 3 and 1 months (12: one piece), and the trend by month
+        assert f.schedule_tests == 4 and 0 <= f.schedule_p <= 1
+        assert sum(k.startswith(f"{family}, by") for k in f.aic) == 3 and f"{family}, trend by month" in f.aic
         if not f.rate_schedule:
-            assert f.unscheduled is None and f.schedule_p >= 0.05 / 3, f.aic
+            assert f.unscheduled is None and f.schedule_p >= 0.05 / 4, f.aic
             assert "rate_schedule" not in scenario_text(f, Job(), "a synthetic log")
             assert goodness(f, log, 5).without_schedule is None
             assert f"rate over the log's span: steady (the likeliest schedule's likelihood ratio test against none " \
                 f"p = {f.schedule_p:.2g}" in fit_table(f)
     assert by_aic >= 3 and written <= 1, (by_aic, written)
+
+
+def test_a_rate_that_grows_month_by_month_is_fitted_as_a_trend_and_written_as_the_engine_reads_it():
+    """A rate x1.09 a month over a year (the engine's schedule by month, log-linear in the month: x2.6 from the
+    first to the last): the fit's trend candidate (one parameter against the free pieces' eleven) is the likeliest
+    schedule and written, its factor a month holding the truth, its pieces normalised and log-linear, the trend's
+    likelihood the free schedule's at log-linear multipliers with its gradient exact; the scenario's schedule is its
+    pieces."""
+    edges = schedule_edges(350.0, 1)
+    raw = np.exp(0.09 * np.arange(len(edges) - 1))
+    m = Model(lifetime_scale_days=120.0, lifetime_shape=0.8, gamma_shape=2.0, repair="exponential",
+              repair_mean_days=2.0, rate_schedule=tuple(zip(edges[:-1].tolist(), raw.tolist(), strict=True)))
+    log = generate(m, 200, 350.0, np.random.default_rng(3))
+    f = fit(log, 200)
+    assert f.schedule_aic == "weibull, trend by month" and f.schedule_p < 0.05 / f.schedule_tests, f.aic
+    assert f.schedule_trend.low <= math.exp(0.09) <= f.schedule_trend.high < 1.2, f.schedule_trend
+    got = np.array([x.value for _, x in f.rate_schedule])
+    assert np.allclose(got[1:] / got[:-1], f.schedule_trend.value)
+    assert float(np.diff(edges) @ got) / 350.0 == pytest.approx(1.0)
+    assert "a trend: each piece's multiplier" in fit_table(f)
+    servers = parse_config(scenario_text(f, Job(), "a synthetic log")).scenarios[0].job_spec().servers
+    assert servers.rate_schedule == tuple((float(f"{d:.10g}"), float(f"{x.value:.6g}")) for d, x in f.rate_schedule)
+    spans = _spans(log, 200, _weights(log))
+    free, trend = schedule_likelihood(spans, 200, edges), schedule_likelihood(spans, 200, edges, trend=True)
+    x = np.array([math.log(100.0), -0.2, 0.7, 0.08])
+    assert trend(x, True) == pytest.approx(free(np.concatenate([x[:3], 0.08 * np.arange(1, 12)]), True), rel=1e-12)
+    err = optimize.check_grad(trend, lambda p, wb: trend(p, wb, True)[1], x, True, epsilon=1e-7)
+    assert err <= 1e-4 * max(1.0, np.linalg.norm(trend(x, True, True)[1])), err

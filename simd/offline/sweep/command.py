@@ -153,7 +153,7 @@ def run(args) -> int:
     if args.ci is not None and cap < 2:
         return _fail("--max-replicas: --ci needs at least 2 replicas per point")
     try:
-        params = parse_params(args.param)
+        params = parse_params(args.param, {s.name: s for s in config.all_scenarios})
         points = grid(base, params)
     except GridError as exc:
         return _fail(str(exc))

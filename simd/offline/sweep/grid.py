@@ -24,6 +24,7 @@ import math
 import re
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
@@ -50,6 +51,11 @@ class Param:
     values: tuple  # ints, floats or strings, in grid order
     log: bool = False  # spaced in log (A:B:Nlog): the plot uses a log axis
     note: str = ""  # e.g. that rounding to integers dropped points
+    groups: tuple = ()  # a group key's: per value (a scenario's name) that scenario's group, as a mapping
+
+    def setting(self, value):
+        """What a grid point sets the key to: the value, or for a group key the named scenario's group."""
+        return self.groups[self.values.index(value)] if self.groups else value
 
     @property
     def numeric(self) -> bool:
@@ -95,18 +101,26 @@ def field_kind(key: str) -> tuple[str, tuple]:
             known = ", ".join(dict.fromkeys(n for m in models for n in m.model_fields if n not in RESERVED))
             raise GridError(f"--param {key}: unknown key {part!r} in {where} (known: {known})")
         members = _unwrap(field.annotation)
+        groups = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+        if i == len(parts) - 2 and len(members) == 1 and typing.get_origin(members[0]) is dict:
+            # a mapping's entry (recovery.migration.causes.gpu): its values' kind; the model checks the name
+            values = _unwrap(typing.get_args(members[0])[1])
+            if len(values) == 1 and values[0] in (int, float):
+                return values[0].__name__, ()
         if i < len(parts) - 1:
-            models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
-            if not models:
+            if not groups:
                 raise GridError(f"--param {key}: {'.'.join(parts[:i + 1])} is a value, not a group of keys")
+            models = groups
             continue
-        if len(members) == 1 and members[0] is int:
-            return "int", ()
-        if len(members) == 1 and members[0] is float:
-            return "float", ()
+        numbers = [m for m in members if m in (int, float)]
+        if len(numbers) == 1 and len(members) == len(numbers) + len(groups):
+            # a number, or a number or a group (recovery.phases.stop: seconds or a law): swept as the number
+            return numbers[0].__name__, ()
         if len(members) == 1 and typing.get_origin(members[0]) is typing.Literal:
             return "choice", tuple(typing.get_args(members[0]))
-        raise GridError(f"--param {key}: not a numeric or categorical key (a group of keys or a mapping)")
+        if groups:
+            return "group", ()
+        raise GridError(f"--param {key}: not a numeric or categorical key (a mapping)")
     raise AssertionError("unreachable")
 
 
@@ -127,8 +141,9 @@ def _number(key: str, text: str, kind: str) -> int | float:
 _RANGE = re.compile(r"(?P<a>[^:]+):(?P<b>[^:]+):(?P<n>\d+)(?P<log>log)?")
 
 
-def parse_param(text: str) -> Param:
-    """``KEY=SPEC`` -> a :class:`Param` (see the module docstring), or GridError."""
+def parse_param(text: str, scenarios: Mapping[str, Scenario] | None = None) -> Param:
+    """``KEY=SPEC`` -> a :class:`Param` (see the module docstring), or GridError. ``scenarios``: the file's, by
+    name, which a group key's values name."""
     import numpy as np
 
     key, eq, spec = text.partition("=")
@@ -136,6 +151,8 @@ def parse_param(text: str) -> Param:
     if not eq or not key or not spec:
         raise GridError(f"--param {text!r}: expected KEY=A:B:N, KEY=A:B:Nlog or KEY=a,b,c")
     kind, choices = field_kind(key)
+    if kind == "group":
+        return _group_param(key, spec, scenarios or {})
     m = _RANGE.fullmatch(spec)
     if m:
         if kind == "choice":
@@ -173,8 +190,32 @@ def parse_param(text: str) -> Param:
     return Param(key, kind, values)
 
 
-def parse_params(texts: list[str]) -> list[Param]:
-    params = [parse_param(t) for t in texts]
+def _group_param(key: str, spec: str, scenarios: Mapping[str, Scenario]) -> Param:
+    """A group key (``recovery``, ``servers``, ...) over names of the file's scenarios: each point takes that
+    scenario's group (a recovery path as a categorical parameter: ``recovery=llama3-16k-cold,llama3-16k-hot``)."""
+    items = [t.strip() for t in spec.split(",")]
+    if any(not t for t in items):
+        raise GridError(f"--param {key}: empty value in {spec!r}")
+    if len(items) > MAX_POINTS_PER_PARAM:
+        raise GridError(f"--param {key}: at most {MAX_POINTS_PER_PARAM} values, got {len(items)}")
+    if len(set(items)) != len(items):
+        raise GridError(f"--param {key}: duplicate values in {spec!r}")
+    for t in items:
+        if t not in scenarios:
+            shown = t if len(t) <= 48 and t.isprintable() else t[:48].encode("unicode_escape").decode() + "..."
+            raise GridError(f"--param {key}: {shown!r} is not a scenario of the file ({key} is a group of keys: "
+                            f"its values name the scenarios whose {key} each point takes)")
+    groups = []
+    for t in items:
+        value = scenarios[t].model_dump(exclude_unset=True)
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        groups.append(value)
+    return Param(key, "choice", tuple(items), groups=tuple(groups))
+
+
+def parse_params(texts: list[str], scenarios: Mapping[str, Scenario] | None = None) -> list[Param]:
+    params = [parse_param(t, scenarios) for t in texts]
     if not 1 <= len(params) <= MAX_PARAMS:
         raise GridError(f"--param: give one or two (a curve or a heat map), got {len(params)}")
     keys = [p.key for p in params]
@@ -201,7 +242,8 @@ def _error_line(exc: ValidationError) -> str:
 
 def variant(base: Scenario, settings: dict[str, object]) -> Scenario:
     """``base`` with each dotted key set to its value, validated by the scenario model (ValidationError)."""
-    data = base.model_dump()
+    data = base.model_dump(exclude_unset=True)  # the keys given: a default dumped would count as given (a
+    # restart_seconds beside recovery.phases)
     for key, value in settings.items():
         _set(data, key.split("."), value)
     return Scenario.model_validate(data)
@@ -213,7 +255,8 @@ def grid(base: Scenario, params: list[Param]) -> list[Point]:
     for values in itertools.product(*(p.values for p in params)):
         settings = dict(zip((p.key for p in params), values, strict=True))
         try:
-            points.append(Point(values, variant(base, settings)))
+            points.append(Point(values, variant(base, {p.key: p.setting(v) for p, v in zip(params, values,
+                                                                                          strict=True)})))
         except ValidationError as exc:
             shown = ", ".join(f"{k}={v}" for k, v in settings.items())
             raise GridError(f"--param {shown}: scenario {base.name} refuses it: {_error_line(exc)}") from None

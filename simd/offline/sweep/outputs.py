@@ -49,7 +49,10 @@ def has_money(results: list[PointResult]) -> bool:
 
 def columns(params: list[Param], results: list[PointResult]) -> list[str]:
     """The CSV's columns: the params, STAT_COLUMNS, then COST_COLUMNS and MONEY_COLUMNS where they apply."""
-    return ([p.key for p in params] + list(STAT_COLUMNS) + (list(COST_COLUMNS) if has_cost(results) else [])
+    stats = list(STAT_COLUMNS)
+    if any(r.stats.degraded_share is not None for r in results):  # elastic replica groups: their bucket too
+        stats.insert(stats.index(f"share_{BUCKETS[-1]}") + 1, "share_degraded")
+    return ([p.key for p in params] + stats + (list(COST_COLUMNS) if has_cost(results) else [])
             + (list(MONEY_COLUMNS) if has_money(results) else []))
 
 
@@ -91,6 +94,7 @@ def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = F
         "utilization_ci_half_width": s.utilization_half_width,
         "utilization_sd": s.utilization_sd,
         **{f"share_{b}": s.shares[b] for b in BUCKETS},
+        **({"share_degraded": s.degraded_share} if s.degraded_share is not None else {}),
         "interruptions_mean": s.interruptions_mean,
         "sdc_detected_mean": s.sdc_detected_mean,
         "sdc_baked_mean": s.sdc_baked_mean,

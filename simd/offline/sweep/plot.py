@@ -303,8 +303,14 @@ def _heat(fig: Figure, ax, rows: Param, cols: Param, mean, half, label: str, cma
     shape = mean.shape
     im = ax.imshow(mean, origin="lower", aspect="auto", cmap=cmap)
     fig.colorbar(im, ax=ax, label=label)
-    ax.set_xticks(np.arange(shape[1]), [f"{v:.4g}" if isinstance(v, float) else str(v) for v in cols.values],
-                  rotation=45 if shape[1] > 8 else 0)
+    ticks = [f"{v:.4g}" if isinstance(v, float) else str(v) for v in cols.values]
+    # long names side by side (a group key's scenario names) would run into each other: slanted then
+    if shape[1] > 8:
+        ax.set_xticks(np.arange(shape[1]), ticks, rotation=45)
+    elif shape[1] > 2 and max(map(len, ticks)) > 12:
+        ax.set_xticks(np.arange(shape[1]), ticks, rotation=20, ha="right", rotation_mode="anchor")
+    else:
+        ax.set_xticks(np.arange(shape[1]), ticks)
     ax.set_yticks(np.arange(shape[0]), [f"{v:.4g}" if isinstance(v, float) else str(v) for v in rows.values])
     ax.set_xlabel(axis_label(cols))
     ax.set_ylabel(axis_label(rows))

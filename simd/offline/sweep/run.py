@@ -67,6 +67,9 @@ class ReplicaResult:
     gpu_hours_per_productive: float | None = None
     cost_per_productive: float | None = None
     horizon: bool = False  # not completed: stopped at the work horizon (simd.offline.simulate.HORIZON_WORK_US)
+    # with elastic replica groups (recovery.elastic) the degraded bucket's share of wall time (None without, or
+    # when not completed)
+    degraded_share: float | None = None
 
     @classmethod
     def of(cls, outcome: Outcome) -> ReplicaResult:
@@ -83,6 +86,8 @@ class ReplicaResult:
                     "gpu_hours_per_productive": ratio}
             if outcome.price is not None:  # the same product as simd simulate --json's, bit for bit
                 cost["cost_per_productive"] = outcome.price * ratio
+        if "degraded" in j.bucket_seconds:
+            cost["degraded_share"] = j.bucket_seconds["degraded"] / w
         return cls(outcome.seed, True, j.effective_utilization, tuple(j.bucket_seconds[b] / w for b in BUCKETS),
                    j.interruptions, j.sdc_detected, j.sdc_baked, w, **cost)
 

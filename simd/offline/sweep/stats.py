@@ -89,6 +89,7 @@ class PointStats:
     sdc_baked_mean: float
     wall_hours_mean: float
     cost: CostStats | None = None  # with server pools only
+    degraded_share: float | None = None  # with elastic replica groups only: the degraded bucket's mean share
 
     @property
     def ci_low(self) -> float:
@@ -127,6 +128,8 @@ def summarize(results) -> PointStats:
         sdc_baked_mean=mean(lambda r: r.sdc_baked),
         wall_hours_mean=mean(lambda r: r.wall_seconds / 3600.0),
         cost=cost,
+        degraded_share=mean(lambda r: r.degraded_share) if any(r.degraded_share is not None for r in done)
+        else None,
     )
 
 

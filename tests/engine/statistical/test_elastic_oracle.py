@@ -1,0 +1,96 @@
+"""Elastic replica groups (recovery.elastic; Cause.elastic, JobSpec.elastic_*): the engine against the per-step
+oracle (means within 4 standard errors, distributions by KS: engine_stats) with groups dropped and rejoining, the
+minimum reached (the cause's ordinary path, every group back), SDCs, loads, in-process restarts and crash loops on
+the ordinary path; any cut of time, and any tick size, giving the same state.
+
+The statistical and property checks (slow: they live in tests/engine/statistical)."""
+
+from dataclasses import replace
+
+import pytest
+from engine_stats import agree_with_oracle, field
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from specs import llama3_causes, spec
+from support.examples import examples
+from support.partition import check_cuts, horizon_us
+
+SEEDS = 120
+LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
+HARDWARE = {"gpu", "network", "host"}  # Llama 3's causes that take a server down
+EVERY = HARDWARE | {"software", "other"}
+
+
+def _elastic(causes, names=HARDWARE, **kw):
+    return tuple(replace(c, elastic=c.name in names, **{k: c.name in v for k, v in kw.items()}) for c in causes)
+
+
+# four groups, two must run: the hardware causes drop a group, a rejoin after an hour (replacement and heal), so
+# three failures within it reach the minimum; SDCs baked in and found, loads, the mode's 3% overhead
+# eight groups, seven must run (one out at a time): every cause drops a group, the failure that finds one out takes
+# the ordinary path (an in-process restart first for software, crash loops of every cause), under the warm strategy
+CONFIGS = {
+    "rejoin_and_minimum": spec(target_steps=1500, hard_per_gpu_hour=1e-3, sdc_per_gpu_hour=2e-4,
+                               ckpt_interval_steps=50, validation_interval_steps=40, ckpt_load_seconds=LOAD,
+                               causes=_elastic(llama3_causes()), elastic_groups=4, elastic_min_groups=2,
+                               elastic_replace_seconds=1800.0, elastic_heal_seconds=1800.0, elastic_overhead=0.03),
+    "one_out_at_a_time": spec(target_steps=1500, hard_per_gpu_hour=1e-3, ckpt_load_seconds=LOAD,
+                              causes=_elastic(llama3_causes("warm"), EVERY, in_process={"software"},
+                                              crash_loop=EVERY),
+                              in_process_seconds=20.0, in_process_success=0.5, restart_failure=0.4,
+                              restart_attempts=3, escalation_seconds=1800.0, elastic_groups=8, elastic_min_groups=7,
+                              elastic_replace_seconds=600.0, elastic_heal_seconds=1200.0, elastic_overhead=0.01),
+}
+READS = {f: field(f) for f in ("effective_utilization", "interruptions", "recompute_steps", "wall_seconds",
+                               "restart_seconds", "mean_step_seconds", "escalations")} | {
+    "degraded_seconds": (lambda j: j.bucket_seconds["degraded"], lambda r: r["degraded_seconds"]),
+    "detection_seconds": (lambda j: j.bucket_seconds["detection"], lambda r: r["detection_seconds"]),
+    "drops": (lambda j: j.elastic["drops"], lambda r: r["elastic_drops"]),
+    "rejoins": (lambda j: j.elastic["rejoins"], lambda r: r["elastic_rejoins"]),
+    # failures of elastic causes that found the minimum: the ordinary path
+    "at_minimum": (lambda j: sum(v for k, v in j.interruptions_by_cause.items() if k in HARDWARE),
+                   lambda r: sum(v for k, v in r["interruptions_by_cause"].items() if k in HARDWARE))}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_engine_matches_the_per_step_loop_with_elastic_groups(name):
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS, distributions=("degraded_seconds", "drops"))
+    # the mechanism ran: groups dropped and rejoined, and failures of elastic causes found the minimum
+    assert means["drops"] > 1 and means["rejoins"] > 1 and means["at_minimum"] > 0.1
+
+
+@st.composite
+def elastic_specs(draw):
+    """Short jobs with elastic groups: any groups and minimum, some causes elastic, rejoins short and long, SDCs,
+    validations, loads, in-process restarts and crash loops on the ordinary path."""
+    causes = llama3_causes(draw(st.sampled_from(["cold", "warm"])))
+    n = len(causes)
+    el = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    ip = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    cl = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    groups = draw(st.integers(1, 9))
+    return spec(target_steps=draw(st.integers(1, 400)), step_seconds=draw(st.sampled_from([1.0, 60.0, 7.3])),
+                hard_per_gpu_hour=draw(st.sampled_from([0.0, 1e-3, 2e-2])),
+                sdc_per_gpu_hour=draw(st.sampled_from([0.0, 1e-3])),
+                ckpt_interval_steps=draw(st.integers(1, 60)), validation_interval_steps=draw(st.integers(0, 40)),
+                ckpt_load_seconds=draw(st.sampled_from([0.0, 30.0])),
+                causes=tuple(replace(c, elastic=a, in_process=b, crash_loop=d)
+                             for c, a, b, d in zip(causes, el, ip, cl, strict=True)),
+                in_process_seconds=20.0, in_process_success=0.5, restart_failure=draw(st.sampled_from([0.0, 0.5])),
+                restart_attempts=2, escalation_seconds=600.0, elastic_groups=groups,
+                elastic_min_groups=draw(st.integers(1, groups)),
+                elastic_replace_seconds=draw(st.sampled_from([0.0, 55.0, 3600.0])),
+                elastic_heal_seconds=draw(st.sampled_from([0.0, 7.0, 900.0])),
+                elastic_overhead=draw(st.sampled_from([0.0, 0.013, 0.5])))
+
+
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=elastic_specs(), horizon_steps=st.integers(1, 600), cuts=st.lists(st.floats(0, 1), max_size=10))
+def test_any_partition_gives_identical_state_with_elastic_groups(s, horizon_steps, cuts):
+    check_cuts(s, horizon_us(s, horizon_steps), cuts)
+
+
+@pytest.mark.parametrize("ticks", [7, 97])
+def test_any_tick_size_gives_identical_state_with_elastic_groups(ticks):
+    s = CONFIGS["rejoin_and_minimum"]
+    check_cuts(s, horizon_us(s, 1500), [i / ticks for i in range(1, ticks)])
