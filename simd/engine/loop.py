@@ -123,6 +123,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     M, mem_us, mem_load = ints[PI.mem_every], ints[PI.mem_us], ints[PI.mem_load_us]
     copies, jump, pm = ints[PI.mem_copies], ints[PI.mem_jump], floats[PF.mem_corrupt]
     pfm = floats[PF.mem_save_fail]  # P(a memory tier's save fails): draw g of "tier-save-fail" for executed step g
+    tw_us = ints[PI.mem_write_us]  # a memory tier save's write after its blocking (0: durable when it ends)
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -212,6 +213,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         # ... beside committed SDCs (State.persist_clean, tier_clean; ``clean`` is then the newest clean one taken)
         pclean, tclean = pos[Pos.persist_clean], pos[Pos.tier_clean]
         jit_end = pos[Pos.jit_end]  # a just-in-time save beside a memory tier (State.jit_end)
+        # a memory tier's save in flight: when its write ends (0: none), its job step
+        twend, twstep = pos[Pos.tier_write_end], pos[Pos.tier_write_step]
         # elastic replica groups: each group's rejoin time (0: running), the groups out, the first rejoin among them
         rj = seg(aux, ints, PI.aux_rejoin)
         down, rmin = 0, NEVER
@@ -290,6 +293,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                     tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                     step_us, hw, keep, 0, plast, M, pclean)
+            if twend and twend <= t:  # ... and a memory tier's
+                last, clean, pending, hw = _tier_durable(tot, twstep, last, clean, pending, hw, step_us, 0)
+                twend = 0
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -368,6 +374,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 q = off + ((step - off) // period + 1) * period
                 if g + (q - step) < e:
                     e = g + (q - step)
+            twriting = twend > 0
+            if tw_us:  # a memory tier's writes: every one of its points a unit (a write starts or waits there)
+                q = (step // M + 1) * M
+                if g + (q - step) < e:
+                    e = g + (q - step)
             ppm = slow_ppm if writing else 0  # the steps of this segment start while a save writes: slower
             sw = su + step_us * ppm // 1000000
             n = e - g
@@ -416,6 +427,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 due = deadline - t if corrupted and deadline < NEVER else NEVER
                 slow = max(0, min(n - 1, slow_limit - g))
                 left = wend - t if writing else NEVER
+                if twriting and twend - t < left:  # (a memory tier's write ends first)
+                    left = twend - t
                 xh, xl, mq, acc, dsum, how, d, bk, xsum = stepkernel.run(
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
                     shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm, left, M, mem_us)
@@ -450,6 +463,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                   cr) - step + 1
                     if j < n:
                         n, e = j, g + j
+                if twriting and n > 1:  # a memory tier's write ends in step j < n: the unit, as above (no point of
+                    # the tier before it; checkpoint points there unless the persistent saves are units too)
+                    j = quiet.fit(step, step + n - 1, twend - t - 1, sw, ckpt_us, V, val_us, period, off, M, mem_us,
+                                  cL, cr) - step + 1
+                    if j < n:
+                        n, e = j, g + j
                 if down and n > 1:  # a group rejoins in step j < n: the first whose end (its validation and
                     # checkpoint included) reaches its time is the unit, the next step runs with it
                     j = quiet.fit(step, step + n - 1, rmin - t - 1, sw, ckpt_us, V, val_us, period, off, M, mem_us,
@@ -476,6 +495,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             mjit = False  # beside a memory tier: the survivors can save (whether they do waits for the tier's fate)
             rst, ipo, n_att, esc = 0, restarts.NOT_TRIED, 1, 0  # a hard failure's restart: its time, its path
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
+            tkw = 0  # ... at a memory tier's save, for the tier's write in flight
             # the checkpoint points among the quiet steps, and the newest of them (``newest_c``, when ``taken``)
             taken = (m - off) // period - (step - off) // period
             newest_c = off + ((m - off) // period) * period
@@ -602,6 +622,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if mk and pfm != 0.0:  # a tier save that fails: paid, no checkpoint (an SDC not baked in)
                         mkf = _tier_saves(words[Stream.tier_save_fail], e - 1, q - 1, q, M, period, off, pfm)[0] > 0
                     kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0) + (mem_us if mk else 0)
+                    if mk and twriting:  # one write in flight per tier: the save waits for it, which makes it durable
+                        tkw = max(twend - (t1 + (val_us if val else 0)), 0)
+                        cost += tkw
+                        if twstep > last_u:  # a rollback now goes back to it
+                            last_u = twstep
+                            mem_t = last_u > plast_u
+                            ld = mem_load if mem_t else ld
                     if ck and writing:  # one write in flight: the save waits for it, which makes it durable
                         ckw = max(wend - (t1 + (val_us if val else 0)), 0)
                         cost += ckw
@@ -775,9 +802,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     rj[j] = 0
                 down, rmin = 0, NEVER
             if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
-                if wend:  # the rollback aborts the write in flight
+                if wend:  # the rollback aborts the writes in flight
                     tot[Tot.saves_aborted] += 1
                     wend = 0
+                if twend:
+                    tot[Tot.tier_saves_aborted] += 1
+                    twend = 0
                 tot[Tot.detection_us] += stop_det[stop]
                 tot[Tot.restart_us] += rst + ld
                 tot[Tot.load_us] += ld
@@ -1069,6 +1099,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                         tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                         step_us, hw, keep, ckw, plast, M, pclean)
+                if mk and twend:  # ... a memory tier's
+                    last, clean, pending, hw = _tier_durable(tot, twstep, last, clean, pending, hw, step_us, tkw)
+                    twend = 0
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -1108,6 +1141,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 elif mk and mkf:  # a memory tier's save that failed: paid, the tier's copy before it stays
                     tot[Tot.tier_saves_failed] += 1
                     tot[Tot.checkpoint_us] += mem_us
+                elif mk and tw_us:  # a memory tier's save with a write: a rollback target once written
+                    tot[Tot.checkpoint_us] += mem_us
+                    twend, twstep = t - endw + tw_us, q
                 elif mk:  # a memory tier's save: a rollback target, the steps before it committed
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
@@ -1120,6 +1156,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         pending, hw = _commit(tot, q, last, hw, pending, step_us)
                         last = clean = tclean = q
                 if q == target:  # the job's end
+                    if twend:  # a memory tier's write in flight dropped: the job needs no copy after it ends
+                        tot[Tot.tier_saves_aborted] += 1
+                        twend = 0
                     if wend:  # the write in flight waited for
                         wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
@@ -1209,6 +1248,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                             step_us, hw, keep, ckw, plast, M, pclean)
+                    if mk and twend:  # ... a memory tier's
+                        last, clean, pending, hw = _tier_durable(tot, twstep, last, clean, pending, hw, step_us, tkw)
+                        twend = 0
                     tot[Tot.checkpoint_us] += mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -1239,6 +1281,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if wend:
                 tot[Tot.saves_aborted] += 1
                 wend = 0
+            if twend:
+                tot[Tot.tier_saves_aborted] += 1
+                twend = 0
             tot[Tot.restart_us] += restart + ld
             tot[Tot.load_us] += ld
             tot[Tot.steps_recomputed] += step - back
@@ -1276,6 +1321,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
         pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
+        pos[Pos.tier_write_end], pos[Pos.tier_write_step] = twend, twstep
         pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
         pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
         pos[Pos.persist_last], pos[Pos.load_end] = plast, load_end
@@ -1323,6 +1369,21 @@ def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_co
             return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast, wstep
     pending, hw = _commit(tot, wstep, last, hw, pending, step_us)
     return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw, plast, wstep
+
+
+@njit()
+def _tier_durable(tot, twstep, last, clean, pending, hw, step_us, wait):
+    """A memory tier's save in flight (of job step ``twstep``) written, after the job waited ``wait`` us for it
+    (checkpoint time): counted, and the tier's copy, a rollback target with its steps committed, unless a persistent
+    checkpoint made since is newer (reference semantics: committed SDCs refuse the tier's writes). Returns (last,
+    clean, pending, hw)."""
+    tot[Tot.checkpoint_us] += wait
+    tot[Tot.checkpoint_wait_us] += wait
+    tot[Tot.tier_saves] += 1
+    if twstep > last:
+        pending, hw = _commit(tot, twstep, last, hw, pending, step_us)
+        last = clean = twstep
+    return last, clean, pending, hw
 
 
 @njit()

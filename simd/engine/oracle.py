@@ -83,8 +83,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
                        "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start", "jit", "tier_corrupt", "tier_failed", "inproc_ok", "inproc_failed", "escalations",
-                       "migrations", "no_standby", "drops", "rejoins"), 0)
+                       "rec_start", "jit", "tier_corrupt", "tier_failed", "tier_aborted", "inproc_ok", "inproc_failed",
+                       "escalations", "migrations", "no_standby", "drops", "rejoins"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load", "degraded",
                         "productive"), 0)
     by_cause = dict.fromkeys((x.name for x in causes), 0)
@@ -108,6 +108,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     # overwritten by a save that took the SDC, or lost) and whether the tier's copy holds the present SDC
     pclean = tier_clean = 0
     mem_sdc = False
+    twend = twstep = 0  # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends, its step
     # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, the rejoin times of
     # those out; the productive share of the uncommitted steps' compute (each step's by the groups that ran it)
     E, rejoins, pend = plan.elastic_groups, [], 0
@@ -168,11 +169,24 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             durable()
 
     def abort() -> None:
-        """A rollback aborts the write in flight: it never becomes a rollback target."""
-        nonlocal wend
+        """A rollback aborts the writes in flight (the persistent one's, a memory tier's): neither becomes a rollback
+        target."""
+        nonlocal wend, twend
         if wend:
             c["aborted"] += 1
             wend = 0
+        if twend:
+            c["tier_aborted"] += 1
+            twend = 0
+
+    def tier_durable() -> None:
+        """A memory tier's save in flight is written: the tier's copy, a rollback target unless a persistent one is
+        newer (a persistent save stands for the tier's at its own steps)."""
+        nonlocal twend, last, clean, tier_clean
+        c["tier_saves"] += 1
+        if twstep > last:
+            last = clean = tier_clean = twstep
+        twend = 0
 
     def roll_back(to: int) -> None:
         """A restart's rollback: every group runs again (elastic replica groups), the uncommitted work lost."""
@@ -342,6 +356,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             coming, coming_cause = migrate_before(g + 1)
         if wend and wend <= t:  # the write ended before this step starts: the save is durable
             durable()
+        if twend and twend <= t:  # ... a memory tier's too
+            tier_durable()
         share = d = step_us or durations.of(g + 1)
         if E:  # the groups healed by the step's start run it; of its compute the groups out's share is degraded,
             # and the fault-tolerant mode's overhead
@@ -494,6 +510,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 us["productive"] += pend
                 pend = 0
         elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
+            if twend:  # one write in flight: the save waits for the one before, which makes it durable
+                wait = max(twend - t, 0)
+                us["ckpt"] += wait
+                us["wait"] += wait
+                t += wait
+                tier_durable()
             us["ckpt"] += plan.mem_us
             t += plan.mem_us
             if plan.mem_save_fail > 0 and rng.random() < plan.mem_save_fail:  # failed: the tier's copy stays
@@ -505,10 +527,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 c["sdc_baked"] += not held()
                 mem_sdc, tier_clean, last = True, 0, cur
                 c["tier_saves"] += 1
+            elif plan.mem_write_us:  # its write starts: a rollback target once written
+                twend, twstep = t + plan.mem_write_us, cur
             else:
                 last = clean = tier_clean = cur
                 c["tier_saves"] += 1
     drain()  # the job's end waits for the write in flight, as trainers do at shutdown
+    if twend:  # a memory tier's write in flight is dropped: the job needs no copy in memory after it ends
+        c["tier_aborted"] += 1
     # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
     if corrupted:
         c["sdc_baked"] += not held()
@@ -550,6 +576,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "migrations_no_standby": c["no_standby"],
         "tier_loads_corrupt": c["tier_corrupt"],
         "tier_saves_failed": c["tier_failed"],
+        "tier_saves_aborted": c["tier_aborted"],
         "tier_saves": c["tier_saves"],
         "tier_losses": c["tier_losses"],
         "recoveries_tier": c["rec_tier"],

@@ -124,6 +124,9 @@ class MemoryTier:
     corrupt_on_load: float = 0.0  # P(a load of its checkpoint finds it corrupt: the recovery goes on to persistent)
     # P(a save fails): it costs its blocking and is no rollback target, the tier's copy before it staying the newest
     save_failure: float = 0.0
+    # the save's write after its blocking (wall seconds, 0: none): the save is a rollback target once written, a
+    # rollback before that aborts it; one write in flight (a save due while one writes waits for it); no slowdown
+    write_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -286,6 +289,7 @@ class Plan:
     mem_corrupt: float = 0.0  # P(a load of the memory tier's checkpoint finds it corrupt); draws of "corrupt"
     # P(a memory tier's save fails); its draws: "tier-save-fail", draw g for the save at the end of executed step g
     mem_save_fail: float = 0.0
+    mem_write_us: int = 0  # a memory tier save's write after its blocking (0: none; docs/model.md, "Memory tiers")
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # in-process restarts: their time and P(success) (JobSpec.in_process_*), one draw of "in-process" per try
@@ -453,6 +457,10 @@ REFUSED = {
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
     ("committed_sdc", "corrupt_loads"): "a corrupt persistent load's fallback under committed SDCs is not modelled",
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
+    ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
+    ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
+    ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
+    ("tier_writes", "tier_save_failure"): "a memory tier's writes that fail are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("stragglers", "stragglers"), ("hyper", "hyper-checkpointing"),
@@ -479,6 +487,8 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("servers", not srv.plain(spec.servers, spec.n_gpus)),
         ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
         ("tier_corrupt_loads", spec.tier is not None and spec.tier.corrupt_on_load > 0),
+        ("tier_writes", spec.tier is not None and spec.tier.write_seconds > 0),
+        ("tier_save_failure", spec.tier is not None and spec.tier.save_failure > 0),
         ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)),
         ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
         ("migration", any(c.predicted > 0 for c in spec.causes)), ("elastic", spec.elastic_groups > 0),
@@ -553,7 +563,7 @@ def _tier(tier: MemoryTier | None) -> dict:
         return {}
     return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
                 mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load,
-                mem_save_fail=tier.save_failure)
+                mem_save_fail=tier.save_failure, mem_write_us=to_us(tier.write_seconds))
 
 
 # Cause.in_process and Cause.crash_loop as the bits of Plan.cause_recovery

@@ -83,6 +83,8 @@ class Totals:
     recoveries_start: int = 0
     tier_loads_corrupt: int = 0  # loads of the memory tier's checkpoint found corrupt (the recovery went on)
     tier_saves_failed: int = 0  # the memory tier's saves that failed (paid, no rollback target)
+    # the memory tier's saves whose write a rollback (or the job's end, which needs no copy) aborted
+    tier_saves_aborted: int = 0
     jit_saves: int = 0  # just-in-time saves after a hard failure (JobSpec.jit_seconds), durable or baking an SDC
     load_us: int = 0  # of the restart bucket, the checkpoints' loads (JobSpec.ckpt_load_seconds, each load paid)
     # in-process restarts tried after a hard failure that succeeded, and that failed (the cause's restart followed)
@@ -202,6 +204,9 @@ class State:
     # a just-in-time save beside a memory tier: the end of its blocking (decided once the interruption's servers
     # are, as the tier's load: the job stands still until then, checkpoint bucket; <= t: none)
     jit_end: int = 0
+    # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends (us; 0: none), its job step
+    tier_write_end: int = 0
+    tier_write_step: int = 0
     # elastic replica groups (Plan.elastic_groups; () off): per group 0 while it runs, else the simulated time (us)
     # from which it rejoins (at the start of the first step from then)
     rejoin: tuple[int, ...] = ()

@@ -67,6 +67,9 @@ class ScenarioInfo:
     job_servers: int | None = None
     memory_tier: str = ""  # checkpoint.tiers' kind ("peer", "local"; "": none), the tier label of its metrics
     jit: bool = False  # checkpoint.just_in_time: its saves are a label value of simd_checkpoint_saves_total
+    # the memory tier's saves write after their blocking (checkpoint.tiers.*.write_seconds): its writes in flight
+    # and aborted saves are series of their own
+    tier_writes: bool = False
     # recovery.phases (empty without): each cold restart's phases in integer microseconds, in the timeline's order;
     # per cause its restart (us) and whether it is a warm standby's swap (the restart bucket's split by phase;
     # empty: not known, no split)
@@ -98,6 +101,7 @@ class ScenarioSnapshot:
     servers_by_state: tuple[int, ...] = ()
     pools_exhausted: int = 0
     writes_in_flight: int = 0  # replicas with an asynchronous save writing (State.write_end)
+    tier_writes_in_flight: int = 0  # ... a memory tier's save writing (State.tier_write_end)
     # the job steps since the newest durable persistent checkpoint, and since the newest of either tier (a memory
     # tier's copy when newer), the largest over the replicas (state_checkpoint_age_steps)
     checkpoint_age_steps: tuple[int, int] = (0, 0)
@@ -182,6 +186,7 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         job_servers=p.servers if p.cluster else None,
         memory_tier=spec.tier.kind if spec.tier is not None else "",
         jit=any(c.jit for c in spec.causes),
+        tier_writes=spec.tier is not None and spec.tier.write_seconds > 0,
         elastic_groups=p.elastic_groups,
         **_phases(body, p),
     )
@@ -256,6 +261,7 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
                                 slowest_rank_score=slowest_rank_score(info, states[0]),
                                 servers_by_state=by_state, pools_exhausted=exhausted,
                                 writes_in_flight=batch.writes_in_flight(),
+                                tier_writes_in_flight=batch.writes_in_flight(tier=True),
                                 groups_running=batch.groups_running(),
                                 checkpoint_age_steps=batch.checkpoint_age_steps())
     clock = states[0].clock
@@ -271,6 +277,7 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         servers_by_state=by_state,
         pools_exhausted=exhausted,
         writes_in_flight=sum(s.write_end > 0 for s in states),
+        tier_writes_in_flight=sum(s.tier_write_end > 0 for s in states),
         groups_running=sum(r == 0 for s in states for r in s.rejoin),
         checkpoint_age_steps=tuple(max(a) for a in zip(*(state_checkpoint_age_steps(s) for s in states),
                                                        strict=True)),

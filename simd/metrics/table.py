@@ -188,6 +188,7 @@ def _saves(sc: ScenarioSnapshot) -> Samples:
     return ((("persistent", "durable"), t.checkpoints), (("persistent", "failed"), t.saves_failed),
             (("persistent", "aborted"), t.saves_aborted)) \
         + (((tier, "durable"), t.tier_saves), ((tier, "failed"), t.tier_saves_failed)) * bool(tier) \
+        + (((tier, "aborted"), t.tier_saves_aborted),) * sc.info.tier_writes \
         + ((("persistent", "just_in_time"), t.jit_saves),) * sc.info.jit
 
 
@@ -337,11 +338,11 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_checkpoint_saves", "counter", "Checkpoint saves by tier and outcome, summed over replicas.",
            ("scenario", "tier", "outcome"), "scenario", _saves,
            "Saves by `tier` (`persistent`: the scenario's `checkpoint`; `peer` or `local`: its memory tier, "
-           "`checkpoint.tiers`, whose saves are `durable` or `failed`) and `outcome`: `durable` (a rollback "
-           "target: at once for a synchronous save, when its write ends for an asynchronous one), `failed` "
-           "(`checkpoint.save_failure`, a memory tier's `save_failure`: it cost its blocking and write and is no "
-           "rollback target), `aborted` (a "
-           "rollback came while it wrote), `just_in_time` (`checkpoint.just_in_time`: saved by the surviving ranks "
+           "`checkpoint.tiers`, whose saves are `durable` or `failed`, and `aborted` when they write) and `outcome`: "
+           "`durable` (a rollback target: at once for a synchronous save, when its write ends for an asynchronous "
+           "one), `failed` (`checkpoint.save_failure`, a memory tier's `save_failure`: it cost its blocking and "
+           "write and is no rollback target), `aborted` (a rollback came while it wrote; a memory tier's write in "
+           "flight at the job's end too), `just_in_time` (`checkpoint.just_in_time`: saved by the surviving ranks "
            "after a failure, only for scenarios that have them). A save that bakes an SDC in is rolled back at its "
            "checkpoint and counted in none (a just-in-time one in `just_in_time`). "
            "`rate(...{outcome=\"failed\"})` over all outcomes is the share of saves failing.", _EVENTS),
@@ -369,8 +370,10 @@ METRICS: tuple[Metric, ...] = (
            "Recoveries whose every kept checkpoint was found corrupt: the job started over from step 0 (its "
            "committed work recomputed). Always 0 without `checkpoint.corrupt_on_load`.", _EVENTS),
     Metric("simd_checkpoint_writes_in_flight", "gauge", "Replicas with a save writing, by tier.",
-           ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.writes_in_flight),),
-           "Replicas whose newest save is still writing (`checkpoint.write_seconds`), by `tier`: its work is not "
+           ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.writes_in_flight),)
+           + (((sc.info.memory_tier,), sc.tier_writes_in_flight),) * sc.info.tier_writes,
+           "Replicas whose newest save is still writing (`checkpoint.write_seconds`; a memory tier's, "
+           "`checkpoint.tiers.*.write_seconds`, only for scenarios whose tier writes), by `tier`: its work is not "
            "yet a rollback target. Always 0 for synchronous saves.", _EVENTS),
     Metric("simd_checkpoint_age_steps", "gauge", "Job steps since the newest durable checkpoint, the most of any "
            "replica, by tier.", ("scenario", "tier"), "scenario", _age,

@@ -424,6 +424,13 @@ class LocalTier(_Strict):
     """Saves of this tier that fail (a copy to peers that times out, host memory short): each costs its blocking
     and is no rollback target, the tier's copy before it staying its newest (a save fails before it replaces the
     copy). Absent: none fail. No public rate exists."""
+    write_seconds: CostSeconds = 0.0
+    """How long a save writes after its blocking (NVIDIA's resiliency extension's local checkpoints save
+    asynchronously: a copy to host memory or local storage, then replication to peers), without slowing the steps
+    (Gemini interleaves the traffic in the training's idle network time and reports no iteration overhead): the
+    save is a rollback target once written, a rollback before that aborts it (the tier's copy before it stays
+    the newest), and a save due while one writes waits for it (checkpoint time). 0: durable when its blocking
+    ends. No public figure at scale."""
 
 
 class PeerTier(LocalTier):
@@ -1311,8 +1318,11 @@ class ScenarioBody(_Strict):
                  if v is not None}
         if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
-        if self.checkpoint.tiers is not None and self.checkpoint.tiers.tier[1].corrupt_on_load > 0:
-            named.add("tier_corrupt_loads")
+        if self.checkpoint.tiers is not None:
+            tier = self.checkpoint.tiers.tier[1]
+            named.update(k for k, on in (("tier_corrupt_loads", tier.corrupt_on_load > 0),
+                                         ("tier_writes", tier.write_seconds > 0),
+                                         ("tier_save_failure", tier.save_failure is not None)) if on)
         if self.checkpoint.tiers is not None:
             named.add("memory_tier")
         if self.checkpoint.just_in_time is not None:

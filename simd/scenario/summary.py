@@ -105,8 +105,9 @@ def _tier(tiers) -> str:
     kind, t = tiers.tier
     where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
     failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
-    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s, load {t.load_seconds:g} s, {where}"
-            f"{failing}), ")
+    written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
+    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
+            f"{where}{failing}), ")
 
 
 def _jit(jit) -> str:

@@ -216,3 +216,27 @@ def test_the_checkpoint_age_is_the_steps_since_the_newest_durable_checkpoint_the
     assert len(set(ages)) > 1  # the replicas differ: the most of them is exported
     want = ((("persistent",), max(a for a, _ in ages)), (("local",), max(b for _, b in ages)))
     assert _age(scenario_snapshot(info, states)) == _age(scenario_snapshot(info, tuple(states))) == want
+
+
+def test_a_memory_tiers_writes_are_series_of_their_own():
+    """A local tier whose saves write for 200 s (checkpoint.tiers.local.write_seconds): its aborted saves and its
+    writes in flight under tier="local", equal to the engine's counters; a tier without writes has neither series."""
+    def tier(**kw):
+        return {"interval_steps": 20, "seconds": 5,
+                "tiers": {"local": {"interval_steps": 5, "seconds": 0.5, "load_seconds": 10, **kw}}}
+    config = scenario_file(job("writing", seed=14, replicas=3, n_gpus=128, checkpoint=tier(write_seconds=200), **_JOB),
+                           job("blocking", seed=15, n_gpus=128, checkpoint=tier(), **_JOB), speedup=600)
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(config), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 600.0
+    ticker.tick()
+    r = ticker.registry
+    totals = ticker.snapshot.scenarios[0].totals
+    aborted = _value(r, "simd_checkpoint_saves_total", scenario="writing", tier="local", outcome="aborted")
+    assert aborted == totals.tier_saves_aborted
+    assert aborted > 0 and _value(r, "simd_checkpoint_saves_total", scenario="writing", tier="local",
+                                  outcome="durable") > 100 * aborted
+    assert 0 <= _value(r, "simd_checkpoint_writes_in_flight", scenario="writing", tier="local") <= 3
+    assert r.get_sample_value("simd_checkpoint_saves_total", {"scenario": "blocking", "tier": "local",
+                                                              "outcome": "aborted"}) is None
+    assert r.get_sample_value("simd_checkpoint_writes_in_flight", {"scenario": "blocking", "tier": "local"}) is None

@@ -73,3 +73,17 @@ def test_a_memory_tiers_corrupt_loads_run_beside_committed_sdcs_and_the_persiste
     run_job(s.job_spec())
     errs = errors({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1, "tiers": tier}, COMMITTED)
     assert len(errs) == 1 and "committed_sdc and corrupt_loads cannot be combined (a corrupt persistent load" in errs[0]
+
+
+def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refuse_what_they_do_not_model():
+    """checkpoint.tiers.*.write_seconds: the save written after its blocking (docs/model.md, "Memory tiers")."""
+    tier = {"local": {"interval_steps": 5, "seconds": 1, "load_seconds": 10, "write_seconds": 40}}
+    s = scenario({**CKPT, "tiers": tier})
+    assert s.job_spec().tier.write_seconds == 40
+    assert "a local tier every 5 steps (1 s, written in 40 s, load 10 s, one copy)" in summary(s)
+    assert run_job(s.job_spec()).tier["saves_aborted"] >= 0
+    failing = {"local": {**tier["local"], "save_failure": {"probability": 0.1}}}
+    errs = errors({**CKPT, "tiers": failing})
+    assert len(errs) == 1 and "tier_writes and tier_save_failure cannot be combined" in errs[0], errs
+    errs = errors({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED)
+    assert len(errs) == 1 and "tier_writes and committed_sdc cannot be combined" in errs[0], errs

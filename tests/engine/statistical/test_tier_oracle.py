@@ -82,6 +82,18 @@ CONFIGS = {
                                           tier=replace(_tier("local", every=4), save_failure=0.2)),
     "stragglers_causes": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4,
                                       stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)), tier=_tier()),
+    # the tier's saves written after their blocking (MemoryTier.write_seconds): a peer tier under bursts whose
+    # writes (200 s) end before its next save (300 s) and whose copy is found corrupt on some loads, SDCs baked in at
+    # its saves; a local tier whose writes (400 s) outlast its interval (4 steps of 60 s: every save waits), beside
+    # asynchronous persistent writes, stragglers and llama3's causes
+    "tier_writes_peer_bursts": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.004, servers=BURSTS,
+                                            validation_interval_steps=10),
+                                       tier=replace(_tier(), write_seconds=200.0, corrupt_on_load=0.3)),
+    "tier_writes_waiting_async_stragglers": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=6e-4,
+                                                         sdc_per_gpu_hour=3e-4, ckpt_interval_steps=20,
+                                                         ckpt_write_seconds=500.0, ckpt_write_slowdown=1.2,
+                                                         stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
+                                                    tier=replace(_tier("local", every=4), write_seconds=400.0)),
 }
 # committed SDCs beside a tier (tier saves take the SDC, a late find goes back to the tier's clean copy if still
 # there, else the newest clean persistent one or the oldest retained): layered detectors and a local tier every
@@ -108,7 +120,8 @@ TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
     ("recoveries_persistent", "recoveries_persistent"), ("recoveries_start", "recoveries_start"),
     ("loads_corrupt", "tier_loads_corrupt"))}
-FAILED = {"saves_failed": (lambda j: j.tier.get("saves_failed", 0), lambda r: r["tier_saves_failed"])}
+FAILED = {"saves_failed": (lambda j: j.tier.get("saves_failed", 0), lambda r: r["tier_saves_failed"]),
+          "saves_aborted": (lambda j: j.tier.get("saves_aborted", 0), lambda r: r["tier_saves_aborted"])}
 LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "load_seconds")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints", "hyper_steps",
@@ -119,7 +132,8 @@ READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_de
 def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
     # the tier's corrupt loads by distribution too: one draw each (not one per job, nor one repeated)
     means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS | FAILED,
-                              ("loads_corrupt", "recoveries_tier") if name.startswith("tier_corrupt") else ())
+                              ("loads_corrupt", "recoveries_tier") if name.startswith("tier_corrupt") else
+                              ("saves_aborted", "recoveries_tier") if name.startswith("tier_writes") else ())
     # both kinds of recovery met (a local tier every failure loses serves committed SDCs' finds only)
     assert means["recoveries_tier"] > (0.1 if name == "hyper_committed_stragglers" else 1)
     assert means["recoveries_persistent"] > 0.5
@@ -131,6 +145,8 @@ def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
         assert means["hyper_steps"] > 100
     if name in ("peer_bursts", "async_failing_corrupt"):
         assert 0.25 < means["saves_failed"] / (means["saves"] + means["saves_failed"]) < 0.35
+    if name.startswith("tier_writes"):  # writes in flight when failures came (and at the job's end)
+        assert means["saves_aborted"] > 5
 
 
 @pytest.mark.parametrize("name", sorted(COMMITTED))
@@ -210,7 +226,7 @@ def test_groups_spread_over_failure_domains_survive_a_domain_and_groups_inside_o
 def tier_specs(draw):
     """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing), on
     servers or not, with a local or a peer tier at a divisor of their checkpoint interval, its own loads found
-    corrupt or not."""
+    corrupt or not, its saves failing or written after their blocking or neither."""
     s = draw(mixed_specs(st.sampled_from([None, None, BURSTS, DOMAINS, Servers(burst_per_day=20.0,
                                                                                   burst_domain=2)])))
     assume(s.ckpt_interval_steps > 1)
@@ -220,9 +236,12 @@ def tier_specs(draw):
     if kind == "peer" and n and n % (copies * jump):
         kind, copies, jump = "local", 1, 1
     corrupt = draw(st.sampled_from([0.0, 0.0, 0.5]))
+    fails = draw(st.sampled_from([0.0, 0.0, 0.3]))
+    # its saves written after their blocking, where that combines (spec.REFUSED)
+    writes = 0.0 if fails or s.committed_sdc is not None or any(c.jit for c in s.causes) else \
+        draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
-                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt,
-                                      draw(st.sampled_from([0.0, 0.0, 0.3]))))
+                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes))
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,
