@@ -215,6 +215,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         jit_end = pos[Pos.jit_end]  # a just-in-time save beside a memory tier (State.jit_end)
         # a memory tier's save in flight: when its write ends (0: none), its job step
         twend, twstep = pos[Pos.tier_write_end], pos[Pos.tier_write_step]
+        twfail = pos[Pos.tier_write_fails] != 0  # ... whether it fails (drawn at its save)
         # elastic replica groups: each group's rejoin time (0: running), the groups out, the first rejoin among them
         rj = seg(aux, ints, PI.aux_rejoin)
         down, rmin = 0, NEVER
@@ -294,7 +295,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                     step_us, hw, keep, 0, plast, M, pclean)
             if twend and twend <= t:  # ... and a memory tier's
-                last, clean, pending, hw = _tier_durable(tot, twstep, last, clean, pending, hw, step_us, 0)
+                last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, 0)
                 twend = 0
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
@@ -625,7 +626,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if mk and twriting:  # one write in flight per tier: the save waits for it, which makes it durable
                         tkw = max(twend - (t1 + (val_us if val else 0)), 0)
                         cost += tkw
-                        if twstep > last_u:  # a rollback now goes back to it
+                        if twstep > last_u and not twfail:  # a rollback now goes back to it
                             last_u = twstep
                             mem_t = last_u > plast_u
                             ld = mem_load if mem_t else ld
@@ -1100,7 +1101,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                         step_us, hw, keep, ckw, plast, M, pclean)
                 if mk and twend:  # ... a memory tier's
-                    last, clean, pending, hw = _tier_durable(tot, twstep, last, clean, pending, hw, step_us, tkw)
+                    last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us,
+                                                             tkw)
                     twend = 0
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
@@ -1138,12 +1140,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last = q
                         if M:
                             plast = q
+                elif mk and tw_us:  # a memory tier's save with a write: a rollback target once written (unless it
+                    # fails: its write ends without a copy)
+                    tot[Tot.checkpoint_us] += mem_us
+                    twend, twstep, twfail = t - endw + tw_us, q, mkf
                 elif mk and mkf:  # a memory tier's save that failed: paid, the tier's copy before it stays
                     tot[Tot.tier_saves_failed] += 1
                     tot[Tot.checkpoint_us] += mem_us
-                elif mk and tw_us:  # a memory tier's save with a write: a rollback target once written
-                    tot[Tot.checkpoint_us] += mem_us
-                    twend, twstep = t - endw + tw_us, q
                 elif mk:  # a memory tier's save: a rollback target, the steps before it committed
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
@@ -1249,7 +1252,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                             step_us, hw, keep, ckw, plast, M, pclean)
                     if mk and twend:  # ... a memory tier's
-                        last, clean, pending, hw = _tier_durable(tot, twstep, last, clean, pending, hw, step_us, tkw)
+                        last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw,
+                                                                 step_us, tkw)
                         twend = 0
                     tot[Tot.checkpoint_us] += mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
@@ -1321,7 +1325,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
         pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
-        pos[Pos.tier_write_end], pos[Pos.tier_write_step] = twend, twstep
+        pos[Pos.tier_write_end], pos[Pos.tier_write_step], pos[Pos.tier_write_fails] = twend, twstep, \
+            1 if twfail else 0
         pos[Pos.write_fails], pos[Pos.save_draws] = 1 if wfail else 0, sfi
         pos[Pos.corrupt_draws], pos[Pos.hw] = cri, hw
         pos[Pos.persist_last], pos[Pos.load_end] = plast, load_end
@@ -1372,13 +1377,16 @@ def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_co
 
 
 @njit()
-def _tier_durable(tot, twstep, last, clean, pending, hw, step_us, wait):
+def _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, wait):
     """A memory tier's save in flight (of job step ``twstep``) written, after the job waited ``wait`` us for it
     (checkpoint time): counted, and the tier's copy, a rollback target with its steps committed, unless a persistent
-    checkpoint made since is newer (reference semantics: committed SDCs refuse the tier's writes). Returns (last,
-    clean, pending, hw)."""
+    checkpoint made since is newer (reference semantics: committed SDCs refuse the tier's writes); one that fails
+    (``twfail``) counted and nothing else. Returns (last, clean, pending, hw)."""
     tot[Tot.checkpoint_us] += wait
     tot[Tot.checkpoint_wait_us] += wait
+    if twfail:
+        tot[Tot.tier_saves_failed] += 1
+        return last, clean, pending, hw
     tot[Tot.tier_saves] += 1
     if twstep > last:
         pending, hw = _commit(tot, twstep, last, hw, pending, step_us)

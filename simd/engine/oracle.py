@@ -109,6 +109,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     pclean = tier_clean = 0
     mem_sdc = False
     twend = twstep = 0  # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends, its step
+    twfail = False  # ... whether it fails
     # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, the rejoin times of
     # those out; the productive share of the uncommitted steps' compute (each step's by the groups that ran it)
     E, rejoins, pend = plan.elastic_groups, [], 0
@@ -183,6 +184,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """A memory tier's save in flight is written: the tier's copy, a rollback target unless a persistent one is
         newer (a persistent save stands for the tier's at its own steps)."""
         nonlocal twend, last, clean, tier_clean
+        twend = 0
+        if twfail:  # its write failed: no rollback target
+            c["tier_failed"] += 1
+            return
         c["tier_saves"] += 1
         if twstep > last:
             last = clean = tier_clean = twstep
@@ -519,7 +524,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             us["ckpt"] += plan.mem_us
             t += plan.mem_us
             if plan.mem_save_fail > 0 and rng.random() < plan.mem_save_fail:  # failed: the tier's copy stays
-                c["tier_failed"] += 1
+                if plan.mem_write_us:  # (its write runs, and fails at its end)
+                    twend, twstep, twfail = t + plan.mem_write_us, cur, True
+                else:
+                    c["tier_failed"] += 1
             elif corrupted and not committed:  # baked in: roll back (reference semantics)
                 c["sdc_baked"] += 1
                 detected(last)
@@ -528,7 +536,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 mem_sdc, tier_clean, last = True, 0, cur
                 c["tier_saves"] += 1
             elif plan.mem_write_us:  # its write starts: a rollback target once written
-                twend, twstep = t + plan.mem_write_us, cur
+                twend, twstep, twfail = t + plan.mem_write_us, cur, False
             else:
                 last = clean = tier_clean = cur
                 c["tier_saves"] += 1

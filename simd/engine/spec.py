@@ -460,7 +460,6 @@ REFUSED = {
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
     ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
-    ("tier_writes", "tier_save_failure"): "a memory tier's writes that fail are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("stragglers", "stragglers"), ("hyper", "hyper-checkpointing"),

@@ -207,6 +207,7 @@ class State:
     # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends (us; 0: none), its job step
     tier_write_end: int = 0
     tier_write_step: int = 0
+    tier_write_fails: bool = False  # ... whether it fails (MemoryTier.save_failure, drawn at its save)
     # elastic replica groups (Plan.elastic_groups; () off): per group 0 while it runs, else the simulated time (us)
     # from which it rejoins (at the start of the first step from then)
     rejoin: tuple[int, ...] = ()

@@ -112,7 +112,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "in_process_ok": 0, "in_process_failed": 0, "restart_attempts": (), "escalations": 0, "in_process": {},
          "restart_attempts_by_cause": {},  # in-process restarts and crash loops
          "migrations": 0, "migrations_no_standby": 0, "migration": {},  # live migration
-         "tier_saves_aborted": 0, "tier_write_end": 0, "tier_write_step": 0,  # a memory tier's writes
+         "tier_saves_aborted": 0, "tier_write_end": 0, "tier_write_step": 0,
+         "tier_write_fails": False,  # a memory tier's writes
          "degraded_us": 0, "elastic_drops": 0, "elastic_rejoins": 0, "rejoin": (), "elastic": {}}  # elastic groups
 
 

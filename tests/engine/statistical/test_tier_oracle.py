@@ -83,12 +83,13 @@ CONFIGS = {
     "stragglers_causes": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4,
                                       stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)), tier=_tier()),
     # the tier's saves written after their blocking (MemoryTier.write_seconds): a peer tier under bursts whose
-    # writes (200 s) end before its next save (300 s) and whose copy is found corrupt on some loads, SDCs baked in at
-    # its saves; a local tier whose writes (400 s) outlast its interval (4 steps of 60 s: every save waits), beside
-    # asynchronous persistent writes, stragglers and llama3's causes
+    # writes (200 s) end before its next save (300 s), a fifth of them failing at their end, whose copy is found
+    # corrupt on some loads, SDCs baked in at its saves; a local tier whose writes (400 s) outlast its interval (4
+    # steps of 60 s: every save waits), beside asynchronous persistent writes, stragglers and llama3's causes
     "tier_writes_peer_bursts": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.004, servers=BURSTS,
                                             validation_interval_steps=10),
-                                       tier=replace(_tier(), write_seconds=200.0, corrupt_on_load=0.3)),
+                                       tier=replace(_tier(), write_seconds=200.0, corrupt_on_load=0.3,
+                                                    save_failure=0.2)),
     "tier_writes_waiting_async_stragglers": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=6e-4,
                                                          sdc_per_gpu_hour=3e-4, ckpt_interval_steps=20,
                                                          ckpt_write_seconds=500.0, ckpt_write_slowdown=1.2,
@@ -145,6 +146,8 @@ def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
         assert means["hyper_steps"] > 100
     if name in ("peer_bursts", "async_failing_corrupt"):
         assert 0.25 < means["saves_failed"] / (means["saves"] + means["saves_failed"]) < 0.35
+    if name == "tier_writes_peer_bursts":  # (aborted writes not among them)
+        assert 0.15 < means["saves_failed"] / (means["saves"] + means["saves_failed"]) < 0.25
     if name.startswith("tier_writes"):  # writes in flight when failures came (and at the job's end)
         assert means["saves_aborted"] > 5
 
@@ -238,7 +241,7 @@ def tier_specs(draw):
     corrupt = draw(st.sampled_from([0.0, 0.0, 0.5]))
     fails = draw(st.sampled_from([0.0, 0.0, 0.3]))
     # its saves written after their blocking, where that combines (spec.REFUSED)
-    writes = 0.0 if fails or s.committed_sdc is not None or any(c.jit for c in s.causes) else \
+    writes = 0.0 if s.committed_sdc is not None or any(c.jit for c in s.causes) else \
         draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
                                       draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes))
