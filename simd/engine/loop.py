@@ -40,9 +40,10 @@ after its end (``_durable``), and a rollback aborts it.
 
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
-in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end, so each step runs
-with the groups of its start; of each executed step's compute the running groups' share is pending (productive
-once committed) and the rest, with the mode's overhead, degraded. A failure of an elastic cause with enough groups
+in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end (under stragglers
+stepkernel.run stops there), so each step runs with the groups of its start; of each executed step's base compute the
+running groups' share is pending (productive once committed) and the rest, with the mode's overhead, degraded (a drawn
+step's time above the base step time is the straggler bucket's whole). A failure of an elastic cause with enough groups
 left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing.
 
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
