@@ -252,13 +252,15 @@ def llama3_async(args) -> None:
           f"{t_tier / t_plain:5.2f}x   (target <= 1.5x)")
 
 
-RECOVERY_FAMILY = ("llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess")
+RECOVERY_FAMILY = ("llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess",
+                   "llama3-16k-elastic")
 
 
 def llama3_recovery(args) -> None:
     """The recovery family's target (docs/recovery.md): a job of each of the default configuration's recovery
     scenarios (cold restarts by phase, hot spares, live migration on 2,048 servers with warm standbys, in-process
-    restarts; 5% of the failures hangs) costs at most 1.5x one of llama3-16k. Side by side, best of ``--repeat``."""
+    restarts, elastic replica groups; 5% of the failures hangs) costs at most 1.5x one of llama3-16k. Side by side,
+    best of ``--repeat``."""
     config = default_config()
     specs = [config.scenario(n).job_spec() for n in ("llama3-16k", *RECOVERY_FAMILY)]
     (t_plain, j_plain), *rest = side_by_side([lambda s=s: run_job(s) for s in specs], args.repeat)

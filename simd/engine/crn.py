@@ -197,9 +197,10 @@ def shared(plans: Sequence[Plan]) -> bool:
     (the same tables, base step time and slow steps), the same shape of counters and the same streams (one plan's
     words serve them all: a point whose mechanism is off has no stream where another's has one), and no committed
     SDCs (a detector's finding is not on the prefix path), servers (nor their lifetimes), asynchronous saves (a
-    write's slowdown is not in the prefix sums) or a memory tier (its saves are not in the prefix's stretches)."""
+    write's slowdown is not in the prefix sums), a memory tier (its saves are not in the prefix's stretches) or
+    elastic groups (a rejoin ends a segment at a step the prefix path does not look for)."""
     if not plans or not all(p.step_times is not None and not p.committed and not p.servers and not p.write_us
-                            and not p.mem_every for p in plans):
+                            and not p.mem_every and not p.elastic_groups for p in plans):
         return False
     first = plans[0]
 

@@ -40,9 +40,10 @@ after its end (``_durable``), and a rollback aborts it.
 
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
-in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end, so each step runs
-with the groups of its start; of each executed step's compute the running groups' share is pending (productive
-once committed) and the rest, with the mode's overhead, degraded. A failure of an elastic cause with enough groups
+in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end (under stragglers
+stepkernel.run stops there), so each step runs with the groups of its start; of each executed step's base compute the
+running groups' share is pending (productive once committed) and the rest, with the mode's overhead, degraded (a drawn
+step's time above the base step time is the straggler bucket's whole). A failure of an elastic cause with enough groups
 left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing.
 
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
@@ -389,9 +390,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             cut_quiet, k, acc, dsum = False, 0, 0, 0
             if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
                 pd, pb, ph, p0 = prefix
-                if job_g != 0 or g < p0 or committed or write_us or writing or M:
-                    raise ValueError("the prefix path runs a replica's first job without committed SDCs or "
-                                     "asynchronous saves, from a window that covers it")
+                if job_g != 0 or g < p0 or committed or write_us or writing or M or E:
+                    raise ValueError("the prefix path runs a replica's first job without committed SDCs, "
+                                     "asynchronous saves or elastic groups, from a window that covers it")
                 if e - p0 >= len(pd):
                     need = e
                     break
@@ -427,12 +428,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
                 due = deadline - t if corrupted and deadline < NEVER else NEVER
                 slow = max(0, min(n - 1, slow_limit - g))
-                left = wend - t if writing else NEVER
+                left = wend - t if writing else NEVER  # a write's end, or a group's rejoin: the unit is the step in
+                if down:  # whose end (its validation and checkpoint included) it falls; the next step runs with it
+                    left = min(left, rmin - t)
                 if twriting and twend - t < left:  # (a memory tier's write ends first)
                     left = twend - t
                 xh, xl, mq, acc, dsum, how, d, bk, xsum = stepkernel.run(
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
-                    shadow_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm, left, M, mem_us)
+                    shadow_us + ovh_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm, left, M, mem_us)
                 k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
                 used += w_step * k
                 x_at = g + k - (1 if how == stepkernel.FITTED else 0)
@@ -447,7 +450,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 else:
                     n, e = k, g + k
                     ux = d * ppm // 1000000
-                    du, unit_b = d + shadow_us + ux, bk
+                    du, unit_b = d + shadow_us + ovh_us + ux, bk
             else:
                 if corrupted and deadline < NEVER and n > 1:  # a detector's finding before e?
                     budget = deadline - t
@@ -777,7 +780,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             tot[Tot.checkpoint_us] += ux
             tot[Tot.checkpoint_write_us] += ux
             if has_st:
-                tot[Tot.straggler_us] += du - shadow_us - step_us - ux
+                tot[Tot.straggler_us] += du - shadow_us - ovh_us - step_us - ux
                 if slow_ranks and slow_steps < NEVER and e - 1 < slow_limit <= e:
                     tot[Tot.stragglers_replaced] += slow_ranks
             if in_hyper:

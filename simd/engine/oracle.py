@@ -364,12 +364,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if twend and twend <= t:  # ... a memory tier's too
             tier_durable()
         share = d = step_us or durations.of(g + 1)
-        if E:  # the groups healed by the step's start run it; of its compute the groups out's share is degraded,
-            # and the fault-tolerant mode's overhead
+        if E:  # the groups healed by the step's start run it; of its base compute the groups out's share is
+            # degraded, and the fault-tolerant mode's overhead (under stragglers the time above the base step time
+            # is the straggler bucket's whole: the job's step-time distribution, as its hazard, is the whole job's)
             c["rejoins"] += sum(r <= t for r in rejoins)
             rejoins[:] = [r for r in rejoins if r > t]
-            share = d * (E - len(rejoins)) // E
-            us["degraded"] += d - share + plan.elastic_overhead_us
+            share = plan.step_us * (E - len(rejoins)) // E
+            us["degraded"] += plan.step_us - share + plan.elastic_overhead_us
             t += plan.elastic_overhead_us
         pend += share
         cur += 1

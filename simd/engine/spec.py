@@ -462,7 +462,7 @@ REFUSED = {
     ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
-        ("fleet", "a mixed fleet"), ("stragglers", "stragglers"), ("hyper", "hyper-checkpointing"),
+        ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
         ("committed_sdc", "committed SDCs"), ("corrupt_loads", "corrupt loads"), ("memory_tier", "a memory tier"),
         ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"))},
 }

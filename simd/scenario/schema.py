@@ -305,8 +305,8 @@ class Elastic(_Strict):
     samples (the global batch shrinks; the step count, the checkpoints and the validations stay), until the group
     rejoins; a failure that would leave fewer than `min_groups` running takes the cause's ordinary path (restart,
     rollback), after which every group runs. Refused beside servers, a memory tier, committed SDCs, shadow ranks, a
-    fleet, stragglers, hyper-checkpointing, corrupt loads, asynchronous or failing saves and just-in-time saves (not
-    modelled together; live migration needs servers)."""
+    fleet, hyper-checkpointing, corrupt loads, asynchronous or failing saves and just-in-time saves (not modelled
+    together; live migration needs servers)."""
 
     groups: Annotated[int, Field(ge=1, le=65536)]
     """The data-parallel replica groups (a divisor of `n_gpus`): with g of them running, a step's compute is g /

@@ -42,7 +42,8 @@ GROUPS = [
      "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered"),
      "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async"),
      "hang-storm": ("SimdHangTimeHigh", "llama3-16k-hot"),
-     "crash-loop": ("SimdCrashLoopEscalated", "llama3-16k-cold")},
+     "crash-loop": ("SimdCrashLoopEscalated", "llama3-16k-cold"),
+     "elastic-no-rejoin": ("SimdRunningDegraded", "llama3-16k-elastic")},
 ]
 
 

@@ -8,7 +8,7 @@ from specs import spec
 
 from simd.engine import US_PER_SECOND, Cause, advance, new_state, run_job
 from simd.engine.servers import Servers
-from simd.engine.spec import REFUSED, MemoryTier, compile_spec
+from simd.engine.spec import REFUSED, MemoryTier, Stragglers, compile_spec
 
 S = US_PER_SECOND
 # a failure in every step (probability 1 per GPU and step): one cause, noticed at once, restarted in 60 s, that drops
@@ -64,7 +64,7 @@ def test_the_degraded_bucket_only_with_elastic_groups_and_the_job_without_them_u
 def test_combinations_not_modelled_are_refused_naming_both(other):
     with pytest.raises(ValueError, match=r"elastic and \w+ cannot be combined \(elastic replica groups with"):
         compile_spec(spec(elastic_groups=4, **other))
-    assert all(("elastic", o) in REFUSED for o in ("servers", "shadow", "fleet", "stragglers", "hyper",
+    assert all(("elastic", o) in REFUSED for o in ("servers", "shadow", "fleet", "hyper",
                                                     "committed_sdc", "memory_tier", "jit", "async_saves"))
 
 
@@ -87,3 +87,28 @@ def test_a_retarget_brings_the_rejoins_no_later_than_the_new_rejoin_from_now_ali
         tuple(advance(x, 21 * 3600 * S)[0] for x in alone)
     with pytest.raises(ValueError, match="retarget cannot change the elastic replica groups"):
         retarget(states[0], replace(s, elastic_groups=4))
+
+
+def test_under_stragglers_each_drawn_step_splits_its_base_compute_and_pays_the_overhead():
+    """The rejoin case above with each step's duration drawn (stragglers): a step that starts before the rejoin time
+    runs on one group of two (half its base compute degraded), the later ones on both; every step lasts its drawn
+    time plus the mode's overhead (degraded); the time above the base step time is the straggler bucket's whole."""
+    s = replace(EVERY_STEP, hard_per_gpu_hour=0.0, elastic_overhead=0.01, ckpt_seconds=0.0, target_steps=1000,
+                stragglers=Stragglers(jitter_seconds=0.5))
+    state = replace(new_state(s), rejoin=(0, 1000 * S))
+    state, _ = advance(state, 2000 * S)
+    t = state.totals
+    durations = [int(d) for d in state.plan.step_times.durations(0, 400, 0)[0]]
+    base, ovh = 10 * S, S // 10
+    ends, at = [], 0
+    for d in durations:  # each step's end while it fits in the 2,000 s
+        if at + d + ovh > 2000 * S:
+            break
+        at += d + ovh
+        ends.append(at)
+    n = len(ends)
+    before = sum(1 for e in [0, *ends[:-1]] if e < 1000 * S)  # the steps that start before the rejoin
+    assert t.elastic_rejoins == 1 and state.rejoin == (0, 0) and t.steps_executed == n and state.clock == 2000 * S
+    assert t.degraded_us == before * base // 2 + n * ovh
+    assert t.straggler_us == sum(durations[:n]) - n * base
+    assert t.productive_us + state.pending_us == before * base // 2 + (n - before) * base

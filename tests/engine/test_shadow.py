@@ -108,7 +108,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
     cases |= {("elastic", other): replace(elastic, **kw) for other, kw in (
         ("servers", dict(servers=Servers(lifetime="weibull", shape=0.7))), ("shadow", dict(shadow=Shadow(0.5, 0.05))),
         ("fleet", dict(fleet=(Accelerator("a", 512, 2e-4, 1e-4), Accelerator("b", 512, 2e-4, 1e-4)))),
-        ("stragglers", dict(stragglers=Stragglers(0.5, 1, 1.2))), ("hyper", dict(hyper=Hyper(5, 100))),
+        ("hyper", dict(hyper=Hyper(5, 100))),
         ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))),
         ("corrupt_loads", dict(ckpt_corrupt_on_load=0.1, ckpt_retention=2)),
         ("memory_tier", dict(tier=MemoryTier("local", 5, 1.0))),

@@ -68,10 +68,11 @@ ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
 # scenarios added to the default configuration since: every sample of theirs is an addition (the others' values
 # do not change: each scenario runs on streams of its own seed)
 ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async", "llama3-16k-tiered",  # servers; checkpoint tiers
-                   "llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess"}  # recovery paths
+                   "llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess",  # recovery paths
+                   "llama3-16k-elastic"}
 # drills added to the default configuration since (never started in DRIVE: their samples are 0)
 ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage", "rack-outages",
-                "corrupt-checkpoints", "hang-storm", "crash-loop"}  # servers; saves; recovery
+                "corrupt-checkpoints", "hang-storm", "crash-loop", "elastic-no-rejoin"}  # servers; saves; recovery
 
 
 def _added(key: tuple) -> bool:

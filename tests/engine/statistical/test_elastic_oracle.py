@@ -1,7 +1,7 @@
 """Elastic replica groups (recovery.elastic; Cause.elastic, JobSpec.elastic_*): the engine against the per-step
 oracle (means within 4 standard errors, distributions by KS: engine_stats) with groups dropped and rejoining, the
-minimum reached (the cause's ordinary path, every group back), SDCs, loads, in-process restarts and crash loops on
-the ordinary path; any cut of time, and any tick size, giving the same state.
+minimum reached (the cause's ordinary path, every group back), SDCs, loads, stragglers, in-process restarts and crash
+loops on the ordinary path; any cut of time, and any tick size, giving the same state.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
@@ -15,6 +15,8 @@ from specs import llama3_causes, spec
 from support.examples import examples
 from support.partition import check_cuts, horizon_us
 
+from simd.engine.spec import Stragglers
+
 SEEDS = 120
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
 HARDWARE = {"gpu", "network", "host"}  # Llama 3's causes that take a server down
@@ -26,14 +28,16 @@ def _elastic(causes, names=HARDWARE, **kw):
 
 
 # four groups, two must run: the hardware causes drop a group, a rejoin after an hour (replacement and heal), so
-# three failures within it reach the minimum; SDCs baked in and found, loads, the mode's 3% overhead
+# three failures within it reach the minimum; SDCs baked in and found, loads, the mode's 3% overhead, stragglers
+# (each step drawn: a rejoin ends the drawn segment)
 # eight groups, seven must run (one out at a time): every cause drops a group, the failure that finds one out takes
 # the ordinary path (an in-process restart first for software, crash loops of every cause), under the warm strategy
 CONFIGS = {
     "rejoin_and_minimum": spec(target_steps=1500, hard_per_gpu_hour=1e-3, sdc_per_gpu_hour=2e-4,
                                ckpt_interval_steps=50, validation_interval_steps=40, ckpt_load_seconds=LOAD,
                                causes=_elastic(llama3_causes()), elastic_groups=4, elastic_min_groups=2,
-                               elastic_replace_seconds=1800.0, elastic_heal_seconds=1800.0, elastic_overhead=0.03),
+                               elastic_replace_seconds=1800.0, elastic_heal_seconds=1800.0, elastic_overhead=0.03,
+                               stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
     "one_out_at_a_time": spec(target_steps=1500, hard_per_gpu_hour=1e-3, ckpt_load_seconds=LOAD,
                               causes=_elastic(llama3_causes("warm"), EVERY, in_process={"software"},
                                               crash_loop=EVERY),
@@ -62,7 +66,7 @@ def test_engine_matches_the_per_step_loop_with_elastic_groups(name):
 @st.composite
 def elastic_specs(draw):
     """Short jobs with elastic groups: any groups and minimum, some causes elastic, rejoins short and long, SDCs,
-    validations, loads, in-process restarts and crash loops on the ordinary path."""
+    validations, loads, in-process restarts and crash loops on the ordinary path, a quarter under stragglers."""
     causes = llama3_causes(draw(st.sampled_from(["cold", "warm"])))
     n = len(causes)
     el = draw(st.lists(st.booleans(), min_size=n, max_size=n))
@@ -81,7 +85,8 @@ def elastic_specs(draw):
                 elastic_min_groups=draw(st.integers(1, groups)),
                 elastic_replace_seconds=draw(st.sampled_from([0.0, 55.0, 3600.0])),
                 elastic_heal_seconds=draw(st.sampled_from([0.0, 7.0, 900.0])),
-                elastic_overhead=draw(st.sampled_from([0.0, 0.013, 0.5])))
+                elastic_overhead=draw(st.sampled_from([0.0, 0.013, 0.5])),
+                stragglers=draw(st.sampled_from([None, None, None, Stragglers(0.5, 2, 1.5, 100)])))
 
 
 @settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
