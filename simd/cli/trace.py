@@ -59,40 +59,26 @@ def _replicas(text: str) -> int:
 def _columns(text: str) -> dict[str, str]:
     """--columns NAME=COLUMN,...: simd's name of a CSV column (simd.traces.log.COLUMNS) -> the file's."""
     from simd.quoting import quoted
-    from simd.traces.log import COLUMNS
+    from simd.traces.log import columns_map
 
-    out: dict[str, str] = {}
-    for pair in text.split(","):
-        name, eq, theirs = (x.strip() for x in pair.partition("="))
-        if not eq:
-            raise ValueError(f"expected NAME=COLUMN pairs separated by commas, got {quoted(text)}")
-        if name.lower() not in COLUMNS:
-            raise ValueError(f"{quoted(name)} is not a column simd reads ({', '.join(COLUMNS)})")
-        if name.lower() in out:
-            raise ValueError(f"{name.lower()} is named twice")
-        if not theirs:
-            raise ValueError(f"{name.lower()}= names no column")
-        out[name.lower()] = theirs
-    return out
+    pairs = [tuple(x.strip() for x in pair.partition("=")) for pair in text.split(",")]
+    if any(not eq for _, eq, _ in pairs):
+        raise ValueError(f"expected NAME=COLUMN pairs separated by commas, got {quoted(text)}")
+    return columns_map((name, theirs) for name, _, theirs in pairs)
 
 
 def _timezone(text: str):
-    """--timezone: an IANA zone of the system's tz database (zoneinfo), UTC, or a fixed offset such as +05:30."""
-    import datetime
-    import re
-    import zoneinfo
+    """--timezone: simd.traces.log.zone's (a scenario's replay.timezone reads it the same way)."""
+    from simd.traces.log import zone
 
-    from simd.quoting import quoted
+    return zone(text)
 
-    if m := re.fullmatch(r"([+-])(\d\d):?(\d\d)", text.strip()):
-        minutes = int(m[2]) * 60 + int(m[3])
-        if minutes < 24 * 60:
-            return datetime.timezone(datetime.timedelta(minutes=minutes if m[1] == "+" else -minutes))
-    try:
-        return zoneinfo.ZoneInfo(text.strip())
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ValueError(f"{quoted(text)} is not a time zone of the system's tz database (e.g. Europe/Berlin, UTC) "
-                         "nor an offset such as +05:30") from None
+
+def _time_format(text: str) -> str:
+    """--time-format: simd.traces.log.time_format's (as a scenario's replay.time_format)."""
+    from simd.traces.log import time_format
+
+    return time_format(text)
 
 
 FORMAT_HELP = "InfiniteHBD's JSON, a CSV of events (time,server,event,class) or of faults (start,end,server,class)"
@@ -105,6 +91,9 @@ def _format_flags(p) -> None:
     p.add_argument("--timezone", type=checked(_timezone),
                    help="the zone of a CSV's dates without an offset: a tz database name (Europe/Berlin) or an "
                         "offset (+05:30); default UTC")
+    p.add_argument("--time-format", type=checked(_time_format),
+                   help="a strptime format every time of a CSV is read with, e.g. '%%m/%%d/%%Y %%H:%%M' (LANL's "
+                        "6/21/2005 10:54); default: seconds or ISO 8601")
 
 
 def add_commands(sub) -> None:
@@ -159,7 +148,7 @@ def cmd_stats(args) -> int:
         except OSError as exc:
             return _fail(STATS, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     try:
-        log = load(args.file, args.columns, args.timezone)
+        log = load(args.file, args.columns, args.timezone, args.time_format)
         result = stats(log, args.servers, args.burst_seconds, over_time=True)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
@@ -241,6 +230,27 @@ def _refused(text: str) -> str | None:
     return None
 
 
+def _replay(args) -> dict:
+    """The written scenario's servers.replay of the log: its path from the folder of --out (without it, as given:
+    from the working directory, where `> my.yaml` writes), the cluster's servers and the options it was read with
+    (their names and meanings the flags')."""
+    import os
+
+    from simd.traces.log import zone_name
+
+    path = args.file
+    if args.out and not os.path.isabs(path):
+        path = os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(args.out)))
+    out = {"log": path, "servers": args.servers}
+    if args.columns:
+        out["columns"] = args.columns
+    if args.timezone is not None:
+        out["timezone"] = zone_name(args.timezone)
+    if args.time_format:
+        out["time_format"] = args.time_format
+    return out
+
+
 def cmd_fit(args) -> int:
     import dataclasses
     from pathlib import Path
@@ -269,13 +279,13 @@ def cmd_fit(args) -> int:
         except OSError as exc:
             return _fail(FIT, f"--plots {args.plots}: cannot write there: {exc.strerror or exc}")
     try:
-        log = load(args.file, args.columns, args.timezone)
+        log = load(args.file, args.columns, args.timezone, args.time_format)
         result = fit(log, args.servers, args.burst_seconds)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
             _fail(FIT, f"{args.file}: {line}")
         return EXIT_USAGE
-    text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds))
+    text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds), _replay(args))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
     g = goodness(result, log, args.replicas, curves=bool(args.plots)) if args.replicas else None

@@ -71,9 +71,13 @@ FITTED_KEYS = ("failures.hard_per_gpu_hour", "servers.lifetime.shape", "servers.
                "servers.repair.automatic.components[].time.sigma", "servers.rate_schedule[].multiplier")
 
 
-def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None) -> str:
+def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None,
+                  replay: dict | None = None) -> str:
     """The scenario file (YAML with comments). ``bounds``: the range the schema accepts for each of
-    :data:`FITTED_KEYS`; a fitted value outside it is written at the bound, its comment saying so."""
+    :data:`FITTED_KEYS`; a fitted value outside it is written at the bound, its comment saying so. ``replay``: the
+    ``servers.replay`` that replays the log itself (its ``log`` path from the written file's folder, and the
+    ``columns``, ``timezone`` and ``time_format`` it was read with), written as a comment to put in place of the
+    fitted lifetimes."""
     bounds = bounds or {}
 
     def value(key: str, x: float, spec: str) -> tuple[str, str]:
@@ -188,7 +192,23 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         lines += [f"      # repairs: exponential, mean {_ci(f.repair_mean_days)} days",
                   "      repair:",
                   f"        automatic: {{distribution: exponential, mean_seconds: {mean}}}" + comment(note)]
+    if replay:
+        lines += ["      # to replay the log itself instead (docs/traces.md, \"Replay\"): this line in place of "
+                  "lifetime, regimes,",
+                  "      # rate_schedule, rates and bursts (the log has its own), the log's path from this file's "
+                  "folder:",
+                  "      # replay: " + flow(replay)]
     return "\n".join(lines) + "\n"
+
+
+def flow(value) -> str:
+    """A value as YAML flow text: a mapping's keys plain (simd's names), its strings double-quoted as JSON (valid
+    YAML, any character escaped)."""
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {flow(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def _pieces(f: Fit) -> str:
