@@ -11,7 +11,7 @@ import sys
 from simd.cli.common import EXIT_USAGE, checked, positive_int
 
 MAX_SERVERS = 1 << 20  # a cluster's servers (--servers): beyond any log simd reads (the cap keeps a typo cheap)
-STATS, FIT = "simd trace stats", "simd trace fit"
+STATS, FIT, CHECK = "simd trace stats", "simd trace fit", "simd trace check"
 
 
 def _fail(prog: str, message: str, code: int = EXIT_USAGE) -> int:
@@ -53,6 +53,13 @@ def _replicas(text: str) -> int:
     n = int(text) if text.strip().isdigit() else -1
     if not 0 <= n <= 10_000:
         raise ValueError(f"must be a whole number from 0 to 10000, got {text!r}")
+    return n
+
+
+def _positive_replicas(text: str) -> int:
+    n = _replicas(text)
+    if not n:
+        raise ValueError("must be at least 1")
     return n
 
 
@@ -134,7 +141,30 @@ def add_commands(sub) -> None:
     f.add_argument("--plots", help="also write the goodness of fit as PNGs in this directory (created if missing): "
                                    "the gaps, the faults per server and the repair times of the log against the "
                                    "fitted model's")
+    f.add_argument("--until", metavar="WHEN",
+                   help="fit the part of the log before WHEN only: days since its start, or a date read as its "
+                        "times (simd trace check LOG --from WHEN then compares the rest)")
     f.set_defaults(func=cmd_fit)
+
+    c = tsub.add_parser("check", help="a scenario's server model against a fault log (or its part from --from on): "
+                        "the goodness-of-fit table of simd trace fit")
+    c.add_argument("config", help="the scenario file (simd trace fit's, or any whose servers a synthetic log "
+                                  "simulates)")
+    c.add_argument("file", help=FORMAT_HELP)
+    _format_flags(c)
+    c.add_argument("--servers", type=checked(_servers), required=True,
+                   help="the log's cluster: its servers (a log names only those that failed)")
+    c.add_argument("--scenario", help="the scenario of the file to check (default: its only one)")
+    c.add_argument("--from", dest="after", metavar="WHEN",
+                   help="compare the part of the log from WHEN on (days since its start, or a date read as its "
+                        "times): the model simulated over the log's whole span, the same part read out of each "
+                        "synthetic log")
+    c.add_argument("--burst-seconds", type=checked(_seconds), default=0.0,
+                   help="faults starting at most this long after the one before form a burst (default 0)")
+    c.add_argument("--replicas", type=checked(_positive_replicas), default=200,
+                   help="synthetic logs of the scenario's model (default 200)")
+    c.add_argument("--json", action="store_true", help="the rows as one JSON object")
+    c.set_defaults(func=cmd_check)
 
 
 def cmd_stats(args) -> int:
@@ -257,7 +287,7 @@ def cmd_fit(args) -> int:
 
     from simd import regularfile
     from simd.traces.fit import fit
-    from simd.traces.log import LogError, load
+    from simd.traces.log import LogError, before, load, when
     from simd.traces.scenario import Job, budget_note, goodness, goodness_table, job_text, scenario_text
 
     if args.n_gpus is not None and args.n_gpus % args.gpus_per_server:
@@ -280,6 +310,11 @@ def cmd_fit(args) -> int:
             return _fail(FIT, f"--plots {args.plots}: cannot write there: {exc.strerror or exc}")
     try:
         log = load(args.file, args.columns, args.timezone, args.time_format)
+        if args.until is not None:
+            try:
+                log = before(log, when(args.until, log, args.timezone, args.time_format))
+            except ValueError as exc:
+                return _fail(FIT, f"--until: {exc}")
         result = fit(log, args.servers, args.burst_seconds)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
@@ -332,6 +367,59 @@ def cmd_fit(args) -> int:
             print(f"wrote {path}", file=sys.stderr)
     elif args.plots:
         print(f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)", file=sys.stderr)
+    return 0
+
+
+def cmd_check(args) -> int:
+    from simd.scenario import ConfigError, load_config
+    from simd.traces.log import LogError, load, when
+    from simd.traces.scenario import budget_note, check, goodness_table, model_of
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return _fail(CHECK, f"{args.config}: {exc.errors[0] if exc.errors else exc}")
+    scenarios = config.all_scenarios
+    chosen = [s for s in scenarios if args.scenario in (None, s.name)]
+    if len(chosen) != 1:
+        from simd.quoting import quoted
+
+        return _fail(CHECK, f"{args.config}: no scenario named {quoted(args.scenario)}" if not chosen else
+                     f"{args.config} has {len(chosen)} scenarios: --scenario names the one to check")
+    scenario = chosen[0]
+    try:
+        model = model_of(scenario, args.servers)
+    except ValueError as exc:
+        return _fail(CHECK, f"{args.config}: {exc}")
+    try:
+        log = load(args.file, args.columns, args.timezone, args.time_format)
+    except LogError as exc:
+        for line in exc.errors:
+            _fail(CHECK, f"{args.file}: {line}")
+        return EXIT_USAGE
+    if args.servers < len(log.servers):
+        return _fail(CHECK, f"--servers {args.servers} is fewer than the {len(log.servers)} servers the log names")
+    after = 0.0
+    if args.after is not None:
+        try:
+            after = when(args.after, log, args.timezone, args.time_format)
+        except ValueError as exc:
+            return _fail(CHECK, f"--from: {exc}")
+    g = check(model, log, args.servers, args.replicas, after, args.burst_seconds)
+    part = f"from day {after / 86400:.4g} to its end ({log.span_days - after / 86400:.4g} days)" if after else \
+        f"whole ({log.span_days:.4g} days)"
+    if args.json:
+        print(json.dumps({"scenario": scenario.name, "from_day": after / 86400, "span_days": log.span_days,
+                          "goodness": [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r,
+                                                strict=True)) for r in g.rows],
+                          "goodness_budget": {"faults_per_log": g.budget, "logs_stopped": g.stopped}}))
+        return 0
+    print(f"the log {part} against {args.replicas} synthetic logs of scenario {scenario.name}'s server model "
+          f"(its servers new at the log's start, over the log's whole span, read over the same part):")
+    if g.rows:
+        print(goodness_table(g.rows))
+    if note := budget_note(g):
+        print(note)
     return 0
 
 

@@ -38,7 +38,7 @@ import csv
 import io
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
@@ -87,6 +87,7 @@ class FaultLog:
     faults: tuple[Fault, ...]  # by start time (ties: the log's order)
     span_seconds: float  # from the log's start (time 0) to its last event
     source: str  # "infinitehbd" or "csv"
+    origin: float | None = None  # a log of dates: its time 0 (its first event) as POSIX seconds; None: of seconds
 
     @property
     def span_days(self) -> float:
@@ -288,7 +289,8 @@ def _csv(text: str, columns: dict[str, str], times: _Times) -> FaultLog:
         header = [renamed.get(i, "" if h in columns else h) for i, h in enumerate(header)]
     if ("start" in header or "end" in header) and "event" not in header:
         return _rows(rows, header, times)
-    return _pair(_events(rows, header, times), "csv")
+    events, origin = _events(rows, header, times)
+    return replace(_pair(events, "csv"), origin=origin)
 
 
 def _data_rows(rows, header: list[str], errors: list[str], events: list):
@@ -346,8 +348,10 @@ def _events(rows, header: list[str], times: _Times) -> list[tuple]:
     return _from_first(events, origin_iso)
 
 
-def _from_first(events: list[tuple], iso: bool | None) -> list[tuple]:
-    """Events whose times are ISO instants (POSIX seconds) counted from the first; checked against MAX_DAYS."""
+def _from_first(events: list[tuple], iso: bool | None) -> tuple[list[tuple], float | None]:
+    """(events whose times are dates (POSIX seconds) counted from the first, checked against MAX_DAYS; the first's
+    POSIX seconds, None for times in seconds)."""
+    first = None
     if iso and events:
         first = min(e[2] for e in events)
         events = [(w, s, t - first, k, ty) for w, s, t, k, ty in events]
@@ -355,7 +359,7 @@ def _from_first(events: list[tuple], iso: bool | None) -> list[tuple]:
                   if t > MAX_SECONDS][:MAX_ERRORS]
         if errors:
             raise LogError(errors)
-    return events
+    return events, first
 
 
 def _rows(rows, header: list[str], times: _Times) -> FaultLog:
@@ -399,7 +403,7 @@ def _rows(rows, header: list[str], times: _Times) -> FaultLog:
         raise LogError(errors)
     if not events:
         raise LogError(["the log has no events"])
-    events = _from_first(events, origin_iso)
+    events, origin = _from_first(events, origin_iso)
     faults, servers = [], {}
     for i in sorted(range(0, len(events)), key=lambda i: events[i][2]):  # servers named in the order of time
         where, name, t, start, kind = events[i]
@@ -408,7 +412,7 @@ def _rows(rows, header: list[str], times: _Times) -> FaultLog:
             end = events[i + 1][2] if i + 1 < len(events) and not events[i + 1][3] else None
             faults.append((t, i, Fault(s, t, end, *kind)))
     faults.sort(key=lambda f: f[:2])  # by start (ties: the file's order)
-    return FaultLog(tuple(servers), tuple(f for _, _, f in faults), max(e[2] for e in events), "csv")
+    return FaultLog(tuple(servers), tuple(f for _, _, f in faults), max(e[2] for e in events), "csv", origin)
 
 
 def _time(t: str, times: _Times) -> tuple[float | str | None, bool]:
@@ -450,6 +454,38 @@ def _days(v) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_DAYS:  # (NaN fails the test)
         return None
     return float(v) * DAY
+
+
+# --- a part of a log ---------------------------------------------------------------------------------------
+
+def when(text: str, log: FaultLog, timezone: tzinfo | None = None, time_format: str | None = None) -> float:
+    """A time of ``log`` as seconds since its start (ValueError: one line): a number of days since the start, or, for a
+    log of dates, a date read as its times are (``time_format``, else ISO 8601; without an offset in ``timezone``),
+    strictly inside the log's span."""
+    try:
+        seconds = float(text) * DAY
+    except ValueError:
+        if log.origin is None:
+            raise ValueError(f"{quoted(text)} is not a number of days since the log's start (its times are not "
+                             "dates)") from None
+        times = _Times(timezone or UTC, None, "cli")
+        seconds, _ = _time(text, replace(times, format=time_format)) if time_format else (None, True)
+        if not isinstance(seconds, float):
+            seconds, _ = _time(text, times)
+        if not isinstance(seconds, float):
+            raise ValueError(f"expected days since the log's start or a date, got {quoted(text)}") from None
+        seconds -= log.origin
+    if not 0 < seconds < log.span_seconds:  # (NaN fails the test)
+        raise ValueError(f"{quoted(text)} is not inside the log's span (0 to {log.span_days:.6g} days)")
+    return seconds
+
+
+def before(log: FaultLog, seconds: float) -> FaultLog:
+    """The part of ``log`` before ``seconds`` (since its start): its faults starting before, a repair ending after
+    open, its span that long."""
+    faults = tuple(f if f.end is None or f.end <= seconds else replace(f, end=None) for f in log.faults
+                   if f.start < seconds)
+    return replace(log, faults=faults, span_seconds=seconds)
 
 
 # --- pairing ------------------------------------------------------------------------------------------------
