@@ -456,6 +456,9 @@ def model_of(scenario, servers: int):
 
     s = scenario.servers
     n_gpus = scenario.n_gpus
+    if scenario.fleet is not None:  # (GPU types of their own rates: no servers' model to compare)
+        raise ValueError(f"scenario {scenario.name}: fleet: not in the model a synthetic log simulates (the one simd "
+                         "trace fit writes)")
     g = s.gpus_per_server if s is not None else 8
     rate = scenario.failures.hard_per_gpu_hour * g * 24.0  # per server-day
     if rate <= 0:
