@@ -190,16 +190,19 @@ MAX_FORMAT = 100  # a time format's characters (LANL's "%m/%d/%Y %H:%M" has 14)
 
 def time_format(text: str) -> str:
     """A strptime format for a log's dates, checked (ValueError: one line): at most MAX_FORMAT characters, a
-    directive at least, and one that reads back a time it writes (an unknown directive such as ``%Q`` does not)."""
+    directive at least, and one that reads back the date and time to the minute it writes (an unknown directive
+    such as ``%Q`` does not, nor a format without the year, the day or the hour)."""
     if len(text) > MAX_FORMAT or "%" not in text:
         raise ValueError(f"expected a strptime format of at most {MAX_FORMAT} characters such as "
                          f"'%m/%d/%Y %H:%M', got {quoted(text)}")
-    sample = datetime(2005, 6, 21, 10, 54, 30, tzinfo=UTC)
+    sample = datetime(2005, 6, 21, 15, 54, tzinfo=UTC)  # (seconds 0: a format may leave them out)
     try:
-        datetime.strptime(sample.strftime(text), text)
+        same = datetime.strptime(sample.strftime(text), text).replace(tzinfo=None) == sample.replace(tzinfo=None)
     except (ValueError, TypeError):
-        raise ValueError(f"{quoted(text)} is not a strptime format that reads back the times it writes "
-                         "(directives: %Y %m %d %H %M %S %b %p %z ...)") from None
+        same = False
+    if not same:  # an unknown directive, or a format without the day or the time of day (%H:%M alone)
+        raise ValueError(f"{quoted(text)} is not a strptime format that reads back the date and time it writes "
+                         "(directives: %Y %m %d %H %M %S %b %p %z ...)")
     return text
 
 

@@ -104,6 +104,8 @@ def test_lanl_dates_read_through_a_time_format_as_the_iso_dates_they_are(tmp_pat
     ({"timezone": "Mars/Olympus"}, ("--timezone", "Mars/Olympus"),
      {"both": "'Mars/Olympus' is not a time zone of the system's tz database"}),
     ({"time_format": "%Q"}, ("--time-format", "%Q"), {"both": "'%Q' is not a strptime format that reads back"}),
+    ({"time_format": "%H:%M"}, ("--time-format", "%H:%M"),
+     {"both": "'%H:%M' is not a strptime format that reads back the date and time it writes"}),
     ({"time_format": "no directive"}, ("--time-format", "no directive"),
      {"both": "expected a strptime format of at most 100 characters such as '%m/%d/%Y %H:%M', got 'no directive'"}),
     ({"columns": dict(p.split("=") for p in COLUMNS.split(",")), "time_format": LANL},
