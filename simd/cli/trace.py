@@ -11,7 +11,7 @@ import sys
 from simd.cli.common import EXIT_USAGE, checked, positive_int
 
 MAX_SERVERS = 1 << 20  # a cluster's servers (--servers): beyond any log simd reads (the cap keeps a typo cheap)
-STATS, FIT = "simd trace stats", "simd trace fit"
+STATS, FIT, CHECK = "simd trace stats", "simd trace fit", "simd trace check"
 
 
 def _fail(prog: str, message: str, code: int = EXIT_USAGE) -> int:
@@ -56,43 +56,36 @@ def _replicas(text: str) -> int:
     return n
 
 
+def _positive_replicas(text: str) -> int:
+    n = _replicas(text)
+    if not n:
+        raise ValueError("must be at least 1")
+    return n
+
+
 def _columns(text: str) -> dict[str, str]:
     """--columns NAME=COLUMN,...: simd's name of a CSV column (simd.traces.log.COLUMNS) -> the file's."""
     from simd.quoting import quoted
-    from simd.traces.log import COLUMNS
+    from simd.traces.log import columns_map
 
-    out: dict[str, str] = {}
-    for pair in text.split(","):
-        name, eq, theirs = (x.strip() for x in pair.partition("="))
-        if not eq:
-            raise ValueError(f"expected NAME=COLUMN pairs separated by commas, got {quoted(text)}")
-        if name.lower() not in COLUMNS:
-            raise ValueError(f"{quoted(name)} is not a column simd reads ({', '.join(COLUMNS)})")
-        if name.lower() in out:
-            raise ValueError(f"{name.lower()} is named twice")
-        if not theirs:
-            raise ValueError(f"{name.lower()}= names no column")
-        out[name.lower()] = theirs
-    return out
+    pairs = [tuple(x.strip() for x in pair.partition("=")) for pair in text.split(",")]
+    if any(not eq for _, eq, _ in pairs):
+        raise ValueError(f"expected NAME=COLUMN pairs separated by commas, got {quoted(text)}")
+    return columns_map((name, theirs) for name, _, theirs in pairs)
 
 
 def _timezone(text: str):
-    """--timezone: an IANA zone of the system's tz database (zoneinfo), UTC, or a fixed offset such as +05:30."""
-    import datetime
-    import re
-    import zoneinfo
+    """--timezone: simd.traces.log.zone's (a scenario's replay.timezone reads it the same way)."""
+    from simd.traces.log import zone
 
-    from simd.quoting import quoted
+    return zone(text)
 
-    if m := re.fullmatch(r"([+-])(\d\d):?(\d\d)", text.strip()):
-        minutes = int(m[2]) * 60 + int(m[3])
-        if minutes < 24 * 60:
-            return datetime.timezone(datetime.timedelta(minutes=minutes if m[1] == "+" else -minutes))
-    try:
-        return zoneinfo.ZoneInfo(text.strip())
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ValueError(f"{quoted(text)} is not a time zone of the system's tz database (e.g. Europe/Berlin, UTC) "
-                         "nor an offset such as +05:30") from None
+
+def _time_format(text: str) -> str:
+    """--time-format: simd.traces.log.time_format's (as a scenario's replay.time_format)."""
+    from simd.traces.log import time_format
+
+    return time_format(text)
 
 
 FORMAT_HELP = "InfiniteHBD's JSON, a CSV of events (time,server,event,class) or of faults (start,end,server,class)"
@@ -105,6 +98,9 @@ def _format_flags(p) -> None:
     p.add_argument("--timezone", type=checked(_timezone),
                    help="the zone of a CSV's dates without an offset: a tz database name (Europe/Berlin) or an "
                         "offset (+05:30); default UTC")
+    p.add_argument("--time-format", type=checked(_time_format),
+                   help="a strptime format every time of a CSV is read with, e.g. '%%m/%%d/%%Y %%H:%%M' (LANL's "
+                        "6/21/2005 10:54); default: seconds or ISO 8601")
 
 
 def add_commands(sub) -> None:
@@ -145,7 +141,30 @@ def add_commands(sub) -> None:
     f.add_argument("--plots", help="also write the goodness of fit as PNGs in this directory (created if missing): "
                                    "the gaps, the faults per server and the repair times of the log against the "
                                    "fitted model's")
+    f.add_argument("--until", metavar="WHEN",
+                   help="fit the part of the log before WHEN only: days since its start, or a date read as its "
+                        "times (simd trace check LOG --from WHEN then compares the rest)")
     f.set_defaults(func=cmd_fit)
+
+    c = tsub.add_parser("check", help="a scenario's server model against a fault log (or its part from --from on): "
+                        "the goodness-of-fit table of simd trace fit")
+    c.add_argument("config", help="the scenario file (simd trace fit's, or any whose servers a synthetic log "
+                                  "simulates)")
+    c.add_argument("file", help=FORMAT_HELP)
+    _format_flags(c)
+    c.add_argument("--servers", type=checked(_servers), required=True,
+                   help="the log's cluster: its servers (a log names only those that failed)")
+    c.add_argument("--scenario", help="the scenario of the file to check (default: its only one)")
+    c.add_argument("--from", dest="after", metavar="WHEN",
+                   help="compare the part of the log from WHEN on (days since its start, or a date read as its "
+                        "times): the model simulated over the log's whole span, the same part read out of each "
+                        "synthetic log")
+    c.add_argument("--burst-seconds", type=checked(_seconds), default=0.0,
+                   help="faults starting at most this long after the one before form a burst (default 0)")
+    c.add_argument("--replicas", type=checked(_positive_replicas), default=200,
+                   help="synthetic logs of the scenario's model (default 200)")
+    c.add_argument("--json", action="store_true", help="the rows as one JSON object")
+    c.set_defaults(func=cmd_check)
 
 
 def cmd_stats(args) -> int:
@@ -159,7 +178,7 @@ def cmd_stats(args) -> int:
         except OSError as exc:
             return _fail(STATS, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     try:
-        log = load(args.file, args.columns, args.timezone)
+        log = load(args.file, args.columns, args.timezone, args.time_format)
         result = stats(log, args.servers, args.burst_seconds, over_time=True)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
@@ -241,13 +260,34 @@ def _refused(text: str) -> str | None:
     return None
 
 
+def _replay(args) -> dict:
+    """The written scenario's servers.replay of the log: its path from the folder of --out (without it, as given:
+    from the working directory, where `> my.yaml` writes), the cluster's servers and the options it was read with
+    (their names and meanings the flags')."""
+    import os
+
+    from simd.traces.log import zone_name
+
+    path = args.file
+    if args.out and not os.path.isabs(path):
+        path = os.path.relpath(os.path.abspath(path), os.path.dirname(os.path.abspath(args.out)))
+    out = {"log": path, "servers": args.servers}
+    if args.columns:
+        out["columns"] = args.columns
+    if args.timezone is not None:
+        out["timezone"] = zone_name(args.timezone)
+    if args.time_format:
+        out["time_format"] = args.time_format
+    return out
+
+
 def cmd_fit(args) -> int:
     import dataclasses
     from pathlib import Path
 
     from simd import regularfile
     from simd.traces.fit import fit
-    from simd.traces.log import LogError, load
+    from simd.traces.log import LogError, before, load, when
     from simd.traces.scenario import Job, budget_note, goodness, goodness_table, job_text, scenario_text
 
     if args.n_gpus is not None and args.n_gpus % args.gpus_per_server:
@@ -269,13 +309,18 @@ def cmd_fit(args) -> int:
         except OSError as exc:
             return _fail(FIT, f"--plots {args.plots}: cannot write there: {exc.strerror or exc}")
     try:
-        log = load(args.file, args.columns, args.timezone)
+        log = load(args.file, args.columns, args.timezone, args.time_format)
+        if args.until is not None:
+            try:
+                log = before(log, when(args.until, log, args.timezone, args.time_format))
+            except ValueError as exc:
+                return _fail(FIT, f"--until: {exc}")
         result = fit(log, args.servers, args.burst_seconds)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
             _fail(FIT, f"{args.file}: {line}")
         return EXIT_USAGE
-    text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds))
+    text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds), _replay(args))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
     g = goodness(result, log, args.replicas, curves=bool(args.plots)) if args.replicas else None
@@ -322,6 +367,59 @@ def cmd_fit(args) -> int:
             print(f"wrote {path}", file=sys.stderr)
     elif args.plots:
         print(f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)", file=sys.stderr)
+    return 0
+
+
+def cmd_check(args) -> int:
+    from simd.scenario import ConfigError, load_config
+    from simd.traces.log import LogError, load, when
+    from simd.traces.scenario import budget_note, check, goodness_table, model_of
+
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        return _fail(CHECK, f"{args.config}: {exc.errors[0] if exc.errors else exc}")
+    scenarios = config.all_scenarios
+    chosen = [s for s in scenarios if args.scenario in (None, s.name)]
+    if len(chosen) != 1:
+        from simd.quoting import quoted
+
+        return _fail(CHECK, f"{args.config}: no scenario named {quoted(args.scenario)}" if not chosen else
+                     f"{args.config} has {len(chosen)} scenarios: --scenario names the one to check")
+    scenario = chosen[0]
+    try:
+        model = model_of(scenario, args.servers)
+    except ValueError as exc:
+        return _fail(CHECK, f"{args.config}: {exc}")
+    try:
+        log = load(args.file, args.columns, args.timezone, args.time_format)
+    except LogError as exc:
+        for line in exc.errors:
+            _fail(CHECK, f"{args.file}: {line}")
+        return EXIT_USAGE
+    if args.servers < len(log.servers):
+        return _fail(CHECK, f"--servers {args.servers} is fewer than the {len(log.servers)} servers the log names")
+    after = 0.0
+    if args.after is not None:
+        try:
+            after = when(args.after, log, args.timezone, args.time_format)
+        except ValueError as exc:
+            return _fail(CHECK, f"--from: {exc}")
+    g = check(model, log, args.servers, args.replicas, after, args.burst_seconds)
+    part = f"from day {after / 86400:.4g} to its end ({log.span_days - after / 86400:.4g} days)" if after else \
+        f"whole ({log.span_days:.4g} days)"
+    if args.json:
+        print(json.dumps({"scenario": scenario.name, "from_day": after / 86400, "span_days": log.span_days,
+                          "goodness": [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r,
+                                                strict=True)) for r in g.rows],
+                          "goodness_budget": {"faults_per_log": g.budget, "logs_stopped": g.stopped}}))
+        return 0
+    print(f"the log {part} against {args.replicas} synthetic logs of scenario {scenario.name}'s server model "
+          f"(its servers new at the log's start, over the log's whole span, read over the same part):")
+    if g.rows:
+        print(goodness_table(g.rows))
+    if note := budget_note(g):
+        print(note)
     return 0
 
 

@@ -809,8 +809,42 @@ class Replay(_Strict):
     repair model (`servers.repair`) only for what the log does not time (a repair it leaves open, a burst's
     server, a server blamed for another's failure; needs pools); `model`, by `servers.repair` always. Absent:
     `model`."""
+    columns: dict[Annotated[str, Field(min_length=1, max_length=16)],
+                  Annotated[str, Field(min_length=1, max_length=200)]] | None = None
+    """A CSV log's own column names, simd's name -> the file's, as `simd trace --columns` maps them (e.g.
+    `{start: Prob Started, end: Prob Fixed, server: nodenum, class: Cause}`; simd's names: start, end, server,
+    class, level, desc, time, event). Absent: the file has simd's names."""
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    """The zone of a CSV log's dates without an offset, as `simd trace --timezone`: a tz database name
+    (Europe/Berlin), UTC, or an offset (+05:30). Absent: UTC."""
+    time_format: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    """A strptime format every time of a CSV log is read with, as `simd trace --time-format` (LANL's
+    `%m/%d/%Y %H:%M`). Absent: seconds or ISO 8601."""
 
     _table: ReplayTable | None = PrivateAttr(default=None)  # the log as read when this model was validated
+
+    @field_validator("columns")
+    @classmethod
+    def _columns(cls, columns: dict[str, str] | None) -> dict[str, str] | None:
+        from simd.traces.log import columns_map
+
+        return None if columns is None else columns_map(columns.items())
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, text: str | None) -> str | None:
+        from simd.traces.log import zone
+
+        if text is not None:
+            zone(text)
+        return text
+
+    @field_validator("time_format")
+    @classmethod
+    def _time_format(cls, text: str | None) -> str | None:
+        from simd.traces.log import time_format
+
+        return None if text is None else time_format(text)
 
     @field_validator("log")
     @classmethod
@@ -821,9 +855,13 @@ class Replay(_Strict):
         folder = (info.context or {}).get("folder")
         return os.path.join(folder, path) if folder and not os.path.isabs(path) else path
 
+    def _read(self) -> ReplayTable:
+        """The log's replay table (read, or from the cache)."""
+        return _replay_log(self.log, self.columns, self.timezone, self.time_format)
+
     @model_validator(mode="after")
     def _readable(self) -> Replay:
-        table = _replay_log(self.log)
+        table = self._read()
         if self.servers is not None and self.servers < table.named:
             raise ValueError(f"replay.servers {self.servers} is fewer than the {table.named} servers the log "
                              "names")
@@ -834,12 +872,12 @@ class Replay(_Strict):
         """(per log server, its faults' start times in seconds; the log's span in seconds): named servers first, in
         the order of their first event, then the servers without a fault. From the log as read when the scenario
         was validated (a later change of the file is read at the next reload)."""
-        table = self._table if self._table is not None else _replay_log(self.log)
+        table = self._table if self._table is not None else self._read()
         return table.starts + ((),) * ((self.servers or table.named) - table.named), table.span_seconds
 
     def repair_times(self) -> tuple[tuple[float, ...], ...]:
         """Per log server (as :meth:`times`), its faults' repair times in seconds (nan: open at the log's end)."""
-        table = self._table if self._table is not None else _replay_log(self.log)
+        table = self._table if self._table is not None else self._read()
         return table.repairs + ((),) * ((self.servers or table.named) - table.named)
 
 
@@ -891,23 +929,26 @@ def replay_cache_bytes() -> int:
         return sum(t.nbytes for t in _replay_cache.values())
 
 
-def _replay_log(path: str) -> ReplayTable:
-    """The replay table of the fault log at ``path``, read once per file version (device, inode, size,
-    modification time) while it stays in the cache: a ValueError naming the first problems if it cannot be used."""
-    from simd.traces.log import LogError, load
+def _replay_log(path: str, columns: dict[str, str] | None = None, timezone: str | None = None,
+                time_format: str | None = None) -> ReplayTable:
+    """The replay table of the fault log at ``path`` read with the options (Replay's, simd.traces.log.load's),
+    read once per file version (device, inode, size, modification time) and options while it stays in the cache: a
+    ValueError naming the first problems if it cannot be used."""
+    from simd.traces.log import LogError, load, zone
 
     try:
         st = os.stat(path)
     except OSError as exc:
         raise ValueError(f"replay.log {path}: {exc.strerror}") from None
-    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, tuple(sorted((columns or {}).items())), timezone,
+           time_format)
     with _replay_cache_lock:
         table = _replay_cache.get(key)
         if table is not None:
             _replay_cache.move_to_end(key)
             return table
     try:
-        log = load(path)
+        log = load(path, columns, None if timezone is None else zone(timezone), time_format, via="scenario")
     except LogError as exc:
         raise ValueError(f"replay.log {path}: " + "; ".join(exc.errors[:3])) from None
     except (RecursionError, OverflowError, MemoryError) as exc:  # what the parser lets through: its kind only

@@ -11,7 +11,12 @@ Three formats, told apart by their first non-blank character (``[`` or ``{``: JS
 - **CSV of one fault per row**: a header with ``start``, ``end``, ``server`` and ``class`` (``level``, ``desc``)
   in any order, other columns left out; times as the event CSV's; an empty end: still in repair.
 
-A CSV's columns may carry other names: ``columns`` maps simd's names (:data:`COLUMNS`) to the file's.
+A CSV's columns may carry other names: ``columns`` maps simd's names (:data:`COLUMNS`) to the file's; its dates
+may be in a format of their own (``time_format``, a strptime format such as LANL's ``%m/%d/%Y %H:%M``). The
+command line (``simd trace --columns/--timezone/--time-format``) and a scenario file (``servers.replay``'s
+``columns``, ``timezone``, ``time_format``) give these options through :func:`columns_map`, :func:`zone` and
+:func:`time_format`, read a log through :func:`load`, and its errors name the option as the reader spells it
+(``via``).
 
 An end closes the open fault of its server with the same type (InfiniteHBD: Level, Class and Desc; CSV: its
 class, level and desc); a server may have faults of different types open at once (the InfiniteHBD trace has one
@@ -33,7 +38,7 @@ import csv
 import io
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
@@ -82,15 +87,17 @@ class FaultLog:
     faults: tuple[Fault, ...]  # by start time (ties: the log's order)
     span_seconds: float  # from the log's start (time 0) to its last event
     source: str  # "infinitehbd" or "csv"
+    origin: float | None = None  # a log of dates: its time 0 (its first event) as POSIX seconds; None: of seconds
 
     @property
     def span_days(self) -> float:
         return self.span_seconds / DAY
 
 
-def load(path: str | Path, columns: dict[str, str] | None = None, timezone: tzinfo | None = None) -> FaultLog:
+def load(path: str | Path, columns: dict[str, str] | None = None, timezone: tzinfo | None = None,
+         time_format: str | None = None, via: str = "cli") -> FaultLog:
     """The fault log in ``path`` (LogError: what is wrong, one line per problem; the file is read through
-    simd.regularfile: a regular file of at most MAX_BYTES). ``columns`` and ``timezone``: :func:`parse`'s."""
+    simd.regularfile: a regular file of at most MAX_BYTES). The other arguments: :func:`parse`'s."""
     try:
         raw = regularfile.read(path, MAX_BYTES)
     except OSError as exc:
@@ -100,21 +107,119 @@ def load(path: str | Path, columns: dict[str, str] | None = None, timezone: tzin
     except UnicodeDecodeError as exc:
         raise LogError([f"not UTF-8 text (byte {exc.start})"]) from None
     # a byte order mark (spreadsheets save CSV with one) is no part of the header's first column's name
-    return parse(text.removeprefix("\ufeff"), columns, timezone)
+    return parse(text.removeprefix("\ufeff"), columns, timezone, time_format, via)
 
 
-def parse(text: str, columns: dict[str, str] | None = None, timezone: tzinfo | None = None) -> FaultLog:
+def parse(text: str, columns: dict[str, str] | None = None, timezone: tzinfo | None = None,
+          time_format: str | None = None, via: str = "cli") -> FaultLog:
     """A fault log from its text, any format (module docstring). ``columns``: simd's name of a CSV column -> the
-    file's (:data:`COLUMNS`); ``timezone``: the zone of a CSV's dates without an offset (default UTC)."""
+    file's (:data:`COLUMNS`); ``timezone``: the zone of a CSV's dates without an offset (default UTC);
+    ``time_format``: a strptime format every CSV time is read with (default: seconds or ISO 8601); ``via``: how
+    errors name these options (:data:`OPTIONS`' keys)."""
     head = text.lstrip()[:1]
+    names = OPTIONS[via]
     if head in ("[", "{"):
-        if columns or timezone is not None:
-            raise LogError(["--columns and --timezone name a CSV's columns and dates: this is an InfiniteHBD JSON "
-                            "log"])
+        if columns or timezone is not None or time_format:
+            raise LogError([f"{names['columns']}, {names['timezone']} and {names['time_format']} name a CSV's "
+                            "columns and dates: this is an InfiniteHBD JSON log"])
         return _pair(_infinitehbd(text), "infinitehbd")
     if not head:
         raise LogError(["the log is empty"])
-    return _csv(text, columns or {}, timezone or UTC)
+    return _csv(text, columns or {}, _Times(timezone or UTC, time_format, via))
+
+
+# The options that say how a CSV log is read, as the command line (simd trace) and a scenario file
+# (servers.replay) spell them: one meaning each, the errors naming the reader's spelling.
+OPTIONS = {"cli": {"columns": "--columns", "timezone": "--timezone", "time_format": "--time-format"},
+           "scenario": {"columns": "replay.columns", "timezone": "replay.timezone",
+                        "time_format": "replay.time_format"}}
+
+
+def _mapping(via: str, name: str, theirs: str) -> str:
+    """One pair of a column map as the reader writes it."""
+    return f"--columns {name}={theirs}" if via == "cli" else f"replay.columns {{{name}: {theirs}}}"
+
+
+def columns_map(pairs) -> dict[str, str]:
+    """A column map from its (simd's name, the file's name) pairs, checked (ValueError: one line): each of simd's
+    names one of :data:`COLUMNS` (case and surrounding spaces ignored), once, naming a column."""
+    out: dict[str, str] = {}
+    for name, theirs in pairs:
+        name, theirs = str(name).strip().lower(), str(theirs).strip()
+        if name not in COLUMNS:
+            raise ValueError(f"{quoted(name)} is not a column simd reads ({', '.join(COLUMNS)})")
+        if name in out:
+            raise ValueError(f"{name} is named twice")
+        if not theirs:
+            raise ValueError(f"{name}= names no column")
+        if len(theirs) > MAX_NAME:
+            raise ValueError(f"{name}= names a column of more than {MAX_NAME} characters")
+        out[name] = theirs
+    return out
+
+
+def zone(text: str) -> tzinfo:
+    """A time zone: a name of the system's tz database (zoneinfo), UTC, or a fixed offset such as +05:30
+    (ValueError: one line)."""
+    import datetime as dt
+    import re
+    import zoneinfo
+
+    if m := re.fullmatch(r"([+-])(\d\d):?(\d\d)", text.strip()):
+        minutes = int(m[2]) * 60 + int(m[3])
+        if minutes < 24 * 60:
+            return dt.timezone(dt.timedelta(minutes=minutes if m[1] == "+" else -minutes))
+    try:
+        return zoneinfo.ZoneInfo(text.strip())
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"{quoted(text)} is not a time zone of the system's tz database (e.g. Europe/Berlin, UTC) "
+                         "nor an offset such as +05:30") from None
+
+
+def zone_name(tz: tzinfo) -> str:
+    """The text :func:`zone` reads back as ``tz`` (a zone's tz database name, or a fixed offset as +05:30)."""
+    key = getattr(tz, "key", None)
+    if key:
+        return key
+    minutes = round(tz.utcoffset(None).total_seconds() / 60)
+    return f"{'-' if minutes < 0 else '+'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+MAX_FORMAT = 100  # a time format's characters (LANL's "%m/%d/%Y %H:%M" has 14)
+
+
+def time_format(text: str) -> str:
+    """A strptime format for a log's dates, checked (ValueError: one line): at most MAX_FORMAT characters, a
+    directive at least, and one that reads back the date and time to the minute it writes (an unknown directive
+    such as ``%Q`` does not, nor a format without the year, the day or the hour)."""
+    if len(text) > MAX_FORMAT or "%" not in text:
+        raise ValueError(f"expected a strptime format of at most {MAX_FORMAT} characters such as "
+                         f"'%m/%d/%Y %H:%M', got {quoted(text)}")
+    sample = datetime(2005, 6, 21, 15, 54, tzinfo=UTC)  # (seconds 0: a format may leave them out)
+    try:
+        same = datetime.strptime(sample.strftime(text), text).replace(tzinfo=None) == sample.replace(tzinfo=None)
+    except (ValueError, TypeError):
+        same = False
+    if not same:  # an unknown directive, or a format without the day or the time of day (%H:%M alone)
+        raise ValueError(f"{quoted(text)} is not a strptime format that reads back the date and time it writes "
+                         "(directives: %Y %m %d %H %M %S %b %p %z ...)")
+    return text
+
+
+@dataclass(frozen=True)
+class _Times:
+    """How a CSV's times are read: the zone of dates without an offset, a strptime format (None: seconds or ISO
+    8601), the reader's spelling of the options (OPTIONS)."""
+
+    zone: tzinfo
+    format: str | None = None
+    via: str = "cli"
+
+    def expected(self) -> str:
+        """What a time must be, for an error."""
+        if self.format:
+            return f"a date and time of {OPTIONS[self.via]['time_format']} {quoted(self.format)}"
+        return f"seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) or an ISO 8601 date and time"
 
 
 # --- the formats: events (where, server, time in seconds, kind, (level, class, desc)) ------------------------------
@@ -170,7 +275,7 @@ ROW_COLUMNS = ("start", "end", "server", "class")  # a log of one fault per row 
 COLUMNS = ("start", "end", "server", "class", "level", "desc", "time", "event")  # the names --columns maps
 
 
-def _csv(text: str, columns: dict[str, str], zone: tzinfo) -> FaultLog:
+def _csv(text: str, columns: dict[str, str], times: _Times) -> FaultLog:
     rows = csv.reader(io.StringIO(text))
     try:
         header = [h.strip().lower() for h in next(rows)]
@@ -180,14 +285,15 @@ def _csv(text: str, columns: dict[str, str], zone: tzinfo) -> FaultLog:
     for name, theirs in columns.items():  # (the file's names are not quoted: the flag's are)
         found = [i for i, h in enumerate(header) if h == theirs.strip().lower()]
         if len(found) != 1:
-            raise LogError([f"line 1: --columns {name}={quoted(theirs)}: the header has "
+            raise LogError([f"line 1: {_mapping(times.via, name, quoted(theirs))}: the header has "
                             + ("no column of that name" if not found else f"{len(found)} columns of that name")])
         renamed[found[0]] = name
     if renamed:  # a column of one of the mapped names that the map does not point at is left out
         header = [renamed.get(i, "" if h in columns else h) for i, h in enumerate(header)]
     if ("start" in header or "end" in header) and "event" not in header:
-        return _rows(rows, header, zone)
-    return _pair(_events(rows, header, zone), "csv")
+        return _rows(rows, header, times)
+    events, origin = _events(rows, header, times)
+    return replace(_pair(events, "csv"), origin=origin)
 
 
 def _data_rows(rows, header: list[str], errors: list[str], events: list):
@@ -211,12 +317,12 @@ def _data_rows(rows, header: list[str], errors: list[str], events: list):
         errors.append(f"line {rows.line_num}: not CSV ({exc})")
 
 
-def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
+def _events(rows, header: list[str], times: _Times) -> list[tuple]:
     """A CSV of start and end events (the header time,server,event,class)."""
     if tuple(header[:4]) != CSV_HEADER or not set(header[4:]) <= {"level", "desc"} or len(set(header)) != len(header):
         raise LogError([f"line 1: not a fault log: the header must be {','.join(CSV_HEADER)} (then optionally "
                         f"level, desc), or {','.join(ROW_COLUMNS)} for a fault per row (any order, other columns "
-                        "left out; --columns maps other names)"])  # what the line holds is not quoted
+                        f"left out; {OPTIONS[times.via]['columns']} maps other names)"])  # (the line is not quoted)
     col = {h: i for i, h in enumerate(header)}
     errors, events, origin_iso = [], [], None
     for where, row in _data_rows(rows, header, errors, events):
@@ -224,12 +330,11 @@ def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
         cls = row[col["class"]].strip()
         level = row[col["level"]].strip() if "level" in col else ""
         desc = row[col["desc"]].strip() if "desc" in col else ""
-        seconds, iso = _time(t, zone)
+        seconds, iso = _time(t, times)
         if isinstance(seconds, str):
             errors.append(f"{where}: time {seconds}")
         elif seconds is None:
-            errors.append(f"{where}: time must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
-                          f"or an ISO 8601 date and time, got {quoted(t)}")
+            errors.append(f"{where}: time must be {times.expected()}, got {quoted(t)}")
         elif not _name(server):
             errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
         elif kind not in ("start", "end"):
@@ -246,8 +351,10 @@ def _events(rows, header: list[str], zone: tzinfo) -> list[tuple]:
     return _from_first(events, origin_iso)
 
 
-def _from_first(events: list[tuple], iso: bool | None) -> list[tuple]:
-    """Events whose times are ISO instants (POSIX seconds) counted from the first; checked against MAX_DAYS."""
+def _from_first(events: list[tuple], iso: bool | None) -> tuple[list[tuple], float | None]:
+    """(events whose times are dates (POSIX seconds) counted from the first, checked against MAX_DAYS; the first's
+    POSIX seconds, None for times in seconds)."""
+    first = None
     if iso and events:
         first = min(e[2] for e in events)
         events = [(w, s, t - first, k, ty) for w, s, t, k, ty in events]
@@ -255,32 +362,32 @@ def _from_first(events: list[tuple], iso: bool | None) -> list[tuple]:
                   if t > MAX_SECONDS][:MAX_ERRORS]
         if errors:
             raise LogError(errors)
-    return events
+    return events, first
 
 
-def _rows(rows, header: list[str], zone: tzinfo) -> FaultLog:
+def _rows(rows, header: list[str], times: _Times) -> FaultLog:
     """A CSV of one fault per row: start, end (empty: still in repair), server, class, optionally level and desc,
     in any order; other columns left out. Faults of one server may overlap (the server is down until the last
     end, as in the fit)."""
     for name in ROW_COLUMNS:
         if header.count(name) != 1:
+            named = _mapping(times.via, name, "NAME")
             raise LogError([f"line 1: a log of one fault per row needs the columns {', '.join(ROW_COLUMNS[:-1])} and "
-                            f"{ROW_COLUMNS[-1]}: {name} is " + ("missing (--columns " + name + "=NAME names it)"
+                            f"{ROW_COLUMNS[-1]}: {name} is " + (f"missing ({named} names it)"
                                                               if not header.count(name) else "there twice")])
     col = {h: header.index(h) for h in (*ROW_COLUMNS, "level", "desc") if h in header}
     errors, events, origin_iso = [], [], None
     for where, row in _data_rows(rows, header, errors, events):
         cell = {h: row[i].strip() for h, i in col.items()}
         level, desc = cell.get("level", ""), cell.get("desc", "")
-        start, start_iso = _time(cell["start"], zone)
-        end, end_iso = _time(cell["end"], zone) if cell["end"] else (None, start_iso)
+        start, start_iso = _time(cell["start"], times)
+        end, end_iso = _time(cell["end"], times) if cell["end"] else (None, start_iso)
         bad = next(((name, t) for name, t in (("start", start), ("end", end)) if isinstance(t, str)), None)
         if bad:
             errors.append(f"{where}: {bad[0]} {bad[1]}")
         elif start is None or (cell["end"] and end is None):
             name = "start" if start is None else "end"
-            errors.append(f"{where}: {name} must be seconds from 0 to {MAX_SECONDS:.0f} ({MAX_DAYS:g} days) "
-                          f"or an ISO 8601 date and time, got {quoted(cell[name])}")
+            errors.append(f"{where}: {name} must be {times.expected()}, got {quoted(cell[name])}")
         elif not _name(cell["server"]):
             errors.append(f"{where}: server must be a non-empty name of at most {MAX_NAME} characters")
         elif not _name(cell["class"]) or len(level) > MAX_NAME or len(desc) > MAX_NAME:
@@ -299,7 +406,7 @@ def _rows(rows, header: list[str], zone: tzinfo) -> FaultLog:
         raise LogError(errors)
     if not events:
         raise LogError(["the log has no events"])
-    events = _from_first(events, origin_iso)
+    events, origin = _from_first(events, origin_iso)
     faults, servers = [], {}
     for i in sorted(range(0, len(events)), key=lambda i: events[i][2]):  # servers named in the order of time
         where, name, t, start, kind = events[i]
@@ -308,22 +415,30 @@ def _rows(rows, header: list[str], zone: tzinfo) -> FaultLog:
             end = events[i + 1][2] if i + 1 < len(events) and not events[i + 1][3] else None
             faults.append((t, i, Fault(s, t, end, *kind)))
     faults.sort(key=lambda f: f[:2])  # by start (ties: the file's order)
-    return FaultLog(tuple(servers), tuple(f for _, _, f in faults), max(e[2] for e in events), "csv")
+    return FaultLog(tuple(servers), tuple(f for _, _, f in faults), max(e[2] for e in events), "csv", origin)
 
 
-def _time(t: str, zone: tzinfo = UTC) -> tuple[float | str | None, bool]:
-    """(seconds, is ISO): seconds since the log's start, or an ISO 8601 instant as POSIX seconds (one without an
-    offset in ``zone``; at a change of the clocks an hour that happens twice is taken the first time, one that never
-    happens is the string saying so); None when it is neither."""
-    try:
-        x = float(t)
-        return (x if 0 <= x <= MAX_SECONDS else None), False  # (NaN fails the test)
-    except ValueError:
-        pass
-    try:
-        d = datetime.fromisoformat(t)
-    except ValueError:
-        return None, True
+def _time(t: str, times: _Times) -> tuple[float | str | None, bool]:
+    """(seconds, is a date): seconds since the log's start, or a date (ISO 8601, or of ``times.format``: then every
+    time is one) as POSIX seconds (one without an offset in ``times.zone``; at a change of the clocks an hour that
+    happens twice is taken the first time, one that never happens is the string saying so); None when it is
+    neither."""
+    zone = times.zone
+    if times.format:
+        try:
+            d = datetime.strptime(t, times.format)
+        except ValueError:
+            return None, True
+    else:
+        try:
+            x = float(t)
+            return (x if 0 <= x <= MAX_SECONDS else None), False  # (NaN fails the test)
+        except ValueError:
+            pass
+        try:
+            d = datetime.fromisoformat(t)
+        except ValueError:
+            return None, True
     if d.tzinfo is None:
         local = d.replace(tzinfo=zone)
         if local.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != d:
@@ -342,6 +457,38 @@ def _days(v) -> float | None:
     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v <= MAX_DAYS:  # (NaN fails the test)
         return None
     return float(v) * DAY
+
+
+# --- a part of a log ---------------------------------------------------------------------------------------
+
+def when(text: str, log: FaultLog, timezone: tzinfo | None = None, time_format: str | None = None) -> float:
+    """A time of ``log`` as seconds since its start (ValueError: one line): a number of days since the start, or, for a
+    log of dates, a date read as its times are (``time_format``, else ISO 8601; without an offset in ``timezone``),
+    strictly inside the log's span."""
+    try:
+        seconds = float(text) * DAY
+    except ValueError:
+        if log.origin is None:
+            raise ValueError(f"{quoted(text)} is not a number of days since the log's start (its times are not "
+                             "dates)") from None
+        times = _Times(timezone or UTC, None, "cli")
+        seconds, _ = _time(text, replace(times, format=time_format)) if time_format else (None, True)
+        if not isinstance(seconds, float):
+            seconds, _ = _time(text, times)
+        if not isinstance(seconds, float):
+            raise ValueError(f"expected days since the log's start or a date, got {quoted(text)}") from None
+        seconds -= log.origin
+    if not 0 < seconds < log.span_seconds:  # (NaN fails the test)
+        raise ValueError(f"{quoted(text)} is not inside the log's span (0 to {log.span_days:.6g} days)")
+    return seconds
+
+
+def before(log: FaultLog, seconds: float) -> FaultLog:
+    """The part of ``log`` before ``seconds`` (since its start): its faults starting before, a repair ending after
+    open, its span that long."""
+    faults = tuple(f if f.end is None or f.end <= seconds else replace(f, end=None) for f in log.faults
+                   if f.start < seconds)
+    return replace(log, faults=faults, span_seconds=seconds)
 
 
 # --- pairing ------------------------------------------------------------------------------------------------

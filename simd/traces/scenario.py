@@ -29,6 +29,7 @@ event budget (:data:`BUDGET_FACTOR`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -71,9 +72,13 @@ FITTED_KEYS = ("failures.hard_per_gpu_hour", "servers.lifetime.shape", "servers.
                "servers.repair.automatic.components[].time.sigma", "servers.rate_schedule[].multiplier")
 
 
-def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None) -> str:
+def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, float]] | None = None,
+                  replay: dict | None = None) -> str:
     """The scenario file (YAML with comments). ``bounds``: the range the schema accepts for each of
-    :data:`FITTED_KEYS`; a fitted value outside it is written at the bound, its comment saying so."""
+    :data:`FITTED_KEYS`; a fitted value outside it is written at the bound, its comment saying so. ``replay``: the
+    ``servers.replay`` that replays the log itself (its ``log`` path from the written file's folder, and the
+    ``columns``, ``timezone`` and ``time_format`` it was read with), written as a comment to put in place of the
+    fitted lifetimes."""
     bounds = bounds or {}
 
     def value(key: str, x: float, spec: str) -> tuple[str, str]:
@@ -188,7 +193,23 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         lines += [f"      # repairs: exponential, mean {_ci(f.repair_mean_days)} days",
                   "      repair:",
                   f"        automatic: {{distribution: exponential, mean_seconds: {mean}}}" + comment(note)]
+    if replay:
+        lines += ["      # to replay the log itself instead (docs/traces.md, \"Replay\"): this line in place of "
+                  "lifetime, regimes,",
+                  "      # rate_schedule, rates and bursts (the log has its own), the log's path from this file's "
+                  "folder:",
+                  "      # replay: " + flow(replay)]
     return "\n".join(lines) + "\n"
+
+
+def flow(value) -> str:
+    """A value as YAML flow text: a mapping's keys plain (simd's names), its strings double-quoted as JSON (valid
+    YAML, any character escaped)."""
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {flow(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def _pieces(f: Fit) -> str:
@@ -339,53 +360,70 @@ def _curves(log: Columns, servers: int) -> dict[str, tuple[np.ndarray, object]]:
     return out
 
 
+def _tail(c: Columns, seconds: float) -> Columns:
+    """The part of a log's columns from ``seconds`` (since its start) to its end, its times from there: the faults
+    starting there or later."""
+    if not seconds:
+        return c
+    keep = c.start >= seconds
+    return dataclasses.replace(c, server=c.server[keep], start=c.start[keep] - seconds, end=c.end[keep] - seconds,
+                               cls=c.cls[keep], level=c.level[keep], span_days=c.span_days - seconds / DAY)
+
+
+def _compare(model, observed: Columns, servers: int, span_days: float, burst_seconds: float, replicas: int,
+             cap: int, rng, after: float = 0.0, drawn: dict | None = None):
+    """(the statistics' names, the log's values, the synthetic logs' values (one list each), the logs stopped at the
+    budget, the curves' points): ``replicas`` synthetic logs of ``model`` over ``span_days`` on ``servers``, each
+    and the log read from ``after`` seconds on (:func:`_tail`); ``drawn``: the curves to evaluate (:func:`_curves`)."""
+    seen = _tail(observed, after)
+    timed = _over_time(seen) is not None
+    names = [name for name, _ in STATISTICS] + (list(TIME_STATISTICS) if timed else [])
+
+    def read_all(c: Columns) -> list[float]:
+        s = stats(c, servers, burst_seconds)
+        return [float(read(s) or 0.0) for _, read in STATISTICS] + ((_over_time(c) or [0.0, 0.0]) if timed else [])
+
+    values, stopped = [], 0
+    points: dict[str, list[np.ndarray]] = {name: [] for name in drawn or {}}
+    for _ in range(replicas):
+        try:
+            synthetic = _tail(columns(model, servers, span_days, rng, cap), after)
+        except OverBudget:
+            stopped += 1
+            continue
+        values.append(read_all(synthetic))  # the numbers only: a log's memory goes
+        for name, (x, curve) in (drawn or {}).items():
+            points[name].append(curve(synthetic, x))
+    return names, read_all(seen), values, stopped, points
+
+
+def _summary(values: list[list[float]]) -> list[tuple[float, float, float]]:
+    table = np.array(values, dtype=float)
+    return [(float(v.mean()), float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))) for v in table.T]
+
+
+def _named(name: str, burst_seconds: float) -> str:
+    if name == "burst gaps":
+        return "zero gaps" if burst_seconds == 0 else f"gaps <= {burst_seconds:g} s"
+    return name
+
+
 def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool = False) -> Goodness:
     """Each statistic of the log beside the fitted model's mean, 2.5% and 97.5% over ``replicas`` synthetic logs
     (those within the event budget); with ``curves``, the log's curves beside the model's (:class:`Curve`)."""
     observed_columns = Columns.of(log)
-    observed = stats(observed_columns, f.servers, f.burst_seconds)
     cap = budget(log)
-    timed = _over_time(observed_columns) is not None
-    names = [name for name, _ in STATISTICS] + (list(TIME_STATISTICS) if timed else [])
-
-    def read_all(c: Columns) -> list[float]:
-        s = stats(c, f.servers, f.burst_seconds)
-        return [float(read(s) or 0.0) for _, read in STATISTICS] + ((_over_time(c) or [0.0, 0.0]) if timed else [])
-
     drawn = _curves(observed_columns, f.servers) if curves else {}
-    points: dict[str, list[np.ndarray]] = {name: [] for name in drawn}
-
-    def simulate(model, rng) -> tuple[list[list[float]], int]:
-        values, stopped = [], 0
-        for _ in range(replicas):
-            try:
-                synthetic = columns(model, f.servers, f.span_days, rng, cap)
-            except OverBudget:
-                stopped += 1
-                continue
-            values.append(read_all(synthetic))  # the numbers only: a log's memory goes
-            if model is main:
-                for name, (x, curve) in drawn.items():
-                    points[name].append(curve(synthetic, x))
-        return values, stopped
-
-    def summary(values: list[list[float]]) -> list[tuple[float, float, float]]:
-        table = np.array(values, dtype=float)
-        return [(float(v.mean()), float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))) for v in table.T]
-
-    main = f.model()
-    values, stopped = simulate(main, np.random.default_rng(seed))
-    rows = []
-    if values:
-        observed = read_all(observed_columns)
-        for name, obs, (mean, lo, hi) in zip(names, observed, summary(values), strict=True):
-            if name == "burst gaps":
-                name = "zero gaps" if f.burst_seconds == 0 else f"gaps <= {f.burst_seconds:g} s"
-            rows.append((name, obs, mean, lo, hi))
+    names, observed, values, stopped, points = _compare(f.model(), observed_columns, f.servers, f.span_days,
+                                                        f.burst_seconds, replicas, cap, np.random.default_rng(seed),
+                                                        drawn=drawn)
+    rows = [(_named(name, f.burst_seconds), obs, mean, lo, hi)
+            for name, obs, (mean, lo, hi) in zip(names, observed, _summary(values), strict=True)] if values else []
     without = None
     if f.rate_schedule and values:
-        plain, _ = simulate(f.without_schedule().model(), np.random.default_rng(seed + 1))
-        without = summary(plain) if plain else None
+        _, _, plain, _, _ = _compare(f.without_schedule().model(), observed_columns, f.servers, f.span_days,
+                                     f.burst_seconds, replicas, cap, np.random.default_rng(seed + 1))
+        without = _summary(plain) if plain else None
     out = None
     if curves and values:
         out = {}
@@ -393,6 +431,78 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool =
             low, median, high = np.quantile(np.array(points[name]), (0.025, 0.5, 0.975), axis=0)
             out[name] = Curve(x, curve(observed_columns, x), low, median, high)
     return Goodness(rows, replicas, cap, stopped, out, without)
+
+
+def check(model, log: FaultLog, servers: int, replicas: int, after: float = 0.0, burst_seconds: float = 0.0,
+          seed: int = 0) -> Goodness:
+    """The goodness of fit of any server model (:func:`model_of` a scenario's) against the part of ``log`` from
+    ``after`` seconds on: ``replicas`` synthetic logs over the log's whole span (the servers new at its start, the
+    schedule's days its days), each read from ``after`` on as the log is (``simd trace check``)."""
+    cap = budget(log)
+    names, observed, values, stopped, _ = _compare(model, Columns.of(log), servers, log.span_days, burst_seconds,
+                                                   replicas, cap, np.random.default_rng(seed), after)
+    rows = [(_named(name, burst_seconds), obs, mean, lo, hi)
+            for name, obs, (mean, lo, hi) in zip(names, observed, _summary(values), strict=True)] if values else []
+    return Goodness(rows, replicas, cap, stopped)
+
+
+def model_of(scenario, servers: int):
+    """The server model of a scenario (simd.traces.synth's Model) on a cluster of ``servers`` servers, the inverse
+    of :func:`scenario_text`'s mapping: the rate per server-day from failures.hard_per_gpu_hour (a server's GPUs,
+    24 h), the Weibull scale of that mean, the frailty, regimes and schedule as they are, the job's bursts per
+    day scaled to the cluster, the automatic repair, the causes' shares (ValueError, one line: what a synthetic log
+    does not simulate)."""
+    from simd.traces.synth import Model
+
+    s = scenario.servers
+    n_gpus = scenario.n_gpus
+    if scenario.fleet is not None:  # (GPU types of their own rates: no servers' model to compare)
+        raise ValueError(f"scenario {scenario.name}: fleet: not in the model a synthetic log simulates (the one simd "
+                         "trace fit writes)")
+    g = s.gpus_per_server if s is not None else 8
+    rate = scenario.failures.hard_per_gpu_hour * g * 24.0  # per server-day
+    if rate <= 0:
+        raise ValueError("failures.hard_per_gpu_hour is 0: the scenario's servers never fail")
+    if s is not None:
+        unsupported = [k for k in ("replay", "lemons", "diagnosis", "retirement") if getattr(s, k) is not None]
+        unsupported += ["lifetime lognormal"] if s.lifetime.distribution == "lognormal" else []
+        if s.bursts is not None and s.bursts.domain_servers is not None:
+            unsupported.append("bursts.domain_servers")
+        rep = s.repair
+        if rep is not None:
+            unsupported += [f"repair.{k}" for k in ("manual", "false_success") if getattr(rep, k) is not None]
+            times = [c.time for c in rep.automatic.components] if rep.automatic.distribution == "mixture" else \
+                [rep.automatic]
+            unsupported += ["a uniform repair"] if any(t.distribution == "uniform" for t in times) else []
+            if len(times) > 1 and any(t.distribution != "lognormal" for t in times):
+                unsupported.append("a mixture's component other than lognormal")
+        if unsupported:
+            raise ValueError(f"scenario {scenario.name}: servers.{', '.join(unsupported)}: not in the model a "
+                             "synthetic log simulates (the one simd trace fit writes)")
+    k = s.lifetime.shape if s is not None and s.lifetime.distribution == "weibull" else 1.0
+    keys: dict = {"lifetime_scale_days": 1.0 / (rate * math.gamma(1.0 + 1.0 / k)), "lifetime_shape": k,
+                  "repair": "exponential", "repair_mean_days": 0.0}  # (without pools a server is back at once)
+    if s is not None:
+        if s.rates is not None:
+            keys["gamma_shape"] = s.rates.gamma_shape
+        if s.bursts is not None:
+            keys["burst_per_day"] = s.bursts.per_day * servers / (n_gpus // g)
+            keys["burst_mean_size"] = s.bursts.mean_size or 2.0
+        if s.regimes is not None:
+            keys["regimes"] = ((s.regimes.calm.multiplier, s.regimes.calm.mean_days),
+                               (s.regimes.stormy.multiplier, s.regimes.stormy.mean_days))
+        if s.rate_schedule:
+            keys["rate_schedule"] = tuple((p.from_day, p.multiplier) for p in s.rate_schedule)
+        a = s.repair.automatic if s.repair is not None else None
+        if a is not None and a.distribution == "mixture":
+            keys.update(repair="mixture", repair_mixture=tuple(
+                (c.weight, c.time.median_seconds / DAY, c.time.sigma) for c in a.components))
+        elif a is not None and a.distribution == "lognormal":
+            keys.update(repair="lognormal", repair_median_days=a.median_seconds / DAY, repair_sigma=a.sigma)
+        elif a is not None:
+            keys.update(repair="exponential", repair_mean_days=a.mean_seconds / DAY)
+    keys["classes"] = scenario.failures.cause_shares() or {"fault": 1.0}
+    return Model(**keys)
 
 
 def budget_note(g: Goodness) -> str | None:

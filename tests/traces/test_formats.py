@@ -99,7 +99,7 @@ def test_the_timezone_flag(tmp_path):
     ("start,end,server,class\n0,5,a,GPU\n", ("--columns", "start=begin"),
      "line 1: --columns start='begin': the header has no column of that name"),
     ('[{"node_id": "a"}]', ("--columns", "start=begin"),
-     "--columns and --timezone name a CSV's columns and dates: this is an InfiniteHBD JSON log"),
+     "--columns, --timezone and --time-format name a CSV's columns and dates: this is an InfiniteHBD JSON log"),
 ])
 def test_what_cannot_be_read_is_one_line(tmp_path, text, flags, error):
     path = tmp_path / "log.csv"
