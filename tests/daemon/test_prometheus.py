@@ -55,7 +55,9 @@ def test_mission_series_exist_for_every_scenario_of_the_default_configuration(st
     assert scenarios_of(prom, "simd_effective_utilization_ratio") == every
     assert scenarios_of(prom, "simd_rollback_waste_ratio") == every
     assert scenarios_of(prom, "simd_checkpoint_overhead_ratio") == every
-    assert scenarios_of(prom, "simd_bucket_seconds_total") == {k: float(len(BUCKETS)) for k in every}
+    # (the degraded bucket only for scenarios with elastic replica groups: recovery.elastic)
+    assert scenarios_of(prom, "simd_bucket_seconds_total") == {
+        s.name: float(len(BUCKETS) + (s.job_spec().elastic_groups > 0)) for s in config.all_scenarios}
     assert scenarios_of(prom, "simd_interruptions_total") == causes
     assert scenarios_of(prom, "simd_sdc_detected_total") == every
     assert scenarios_of(prom, "simd_sdc_baked_total") == every
