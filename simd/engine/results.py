@@ -157,7 +157,8 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         if p.cluster else {},
         saves={"aborted": d.saves_aborted, "failed": d.saves_failed,
                "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
-               "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND} if p.write_us or p.save_fail else {},
+               "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND}
+        if p.write_us or p.save_fail or p.mem_write_us else {},
         loads={"corrupt": d.loads_corrupt, "fallbacks_to_start": d.fallbacks_to_start} if p.corrupt_load else {},
         tier={"saves": d.tier_saves, "losses": d.tier_losses, "recoveries_tier": d.recoveries_tier,
               "recoveries_persistent": d.recoveries_persistent, "recoveries_start": d.recoveries_start,

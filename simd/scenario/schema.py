@@ -1570,10 +1570,11 @@ class ScenarioBody(_Strict):
         tiers = self.checkpoint.tiers
         if self.sdc_possible and tiers is not None and v and tiers.tier[1].interval_steps % v != 0:
             kind, tier = tiers.tier
+            what = ("committed with the tier's saves (sdc.semantics: committed: only sdc.detectors find them then)"
+                    if self.committed_sdc else "baked into the tier's saves and rolled back there")
             return [("sdc-baked-tier", f"scenario {self.name}: validation every {v} steps does not divide "
-                     f"checkpoint.tiers.{kind}.interval_steps {tier.interval_steps}: SDCs can be baked into the "
-                     "tier's saves and rolled back there (only a validation interval dividing both intervals "
-                     "prevents it)")]
+                     f"checkpoint.tiers.{kind}.interval_steps {tier.interval_steps}: SDCs can be {what} (only a "
+                     "validation interval dividing both intervals prevents it)")]
         return []
 
 

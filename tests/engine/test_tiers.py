@@ -112,3 +112,16 @@ def test_a_free_tier_whose_every_save_fails_changes_nothing(base):
         plain = run_job(s)
         assert j.tier["saves"] == 0 and j.tier["saves_failed"] > 100 and j.tier["recoveries_tier"] == 0
         assert replace(j, tier={}) == plain and plain.interruptions > 0
+
+
+def test_the_waits_for_a_memory_tiers_writes_show_in_the_saves_wait_seconds():
+    """A local tier every 5 steps (300 s) whose writes take 600 s, without failures: every save waits for the write
+    before it (docs/model.md, "Memory tiers", Writes: checkpoint time, ``saves.wait_seconds``), so the checkpoint
+    bucket beyond the blocking (of every tier save, the last one's write aborted at the job's end) is those waits,
+    and ``saves`` reports them although the persistent saves block."""
+    base = spec(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0)
+    j = run_job(replace(base, tier=MemoryTier("local", 5, 2.0, 10.0, write_seconds=600.0)))
+    plain = run_job(base)
+    blocking = 2.0 * (j.tier["saves"] + j.tier["saves_aborted"])
+    wait = j.bucket_seconds["checkpoint"] - plain.bucket_seconds["checkpoint"] - blocking
+    assert wait > 0 and j.saves["wait_seconds"] == pytest.approx(wait)

@@ -69,6 +69,18 @@ def test_nondividing_validation_warns():
     assert len(c.warnings()) == 1 and "does not divide" in c.warnings()[0]
 
 
+def test_a_tier_validation_misses_warns_with_what_its_sdcs_do_under_each_semantics():
+    """A memory tier every 5 steps, validation every 25: an SDC can reach the tier's saves; under the reference
+    semantics it is baked in and rolled back there, under committed SDCs it is committed with the save and only a
+    detector finds it (docs/model.md, "Memory tiers": SDCs), as the checkpoints' own warning says."""
+    tier = GOOD.replace("checkpoint: {interval_steps: 25, seconds: 300}", "checkpoint: {interval_steps: 25, "
+                        "seconds: 300, tiers: {local: {interval_steps: 5, seconds: 1, load_seconds: 10}}}")
+    (reference,) = parse_config(tier).warnings()
+    (committed,) = parse_config(tier + "    sdc: {semantics: committed, retention_checkpoints: 2}\n").warnings()
+    assert "sdc-baked-tier" in reference and "rolled back there" in reference
+    assert "sdc-baked-tier" in committed and "rolled back" not in committed and "sdc.detectors" in committed
+
+
 def test_causes_recovery_and_stragglers():
     text = GOOD.replace("sdc_per_gpu_hour: 1.5e-4}", "sdc_per_gpu_hour: 1.5e-4, causes: llama3}").replace(
         "restart_seconds: 60", "recovery: {strategy: warm}\n    stragglers: {jitter_seconds: 0.5, slow_ranks: 1, "
