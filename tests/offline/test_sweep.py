@@ -240,6 +240,21 @@ def test_sweep_command_prints_the_table_and_writes_the_files(small_file, tmp_pat
     assert "replica" not in r.stderr  # no progress bar when stderr is not a terminal
 
 
+def test_sweep_command_writes_the_files_when_its_reader_goes_away(small_file, tmp_path):
+    """`simd sweep --out DIR | head -2`: the table's reader closes the pipe; the sweep's files are still written."""
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError
+
+    out = tmp_path / "out"
+    err = io.StringIO()
+    with contextlib.redirect_stdout(ClosedPipe()), contextlib.redirect_stderr(err):
+        cli.main(["sweep", "--config", str(small_file), "--scenario", "small", "--param", "checkpoint.seconds=30,90",
+                  "--replicas", "2", "--workers", "1", "--out", str(out)])
+    assert {p.name for p in out.iterdir()} == {"sweep.csv", "sweep.json", "sweep.png"}
+    assert json.loads((out / "sweep.json").read_text())["replicas"] == 2
+
+
 def test_sweep_command_local_pool_equals_one_worker(small_file, tmp_path):
     args = ["sweep", "--config", str(small_file), "--scenario", "small", "--param", "checkpoint.seconds=30,90",
             "--replicas", "5", "--seed-base", "100"]

@@ -167,6 +167,22 @@ def test_the_recovery_path_is_a_categorical_parameter_over_the_files_scenarios()
         parse_params(["recovery=llama3-16k-cold,nope"], scenarios)
 
 
+def test_a_named_scenario_without_the_group_gives_the_groups_defaults():
+    """Each point takes the named scenario's group: one that leaves it out has its defaults (ideal restarts cold),
+    not a refusal of a null group."""
+    config = default_config()
+    scenarios = {s.name: s for s in config.all_scenarios}
+    assert "recovery" not in scenarios["ideal"].model_fields_set
+    base = scenarios["llama3-16k-hot"]
+    points = grid(base, [parse_param("recovery=llama3-16k-hot,ideal", scenarios)])
+    assert points[0].scenario.recovery == base.recovery
+    assert points[1].scenario.recovery == scenarios["ideal"].recovery
+    assert points[1].scenario.recovery.strategy == "cold" and points[1].scenario.recovery.phases is None
+    # an optional group the named scenario leaves out is left out of the point (llama3-16k has no servers)
+    servers = grid(scenarios["llama3-16k-servers"], [parse_param("servers=llama3-16k", scenarios)])[0].scenario
+    assert servers.servers is None
+
+
 @pytest.mark.parametrize("key,values,read", [
     ("recovery.in_process.seconds", "10,60", lambda s: s.in_process_seconds),
     ("recovery.in_process.success_probability", "0.2,0.9", lambda s: s.in_process_success),

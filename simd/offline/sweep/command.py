@@ -93,6 +93,16 @@ def _report(args, params, results, meta, out: Path | None) -> int:
     """The table on stdout, warnings on stderr, the files; exit 1 if a replica did not finish (as simulate)."""
     from simd.offline.sweep import outputs as sweepout
 
+    unwritten = None
+    if out is not None:  # the files before the table: a reader that closes the table's pipe (| head) loses none
+        from simd.offline.sweep import plot as sweepplot
+
+        try:
+            sweepout.write_csv(out / "sweep.csv", params, results)
+            sweepout.write_json(out / "sweep.json", meta, params, results)
+            sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
+        except OSError as exc:  # the disk filled up, the directory went away: the table below stands
+            unwritten = exc
     print(sweepout.table(params, results))
     print(sweepout.TABLE_NOTE)
     for line in sweepout.cost_notes(params, results):  # scenarios with server pools only
@@ -104,16 +114,10 @@ def _report(args, params, results, meta, out: Path | None) -> int:
         print(sweepout.CAPPED_NOTE)
         print(f"warning: {capped} point(s) stopped at --max-replicas {meta['max_replicas']} with the half-width "
               f"above {args.ci:g}", file=sys.stderr)
+    if unwritten is not None:
+        return _fail(f"--out {out}: cannot write {Path(unwritten.filename or '').name or 'the files'}: "
+                     f"{unwritten.strerror or unwritten}", 1)
     if out is not None:
-        from simd.offline.sweep import plot as sweepplot
-
-        try:
-            sweepout.write_csv(out / "sweep.csv", params, results)
-            sweepout.write_json(out / "sweep.json", meta, params, results)
-            sweepplot.save(sweepplot.render(params, results, meta), out / "sweep.png")
-        except OSError as exc:  # the disk filled up, the directory went away: the table above stands
-            return _fail(f"--out {out}: cannot write {Path(exc.filename or '').name or 'the files'}: "
-                         f"{exc.strerror or exc}", 1)
         print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
     unfinished = sum(r.stats.unfinished for r in results)
     horizon = sum(x.horizon for r in results for x in r.replicas)

@@ -235,6 +235,14 @@ def _set(data: dict, parts: list[str], value) -> None:
     data[parts[-1]] = value
 
 
+def _unset(data: dict, parts: list[str]) -> None:
+    for part in parts[:-1]:
+        data = data.get(part)
+        if not isinstance(data, dict):
+            return
+    data.pop(parts[-1], None)
+
+
 def _error_line(exc: ValidationError) -> str:
     """The first problem, phrased as the scenario file's errors are (simd.scenario.errors)."""
     return errors.phrase(exc.errors(include_url=False)[0])
@@ -245,7 +253,10 @@ def variant(base: Scenario, settings: dict[str, object]) -> Scenario:
     data = base.model_dump(exclude_unset=True)  # the keys given: a default dumped would count as given (a
     # restart_seconds beside recovery.phases)
     for key, value in settings.items():
-        _set(data, key.split("."), value)
+        if value is None:  # a group key's named scenario left the group out: the point leaves it out too (its
+            _unset(data, key.split("."))  # defaults, as in that scenario), not a null the model refuses
+        else:
+            _set(data, key.split("."), value)
     return Scenario.model_validate(data)
 
 
