@@ -22,7 +22,7 @@ from simd.engine.servers import Servers
 from simd.engine.shadow import Shadow
 from simd.engine.spec import CommittedSdc, Detector, to_us
 
-SEEDS = 200  # per configuration (the suite's 5-minute limit)
+SEEDS = 150  # per configuration (the suite's 5-minute limit)
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
 POOLS = Servers(warm_standbys=1, spares=1, preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))
 
@@ -149,5 +149,8 @@ def test_a_load_and_a_restart_are_a_restart_of_their_sum_when_every_rollback_is_
     assert a.totals.jobs_completed == 0
     # (the load's own count, the restart bucket's load part, is all that tells them apart)
     assert replace(b, plan=a.plan) == replace(a, totals=replace(a.totals, load_us=b.totals.load_us))
-    assert b.totals.load_us == 0 and a.totals.load_us % to_us(load) == 0  # whole loads (``load`` > 0 here)
+    # whole loads (``load`` > 0 here) since the retarget (a burst, which a zero hard rate leaves on, may have
+    # rolled the job back before it: loads both share)
+    before = state.totals.load_us
+    assert b.totals.load_us == before and (a.totals.load_us - before) % to_us(load) == 0
     assert b_events == a_events
