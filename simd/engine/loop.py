@@ -381,6 +381,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 q = (step // M + 1) * M
                 if g + (q - step) < e:
                     e = g + (q - step)
+            # the first of a write's end, a memory tier write's end and a group's rejoin (NEVER: none): the segment
+            # ends at the step in whose end (its validation and checkpoint included) it falls, the unit, so the next
+            # one starts with the save durable or the group back
+            tend = wend if writing else NEVER
+            if twriting and twend < tend:
+                tend = twend
+            if down and rmin < tend:
+                tend = rmin
             ppm = slow_ppm if writing else 0  # the steps of this segment start while a save writes: slower
             sw = su + step_us * ppm // 1000000
             n = e - g
@@ -428,11 +436,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 # the unit: the segment's end, or the first step whose compute ends at or after a detector's finding
                 due = deadline - t if corrupted and deadline < NEVER else NEVER
                 slow = max(0, min(n - 1, slow_limit - g))
-                left = wend - t if writing else NEVER  # a write's end, or a group's rejoin: the unit is the step in
-                if down:  # whose end (its validation and checkpoint included) it falls; the next step runs with it
-                    left = min(left, rmin - t)
-                if twriting and twend - t < left:  # (a memory tier's write ends first)
-                    left = twend - t
+                left = tend - t if tend < NEVER else NEVER
                 xh, xl, mq, acc, dsum, how, d, bk, xsum = stepkernel.run(
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
                     shadow_us + ovh_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm, left, M, mem_us)
@@ -461,21 +465,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                       mem_us, cL, cr) - step + 2
                     if j < n:
                         n, e = j, g + j
-                if writing and n > 1:  # the write ends in step j < n: the first whose end (its validation
-                    # included) reaches it is the unit (no checkpoint point before it: the segment ends at the next)
-                    j = quiet.fit(step, step + n - 1, wend - t - 1, sw, 0, V, val_us, period, off, M, mem_us, cL,
-                                  cr) - step + 1
-                    if j < n:
-                        n, e = j, g + j
-                if twriting and n > 1:  # a memory tier's write ends in step j < n: the unit, as above (no point of
-                    # the tier before it; checkpoint points there unless the persistent saves are units too)
-                    j = quiet.fit(step, step + n - 1, twend - t - 1, sw, ckpt_us, V, val_us, period, off, M, mem_us,
-                                  cL, cr) - step + 1
-                    if j < n:
-                        n, e = j, g + j
-                if down and n > 1:  # a group rejoins in step j < n: the first whose end (its validation and
-                    # checkpoint included) reaches its time is the unit, the next step runs with it
-                    j = quiet.fit(step, step + n - 1, rmin - t - 1, sw, ckpt_us, V, val_us, period, off, M, mem_us,
+                if tend < NEVER and n > 1:  # ``tend`` falls in step j < n: the first whose end reaches it is the
+                    # unit (with a persistent write in flight no checkpoint point comes before it: the segment ends at
+                    # the next one)
+                    j = quiet.fit(step, step + n - 1, tend - t - 1, sw, ckpt_us, V, val_us, period, off, M, mem_us,
                                   cL, cr) - step + 1
                     if j < n:
                         n, e = j, g + j

@@ -159,14 +159,18 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             keep(wstep)
         wend = 0
 
-    def drain() -> None:
-        """The job waits for the write in flight to end (checkpoint time), which makes it durable."""
+    def wait_for(end: int) -> None:
+        """The job waits for a write in flight that ends at ``end`` (checkpoint time)."""
         nonlocal t
+        wait = max(end - t, 0)
+        us["ckpt"] += wait
+        us["wait"] += wait
+        t += wait
+
+    def drain() -> None:
+        """The job waits for the write in flight to end, which makes it durable."""
         if wend:
-            wait = max(wend - t, 0)
-            us["ckpt"] += wait
-            us["wait"] += wait
-            t += wait
+            wait_for(wend)
             durable()
 
     def abort() -> None:
@@ -191,7 +195,6 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         c["tier_saves"] += 1
         if twstep > last:
             last = clean = tier_clean = twstep
-        twend = 0
 
     def roll_back(to: int) -> None:
         """A restart's rollback: every group runs again (elastic replica groups), the uncommitted work lost."""
@@ -517,10 +520,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 pend = 0
         elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
             if twend:  # one write in flight: the save waits for the one before, which makes it durable
-                wait = max(twend - t, 0)
-                us["ckpt"] += wait
-                us["wait"] += wait
-                t += wait
+                wait_for(twend)
                 tier_durable()
             us["ckpt"] += plan.mem_us
             t += plan.mem_us
