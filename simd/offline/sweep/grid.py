@@ -173,11 +173,7 @@ def parse_param(text: str, scenarios: Mapping[str, Scenario] | None = None) -> P
         return Param(key, kind, values, log, note)
     if ":" in spec:
         raise GridError(f"--param {key}: a range is A:B:N or A:B:Nlog with N a whole number, got {spec!r}")
-    items = [t.strip() for t in spec.split(",")]
-    if any(not t for t in items):
-        raise GridError(f"--param {key}: empty value in {spec!r}")
-    if len(items) > MAX_POINTS_PER_PARAM:
-        raise GridError(f"--param {key}: at most {MAX_POINTS_PER_PARAM} values, got {len(items)}")
+    items = _listed(key, spec)
     if kind == "choice":
         for t in items:
             if t not in choices:
@@ -190,14 +186,20 @@ def parse_param(text: str, scenarios: Mapping[str, Scenario] | None = None) -> P
     return Param(key, kind, values)
 
 
-def _group_param(key: str, spec: str, scenarios: Mapping[str, Scenario]) -> Param:
-    """A group key (``recovery``, ``servers``, ...) over names of the file's scenarios: each point takes that
-    scenario's group (a recovery path as a categorical parameter: ``recovery=llama3-16k-cold,llama3-16k-hot``)."""
+def _listed(key: str, spec: str) -> list[str]:
+    """``a,b,c``'s values, stripped: none empty, at most MAX_POINTS_PER_PARAM of them (GridError otherwise)."""
     items = [t.strip() for t in spec.split(",")]
     if any(not t for t in items):
         raise GridError(f"--param {key}: empty value in {spec!r}")
     if len(items) > MAX_POINTS_PER_PARAM:
         raise GridError(f"--param {key}: at most {MAX_POINTS_PER_PARAM} values, got {len(items)}")
+    return items
+
+
+def _group_param(key: str, spec: str, scenarios: Mapping[str, Scenario]) -> Param:
+    """A group key (``recovery``, ``servers``, ...) over names of the file's scenarios: each point takes that
+    scenario's group (a recovery path as a categorical parameter: ``recovery=llama3-16k-cold,llama3-16k-hot``)."""
+    items = _listed(key, spec)
     if len(set(items)) != len(items):
         raise GridError(f"--param {key}: duplicate values in {spec!r}")
     for t in items:
