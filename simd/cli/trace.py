@@ -327,8 +327,7 @@ def cmd_fit(args) -> int:
     note = budget_note(g) if g else None
     if args.json:
         print(json.dumps({"fit": dataclasses.asdict(result),
-                          "goodness": [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r,
-                                                strict=True)) for r in (g.rows if g else [])],
+                          "goodness": _rows_json(g.rows if g else []),
                           "goodness_without_schedule": [
                               dict(zip(("statistic", "model_mean", "model_low", "model_high"), (r[0], *w),
                                        strict=True)) for r, w in zip(g.rows, g.without_schedule, strict=True)]
@@ -368,6 +367,11 @@ def cmd_fit(args) -> int:
     elif args.plots:
         print(f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)", file=sys.stderr)
     return 0
+
+
+def _rows_json(rows) -> list[dict]:
+    """The goodness-of-fit table's rows as simd trace fit --json and simd trace check --json write them."""
+    return [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r, strict=True)) for r in rows]
 
 
 def cmd_check(args) -> int:
@@ -410,8 +414,7 @@ def cmd_check(args) -> int:
         f"whole ({log.span_days:.4g} days)"
     if args.json:
         print(json.dumps({"scenario": scenario.name, "from_day": after / 86400, "span_days": log.span_days,
-                          "goodness": [dict(zip(("statistic", "log", "model_mean", "model_low", "model_high"), r,
-                                                strict=True)) for r in g.rows],
+                          "goodness": _rows_json(g.rows),
                           "goodness_budget": {"faults_per_log": g.budget, "logs_stopped": g.stopped}}))
         return 0
     print(f"the log {part} against {args.replicas} synthetic logs of scenario {scenario.name}'s server model "
