@@ -2,7 +2,8 @@
 
 One row per grid point: the parameter values (one column per key), the replicas (``n`` finished,
 ``unfinished``), the mean effective utilization with its 95% confidence interval, the mean share of wall time
-of each bucket, the mean interruptions and SDCs per job, and seed 001's first-order efficiency at the point.
+of each bucket, the mean interruptions and SDCs per job, and seed 001's first-order efficiency at the point
+(with a memory tier the two-level model's, where it reaches: the daemon's gauge).
 Ratios are fractions of 1 (the table shows percent). Under the table and in the JSON: the grid point of the
 highest mean utilization and the points a paired comparison (same seeds) cannot tell from it
 (:func:`utilization_optimum`).
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from simd.engine import BUCKETS
 from simd.offline.sweep.grid import Param
-from simd.offline.sweep.run import PointResult, first_order
+from simd.offline.sweep.run import PointResult, analytic_efficiency, first_order, two_level
 from simd.offline.sweep.stats import Interval, paired_difference
 
 STAT_COLUMNS = ("n", "unfinished", "utilization_mean", "utilization_ci_low", "utilization_ci_high",
@@ -82,7 +83,6 @@ def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = F
     """One point's row: the params and STAT_COLUMNS, then with ``cost`` COST_COLUMNS and with ``money``
     MONEY_COLUMNS (:func:`has_cost`, :func:`has_money` of the sweep's results)."""
     s = r.stats
-    model = first_order(r.point.scenario)
     values = {p.key: v for p, v in zip(params, r.point.values, strict=True)}
     return {
         **values,
@@ -99,8 +99,7 @@ def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = F
         "sdc_detected_mean": s.sdc_detected_mean,
         "sdc_baked_mean": s.sdc_baked_mean,
         "wall_hours_mean": s.wall_hours_mean,
-        "analytic_efficiency": None if model is None
-        else model.efficiency(r.point.scenario.checkpoint.interval_steps),
+        "analytic_efficiency": analytic_efficiency(r.point.scenario),
         "hit_cap": r.hit_cap,
         **(_cost(r, money) if cost else {}),
     }
@@ -164,6 +163,7 @@ def write_csv(path: Path, params: list[Param], results: list[PointResult]) -> No
 def document(meta: dict, params: list[Param], results: list[PointResult]) -> dict:
     """The JSON file: ``meta`` (scenario, mode, seeds, ...), the params, and one object per point."""
     base = first_order(results[0].point.scenario) if results else None
+    levels = two_level(results[0].point.scenario) if results else None
     points = []
     cost, money = has_cost(results), has_money(results)
     for r in results:
@@ -179,10 +179,20 @@ def document(meta: dict, params: list[Param], results: list[PointResult]) -> dic
             "young_interval_steps": base.young_steps, "daly_interval_steps": base.daly_steps,
             **({} if base.write_seconds == 0 else {"save_cost_seconds": base.save_cost_seconds,
                                                    "wait_below_interval_steps": base.wait_below_steps})},
+        **({} if levels is None else {"two_level": _two_level(levels)}),
         "points": points,
         "utilization_optimum": _finite_tree(utilization_optimum(params, results)),
         **({"cost_optimum": _finite_tree(cost_optimum(params, results))} if cost else {}),
     }
+
+
+def _two_level(m) -> dict:
+    """The two-level model's rates and optima (simd.models.analytic.TwoLevel) for the JSON file: those of the
+    sweep's first point (the same at every point of a sweep of the intervals, which do not enter them)."""
+    optima = dict(m.optimal_interval_steps)
+    return {"rate_tier_per_second": m.rate_tier, "rate_persistent_per_second": m.rate_persistent,
+            "tier_interval_optimal_steps": m.tier_optimum_steps,
+            "young_interval_steps": optima.get("young"), "daly_interval_steps": optima.get("daly")}
 
 
 def _finite_tree(d: dict | None):

@@ -342,6 +342,20 @@ def two_level(scenario: Scenario) -> analytic.TwoLevel | None:
     return analytic.two_level(*_plan_inputs(scenario))
 
 
+def analytic_efficiency(scenario: Scenario) -> float | None:
+    """The model's efficiency at ``scenario``'s configured intervals, as the daemon's gauge gives it: the
+    first-order model's, or with a memory tier the two-level model's where it reaches (simd.models.analytic.REACH);
+    None without hard failures or beyond the reach."""
+    model = first_order(scenario)
+    if model is not None:
+        return model.efficiency(scenario.checkpoint.interval_steps)
+    levels = two_level(scenario)
+    if levels is None:
+        return None
+    persistent, tier = scenario.checkpoint.interval_steps, scenario.job_spec().tier.interval_steps
+    return levels.efficiency(persistent, tier) if levels.in_reach(persistent, tier) else None
+
+
 def first_order(scenario: Scenario) -> FirstOrder | None:
     """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.metrics.snapshot reads them
     (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
