@@ -40,6 +40,7 @@ GROUPS = [
      "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k"),
      "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async"),
      "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered"),
+     "slow-peer-network": ("SimdCheckpointWritesBlocking", "llama3-16k-peer-writes"),
      "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async"),
      "hang-storm": ("SimdHangTimeHigh", "llama3-16k-hot"),
      "crash-loop": ("SimdCrashLoopEscalated", "llama3-16k-cold"),
