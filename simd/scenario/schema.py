@@ -1395,7 +1395,7 @@ class ScenarioBody(_Strict):
         if self.recovery.migration is not None and (self.servers is None or not self.servers.warm_standbys):
             raise ValueError("recovery.migration needs servers.warm_standbys (a live migration moves the work to a "
                              "warm standby)")
-        if why := refused(named):
+        if why := refused(named, self.checkpoint.tiers.tier[0] if self.checkpoint.tiers is not None else "peer"):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None
         if sdc is not None and self.checkpoint.retention_checkpoints is not None:

@@ -48,11 +48,12 @@ def test_the_causes_that_take_a_server_down_drop_their_group_unless_named():
     ({"n_gpus": 100, "recovery": {"elastic": ELASTIC}}, "n_gpus must be a multiple of recovery.elastic.groups"),
     ({"recovery": {"elastic": {**ELASTIC, "overhead": 2}}}, "recovery.elastic.overhead: must be <= 1, got 2"),
     ({"servers": {"gpus_per_server": 8}, "recovery": {"elastic": ELASTIC}},
-     "elastic and servers cannot be combined (elastic replica groups with servers"),
+     "recovery.elastic and servers cannot be combined (elastic replica groups with servers"),
     ({"checkpoint": {"interval_steps": 50, "seconds": 30, "tiers": {"local": {"interval_steps": 10, "seconds": 1}}},
-      "recovery": {"elastic": ELASTIC}}, "elastic and memory_tier cannot be combined"),
+      "recovery": {"elastic": ELASTIC}}, "recovery.elastic and checkpoint.tiers cannot be combined"),
     ({"checkpoint": {"interval_steps": 50, "seconds": 30, "write_seconds": 60}, "recovery": {"elastic": ELASTIC}},
-     "elastic and async_saves cannot be combined"),
+     "recovery.elastic and checkpoint.write_seconds (or checkpoint.save_failure) cannot be "
+     "combined"),
 ])
 def test_a_wrong_number_or_a_mechanism_not_modelled_beside_them_is_one_clear_error(keys, message):
     with pytest.raises(ConfigError) as e:
