@@ -468,11 +468,28 @@ REFUSED = {
 }
 
 
-def refused(mechanisms) -> list[str]:
+# The scenario keys that switch each mechanism on, as a refusal names them (the words the user wrote, not the
+# mechanism's name); ``{tier}`` is the memory tier's kind (peer or local).
+KEYS = {
+    "shadow": "shadow", "fleet": "fleet", "stragglers": "stragglers", "servers": "servers",
+    "hyper": "checkpoint.hyper", "committed_sdc": "sdc.semantics: committed", "causes": "failures.causes",
+    "corrupt_loads": "checkpoint.corrupt_on_load", "memory_tier": "checkpoint.tiers",
+    "tier_corrupt_loads": "checkpoint.tiers.{tier}.corrupt_on_load",
+    "tier_writes": "checkpoint.tiers.{tier}.write_seconds",
+    "tier_save_failure": "checkpoint.tiers.{tier}.save_failure",
+    "jit": "checkpoint.just_in_time", "in_process": "recovery.in_process", "crash_loop": "recovery.crash_loop",
+    "migration": "recovery.migration", "elastic": "recovery.elastic",
+    "async_saves": "checkpoint.write_seconds (or checkpoint.save_failure)",
+}
+
+
+def refused(mechanisms, tier: str = "peer") -> list[str]:
     """Why the mechanisms named (``shadow``, ``fleet``, ``stragglers``, ...) cannot run together: one line per
-    pair that does not combine; empty if they do."""
+    pair that does not combine, naming the scenario keys that switch them on (KEYS; ``tier``: the memory tier's
+    kind); empty if they do."""
     on = set(mechanisms)
-    return [f"{a} and {b} cannot be combined ({why})" for (a, b), why in REFUSED.items() if a in on and b in on]
+    return [f"{KEYS[a].format(tier=tier)} and {KEYS[b].format(tier=tier)} cannot be combined ({why})"
+            for (a, b), why in REFUSED.items() if a in on and b in on]
 
 
 def switched_on(spec: JobSpec) -> set[str]:
@@ -499,7 +516,7 @@ def switched_on(spec: JobSpec) -> set[str]:
 def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     """``epoch`` counts the parameter changes so far (engine.retarget): each epoch draws its failures and
     SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
-    if why := refused(switched_on(spec)):
+    if why := refused(switched_on(spec), spec.tier.kind if spec.tier is not None else "peer"):
         raise ValueError("; ".join(why))
     if any(c.predicted > 0 for c in spec.causes) and (spec.servers is None or not spec.servers.warm_standbys):
         raise ValueError("a live migration needs warm standbys (servers.warm_standbys): it moves the work to one")

@@ -8,6 +8,9 @@ Ratios are fractions of 1 (the table shows percent). Under the table and in the 
 highest mean utilization and the points a paired comparison (same seeds) cannot tell from it
 (:func:`utilization_optimum`).
 
+Scenarios with elastic replica groups (``recovery.elastic``) add the degraded bucket's share (``share_degraded``,
+the table's ``degraded``).
+
 Scenarios with server pools (``servers.warm_standbys`` or ``servers.spares``) add what capacity cost
 (:data:`COST_COLUMNS`): the mean GPU-hours held per job by the job and by its pools, and the cost of a productive
 GPU-hour in GPU-hours held with its 95% interval (and in money with ``servers.price_per_gpu_hour``:
@@ -43,6 +46,11 @@ def has_cost(results: list[PointResult]) -> bool:
     return any(r.stats.cost is not None for r in results)
 
 
+def has_degraded(results: list[PointResult]) -> bool:
+    """The grid's scenario has elastic replica groups: the rows have the degraded bucket's share."""
+    return any(r.stats.degraded_share is not None for r in results)
+
+
 def has_money(results: list[PointResult]) -> bool:
     """... and a price per GPU-hour."""
     return any(r.stats.cost is not None and r.stats.cost.cost_per_productive is not None for r in results)
@@ -51,7 +59,7 @@ def has_money(results: list[PointResult]) -> bool:
 def columns(params: list[Param], results: list[PointResult]) -> list[str]:
     """The CSV's columns: the params, STAT_COLUMNS, then COST_COLUMNS and MONEY_COLUMNS where they apply."""
     stats = list(STAT_COLUMNS)
-    if any(r.stats.degraded_share is not None for r in results):  # elastic replica groups: their bucket too
+    if has_degraded(results):  # elastic replica groups: their bucket too
         stats.insert(stats.index(f"share_{BUCKETS[-1]}") + 1, "share_degraded")
     return ([p.key for p in params] + stats + (list(COST_COLUMNS) if has_cost(results) else [])
             + (list(MONEY_COLUMNS) if has_money(results) else []))
@@ -216,6 +224,8 @@ TABLE = (("n", 6), ("util", 7), ("+-ci95", 7), ("rollback", 8), ("ckpt", 6), ("v
          ("detect", 6), ("strag", 6), ("interr", 8), ("sdc det", 7), ("baked", 6))
 
 
+# With elastic replica groups: the degraded bucket's share (the CSV's share_degraded), after the other shares.
+DEGRADED_TABLE = (("degraded", 8),)
 # With pools: the waiting share, then GPU-hours held per productive GPU-hour, then (with a price) money per
 # productive GPU-hour, each with its 95% half-width.
 COST_TABLE = (("wait", 6), ("GPUh/pGPUh", 10), ("+-ci95", 7))
@@ -239,12 +249,15 @@ def _cost_cells(r: PointResult, money: bool) -> list[str]:
 
 
 def table(params: list[Param], results: list[PointResult]) -> str:
-    """A fixed-width table (cells joined by a space, as ``simd simulate``'s); with pools, COST_TABLE's columns
-    (and MONEY_TABLE's with a price) after TABLE's."""
+    """A fixed-width table (cells joined by a space, as ``simd simulate``'s); with elastic replica groups,
+    DEGRADED_TABLE's column after the other shares; with pools, COST_TABLE's columns (and MONEY_TABLE's with a
+    price) after TABLE's."""
     widths = [max(len(p.key), *(len(_value(r.point.values[i])) for r in results)) for i, p in enumerate(params)]
-    cost, money = has_cost(results), has_money(results)
-    extra = (COST_TABLE if cost else ()) + (MONEY_TABLE if money else ())
-    head = [p.key.rjust(w) for p, w in zip(params, widths, strict=True)] + [t.rjust(w) for t, w in TABLE + extra]
+    cost, money, degraded = has_cost(results), has_money(results), has_degraded(results)
+    strag = [t for t, _ in TABLE].index("strag") + 1
+    columns = TABLE[:strag] + (DEGRADED_TABLE if degraded else ()) + TABLE[strag:] \
+        + (COST_TABLE if cost else ()) + (MONEY_TABLE if money else ())
+    head = [p.key.rjust(w) for p, w in zip(params, widths, strict=True)] + [t.rjust(w) for t, w in columns]
     lines = [" ".join(head)]
     for r in results:
         s = r.stats
@@ -253,10 +266,11 @@ def table(params: list[Param], results: list[PointResult]) -> str:
         stats = [f"{s.n}" + ("*" if r.hit_cap else ""), _pct(s.utilization_mean), half,
                  *(_pct(s.shares[b]) for b in ("rollback", "checkpoint", "validation", "restart", "detection",
                                                "straggler")),
+                 *([_pct(math.nan if s.degraded_share is None else s.degraded_share)] if degraded else []),
                  f"{s.interruptions_mean:.2f}", f"{s.sdc_detected_mean:.2f}", f"{s.sdc_baked_mean:.2f}"]
         if cost:
             stats += _cost_cells(r, money)
-        lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, TABLE + extra, strict=True)]))
+        lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, columns, strict=True)]))
     return "\n".join(lines)
 
 
@@ -298,4 +312,6 @@ def cost_notes(params: list[Param], results: list[PointResult]) -> list[str]:
 
 TABLE_NOTE = ("util: mean effective utilization; +-ci95: half-width of its 95% confidence interval, percentage "
               "points; rollback .. strag: mean share of wall time; interr, sdc det, baked: mean per job")
+DEGRADED_NOTE = ("degraded: mean share of wall time in the degraded bucket (the capacity of the replica groups out "
+                 "and the fault-tolerant mode's overhead)")
 CAPPED_NOTE = "*: stopped at the replica cap before reaching the target half-width"
