@@ -382,8 +382,9 @@ METRICS: tuple[Metric, ...] = (
            "also its label (`peer`, `local`): the newest checkpoint of either tier, what a recovery that finds the "
            "tier whole recomputes. It grows by one per step and falls at each durable save and each rollback; "
            "failing saves, writes still in flight and aborted writes let it grow past the interval. "
-           "`simd_checkpoint_age_steps / simd_checkpoint_interval_steps` is its age in intervals "
-           "(SimdCheckpointStale).", _EVENTS),
+           "`simd_checkpoint_age_steps / simd_checkpoint_interval_steps` is its age in intervals. No alert reads it "
+           "(a job waiting for a write takes no steps, so its age stays low): SimdNoDurableCheckpoint counts saves "
+           "that never become durable, SimdCheckpointWritesBlocking the time spent waiting for one.", _EVENTS),
     Metric("simd_sdc_detected", "counter", "SDCs caught by a validation before a checkpoint.", _S, "scenario",
            _total("sdc_detected"), "SDCs caught by a validation (or a late detector, `sdc.detectors`) before they "
            "reached a checkpoint (rolled back).", _EVENTS),
