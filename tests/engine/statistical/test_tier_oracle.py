@@ -102,8 +102,8 @@ CONFIGS = {
 # there, else the newest clean persistent one or the oldest retained): layered detectors and a local tier every
 # hard failure loses; a peer tier under bursts keeping 3 copies, retention 1 (unrecoverable finds, or a late find
 # back to an older clean copy of the tier); asynchronous persistent writes with validation not dividing the
-# checkpoint. The first two find the tier's copies corrupt on some loads (a detector's find, late or not, and a hard
-# failure's recovery then go on to the tier's older copies, then to the persistent checkpoints)
+# checkpoint. The first two find the tier's copies corrupt on 40% and half their loads (a detector's find, late or
+# not, and a hard failure's recovery then go on to the tier's older copies, then to the persistent checkpoints)
 COMMITTED = {
     "committed_layers_local": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=0,
                                            committed_sdc=CommittedSdc(LAYERS, 2)),
@@ -112,7 +112,7 @@ COMMITTED = {
                                                 validation_interval_steps=0, servers=BURSTS,
                                                 committed_sdc=CommittedSdc((GUARD, Detector("scanner", "exponential",
                                                                                             86400.0)), 1)),
-                                           tier=replace(_tier(), corrupt_on_load=0.3, retention_checkpoints=3)),
+                                           tier=replace(_tier(), corrupt_on_load=0.5, retention_checkpoints=3)),
     "committed_async_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, ckpt_interval_steps=50,
                                                 validation_interval_steps=40, ckpt_write_seconds=700.0,
                                                 ckpt_write_slowdown=1.2,
