@@ -465,7 +465,6 @@ REFUSED = {
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
-    ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),

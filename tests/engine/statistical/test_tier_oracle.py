@@ -245,7 +245,7 @@ def tier_specs(draw):
     fails = draw(st.sampled_from([0.0, 0.0, 0.3]))
     keep = draw(st.sampled_from([1, 1, 3]))  # its copies kept
     # its saves written after their blocking, where that combines (spec.REFUSED)
-    writes = 0.0 if s.committed_sdc is not None or s.hyper is not None or any(c.jit for c in s.causes) else \
+    writes = 0.0 if s.committed_sdc is not None or s.hyper is not None else \
         draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
                                       draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes, keep))
