@@ -11,7 +11,8 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed); with retirement ``blamed``
   (State.srv_blamed: ``retire_after`` columns per server, its last blames); with regimes ``regime`` (State.regime:
   the regime path's current stretch, 4 columns); with elastic replica groups ``rejoin`` (State.rejoin: one column
-  per group). The kernel's tournament trees over
+  per group); with a memory tier keeping more than one copy ``tier`` (State.tier_ckpts as ``tier_head``/``tier_n``
+  over it: its copies, oldest first). The kernel's tournament trees over
   them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).

@@ -38,6 +38,11 @@ slowed step time and end no later than the step in which the write ends (quiet.f
 stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
 after its end (``_durable``), and a rollback aborts it.
 
+A memory tier keeping more than one copy (docs/model.md, "Memory tiers"): its copies are the replica's ``tier`` aux
+region (State.tier_ckpts), each of its points a unit (its save joins them there), and a recovery loads those newer
+than the newest persistent checkpoint (for a committed SDC's late find, the clean ones newer than the newest clean
+persistent one) newest first, each a draw of "corrupt" (``_tier_chain``); a rollback drops those above its step.
+
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
 in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end (under stragglers
