@@ -439,7 +439,8 @@ class LocalTier(_Strict):
     all. More than one matters where a load finds a copy corrupt (`corrupt_on_load`: the recovery falls back to
     the next older copy, paying each load, before the persistent checkpoint) and under committed SDCs (a late find
     goes back to the newest clean copy); a copy older than the newest persistent checkpoint is never loaded (the
-    persistent one stands for it). No public figure for more than one."""
+    persistent one stands for it, as Megatron-LM loads its non-persistent checkpoint only when it is at least as
+    new). No public figure for more than one."""
 
 
 class PeerTier(LocalTier):
