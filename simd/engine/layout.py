@@ -11,7 +11,8 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed); with retirement ``blamed``
   (State.srv_blamed: ``retire_after`` columns per server, its last blames); with regimes ``regime`` (State.regime:
   the regime path's current stretch, 4 columns); with elastic replica groups ``rejoin`` (State.rejoin: one column
-  per group). The kernel's tournament trees over
+  per group); with a memory tier keeping more than one copy ``tier`` (State.tier_ckpts as ``tier_head``/``tier_n``
+  over it: its copies, oldest first). The kernel's tournament trees over
   them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
@@ -39,10 +40,10 @@ BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
 AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed",
-              "regime", "rejoin")
+              "regime", "rejoin", "tier_ckpts")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
           "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": (),
-          "srv_blamed": (), "regime": (), "rejoin": ()}
+          "srv_blamed": (), "regime": (), "rejoin": (), "tier_ckpts": ("tier_head", "tier_n")}
 
 
 def _pos_columns() -> list[str]:
@@ -113,6 +114,10 @@ def pos_row(s: State) -> list[int]:
             out.append(0)
         elif name == "ring_n":
             out.append(len(d["corrupt_ckpts"]))
+        elif name == "tier_head":
+            out.append(0)
+        elif name == "tier_n":
+            out.append(len(d["tier_ckpts"]))
         else:
             out.append(int(d[name]))
     return out
@@ -122,7 +127,7 @@ class Aux:
     """The regions of a replica's ``aux`` row for ``plan`` (module docstring): each as (offset, width)."""
 
     # the regions, in the row's order
-    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime", "rejoin")
+    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime", "rejoin", "tier")
 
     def __init__(self, plan):
         self.servers = n = plan.table
@@ -132,7 +137,7 @@ class Aux:
         # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
         widths = {"ring": max(plan.retention, 1), "srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c,
                   "rep": c, "fixed": c, "blamed": c * plan.retire_after, "regime": 4 if plan.regimes else 0,
-                  "rejoin": plan.elastic_groups}
+                  "rejoin": plan.elastic_groups, "tier": plan.mem_keep if plan.mem_keep > 1 else 0}
         at = 0
         for name in self.NAMES:
             setattr(self, name, (at, widths.pop(name)))
@@ -178,6 +183,9 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["regime"] = tuple(aux[o:o + k].tolist()) if k and aux[o] else ()
     o, k = ax.rejoin
     d["rejoin"] = tuple(aux[o:o + k].tolist())
+    head, n = d.pop("tier_head"), d.pop("tier_n")
+    o, k = ax.tier
+    d["tier_ckpts"] = tuple(int(aux[o + (head + i) % k]) for i in range(n))
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     for name in FLAGS:
@@ -207,6 +215,8 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
             aux[i, ax.regime[0]:ax.regime[0] + len(s.regime)] = s.regime
         if s.rejoin:
             aux[i, ax.rejoin[0]:ax.rejoin[0] + len(s.rejoin)] = s.rejoin
+        if s.tier_ckpts:
+            aux[i, ax.tier[0]:ax.tier[0] + len(s.tier_ckpts)] = s.tier_ckpts
     return lay, pos, tot, aux
 
 

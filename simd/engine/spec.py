@@ -127,6 +127,9 @@ class MemoryTier:
     # the save's write after its blocking (wall seconds, 0: none): the save is a rollback target once written, a
     # rollback before that aborts it; one write in flight (a save due while one writes waits for it); no slowdown
     write_seconds: float = 0.0
+    # how many of its newest durable saves the tier keeps (all lost together with the tier's memory): a load found
+    # corrupt falls back to the next older one, a committed SDC's late find to the newest clean one
+    retention_checkpoints: int = 1
 
 
 @dataclass(frozen=True)
@@ -290,6 +293,9 @@ class Plan:
     # P(a memory tier's save fails); its draws: "tier-save-fail", draw g for the save at the end of executed step g
     mem_save_fail: float = 0.0
     mem_write_us: int = 0  # a memory tier save's write after its blocking (0: none; docs/model.md, "Memory tiers")
+    # the memory tier's copies kept (MemoryTier.retention_checkpoints); above 1 they are the replica's ``tier`` aux
+    # region (State.tier_ckpts) and every point of the tier is a unit of the loop
+    mem_keep: int = 1
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # in-process restarts: their time and P(success) (JobSpec.in_process_*), one draw of "in-process" per try
@@ -459,7 +465,6 @@ REFUSED = {
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
-    ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
@@ -579,7 +584,8 @@ def _tier(tier: MemoryTier | None) -> dict:
         return {}
     return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
                 mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load,
-                mem_save_fail=tier.save_failure, mem_write_us=to_us(tier.write_seconds))
+                mem_save_fail=tier.save_failure, mem_write_us=to_us(tier.write_seconds),
+                mem_keep=tier.retention_checkpoints)
 
 
 # Cause.in_process and Cause.crash_loop as the bits of Plan.cause_recovery

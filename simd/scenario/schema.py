@@ -431,6 +431,16 @@ class LocalTier(_Strict):
     save is a rollback target once written, a rollback before that aborts it (the tier's copy before it stays
     the newest), and a save due while one writes waits for it (checkpoint time). 0: durable when its blocking
     ends. No public figure at scale."""
+    # (a plain int with bounds, not an Annotated alias: simd sweep reads the annotation to vary it)
+    retention_checkpoints: int = Field(default=1, ge=1, le=1000)
+    """How many of its newest saves the tier keeps (NVIDIA's resiliency extension's local checkpoint manager keeps
+    the newest: its `_cleanup` removes every older iteration after a save succeeds; a failed save's files go and
+    the copies before it stay). Its copies share the memory, so an interruption that loses the tier loses them
+    all. More than one matters where a load finds a copy corrupt (`corrupt_on_load`: the recovery falls back to
+    the next older copy, paying each load, before the persistent checkpoint) and under committed SDCs (a late find
+    goes back to the newest clean copy); a copy older than the newest persistent checkpoint is never loaded (the
+    persistent one stands for it, as Megatron-LM loads its non-persistent checkpoint only when it is at least as
+    new). No public figure for more than one."""
 
 
 class PeerTier(LocalTier):

@@ -143,8 +143,9 @@ def _tier(tiers) -> str:
     where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
     failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
     written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
+    kept = f", keeps {t.retention_checkpoints}" if t.retention_checkpoints > 1 else ""
     return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
-            f"{where}{failing}), ")
+            f"{where}{failing}{kept}), ")
 
 
 def _jit(jit) -> str:

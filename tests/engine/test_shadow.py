@@ -116,8 +116,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
         ("async_saves", dict(ckpt_write_seconds=30.0)))}
     writing = MemoryTier("local", 5, 1.0, write_seconds=30.0)
     cases |= {("tier_writes", other): replace(spec(tier=writing), **kw) for other, kw in (
-        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))), ("hyper", dict(hyper=Hyper(5, 100))),
-        ("jit", dict(jit_seconds=5.0, causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),))))}
+        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))), ("hyper", dict(hyper=Hyper(5, 100))))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:

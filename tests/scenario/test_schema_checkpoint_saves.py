@@ -85,6 +85,9 @@ def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refus
     assert run_job(s.job_spec()).tier["saves_aborted"] >= 0
     failing = {"local": {**tier["local"], "save_failure": {"probability": 0.1}}}
     assert scenario({**CKPT, "tiers": failing}).job_spec().tier.save_failure == 0.1  # (its writes fail at their end)
+    jit = scenario({**CKPT, "tiers": tier, "just_in_time": {"causes": ["hardware"], "seconds": 5}}).job_spec()
+    assert jit.tier.write_seconds == 40 and jit.jit_seconds == 5  # (a failure aborts the write; the survivors save)
+    assert run_job(jit).jit_saves >= 0
     errs = errors({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED)
     assert len(errs) == 1 and "checkpoint.tiers.local.write_seconds and sdc.semantics: committed cannot be combined " \
         "(a memory tier's writes beside committed SDCs" in errs[0], errs
