@@ -1235,9 +1235,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if kind == _FOUND:
                 tot[o_finds + detector] += 1
                 from_tier = False  # (a memory tier beside committed SDCs) recovered from the tier's copy
-                if tb:  # a memory tier's copies loaded first and found corrupt: dropped
-                    tot[Tot.tier_loads_corrupt] += tb
-                    cri = cri_c
+                tot[Tot.tier_loads_corrupt] += tb  # a memory tier's copies loaded first and found corrupt: dropped
+                cri = cri_c  # (every load's draw made, the one that loaded included)
                 if mem_bad:
                     tclean = 0
                 if n_corrupt == 0 and last == clean:

