@@ -173,6 +173,7 @@ class Joint:
         self.fault_weight = self.done[counted]
         self.fault_age = (self.end - self.start)[counted]  # clock days from the interval's start to its fault
         self.free = len(lengths) - 1
+        self.last_d = None
         self.base = 3 if weibull else 2  # log theta, (log k), log a
 
     # the parameters: x = (base..., log(r - 1), b_2 .. b_J), d = (log d_c, log d_s)
@@ -182,6 +183,18 @@ class Joint:
 
     def draw(self, x: np.ndarray, d: np.ndarray, k_paths: int, rng: np.random.Generator) -> Paths:
         """K paths from the proposal at (x, d)."""
+        lam, lam_s, log_fault = self.emission = self.proposal(x, d)
+        r = 1.0 + math.exp(x[self.base])
+        dc, ds = math.exp(d[0]), math.exp(d[1])
+        p_cs, p_sc = -math.expm1(-self.h / dc), -math.expm1(-self.h / ds)
+        log_z, paths = _ffbs(lam, lam_s, log_fault, p_cs, p_sc, ds / (dc + ds),
+                             rng.random((k_paths, self.steps)))
+        return self._paths(paths, lam, lam_s, log_fault, log_z, r, d)
+
+    def proposal(self, x: np.ndarray, d: np.ndarray, mean: float | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+        """The proposal's emissions at (x, d), per step: the calm and stormy hazards, a storm's log factor of the
+        faults in it (``mean``: the clock's pace, the regimes' stationary mean multiplier; None: at (x, d))."""
         base, r = x[:self.base], 1.0 + math.exp(x[self.base])
         theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
         a = math.exp(base[-1])
@@ -193,7 +206,7 @@ class Joint:
         clock = piece_clock[j] + (grid - self.edges[j]) * m[j]
         # the storms expected: the clock times the regimes' stationary mean multiplier (calm units)
         dc, ds = math.exp(d[0]), math.exp(d[1])
-        mean = (dc + r * ds) / (dc + ds)
+        mean = (dc + r * ds) / (dc + ds) if mean is None else mean
         clock = clock * mean
         # each server's E[w**k] given its faults and its cumulative hazard along that clock
         every = (self.overlap @ m) * mean
@@ -204,7 +217,6 @@ class Joint:
         (lo, hi), back = np.unique(np.stack([self.start, self.end]), axis=1, return_inverse=True)
         lam, lam_s = _hazard(lo, hi, np.bincount(back.reshape(-1), weights=-dh[self.owner]), clock, mean, self.h,
                              theta, k, r, self.steps)
-        p_cs, p_sc = -math.expm1(-self.h / dc), -math.expm1(-self.h / ds)
         # a fault in a storm: its density times r, and its age lengthened by the storm's part of it (taken as the
         # last min(age, d_s) of it, the rest at the expected clock's pace), the Weibull hazard's (k - 1) log of that
         ages = self.fault_age
@@ -213,9 +225,11 @@ class Joint:
         longer = np.log((rest + r * last) / np.maximum(rest + last, 1e-300))
         log_fault = np.bincount(self.fault_step, weights=self.fault_weight * (math.log(r) + (k - 1.0) * longer),
                                 minlength=self.steps)
-        log_z, paths = _ffbs(lam, lam_s, log_fault, p_cs, p_sc, ds / (dc + ds),
-                             rng.random((k_paths, self.steps)))
-        self.emission = (lam, lam_s, log_fault)
+        return lam, lam_s, log_fault
+
+    def _paths(self, paths, lam, lam_s, log_fault, log_z, r, d) -> Paths:
+        """The M-step's reading of the paths drawn (0/1, K x steps) under the emissions given."""
+        k_paths = len(paths)
         stormy_days = np.concatenate([np.zeros((k_paths, 1)), np.cumsum(paths, axis=1) * self.h], axis=1)
 
         def at(t: np.ndarray) -> np.ndarray:  # stormy days before t, per path (t: any shape)
@@ -250,13 +264,28 @@ class Joint:
         gb = m * (d_every @ w) - self.share * m * float(d_every @ every) - (self.c - total * self.share * m)
         return value - log_m, np.concatenate([g, [gr], gb[1:]])
 
-    def chain_nll(self, d: np.ndarray) -> float:
-        """The proposal's negative log marginal likelihood (the forward pass's) at mean days exp(d), its emissions
-        those of the last draw: the durations' observed information in the MMPP that approximates the model."""
-        dc, ds = math.exp(d[0]), math.exp(d[1])
-        log_z, _ = _ffbs(*self.emission, -math.expm1(-self.h / dc), -math.expm1(-self.h / ds), ds / (dc + ds),
-                         np.zeros((0, self.steps)))
-        return -log_z
+    def chain_nll(self, x: np.ndarray):
+        """The proposal's negative log marginal likelihood (the forward pass's) as a function of (log(r - 1),
+        log d_c, log d_s), the rest of ``x`` held: the regimes' observed information in the MMPP that approximates
+        the model (the emissions recomputed for each ratio, the ages' clock held at the estimate's pace: the
+        ratio moves the storms' hazard, the scale the calm one's)."""
+        cache: dict[float, tuple] = {}
+        d = self.last_d
+        r = 1.0 + math.exp(x[self.base])
+        mean = (math.exp(d[0]) + r * math.exp(d[1])) / (math.exp(d[0]) + math.exp(d[1]))
+
+        def nll(v: np.ndarray) -> float:
+            key = float(v[0])
+            if key not in cache:
+                y = x.copy()
+                y[self.base] = key
+                cache[key] = self.proposal(y, d, mean)
+            dc, ds = math.exp(v[1]), math.exp(v[2])
+            log_z, _ = _ffbs(*cache[key], -math.expm1(-self.h / dc), -math.expm1(-self.h / ds), ds / (dc + ds),
+                             np.zeros((0, self.steps)))
+            return -log_z
+
+        return nll
 
     def path_prior(self, d: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Each path's log prior (counts: K x 6) at mean days exp(d)."""
@@ -332,14 +361,18 @@ def fit(spans, servers: int, span: float, edges: np.ndarray, weibull: bool, x0: 
     err = float(np.exp(lw - top).std(ddof=1) / math.sqrt(len(lw)) / mean_w)
     ess = float(1.0 / (omega ** 2).sum())
     info = _louis(j, x, d, p, omega)
-    # the covariance: the lifetimes', the ratio's and the schedule's from their block of the observed information
-    # (Louis'), the mean durations' from the curvature of the proposal's marginal likelihood in them (the
-    # approximating MMPP's, the emissions held): the paths drawn do not hold enough storms of every length for the
-    # durations' missing information (their Louis block can come out indefinite), where the forward algorithm
-    # integrates every path; the two blocks' covariance left out (0)
+    # the covariance: the lifetimes' and the schedule's from their block of the observed information (Louis'), the
+    # regimes' (the ratio and the mean durations) from the curvature of the proposal's marginal likelihood in them
+    # (the approximating MMPP's): the paths drawn do not hold enough storms of every length and strength for the
+    # regimes' missing information (their Louis block comes out too narrow or indefinite), where the forward
+    # algorithm integrates every path; the two blocks' covariance left out (0)
     cov = np.zeros((len(x) + 2, len(x) + 2))
-    cov[:len(x), :len(x)] = _inverse(info[:len(x), :len(x)])
-    cov[len(x):, len(x):] = _inverse(_hessian(j.chain_nll, d))
+    b = j.base
+    rest = np.delete(np.arange(len(x)), b)
+    cov[np.ix_(rest, rest)] = _inverse(info[np.ix_(rest, rest)])
+    j.last_d = d
+    regime = np.concatenate([[b], [len(x), len(x) + 1]])
+    cov[np.ix_(regime, regime)] = _inverse(_hessian(j.chain_nll(x), np.concatenate([[x[b]], d])))
     return JointFit(-log_l, err, x, d, cov, ess, len(x) + 2)
 
 
