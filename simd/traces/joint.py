@@ -369,10 +369,15 @@ def fit(spans, servers: int, span: float, edges: np.ndarray, weibull: bool, x0: 
     cov = np.zeros((len(x) + 2, len(x) + 2))
     b = j.base
     rest = np.delete(np.arange(len(x)), b)
-    cov[np.ix_(rest, rest)] = _inverse(info[np.ix_(rest, rest)])
     j.last_d = d
-    regime = np.concatenate([[b], [len(x), len(x) + 1]])
-    cov[np.ix_(regime, regime)] = _inverse(_hessian(j.chain_nll(x), np.concatenate([[x[b]], d])))
+    regime = np.array([b, len(x), len(x) + 1])
+    block = _inverse(_hessian(j.chain_nll(x), np.concatenate([[x[b]], d])))
+    if np.all(np.isfinite(block)):
+        cov[np.ix_(rest, rest)] = _inverse(info[np.ix_(rest, rest)])
+        cov[np.ix_(regime, regime)] = block
+    else:  # (not concave there, a log far from the model: the ratio with the lifetimes, the durations alone)
+        cov[:len(x), :len(x)] = _inverse(info[:len(x), :len(x)])
+        cov[len(x):, len(x):] = _inverse(_hessian(lambda e: j.chain_nll(x)(np.concatenate([[x[b]], e])), d))
     return JointFit(-log_l, err, x, d, cov, ess, len(x) + 2)
 
 
