@@ -3,14 +3,18 @@ log of about 10,000 faults on 1,000 servers (simd.traces.synth, a fixed seed: We
 days, gamma frailty 1.5, bursts, lognormal repairs, over 350 days): the fit alone, the goodness of fit's 200
 synthetic logs, and the whole command as a user runs it (a fresh process); and a replayed job against a job of
 the fitted model (target: at most 2x), the same job (400 servers of 8 GPUs, a year of 60 s steps), best of 3 side
-by side.
+by side. With ``--large``: a log of an HPC system's size (18,688 servers, about 16,000 faults: Weibull 0.7 of
+scale 520 days, the same frailty, bursts and repairs), the fit's CPU time with the frailty's quadrature compiled
+(simd.traces.fit.log_frailty) against the same quadrature in numpy (log_frailty_numpy), alternating, best of 2;
+and on InfiniteHBD the fit without the regimes joined with the lifetimes (simd.traces.joint) and with them.
 
-    .venv/bin/python bench/trace.py [--trace PATH]
+    .venv/bin/python bench/trace.py [--trace PATH] [--large]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -63,10 +67,48 @@ def timed_fit(name: str, path: Path, servers: int) -> FaultLog:
     return log
 
 
+LARGE = replace(SYNTHETIC, lifetime_scale_days=520.0)
+
+
+def large(trace: Path) -> None:
+    """The quadrature compiled against numpy on a cluster of 18,688 servers; the joint regimes' cost."""
+    from simd.traces import fit as module
+
+    log = generate(LARGE, 18_688, 350.0, np.random.default_rng(1))
+    compiled = module.log_frailty
+    module.fit(log, 18_688, joint_regimes=False)  # (the compiled functions loaded)
+    best: dict[str, float] = {}
+    try:
+        for _ in range(2):
+            for name, quadrature in (("numpy", module.log_frailty_numpy), ("compiled", compiled)):
+                module.log_frailty = quadrature
+                t = time.process_time()
+                module.fit(log, 18_688, joint_regimes=False)
+                best[name] = min(best.get(name, math.inf), time.process_time() - t)
+    finally:
+        module.log_frailty = compiled
+    print(f"{len(log.faults)} faults on 18,688 servers, the fit (CPU s, best of 2): the frailty's quadrature in numpy "
+          f"{best['numpy']:.2f} s, compiled {best['compiled']:.2f} s ({best['numpy'] / best['compiled']:.2f}x)")
+    hbd = load(trace)
+    for joint in (False, True):
+        t = time.process_time()
+        f = fit(hbd, 400, joint_regimes=joint)
+        print(f"InfiniteHBD, the fit {'with' if joint else 'without'} the regimes joined with the lifetimes: "
+              f"{time.process_time() - t:.2f} CPU s (written: {f.regimes_family if f.regimes else f.lifetime})")
+    t = time.process_time()
+    f = fit(log, 18_688, joint_regimes=True)
+    print(f"18,688 servers, the whole fit (the joint regimes tried): {time.process_time() - t:.2f} CPU s (written: "
+          f"{f.regimes_family if f.regimes else f.lifetime})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", type=Path, default=TRACE)
+    ap.add_argument("--large", action="store_true", help="the fit at 18,688 servers, compiled against numpy")
     args = ap.parse_args()
+    if args.large:
+        large(args.trace)
+        return
     log = timed_fit("InfiniteHBD", args.trace, 400)
     f = fit(log, 400)
     with tempfile.TemporaryDirectory() as tmp:

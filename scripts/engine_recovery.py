@@ -17,7 +17,10 @@ simd.traces.fit, each parameter's 95% interval counted when it holds the truth, 
   does not age, a log's server does);
 - weibull: Weibull 0.6 lifetimes (scale 60 days), a gamma frailty of shape 1.5, bursts (0.05 a day, mean size 3),
   200 servers over 200 days (tests/traces/statistical/test_model_is_simulated.py's model): scale, shape, frailty,
-  burst rate and mean size.
+  burst rate and mean size;
+- joint: the regimes joined with Weibull lifetimes and a frailty (simd.traces.joint): Weibull 0.7 (scale 150
+  days at the stationary mean), frailty 1.5, a storm 8 times the calm rate (calm 5 days, stormy 0.3 days), 300
+  servers over 350 days: scale, shape, frailty, ratio and both mean durations.
 
 With it, per family, the share of logs that chose the family (the regimes by AIC; a schedule whose pieces hold
 the truth's, by three months or by month; the trend; the mixture of 3 by AIC) and each interval's median width
@@ -28,7 +31,7 @@ With ``--source synth`` the same fits of simd.traces.synth's logs of the same mo
 1e-9 days: the engine's failed server is back at once; with them, the job's servers: as many repairs as the
 engine's job makes): the two makers' coverage side by side.
 
-    python scripts/engine_recovery.py [--logs 200] [--families regimes,schedule,trend,mixture,weibull] [--seed 34]
+    python scripts/engine_recovery.py [--logs 200] [--families regimes,schedule,trend,mixture,weibull,joint] [--seed 34]
         [--source engine|synth]
 """
 
@@ -57,6 +60,10 @@ MONTHS = schedule_edges(350.0, 1)
 GROWTH = 0.08  # the trend's log multiplier a month
 TREND = np.exp(GROWTH * np.arange(len(MONTHS) - 1))
 TREND_MEAN = float(np.diff(MONTHS) @ TREND) / 350.0
+# the joint family's regimes: a storm 8 times the calm rate, calm 5 days, stormy 0.3 days, normalised to a
+# stationary mean of 1 (the fit's written multipliers)
+JOINT_MEAN = (5.0 + 8.0 * 0.3) / 5.3
+JOINT_REGIMES = ((1.0 / JOINT_MEAN, 5.0), (8.0 / JOINT_MEAN, 0.3))
 FAMILIES = {
     "regimes": (Model(lifetime_scale_days=150.0, repair="exponential", repair_mean_days=2.0,
                       regimes=((0.5, 20.0), (3.5, 4.0))), 300, 350.0, False),
@@ -70,12 +77,24 @@ FAMILIES = {
                       repair_mixture=((0.3, 0.02, 0.8), (0.5, 1.0, 0.7), (0.2, 20.0, 0.6))), 300, 350.0, True),
     "weibull": (Model(lifetime_scale_days=60.0, lifetime_shape=0.6, gamma_shape=1.5, repair="exponential",
                       repair_mean_days=1e-9, burst_per_day=0.05, burst_mean_size=3.0), 200, 200.0, False),
+    "joint": (Model(lifetime_scale_days=150.0, lifetime_shape=0.7, gamma_shape=1.5, repair="exponential",
+                    repair_mean_days=1e-9, regimes=JOINT_REGIMES), 300, 350.0, False),
 }
 
 
 def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tuple[float, object]]]:
     """(whether the fit chose the family, {parameter: (truth, its Estimate or None)})."""
     out: dict[str, tuple[float, object]] = {}
+    if family == "joint":
+        chosen = f.regimes is not None and f.regimes_family != "regimes"
+        (mc, dc), (ms, ds) = m.regimes
+        if chosen:
+            (_, calm), (_, stormy) = f.regimes
+            out = {"scale": (m.lifetime_scale_days, f.lifetime_scale_days), "shape": (m.lifetime_shape,
+                                                                                   f.lifetime_shape),
+                   "gamma": (m.gamma_shape, f.gamma_shape), "ratio": (ms / mc, f.regime_ratio),
+                   "calm_days": (dc, calm), "stormy_days": (ds, stormy)}
+        return chosen, out
     if family == "regimes":
         chosen = f.regimes is not None
         (mc, dc), (ms, ds) = m.regimes
@@ -128,8 +147,8 @@ def run(family: str, logs: int, seed: int, source: str) -> None:
             log = engine_log(spec, span, seed * 100_000 + logs + skipped, rng)
             skipped += 1
         faults += len(log.faults)
-        f = fit(log, len(log.servers)) if family in ("schedule", "trend") else fit(log, len(log.servers),
-                                                                                     schedules=())
+        f = fit(log, len(log.servers)) if family in ("schedule", "trend") else fit(
+            log, len(log.servers), schedules=(), joint_regimes=family == "joint")
         ok, est = truths_and_estimates(family, m, f)
         chosen += ok
         for k, (true, e) in est.items():

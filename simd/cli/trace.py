@@ -144,6 +144,9 @@ def add_commands(sub) -> None:
     f.add_argument("--until", metavar="WHEN",
                    help="fit the part of the log before WHEN only: days since its start, or a date read as its "
                         "times (simd trace check LOG --from WHEN then compares the rest)")
+    f.add_argument("--joint-regimes", action="store_true",
+                   help="also fit the regimes joined with the lifetimes, frailty and schedule (a Monte Carlo EM: "
+                        "seconds more), written when its AIC is the lowest")
     f.set_defaults(func=cmd_fit)
 
     c = tsub.add_parser("check", help="a scenario's server model against a fault log (or its part from --from on): "
@@ -315,7 +318,7 @@ def cmd_fit(args) -> int:
                 log = before(log, when(args.until, log, args.timezone, args.time_format))
             except ValueError as exc:
                 return _fail(FIT, f"--until: {exc}")
-        result = fit(log, args.servers, args.burst_seconds)
+        result = fit(log, args.servers, args.burst_seconds, joint_regimes=args.joint_regimes)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
             _fail(FIT, f"{args.file}: {line}")
@@ -343,7 +346,10 @@ def cmd_fit(args) -> int:
             print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):",
                   file=report)
             if g.rows:
-                print(goodness_table(g.rows, g.without_schedule), file=report)
+                # (the regimes joined with the lifetimes and a schedule: the column without both)
+                label = "without schedule, regimes" if result.regimes and result.rate_schedule else \
+                    "without the schedule"
+                print(goodness_table(g.rows, g.without_schedule, label), file=report)
             if note:
                 print(note, file=report)
     if args.out:
@@ -434,6 +440,12 @@ def _test(f) -> str:
             f"{f.schedule_tests} tried)")
 
 
+def joint_paths() -> int:
+    from simd.traces.joint import FINAL_PATHS
+
+    return FINAL_PATHS
+
+
 def fit_table(f) -> str:
     from simd.traces.fit import SCHEDULE_LEVEL
 
@@ -453,6 +465,10 @@ def fit_table(f) -> str:
         lines.append("  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
     if f.regimes:
         lines.append(f"regimes (faults clustered in time), stormy over calm rate: {f.regime_ratio}")
+        if f.regimes_ess is not None:
+            lines.append(f"  joined with the lifetimes ({f.regimes_family}: Monte Carlo EM, docs/traces.md): the "
+                         f"log-likelihood to +-{f.regimes_nll_error:.2g}, the importance weights' effective count "
+                         f"{f.regimes_ess:.0f} of their {joint_paths()}")
         for name, (m, d) in zip(("calm", "stormy"), f.regimes, strict=True):
             lines.append(f"  {name}: multiplier {m}; mean days {d}")
     if f.rate_schedule:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, special
 
+from simd.engine import njit
 from simd.traces import mixture, regimes
 from simd.traces.log import DAY, MAX_DAYS, FaultLog
 from simd.traces.stats import bursts
@@ -138,6 +139,12 @@ class Fit:
     # multipliers (a stationary mean of 1) and mean durations in days; lifetimes then exponential, no frailty
     regimes: tuple[tuple[Estimate, Estimate], tuple[Estimate, Estimate]] | None = None
     regime_ratio: Estimate | None = None  # the stormy regime's rate over the calm one's (their intervals' source)
+    # the regimes' family in ``aic``: "regimes" (the MMPP: exponential lifetimes, no frailty), or the renewal family
+    # joined with them (simd.traces.joint: "weibull, by month, regimes"), whose Monte Carlo fit's importance
+    # weights' effective count and log-likelihood's standard error are given
+    regimes_family: str = "regimes"
+    regimes_ess: float | None = None
+    regimes_nll_error: float | None = None
     # a rate that varies over the log's span, when its AIC is the lowest: (from day, multiplier) per piece, the
     # multipliers of a time-weighted mean of 1 over the span (the rate is the span's mean); the engine's
     # servers.rate_schedule. With it, the same family's estimates without the schedule (scale, shape, frailty)
@@ -180,15 +187,17 @@ class Fit:
         if not self.rate_schedule:
             return self
         theta, k, a = self.unscheduled
+        # (the joint family's: the renewal family without its schedule, the regimes with it)
         return dataclasses.replace(self, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                                    rate_per_server_day=_rate(theta, k), rate_schedule=(), unscheduled=None,
-                                   schedule_months=0, schedule_trend=None)
+                                   schedule_months=0, schedule_trend=None, regimes=None, regime_ratio=None)
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
-        schedules: tuple[int, ...] = SCHEDULE_MONTHS) -> Fit:
+        schedules: tuple[int, ...] = SCHEDULE_MONTHS, joint_regimes: bool = False) -> Fit:
     """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedules``: the rate schedules tried
-    (pieces of so many months each; () none: the renewal families and the regimes only)."""
+    (pieces of so many months each; () none: the renewal families and the regimes only); ``joint_regimes``: the
+    regimes joined with the lifetimes written (simd.traces.joint, seconds more) tried too."""
     if servers < len(log.servers):
         raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
     if not log.faults:
@@ -216,7 +225,13 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
     life = _lifetimes(log, servers, weight, schedules)
-    life.update(_regimes(log, servers, weight, life))
+    optimum = life.pop("optimum")
+    written, unscheduled = _written(life), life.get("unscheduled")
+    mmpp = _regimes(log, servers, weight, life)
+    start = mmpp.pop("start", None)
+    life.update(mmpp)
+    if joint_regimes and start is not None:
+        life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs, np.array([span - f.start / DAY for f in log.faults if f.end is None]))
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
@@ -476,7 +491,8 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
     p = {name: float(special.chdtrc(f.free, max(aic[best] - aic[name] + 2 * f.free, 0.0)))
          for name, (_, f, _, _) in tried.items()}
     chosen = min(p, key=p.get, default=None)
-    out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p))
+    out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p),
+               optimum=(x, np.zeros(0), bounds[best], weibull, np.array([0.0, span])))
     if chosen is None or not p[chosen] < SCHEDULE_LEVEL / len(p):
         return out
     xs, f, edges, months = tried[chosen]
@@ -484,9 +500,19 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
     j = f.free  # the free parameters of the pieces' log multipliers, last in xs
     base = len(xs) - j
     scheduled = _lifetime_fields(xs[:base], np.sqrt(np.clip(np.diag(cov)[:base], 0, None)), weibull)
-    b = f.logs(xs[base:])  # the pieces' log multipliers over the first's (b_2 .. b_J)
-    m = f.multipliers(b)
-    share = np.diff(edges) / span
+    multipliers = _multipliers(edges, f.multipliers(f.logs(xs[base:])), f.dlogs, cov[base:, base:])
+    slope = _est(xs[-1], math.sqrt(max(cov[-1, -1], 0.0))) if "trend" in chosen else None  # e**beta
+    return {**scheduled, "lifetime": best, "aic": aic, "rate_schedule": multipliers, "schedule_months": months,
+            "schedule_p": p[chosen], "schedule_tests": len(p),
+            "schedule_trend": slope,
+            "unscheduled": (out["lifetime_scale_days"], out["lifetime_shape"], out["gamma_shape"]),
+            "optimum": (xs[:base], f.logs(xs[base:]), bounds[best], weibull, edges)}
+
+
+def _multipliers(edges: np.ndarray, m: np.ndarray, dlogs: np.ndarray, cov: np.ndarray) -> tuple:
+    """A schedule's pieces (from day, multiplier with its interval) from the multipliers ``m``, the Jacobian of the
+    pieces' log multipliers over the first's in the free parameters ``dlogs`` and those parameters' covariance."""
+    share = np.diff(edges) / (edges[-1] - edges[0])
     multipliers = []
     for i in range(len(edges) - 1):
         # log m_i = b_i - log sum_l share_l e**b_l: its gradient in (b_2 .. b_J), through b's in the free
@@ -494,14 +520,10 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
         d = -share[1:] * m[1:]
         if i:
             d[i - 1] += 1.0
-        d = f.dlogs.T @ d
-        var = float(d @ cov[base:, base:] @ d)
+        d = dlogs.T @ d
+        var = float(d @ cov @ d)
         multipliers.append((float(edges[i]), _est(math.log(m[i]), math.sqrt(var) if var >= 0 else math.nan)))
-    slope = _est(xs[-1], math.sqrt(max(cov[-1, -1], 0.0))) if "trend" in chosen else None  # e**beta
-    return {**scheduled, "lifetime": best, "aic": aic, "rate_schedule": tuple(multipliers), "schedule_months": months,
-            "schedule_p": p[chosen], "schedule_tests": len(p),
-            "schedule_trend": slope,
-            "unscheduled": (out["lifetime_scale_days"], out["lifetime_shape"], out["gamma_shape"])}
+    return tuple(multipliers)
 
 
 def _trend(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...], faults: float,
@@ -562,17 +584,19 @@ def _rate(theta: Estimate, k: Estimate | None) -> Estimate:
 
 def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dict:
     """The regimes' family (simd.traces.regimes) beside the renewal ones: its AIC in ``aic["regimes"]``, and when it
-    is the lowest, the lifetime fields it implies (exponential at the mean rate, no frailty) and its estimates."""
+    is the lowest, the lifetime fields it implies (exponential at the mean rate, no frailty) and its estimates;
+    ``start``: its optimum's (ratio, calm days, stormy days), the joint fit's start (None: no fit)."""
     p = regimes.pieces(log, servers, weight)
     r = regimes.fit(p, log.span_days)
     if r is None:
         return {}
+    # the joint fit's start, when the regimes find faults clustered in time: their likelihood ratio against their
+    # family at one rate (exponential lifetimes, no frailty) past the chi-square's 95% of their 3 more parameters
+    steady = -(p.faults * math.log(p.faults / p.exposure) - p.faults)
+    start = (r.ratio, r.calm_days, r.stormy_days) if 2 * (steady - r.nll) > _chi2_ppf(0.95, 3) else None
     aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
-    written = f"{life['lifetime']}, {schedule_name(life['schedule_months'], life.get('schedule_trend') is not None)}" \
-        if life.get("rate_schedule") \
-        else life["lifetime"]
-    if aic["regimes"] >= life["aic"][written]:
-        return {"aic": aic}
+    if aic["regimes"] >= life["aic"][_written(life)]:
+        return {"aic": aic, "start": start}
     se = _wald(regimes.nll_gradient(p), r.x)
     low, high = regimes.profile_ends(p, r, 0, se[0], Z) if math.isfinite(se[0]) and se[0] > 0 else (-math.inf,
                                                                                                    math.inf)
@@ -580,16 +604,84 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
     above = _est(r.x[1], se[1])  # r - 1
     ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)
     calm, stormy = _est(r.x[2], se[2]), _est(r.x[3], se[3])
+    return dict(aic=aic, start=start, lifetime="exponential", lifetime_shape=None, gamma_shape=None,
+                rate_per_server_day=rate, rate_schedule=(), unscheduled=None, schedule_months=0, schedule_trend=None,
+                lifetime_scale_days=Estimate(1 / rate.value, 1 / rate.high, 1 / rate.low if rate.low > 0 else math.inf),
+                regimes=_regime_estimates(ratio, calm, stormy, r.calm_days, r.stormy_days), regime_ratio=ratio,
+                regimes_family="regimes")
 
-    def normalised(x: float) -> tuple[float, float]:  # the multipliers at ratio x, the durations at their estimates
-        e = (r.calm_days + x * r.stormy_days) / (r.calm_days + r.stormy_days)
+
+def _written(life: dict) -> str:
+    """The name in ``aic`` of the renewal family written (its schedule's too)."""
+    if life.get("rate_schedule"):
+        return f"{life['lifetime']}, {schedule_name(life['schedule_months'], life.get('schedule_trend') is not None)}"
+    return life["lifetime"]
+
+
+def _regime_estimates(ratio: Estimate, calm: Estimate, stormy: Estimate, dc: float, ds: float):
+    """The regimes as written: the multipliers normalised to a stationary mean of 1, their intervals from the
+    ratio's at the durations' estimates; the durations."""
+    def normalised(x: float) -> tuple[float, float]:
+        e = (dc + x * ds) / (dc + ds)
         return 1 / e, x / e
 
     (mc, ms), (mc_hi, ms_lo), (mc_lo, ms_hi) = normalised(ratio.value), normalised(ratio.low), normalised(ratio.high)
-    return dict(aic=aic, lifetime="exponential", lifetime_shape=None, gamma_shape=None, rate_per_server_day=rate,
-                rate_schedule=(), unscheduled=None, schedule_months=0, schedule_trend=None,
-                lifetime_scale_days=Estimate(1 / rate.value, 1 / rate.high, 1 / rate.low if rate.low > 0 else math.inf),
-                regimes=((Estimate(mc, mc_lo, mc_hi), calm), (Estimate(ms, ms_lo, ms_hi), stormy)), regime_ratio=ratio)
+    return (Estimate(mc, mc_lo, mc_hi), calm), (Estimate(ms, ms_lo, ms_hi), stormy)
+
+
+def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: str, optimum: tuple, start: tuple,
+           unscheduled: tuple | None) -> dict:
+    """The regimes joined with the renewal family ``written`` (its optimum ``optimum``; its schedule's pieces free,
+    a trend's too), by simd.traces.joint from the regimes' optimum ``start``: its AIC in ``aic`` (the family's name
+    and ", regimes"), and when it is the lowest, its estimates (``unscheduled``: the renewal family's without its
+    schedule, the goodness of fit's column)."""
+    from simd.traces import joint
+
+    x, b, bounds, weibull, edges = optimum
+    spans = _spans(log, servers, weight)
+    got = joint.fit(spans, servers, log.span_days, edges, weibull, np.concatenate([x, b]),
+                    list(bounds) + [SCHEDULE_LOG_BOUNDS] * len(b), (max(start[0], 2.0), start[1], start[2]))
+    months = round((edges[1] - edges[0]) / MONTH_DAYS) if len(edges) > 2 else 0
+    name = ("weibull" if weibull else "exponential") + (f", {schedule_name(months)}" if months else "") + ", regimes"
+    best = min(aic[written], aic.get("regimes", math.inf))
+    aic = {**aic, name: 2 * got.nll + 2 * got.params}
+    if aic[name] >= best:
+        return {"aic": aic}
+    nb = len(x)
+    se = np.sqrt(np.where(np.diag(got.cov) > 0, np.diag(got.cov), np.nan))
+    lr, (ldc, lds) = got.x[nb], got.d
+    r, dc, ds = 1.0 + math.exp(lr), math.exp(ldc), math.exp(lds)
+    e = (dc + r * ds) / (dc + ds)
+    # theta as written: the calm units' over the stationary mean e; log theta_w = log theta_c - log e, its variance
+    # by the delta method over (log theta_c, log(r - 1), log d_c, log d_s)
+    grad = np.zeros(len(got.cov))
+    grad[0] = 1.0
+    grad[nb] = -ds * (r - 1.0) / (dc + r * ds)
+    grad[-2] = -(dc / (dc + r * ds) - dc / (dc + ds))
+    grad[-1] = -(r * ds / (dc + r * ds) - ds / (dc + ds))
+    var = float(grad @ got.cov @ grad)
+    xw = got.x[:nb].copy()
+    xw[0] -= math.log(e)
+    sew = se[:nb].copy()
+    sew[0] = math.sqrt(var) if var > 0 else math.nan
+    fields = _lifetime_fields(xw, sew, weibull)
+    above = _est(lr, se[nb])
+    ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)
+    calm, stormy = _est(ldc, se[-2]), _est(lds, se[-1])
+    out = dict(aic=aic, **fields, lifetime="weibull" if weibull else "exponential",
+               regimes=_regime_estimates(ratio, calm, stormy, dc, ds), regime_ratio=ratio, regimes_family=name,
+               regimes_ess=got.ess, regimes_nll_error=got.nll_error)
+    if len(edges) > 2:
+        j = len(edges) - 2
+        bj = got.x[nb + 1:]
+        eb = np.exp(np.concatenate([[0.0], bj]))
+        m = eb / ((np.diff(edges) / (edges[-1] - edges[0])) @ eb)
+        cov_b = got.cov[nb + 1:nb + 1 + j, nb + 1:nb + 1 + j]
+        out.update(rate_schedule=_multipliers(edges, m, np.eye(j), cov_b), schedule_trend=None,
+                   schedule_months=months, unscheduled=unscheduled)
+    else:
+        out.update(rate_schedule=(), schedule_trend=None, schedule_months=0, unscheduled=None)
+    return out
 
 
 # The frailty's integral by quadrature (log_frailty): in u = log w the integrand is exp(g(u)) with g concave (a
@@ -608,6 +700,135 @@ _FALLS = (np.arange(1, PANELS + 1) / PANELS) ** 2  # of DROP
 
 def log_frailty(n: np.ndarray, h: np.ndarray, a: float, k: float, grad: bool = False):
     """Per server, ``log E[w**(k n) exp(-w**k h)]`` for w ~ Gamma(a, 1/a): the frailty integrated out of a server's
+    likelihood of ``n`` faults and baseline cumulative hazard ``h`` (arrays), Weibull shape ``k``.
+
+    With ``grad``: that array and its partial derivatives in ``h``, ``k`` and ``a``, each an expectation over w's
+    posterior (the integrand normalised): ``-E[w**k]``, ``E[(n - h w**k) log w]`` and ``log a + 1 - digamma(a) +
+    E[log w - w]`` (for k = 1 w's posterior is Gamma(a + n, rate a + h): closed forms; otherwise the same
+    quadrature's nodes weigh each expectation's term). The quadrature (the comment above PANELS) runs compiled,
+    server by server (:func:`_quadrature`); :func:`log_frailty_numpy` is the same in numpy over every server at
+    once, whose Newton iterations and panels cost a numpy call each over the arrays."""
+    n, h = np.asarray(n, dtype=float), np.asarray(h, dtype=float)
+    if k == 1.0:
+        return log_frailty_numpy(n, h, a, k, grad)
+    n, h, back = _alike(n, h)  # (servers without a fault: alike)
+    top, total, moments = _quadrature(n, h, a, k, grad, _NODES, _WEIGHTS, _FALLS)
+    value = (a * math.log(a) - special.gammaln(a) + top + np.log(total))[back]
+    if not grad:
+        return value
+    e_log, e_w, e_wk, e_wk_log = (moments / total)[:, back]
+    n, h = n[back], h[back]
+    return value, -e_wk, n * e_log - h * e_wk_log, math.log(a) + 1.0 - special.digamma(a) + e_log - e_w
+
+
+def _alike(n: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct pairs (n, h) and each server's index among them (np.unique over the pairs, by a lexsort: its
+    ``axis=1`` sorts the pairs as records, ten times slower on a cluster's 18,688 servers)."""
+    order = np.lexsort((h, n))
+    ns, hs = n[order], h[order]
+    new = np.empty(len(ns), dtype=bool)
+    new[:1] = True
+    new[1:] = (ns[1:] != ns[:-1]) | (hs[1:] != hs[:-1])
+    back = np.empty(len(ns), dtype=np.int64)
+    back[order] = np.cumsum(new) - 1
+    return ns[new], hs[new], back
+
+
+@njit()
+def _quadrature(n, h, a, k, grad, nodes, weights, falls):
+    """:func:`log_frailty_numpy`'s quadrature, server by server: per server the integrand's log at its mode
+    (``top``), the integral over exp(g - top) (``total``) and, with ``grad``, the integrals of it times log w, w,
+    w**k and w**k log w (``moments``, 4 x servers)."""
+    m = len(n)
+    top_out = np.empty(m)
+    total_out = np.empty(m)
+    moments = np.zeros((4, m))
+    edges = np.empty(PANELS)
+    for i in range(m):
+        r = a + k * n[i]
+        hi = h[i]
+        u = math.log(r / a)
+        if hi > 0:
+            u = min(u, math.log(r / (hi * k)) / k)
+        for _ in range(100):
+            eu = a * math.exp(u)
+            eku = hi * math.exp(k * u)
+            step = (r - eu - k * eku) / (eu + k * k * eku)
+            u = u + step
+            if abs(step) <= 1e-14 * max(1.0, abs(u)):
+                break
+        top = r * u - a * math.exp(u) - hi * math.exp(k * u)
+        sigma = 1.0 / math.sqrt(a * math.exp(u) + k * k * hi * math.exp(k * u))
+        linear = min(math.log(LINEAR / (2 * a)), u)
+        if hi > 0:
+            linear = min(linear, math.log(LINEAR / (2 * hi)) / k)
+        big = 2.0 * (abs(top) + DROP + r * (abs(u) + 50.0) + 1.0)
+        roots = math.log(big / a)
+        if hi > 0:
+            roots = min(roots, math.log(big / hi) / k)
+        right_of_roots = max(roots, u)
+        reach = min(DROP, top - (r * linear - a * math.exp(linear) - hi * math.exp(k * linear)))
+        total = 0.0
+        m0 = m1 = m2 = m3 = 0.0
+        for side in (-1.0, 1.0):
+            scale = reach if side < 0 else DROP
+            for p in range(PANELS):
+                fall = scale * falls[p]
+                target = top - fall
+                # the start: the width's guess for the first edge, then the last edge's distance from the mode
+                # times (p + 1) / p (the guess's own growth: the falls go as the panel's index squared)
+                x = u + side * math.sqrt(2.0 * fall) * sigma if p == 0 else u + (edges[p - 1] - u) * (p + 1) / p
+                x = min(x, right_of_roots) if side > 0 else max(x, linear - 1.0)
+                for _ in range(100):
+                    ex, ekx = a * math.exp(x), hi * math.exp(k * x)
+                    step = (r * x - ex - ekx - target) / (r - ex - k * ekx)
+                    x = x - step
+                    if side < 0:
+                        x = max(x, linear - 1.0)
+                    if abs(step) <= 1e-11 * max(1.0, abs(x)):
+                        break
+                if side < 0:
+                    x = max(x, linear)
+                edges[p] = x
+            for p in range(PANELS):
+                e0 = u if p == 0 else edges[p - 1]
+                e1 = edges[p]
+                mid = (e0 + e1) / 2
+                half = abs(e1 - e0) / 2
+                for q in range(len(nodes)):
+                    at = mid + half * nodes[q]
+                    e, ek = math.exp(at), math.exp(k * at)
+                    f = math.exp(r * at - a * e - hi * ek - top) * weights[q] * half
+                    total += f
+                    if grad:
+                        m0 += f * at
+                        m1 += f * e
+                        m2 += f * ek
+                        m3 += f * ek * at
+            if side < 0:  # the linear tail, in closed form
+                lo = edges[PANELS - 1]
+                edge = math.exp(r * lo - a * math.exp(lo) - hi * math.exp(k * lo) - top)
+                slope = r - a * math.exp(lo) - k * hi * math.exp(k * lo)
+                total += edge / slope
+                if grad:
+                    m0 += edge / slope * (lo - 1.0 / slope)
+                    m1 += edge * math.exp(lo) / (slope + 1.0)
+                    m2 += edge * math.exp(k * lo) / (slope + k)
+                    m3 += edge * math.exp(k * lo) / (slope + k) * (lo - 1.0 / (slope + k))
+        top_out[i] = top
+        total_out[i] = total
+        moments[0, i] = m0
+        moments[1, i] = m1
+        moments[2, i] = m2
+        moments[3, i] = m3
+    return top_out, total_out, moments
+
+
+def log_frailty_numpy(n: np.ndarray, h: np.ndarray, a: float, k: float, grad: bool = False):
+    """:func:`log_frailty` in numpy, every server at once (bench/trace.py times the two side by side; the
+    tests check they agree).
+
+    Per server, ``log E[w**(k n) exp(-w**k h)]`` for w ~ Gamma(a, 1/a): the frailty integrated out of a server's
     likelihood of ``n`` faults and baseline cumulative hazard ``h`` (arrays), Weibull shape ``k``.
 
     With ``grad``: that array and its partial derivatives in ``h``, ``k`` and ``a``, each an expectation over w's

@@ -129,8 +129,9 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         lines.append(f"      # exponential lifetimes: AIC {f.aic['exponential']:.1f}, Weibull's {f.aic['weibull']:.1f}")
     if f.regimes:
         (mc, dc), (ms, ds) = f.regimes
-        lines += [f"      # faults clustered in time: AIC {f.aic['regimes']:.1f}, the renewal lifetimes' "
-                  f"{min(f.aic['exponential'], f.aic['weibull']):.1f}; the stormy regime's rate "
+        renewal = min(v for k, v in f.aic.items() if not k.endswith("regimes"))
+        lines += [f"      # faults clustered in time ({f.regimes_family}): AIC {f.aic[f.regimes_family]:.1f}, the "
+                  f"renewal lifetimes' {renewal:.1f}; the stormy regime's rate "
                   f"{f.regime_ratio.value:.4g} times the calm one's ({_ci(f.regime_ratio)})",
                   f"      regimes:   # mean days calm {_ci(dc)}, stormy {_ci(ds)}",
                   f"        calm: {{multiplier: {mc.value:.6g}, mean_days: {dc.value:.6g}}}",
@@ -515,11 +516,12 @@ def budget_note(g: Goodness) -> str | None:
             f"the log; {rest}")
 
 
-def goodness_table(rows, without: list[tuple[float, float, float]] | None = None) -> str:
+def goodness_table(rows, without: list[tuple[float, float, float]] | None = None,
+                   label: str = "without the schedule") -> str:
     """The rows as text; ``without`` (Goodness.without_schedule): a column of the model's range without its rate
-    schedule beside."""
+    schedule beside (``label``: its heading)."""
     out = [f"{'statistic':29s} {'log':>10s} {'model mean':>11s} {'model 95% range':>22s}  inside"
-           + (f"  {'without the schedule':>22s}  inside" if without else "")]
+           + (f"  {label:>22s}  inside" if without else "")]
     for i, (name, obs, mean, lo, hi) in enumerate(rows):
         inside = "yes" if lo <= obs <= hi else "NO"
         line = f"{name:29s} {obs:10.4g} {mean:11.4g} {lo:10.4g} .. {hi:<10.4g}  {inside}"
