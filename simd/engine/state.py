@@ -211,6 +211,11 @@ class State:
     # elastic replica groups (Plan.elastic_groups; () off): per group 0 while it runs, else the simulated time (us)
     # from which it rejoins (at the start of the first step from then)
     rejoin: tuple[int, ...] = ()
+    # ... with servers (docs/model.md, "Elastic replica groups"): per group out, the simulated time (us) its last
+    # replacement is ready (0: running), which a restart waits for; with pools, each server's group + 1 (0: not the
+    # job's; () not laid out yet), a replacement taking the group of the server it replaces
+    group_ready: tuple[int, ...] = ()
+    srv_group: tuple[int, ...] = ()
 
     @property
     def clock_seconds(self) -> float:

@@ -114,7 +114,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "migrations": 0, "migrations_no_standby": 0, "migration": {},  # live migration
          "tier_saves_aborted": 0, "tier_write_end": 0, "tier_write_step": 0,
          "tier_write_fails": False,  # a memory tier's writes
-         "degraded_us": 0, "elastic_drops": 0, "elastic_rejoins": 0, "rejoin": (), "elastic": {}}  # elastic groups
+         "degraded_us": 0, "elastic_drops": 0, "elastic_rejoins": 0, "rejoin": (), "elastic": {},  # elastic groups
+         "group_ready": (), "srv_group": ()}  # elastic groups with servers
 
 
 def _kept(obj) -> list:

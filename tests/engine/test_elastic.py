@@ -58,14 +58,22 @@ def test_the_degraded_bucket_only_with_elastic_groups_and_the_job_without_them_u
                                                                       "overhead_seconds": 0.0}
 
 
-@pytest.mark.parametrize("other", [dict(servers=Servers(gpus_per_server=8, warm_standbys=1)),
+@pytest.mark.parametrize("other", [dict(migration_seconds=30.0, servers=Servers(gpus_per_server=8, warm_standbys=1),
+                                        causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),)),
                                    dict(tier=MemoryTier("local", 5, 2.0, 10.0)), dict(ckpt_write_seconds=30.0),
                                    dict(ckpt_save_failure=0.1), dict(ckpt_corrupt_on_load=0.1, ckpt_retention=3)])
 def test_combinations_not_modelled_are_refused_naming_both(other):
     with pytest.raises(ValueError, match=r"elastic and \w+ cannot be combined \(elastic replica groups with"):
         compile_spec(spec(elastic_groups=4, **other))
-    assert all(("elastic", o) in REFUSED for o in ("servers", "shadow", "fleet", "hyper",
+    assert all(("elastic", o) in REFUSED for o in ("migration", "shadow", "fleet", "hyper",
                                                     "committed_sdc", "memory_tier", "jit", "async_saves"))
+
+
+def test_with_servers_the_job_s_servers_are_a_multiple_of_the_groups():
+    with pytest.raises(ValueError, match=r"the job's servers \(125\) must be a multiple of the elastic replica groups "
+                                         r"\(4\)"):
+        compile_spec(spec(n_gpus=1000, elastic_groups=4, servers=Servers(gpus_per_server=8, warm_standbys=1)))
+    compile_spec(spec(n_gpus=1024, elastic_groups=4, servers=Servers(gpus_per_server=8, warm_standbys=1)))
 
 
 def test_a_retarget_brings_the_rejoins_no_later_than_the_new_rejoin_from_now_alike_for_replicas():
