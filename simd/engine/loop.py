@@ -44,7 +44,14 @@ in whose end (its validation and checkpoint included) the next rejoin falls, as 
 stepkernel.run stops there), so each step runs with the groups of its start; of each executed step's base compute the
 running groups' share is pending (productive once committed) and the rest, with the mode's overhead, degraded (a drawn
 step's time above the base step time is the straggler bucket's whole). A failure of an elastic cause with enough groups
-left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing.
+left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing. With
+servers the groups are blocks of the job's servers (State.srv_group with pools: a replacement takes the place of the
+server it replaces); the drop's decision counts the groups of the step's failing servers, a burst's found by its
+draws without striking (kernel.servers.burst: the unit makes the same draws again), so that a cut before the unit
+changes nothing; the unit sends the failed servers to repair and takes their replacements as a restart does, puts the
+groups' servers out (their ends NEVER: they neither age nor fail, bursts pass them over) and sets each group's rejoin
+``rejoin_us`` after its last replacement is ready (State.group_ready); a rejoin gives its servers new lifetimes, and a
+restart or a job's end brings every group back and waits for their replacements.
 
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean

@@ -30,7 +30,11 @@ this order, with one draw each unless said otherwise:
 Elastic replica groups (docs/model.md): at each step's start the groups whose rejoin time has come run again; the
 step's compute is productive in the running groups' share, the rest and the mode's overhead degraded; a hard failure
 (a) of an elastic cause with more than the minimum running drops its group instead of rolling back (the step's work
-lost and run again, the cause's detection paid), and any rollback brings every group back.
+lost and run again, the cause's detection paid), and any rollback brings every group back. With servers
+(``_Servers.drop``) a failure drops every group its failed servers are in, the failed servers are replaced from the
+pools as for a restart (a misdiagnosis's scapegoat drawn in the group), each group rejoins ``rejoin_us`` after its
+last replacement is ready, its servers out meanwhile (they neither age nor fail) and new when it rejoins; a rollback
+brings every group back and waits for their replacements (waiting bucket).
 
 Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
 hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. Every

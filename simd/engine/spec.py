@@ -203,7 +203,9 @@ class JobSpec:
     # group rejoins at the first step that starts ``elastic_replace_seconds`` + ``elastic_heal_seconds`` after the
     # failure's detection (its replacement, then torchft's heal: a copy of the state from a live peer); a failure
     # that would leave fewer groups takes the cause's ordinary path, and every restart brings every group back. The
-    # fault-tolerant mode's steady overhead is ``elastic_overhead`` of every step's compute (degraded bucket)
+    # fault-tolerant mode's steady overhead is ``elastic_overhead`` of every step's compute (degraded bucket). With
+    # servers the job's servers are in blocks per group (a multiple of the groups), a failure drops every group its
+    # servers are in, and the rejoin comes that long after the group's last replacement from the pools is ready
     elastic_groups: int = 0
     elastic_min_groups: int = 1
     elastic_replace_seconds: float = 0.0
