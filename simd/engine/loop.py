@@ -48,10 +48,10 @@ left is a unit of its own (_DROP): no restart, no rollback but its own step's wo
 servers the groups are blocks of the job's servers (State.srv_group with pools: a replacement takes the place of the
 server it replaces); the drop's decision counts the groups of the step's failing servers, a burst's found by its
 draws without striking (kernel.servers.burst: the unit makes the same draws again), so that a cut before the unit
-changes nothing; the unit sends the failed servers to repair and takes their replacements as a restart does, puts the
-groups' servers out (their ends NEVER: they neither age nor fail, bursts pass them over) and sets each group's rejoin
-``rejoin_us`` after its last replacement is ready (State.group_ready); a rejoin gives its servers new lifetimes, and a
-restart or a job's end brings every group back and waits for their replacements.
+changes nothing; the unit sends the failed servers to repair and takes their replacements as a restart does, puts
+the groups' servers out (their ends kernel.servers.OUT: they neither age nor fail, bursts pass them over) and sets
+each group's rejoin ``rejoin_us`` after its last replacement is ready (State.group_ready); a rejoin gives its servers
+new lifetimes, and a restart or a job's end brings every group back and waits for their replacements.
 
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
@@ -191,7 +191,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
     mstk = np.empty(2 * tree_p + 2 if mig_on else 0, dtype=np.int64)  # a migration's walks and its servers
     # elastic replica groups with servers (docs/model.md): the job's servers in E blocks of ``gs``, a dropped group's
-    # servers out of the job until it rejoins (their ends NEVER); scratch: a failure's servers (and a burst's), a
+    # servers out of the job until it rejoins (their ends servers.OUT); scratch: a failure's servers (and a burst's), a
     # walk's stack, per group hit or coming back a flag, its replacements' ready time, whether one was re-scheduled,
     # and the groups a drop hits in order
     el_srv = E > 0 and nsrv > 0
@@ -299,8 +299,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             lfh, lfl = pcg.seek(wlf, li)
             if li == 0:  # every server of the job starts new at g (the simulation's start, or a drill's new epoch)
                 for i in range(nsrv):
-                    if cap and role[i] != servers.JOB or el_srv and rj[servers.group_of(grp, i, gs)]:
-                        srv[i] = NEVER  # (a dropped group's servers: out until it rejoins)
+                    if cap and role[i] != servers.JOB:
+                        srv[i] = NEVER
+                        continue
+                    if el_srv and rj[servers.group_of(grp, i, gs)]:
+                        srv[i] = servers.OUT  # (a dropped group's servers: out until it rejoins)
                         continue
                     lfh, lfl, srv[i] = servers.new_end(
                         i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
@@ -864,7 +867,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ghit[x], gscr[x], gmv[x] = 1, tau, 0
                         gl[nh] = x
                         nh += 1
-                    srv[i] = NEVER  # out with its group (kept, or to repair below)
+                    srv[i] = servers.OUT  # out with its group (kept, or to repair below)
                     servers.update(tree, srv, i, tree_p)
                     blm = -1 if cause_stays[stop] else i
                     if diagnose and blm >= 0:  # three draws of "diagnosis": identified? pinned on another server of
@@ -884,9 +887,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         continue
                     if blm != i and srv[blm] <= g:  # the scapegoat's own lifetime ended in this step too
                         tot[Tot.server_failures] += 1
-                    if srv[blm] < NEVER:
-                        srv[blm] = NEVER
-                        servers.update(tree, srv, blm, tree_p)
+                    srv[blm] = NEVER  # (in repair, as a pool's server)
+                    servers.update(tree, srv, blm, tree_p)
                     if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
                             ncl - n_ret > n_job + withheld:
                         role[blm] = servers.RETIRED
