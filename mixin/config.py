@@ -105,6 +105,13 @@ MIN_CORRUPT_LOADS = 2
 # window: Gemini's group placement loses it to a burst with probability ~1e-3 at 2,048 servers (docs/model.md), so
 # two in one window is a correlated pattern (a rack or power feed taking whole groups: groups inside one domain).
 MIN_TIER_LOSSES = 2
+# Checkpoint writes the job waits for (simd_checkpoint_cost_seconds_total{part="wait"}: a save due while the one
+# before still writes, persistent or memory tier) as a share of its simulated time over the goodput window. A write
+# shorter than the time between saves never makes one wait: the default scenarios wait 0% of their time, except
+# llama3-16k-async's 0.003% (a save after a short stretch of steps; simd simulate, 200 seeds). A twentieth is a
+# write that outlasts the interval between saves (every save waits): the slow-peer-network drill's 240 s peer copy
+# against 120 s between peer saves waits about half the time.
+CHECKPOINT_WAIT_SHARE = 0.05
 # Crash loops escalated to a manual intervention (recovery.crash_loop: every one of max_attempts restarts failed) in
 # the rate window: one is already a job whose automatic retries gave up and that waits for a person (Kokolis et al.,
 # HPCA'25: a crash loop of 35 requeues), so one is enough.
@@ -147,6 +154,8 @@ FOR = {
     "SimdNoDurableCheckpoint": "2m",
     "SimdCheckpointLoadsCorrupt": "1m",
     "SimdMemoryTierLost": "1m",
+    # averaged over the 10m goodput window already, as the hang share
+    "SimdCheckpointWritesBlocking": "3m",
     # an escalation stays in the 5m rate window for 5 minutes: 1m confirms it is not a reset's artefact
     "SimdCrashLoopEscalated": "1m",
     # averaged over the 10m goodput window already, as the waiting share

@@ -544,7 +544,24 @@ def recovery_row() -> list:
              .min(0).axis_label("per simulated hour")
              .with_target(query("A", by_scenario_per_sim_hour("simd_recoveries_total", "scenario, path"),
                                 "{{scenario}} {{path}}")))
-    return [db.Row("Recovery paths"), phases, outcomes, loops, hangs, paths]
+    elastic = f'on (scenario) simd_bucket_seconds_total{{{c.JOB_SELECTOR},bucket="degraded"}}'  # its scenarios
+    groups = (ts("Elastic replica groups running",
+                 "Scenarios with elastic replica groups (recovery.elastic): the data-parallel groups training, summed "
+                 "over replicas (simd_elastic_groups_running: recovery.elastic.groups x replicas less the groups "
+                 "dropped by failures and not yet rejoined after replace_seconds + heal_seconds). Falling steps are "
+                 "drops, rising ones rejoins; a restart of the job (below min_groups, or a cause that does not drop "
+                 "its group) brings every group back at once.", "short", 8, 12).min(0).axis_label("groups")
+              .with_target(query("A", f"max by (scenario) (simd_elastic_groups_running{sel()} and {elastic})",
+                                 "{{scenario}}")))
+    degraded = (ts("Running degraded: share of simulated time",
+                   f"Scenarios with elastic replica groups: the degraded bucket's share of the elapsed simulated time "
+                   f"over the last {c.GOODPUT_WINDOW} (the capacity of the groups out, and the fault-tolerant mode's "
+                   f"overhead on every step). SimdRunningDegraded fires above {c.DEGRADED_SHARE:.0%} (dashed); the "
+                   "elastic-no-rejoin drill rehearses it.", "percentunit", 8, 12).min(0)
+                .thresholds(thresholds((None, "green"), (c.DEGRADED_SHARE, "red")))
+                .thresholds_style(cb.GraphThresholdsStyleConfig().mode(cm.GraphThresholdsStyleMode.DASHED))
+                .with_target(query("A", rule(c.BUCKET_RATIO_10M, bucket="degraded"), "{{scenario}}")))
+    return [db.Row("Recovery paths"), phases, outcomes, loops, hangs, paths, groups, degraded]
 
 
 def stragglers_row() -> list:

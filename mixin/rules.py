@@ -375,6 +375,20 @@ def alerting_rules(o: Options) -> list[Rule]:
                "Scenario {{ $labels.scenario }} keeps losing its memory checkpoint tier",
                f"{{{{ printf \"%.0f\" $value }}}} interruptions of scenario {{{{ $labels.scenario }}}} lost its "
                f"memory tier over the last {spoken(w)}: their recoveries fell back to the persistent checkpoint."),
+        _alert(o, "SimdCheckpointWritesBlocking",
+               f"A scenario waited for checkpoint writes more than {c.CHECKPOINT_WAIT_SHARE:.0%} of its simulated "
+               f"time over the last {spoken(gw)}: a save came due while the one before still wrote (the "
+               "persistent tier's `checkpoint.write_seconds` or a memory tier's `checkpoint.tiers.*.write_seconds`), "
+               "and the job stood still until that write ended (the checkpoint bucket's wait part). A write shorter "
+               "than the time between saves never waits; one that outlasts it makes every save wait: slow storage, "
+               "or a slow network to a peer tier's peers.",
+               over_elapsed("scenario", "simd_checkpoint_cost_seconds_total", gw, False, part="wait")
+               + f" > {c.CHECKPOINT_WAIT_SHARE}",
+               "warning",
+               "Scenario {{ $labels.scenario }} is waiting for checkpoint writes",
+               f"Over the last {spoken(gw)} scenario {{{{ $labels.scenario }}}} stood still "
+               "{{ $value | humanizePercentage }} of its simulated time waiting for a checkpoint write to end "
+               "before it could save again: its writes outlast the interval between its saves."),
         _alert(o, "SimdCrashLoopEscalated",
                f"At least {c.MIN_ESCALATIONS} hard failure(s) of a scenario ended in a crash loop over the last "
                f"{spoken(w)}: every one of its restart attempts failed (recovery.crash_loop.max_attempts) and the "

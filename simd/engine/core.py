@@ -92,6 +92,8 @@ def retarget(state: State, spec: JobSpec) -> State:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
     if spec.elastic_groups != old.elastic_groups:
         raise ValueError("retarget cannot change the elastic replica groups")
+    if (spec.tier.retention_checkpoints if spec.tier else 1) != (old.tier.retention_checkpoints if old.tier else 1):
+        raise ValueError("retarget cannot change the memory tier's retention")  # (the width of its ring)
     epoch = state.epoch + 1
     plan = compile_spec(spec, epoch)
     if (len(plan.cause_names) if plan.cause_recovery else 0) != len(state.totals.restart_attempts):

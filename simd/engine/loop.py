@@ -38,6 +38,11 @@ slowed step time and end no later than the step in which the write ends (quiet.f
 stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
 after its end (``_durable``), and a rollback aborts it.
 
+A memory tier keeping more than one copy (docs/model.md, "Memory tiers"): its copies are the replica's ``tier`` aux
+region (State.tier_ckpts), each of its points a unit (its save joins them there), and a recovery loads those newer
+than the newest persistent checkpoint (for a committed SDC's late find, the clean ones newer than the newest clean
+persistent one) newest first, each a draw of "corrupt" (``_tier_chain``); a rollback drops those above its step.
+
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
 in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end (under stragglers
@@ -130,6 +135,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     copies, jump, pm = ints[PI.mem_copies], ints[PI.mem_jump], floats[PF.mem_corrupt]
     pfm = floats[PF.mem_save_fail]  # P(a memory tier's save fails): draw g of "tier-save-fail" for executed step g
     tw_us = ints[PI.mem_write_us]  # a memory tier save's write after its blocking (0: durable when it ends)
+    tk = ints[PI.mem_keep]  # the tier's copies kept: above 1, the ``tier`` aux region and every tier point a unit
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -233,6 +239,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         # a memory tier's save in flight: when its write ends (0: none), its job step
         twend, twstep = pos[Pos.tier_write_end], pos[Pos.tier_write_step]
         twfail = pos[Pos.tier_write_fails] != 0  # ... whether it fails (drawn at its save)
+        # a memory tier keeping more than one copy: its copies' job steps, oldest first from ``th`` (State.tier_ckpts)
+        tring, th, tc = seg(aux, ints, PI.aux_tier), pos[Pos.tier_head], pos[Pos.tier_n]
         # elastic replica groups: each group's rejoin time (0: running), the groups out, the first rejoin among them
         rj = seg(aux, ints, PI.aux_rejoin)
         # ... with servers: each group's last replacement ready (State.group_ready), each server's group (srv_group)
@@ -321,6 +329,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if twend and twend <= t:  # ... and a memory tier's
                 last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, 0)
                 twend = 0
+                if tk > 1 and not twfail:  # (its copies: the newest)
+                    th, tc = late.ring_add(tring, th, tc, twstep)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -408,7 +418,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if g + (q - step) < e:
                     e = g + (q - step)
             twriting = twend > 0
-            if tw_us:  # a memory tier's writes: every one of its points a unit (a write starts or waits there)
+            if tw_us or tk > 1:  # a memory tier's writes, or its copies kept: every one of its points a unit (a write
+                # starts or waits there; the save joins its copies)
                 q = (step // M + 1) * M
                 if g + (q - step) < e:
                     e = g + (q - step)
@@ -534,6 +545,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
             mkf = False  # ... a save that fails
             mem_bad = False  # ... found corrupt when loaded (the rollback goes on to the persistent checkpoint)
+            # the tier's copy a recovery loads (0: none), its copies loaded, those found corrupt before it
+            tgo, nl, tb = 0, 0, 0
             last_u = plast_u = ok_u = nf_u = 0
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
                 if pfm != 0.0:  # (the tier's newest save among the quiet steps that did not fail)
@@ -635,30 +648,38 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             # (a tier save among them that did not fail overwrote the tier's clean copy)
                             tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
                                                                                                          cL, cr)
-                            if (0 if tier_saved else tclean) > pclean and pm != 0.0:  # loaded: found corrupt?
-                                mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
-                            if (0 if tier_saved else tclean) > pclean and not mem_bad:
-                                ld = mem_load
-                            else:  # (a corrupt tier copy's load paid first)
-                                ld = (mem_load if mem_bad else 0) + (
-                                    load_us if pclean > 0 or n_corrupt + taken >= retention else 0)
-                        elif mem_t and pm != 0.0:  # in no checkpoint yet: the tier's copy loaded first, corrupt?
-                            mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                            # its clean copies newer than the clean persistent one, loaded newest first
+                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if tk > 1 else 0 if tier_saved else tclean,
+                                                         pclean, onset_step, wcr, cri, pm)
+                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0 and nl > 0
+                            if tgo:
+                                ld = nl * mem_load
+                            else:  # (the corrupt tier copies' loads paid first)
+                                ld = tb * mem_load + (load_us if pclean > 0 or n_corrupt + taken >= retention else 0)
+                        elif mem_t and (pm != 0.0 or tk > 1):  # in no checkpoint yet: the tier's copies loaded first
+                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if tk > 1 else last_u, plast_u, NEVER, wcr,
+                                                         cri, pm)
+                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
+                            ld = nl * mem_load
                             if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
-                                ld = mem_load + (load_us if plast_u > 0 else 0)
+                                ld += load_us if plast_u > 0 else 0
                     elif n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
                         # retained one (a step > 0), as below
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
                     kind, cost = _FOUND, du + restart + ld
                 elif val and corr and n_corrupt == 0 and last == clean:
-                    if mem_t and pm != 0.0:  # the memory tier's checkpoint loaded: corrupt? then the persistent one
-                        mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                    if mem_t and (pm != 0.0 or tk > 1):  # the memory tier's copies loaded: all corrupt? then the
+                        # persistent one
+                        tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if tk > 1 else last_u, plast_u, NEVER, wcr, cri,
+                                                     pm)
+                        tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
+                        ld = nl * mem_load
                         if mem_bad:
                             mem_t = False
-                            ld = mem_load + (load_us if plast_u > 0 else 0)
+                            ld += load_us if plast_u > 0 else 0
                     if keep and not mem_t:
                         back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
-                        ld = loads * load_us + (mem_load if mem_bad else 0)
+                        ld = loads * load_us + tb * mem_load
                     kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
@@ -683,15 +704,20 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ld = load_us
                     if (ck or (mk and not mkf)) and corr and not committed:
                         durable_now = ck and writing and not wfail  # (a write is waited for at a checkpoint only)
-                        if mem_t and pm != 0.0:  # the memory tier's checkpoint loaded: corrupt? then the persistent
-                            mem_bad, cri_c = _tier_corrupt(wcr, cri, pm)
+                        if mem_t and (pm != 0.0 or tk > 1):  # the memory tier's copies loaded: all corrupt? then the
+                            # persistent one (its copies: with the tier's write durable at this save, that one first)
+                            tgo, nl, cri_c = _tier_chain(
+                                tring, th, tc, last_u if tk == 1 else twstep if mk and twriting and not twfail else 0,
+                                wstep if durable_now else plast_u, NEVER, wcr, cri, pm)
+                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
+                            ld = nl * mem_load
                             if mem_bad:
                                 mem_t = False
-                                ld = mem_load + (load_us if (wstep if durable_now else plast_u) > 0 else 0)
+                                ld += load_us if (wstep if durable_now else plast_u) > 0 else 0
                         if keep and not mem_t:  # the write in flight, durable at this checkpoint, first
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, wstep if durable_now else -1, wcr,
                                                                     cri_c, p_corrupt)
-                            ld = loads * load_us + (mem_load if mem_bad else 0)
+                            ld = loads * load_us + tb * mem_load
                         kind, cost = _BAKED, cost + restart + ld
                     elif q == target:  # the job's end waits for the write in flight (the one this unit starts)
                         if ck and write_us:
@@ -1032,9 +1058,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                           gfail)
                     else:  # one failure without servers: a local copy is lost, a peer group keeps the other copies
                         lost = copies == 1
-                    if lost:
+                    if lost:  # (every copy: they share the memory)
                         tot[Tot.tier_losses] += 1
-                        tclean = 0
+                        tclean, th, tc = 0, 0, 0
                     bad = False
                     jd = mjit and q - 1 > (last if last > plast and not lost else plast)  # saved just in time
                     if jd:  # step q - 1, a persistent checkpoint (or one baking the SDC in), before the load
@@ -1069,16 +1095,22 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         else:
                             tot[Tot.recoveries_start] += 1
                     else:  # the tier's checkpoint, or the persistent one
-                        if last > plast and not lost and pm != 0.0:  # its checkpoint loaded: found corrupt?
-                            bad, cri = _tier_corrupt(wcr, cri, pm)
-                            tot[Tot.tier_loads_corrupt] += 1 if bad else 0
-                        if last > plast and not lost and not bad:
-                            ld = mem_load
+                        if last > plast and not lost:  # its copies newer than the persistent one, newest first
+                            tgo, nl, cri = _tier_chain(tring, th, tc, 0 if tk > 1 else last, plast, NEVER, wcr, cri, pm)
+                            tb = nl - (1 if tgo else 0)
+                            bad = tb > 0
+                            tot[Tot.tier_loads_corrupt] += tb
+                        if tgo:
+                            ld = nl * mem_load
                             tot[Tot.recoveries_tier] += 1
+                            if tgo < clean:  # (newer copies found corrupt) below the work committed
+                                hw = max(hw, clean)
+                                clean = tgo
+                            last = tgo
                         elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (its corrupt
                             # loads: refused), below the work committed when the tier's newest clean copy was lost (or
                             # found corrupt: paid, dropped)
-                            ld = (load_us if plast > 0 else 0) + (mem_load if bad else 0)
+                            ld = (load_us if plast > 0 else 0) + tb * mem_load
                             if bad:
                                 tclean = 0
                             if plast < clean:
@@ -1096,7 +1128,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             else:
                                 back_c, bad_c, cri_c = plast, 0, cri
                                 ld = load_us if plast > 0 else 0
-                            ld += mem_load if bad else 0
+                            ld += tb * mem_load
                             last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                             plast = last
                             if last > 0:
@@ -1104,6 +1136,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             else:
                                 tot[Tot.recoveries_start] += 1
                     load_end = max(t, jit_end) + ld
+                    if tk > 1:  # the tier's copies above the checkpoint recovered to: found corrupt, or above a
+                        # persistent fallback
+                        tc = _tier_drop(tring, th, tc, last)
                 elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 tot[Tot.steps_recomputed] += step - last
@@ -1250,6 +1285,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us,
                                                              tkw)
                     twend = 0
+                    if tk > 1 and not twfail:
+                        th, tc = late.ring_add(tring, th, tc, twstep)
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -1296,7 +1333,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 elif mk:  # a memory tier's save: a rollback target, the steps before it committed
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
-                    if corrupted:  # committed SDCs: it takes the SDC, overwriting the tier's clean copy
+                    if corrupted:  # committed SDCs: it takes the SDC, overwriting the tier's clean copy (with one)
                         if n_corrupt == 0 and last == clean:
                             tot[Tot.sdc_baked] += 1
                             record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -1304,6 +1341,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     else:
                         pending, hw = _commit(tot, q, last, hw, pending, step_us)
                         last = clean = tclean = q
+                    if tk > 1:  # the newest of its copies
+                        th, tc = late.ring_add(tring, th, tc, q)
                 if q == target:  # the job's end
                     if twend:  # a memory tier's write in flight dropped: the job needs no copy after it ends
                         tot[Tot.tier_saves_aborted] += 1
@@ -1347,7 +1386,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         start[k2] = tot[k2]
                     job_t, job_g = t, g
                     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
-                    step = last = clean = pending = plast = pclean = tclean = 0
+                    step = last = clean = pending = plast = pclean = tclean = th = tc = 0
                     corrupted, deadline, onset_step, detector, n_corrupt, head, cnt, hw = False, NEVER, 0, 0, 0, 0, 0, 0
                     if hyper_end > g:  # a job's end closes the hyper window
                         hyper_end = g
@@ -1355,18 +1394,20 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if kind == _FOUND:
                 tot[o_finds + detector] += 1
                 from_tier = False  # (a memory tier beside committed SDCs) recovered from the tier's copy
-                if mem_bad:  # a memory tier's copy loaded first and found corrupt: dropped
-                    tot[Tot.tier_loads_corrupt] += 1
-                    cri, tclean = cri_c, 0
+                if tb:  # a memory tier's copies loaded first and found corrupt: dropped
+                    tot[Tot.tier_loads_corrupt] += tb
+                    cri = cri_c
+                if mem_bad:
+                    tclean = 0
                 if n_corrupt == 0 and last == clean:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, detector)
-                    back = plast if mem_bad else last
+                    back = tgo if tgo else plast if mem_bad else last
                     from_tier = M != 0 and back > plast
                 else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
                     tot[Tot.sdc_late_found] += 1
-                    if M and tclean > pclean:  # the tier's clean copy, still there
-                        back, from_tier = tclean, True
+                    if M and tgo:  # the tier's newest clean copy that loads, still there
+                        back, from_tier = tgo, True
                         tot[Tot.checkpoints_lost] += n_corrupt
                         record(trace, t, tr.SDC_LATE_FOUND, detector)
                     elif n_corrupt < retention:
@@ -1410,6 +1451,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw,
                                                                  step_us, tkw)
                         twend = 0
+                        if tk > 1 and not twfail:
+                            th, tc = late.ring_add(tring, th, tc, twstep)
                     tot[Tot.checkpoint_us] += mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
@@ -1418,11 +1461,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     record(trace, t, tr.SDC_DETECTED, tr.NONE)
                 if M and cri_c != cri:  # the memory tier's checkpoint loaded: its draw made
                     cri = cri_c
-                if mem_bad:  # ... and found corrupt: on to the persistent one (the tier's copy dropped)
-                    tot[Tot.tier_loads_corrupt] += 1
+                tot[Tot.tier_loads_corrupt] += tb  # (its copies found corrupt: dropped)
+                if mem_bad:  # ... every one: on to the persistent one
                     tclean = 0
                     if not keep:
                         back_c, bad_c = plast, 0
+                if mem_t and tgo and tgo < last:  # a copy below newer ones found corrupt: below the work committed
+                    hw = max(hw, last)
+                    last = clean = tgo
                 if (keep or mem_bad) and not mem_t:  # back to the newest checkpoint that loads (corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 back = last
@@ -1443,6 +1489,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if twend:
                 tot[Tot.tier_saves_aborted] += 1
                 twend = 0
+            if tk > 1:  # the tier's copies above ``back``: found corrupt, holding the SDC, or above a fallback
+                tc = _tier_drop(tring, th, tc, back)
             tot[Tot.restart_us] += restart + ld
             tot[Tot.load_us] += ld
             tot[Tot.steps_recomputed] += step - back
@@ -1489,6 +1537,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.persist_clean], pos[Pos.tier_clean] = (pclean, tclean if tclean > pclean else 0) if committed and M \
             else (0, 0)
         pos[Pos.jit_end] = jit_end
+        pos[Pos.tier_head], pos[Pos.tier_n] = th, tc
         work[r] = used
     return need
 
@@ -1657,12 +1706,44 @@ def _tier_saves(w, g0, step, b, M, period, off, p):
 
 
 @njit()
-def _tier_corrupt(w, index, p):
-    """A load of the memory tier's checkpoint: draw ``index`` of the "corrupt" stream, corrupt when it is <= ``p``.
-    Returns (corrupt, the draws made by then)."""
-    sh, sl = pcg.seek(w, index)
-    sh, sl, u = draws.uniform(w, sh, sl)
-    return u <= p, index + 1
+def _tier_chain(tring, th, tc, top, above, below, w, index, p):
+    """A recovery's loads of a memory tier's copies, newest first: ``top`` (> 0: a copy ahead of the ring: with one
+    copy kept, that copy; else a write durable in this very unit), then the ring's (``tring``, ``tc`` of them oldest
+    first from ``th``; once ``top`` joins it, its newest len - 1), those newer than ``above``, the ring's older than
+    ``below`` (a late find: without the SDC); each load one draw of the "corrupt" stream from draw ``index``,
+    corrupt when it is <= ``p`` (none drawn when ``p`` is 0). Returns (the step of the copy that loads, 0: none; the
+    loads; the draws made by then)."""
+    k = len(tring)
+    n = tc if top <= 0 else max(min(tc, k - 1), 0)
+    loads, drawn = 0, False
+    sh, sl = np.uint64(0), np.uint64(0)
+    for i in range(-1 if top > 0 else 0, n):
+        x = top if i < 0 else tring[(th + tc - 1 - i) % k]
+        if x <= above:  # (the ring's steps grow from its oldest)
+            break
+        if i >= 0 and x >= below:
+            continue
+        loads += 1
+        if p != 0.0:
+            if not drawn:
+                sh, sl = pcg.seek(w, index)
+                drawn = True
+            sh, sl, u = draws.uniform(w, sh, sl)
+            index += 1
+            if u <= p:
+                continue
+        return x, loads, index
+    return 0, loads, index
+
+
+@njit()
+def _tier_drop(tring, th, tc, back):
+    """The ring of a memory tier's copies (``tc`` of them, oldest first from ``th``) without those above job step
+    ``back``: its new count."""
+    k = len(tring)
+    while tc > 0 and tring[(th + tc - 1) % k] > back:
+        tc -= 1
+    return tc
 
 
 @njit()

@@ -108,10 +108,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
     kept: list[int] = []  # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
-    # with a memory tier and committed SDCs: the newest clean persistent checkpoint, the tier's clean copy (0: none,
-    # overwritten by a save that took the SDC, or lost) and whether the tier's copy holds the present SDC
-    pclean = tier_clean = 0
-    mem_sdc = False
+    # with a memory tier and committed SDCs: the newest clean persistent checkpoint
+    pclean = 0
+    # a memory tier's copies (its newest ``retention_checkpoints`` durable saves, oldest first): (job step, whether
+    # it holds the present SDC: committed SDCs)
+    tring: list[tuple[int, bool]] = []
     twend = twstep = 0  # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends, its step
     twfail = False  # ... whether it fails
     # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, those out as (rejoin
@@ -122,7 +123,26 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     def held() -> bool:
         """Whether a checkpoint of either tier holds the present SDC (committed SDCs)."""
-        return n_corrupt > 0 or mem_sdc
+        return n_corrupt > 0 or any(h for _, h in tring)
+
+    def tier_keep(step: int, holds: bool) -> None:
+        """A memory tier's durable save: the newest of its copies, the oldest beyond its retention gone."""
+        tring.append((step, holds))
+        del tring[:-plan.mem_keep]
+
+    def tier_chain(above: int, clean_only: bool = False) -> tuple[int, int]:
+        """The memory tier's copies newer than ``above`` (with ``clean_only``, those without the present SDC), newest
+        first, loaded in turn: each load pays the tier's load, a copy found corrupt is dropped. (The step of the one
+        that loads, 0: none; the loads' time.)"""
+        paid, i = 0, len(tring) - 1
+        while i >= 0 and tring[i][0] > above:
+            if not (clean_only and tring[i][1]):
+                paid += plan.mem_load_us
+                if not tier_corrupt():
+                    return tring[i][0], paid
+                del tring[i]
+            i -= 1
+        return 0, paid
 
     def keep(step: int) -> None:
         if p_corrupt:
@@ -193,18 +213,20 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def tier_durable() -> None:
         """A memory tier's save in flight is written: the tier's copy, a rollback target unless a persistent one is
         newer (a persistent save stands for the tier's at its own steps)."""
-        nonlocal twend, last, clean, tier_clean
+        nonlocal twend, last, clean
         twend = 0
         if twfail:  # its write failed: no rollback target
             c["tier_failed"] += 1
             return
         c["tier_saves"] += 1
+        tier_keep(twstep, False)
         if twstep > last:
-            last = clean = tier_clean = twstep
+            last = clean = twstep
 
     def roll_back(to: int) -> None:
         """A restart's rollback: every group runs again (elastic replica groups; with servers once their replacements
-        are ready: ``staffed``), the uncommitted work lost."""
+        are ready: ``staffed``), the uncommitted work lost; a memory tier's copies above ``to`` are gone (found
+        corrupt, holding the SDC found, or above a persistent fallback)."""
         nonlocal cur, pend, staffed
         c["recompute"] += cur - to
         cur, pend = to, 0
@@ -213,6 +235,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 servers.back(x)
                 staffed = max(staffed, ready)
         rejoins.clear()
+        tring[:] = [x for x in tring if x[0] <= to]
 
     def wait_staffed() -> None:
         """A restart that brought dropped groups back waits for their last replacement (waiting bucket)."""
@@ -251,18 +274,17 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
         survives it; one in the rolled-back steps only goes with them), detect, restart (and load it). With a memory
         tier, its checkpoint unless ``lost``."""
-        nonlocal corrupted, deadline, t, tier_clean, mem_sdc
+        nonlocal corrupted, deadline, t, last, clean
         abort()
-        if lost:  # the tier's copies gone, a clean one or one holding the SDC
-            tier_clean, mem_sdc = 0, False
-        tried = M and last > plast and not lost  # the memory tier's checkpoint is newer and there: loaded first
-        if tried and not tier_corrupt():
-            load_us = plan.mem_load_us
+        if lost:  # the tier's copies gone, clean ones or ones holding the SDC
+            tring.clear()
+        # the memory tier's copies newer than the persistent checkpoint, newest first (a corrupt one paid, dropped)
+        back, load_us = tier_chain(plast) if M else (0, 0)
+        if back:
+            last, clean = back, min(clean, back)
             c["rec_tier"] += 1
-        else:  # (a corrupt one paid, and dropped: a clean copy or one holding the SDC)
-            if tried:
-                tier_clean, mem_sdc = 0, False
-            load_us = (plan.mem_load_us if tried else 0) + recover()
+        else:
+            load_us += recover()
         restart_us += load_us
         us["load"] += load_us
         roll_back(last)
@@ -335,28 +357,32 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window. With a memory tier
         and committed SDCs ``to`` is the tier's copy when ``tier`` (else a persistent checkpoint or the start, and
         ``paid`` the load of a tier copy found corrupt before it); the checkpoints holding the SDC are discarded."""
-        nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean, tier_clean, mem_sdc
+        nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean
         abort()
-        tried = M and to > plast  # (no committed SDCs: ``to`` is the newest checkpoint) in the memory tier
-        if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; a corrupt tier copy: paid)
+        if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; corrupt tier copies: paid)
             if tier:
-                load_us = plan.mem_load_us
+                load_us = paid + plan.mem_load_us
                 c["rec_tier"] += 1
             else:
                 load_us = paid + (plan.load_us if to > 0 else 0)
                 c["rec_persistent" if to > 0 else "rec_start"] += 1
                 plast = pclean = to
-                tier_clean = 0
-            plast, mem_sdc = pclean, False
-        elif tried and not tier_corrupt():
-            load_us = plan.mem_load_us
-            c["rec_tier"] += 1
-        elif tried or p_corrupt or M:  # the persistent checkpoint, where the fallback starts (a corrupt tier's paid)
-            load_us = (plan.mem_load_us if tried else 0) + recover()
+            plast = pclean
+        elif M:  # (no committed SDCs: ``to`` is the newest checkpoint) the tier's copies newer than the persistent one
+            back, load_us = tier_chain(plast)
+            if back:
+                to = back
+                c["rec_tier"] += 1
+            else:  # the persistent checkpoint, where its fallback starts (the corrupt tier copies' loads paid)
+                load_us += recover()
+                to = last
+        elif p_corrupt:
+            load_us = recover()
             to = last
         else:
             load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
         roll_back(to)
+        tring[:] = [(x, False) for x, _ in tring]  # (below ``to``: clean, or holding an SDC now accepted)
         last = clean = to
         corrupted, deadline, n_corrupt = False, NEVER, 0
         corrupt.clear()
@@ -369,12 +395,16 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     def found() -> None:
         """An SDC in no checkpoint yet, found (a detector, validation): back to the newest checkpoint. With a memory
-        tier beside committed SDCs the tier's copy is loaded first if newer; found corrupt, the persistent one."""
-        tier = M and last > plast
-        if tier and committed and tier_corrupt():
-            detected(plast, paid=plan.mem_load_us)
+        tier beside committed SDCs the tier's copies newer than the persistent one are loaded first, newest first;
+        found corrupt, the persistent one."""
+        if M and committed:
+            back, paid = tier_chain(plast)
+            if back:
+                detected(back, True, paid - plan.mem_load_us)
+            else:
+                detected(plast, paid=paid)
         else:
-            detected(last, tier)
+            detected(last, M and last > plast)
 
     uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]
     step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
@@ -505,17 +535,18 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 found()
             else:
                 c["late"] += 1
-                tried = M and tier_clean > pclean  # the memory tier's clean copy is still there: loaded first
-                if tried and not tier_corrupt():
+                # the memory tier's clean copies newer than the clean persistent one: loaded first, newest first
+                back, paid = tier_chain(pclean, clean_only=True) if M else (0, 0)
+                if back:
                     c["lost"] += n_corrupt
-                    detected(tier_clean, True)
-                elif n_corrupt < retention:  # (a corrupt tier copy's load paid)
+                    detected(back, True, paid - plan.mem_load_us)
+                elif n_corrupt < retention:  # (the corrupt tier copies' loads paid)
                     c["lost"] += n_corrupt
-                    detected(pclean if M else clean, paid=plan.mem_load_us if tried else 0)
+                    detected(pclean if M else clean, paid=paid)
                 else:  # unrecoverable: the oldest retained checkpoint, the SDC accepted
                     c["unrecoverable"] += 1
                     c["lost"] += retention - 1
-                    detected(corrupt[-retention], paid=plan.mem_load_us if tried else 0)
+                    detected(corrupt[-retention], paid=paid)
             continue
         # (c) validation point, before the checkpoint
         if vi and cur % vi == 0:
@@ -564,14 +595,16 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             elif corrupted and not committed:  # baked in: roll back (reference semantics)
                 c["sdc_baked"] += 1
                 detected(last)
-            elif corrupted:  # committed with the tier's save, which overwrites the tier's clean copy
+            elif corrupted:  # committed with the tier's save (with one copy, it overwrites the tier's clean copy)
                 c["sdc_baked"] += not held()
-                mem_sdc, tier_clean, last = True, 0, cur
+                tier_keep(cur, True)
+                last = cur
                 c["tier_saves"] += 1
             elif plan.mem_write_us:  # its write starts: a rollback target once written
                 twend, twstep, twfail = t + plan.mem_write_us, cur, False
             else:
-                last = clean = tier_clean = cur
+                tier_keep(cur, False)
+                last = clean = cur
                 c["tier_saves"] += 1
     drain()  # the job's end waits for the write in flight, as trainers do at shutdown
     if twend:  # a memory tier's write in flight is dropped: the job needs no copy in memory after it ends

@@ -153,13 +153,13 @@ class _Batch:
         """state_columns of the States this batch holds, from its arrays."""
         p = self.pos
         out = {name: p[:, col].tolist() for name, col in Pos.__members__.items()
-               if name not in ("hard_i", "hard_p", "sdc_i", "sdc_p", "ring_head", "ring_n")}
+               if name not in ("hard_i", "hard_p", "sdc_i", "sdc_p", "ring_head", "ring_n", "tier_head", "tier_n")}
         for name in FLAGS:
             out[name] = p[:, Pos[name]].astype(bool).tolist()
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
         out["sdc"] = p[:, [Pos.sdc_i, Pos.sdc_p]].tolist()
         ax = Aux.of(self.plan)
-        if p[:, Pos.ring_n].any() or ax.servers or ax.rejoin[1]:
+        if p[:, Pos.ring_n].any() or p[:, Pos.tier_n].any() or ax.servers or ax.rejoin[1]:
             rows = [state_fields(row, aux, ax) for row, aux in zip(p.tolist(), self.aux, strict=True)]
             for name in AUX_FIELDS:
                 out[name] = [list(d[name]) for d in rows]

@@ -127,6 +127,9 @@ class MemoryTier:
     # the save's write after its blocking (wall seconds, 0: none): the save is a rollback target once written, a
     # rollback before that aborts it; one write in flight (a save due while one writes waits for it); no slowdown
     write_seconds: float = 0.0
+    # how many of its newest durable saves the tier keeps (all lost together with the tier's memory): a load found
+    # corrupt falls back to the next older one, a committed SDC's late find to the newest clean one
+    retention_checkpoints: int = 1
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,9 @@ class Plan:
     # P(a memory tier's save fails); its draws: "tier-save-fail", draw g for the save at the end of executed step g
     mem_save_fail: float = 0.0
     mem_write_us: int = 0  # a memory tier save's write after its blocking (0: none; docs/model.md, "Memory tiers")
+    # the memory tier's copies kept (MemoryTier.retention_checkpoints); above 1 they are the replica's ``tier`` aux
+    # region (State.tier_ckpts) and every point of the tier is a unit of the loop
+    mem_keep: int = 1
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # in-process restarts: their time and P(success) (JobSpec.in_process_*), one draw of "in-process" per try
@@ -462,7 +468,6 @@ REFUSED = {
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
-    ("tier_writes", "jit"): "a memory tier's writes beside just-in-time saves are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
@@ -471,11 +476,28 @@ REFUSED = {
 }
 
 
-def refused(mechanisms) -> list[str]:
+# The scenario keys that switch each mechanism on, as a refusal names them (the words the user wrote, not the
+# mechanism's name); ``{tier}`` is the memory tier's kind (peer or local).
+KEYS = {
+    "shadow": "shadow", "fleet": "fleet", "stragglers": "stragglers", "servers": "servers",
+    "hyper": "checkpoint.hyper", "committed_sdc": "sdc.semantics: committed", "causes": "failures.causes",
+    "corrupt_loads": "checkpoint.corrupt_on_load", "memory_tier": "checkpoint.tiers",
+    "tier_corrupt_loads": "checkpoint.tiers.{tier}.corrupt_on_load",
+    "tier_writes": "checkpoint.tiers.{tier}.write_seconds",
+    "tier_save_failure": "checkpoint.tiers.{tier}.save_failure",
+    "jit": "checkpoint.just_in_time", "in_process": "recovery.in_process", "crash_loop": "recovery.crash_loop",
+    "migration": "recovery.migration", "elastic": "recovery.elastic",
+    "async_saves": "checkpoint.write_seconds (or checkpoint.save_failure)",
+}
+
+
+def refused(mechanisms, tier: str = "peer") -> list[str]:
     """Why the mechanisms named (``shadow``, ``fleet``, ``stragglers``, ...) cannot run together: one line per
-    pair that does not combine; empty if they do."""
+    pair that does not combine, naming the scenario keys that switch them on (KEYS; ``tier``: the memory tier's
+    kind); empty if they do."""
     on = set(mechanisms)
-    return [f"{a} and {b} cannot be combined ({why})" for (a, b), why in REFUSED.items() if a in on and b in on]
+    return [f"{KEYS[a].format(tier=tier)} and {KEYS[b].format(tier=tier)} cannot be combined ({why})"
+            for (a, b), why in REFUSED.items() if a in on and b in on]
 
 
 def switched_on(spec: JobSpec) -> set[str]:
@@ -502,7 +524,7 @@ def switched_on(spec: JobSpec) -> set[str]:
 def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
     """``epoch`` counts the parameter changes so far (engine.retarget): each epoch draws its failures and
     SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
-    if why := refused(switched_on(spec)):
+    if why := refused(switched_on(spec), spec.tier.kind if spec.tier is not None else "peer"):
         raise ValueError("; ".join(why))
     if any(c.predicted > 0 for c in spec.causes) and (spec.servers is None or not spec.servers.warm_standbys):
         raise ValueError("a live migration needs warm standbys (servers.warm_standbys): it moves the work to one")
@@ -569,7 +591,8 @@ def _tier(tier: MemoryTier | None) -> dict:
         return {}
     return dict(mem_every=tier.interval_steps, mem_us=to_us(tier.seconds), mem_load_us=to_us(tier.load_seconds),
                 mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load,
-                mem_save_fail=tier.save_failure, mem_write_us=to_us(tier.write_seconds))
+                mem_save_fail=tier.save_failure, mem_write_us=to_us(tier.write_seconds),
+                mem_keep=tier.retention_checkpoints)
 
 
 # Cause.in_process and Cause.crash_loop as the bits of Plan.cause_recovery

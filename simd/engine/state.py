@@ -211,6 +211,10 @@ class State:
     # elastic replica groups (Plan.elastic_groups; () off): per group 0 while it runs, else the simulated time (us)
     # from which it rejoins (at the start of the first step from then)
     rejoin: tuple[int, ...] = ()
+    # a memory tier keeping more than one copy (Plan.mem_keep > 1): its retained copies' job steps, oldest first (a
+    # copy of a step >= sdc_onset holds the present committed SDC); with one copy the tier's copy is ``last_ckpt``
+    # when newer than ``persist_last``
+    tier_ckpts: tuple[int, ...] = ()
     # ... with servers (docs/model.md, "Elastic replica groups"): per group out, the simulated time (us) its last
     # replacement is ready (0: running), which a restart waits for; with pools, each server's group + 1 (0: not the
     # job's; () not laid out yet), a replacement taking the group of the server it replaces

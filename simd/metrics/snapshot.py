@@ -206,7 +206,8 @@ def _phases(body: ScenarioBody, p) -> dict:
 def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> dict:
     """The analytic optimum of the checkpoint interval and the efficiency at the configured one: seed 001's model
     (the asynchronous one with a write); with a memory tier, the persistent interval's optimum on the failures that
-    lose the tier alone and the two-level efficiency (docs/checkpoints.md, section 6)."""
+    lose the tier alone and the two-level efficiency, the tier's writes included, where the first-order model
+    reaches (docs/checkpoints.md, section 6)."""
     step, ckpt, write, slow = spec.step_seconds, spec.ckpt_seconds, spec.ckpt_write_seconds, spec.ckpt_write_slowdown
     if spec.tier is None:
         hazard, mean_us = p.hard_hazard, analytic.mean_recovery(shares, recovery_us)
@@ -216,17 +217,13 @@ def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> d
             optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, hazard, write, slow),
             analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, hazard, mean_us / 1e6,
                                                        write, slow))
-    t, s = spec.tier, spec.servers
-    down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
-    rates = analytic.tier_rates(p.hard_hazard, step, t.copies, t.jump_servers, down, p.servers,
-                                s.burst_per_day if s is not None else 0.0, p.burst_q, p.burst_domain,
-                                t.corrupt_on_load)
-    recovery = analytic.mean_recovery(shares, [r - p.load_us for r in recovery_us]) / 1e6
-    return dict(
-        optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, rates[1] * step, write, slow),
-        analytic_efficiency=analytic.tiered_efficiency_at(spec.ckpt_interval_steps, step, ckpt, t.interval_steps,
-                                                          t.seconds, rates, recovery, spec.ckpt_load_seconds,
-                                                          t.load_seconds, write, slow))
+    model = analytic.two_level(p, shares, recovery_us)
+    if model is None:
+        return dict(optimal_interval_steps=(), analytic_efficiency=None)
+    # beyond the first-order model's reach no efficiency rather than a wrong one (analytic.REACH)
+    return dict(optimal_interval_steps=model.optimal_interval_steps,
+                analytic_efficiency=model.efficiency(spec.ckpt_interval_steps, spec.tier.interval_steps)
+                if model.in_reach(spec.ckpt_interval_steps, spec.tier.interval_steps) else None)
 
 
 def _expected_per_hour(spec: JobSpec) -> tuple[float, float]:

@@ -382,8 +382,9 @@ METRICS: tuple[Metric, ...] = (
            "also its label (`peer`, `local`): the newest checkpoint of either tier, what a recovery that finds the "
            "tier whole recomputes. It grows by one per step and falls at each durable save and each rollback; "
            "failing saves, writes still in flight and aborted writes let it grow past the interval. "
-           "`simd_checkpoint_age_steps / simd_checkpoint_interval_steps` is its age in intervals "
-           "(SimdCheckpointStale).", _EVENTS),
+           "`simd_checkpoint_age_steps / simd_checkpoint_interval_steps` is its age in intervals. No alert reads it "
+           "(a job waiting for a write takes no steps, so its age stays low): SimdNoDurableCheckpoint counts saves "
+           "that never become durable, SimdCheckpointWritesBlocking the time spent waiting for one.", _EVENTS),
     Metric("simd_sdc_detected", "counter", "SDCs caught by a validation before a checkpoint.", _S, "scenario",
            _total("sdc_detected"), "SDCs caught by a validation (or a late detector, `sdc.detectors`) before they "
            "reached a checkpoint (rolled back).", _EVENTS),
@@ -536,7 +537,11 @@ METRICS: tuple[Metric, ...] = (
            "= interval x step seconds; R = mean detection + restart per interruption over the causes, plus "
            "`checkpoint.load_seconds`). With asynchronous saves 1 / (1 + C_eff/W + (W/2 + write + R)/M), C_eff "
            "= C + write x (1 - 1/slowdown) (docs/model.md, \"Asynchronous saves\"). Ignores validation, SDC and "
-           "stragglers; too optimistic when W approaches M. Absent when the hard-failure rate is 0.", _MODELS),
+           "stragglers; too optimistic when W approaches M. With a memory tier (`checkpoint.tiers`) the two-level "
+           "model (docs/checkpoints.md, section 6): the tier's saves, their waits for its writes (`write_seconds`) and "
+           "the failures it recovers, the persistent level's on the failures that lose it; absent where that "
+           "first-order model does not reach (a failure's expected loss above 5% of the mean time between the "
+           "failures that cause it, simd.models.analytic.REACH). Absent when the hard-failure rate is 0.", _MODELS),
     Metric("simd_expected_interruptions_per_hour", "gauge", "Configured hard-failure rate: interruptions per "
            "simulated hour of compute of one replica.", _S, "scenario", _info("expected_interruptions_per_hour"),
            "The configured hard-failure rate as interruptions per simulated hour of compute of one replica "

@@ -8,7 +8,8 @@ other models, imports nothing of simd's outer layers:
 - ``optimal_interval_steps``: Young's and Daly's optimum of the checkpoint interval, in steps;
 - ``efficiency_at``: the first-order long-run efficiency at the configured interval (checkpoint.efficiency);
 - with a memory tier, ``tier_rates``: the failures it absorbs and those that need the persistent checkpoint, whose
-  rate alone sets the persistent interval's optimum, and ``tiered_efficiency_at`` (checkpoint.tiered_efficiency).
+  rate alone sets the persistent interval's optimum, and ``two_level``: the two-level model (:class:`TwoLevel`:
+  checkpoint.tiered_efficiency, the tier's writes and waits, both optima, and the model's reach).
 
 With asynchronous saves (``write_seconds`` > 0) the save's cost is its compute ``C_eff = b + W (1 - 1/s)``, the
 write's latency is added to every loss, and Young's optimum is the asynchronous model's
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from simd.models.checkpoint import (
     async_efficiency,
@@ -28,6 +30,8 @@ from simd.models.checkpoint import (
     burst_group_loss,
     daly_interval_seconds,
     domain_group_loss,
+    tier_interval_seconds,
+    tier_loss_seconds,
     tiered_efficiency,
     young_interval_seconds,
 )
@@ -106,14 +110,85 @@ def tier_rates(hazard_per_step: float, step_seconds: float, copies: int, jump: i
     return kept, rate - kept
 
 
-def tiered_efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: float, tier_interval_steps: int,
-                         tier_seconds: float, rates: tuple[float, float], recovery_seconds: float,
-                         load_seconds: float, tier_load_seconds: float, write_seconds: float = 0.0,
-                         write_slowdown: float = 1.0) -> float | None:
-    """The two-level first-order efficiency at the configured intervals (None without failures); ``rates`` from
-    :func:`tier_rates`, ``recovery_seconds`` a failure's detection and restart without a load."""
-    if rates[0] + rates[1] <= 0:
+# The first-order model's reach: its terms count at most one failure per interval of either level and none during
+# a recovery or a redone interval, so it holds while a failure's expected loss (recovery included) is a small share
+# of the mean time between the failures that cause it. On the grid of docs/checkpoints.md, section 6 (a tier's
+# writes from none to 8 of its intervals), the model is within 0.6 point of the simulated mean up to 0.05 and up
+# to 1.9 points too high at 0.1: beyond REACH the daemon exports no analytic efficiency rather than a wrong one.
+REACH = 0.05
+
+
+@dataclass(frozen=True)
+class TwoLevel:
+    """The two-level first-order model of a scenario with a memory tier (docs/checkpoints.md, section 6; Benoit,
+    Cavelan, Le Fevre, Robert, Sun, IEEE TC 66(7), 2017), its inputs read from the engine's compiled plan by
+    :func:`two_level`: the tier's save (blocking ``tier_seconds``, write ``tier_write_seconds``) and recovery
+    (``tier_recovery_seconds``, its load included), the persistent save (blocking, write, slowdown) and recovery
+    (its load included), and the rates per second of compute of the failures the tier recovers and of those that
+    need the persistent checkpoint (:func:`tier_rates`)."""
+
+    step_seconds: float
+    tier_seconds: float
+    tier_write_seconds: float
+    tier_recovery_seconds: float
+    checkpoint_seconds: float
+    write_seconds: float
+    write_slowdown: float
+    recovery_seconds: float
+    rate_tier: float
+    rate_persistent: float
+
+    def efficiency(self, interval_steps: float, tier_interval_steps: float) -> float:
+        """``1 / (1 + H)`` at the two intervals (steps), whether or not in reach (:meth:`in_reach`)."""
+        step = self.step_seconds
+        return tiered_efficiency(self.tier_seconds, tier_interval_steps * step, self.tier_write_seconds,
+                                 self.tier_recovery_seconds, self.checkpoint_seconds,
+                                 async_save_cost_seconds(self.checkpoint_seconds, self.write_seconds,
+                                                         self.write_slowdown),
+                                 interval_steps * step, self.write_seconds, self.recovery_seconds, self.rate_tier,
+                                 self.rate_persistent)
+
+    def reach(self, interval_steps: float, tier_interval_steps: float) -> float:
+        """The largest of ``rate x loss`` over the levels: a failure's expected loss per mean time between such
+        failures (the first-order model neglects its square)."""
+        step = self.step_seconds
+        tier = self.rate_tier * tier_loss_seconds(tier_interval_steps * step, self.tier_seconds,
+                                                  self.tier_write_seconds, self.tier_recovery_seconds)
+        persistent = self.rate_persistent * (interval_steps * step / 2 + self.write_seconds + self.recovery_seconds)
+        return max(tier, persistent)
+
+    def in_reach(self, interval_steps: float, tier_interval_steps: float) -> bool:
+        return self.reach(interval_steps, tier_interval_steps) <= REACH
+
+    @property
+    def optimal_interval_steps(self) -> tuple[tuple[str, float], ...]:
+        """The persistent interval's Young and Daly optima on the failures that lose the tier (empty when none do):
+        :func:`optimal_interval_steps` on their rate."""
+        return optimal_interval_steps(self.step_seconds, self.checkpoint_seconds,
+                                      self.rate_persistent * self.step_seconds, self.write_seconds,
+                                      self.write_slowdown)
+
+    @property
+    def tier_optimum_steps(self) -> float | None:
+        """The tier interval's optimum (checkpoint.tier_interval_seconds), steps; None when the tier recovers no
+        failure."""
+        if self.rate_tier <= 0:
+            return None
+        return tier_interval_seconds(self.tier_seconds, self.tier_write_seconds, self.rate_tier,
+                                     self.tier_recovery_seconds) / self.step_seconds
+
+
+def two_level(plan, shares: Sequence[float], recovery_us: Sequence[float]) -> TwoLevel | None:
+    """The :class:`TwoLevel` model of a compiled plan (simd.engine.spec.Plan) with a memory tier, ``shares`` the
+    causes' shares and ``recovery_us`` each cause's detection, restart and persistent load (microseconds); None
+    without a tier or without failures."""
+    spec = plan.spec
+    t, s = spec.tier, spec.servers
+    if t is None or plan.hard_hazard <= 0:
         return None
-    return tiered_efficiency(tier_seconds, tier_interval_steps * step_seconds, recovery_seconds + tier_load_seconds,
-                             async_save_cost_seconds(checkpoint_seconds, write_seconds, write_slowdown),
-                             interval_steps * step_seconds, write_seconds, recovery_seconds + load_seconds, *rates)
+    down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
+    rates = tier_rates(plan.hard_hazard, spec.step_seconds, t.copies, t.jump_servers, down, plan.servers,
+                       s.burst_per_day if s is not None else 0.0, plan.burst_q, plan.burst_domain, t.corrupt_on_load)
+    recovery = mean_recovery(shares, [r - plan.load_us for r in recovery_us]) / 1e6
+    return TwoLevel(spec.step_seconds, t.seconds, t.write_seconds, recovery + t.load_seconds, spec.ckpt_seconds,
+                    spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds, *rates)

@@ -307,13 +307,85 @@ def domain_group_loss(n: int, m: int, jump: int, domain: int) -> float:
     return sum(min(domain, n - d * domain) for d in lost) / n
 
 
-def tiered_efficiency(tier_seconds: float, tier_interval_seconds: float, tier_recovery_seconds: float,
-                      cost_seconds: float, interval_seconds: float, latency_seconds: float,
-                      recovery_seconds: float, rate_tier: float, rate_persistent: float) -> float:
-    """``1 / (1 + H)``, H the two-level first-order overhead per second of compute at the configured intervals:
-    ``C1/T1 + C2/T2 + lambda_1 (T1/2 + R1) + lambda_2 (T2/2 + W + R2)`` (the tier's saves blocking, the persistent
-    one's ``C_eff`` and write latency ``W``; rates per second of compute)."""
-    h = (tier_seconds / tier_interval_seconds + cost_seconds / interval_seconds
-         + rate_tier * (tier_interval_seconds / 2 + tier_recovery_seconds)
-         + rate_persistent * (interval_seconds / 2 + latency_seconds + recovery_seconds))
+# A memory tier whose saves write after their blocking (``write_seconds`` W, no slowdown: docs/model.md, "Memory
+# tiers"; the derivation in docs/checkpoints.md, section 6). Failures strike steps only, at rate lambda per second of
+# compute; T is the compute between the tier's saves, b a save's blocking, R a recovery from the tier, T2 = n T the
+# persistent interval, b2 the persistent save's blocking.
+# - Saves: of the n points of a persistent interval the persistent save stands for the tier's at one, so n - 1 tier
+#   saves cost b each. With T < W every tier save waits W - T for the write before it (which makes that one
+#   durable), but the first after the persistent save, whose tier write started 2T + b2 before it: it waits
+#   (W - 2T - b2)+. Per second of compute: ((n - 1) b + (n - 2)+ (W - T)+ + [n >= 2] (W - 2T - b2)+) / T2, which
+#   is b / T + (W - T)+ / T for n -> infinity (a cycle of b + W wall seconds per T of compute).
+# - Loss: with T >= W a failure u into an interval falls back one interval more while the save before it writes
+#   (u < W), so it loses T/2 + W of work on average (Gemini's t_ckpt + 1/(2f): its t_ckpt is W, its 1/f >= t_ckpt),
+#   and redoes that save's blocking with probability W/T: T/2 + W (1 + b/T) + R. With T < W the save at an
+#   interval's start is still writing while the interval computes, so the newest durable checkpoint is the one
+#   before: a failure u into the interval loses T + u of compute, and the redo reaches the failure's state (the
+#   same write in flight, started u earlier) after T + b + u, because the rollback aborted the write in flight and
+#   the redone save waits for none: 3T/2 + b + R. Both are T/2 + L (1 + b/T) + R, L = min(W, T), continuous at W.
+# First order: at most one failure per interval and none in recoveries (lambda x loss << 1); a failure that loses
+# the tier goes to the persistent level's terms; the steps a persistent write slows shorten the tier's waits (not
+# counted), and the failures soon after a persistent save, whose tier copy is older, lose up to T more.
+
+
+def tier_save_overhead(interval_seconds: float, blocking_seconds: float, write_seconds: float,
+                       persistent_interval_seconds: float = math.inf,
+                       persistent_blocking_seconds: float = 0.0) -> float:
+    """What the memory tier's saves cost per second of compute, their waits for the write before them included
+    (the block comment above); ``b / T`` without a write and without a persistent interval."""
+    t, b, w, t2 = interval_seconds, blocking_seconds, write_seconds, persistent_interval_seconds
+    if math.isinf(t2):
+        return (b + w - t) / t if t < w else b / t
+    n = t2 / t
+    first = max(w - 2 * t - persistent_blocking_seconds, 0.0) if n >= 2 else 0.0
+    waits = max(n - 2.0, 0.0) * max(w - t, 0.0) + first
+    return ((n - 1.0) * b + waits) / t2
+
+
+def tier_loss_seconds(interval_seconds: float, blocking_seconds: float, write_seconds: float,
+                      recovery_seconds: float) -> float:
+    """What one failure the memory tier recovers costs: ``T/2 + L (1 + b/T) + R``, ``L = min(W, T)`` (the block
+    comment above); ``T/2 + R`` without a write."""
+    lat = min(write_seconds, interval_seconds)
+    if lat == 0:
+        return interval_seconds / 2 + recovery_seconds
+    return interval_seconds / 2 + lat * (1.0 + blocking_seconds / interval_seconds) + recovery_seconds
+
+
+def tier_interval_seconds(blocking_seconds: float, write_seconds: float, rate: float,
+                          recovery_seconds: float = 0.0) -> float:
+    """The compute between the memory tier's saves that minimizes ``tier_save_overhead + rate * tier_loss`` (a
+    persistent interval far longer): in the regime without waits ``sqrt(2 b (1 + rate W) / rate)`` (at least
+    ``W``), in the waiting one ``sqrt(2 (b + W) / (3 rate))`` (at most ``W``), the better of the two. Without a
+    write: Young's ``sqrt(2 b / rate)``. Needs ``rate > 0``."""
+    if rate <= 0 or blocking_seconds < 0 or write_seconds < 0:
+        raise ValueError("need rate > 0, blocking and write seconds >= 0")
+    b, w = blocking_seconds, write_seconds
+    free = max(math.sqrt(2.0 * b * (1.0 + rate * w) / rate), w)
+    if w == 0:
+        return free
+    waiting = min(math.sqrt(2.0 * (b + w) / (3.0 * rate)), w)
+
+    def h(t: float) -> float:
+        return tier_save_overhead(t, b, w) + rate * tier_loss_seconds(t, b, w, recovery_seconds)
+    return free if h(free) <= h(waiting) else waiting
+
+
+def tiered_efficiency(tier_seconds: float, tier_interval_seconds: float, tier_write_seconds: float,
+                      tier_recovery_seconds: float, blocking_seconds: float, cost_seconds: float,
+                      interval_seconds: float, latency_seconds: float, recovery_seconds: float, rate_tier: float,
+                      rate_persistent: float) -> float:
+    """``1 / (1 + H)``, H the two-level first-order overhead per second of compute at the configured intervals
+    (Benoit et al.'s sum over levels): the tier's saves (:func:`tier_save_overhead`: blocking ``tier_seconds``,
+    write ``tier_write_seconds``, none where the persistent save of blocking ``blocking_seconds`` stands for it),
+    the persistent save's ``C_eff`` per ``interval_seconds``, and each level's failures' losses: the tier's
+    :func:`tier_loss_seconds`, the persistent one's ``(T2/2 + W)(1 + S) + R2`` (its write latency ``W``; the work
+    redone pays the tier's saves again, ``S`` their overhead per second of compute); rates per second of
+    compute."""
+    saves = tier_save_overhead(tier_interval_seconds, tier_seconds, tier_write_seconds, interval_seconds,
+                               blocking_seconds)
+    h = (saves + cost_seconds / interval_seconds
+         + rate_tier * tier_loss_seconds(tier_interval_seconds, tier_seconds, tier_write_seconds,
+                                         tier_recovery_seconds)
+         + rate_persistent * ((interval_seconds / 2 + latency_seconds) * (1.0 + saves) + recovery_seconds))
     return 1.0 / (1.0 + h)

@@ -435,6 +435,16 @@ class LocalTier(_Strict):
     save is a rollback target once written, a rollback before that aborts it (the tier's copy before it stays
     the newest), and a save due while one writes waits for it (checkpoint time). 0: durable when its blocking
     ends. No public figure at scale."""
+    # (a plain int with bounds, not an Annotated alias: simd sweep reads the annotation to vary it)
+    retention_checkpoints: int = Field(default=1, ge=1, le=1000)
+    """How many of its newest saves the tier keeps (NVIDIA's resiliency extension's local checkpoint manager keeps
+    the newest: its `_cleanup` removes every older iteration after a save succeeds; a failed save's files go and
+    the copies before it stay). Its copies share the memory, so an interruption that loses the tier loses them
+    all. More than one matters where a load finds a copy corrupt (`corrupt_on_load`: the recovery falls back to
+    the next older copy, paying each load, before the persistent checkpoint) and under committed SDCs (a late find
+    goes back to the newest clean copy); a copy older than the newest persistent checkpoint is never loaded (the
+    persistent one stands for it, as Megatron-LM loads its non-persistent checkpoint only when it is at least as
+    new). No public figure for more than one."""
 
 
 class PeerTier(LocalTier):
@@ -1404,7 +1414,7 @@ class ScenarioBody(_Strict):
         if self.recovery.migration is not None and (self.servers is None or not self.servers.warm_standbys):
             raise ValueError("recovery.migration needs servers.warm_standbys (a live migration moves the work to a "
                              "warm standby)")
-        if why := refused(named):
+        if why := refused(named, self.checkpoint.tiers.tier[0] if self.checkpoint.tiers is not None else "peer"):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None
         if sdc is not None and self.checkpoint.retention_checkpoints is not None:
@@ -1465,6 +1475,14 @@ class ScenarioBody(_Strict):
                 raise ValueError("the drill's write_seconds_factor needs checkpoint.write_seconds (asynchronous "
                                  "saves)")
             ckpt["write_seconds"] = self.checkpoint.write_seconds * effects.write_seconds_factor
+        if effects.tier_write_seconds_factor != 1.0:
+            tiers = self.checkpoint.tiers
+            if tiers is None or not tiers.tier[1].write_seconds:
+                raise ValueError("the drill's tier_write_seconds_factor needs a memory tier that writes "
+                                 "(checkpoint.tiers.peer.write_seconds or checkpoint.tiers.local.write_seconds)")
+            kind, tier = tiers.tier
+            ckpt["tiers"] = tiers.model_copy(update={kind: tier.model_copy(update={
+                "write_seconds": tier.write_seconds * effects.tier_write_seconds_factor})})
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
         if effects.corrupt_on_load is not None:
@@ -1645,6 +1663,11 @@ class DrillEffects(_Strict):
     write_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
     """Multiplies an asynchronous save's write time (slow storage) for the saves that start while the drill runs
     (needs `checkpoint.write_seconds`); a write in flight keeps its end."""
+    tier_write_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
+    """Multiplies the memory tier's write time (`checkpoint.tiers.peer.write_seconds` or `local.write_seconds`: a
+    slow or congested network to the peers, host memory under pressure) for the tier saves that start while the
+    drill runs (needs a tier that writes); a write in flight keeps its end. A write longer than the tier's interval
+    makes every tier save wait for the one before (the checkpoint bucket's `wait` part)."""
     save_failure_probability: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
     """Replaces `checkpoint.save_failure.probability` while the drill runs: 1 is a storage outage (every save
     fails; the job trains on from its last durable checkpoint)."""

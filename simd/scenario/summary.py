@@ -24,6 +24,7 @@ def summary(s: Scenario) -> str:
         faults = sum(offsets[i % n + 1] - offsets[i % n] for i in range(plan.servers))
         h = faults / plan.replay_period
     mtbf = spec.step_seconds / h / 3600 if h > 0 else math.inf
+    dropping = [c.name for c in spec.cause_list if c.elastic]  # the causes that drop an elastic group
     extra = ""
     if s.fleet is not None:
         extra += ", fleet " + " + ".join(f"{a.count} {a.type}" for a in s.fleet)
@@ -45,31 +46,34 @@ def summary(s: Scenario) -> str:
                   f"{ip.success_probability:g} succeeding)")
     if (cl := s.recovery.crash_loop) is not None:
         extra += (f", crash loops{' of ' + ', '.join(cl.causes) if cl.causes else ''} ({cl.failure_probability:g} of "
-                  f"restarts failing, after {cl.max_attempts} attempts a {cl.escalation_seconds:g} s intervention)")
+                  f"restarts failing, after {_count(cl.max_attempts, 'attempt')} a {cl.escalation_seconds:g} s "
+                  "intervention)")
     if (mig := s.recovery.migration) is not None:
         extra += (", live migration to a warm standby in " + f"{mig.seconds:g} s of "
                   + ", ".join(f"{share:g} of {name}" for name, share in mig.causes.items()) + " failures")
     if (el := s.recovery.elastic) is not None:
-        extra += (f", elastic replica groups ({el.groups}, at least {el.min_groups} running; "
-                  f"{', '.join(el.causes) if el.causes else 'the causes that take a server down'} drop theirs, "
+        drop = (f"{_listed(dropping)} failures drop theirs" if dropping else "no failure drops one") \
+            + ("" if el.causes else ", the causes that take a server down")
+        extra += (f", elastic replica groups ({el.groups}, at least {el.min_groups} running; {drop}; "
                   f"rejoining in {el.replace_seconds:g} + {el.heal_seconds:g} s; overhead {el.overhead:g})")
     if s.stragglers:
         extra += f", stragglers (jitter {s.stragglers.jitter_seconds:g} s, {s.stragglers.slow_ranks} slow)"
     if s.servers is not None:
         sv, lt = s.servers, s.servers.lifetime
         lemons = plan.lemons
-        extra += (f", {s.gpus // sv.gpus_per_server} servers of {sv.gpus_per_server} GPUs"
-                  + (f" ({lemons} lemons x{sv.lemons.multiplier:g})" if lemons else "")
+        extra += (f", {_count(s.gpus // sv.gpus_per_server, 'server')} of {sv.gpus_per_server} GPUs"
+                  + (f" ({_count(lemons, 'lemon')} x{sv.lemons.multiplier:g})" if lemons else "")
                   + (f", rates x gamma (shape {sv.rates.gamma_shape:g})" if sv.rates else "")
-                  + (f", {sv.warm_standbys or 0} warm standbys, {sv.spares.count if sv.spares else 0} spares, "
+                  + (f", {_count(sv.warm_standbys or 0, 'warm standby', 'warm standbys')}, "
+                     f"{_count(sv.spares.count if sv.spares else 0, 'spare')}, "
                      f"{sv.repair.automatic.distribution} repairs"
                      + (f" ({sv.repair.manual.probability:g} to manual)" if sv.repair.manual else "")
                      if sv.pools else "")
                   + (", re-scheduled as a gang (the job and its standbys staffed)" if sv.rescheduling == "gang" else "")
                   + (f", diagnosis {sv.diagnosis.probability:g} ({sv.diagnosis.misattribution:g} misattributed)"
                      if sv.diagnosis else "")
-                  + (f", retired after {sv.retirement.failures} failures in {sv.retirement.window_seconds:g} s"
-                     if sv.retirement else "")
+                  + (f", retired after {_count(sv.retirement.failures, 'failure')} in "
+                     f"{sv.retirement.window_seconds:g} s" if sv.retirement else "")
                   + (f", bursts {sv.bursts.per_day:g} a day of "
                      + (f"{sv.bursts.domain_servers}-server domains" if sv.bursts.domain_servers else
                         f"2 + geometric servers (mean {sv.bursts.mean_size or 2:g})") if sv.bursts else "")
@@ -96,6 +100,16 @@ def summary(s: Scenario) -> str:
             + "), " + _tier(s.checkpoint.tiers) + _jit(s.checkpoint.just_in_time)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + _mtbf_note(s) + extra)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` and the noun, singular for 1: "1 warm standby", "8 warm standbys", "0 spares"."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _listed(names: list[str]) -> str:
+    """"gpu", "gpu and host", "gpu, host and software"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _mtbf_note(s: Scenario) -> str:
@@ -129,8 +143,9 @@ def _tier(tiers) -> str:
     where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
     failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
     written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
+    kept = f", keeps {t.retention_checkpoints}" if t.retention_checkpoints > 1 else ""
     return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
-            f"{where}{failing}), ")
+            f"{where}{failing}{kept}), ")
 
 
 def _jit(jit) -> str:

@@ -150,7 +150,8 @@ def memory_tier(body: ScenarioBody) -> MemoryTier | None:
     kind, t = body.checkpoint.tiers.tier
     return MemoryTier(kind, t.interval_steps, t.seconds, t.load_seconds, getattr(t, "copies", 1),
                       getattr(t, "jump_servers", 1), t.corrupt_on_load,
-                      t.save_failure.probability if t.save_failure is not None else 0.0, t.write_seconds)
+                      t.save_failure.probability if t.save_failure is not None else 0.0, t.write_seconds,
+                      t.retention_checkpoints)
 
 
 def servers(cfg: ServersConfig) -> Servers:

@@ -509,3 +509,26 @@ def test_home_dashboard_is_the_mounted_file():
     env = compose["services"]["grafana"]["environment"]
     home = Path(env["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"])
     assert compose_mounts("grafana")[str(home.parent)] / home.name == DASHBOARD
+
+
+def test_the_recovery_row_plots_the_elastic_groups_running_and_the_degraded_share():
+    """The recovery row has the elastic groups running (only for scenarios with elastic groups: those with a degraded
+    bucket) and the degraded share against SimdRunningDegraded's dashed threshold."""
+    row, in_row = None, {}
+    for p in dashboard()["panels"]:
+        if p["type"] == "row":
+            row = p["title"]
+            for nested in p.get("panels", []):
+                in_row[nested["title"]] = row
+        else:
+            in_row[p["title"]] = row
+    groups, degraded = panel("Elastic replica groups running"), panel("Running degraded")
+    paths = panel("Hard failures by recovery path")
+    assert in_row[groups["title"]] == in_row[degraded["title"]] == in_row[paths["title"]] == "Recovery paths"
+    (expr,) = [t["expr"] for t in groups["targets"]]
+    assert "simd_elastic_groups_running" in expr and 'bucket="degraded"' in expr
+    (expr,) = [t["expr"] for t in degraded["targets"]]
+    assert expr == f'{config.BUCKET_RATIO_10M}{{bucket="degraded"}}'
+    steps = degraded["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    assert [s["value"] for s in steps] == [None, config.DEGRADED_SHARE]
+    assert degraded["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"]["mode"] == "dashed"

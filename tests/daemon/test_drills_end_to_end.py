@@ -40,6 +40,7 @@ GROUPS = [
      "slow-storage": ("SimdCheckpointIntervalFarFromOptimum", "llama3-16k"),
      "storage-outage": ("SimdCheckpointSavesFailing", "llama3-16k-async"),
      "rack-outages": ("SimdMemoryTierLost", "llama3-16k-tiered"),
+     "slow-peer-network": ("SimdCheckpointWritesBlocking", "llama3-16k-peer-writes"),
      "corrupt-checkpoints": ("SimdCheckpointLoadsCorrupt", "llama3-16k-async"),
      "hang-storm": ("SimdHangTimeHigh", "llama3-16k-hot"),
      "crash-loop": ("SimdCrashLoopEscalated", "llama3-16k-cold"),
@@ -155,10 +156,17 @@ def test_drills_fire_their_alerts_and_resolve(stack, group):
     wait("the drill annotation query", lambda: len(prom.query("max by (drill) (simd_drill_active) == 1"))
          == len(drills), 10)
     # (90 s: when healthy they fire within ~10 s; on a loaded CI machine the daemon's ticks at speedup 72,000
-    # with eight drills at once fall behind the wall clock, and the simulated time they need comes later)
-    fired = wait(f"{sorted(expected)} to fire", lambda: expected <= alerts(prom) and alerts(prom), 90,
-                 lambda: f"; missing {sorted(expected - alerts(prom))}")
-    assert expected <= fired
+    # with eight drills at once fall behind the wall clock, and the simulated time they need comes later.) Each
+    # must be seen firing, not all at once: two drills on llama3-16k-async (storage-outage, corrupt-checkpoints)
+    # leave SimdCheckpointLoadsCorrupt a few seconds (the kept checkpoints found corrupt run out while no save
+    # becomes durable), which can end before the alerts over the longer goodput window fire.
+    seen: set[tuple[str, str]] = set()
+
+    def every_one_seen() -> bool:
+        seen.update(alerts(prom))
+        return expected <= seen
+
+    wait(f"{sorted(expected)} to fire", every_one_seen, 90, lambda: f"; never seen firing: {sorted(expected - seen)}")
     wait("the drills to end", lambda: not prom.query("max by (drill) (simd_drill_active) == 1"), 90)
     wait(f"{sorted(expected)} to resolve", lambda: not expected & alerts(prom, "firing")
          and not expected & alerts(prom, "pending"), 90)

@@ -89,7 +89,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
     words the scenario file uses; every other pair is accepted (and checked against the oracle)."""
     from simd.engine import Accelerator, Cause, Stragglers
     from simd.engine.servers import Servers
-    from simd.engine.spec import REFUSED, MemoryTier, compile_spec, refused
+    from simd.engine.spec import KEYS, REFUSED, MemoryTier, compile_spec, refused
 
     base = spec(shadow=Shadow(0.5, 0.05))
     cases = {("shadow", "fleet"): replace(base, fleet=(Accelerator("a", 512, 2e-4, 1e-4),
@@ -118,11 +118,48 @@ def test_what_does_not_combine_is_decided_in_one_place():
         ("async_saves", dict(ckpt_write_seconds=30.0)))}
     writing = MemoryTier("local", 5, 1.0, write_seconds=30.0)
     cases |= {("tier_writes", other): replace(spec(tier=writing), **kw) for other, kw in (
-        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))), ("hyper", dict(hyper=Hyper(5, 100))),
-        ("jit", dict(jit_seconds=5.0, causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),))))}
+        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))), ("hyper", dict(hyper=Hyper(5, 100))))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:
             compile_spec(job)
-        assert str(exc.value) == refused(pair)[0] == f"{pair[0]} and {pair[1]} cannot be combined ({REFUSED[pair]})"
+        tier = job.tier.kind if job.tier is not None else "peer"
+        first, second = (KEYS[m].format(tier=tier) for m in pair)
+        assert str(exc.value) == refused(pair, tier)[0] == f"{first} and {second} cannot be combined ({REFUSED[pair]})"
+    assert str(compile_error(cases["tier_writes", "committed_sdc"])) == (
+        "checkpoint.tiers.local.write_seconds and sdc.semantics: committed cannot be combined (a memory tier's writes "
+        "beside committed SDCs are not modelled)")
     assert refused({"shadow", "hyper", "committed_sdc", "causes"}) == []
+
+
+def compile_error(job) -> ValueError:
+    from simd.engine.spec import compile_spec
+
+    with pytest.raises(ValueError) as exc:
+        compile_spec(job)
+    return exc.value
+
+
+def test_every_mechanism_a_refusal_names_is_said_in_the_keys_of_the_scenario_file():
+    """KEYS gives, for every mechanism the engine or the scenario file switches on, scenario keys that exist."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from simd.engine.spec import KEYS, REFUSED
+    from simd.scenario.schema import ScenarioBody
+
+    def model_of(annotation):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+        return next((m for a in typing.get_args(annotation) if (m := model_of(a)) is not None), None)
+
+    assert {m for pair in REFUSED for m in pair} <= set(KEYS)
+    for mechanism, keys in KEYS.items():
+        for path in keys.replace(" (or ", ",").rstrip(")").split(","):
+            path = path.split(":")[0].strip()
+            for tier in ("peer", "local"):
+                model = ScenarioBody
+                for part in path.format(tier=tier).split("."):
+                    assert model is not None and part in model.model_fields, (mechanism, path)
+                    model = model_of(model.model_fields[part].annotation)

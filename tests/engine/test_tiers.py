@@ -125,3 +125,33 @@ def test_the_waits_for_a_memory_tiers_writes_show_in_the_saves_wait_seconds():
     blocking = 2.0 * (j.tier["saves"] + j.tier["saves_aborted"])
     wait = j.bucket_seconds["checkpoint"] - plain.bucket_seconds["checkpoint"] - blocking
     assert wait > 0 and j.saves["wait_seconds"] == pytest.approx(wait)
+
+
+CORRUPT_TIER = spec(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, ckpt_load_seconds=93.6,
+                    servers=Servers(gpus_per_server=1), tier=MemoryTier("peer", 5, 2.0, 10.0, copies=2))
+
+
+def test_copies_kept_change_nothing_where_no_load_is_found_corrupt():
+    """Without corrupt loads or committed SDCs a recovery loads the tier's newest copy whatever it keeps (its
+    points then units of the loop: the same times), so 3 copies give one copy's results exactly; with its loads
+    corrupt they differ."""
+    for seed in range(3):
+        s = replace(CORRUPT_TIER, seed=seed)
+        assert run_job(replace(s, tier=replace(s.tier, retention_checkpoints=3))) == run_job(s)
+    s = replace(CORRUPT_TIER, tier=replace(CORRUPT_TIER.tier, corrupt_on_load=0.5))
+    assert run_job(replace(s, tier=replace(s.tier, retention_checkpoints=3))) != run_job(s)
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_every_copy_found_corrupt_is_loaded_newest_first_down_to_the_persistent_checkpoint(keep):
+    """Every load of the tier found corrupt: each recovery loads each copy newer than the persistent checkpoint (at
+    most ``keep``, a save every 5 steps between checkpoints every 25: at most 4), pays each load, and recovers from
+    the persistent checkpoint; with more copies kept, more loads."""
+    s = replace(CORRUPT_TIER, tier=replace(CORRUPT_TIER.tier, corrupt_on_load=1.0, retention_checkpoints=keep))
+    j = run_job(s)
+    t = j.tier
+    assert t["recoveries_tier"] == 0 and t["recoveries_persistent"] + t["recoveries_start"] == j.interruptions
+    assert t["loads_corrupt"] <= min(keep, 4) * j.interruptions
+    assert j.load_seconds == pytest.approx(t["loads_corrupt"] * 10.0 + t["recoveries_persistent"] * 93.6)
+    fewer = run_job(replace(s, tier=replace(s.tier, retention_checkpoints=keep - 1))) if keep > 1 else None
+    assert fewer is None or t["loads_corrupt"] > fewer.tier["loads_corrupt"]

@@ -167,6 +167,56 @@ def test_rack_outages_take_a_peer_tier_whose_groups_sit_in_one_rack():
         == during.burst_events - bursts
 
 
+_PEER_WRITING = {"interval_steps": 20, "seconds": 5, "load_seconds": 93.6,
+                 "tiers": {"peer": {"interval_steps": 5, "seconds": 0.5, "write_seconds": 30, "load_seconds": 10,
+                                    "copies": 2}}}
+
+
+def _slow_peers(factor: float = 40) -> str:
+    """A peer tier saving every 5 steps of 60 s and replicating for 30 s; a drill that multiplies that write."""
+    return scenario_file(
+        job("peers", seed=13, replicas=2, n_gpus=256, checkpoint=_PEER_WRITING,
+            servers={"gpus_per_server": 8}, **_JOB),
+        job("blocking", seed=12, n_gpus=1024, checkpoint={"interval_steps": 20, "seconds": 60}, **_JOB),
+        speedup=600,
+        drills=({"name": "slow-peer-network", "description": "peer copies 40x slower", "duration_seconds": 36000,
+                 "scenarios": ["peers"], "effects": {"tier_write_seconds_factor": factor}},))
+
+
+def test_a_slow_peer_network_makes_every_tier_save_wait_for_the_one_before():
+    """A memory tier's writes are what a slow network to the peers slows: 30 s of replication fit in the 300 s
+    between peer saves and no save waits; 40x slower (1,200 s) every save waits for the one before, most of the
+    drill's time in the checkpoint bucket's wait part (another scenario's untouched)."""
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(_slow_peers()), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 60.0  # 10 simulated hours
+    ticker.tick()
+    r = ticker.registry
+
+    def wait():
+        return _value(r, "simd_checkpoint_cost_seconds_total", scenario="peers", part="wait")
+
+    assert wait() == 0
+    ticker.start_drill("slow-peer-network", None)
+    clock.t = 120.0  # 10 simulated hours of the drill, on 2 replicas
+    ticker.tick()
+    # each cycle is a 1,200 s write of which the 300 s of steps between saves hide a quarter
+    assert wait() > 0.5 * 2 * 36000
+    assert _value(r, "simd_checkpoint_cost_seconds_total", scenario="blocking", part="wait") == 0
+
+
+def test_a_tier_write_factor_needs_a_memory_tier_that_writes():
+    for checkpoint in ({**_PEER_WRITING, "tiers": {"peer": {**_PEER_WRITING["tiers"]["peer"], "write_seconds": 0}}},
+                       {"interval_steps": 20, "seconds": 60}):
+        config = scenario_file(job("peers", n_gpus=256, checkpoint=checkpoint, servers={"gpus_per_server": 8},
+                                   **_JOB), drills=(
+            {"name": "slow-peer-network", "description": "x", "duration_seconds": 60, "scenarios": ["peers"],
+             "effects": {"tier_write_seconds_factor": 40}},))
+        with pytest.raises(ConfigError, match=r"tier_write_seconds_factor needs a memory tier that writes "
+                                              r"\(checkpoint.tiers.peer.write_seconds"):
+            parse_config(config)
+
+
 def test_a_corrupt_checkpoints_drill_makes_loads_find_them_corrupt():
     """Before the drill no load is corrupt (corrupt_on_load 0); during it half of them are."""
     kept = {**_WRITING, "retention_checkpoints": 3, "load_seconds": 93.6}

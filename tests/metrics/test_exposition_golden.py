@@ -69,10 +69,11 @@ ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
 # do not change: each scenario runs on streams of its own seed)
 ADDED_SCENARIOS = {"llama3-16k-servers", "llama3-16k-async", "llama3-16k-tiered",  # servers; checkpoint tiers
                    "llama3-16k-cold", "llama3-16k-hot", "llama3-16k-migrate", "llama3-16k-inprocess",  # recovery paths
-                   "llama3-16k-elastic"}
+                   "llama3-16k-elastic", "llama3-16k-peer-writes"}  # a memory tier that writes
 # drills added to the default configuration since (never started in DRIVE: their samples are 0)
 ADDED_DRILLS = {"repair-slowdown", "spares-taken", "lemon-outbreak", "storage-outage", "rack-outages",
-                "corrupt-checkpoints", "hang-storm", "crash-loop", "elastic-no-rejoin"}  # servers; saves; recovery
+                "corrupt-checkpoints", "hang-storm", "crash-loop", "elastic-no-rejoin",  # servers; saves; recovery
+                "slow-peer-network"}  # a memory tier's writes
 
 
 def _added(key: tuple) -> bool:

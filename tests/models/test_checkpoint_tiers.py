@@ -1,5 +1,5 @@
 """The two-level model of a memory tier under the persistent checkpoint (simd.models.checkpoint: Gemini's loss of a
-peer tier, tiered_efficiency; simd.models.analytic: tier_rates, tiered_efficiency_at): the closed forms against
+peer tier, tiered_efficiency; simd.models.analytic: tier_rates, TwoLevel): the closed forms against
 docs/checkpoints.md's values, against counting, and the daemon's gauges for the default tiered scenario."""
 
 import itertools

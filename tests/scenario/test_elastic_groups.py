@@ -54,11 +54,12 @@ def test_the_causes_that_take_a_server_down_drop_their_group_unless_named():
       "servers": {"gpus_per_server": 8, "warm_standbys": 2,
                   "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 7200}}},
       "recovery": {"elastic": ELASTIC, "migration": {"seconds": 30, "causes": {"gpu": 0.1}}}},
-     "elastic and migration cannot be combined (elastic replica groups with live migration"),
+     "recovery.elastic and recovery.migration cannot be combined (elastic replica groups with live migration"),
     ({"checkpoint": {"interval_steps": 50, "seconds": 30, "tiers": {"local": {"interval_steps": 10, "seconds": 1}}},
-      "recovery": {"elastic": ELASTIC}}, "elastic and memory_tier cannot be combined"),
+      "recovery": {"elastic": ELASTIC}}, "recovery.elastic and checkpoint.tiers cannot be combined"),
     ({"checkpoint": {"interval_steps": 50, "seconds": 30, "write_seconds": 60}, "recovery": {"elastic": ELASTIC}},
-     "elastic and async_saves cannot be combined"),
+     "recovery.elastic and checkpoint.write_seconds (or checkpoint.save_failure) cannot be "
+     "combined"),
 ])
 def test_a_wrong_number_or_a_mechanism_not_modelled_beside_them_is_one_clear_error(keys, message):
     with pytest.raises(ConfigError) as e:
@@ -67,9 +68,34 @@ def test_a_wrong_number_or_a_mechanism_not_modelled_beside_them_is_one_clear_err
 
 
 def test_check_config_says_how_the_groups_drop_and_rejoin():
-    assert ("elastic replica groups (8, at least 6 running; the causes that take a server down drop theirs, "
-            "rejoining in 600 + 900 s; overhead 0.02)") in summary(_one(**BUSY))
+    """check-config names the causes that drop a group: those that take a server down (software here does not), or
+    the ones named."""
+    assert ("elastic replica groups (8, at least 6 running; gpu and host failures drop theirs, the causes that take "
+            "a server down; rejoining in 600 + 900 s; overhead 0.02)") in summary(_one(**BUSY))
+    named = {**BUSY, "recovery": {"elastic": {**ELASTIC, "causes": ["software"]}}}
+    assert "(8, at least 6 running; software failures drop theirs; rejoining in" in summary(_one(**named))
+    plain = summary(_one(recovery={"elastic": {"groups": 4}}))
+    assert "hardware failures drop theirs, the causes that take a server down;" in plain
     assert "elastic" not in summary(_one())
+
+
+def test_check_config_prints_the_elastic_causes_and_counts_in_the_singular_for_one(tmp_path):
+    """As a user reads it: one warm standby, one spare, one attempt are singular in check-config's line."""
+    from support.cli import simd
+
+    pools = {"gpus_per_server": 8, "warm_standbys": 1, "spares": {"count": 1},
+             "repair": {"automatic": {"distribution": "exponential", "mean_seconds": 7200}},
+             "retirement": {"failures": 1, "window_seconds": 3600}}
+    (tmp_path / "s.yaml").write_text(scenario_file(
+        job("e", **BUSY),
+        job("p", n_gpus=8, servers=pools, recovery={"crash_loop": {"failure_probability": 0.5, "max_attempts": 1,
+                                                                    "escalation_seconds": 600}})))
+    r = simd("check-config", str(tmp_path / "s.yaml"))
+    assert r.returncode == 0, r.stderr
+    assert "gpu and host failures drop theirs, the causes that take a server down;" in r.stdout
+    assert "1 server of 8 GPUs, 1 warm standby, 1 spare, exponential repairs" in r.stdout
+    assert "retired after 1 failure in 3600 s" in r.stdout and "after 1 attempt a 600 s intervention" in r.stdout
+    assert not any(f"1 {word}s" in r.stdout for word in ("server", "warm standby", "spare", "attempt", "failure"))
 
 
 def test_simulate_has_the_degraded_bucket_and_the_counts_only_with_elastic_groups():
@@ -161,7 +187,7 @@ def test_a_drill_keeps_the_groups_out_until_it_ends_and_needs_elastic_groups():
     assert "\n" not in str(e.value)
 
 
-def test_a_sweep_over_the_heal_has_the_degraded_share_and_its_shares_sum_to_one(tmp_path):
+def test_a_sweep_over_the_heal_has_the_degraded_share_in_its_files_and_table_and_its_shares_sum_to_one(tmp_path):
     """Under stragglers (the points do not share a window of step durations: a rejoin ends a drawn segment, which the
     window's prefix path does not look for). (Without elastic groups the columns are STAT_COLUMNS alone:
     tests/offline.)"""
@@ -180,3 +206,9 @@ def test_a_sweep_over_the_heal_has_the_degraded_share_and_its_shares_sum_to_one(
     assert float(rows[1]["share_degraded"]) > float(rows[0]["share_degraded"])  # groups out longer
     for x in rows:  # (the finished replicas' mean shares, the in-flight time none at a job's end)
         assert sum(float(v) for k, v in x.items() if k.startswith("share_")) == pytest.approx(1.0, rel=1e-9)
+    # the printed table has the CSV's degraded share, after the straggler share, and says what it is
+    head, *lines = r.stdout.splitlines()[:3]
+    assert head.split()[head.split().index("strag") + 1] == "degraded"
+    at = head.split().index("degraded")  # (every header before it one word, as its cells)
+    assert [line.split()[at] for line in lines] == [f"{float(x['share_degraded']):.1%}" for x in rows]
+    assert "degraded: mean share of wall time in the degraded bucket" in r.stdout

@@ -185,7 +185,7 @@ def test_live_migration_names_its_causes_needs_warm_standbys_and_says_so():
              "recovery.migration.causes: disk not among the failure causes"),
             ({**MIGRATING, "checkpoint": {**MIGRATING["checkpoint"],
                                           "tiers": {"local": {"interval_steps": 20, "seconds": 1}}}},
-             "memory_tier and migration cannot be combined")):
+             "checkpoint.tiers and recovery.migration cannot be combined")):
         with pytest.raises(ConfigError) as e:
             _one(**keys)
         assert message in str(e.value) and "\n" not in str(e.value)

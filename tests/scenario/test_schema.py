@@ -190,7 +190,8 @@ def test_the_embedded_default_has_no_warnings_only_acknowledged_notes():
     assert config.warnings() == []
     assert {n.split(":")[0] for n in config.notes()} == {"scenario naive", "scenario optimized-hyper",
                                                           "scenario optimized-layered-sdc",
-                                                          "scenario llama3-16k-tiered"}
+                                                          "scenario llama3-16k-tiered",
+                                                          "scenario llama3-16k-peer-writes"}
     for s in config.all_scenarios:
         if s.acknowledge:
             bare = s.model_copy(update={"acknowledge": []})

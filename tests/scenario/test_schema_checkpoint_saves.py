@@ -50,7 +50,7 @@ def test_the_retention_is_one_number_under_either_key():
     (CKPT, COMMITTED, "sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with semantics: "
      "committed"),
     ({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1}, COMMITTED,
-     "committed_sdc and corrupt_loads cannot be combined"),
+     "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
     ({**CKPT, "corrupt_on_load": 0.1}, None, "checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints"),
     ({**CKPT, "write_slowdown": 1.1}, None, "checkpoint.write_slowdown needs checkpoint.write_seconds > 0"),
     ({**CKPT, "save_failure": {"probability": 1.5}}, None,
@@ -72,7 +72,8 @@ def test_a_memory_tiers_corrupt_loads_run_beside_committed_sdcs_and_the_persiste
     assert s.job_spec().tier.corrupt_on_load == 0.5 and s.job_spec().committed_sdc is not None
     run_job(s.job_spec())
     errs = errors({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1, "tiers": tier}, COMMITTED)
-    assert len(errs) == 1 and "committed_sdc and corrupt_loads cannot be combined (a corrupt persistent load" in errs[0]
+    assert len(errs) == 1 and "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined (a corrupt " \
+        "persistent load" in errs[0]
 
 
 def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refuse_what_they_do_not_model():
@@ -84,5 +85,25 @@ def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refus
     assert run_job(s.job_spec()).tier["saves_aborted"] >= 0
     failing = {"local": {**tier["local"], "save_failure": {"probability": 0.1}}}
     assert scenario({**CKPT, "tiers": failing}).job_spec().tier.save_failure == 0.1  # (its writes fail at their end)
+    jit = scenario({**CKPT, "tiers": tier, "just_in_time": {"causes": ["hardware"], "seconds": 5}}).job_spec()
+    assert jit.tier.write_seconds == 40 and jit.jit_seconds == 5  # (a failure aborts the write; the survivors save)
+    assert run_job(jit).jit_saves >= 0
     errs = errors({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED)
-    assert len(errs) == 1 and "tier_writes and committed_sdc cannot be combined" in errs[0], errs
+    assert len(errs) == 1 and "checkpoint.tiers.local.write_seconds and sdc.semantics: committed cannot be combined " \
+        "(a memory tier's writes beside committed SDCs" in errs[0], errs
+
+
+def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_combine(tmp_path):
+    """A refusal names the scenario keys that switch each mechanism on, not the engine's names for them."""
+    from support.cli import simd
+    from support.scenarios import job, scenario_file
+
+    tier = {"peer": {"interval_steps": 5, "seconds": 1, "load_seconds": 10, "write_seconds": 40}}
+    p = tmp_path / "s.yaml"
+    p.write_text(scenario_file(job("s", checkpoint={**CKPT, "retention_checkpoints": 3, "tiers": tier},
+                                   sdc=COMMITTED)))
+    r = simd("check-config", str(p))
+    assert r.returncode == 2 and r.stdout == ""
+    assert "scenarios[0]: checkpoint.tiers.peer.write_seconds and sdc.semantics: committed cannot be combined (a " \
+           "memory tier's writes beside committed SDCs are not modelled)" in r.stderr, r.stderr
+    assert "tier_writes" not in r.stderr and "committed_sdc" not in r.stderr

@@ -34,6 +34,15 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     assert scenario(CKPT).job_spec().tier is None
 
 
+def test_the_copies_a_tier_keeps_reach_the_engine_and_check_configs_line():
+    """checkpoint.tiers.*.retention_checkpoints (docs/model.md, "Memory tiers", "Copies kept"): absent, one."""
+    s = scenario({**CKPT, "tiers": {"peer": {**PEER, "retention_checkpoints": 3}}}, n_gpus=64, servers=SERVERS)
+    assert s.job_spec().tier.retention_checkpoints == 3
+    assert "a peer tier every 5 steps (0.5 s, load 10 s, 2 copies, jump 1, keeps 3)" in summary(s)
+    one = scenario({**CKPT, "tiers": {"local": PEER}})
+    assert one.job_spec().tier.retention_checkpoints == 1 and "keeps" not in summary(one)
+
+
 @pytest.mark.parametrize("checkpoint, keys, expected", [
     ({**CKPT, "tiers": {"peer": PEER, "local": PEER}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
     ({**CKPT, "tiers": {}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
@@ -41,6 +50,8 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
      "checkpoint.tiers.local.interval_steps must divide checkpoint.interval_steps and be smaller, got 6 and 20"),
     ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 20}}}, {}, "must divide checkpoint.interval_steps"),
     ({**CKPT, "tiers": {"peer": {**PEER, "copies": 1}}}, {}, "scenarios[0].checkpoint.tiers.peer.copies: must be >= 2"),
+    ({**CKPT, "tiers": {"local": {**PEER, "retention_checkpoints": 0}}}, {},
+     "scenarios[0].checkpoint.tiers.local.retention_checkpoints: must be >= 1"),
     ({**CKPT, "tiers": {"local": {**PEER, "copies": 2}}}, {}, "scenarios[0].checkpoint.tiers.local.copies"),
     ({**CKPT, "tiers": {"peer": {**PEER, "copies": 3}}}, {"n_gpus": 64, "servers": SERVERS},
      "the job's servers (n_gpus / servers.gpus_per_server = 8) must be a multiple of checkpoint.tiers.peer.copies x "

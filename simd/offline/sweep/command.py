@@ -105,6 +105,8 @@ def _report(args, params, results, meta, out: Path | None) -> int:
             unwritten = exc
     print(sweepout.table(params, results))
     print(sweepout.TABLE_NOTE)
+    if sweepout.has_degraded(results):  # elastic replica groups only
+        print(sweepout.DEGRADED_NOTE)
     for line in sweepout.cost_notes(params, results):  # scenarios with server pools only
         print(line)
     for line in sweepout.optimum_notes(params, results):

@@ -2,10 +2,14 @@
 
 One row per grid point: the parameter values (one column per key), the replicas (``n`` finished,
 ``unfinished``), the mean effective utilization with its 95% confidence interval, the mean share of wall time
-of each bucket, the mean interruptions and SDCs per job, and seed 001's first-order efficiency at the point.
+of each bucket, the mean interruptions and SDCs per job, and seed 001's first-order efficiency at the point
+(with a memory tier the two-level model's, where it reaches: the daemon's gauge).
 Ratios are fractions of 1 (the table shows percent). Under the table and in the JSON: the grid point of the
 highest mean utilization and the points a paired comparison (same seeds) cannot tell from it
 (:func:`utilization_optimum`).
+
+Scenarios with elastic replica groups (``recovery.elastic``) add the degraded bucket's share (``share_degraded``,
+the table's ``degraded``).
 
 Scenarios with server pools (``servers.warm_standbys`` or ``servers.spares``) add what capacity cost
 (:data:`COST_COLUMNS`): the mean GPU-hours held per job by the job and by its pools, and the cost of a productive
@@ -23,7 +27,7 @@ from pathlib import Path
 
 from simd.engine import BUCKETS
 from simd.offline.sweep.grid import Param
-from simd.offline.sweep.run import PointResult, first_order
+from simd.offline.sweep.run import PointResult, analytic_efficiency, first_order, two_level
 from simd.offline.sweep.stats import Interval, paired_difference
 
 STAT_COLUMNS = ("n", "unfinished", "utilization_mean", "utilization_ci_low", "utilization_ci_high",
@@ -42,6 +46,11 @@ def has_cost(results: list[PointResult]) -> bool:
     return any(r.stats.cost is not None for r in results)
 
 
+def has_degraded(results: list[PointResult]) -> bool:
+    """The grid's scenario has elastic replica groups: the rows have the degraded bucket's share."""
+    return any(r.stats.degraded_share is not None for r in results)
+
+
 def has_money(results: list[PointResult]) -> bool:
     """... and a price per GPU-hour."""
     return any(r.stats.cost is not None and r.stats.cost.cost_per_productive is not None for r in results)
@@ -50,7 +59,7 @@ def has_money(results: list[PointResult]) -> bool:
 def columns(params: list[Param], results: list[PointResult]) -> list[str]:
     """The CSV's columns: the params, STAT_COLUMNS, then COST_COLUMNS and MONEY_COLUMNS where they apply."""
     stats = list(STAT_COLUMNS)
-    if any(r.stats.degraded_share is not None for r in results):  # elastic replica groups: their bucket too
+    if has_degraded(results):  # elastic replica groups: their bucket too
         stats.insert(stats.index(f"share_{BUCKETS[-1]}") + 1, "share_degraded")
     return ([p.key for p in params] + stats + (list(COST_COLUMNS) if has_cost(results) else [])
             + (list(MONEY_COLUMNS) if has_money(results) else []))
@@ -82,7 +91,6 @@ def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = F
     """One point's row: the params and STAT_COLUMNS, then with ``cost`` COST_COLUMNS and with ``money``
     MONEY_COLUMNS (:func:`has_cost`, :func:`has_money` of the sweep's results)."""
     s = r.stats
-    model = first_order(r.point.scenario)
     values = {p.key: v for p, v in zip(params, r.point.values, strict=True)}
     return {
         **values,
@@ -99,8 +107,7 @@ def row(params: list[Param], r: PointResult, cost: bool = False, money: bool = F
         "sdc_detected_mean": s.sdc_detected_mean,
         "sdc_baked_mean": s.sdc_baked_mean,
         "wall_hours_mean": s.wall_hours_mean,
-        "analytic_efficiency": None if model is None
-        else model.efficiency(r.point.scenario.checkpoint.interval_steps),
+        "analytic_efficiency": analytic_efficiency(r.point.scenario),
         "hit_cap": r.hit_cap,
         **(_cost(r, money) if cost else {}),
     }
@@ -164,6 +171,7 @@ def write_csv(path: Path, params: list[Param], results: list[PointResult]) -> No
 def document(meta: dict, params: list[Param], results: list[PointResult]) -> dict:
     """The JSON file: ``meta`` (scenario, mode, seeds, ...), the params, and one object per point."""
     base = first_order(results[0].point.scenario) if results else None
+    levels = two_level(results[0].point.scenario) if results else None
     points = []
     cost, money = has_cost(results), has_money(results)
     for r in results:
@@ -179,10 +187,20 @@ def document(meta: dict, params: list[Param], results: list[PointResult]) -> dic
             "young_interval_steps": base.young_steps, "daly_interval_steps": base.daly_steps,
             **({} if base.write_seconds == 0 else {"save_cost_seconds": base.save_cost_seconds,
                                                    "wait_below_interval_steps": base.wait_below_steps})},
+        **({} if levels is None else {"two_level": _two_level(levels)}),
         "points": points,
         "utilization_optimum": _finite_tree(utilization_optimum(params, results)),
         **({"cost_optimum": _finite_tree(cost_optimum(params, results))} if cost else {}),
     }
+
+
+def _two_level(m) -> dict:
+    """The two-level model's rates and optima (simd.models.analytic.TwoLevel) for the JSON file: those of the
+    sweep's first point (the same at every point of a sweep of the intervals, which do not enter them)."""
+    optima = dict(m.optimal_interval_steps)
+    return {"rate_tier_per_second": m.rate_tier, "rate_persistent_per_second": m.rate_persistent,
+            "tier_interval_optimal_steps": m.tier_optimum_steps,
+            "young_interval_steps": optima.get("young"), "daly_interval_steps": optima.get("daly")}
 
 
 def _finite_tree(d: dict | None):
@@ -206,6 +224,8 @@ TABLE = (("n", 6), ("util", 7), ("+-ci95", 7), ("rollback", 8), ("ckpt", 6), ("v
          ("detect", 6), ("strag", 6), ("interr", 8), ("sdc det", 7), ("baked", 6))
 
 
+# With elastic replica groups: the degraded bucket's share (the CSV's share_degraded), after the other shares.
+DEGRADED_TABLE = (("degraded", 8),)
 # With pools: the waiting share, then GPU-hours held per productive GPU-hour, then (with a price) money per
 # productive GPU-hour, each with its 95% half-width.
 COST_TABLE = (("wait", 6), ("GPUh/pGPUh", 10), ("+-ci95", 7))
@@ -229,12 +249,15 @@ def _cost_cells(r: PointResult, money: bool) -> list[str]:
 
 
 def table(params: list[Param], results: list[PointResult]) -> str:
-    """A fixed-width table (cells joined by a space, as ``simd simulate``'s); with pools, COST_TABLE's columns
-    (and MONEY_TABLE's with a price) after TABLE's."""
+    """A fixed-width table (cells joined by a space, as ``simd simulate``'s); with elastic replica groups,
+    DEGRADED_TABLE's column after the other shares; with pools, COST_TABLE's columns (and MONEY_TABLE's with a
+    price) after TABLE's."""
     widths = [max(len(p.key), *(len(_value(r.point.values[i])) for r in results)) for i, p in enumerate(params)]
-    cost, money = has_cost(results), has_money(results)
-    extra = (COST_TABLE if cost else ()) + (MONEY_TABLE if money else ())
-    head = [p.key.rjust(w) for p, w in zip(params, widths, strict=True)] + [t.rjust(w) for t, w in TABLE + extra]
+    cost, money, degraded = has_cost(results), has_money(results), has_degraded(results)
+    strag = [t for t, _ in TABLE].index("strag") + 1
+    columns = TABLE[:strag] + (DEGRADED_TABLE if degraded else ()) + TABLE[strag:] \
+        + (COST_TABLE if cost else ()) + (MONEY_TABLE if money else ())
+    head = [p.key.rjust(w) for p, w in zip(params, widths, strict=True)] + [t.rjust(w) for t, w in columns]
     lines = [" ".join(head)]
     for r in results:
         s = r.stats
@@ -243,10 +266,11 @@ def table(params: list[Param], results: list[PointResult]) -> str:
         stats = [f"{s.n}" + ("*" if r.hit_cap else ""), _pct(s.utilization_mean), half,
                  *(_pct(s.shares[b]) for b in ("rollback", "checkpoint", "validation", "restart", "detection",
                                                "straggler")),
+                 *([_pct(math.nan if s.degraded_share is None else s.degraded_share)] if degraded else []),
                  f"{s.interruptions_mean:.2f}", f"{s.sdc_detected_mean:.2f}", f"{s.sdc_baked_mean:.2f}"]
         if cost:
             stats += _cost_cells(r, money)
-        lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, TABLE + extra, strict=True)]))
+        lines.append(" ".join(cells + [c.rjust(w) for c, (_, w) in zip(stats, columns, strict=True)]))
     return "\n".join(lines)
 
 
@@ -288,4 +312,6 @@ def cost_notes(params: list[Param], results: list[PointResult]) -> list[str]:
 
 TABLE_NOTE = ("util: mean effective utilization; +-ci95: half-width of its 95% confidence interval, percentage "
               "points; rollback .. strag: mean share of wall time; interr, sdc det, baked: mean per job")
+DEGRADED_NOTE = ("degraded: mean share of wall time in the degraded bucket (the capacity of the replica groups out "
+                 "and the fault-tolerant mode's overhead)")
 CAPPED_NOTE = "*: stopped at the replica cap before reaching the target half-width"

@@ -9,7 +9,7 @@
   on the cell of the highest mean, hatched outlines on the cells a paired comparison (same seeds, 95% interval of
   the mean difference) cannot tell from it; when one parameter is ``checkpoint.interval_steps``, the first-order
   model's optimum (Young, with asynchronous saves on ``C_eff``) for each value of the other, where it falls
-  inside the grid.
+  inside the grid; when the other is a memory tier's interval, the two-level model's optimum of both instead.
 
 With server pools (the results have cost statistics) every figure gets the cost of a productive GPU-hour beside
 the utilization, drawn the same way: below the curve (with its own confidence panel, the grid point of the lowest
@@ -28,9 +28,10 @@ from matplotlib.patches import Rectangle
 
 from simd.offline.sweep.grid import Param
 from simd.offline.sweep.outputs import cost_optimum, has_cost, utilization_optimum
-from simd.offline.sweep.run import PointResult, first_order
+from simd.offline.sweep.run import PointResult, analytic_efficiency, first_order, two_level
 
 INTERVAL_KEY = "checkpoint.interval_steps"
+TIER_INTERVAL_KEYS = ("checkpoint.tiers.peer.interval_steps", "checkpoint.tiers.local.interval_steps")
 UTILIZATION_LABEL = "effective utilization (productive / wall time, %)"
 # The first-order model knows no servers: with pools its label says it never waits for one.
 _NO_POOLS = {False: "", True: "; never waits for a server"}
@@ -168,11 +169,12 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         ax.axvline(model.daly_steps, color="C3", ls="-.", lw=1.5,
                    label=f"Daly (2006) optimum: {model.daly_steps:.0f} steps")
     else:
-        models = [first_order(r.point.scenario) for r in results]
-        if all(m is not None for m in models):
-            ax.plot(x, _pct([m.efficiency(r.point.scenario.checkpoint.interval_steps)
-                             for m, r in zip(models, results, strict=True)]),
-                    "--", color="C1", label="first-order model at each point (seed 001" + _NO_POOLS[cost] + ")")
+        values = [analytic_efficiency(r.point.scenario) for r in results]
+        if all(v is not None for v in values):
+            tiered = results[0].point.scenario.checkpoint.tiers is not None
+            ax.plot(x, _pct(values), "--", color="C1",
+                    label=("two-level model at each point (Benoit et al. 2017" if tiered
+                           else "first-order model at each point (seed 001") + _NO_POOLS[cost] + ")")
     if p.log:
         ax.set_xscale("log")
     if cost:
@@ -197,11 +199,9 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     half = _pct([r.stats.utilization_half_width for r in results])
     ax.errorbar(x, mean, yerr=half, fmt="o", color="C0", capsize=6,
                 label=_ci_label(half, "simulated mean, 95% confidence interval"))
-    models = [first_order(r.point.scenario) for r in results]
-    if all(m is not None for m in models):
-        ax.plot(x, _pct([m.efficiency(r.point.scenario.checkpoint.interval_steps)
-                         for m, r in zip(models, results, strict=True)]),
-                "x", color="C1", ms=9, label="first-order model (seed 001" + _NO_POOLS[cost] + ")")
+    values = [analytic_efficiency(r.point.scenario) for r in results]
+    if all(v is not None for v in values):
+        ax.plot(x, _pct(values), "x", color="C1", ms=9, label="first-order model (seed 001" + _NO_POOLS[cost] + ")")
     ax.set_xticks(x, [str(v) for v in p.values])
     ax.set_xlim(-0.5, len(x) - 0.5)
     (cax if cost else ax).set_xlabel(axis_label(p))
@@ -237,7 +237,8 @@ def _heatmap(fig: Figure, rows: Param, cols: Param, results: list[PointResult], 
     _heat(fig, ax, rows, cols, mean, half, f"mean {UTILIZATION_LABEL}", "viridis", (1, 2))
     ax.set_title(_title(meta) + "\ncells: mean +- 95% CI half-width (percentage points)", fontsize="medium")
     _mark_optimum(ax, rows, cols, results)
-    _model_optima(ax, rows, cols, results)
+    if not _two_level_optimum(ax, rows, cols, results):
+        _model_optima(ax, rows, cols, results)
     handles, labels = ax.get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside lower center", fontsize="small", ncols=2)
@@ -294,6 +295,49 @@ def _model_optima(ax, rows: Param, cols: Param, results: list[PointResult]) -> N
     if waits[0]:
         ax.plot(*waits, "v:", color="orange", mec="black", ms=6, lw=1.5,
                 label="W / s: below it every save waits for the write before it")
+
+
+def _grid_position(p: Param, steps: float) -> float | None:
+    """Where ``steps`` falls between the grid's values of ``p`` in cell units (linearly, or in log on a log-spaced
+    axis); None outside the grid."""
+    grid = np.array(p.values, dtype=float)
+    if not grid[0] <= steps <= grid[-1]:
+        return None
+    scale = np.log if p.log else (lambda v: v)
+    return float(np.interp(scale(steps), scale(grid), np.arange(len(grid))))
+
+
+def _two_level_optimum(ax, rows: Param, cols: Param, results: list[PointResult]) -> bool:
+    """With the persistent interval and a memory tier's on the axes, the two-level model's optimum (the tier's
+    interval optimum and Young's on the failures that lose the tier: simd.models.analytic.TwoLevel), a white
+    diamond where it falls inside the grid, else named in the legend with the axis it leaves. False for other
+    axes (nothing drawn)."""
+    keys = (rows.key, cols.key)
+    tier_key = next((k for k in keys if k in TIER_INTERVAL_KEYS), None)
+    if INTERVAL_KEY not in keys or tier_key is None:
+        return False
+    model = two_level(results[0].point.scenario)  # the intervals do not enter the optima: one point for the grid
+    if model is None:
+        return True
+    persistent = dict(model.optimal_interval_steps).get("young")
+    tier = model.tier_optimum_steps
+    if persistent is None or tier is None:
+        ax.plot([], [], "D", color="white", mec="black", ms=8, ls="none",
+                label="two-level model: no optimum (no failure " + ("loses the tier)" if persistent is None
+                                                                    else "the tier recovers)"))
+        return True
+    at = {INTERVAL_KEY: persistent, tier_key: tier}
+    pos = {p.key: _grid_position(p, at[p.key]) for p in (rows, cols)}
+    text = f"two-level model's optimum: tier {tier:.0f}, persistent {persistent:.0f} steps"
+    outside = [p.key.rsplit(".", 2)[-2] if p.key != INTERVAL_KEY else "persistent"
+               for p in (rows, cols) if pos[p.key] is None]
+    if outside:
+        ax.plot([], [], "D", color="white", mec="black", ms=8, ls="none",
+                label=text + f" (outside the grid: {', '.join(outside)})")
+        return True
+    ax.plot([pos[cols.key]], [pos[rows.key]], "D", color="white", mec="black", ms=8, ls="none",
+            label=text + " (Benoit et al. 2017 per level; docs/checkpoints.md, section 6)")
+    return True
 
 
 def _heat(fig: Figure, ax, rows: Param, cols: Param, mean, half, label: str, cmap: str,

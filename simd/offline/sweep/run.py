@@ -319,24 +319,54 @@ class FirstOrder:
                                        self.write_slowdown)
 
 
-def first_order(scenario: Scenario) -> FirstOrder | None:
-    """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.metrics.snapshot reads them
-    (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
-    None without hard failures (no MTBF, no optimum), and with a memory tier (the single-level curve is not its
-    model: the daemon's gauges give the two-level one, docs/checkpoints.md, section 7)."""
-    if scenario.checkpoint.tiers is not None:
-        return None
-    # stragglers enter neither the hazard nor the causes, and compiling their tables costs ~1.5 s per new
-    # set of parameters (n_gpus sweeps): the plan is compiled without them
+def _plan_inputs(scenario: Scenario):
+    """The compiled plan of ``scenario`` (without stragglers: they enter neither the hazard nor the causes, and
+    compiling their tables costs ~1.5 s per new set of parameters, n_gpus sweeps), its causes' shares and their
+    recoveries (detection, mean restart, the persistent checkpoint's load; microseconds), as
+    simd.metrics.snapshot reads them."""
     plan = compile_spec(replace(scenario.job_spec(), stragglers=None))
-    if plan.hard_hazard <= 0:
-        return None
-    step = plan.spec.step_seconds
     shares = [b - a for a, b in zip((0.0,) + plan.cause_cumulative[:-1], plan.cause_cumulative, strict=True)]
     # a recovery: detection, restart (its mean, with in-process restarts or crash loops) and the checkpoint's load
     # (paid by every rollback but those to the job's start)
     recovery_us = [d + r + plan.load_us for d, r in zip(plan.cause_detect_us, expected_restarts_us(plan),
                                                         strict=True)]
+    return plan, shares, recovery_us
+
+
+def two_level(scenario: Scenario) -> analytic.TwoLevel | None:
+    """The two-level first-order model of a scenario with a memory tier (simd.models.analytic.TwoLevel, the
+    daemon's gauges' model): its efficiency at both intervals and both optima; None without a tier or without
+    hard failures."""
+    if scenario.checkpoint.tiers is None:
+        return None
+    return analytic.two_level(*_plan_inputs(scenario))
+
+
+def analytic_efficiency(scenario: Scenario) -> float | None:
+    """The model's efficiency at ``scenario``'s configured intervals, as the daemon's gauge gives it: the
+    first-order model's, or with a memory tier the two-level model's where it reaches (simd.models.analytic.REACH);
+    None without hard failures or beyond the reach."""
+    model = first_order(scenario)
+    if model is not None:
+        return model.efficiency(scenario.checkpoint.interval_steps)
+    levels = two_level(scenario)
+    if levels is None:
+        return None
+    persistent, tier = scenario.checkpoint.interval_steps, scenario.job_spec().tier.interval_steps
+    return levels.efficiency(persistent, tier) if levels.in_reach(persistent, tier) else None
+
+
+def first_order(scenario: Scenario) -> FirstOrder | None:
+    """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.metrics.snapshot reads them
+    (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
+    None without hard failures (no MTBF, no optimum), and with a memory tier (the single-level curve is not its
+    model: :func:`two_level` is)."""
+    if scenario.checkpoint.tiers is not None:
+        return None
+    plan, shares, recovery_us = _plan_inputs(scenario)
+    if plan.hard_hazard <= 0:
+        return None
+    step = plan.spec.step_seconds
     hazard, mean_us = plan.hard_hazard, analytic.mean_recovery(shares, recovery_us)
     if plan.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
         hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, plan.cause_predicted, plan.migrate_us)

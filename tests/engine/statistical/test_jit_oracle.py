@@ -34,7 +34,8 @@ POOLS = Servers(warm_standbys=1, spares=1, preemption_seconds=600.0, repair=("ex
                 burst_per_day=2.0, burst_mean_size=3.0)
 # one cause saved just in time; llama3's hardware causes with SDCs baked into the saves (validation not dividing
 # the checkpoint) beside asynchronous, failing and corrupt persistent saves; servers with pools and bursts, hyper
-# windows; stragglers
+# windows; stragglers beside a local tier whose writes outlast its interval (every save waits; a failure aborts the
+# write in flight, then the survivors save)
 CONFIGS = {
     "one_cause": spec(hard_per_gpu_hour=6e-4, ckpt_load_seconds=LOAD, jit_seconds=30.0,
                       causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),)),
@@ -47,8 +48,9 @@ CONFIGS = {
     "servers_hyper": spec(n_gpus=64, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.002, validation_interval_steps=20,
                           hyper=Hyper(5, 300), causes=_jit(llama3_causes("warm"), {"gpu", "host"}), jit_seconds=10.0,
                           servers=POOLS, ckpt_load_seconds=LOAD),
-    "stragglers": spec(causes=_jit(llama3_causes("warm"), {"gpu"}), jit_seconds=30.0, hard_per_gpu_hour=4e-4,
-                       stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
+    "stragglers_tier_writes": spec(causes=_jit(llama3_causes("warm"), {"gpu"}), jit_seconds=30.0,
+                                   hard_per_gpu_hour=4e-4, stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40),
+                                   ckpt_interval_steps=20, tier=MemoryTier("local", 4, 1.0, 10.0, write_seconds=400.0)),
     # half the failures leave survivors who can save (a draw per failure), beside a peer tier under bursts (the
     # survivors save unless the newest checkpoint that survived is the step before), with SDCs baked into the tier's
     # saves (and 70% of them beside asynchronous, failing and corrupt persistent saves, above)
@@ -104,7 +106,8 @@ def jit_specs(draw):
     n = compile_spec(s).servers
     if s.hyper is None and s.ckpt_interval_steps % 5 == 0 and s.ckpt_interval_steps > 5 and draw(st.booleans()):
         copies = 2 if n and n % 2 == 0 else 1  # a memory tier (a peer tier when its groups tile the servers)
-        s = replace(s, tier=MemoryTier("peer" if copies == 2 else "local", 5, 1.0, 10.0, copies))
+        s = replace(s, tier=MemoryTier("peer" if copies == 2 else "local", 5, 1.0, 10.0, copies,
+                                       write_seconds=draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))))
     return s
 
 

@@ -1,7 +1,8 @@
 """A checkpoint tier in memory under the persistent one (checkpoint.tiers; JobSpec.tier, MemoryTier): the engine
 against the per-step oracle (means within 4 standard errors, distributions by KS: engine_stats) with a local and a
 peer tier, on servers with bursts and failure domains and pools, beside asynchronous, failing and corrupt
-persistent saves, its own checkpoint found corrupt, SDCs baked in at the tier's saves, causes that keep their
+persistent saves, its own checkpoint found corrupt (keeping three copies: a recovery goes down them before the
+persistent checkpoint, a late find to the newest clean one), SDCs baked in at the tier's saves, causes that keep their
 server and stragglers; Gemini's closed form for the share of bursts that lose a peer tier; any cut of time giving
 the same state.
 
@@ -59,10 +60,11 @@ CONFIGS = {
     "async_failing_corrupt": replace(_job(hard_per_gpu_hour=4e-4, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
                                           ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3, ckpt_retention=2),
                                      tier=replace(_tier("local"), save_failure=0.3)),
-    # the tier's checkpoint found corrupt on half its loads, on to a persistent chain of corrupt loads, with SDCs
+    # the tier keeping 3 copies, found corrupt on half its loads: down its copies newer than the persistent
+    # checkpoint, then on to a persistent chain of corrupt loads, with SDCs
     "tier_corrupt_chains": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.01, servers=BURSTS,
                                         ckpt_corrupt_on_load=0.3, ckpt_retention=2),
-                                   tier=replace(_tier(), corrupt_on_load=0.5)),
+                                   tier=replace(_tier(), corrupt_on_load=0.5, retention_checkpoints=3)),
     # a local tier found corrupt on half its loads by SDC rollbacks (every failure takes it), writes in flight
     "tier_corrupt_async_sdc": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=40,
                                            ckpt_interval_steps=50, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2),
@@ -98,9 +100,10 @@ CONFIGS = {
 }
 # committed SDCs beside a tier (tier saves take the SDC, a late find goes back to the tier's clean copy if still
 # there, else the newest clean persistent one or the oldest retained): layered detectors and a local tier every
-# hard failure loses; a peer tier under bursts, retention 1 (unrecoverable finds); asynchronous persistent writes
-# with validation not dividing the checkpoint. The first two find the tier's copy corrupt on some loads (a
-# detector's find, late or not, and a hard failure's recovery then go on to the persistent checkpoints)
+# hard failure loses; a peer tier under bursts keeping 3 copies, retention 1 (unrecoverable finds, or a late find
+# back to an older clean copy of the tier); asynchronous persistent writes with validation not dividing the
+# checkpoint. The first two find the tier's copies corrupt on 40% and half their loads (a detector's find, late or
+# not, and a hard failure's recovery then go on to the tier's older copies, then to the persistent checkpoints)
 COMMITTED = {
     "committed_layers_local": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, validation_interval_steps=0,
                                            committed_sdc=CommittedSdc(LAYERS, 2)),
@@ -109,7 +112,7 @@ COMMITTED = {
                                                 validation_interval_steps=0, servers=BURSTS,
                                                 committed_sdc=CommittedSdc((GUARD, Detector("scanner", "exponential",
                                                                                             86400.0)), 1)),
-                                           tier=replace(_tier(), corrupt_on_load=0.3)),
+                                           tier=replace(_tier(), corrupt_on_load=0.5, retention_checkpoints=3)),
     "committed_async_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4, ckpt_interval_steps=50,
                                                 validation_interval_steps=40, ckpt_write_seconds=700.0,
                                                 ckpt_write_slowdown=1.2,
@@ -229,7 +232,7 @@ def test_groups_spread_over_failure_domains_survive_a_domain_and_groups_inside_o
 def tier_specs(draw):
     """The kernel's plans and the extended mechanisms' jobs that a memory tier joins (not hyper-checkpointing), on
     servers or not, with a local or a peer tier at a divisor of their checkpoint interval, its own loads found
-    corrupt or not, its saves failing or written after their blocking or neither."""
+    corrupt or not, its saves failing or written after their blocking or neither, keeping one copy or three."""
     s = draw(mixed_specs(st.sampled_from([None, None, BURSTS, DOMAINS, Servers(burst_per_day=20.0,
                                                                                   burst_domain=2)])))
     assume(s.ckpt_interval_steps > 1)
@@ -240,11 +243,12 @@ def tier_specs(draw):
         kind, copies, jump = "local", 1, 1
     corrupt = draw(st.sampled_from([0.0, 0.0, 0.5]))
     fails = draw(st.sampled_from([0.0, 0.0, 0.3]))
+    keep = draw(st.sampled_from([1, 1, 3]))  # its copies kept
     # its saves written after their blocking, where that combines (spec.REFUSED)
-    writes = 0.0 if s.committed_sdc is not None or s.hyper is not None or any(c.jit for c in s.causes) else \
+    writes = 0.0 if s.committed_sdc is not None or s.hyper is not None else \
         draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
-                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes))
+                                      draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes, keep))
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow,

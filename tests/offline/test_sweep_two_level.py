@@ -1,0 +1,78 @@
+"""A sweep of a scenario with a memory tier over its two intervals (docs/checkpoints.md, section 7): the heat map
+draws the two-level model's optimum (simd.models.analytic.TwoLevel) beside the simulated one, or names the axis it
+leaves; the rows and the JSON carry the model's efficiency (the daemon's gauge) and its optima."""
+
+import numpy as np
+import pytest
+
+from simd.engine import new_state
+from simd.metrics.snapshot import scenario_info
+from simd.offline.sweep import outputs as sweepout
+from simd.offline.sweep import plot as sweepplot
+from simd.offline.sweep.executors import Serial
+from simd.offline.sweep.grid import grid, parse_params
+from simd.offline.sweep.run import Runner, fixed_sweep, two_level
+from simd.scenario import parse_config
+
+META = {"scenario": "tiered", "mode": "fixed", "replicas": 2, "seed_base": 0}
+# 512 GPUs failing every ~3.9 h of compute; a peer tier (never lost without servers) whose copy is found corrupt on
+# a tenth of its loads, which go on to the persistent checkpoint: the tier's optimum ~6 steps, the persistent
+# one's ~137
+TIERED = """scenarios:
+  - name: tiered
+    seed: 7
+    n_gpus: 512
+    step_seconds: 30
+    target_steps: 1000
+    failures: {hard_per_gpu_hour: 5.0e-4, sdc_per_gpu_hour: 0.0}
+    checkpoint: {interval_steps: 64, seconds: 60, load_seconds: 60,
+                 tiers: {peer: {interval_steps: 4, seconds: 1, load_seconds: 10, corrupt_on_load: 0.1}}}
+    validation: {interval_steps: 0, seconds: 0}
+    restart_seconds: 120
+"""
+TIER_KEY = "checkpoint.tiers.peer.interval_steps"
+
+
+@pytest.fixture(scope="module")
+def tiered():
+    return parse_config(TIERED).scenario("tiered")
+
+
+def _sweep(scenario, persistent: str, tier: str = "2,4,8,16"):
+    params = parse_params([f"{TIER_KEY}={tier}", f"checkpoint.interval_steps={persistent}"])
+    return params, fixed_sweep(Runner(grid(scenario, params), Serial(), 1), 0, 2)
+
+
+def _diamonds(fig):
+    return [ln for ln in fig.axes[0].lines if ln.get_marker() == "D"]
+
+
+def test_the_heat_map_draws_the_two_level_optimum_between_the_cells(tiered):
+    params, results = _sweep(tiered, "32,64,128,256")
+    model = two_level(tiered)
+    tier, persistent = model.tier_optimum_steps, dict(model.optimal_interval_steps)["young"]
+    assert 2 < tier < 16 and 32 < persistent < 256
+    (diamond,) = _diamonds(sweepplot.render(params, results, META))
+    x, y = diamond.get_data()
+    assert y[0] == pytest.approx(np.interp(tier, [2, 4, 8, 16], [0, 1, 2, 3]))
+    assert x[0] == pytest.approx(np.interp(persistent, [32, 64, 128, 256], [0, 1, 2, 3]))
+    assert diamond.get_label().startswith(f"two-level model's optimum: tier {tier:.0f}, persistent {persistent:.0f}")
+
+
+def test_an_optimum_outside_the_grid_is_named_with_its_axis(tiered):
+    params, results = _sweep(tiered, "16,32", "2,4,8")
+    (diamond,) = _diamonds(sweepplot.render(params, results, META))
+    assert len(diamond.get_xdata()) == 0 and diamond.get_label().endswith("(outside the grid: persistent)")
+
+
+def test_the_rows_and_the_json_carry_the_two_level_model(tiered):
+    params, results = _sweep(tiered, "64")
+    doc = sweepout.document(META, params, results)
+    model = two_level(tiered)
+    assert doc["first_order"] is None
+    assert doc["two_level"]["tier_interval_optimal_steps"] == model.tier_optimum_steps
+    for r, point in zip(results, doc["points"], strict=True):
+        s = r.point.scenario
+        # the daemon's gauge, on the plan compiled with the stragglers (none here)
+        assert point["analytic_efficiency"] == scenario_info(s, s, new_state(s.job_spec())).analytic_efficiency
+        assert 0.5 < point["analytic_efficiency"] < 1
