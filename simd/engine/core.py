@@ -41,7 +41,7 @@ def new_state(spec: JobSpec) -> State:
                  hard=(0, first_position(plan.hard_stream, plan.hard_log1m)),
                  sdc=(0, first_position(plan.sdc_stream, plan.sdc_log1m)),
                  pending_us=0, totals=totals, job_start=totals, job_start_t=0, job_start_g=0,
-                 rejoin=(0,) * plan.elastic_groups)
+                 rejoin=(0,) * plan.elastic_groups, group_ready=(0,) * (plan.elastic_groups if plan.table else 0))
 
 
 def advance(state: State, until_us: int, *, max_jobs: int | None = None,
@@ -110,15 +110,19 @@ def retarget(state: State, spec: JobSpec) -> State:
     burst_at = g if plan.burst_log1m else state.burst_at
     # elastic replica groups out rejoin no later than the new parameters' rejoin from now (a heal a drill made
     # endless ends with it)
-    rejoin = capped_rejoins(state.rejoin, state.clock + plan.rejoin_us)
+    rejoin = capped_rejoins(state.rejoin, state.clock + plan.rejoin_us, state.group_ready, plan.rejoin_us)
     if servers_kept(state.plan, plan):
         return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at, rejoin=rejoin)
     return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=(),
                    burst_at=burst_at, regime=(), rejoin=rejoin)
 
 
-def capped_rejoins(rejoin: tuple[int, ...], latest: int) -> tuple[int, ...]:
-    """State.rejoin with every group out rejoining at ``latest`` at the latest (0: running, kept)."""
+def capped_rejoins(rejoin: tuple[int, ...], latest: int, ready: tuple[int, ...] = (), rejoin_us: int = 0) -> \
+        tuple[int, ...]:
+    """State.rejoin with every group out rejoining at ``latest`` at the latest (0: running, kept); with servers
+    (``ready``: State.group_ready) no earlier than ``rejoin_us`` after its last replacement is ready."""
+    if ready:
+        return tuple(min(r, max(latest, x + rejoin_us)) if r else 0 for r, x in zip(rejoin, ready, strict=True))
     return tuple(min(r, latest) if r else 0 for r in rejoin)
 
 

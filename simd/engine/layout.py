@@ -11,8 +11,9 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   ``role``, ``rep`` and ``fixed`` (State.srv_role, srv_repair, srv_fixed); with retirement ``blamed``
   (State.srv_blamed: ``retire_after`` columns per server, its last blames); with regimes ``regime`` (State.regime:
   the regime path's current stretch, 4 columns); with elastic replica groups ``rejoin`` (State.rejoin: one column
-  per group); with a memory tier keeping more than one copy ``tier`` (State.tier_ckpts as ``tier_head``/``tier_n``
-  over it: its copies, oldest first). The kernel's tournament trees over
+  per group) and, with servers too, ``ready`` (State.group_ready: one column per group) and with pools ``group``
+  (State.srv_group: one column per server); with a memory tier keeping more than one copy ``tier`` (State.tier_ckpts
+  as ``tier_head``/``tier_n`` over it: its copies, oldest first). The kernel's tournament trees over
   them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
@@ -40,10 +41,11 @@ BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
 AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed",
-              "regime", "rejoin", "tier_ckpts")
+              "regime", "rejoin", "tier_ckpts", "group_ready", "srv_group")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
           "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": (),
-          "srv_blamed": (), "regime": (), "rejoin": (), "tier_ckpts": ("tier_head", "tier_n")}
+          "srv_blamed": (), "regime": (), "rejoin": (), "tier_ckpts": ("tier_head", "tier_n"), "group_ready": (),
+          "srv_group": ()}
 
 
 def _pos_columns() -> list[str]:
@@ -127,7 +129,7 @@ class Aux:
     """The regions of a replica's ``aux`` row for ``plan`` (module docstring): each as (offset, width)."""
 
     # the regions, in the row's order
-    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime", "rejoin", "tier")
+    NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime", "rejoin", "tier", "ready", "group")
 
     def __init__(self, plan):
         self.servers = n = plan.table
@@ -137,7 +139,8 @@ class Aux:
         # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
         widths = {"ring": max(plan.retention, 1), "srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c,
                   "rep": c, "fixed": c, "blamed": c * plan.retire_after, "regime": 4 if plan.regimes else 0,
-                  "rejoin": plan.elastic_groups, "tier": plan.mem_keep if plan.mem_keep > 1 else 0}
+                  "rejoin": plan.elastic_groups, "tier": plan.mem_keep if plan.mem_keep > 1 else 0,
+                  "ready": plan.elastic_groups if n else 0, "group": c if plan.elastic_groups else 0}
         at = 0
         for name in self.NAMES:
             setattr(self, name, (at, widths.pop(name)))
@@ -186,6 +189,10 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     head, n = d.pop("tier_head"), d.pop("tier_n")
     o, k = ax.tier
     d["tier_ckpts"] = tuple(int(aux[o + (head + i) % k]) for i in range(n))
+    o, k = ax.ready
+    d["group_ready"] = tuple(aux[o:o + k].tolist())
+    o, k = ax.group
+    d["srv_group"] = tuple(aux[o:o + k].tolist()) if laid_out and k else ()
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     for name in FLAGS:
@@ -217,6 +224,10 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
             aux[i, ax.rejoin[0]:ax.rejoin[0] + len(s.rejoin)] = s.rejoin
         if s.tier_ckpts:
             aux[i, ax.tier[0]:ax.tier[0] + len(s.tier_ckpts)] = s.tier_ckpts
+        if s.group_ready:
+            aux[i, ax.ready[0]:ax.ready[0] + len(s.group_ready)] = s.group_ready
+        if s.srv_group:
+            aux[i, ax.group[0]:ax.group[0] + len(s.srv_group)] = s.srv_group
     return lay, pos, tot, aux
 
 

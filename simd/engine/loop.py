@@ -49,7 +49,14 @@ in whose end (its validation and checkpoint included) the next rejoin falls, as 
 stepkernel.run stops there), so each step runs with the groups of its start; of each executed step's base compute the
 running groups' share is pending (productive once committed) and the rest, with the mode's overhead, degraded (a drawn
 step's time above the base step time is the straggler bucket's whole). A failure of an elastic cause with enough groups
-left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing.
+left is a unit of its own (_DROP): no restart, no rollback but its own step's work. They draw nothing. With
+servers the groups are blocks of the job's servers (State.srv_group with pools: a replacement takes the place of the
+server it replaces); the drop's decision counts the groups of the step's failing servers, a burst's found by its
+draws without striking (kernel.servers.burst: the unit makes the same draws again), so that a cut before the unit
+changes nothing; the unit sends the failed servers to repair and takes their replacements as a restart does, puts
+the groups' servers out (their ends kernel.servers.OUT: they neither age nor fail, bursts pass them over) and sets
+each group's rejoin ``rejoin_us`` after its last replacement is ready (State.group_ready); a rejoin gives its servers
+new lifetimes, and a restart or a job's end brings every group back and waits for their replacements.
 
 Pending compute (State.pending_us): each executed step adds the step time, a checkpoint commits it, a rollback
 loses what is after the checkpoint rolled back to; with committed SDCs the compute after the newest clean
@@ -76,8 +83,6 @@ servers, one segment's straggler-drawn steps.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -191,6 +196,17 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     gfail = np.empty(ints[PI.servers] if M and nsrv else 0, dtype=np.int64)
     stb = np.empty(W if gang else 0, dtype=np.int64)  # a gang re-scheduling's new standbys (servers.staff_standbys)
     mstk = np.empty(2 * tree_p + 2 if mig_on else 0, dtype=np.int64)  # a migration's walks and its servers
+    # elastic replica groups with servers (docs/model.md): the job's servers in E blocks of ``gs``, a dropped group's
+    # servers out of the job until it rejoins (their ends servers.OUT); scratch: a failure's servers (and a burst's), a
+    # walk's stack, per group hit or coming back a flag, its replacements' ready time, whether one was re-scheduled,
+    # and the groups a drop hits in order
+    el_srv = E > 0 and nsrv > 0
+    gs = n_job // E if el_srv else 1
+    fsv = np.empty(nsrv if el_srv or burst_log1m != 0.0 else 0, dtype=np.int64)
+    estk = np.empty(2 * tree_p + 2 if el_srv else 0, dtype=np.int64)
+    ghit, gbk = np.zeros(E if el_srv else 0, dtype=np.int64), np.zeros(E if el_srv else 0, dtype=np.int64)
+    gscr, gmv = np.zeros(E if el_srv else 0, dtype=np.int64), np.zeros(E if el_srv else 0, dtype=np.int64)
+    gl = np.zeros(E if el_srv else 0, dtype=np.int64)
     need = 0
     lim, w_row, w_rsrv, w_unit, w_srv, w_step = budget[0], budget[1], budget[2], budget[3], budget[4], budget[5]
     for r in range(pos_rows.shape[0]):
@@ -227,6 +243,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         tring, th, tc = seg(aux, ints, PI.aux_tier), pos[Pos.tier_head], pos[Pos.tier_n]
         # elastic replica groups: each group's rejoin time (0: running), the groups out, the first rejoin among them
         rj = seg(aux, ints, PI.aux_rejoin)
+        # ... with servers: each group's last replacement ready (State.group_ready), each server's group (srv_group)
+        grd, grp = seg(aux, ints, PI.aux_ready), seg(aux, ints, PI.aux_group)
         down, rmin = 0, NEVER
         for j in range(len(rj)):
             if rj[j]:
@@ -268,6 +286,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 for i in range(ncl):
                     role[i] = servers.start_role(i, n_job, W)
                     rep[i] = NEVER
+                    if len(grp):  # the elastic groups: blocks of the job's servers
+                        grp[i] = i // gs + 1 if i < n_job else 0
             for i in range(ncl):
                 akey[i] = i if role[i] == servers.STANDBY else ncl + i if role[i] == servers.SPARE else NEVER
                 if role[i] == servers.STANDBY:
@@ -289,6 +309,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 for i in range(nsrv):
                     if cap and role[i] != servers.JOB:
                         srv[i] = NEVER
+                        continue
+                    if el_srv and rj[servers.group_of(grp, i, gs)]:
+                        srv[i] = servers.OUT  # (a dropped group's servers: out until it rejoins)
                         continue
                     lfh, lfl, srv[i] = servers.new_end(
                         i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
@@ -340,6 +363,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         rj[j] = 0
                         down -= 1
                         tot[Tot.elastic_rejoins] += 1
+                        if el_srv:  # its servers back in the job, each a new lifetime
+                            lfh, lfl, k2, k3 = servers.group_back(j, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf,
+                                                                  lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg,
+                                                                  sched)
+                            li += k2
+                            used += w_srv * k3
+                            grd[j] = 0
+                            hp = srv[tree[1]]
                     elif rj[j]:
                         rmin = min(rmin, rj[j])
             # of a step's compute, what the running groups do: productive (or rolled back), the rest degraded
@@ -548,6 +579,22 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     c_at = index + 1
                     stop = draws.bucket(stop_cum, u)
                 drop = E > 0 and cause_el[stop] != 0 and E - down > e_min  # its group dropped, enough left to go on
+                if drop and el_srv:  # with servers, every group its servers are in drops (a burst's known by its
+                    # draws, made again in the unit): enough left?
+                    nf = servers.count_le(tree, srv, tree_p, e, estk, fsv)
+                    if burst_log1m != 0.0 and bp == e:
+                        _, _, _, nb, k2, k3 = servers.burst(role, jcnt, n_job, srv, tree, tree_p, e, nsrv, wbp, pbh,
+                                                            pbl, pk, burst_q, burst_domain, fsv[nf:], False)
+                        nf += nb
+                        used += w_rsrv * nsrv * k2 + w_srv * k3
+                    nh = 0
+                    for k2 in range(nf):
+                        x = servers.group_of(grp, fsv[k2], gs)
+                        nh += 1 - ghit[x]
+                        ghit[x] = 1
+                    for k2 in range(nf):
+                        ghit[servers.group_of(grp, fsv[k2], gs)] = 0
+                    drop = E - down - nh >= e_min
                 if not drop and stop != shadow_kind and cause_jit[stop]:  # the survivors save step m just in time (if
                     # they can: draw ``index`` of "jit"), unless the newest durable checkpoint is that step already
                     able = True
@@ -813,17 +860,135 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[Tot.rollback_us] += pshare
                 pending -= pshare
                 step = q - 1
-                for j in range(E):
-                    if rj[j] == 0:
-                        rj[j] = t + rejoin_us
-                        break
-                down += 1
-                rmin = min(rmin, t + rejoin_us)
+                if not el_srv:
+                    for j in range(E):
+                        if rj[j] == 0:
+                            rj[j] = t + rejoin_us
+                            break
+                    down += 1
+                    rmin = min(rmin, t + rejoin_us)
+                    continue
+                # with servers: every group its servers are in out, each failed server replaced as for a restart (a
+                # standby, a spare, else the first back from repair), the group back ``rejoin_us`` after its last
+                # replacement is ready (docs/model.md, "Elastic replica groups")
+                tau = t  # the failure noticed
+                if burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
+                    tot[Tot.burst_events] += 1
+                    pbh, pbl, pk, nb, k2, k3 = servers.burst(role, jcnt, n_job, srv, tree, tree_p, g, nsrv, wbp, pbh,
+                                                             pbl, pk, burst_q, burst_domain, fsv, True)
+                    tot[Tot.burst_servers] += nb
+                    used += w_rsrv * nsrv * k2 + w_srv * k3
+                if cap:  # the servers back from repair by then: to the standbys (up to W), then the spares
+                    n_sb, n_sp, k2 = servers.back_to_pools(rtree, rep, role, akey, atree, n_sb, n_sp, W, ncl, tree_p,
+                                                           tau)
+                    used += w_srv * k2
+                nh, moved = 0, False
+                while srv[tree[1]] <= g:  # every server whose lifetime ended in this step, in index order
+                    i = tree[1]
+                    f_step = srv[i]
+                    tot[Tot.server_failures] += 1
+                    used += w_srv
+                    x = servers.group_of(grp, i, gs)
+                    if ghit[x] == 0:
+                        ghit[x], gscr[x], gmv[x] = 1, tau, 0
+                        gl[nh] = x
+                        nh += 1
+                    srv[i] = servers.OUT  # out with its group (kept, or to repair below)
+                    servers.update(tree, srv, i, tree_p)
+                    blm = -1 if cause_stays[stop] else i
+                    if diagnose and blm >= 0:  # three draws of "diagnosis": identified? pinned on another server of
+                        # its group? which one
+                        dgh, dgl, u = draws.uniform(wdg, dgh, dgl)
+                        dgh, dgl, u2 = draws.uniform(wdg, dgh, dgl)
+                        dgh, dgl, u3 = draws.uniform(wdg, dgh, dgl)
+                        di += 3
+                        if u > diag_p:
+                            blm = -1
+                            tot[Tot.diagnosis_missed] += 1
+                        elif u2 <= mis_p and gs > 1:
+                            blm = servers.group_member(role, grp, gs, x, nsrv, min(int(u3 * (gs - 1)), gs - 2), i)
+                            tot[Tot.diagnosis_wrong] += 1
+                            used += w_rsrv * ncl
+                    if not cap or blm < 0:
+                        continue
+                    if blm != i and srv[blm] <= g:  # the scapegoat's own lifetime ended in this step too
+                        tot[Tot.server_failures] += 1
+                    srv[blm] = NEVER  # (in repair, as a pool's server)
+                    servers.update(tree, srv, blm, tree_p)
+                    if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
+                            ncl - n_ret > n_job + withheld:
+                        role[blm] = servers.RETIRED
+                        servers.set_job(jcnt, blm, 0, tree_p)
+                        n_ret += 1
+                        tot[Tot.retirements] += 1
+                        tot[Tot.retired_at_s] += t1 // 1000000
+                    else:
+                        d_log = -1.0
+                        if len(rr) and blm == i:
+                            d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers],
+                                                               ints[PI.replay_period], ints[PI.replay_copies], i,
+                                                               f_step)
+                        rph, rpl = _repair(tot, plan, wrp, rph, rpl, blm, t1, d_log, role, rep, fixed, jcnt, rtree,
+                                           tree_p)
+                        ri += 4
+                    j = atree[1]
+                    rdy = tau
+                    if akey[j] < ncl:
+                        tot[Tot.replacements_standby] += 1
+                        n_sb -= 1
+                    elif akey[j] < NEVER and n_sp > withheld:  # a spare the job may take
+                        tot[Tot.replacements_spare] += 1
+                        n_sp -= 1
+                        rdy = tau + preempt
+                        gmv[x] = 1
+                    else:
+                        j = rtree[1]
+                        tot[Tot.replacements_waited] += 1
+                        rdy = max(tau, rep[j])
+                        gmv[x] = 1
+                        rep[j] = NEVER
+                        servers.update(rtree, rep, j, tree_p)
+                    if akey[j] < NEVER:  # out of the pools
+                        akey[j] = NEVER
+                        servers.update(atree, akey, j, tree_p)
+                    role[j] = servers.JOB
+                    servers.set_job(jcnt, j, 1, tree_p)
+                    grp[blm] = 0
+                    grp[j] = x + 1  # in the group of the server it replaces (perhaps itself), out with it
+                    gscr[x] = max(gscr[x], rdy)
+                    moved = moved or gmv[x] != 0
+                rs = tau
+                if moved and gang:  # re-scheduled as a gang: the warm standbys staffed too
+                    rs, n_sb, n_sp, k2 = servers.staff_standbys(role, akey, atree, rep, rtree, stb, n_sb, n_sp, W,
+                                                                withheld, ncl, tree_p, tau, preempt, tau)
+                    used += w_srv * k2
+                for k2 in range(nh):  # the groups hit: out, back once staffed (and their hosts selected)
+                    x = gl[k2]
+                    used += w_srv * servers.group_out(x, srv, tree, tree_p, role, grp, gs, nsrv)
+                    rdy = max(gscr[x], rs) + host_us if gmv[x] else gscr[x]
+                    grd[x], rj[x] = rdy, rdy + rejoin_us
+                    rmin = min(rmin, rj[x])
+                    ghit[x] = 0
+                down += nh
+                hi += 1
+                hp = srv[tree[1]]
                 continue
+            gback, dready = False, 0  # with servers, the groups a restart brings back, their last replacement ready
             if down and kind != _STEP:  # a restart (a failure's, an SDC's rollback) brings every group back
                 for j in range(E):
+                    if el_srv and rj[j]:
+                        gbk[j] = 1
+                        dready = max(dready, grd[j])
+                        grd[j] = 0
                     rj[j] = 0
                 down, rmin = 0, NEVER
+                gback = el_srv
+                if gback and kind != _HARD:  # (a hard failure's brings them back once its servers are handled)
+                    lfh, lfl, li, k2 = _groups_back(gbk, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf, lfh, lfl,
+                                                    li, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                    used += w_srv * k2
+                    hp = srv[tree[1]]
+                    wait_until = max(wait_until, dready)  # the restart waits for their replacements
             if kind == _HARD:  # counted by cause (or as a disagreement), then the rollback to the last checkpoint
                 if wend:  # the rollback aborts the writes in flight
                     tot[Tot.saves_aborted] += 1
@@ -880,35 +1045,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             head, cnt = late.ring_add(ring, head, cnt, q - 1)
                 if nsrv and burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
                     tot[Tot.burst_events] += 1
-                    pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
-                    pk += 1
-                    if burst_domain > 0:  # every job server of the domain of a job server drawn uniformly
-                        d0 = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
-                                                        tree_p) // burst_domain
-                        for i in range(d0 * burst_domain, min((d0 + 1) * burst_domain, nsrv)):
-                            if servers.is_job(role, i) and srv[i] > g:
-                                srv[i] = g
-                                servers.update(tree, srv, i, tree_p)
-                                tot[Tot.burst_servers] += 1
-                    else:  # 2 + a geometric number of the job's servers, uniformly, not failing already
-                        kb = 2 if burst_q >= 1.0 else 2 + int(math.floor(math.log(u) / math.log1p(-burst_q)))
-                        avail = 0
-                        used += w_rsrv * nsrv
-                        for i in range(nsrv):
-                            if servers.is_job(role, i) and srv[i] > g:
-                                avail += 1
-                        kb = min(kb, avail)
-                        while kb > 0:
-                            pbh, pbl, u = draws.uniform(wbp, pbh, pbl)
-                            pk += 1
-                            used += w_srv
-                            i = servers.nth_job_counted(role, jcnt, n_job, min(int(u * n_job), n_job - 1),
-                                                        tree_p)
-                            if srv[i] > g:
-                                srv[i] = g
-                                servers.update(tree, srv, i, tree_p)
-                                tot[Tot.burst_servers] += 1
-                                kb -= 1
+                    pbh, pbl, pk, nb, k2, k3 = servers.burst(role, jcnt, n_job, srv, tree, tree_p, g, nsrv, wbp, pbh,
+                                                             pbl, pk, burst_q, burst_domain, fsv, True)
+                    tot[Tot.burst_servers] += nb
+                    used += w_rsrv * nsrv * k2 + w_srv * k3
                 if M:  # a memory tier: lost with its holders or not, then the checkpoint recovered from and its load
                     if stop == shadow_kind or cause_stays[stop] or ipo == restarts.SUCCEEDED:  # an SDC found, a
                         # fault that takes no server down (or that an in-process restart cleared)
@@ -1095,10 +1235,18 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             servers.update(atree, akey, j, tree_p)
                         role[j] = servers.JOB
                         servers.set_job(jcnt, j, 1, tree_p)
+                        if len(grp):  # (elastic groups) in the group of the server it replaces (perhaps itself)
+                            x = grp[blm]
+                            grp[blm] = 0
+                            grp[j] = x
                         lfh, lfl, srv[j] = servers.new_end(
                             j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
                         li += 1
                         servers.update(tree, srv, j, tree_p)
+                    if gback:  # the dropped groups back with the restart: their servers out, each a new lifetime
+                        lfh, lfl, li, k2 = _groups_back(gbk, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf, lfh, lfl,
+                                                        li, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                        used += w_srv * k2
                     hi += 1
                     hp = srv[tree[1]]
                     if moved and gang:  # re-scheduled as a gang: the warm standbys staffed too
@@ -1109,6 +1257,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ready += host_us
                     if ready > tau:  # the restart (and a memory tier's load: load_end) waits for the last replacement
                         wait_until = max(t, load_end) + (ready - tau)
+                    if gback:  # ... and for the dropped groups' replacements
+                        wait_until = max(wait_until, dready)
                 continue
             if onset:  # an SDC sets in
                 corrupted = True
@@ -1218,10 +1368,19 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.steps_committed] += step - last
                         tot[Tot.productive_us] += pending
                     tot[Tot.jobs_completed] += 1
-                    if down:  # the next job starts with every group
+                    if down:  # the next job starts with every group (with servers, once their replacements are)
                         for j in range(E):
+                            if el_srv and rj[j]:
+                                gbk[j] = 1
+                                wait_until = max(wait_until, grd[j])
+                                grd[j] = 0
                             rj[j] = 0
                         down, rmin = 0, NEVER
+                        if el_srv:
+                            lfh, lfl, li, k2 = _groups_back(gbk, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf, lfh,
+                                                            lfl, li, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                            used += w_srv * k2
+                            hp = srv[tree[1]]
                     # element by element: a slice assignment compiles numba's shape-mismatch error path (kernels.py)
                     for k2 in range(len(tot)):
                         start[k2] = tot[k2]
@@ -1380,6 +1539,22 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.tier_head], pos[Pos.tier_n] = th, tc
         work[r] = used
     return need
+
+
+@njit()
+def _groups_back(back, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, li, ints, floats, mult, fixed, rp, rg, wrg,
+                 sched):
+    """Elastic groups with servers: every group flagged in ``back`` (cleared) back in the job after executed step
+    ``g``, its servers out each a new lifetime (servers.group_back). Returns (hi, lo, li, the servers visited)."""
+    k = 0
+    for j in range(len(back)):
+        if back[j]:
+            back[j] = 0
+            hi, lo, n, m = servers.group_back(j, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, ints, floats, mult,
+                                              fixed, rp, rg, wrg, sched)
+            li += n
+            k += m
+    return hi, lo, li, k
 
 
 @njit()

@@ -30,7 +30,11 @@ this order, with one draw each unless said otherwise:
 Elastic replica groups (docs/model.md): at each step's start the groups whose rejoin time has come run again; the
 step's compute is productive in the running groups' share, the rest and the mode's overhead degraded; a hard failure
 (a) of an elastic cause with more than the minimum running drops its group instead of rolling back (the step's work
-lost and run again, the cause's detection paid), and any rollback brings every group back.
+lost and run again, the cause's detection paid), and any rollback brings every group back. With servers
+(``_Servers.drop``) a failure drops every group its failed servers are in, the failed servers are replaced from the
+pools as for a restart (a misdiagnosis's scapegoat drawn in the group), each group rejoins ``rejoin_us`` after its
+last replacement is ready, its servers out meanwhile (they neither age nor fail) and new when it rejoins; a rollback
+brings every group back and waits for their replacements (waiting bucket).
 
 Every SDC detection ((a'), (b'), (c), (d) baked) rolls back, pays ``restart_seconds`` and, with
 hyper-checkpointing, opens a window of ``window_steps`` executed steps anchored at the rollback point. Every
@@ -111,9 +115,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     tring: list[tuple[int, bool]] = []
     twend = twstep = 0  # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends, its step
     twfail = False  # ... whether it fails
-    # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, the rejoin times of
-    # those out; the productive share of the uncommitted steps' compute (each step's by the groups that ran it)
+    # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, those out as (rejoin
+    # time, group, when its last replacement is ready: with servers); the productive share of the uncommitted steps'
+    # compute (each step's by the groups that ran it); with servers, when a restart's groups back are staffed
     E, rejoins, pend = plan.elastic_groups, [], 0
+    staffed = 0
 
     def held() -> bool:
         """Whether a checkpoint of either tier holds the present SDC (committed SDCs)."""
@@ -218,13 +224,26 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             last = clean = twstep
 
     def roll_back(to: int) -> None:
-        """A restart's rollback: every group runs again (elastic replica groups), the uncommitted work lost; a memory
-        tier's copies above ``to`` are gone (found corrupt, holding the SDC found, or above a persistent fallback)."""
-        nonlocal cur, pend
+        """A restart's rollback: every group runs again (elastic replica groups; with servers once their replacements
+        are ready: ``staffed``), the uncommitted work lost; a memory tier's copies above ``to`` are gone (found
+        corrupt, holding the SDC found, or above a persistent fallback)."""
+        nonlocal cur, pend, staffed
         c["recompute"] += cur - to
         cur, pend = to, 0
+        if servers is not None:
+            for _, x, ready in rejoins:
+                servers.back(x)
+                staffed = max(staffed, ready)
         rejoins.clear()
         tring[:] = [x for x in tring if x[0] <= to]
+
+    def wait_staffed() -> None:
+        """A restart that brought dropped groups back waits for their last replacement (waiting bucket)."""
+        nonlocal t, staffed
+        if staffed > t:
+            us["waiting"] += staffed - t
+            t = staffed
+        staffed = 0
 
     def tier_corrupt() -> bool:
         """A load of the memory tier's checkpoint finds it corrupt (counted)."""
@@ -371,6 +390,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         us["restart"] += restart_us
         us["load"] += load_us
         t += restart_us
+        wait_staffed()
         open_window(to)
 
     def found() -> None:
@@ -400,8 +420,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if E:  # the groups healed by the step's start run it; of its base compute the groups out's share is
             # degraded, and the fault-tolerant mode's overhead (under stragglers the time above the base step time
             # is the straggler bucket's whole: the job's step-time distribution, as its hazard, is the whole job's)
-            c["rejoins"] += sum(r <= t for r in rejoins)
-            rejoins[:] = [r for r in rejoins if r > t]
+            for r, x, _ in rejoins:
+                if r <= t:
+                    c["rejoins"] += 1
+                    if servers is not None:  # its servers back, each a new lifetime
+                        servers.back(x)
+            rejoins[:] = [r for r in rejoins if r[0] > t]
             share = plan.step_us * (E - len(rejoins)) // E
             us["degraded"] += plan.step_us - share + plan.elastic_overhead_us
             t += plan.elastic_overhead_us
@@ -426,15 +450,22 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             failed = (0 if uniform() < hard_q else -1) if one else hard.draw()  # inline: a call costs a third
         if failed >= 0:
             i = drawn if drawn is not None else cause_of()
-            if E and causes[i].elastic and E - len(rejoins) > plan.elastic_min:  # its group dropped: the step's
-                # work lost (run again on the groups left), the failure noticed, the group back once healed
+            # (with servers every group its failed servers are in)
+            hit = len({servers.group[x] for x in failed_servers}) if E and servers is not None else 1
+            if E and causes[i].elastic and E - len(rejoins) - hit >= plan.elastic_min:  # its group dropped: the
+                # step's work lost (run again on the groups left), the failure noticed, the group back once healed
                 c["drops"] += 1
                 c["recompute"] += 1
                 cur -= 1
                 pend -= share
+                t1 = t
                 t += plan.cause_detect_us[i]
                 us["detect"] += plan.cause_detect_us[i]
-                rejoins.append(t + plan.rejoin_us)
+                if servers is None:
+                    rejoins.append((t + plan.rejoin_us, -1, 0))
+                else:  # its servers replaced (with pools), each group back once its replacements are ready
+                    for x, ready in servers.drop(failed_servers, t1, t, g, causes[i].server_down).items():
+                        rejoins.append((ready + plan.rejoin_us, x, ready))
                 continue
             by_cause[causes[i].name] += 1
             hard_by_type[failed] += 1
@@ -472,6 +503,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             stopped(plan.cause_detect_us[i], restart_us, lost)
             us["waiting"] += wait
             t += wait
+            wait_staffed()
             continue
         # (a') shadow disagreement, found at the end of its step
         if k and rng.random() < disagree:
@@ -712,6 +744,12 @@ class _Servers:
         self.replay_by_residue: dict[int, list[int]] | None = None  # replay: step residue -> its servers
         self.retired_at: list[int] = []  # when each retirement happened (us)
         self.blames: list[list[int]] = [[] for _ in range(plan.table)]  # each server's blame times (us)
+        # elastic replica groups (docs/model.md): each job server's group (blocks of gs; -1 not the job's), a
+        # replacement taking the group of the server it replaces; the groups out (their servers neither age nor fail)
+        e = plan.elastic_groups
+        self.gs = plan.servers // e if e else 1
+        self.group = [i // self.gs if e and i < plan.servers else -1 for i in range(plan.table)]
+        self.out: set[int] = set()
 
     def _logged_repair_us(self, i: int, g: int) -> float:
         """The log's repair time (us) of server i's replayed fault in executed step g, straight from the rules: its
@@ -782,11 +820,11 @@ class _Servers:
         if p.replay_servers and not p.burst_log1m:  # (no ages to keep: a replay has no hazards)
             if p.mem_every:  # (a memory tier's groups are by position among them)
                 self.running = [i for i, r in enumerate(self.role) if r == srv.JOB]
-            return [i for i in self._replayed(g) if self.role[i] == srv.JOB]
-        running = [i for i, r in enumerate(self.role) if r == srv.JOB]
+            return [i for i in self._replayed(g) if self.role[i] == srv.JOB and self.group[i] not in self.out]
+        running = [i for i, r in enumerate(self.role) if r == srv.JOB and self.group[i] not in self.out]
         self.running = running
         if p.replay_servers:  # a replayed log (servers.py): the running servers whose log has a fault in step g
-            failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB]
+            failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB and self.group[i] not in self.out]
         elif self.timed:
             m = self.m_step = self.multiplier(g)
             failed = [i for i in running if self.uniform() < self.timed_hazard(i, self.age[i], m)]
@@ -900,12 +938,22 @@ class _Servers:
         for (the job re-scheduled beyond its standbys), which with the gang policy (``plan.gang``) also staffs the
         warm standbys again: the lowest-numbered spares (after their preemption), then the first servers back from
         repair."""
+        ready, moved = tau, False
+        for _, _, r, m in self._replaced(failed, t1, tau, g):
+            ready, moved = max(ready, r), moved or m
+        if moved and self.plan.gang:  # re-scheduled as a gang: the warm standbys staffed again too
+            ready = max(ready, self._staff(tau))
+        return ready + self.plan.host_selection_us if moved else ready
+
+    def _replaced(self, failed: list[int], t1: int, tau: int, g: int, group: bool = False):
+        """replace's servers (and, with ``group``, an elastic drop's: the scapegoat among the failing server's group),
+        one by one: (the failing server, the replacement or None when none is needed, when it is ready, whether it
+        was taken beyond the standbys)."""
         role, end, plan = self.role, self.repair_end, self.plan
         back = [i for i, r in enumerate(role) if r in srv.IN_REPAIR and end[i] <= tau]
         for i in sorted(back, key=lambda i: (end[i], i)):
             role[i] = srv.STANDBY if role.count(srv.STANDBY) < plan.standbys else srv.SPARE
             end[i] = NEVER
-        ready, moved = tau, False
         for i in failed:
             if role[i] != srv.JOB:  # blamed for an earlier server's failure in this step: gone already
                 continue
@@ -913,8 +961,13 @@ class _Servers:
             if plan.diagnosis_stream is not None:
                 if self.rng.random() >= plan.diagnosis:
                     self.diagnosis["missed"] += 1
+                    yield i, None, tau, False
                     continue
-                if self.rng.random() < plan.misattribution and plan.servers > 1:
+                if group and self.rng.random() < plan.misattribution and self.gs > 1:
+                    b = self.rng.choice([j for j, r in enumerate(role) if r == srv.JOB and j != i and
+                                         self.group[j] == self.group[i]])
+                    self.diagnosis["wrong"] += 1
+                elif not group and self.rng.random() < plan.misattribution and plan.servers > 1:
                     b = self.rng.choice([j for j, r in enumerate(role) if r == srv.JOB and j != i])
                     self.diagnosis["wrong"] += 1
             k, blames = plan.retire_after, self.blames[b]
@@ -928,37 +981,70 @@ class _Servers:
                 self._repair(b, t1, self._logged_repair_us(i, g) if b == i else -1.0)
             standby = [j for j, r in enumerate(role) if r == srv.STANDBY]
             spare = [j for j, r in enumerate(role) if r == srv.SPARE]
+            ready, moved = tau, False
             if standby:
                 j = standby[0]
                 self.replaced["standby"] += 1
             elif len(spare) > plan.spares_withheld:  # a spare the job may take
                 j = spare[0]
                 self.replaced["spare"] += 1
-                ready = max(ready, tau + plan.preempt_us)
-                moved = True
+                ready, moved = tau + plan.preempt_us, True
             else:
                 j = min((j for j, r in enumerate(role) if r in srv.IN_REPAIR), key=lambda j: (end[j], j))
                 self.replaced["waited"] += 1
-                ready = max(ready, end[j])
-                moved = True
+                ready, moved = max(tau, end[j]), True
                 end[j] = NEVER
             role[j] = srv.JOB
             self.age[j] = 0
-        if moved and plan.gang:  # re-scheduled as a gang: the warm standbys staffed again too
-            while role.count(srv.STANDBY) < plan.standbys:
-                spare = [j for j, r in enumerate(role) if r == srv.SPARE]
-                if len(spare) > plan.spares_withheld:
-                    j = spare[0]
-                    ready = max(ready, tau + plan.preempt_us)
-                else:
-                    repairing = [j for j, r in enumerate(role) if r in srv.IN_REPAIR]
-                    if not repairing:
-                        break
-                    j = min(repairing, key=lambda j: (end[j], j))
-                    ready = max(ready, end[j])
-                    end[j] = NEVER
-                role[j] = srv.STANDBY
-        return ready + plan.host_selection_us if moved else ready
+            x, self.group[b] = self.group[b], -1
+            self.group[j] = x  # (j may be b itself, back from its own repair)
+            yield i, j, ready, moved
+
+    def _staff(self, tau: int) -> int:
+        """A gang re-scheduling's warm standbys staffed again: the lowest-numbered spares (after their preemption),
+        then the first servers back from repair. Returns when the last is ready (>= tau)."""
+        role, end, plan, ready = self.role, self.repair_end, self.plan, tau
+        while role.count(srv.STANDBY) < plan.standbys:
+            spare = [j for j, r in enumerate(role) if r == srv.SPARE]
+            if len(spare) > plan.spares_withheld:
+                j = spare[0]
+                ready = max(ready, tau + plan.preempt_us)
+            else:
+                repairing = [j for j, r in enumerate(role) if r in srv.IN_REPAIR]
+                if not repairing:
+                    break
+                j = min(repairing, key=lambda j: (end[j], j))
+                ready = max(ready, end[j])
+                end[j] = NEVER
+            role[j] = srv.STANDBY
+        return ready
+
+    def drop(self, failed: list[int], t1: int, tau: int, g: int, down: bool) -> dict[int, int]:
+        """Elastic replica groups (docs/model.md): a failure's servers ``failed`` drop every group they are in, out
+        until it rejoins; with pools each failed server (``down``: its cause takes it down) is diagnosed (a scapegoat
+        drawn among its group), sent to repair and replaced as replace does, the replacement out with the group.
+        Returns each group's time when its last replacement is ready, then its hosts' selection when one was taken
+        beyond the standbys (with the gang policy once the warm standbys are staffed again too)."""
+        of = {i: self.group[i] for i in failed}  # (before a replacement takes a blamed server's group)
+        ready = {x: tau for x in of.values()}
+        moved = dict.fromkeys(ready, False)
+        if self.cap:
+            for i, _, r, m in self._replaced(failed if down else [], t1, tau, g, group=True):
+                x = of[i]
+                ready[x], moved[x] = max(ready[x], r), moved[x] or m
+            staffed = self._staff(tau) if any(moved.values()) and self.plan.gang else tau
+            for x in ready:
+                if moved[x]:
+                    ready[x] = max(ready[x], staffed) + self.plan.host_selection_us
+        self.out.update(ready)
+        return ready
+
+    def back(self, x: int) -> None:
+        """Group ``x`` back in the job: each of its servers starts a new lifetime."""
+        self.out.discard(x)
+        for i, r in enumerate(self.role):
+            if r == srv.JOB and self.group[i] == x:
+                self.age[i] = 0
 
 
 def _latency(rng: random.Random, dt) -> float:

@@ -414,7 +414,8 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     if batch is None or _hist_bucket(p0) != batch.hb or Aux.of(batch.plan).regions != Aux.of(p0).regions:
         return tuple(_derived(s, {"plan": p, "hard": (0, h), "sdc": (0, d), "epoch": epoch + 1, **renewed,
                                   **({"burst_at": gi} if p0.burst_log1m else {}),
-                                  **({"rejoin": capped_rejoins(s.rejoin, s.clock + p0.rejoin_us)}
+                                  **({"rejoin": capped_rejoins(s.rejoin, s.clock + p0.rejoin_us, s.group_ready,
+                                                               p0.rejoin_us)}
                                      if p0.elastic_groups else {})})
                      for s, p, h, d, gi in zip(states, plans, hard.tolist(), sdc.tolist(), g.tolist(), strict=True))
     pos = batch.pos.copy()
@@ -436,6 +437,9 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     if k:  # elastic replica groups out rejoin no later than the new rejoin from now (core.retarget)
         latest = int(batch.pos[0, Pos.clock]) + p0.rejoin_us
         region = aux[:, o:o + k]
+        ro, rk = Aux.of(p0).ready
+        if rk:  # with servers, no earlier than the rejoin after the group's last replacement (core.capped_rejoins)
+            latest = np.maximum(latest, aux[:, ro:ro + rk] + p0.rejoin_us)
         if (region > latest).any():
             aux = aux.copy()
             aux[:, o:o + k] = np.minimum(region, latest)

@@ -206,7 +206,9 @@ class JobSpec:
     # group rejoins at the first step that starts ``elastic_replace_seconds`` + ``elastic_heal_seconds`` after the
     # failure's detection (its replacement, then torchft's heal: a copy of the state from a live peer); a failure
     # that would leave fewer groups takes the cause's ordinary path, and every restart brings every group back. The
-    # fault-tolerant mode's steady overhead is ``elastic_overhead`` of every step's compute (degraded bucket)
+    # fault-tolerant mode's steady overhead is ``elastic_overhead`` of every step's compute (degraded bucket). With
+    # servers the job's servers are in blocks per group (a multiple of the groups), a failure drops every group its
+    # servers are in, and the rejoin comes that long after the group's last replacement from the pools is ready
     elastic_groups: int = 0
     elastic_min_groups: int = 1
     elastic_replace_seconds: float = 0.0
@@ -455,7 +457,8 @@ STREAMS = {f.name: (f.metadata["stream"], f.metadata["renewed"]) for f in fields
 # not listed runs on the engine and is checked against the per-step oracle (simd/engine/oracle.py, which models
 # them all: tests/engine/statistical). Shadow ranks with hyper-checkpointing or committed SDCs: a disagreement
 # is an SDC detection (it opens a hyper window) and rolls back like a hard failure (a committed SDC survives it).
-# Elastic replica groups with live migration: refused with servers (a migration needs warm standbys).
+# Elastic replica groups with live migration: a migration moves a failing server of a group to a standby before its
+# step, which the groups' model does not place (refused).
 REFUSED = {
     ("shadow", "fleet"): "shadow ranks on a mixed fleet are not modelled",
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
@@ -466,7 +469,7 @@ REFUSED = {
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
-        ("servers", "servers (a dropped group's rejoin when its server is back)"), ("shadow", "shadow ranks"),
+        ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
         ("committed_sdc", "committed SDCs"), ("corrupt_loads", "corrupt loads"), ("memory_tier", "a memory tier"),
         ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"))},
@@ -525,6 +528,10 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         raise ValueError("; ".join(why))
     if any(c.predicted > 0 for c in spec.causes) and (spec.servers is None or not spec.servers.warm_standbys):
         raise ValueError("a live migration needs warm standbys (servers.warm_standbys): it moves the work to one")
+    if spec.elastic_groups > 0 and not srv.plain(spec.servers, spec.n_gpus) and \
+            srv.count(spec.n_gpus, spec.servers) % spec.elastic_groups:
+        raise ValueError(f"the job's servers ({srv.count(spec.n_gpus, spec.servers)}) must be a multiple of the "
+                         f"elastic replica groups ({spec.elastic_groups}): each group a block of them")
     causes = spec.cause_list
     cumulative, acc = [], 0.0
     for c in causes:

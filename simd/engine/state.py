@@ -215,6 +215,11 @@ class State:
     # copy of a step >= sdc_onset holds the present committed SDC); with one copy the tier's copy is ``last_ckpt``
     # when newer than ``persist_last``
     tier_ckpts: tuple[int, ...] = ()
+    # ... with servers (docs/model.md, "Elastic replica groups"): per group out, the simulated time (us) its last
+    # replacement is ready (0: running), which a restart waits for; with pools, each server's group + 1 (0: not the
+    # job's; () not laid out yet), a replacement taking the group of the server it replaces
+    group_ready: tuple[int, ...] = ()
+    srv_group: tuple[int, ...] = ()
 
     @property
     def clock_seconds(self) -> float:

@@ -304,9 +304,11 @@ class Elastic(_Strict):
     a listed cause drops its group and the job goes on without rollback on the groups left, each step with fewer
     samples (the global batch shrinks; the step count, the checkpoints and the validations stay), until the group
     rejoins; a failure that would leave fewer than `min_groups` running takes the cause's ordinary path (restart,
-    rollback), after which every group runs. Refused beside servers, a memory tier, committed SDCs, shadow ranks, a
-    fleet, hyper-checkpointing, corrupt loads, asynchronous or failing saves and just-in-time saves (not modelled
-    together; live migration needs servers)."""
+    rollback), after which every group runs. With `servers` the job's servers are split into the groups in blocks (a
+    multiple of `groups`), a failure drops every group its servers (a burst's) are in, and a dropped group's failed
+    servers are replaced from the pools as for a restart before it rejoins. Refused beside live migration, a memory
+    tier, committed SDCs, shadow ranks, a fleet, hyper-checkpointing, corrupt loads, asynchronous or failing saves and
+    just-in-time saves (not modelled together)."""
 
     groups: Annotated[int, Field(ge=1, le=65536)]
     """The data-parallel replica groups (a divisor of `n_gpus`): with g of them running, a step's compute is g /
@@ -315,7 +317,9 @@ class Elastic(_Strict):
     """The fewest groups the job trains on: a failure that would leave fewer restarts the job as without groups."""
     replace_seconds: CostSeconds = recovery.WARM_SWAP_SECONDS
     """From the failure's detection to the dropped group's replacement ready. Absent: a warm standby's swap
-    (ByteRobust's 55 s), the replacement the model has without servers."""
+    (ByteRobust's 55 s), the replacement the model has without servers. With `servers`, the time to bring the
+    group's servers in once its last replacement is there (a standby at once, a spare after its preemption, a server
+    back from repair, and the host selection as for a restart), on top of waiting for it."""
     heal_seconds: CostSeconds = 0.0
     """After the replacement, the group's heal, copying the model and optimizer state from a live peer (torchft's
     recovery; torchft#329 reports ~948 s from a fault to the group back): the group rejoins at the start of the first
@@ -1391,6 +1395,11 @@ class ScenarioBody(_Strict):
             if self.gpus % el.groups:
                 raise ValueError(f"n_gpus must be a multiple of recovery.elastic.groups (each group the same GPUs), "
                                  f"got {self.gpus} and {el.groups}")
+            if self.servers is not None and not self.gpus % self.servers.gpus_per_server and \
+                    self.gpus // self.servers.gpus_per_server % el.groups:
+                raise ValueError(f"the job's servers (n_gpus / servers.gpus_per_server) must be a multiple of "
+                                 f"recovery.elastic.groups (each group a block of them), got "
+                                 f"{self.gpus // self.servers.gpus_per_server} and {el.groups}")
         for key in ("in_process", "crash_loop", "migration", "elastic"):
             given = getattr(self.recovery, key)
             if given is not None and given.causes is not None:

@@ -115,7 +115,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "tier_saves_aborted": 0, "tier_write_end": 0, "tier_write_step": 0,
          "tier_write_fails": False,  # a memory tier's writes
          "degraded_us": 0, "elastic_drops": 0, "elastic_rejoins": 0, "rejoin": (), "elastic": {},  # elastic groups
-         "tier_ckpts": ()}  # a memory tier's copies kept
+         "tier_ckpts": (),  # a memory tier's copies kept
+         "group_ready": (), "srv_group": ()}  # elastic groups with servers
 
 
 def _kept(obj) -> list:

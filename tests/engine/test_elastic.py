@@ -58,15 +58,23 @@ def test_the_degraded_bucket_only_with_elastic_groups_and_the_job_without_them_u
                                                                       "overhead_seconds": 0.0}
 
 
-@pytest.mark.parametrize("other", [dict(servers=Servers(gpus_per_server=8, warm_standbys=1)),
+@pytest.mark.parametrize("other", [dict(migration_seconds=30.0, servers=Servers(gpus_per_server=8, warm_standbys=1),
+                                        causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),)),
                                    dict(tier=MemoryTier("local", 5, 2.0, 10.0)), dict(ckpt_write_seconds=30.0),
                                    dict(ckpt_save_failure=0.1), dict(ckpt_corrupt_on_load=0.1, ckpt_retention=3)])
 def test_combinations_not_modelled_are_refused_naming_both(other):
     refusal = r"^recovery\.elastic and [a-z_.]+( \(or [a-z_.]+\))? cannot be combined \(elastic replica groups with"
     with pytest.raises(ValueError, match=refusal):
         compile_spec(spec(elastic_groups=4, **other))
-    assert all(("elastic", o) in REFUSED for o in ("servers", "shadow", "fleet", "hyper",
+    assert all(("elastic", o) in REFUSED for o in ("migration", "shadow", "fleet", "hyper",
                                                     "committed_sdc", "memory_tier", "jit", "async_saves"))
+
+
+def test_with_servers_the_job_s_servers_are_a_multiple_of_the_groups():
+    with pytest.raises(ValueError, match=r"the job's servers \(125\) must be a multiple of the elastic replica groups "
+                                         r"\(4\)"):
+        compile_spec(spec(n_gpus=1000, elastic_groups=4, servers=Servers(gpus_per_server=8, warm_standbys=1)))
+    compile_spec(spec(n_gpus=1024, elastic_groups=4, servers=Servers(gpus_per_server=8, warm_standbys=1)))
 
 
 def test_a_retarget_brings_the_rejoins_no_later_than_the_new_rejoin_from_now_alike_for_replicas():
@@ -88,6 +96,31 @@ def test_a_retarget_brings_the_rejoins_no_later_than_the_new_rejoin_from_now_ali
         tuple(advance(x, 21 * 3600 * S)[0] for x in alone)
     with pytest.raises(ValueError, match="retarget cannot change the elastic replica groups"):
         retarget(states[0], replace(s, elastic_groups=4))
+
+
+def test_on_servers_a_retarget_keeps_a_group_out_until_its_replacement_is_ready_alike_for_replicas():
+    """With servers the cap of a retarget is from the group's last replacement, not from now: groups of one server
+    with no pools to take from wait for repairs of ~11 days; a heal cut to 900 s brings each back 1,500 s after its
+    repair (State.group_ready), or sooner if its rejoin was, and the replicas' arrays give what core gives."""
+    from simd.engine import retarget, with_seed
+    from simd.engine.replicas import advance_replicas, new_replicas, retarget_replicas
+
+    s = spec(n_gpus=64, target_steps=10**6, hard_per_gpu_hour=2e-3, sdc_per_gpu_hour=0.0,
+             causes=(Cause("gpu", 1.0, 0.0, 60.0, elastic=True),), elastic_groups=8, elastic_min_groups=1,
+             elastic_replace_seconds=600.0, elastic_heal_seconds=1e6,
+             servers=Servers(warm_standbys=0, repair=("exponential", 1e6, 0.0)))
+    now = 40 * 3600 * S
+    states = advance_replicas(new_replicas(s, [0, 1, 2]), now)
+    out = [(r, x) for st in states for r, x in zip(st.rejoin, st.group_ready, strict=True) if r]
+    assert len(out) >= 3 and any(x > now for _, x in out)  # groups out, some waiting for a repair
+    short = replace(s, elastic_heal_seconds=900.0)
+    alone = tuple(retarget(x, with_seed(short, x.plan.spec.seed)) for x in states)
+    assert retarget_replicas(states, short) == alone
+    for before, after in zip(states, alone, strict=True):
+        for r0, x, r1 in zip(before.rejoin, before.group_ready, after.rejoin, strict=True):
+            assert r1 == min(r0, max(now, x) + 1500 * S)
+    assert advance_replicas(retarget_replicas(states, short), 41 * 3600 * S) == \
+        tuple(advance(x, 41 * 3600 * S)[0] for x in alone)
 
 
 def test_under_stragglers_each_drawn_step_splits_its_base_compute_and_pays_the_overhead():

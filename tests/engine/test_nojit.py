@@ -4,7 +4,8 @@ path of the engine is run as a real `simd simulate` and `simd sweep` with and wi
 the one kernel with plain jobs (causes, stragglers) and with hyper-checkpointing, committed SDCs, shadow ranks, a
 fleet, committed SDCs under stragglers (the step sampler) and servers with lognormal lifetimes, gamma rates and
 pools (two of them with a checkpoint load, two with asynchronous saves), repairs of a mixture with in-process
-restarts, crash loops and live migration, elastic replica groups under stragglers, and a sweep.
+restarts, crash loops and live migration, elastic replica groups under stragglers and on servers with pools,
+bursts and misdiagnosis, and a sweep.
 The sweep's common random numbers under stragglers (crn.py) are left out: their window is 2**18 steps, 16 s of
 Python (checked by hand: `simd sweep --scenario causes-stragglers` on PATHS gives the same table either way)."""
 
@@ -64,6 +65,13 @@ scenarios:
      recovery: {elastic: {groups: 8, min_groups: 6, replace_seconds: 600, heal_seconds: 900, overhead: 0.02},
                 crash_loop: {failure_probability: 0.5, max_attempts: 2, escalation_seconds: 3600}},
      stragglers: {jitter_seconds: 0.5, slow_ranks: 1, slowdown: 1.3, mitigation: {detect_after_steps: 50}}}
+  - {name: elastic-servers, seed: 9, n_gpus: 256, step_seconds: 60, target_steps: 300,
+     failures: {hard_per_gpu_hour: 1.0e-2, sdc_per_gpu_hour: 1.0e-3, causes: llama3},
+     checkpoint: {interval_steps: 25, seconds: 300, load_seconds: 90}, validation: {interval_steps: 25, seconds: 20},
+     recovery: {elastic: {groups: 8, min_groups: 4, replace_seconds: 600, heal_seconds: 900}},
+     servers: {warm_standbys: 1, spares: {count: 1, preemption_seconds: 600}, bursts: {per_day: 20, mean_size: 3},
+               repair: {automatic: {distribution: exponential, mean_seconds: 7200}},
+               diagnosis: {probability: 0.9, misattribution: 0.3}}}
 """
 
 

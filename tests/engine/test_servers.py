@@ -14,6 +14,7 @@ from simd.engine import US_PER_SECOND, Stragglers, advance, compile_spec, new_st
 from simd.engine import servers as srv
 from simd.engine.kernel.servers import lifetime_steps
 from simd.engine.servers import Servers
+from simd.engine.spec import Cause
 
 S = US_PER_SECOND
 
@@ -425,6 +426,30 @@ def test_calls_cut_by_a_work_budget_give_the_uncut_states_bit_for_bit(limit):
         calls += 1
     assert tuple(states) == tuple(whole) and whole[0].totals.burst_events > 5 and whole[0].totals.retirements > 0
     assert calls > (1 if limit > 10_000 else 10)  # the budget did cut
+
+
+@pytest.mark.parametrize("limit", [0, 3_000])
+def test_elastic_groups_on_servers_cut_by_a_work_budget_give_the_uncut_states(limit):
+    """The budget's cut (above) with elastic replica groups on the same servers (8 groups of 16, at least 4 running):
+    a drop's decision draws a burst's servers without striking them, so a cut before its unit changes nothing."""
+    from simd.engine import advance_replicas, new_replicas
+
+    servers = Servers(burst_per_day=60.0, burst_mean_size=12.0, warm_standbys=5, spares=7, diagnosis=0.8,
+                      misattribution=0.3, retire_after=1, retire_window_seconds=1e6,
+                      repair=("exponential", 3600.0, 0.0))
+    s = spec(hard_per_gpu_hour=3e-4, target_steps=800, servers=servers, seed=2, elastic_groups=8,
+             elastic_min_groups=4, elastic_replace_seconds=600.0, elastic_heal_seconds=900.0,
+             causes=(Cause("hardware", 1.0, 0.0, 60.0, elastic=True),))
+    until = 3 * 800 * 60 * S
+    budget = np.array([limit, 1000, 15, 500, 750, 20], dtype=np.int64)
+    whole = advance_replicas(new_replicas(s, [2, 3, 4]), until)
+    states, calls = new_replicas(s, [2, 3, 4]), 0
+    while states[0].clock < until:
+        states = advance_replicas(states, until, budget=budget)
+        calls += 1
+    assert tuple(states) == tuple(whole) and calls > 10
+    assert whole[0].totals.elastic_drops > 5 and whole[0].totals.elastic_rejoins > 0
+    assert whole[0].totals.interruptions[0] > 0 and whole[0].totals.burst_events > 5
 
 
 def test_a_mixtures_one_uniform_picks_the_component_and_its_quantile():

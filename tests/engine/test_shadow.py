@@ -106,7 +106,9 @@ def test_what_does_not_combine_is_decided_in_one_place():
                                                 servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}
     elastic = spec(elastic_groups=4)
     cases |= {("elastic", other): replace(elastic, **kw) for other, kw in (
-        ("servers", dict(servers=Servers(lifetime="weibull", shape=0.7))), ("shadow", dict(shadow=Shadow(0.5, 0.05))),
+        ("migration", dict(migration_seconds=30.0, causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
+                           servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))),
+        ("shadow", dict(shadow=Shadow(0.5, 0.05))),
         ("fleet", dict(fleet=(Accelerator("a", 512, 2e-4, 1e-4), Accelerator("b", 512, 2e-4, 1e-4)))),
         ("hyper", dict(hyper=Hyper(5, 100))),
         ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))),

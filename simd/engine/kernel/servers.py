@@ -23,6 +23,9 @@ from simd.engine.kernel.late import inv_cdf
 from simd.engine.kernel.plan import PF, PI
 from simd.engine.servers import JOB, REPAIR, REPAIR_MANUAL, RETIRED, SPARE, STANDBY  # noqa: F401 (the roles)
 
+# a server of a dropped elastic replica group (docs/model.md): no lifetime runs while the group is out (its end,
+# later than any: a replayed server without faults ends at NEVER and is still the job's)
+OUT = NEVER + 1
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
 MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
 
@@ -450,3 +453,106 @@ def count_le(tree, keys, p, limit, stk, out=None):
             out[n] = i
         n += 1
     return n
+
+
+@njit()
+def group_of(grp, i, gs):
+    """Job server ``i``'s elastic replica group (docs/model.md, "Elastic replica groups"): with pools ``grp[i] - 1``
+    (State.srv_group: a replacement takes the group of the server it replaces), else its block of ``gs``."""
+    return grp[i] - 1 if len(grp) else i // gs
+
+
+@njit()
+def group_member(role, grp, gs, G, nsrv, r, skip):
+    """The ``r``-th (from 0, in index order) server of group ``G`` other than ``skip``: a misdiagnosis's scapegoat
+    among the failing server's group (O(servers) with pools: a scan)."""
+    if len(grp) == 0:
+        j = G * gs + r
+        return j + 1 if j >= skip else j
+    for j in range(nsrv):
+        if j != skip and role[j] == JOB and grp[j] == G + 1:
+            if r == 0:
+                return j
+            r -= 1
+    return -1
+
+
+@njit()
+def group_out(G, srv, tree, p, role, grp, gs, nsrv):
+    """Group ``G``'s servers out of the job while it is dropped: no lifetime runs (their ends OUT), as a pool's
+    servers'. Returns how many there are."""
+    n = 0
+    lo, hi = (0, nsrv) if len(grp) else (G * gs, (G + 1) * gs)
+    for i in range(lo, hi):
+        if is_job(role, i) and group_of(grp, i, gs) == G:
+            n += 1
+            if srv[i] != OUT:
+                srv[i] = OUT
+                update(tree, srv, i, p)
+    return n
+
+
+@njit()
+def group_back(G, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched):
+    """Group ``G`` back in the job after executed step ``g``: each of its servers out starts a new lifetime (a server
+    joining the job does), in index order. Returns (hi, lo, the lifetimes drawn, the servers)."""
+    n, k = 0, 0
+    a, b = (0, nsrv) if len(grp) else (G * gs, (G + 1) * gs)
+    for i in range(a, b):
+        if is_job(role, i) and group_of(grp, i, gs) == G:
+            k += 1
+            if srv[i] == OUT:
+                hi, lo, srv[i] = new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                n += 1
+                update(tree, srv, i, p)
+    return hi, lo, n, k
+
+
+@njit()
+def burst(role, cnt, n, srv, tree, p, g, nsrv, w, sh, sl, k, q, domain, out, apply):
+    """A burst in executed step ``g`` (servers.py, "Bursts"): draws of "burst-pick" ``w`` from (sh, sl), the ``k``-th:
+    every job server of the domain of a job server drawn uniformly (``domain`` > 0), or 2 + a geometric number
+    (``q``) of the job's servers drawn uniformly; struck are those not failing already (end > ``g``) and not out
+    with a dropped elastic group (end OUT: a server so drawn is drawn again). The struck servers are written to
+    ``out``; with ``apply`` their lifetimes end in step g (``tree`` updated), else nothing changes but the draws
+    (an elastic drop's decision before its unit: the same draws again then). Returns (sh, sl, k, how many struck,
+    passes over the servers, picks drawn)."""
+    sh, sl, u = draws.uniform(w, sh, sl)
+    k += 1
+    nb, passes, picks = 0, 0, 0
+    if domain > 0:
+        x = nth_job_counted(role, cnt, n, min(int(u * n), n - 1), p)
+        while srv[x] == OUT:
+            sh, sl, u = draws.uniform(w, sh, sl)
+            k += 1
+            x = nth_job_counted(role, cnt, n, min(int(u * n), n - 1), p)
+        d0 = x // domain
+        for i in range(d0 * domain, min((d0 + 1) * domain, nsrv)):
+            if is_job(role, i) and srv[i] > g and srv[i] != OUT:
+                out[nb] = i
+                nb += 1
+    else:
+        kb = 2 if q >= 1.0 else 2 + int(math.floor(math.log(u) / math.log1p(-q)))
+        avail = 0
+        passes += 1
+        for i in range(nsrv):
+            if is_job(role, i) and srv[i] > g and srv[i] != OUT:
+                avail += 1
+        kb = min(kb, avail)
+        while kb > 0:
+            sh, sl, u = draws.uniform(w, sh, sl)
+            k += 1
+            picks += 1
+            i = nth_job_counted(role, cnt, n, min(int(u * n), n - 1), p)
+            if srv[i] > g and srv[i] != OUT:
+                out[nb] = i
+                nb += 1
+                srv[i] = -1 - srv[i]  # marked: not struck twice
+                kb -= 1
+        for j in range(nb):
+            srv[out[j]] = -1 - srv[out[j]]
+    if apply:
+        for j in range(nb):
+            srv[out[j]] = g
+            update(tree, srv, out[j], p)
+    return sh, sl, k, nb, passes, picks
