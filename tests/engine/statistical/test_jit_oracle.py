@@ -107,7 +107,9 @@ def jit_specs(draw):
     if s.hyper is None and s.ckpt_interval_steps % 5 == 0 and s.ckpt_interval_steps > 5 and draw(st.booleans()):
         copies = 2 if n and n % 2 == 0 else 1  # a memory tier (a peer tier when its groups tile the servers)
         s = replace(s, tier=MemoryTier("peer" if copies == 2 else "local", 5, 1.0, 10.0, copies,
-                                       write_seconds=draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))))
+                                       # (a tier's writes beside committed SDCs are refused: spec.REFUSED)
+                                       write_seconds=draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
+                                       if s.committed_sdc is None else 0.0))
     return s
 
 
