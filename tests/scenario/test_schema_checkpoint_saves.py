@@ -32,7 +32,8 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     j = s.job_spec()
     assert (j.ckpt_write_seconds, j.ckpt_write_slowdown, j.ckpt_save_failure) == (240, 1.05, 0.01)
     assert (j.ckpt_retention, j.ckpt_corrupt_on_load) == (4, 0.001)
-    assert "(30 s, written asynchronously in 240 s, steps 1.05x meanwhile, 0.01 of saves failing)" in summary(s)
+    assert ("(30 s, written asynchronously in 240 s, steps 1.05x meanwhile, 0.01 of saves failing, 0.001 of loads "
+            "found corrupt, keeps 4)") in summary(s)
 
 
 def test_the_retention_is_one_number_under_either_key():
