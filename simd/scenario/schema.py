@@ -418,8 +418,9 @@ class LocalTier(_Strict):
     `checkpoint.load_seconds`. No public figure at 16k GPUs (docs/checkpoints.md, section 5)."""
     corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     """The probability that a load finds its checkpoint corrupt (Megatron-LM#5281: a replica-assembled local
-    checkpoint that NaNs after load): the recovery pays the load and goes on to the persistent checkpoint. No
-    public rate exists."""
+    checkpoint that NaNs after load): the recovery pays the load and goes on to the tier's next older copy kept
+    (`retention_checkpoints`) newer than the persistent checkpoint, else to the persistent checkpoint. No public
+    rate exists."""
     save_failure: SaveFailure | None = None
     """Saves of this tier that fail (a copy to peers that times out, host memory short): each costs its blocking
     and is no rollback target, the tier's copy before it staying its newest (a save fails before it replaces the

@@ -112,3 +112,12 @@ def test_check_configs_line_names_the_loads_found_corrupt_beside_the_copies_kept
     assert "(30 s, 0.001 of loads found corrupt, keeps 4), " in line, line
     assert "(0.5 s, load 10 s, 2 copies, jump 1, 0.3 of loads found corrupt, keeps 3)" in line, line
     assert "corrupt" not in summary(scenario({**CKPT, "tiers": {"local": PEER}}))
+
+
+def test_the_meaning_of_a_tiers_corrupt_loads_names_its_older_copies():
+    """A tier's load found corrupt goes on to its next older copy kept before the persistent checkpoint
+    (docs/model.md, "Copies kept"): docs/scenario-file.md's line for `corrupt_on_load` says so, not only the
+    persistent checkpoint."""
+    from simd.scenario.schema import LocalTier
+    meaning = LocalTier.model_json_schema()["properties"]["corrupt_on_load"]["description"]
+    assert "next older copy" in meaning and "retention_checkpoints" in meaning, meaning
