@@ -98,7 +98,9 @@ def summary(s: Scenario) -> str:
                f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "")
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
             + (f", {s.checkpoint.corrupt_on_load:g} of loads found corrupt" if s.checkpoint.corrupt_on_load else "")
-            + (f", keeps {s.checkpoint.retention_checkpoints}" if (s.checkpoint.retention_checkpoints or 1) > 1 else "")
+            # (with committed SDCs the retention is said with them)
+            + (f", keeps {s.checkpoint.retention_checkpoints}"
+               if (s.checkpoint.retention_checkpoints or 1) > 1 and not s.committed_sdc else "")
             + "), " + _tier(s.checkpoint.tiers) + _jit(s.checkpoint.just_in_time)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + _mtbf_note(s) + extra)

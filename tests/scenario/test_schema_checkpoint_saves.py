@@ -43,6 +43,7 @@ def test_the_retention_is_one_number_under_either_key():
     assert by_ckpt.job_spec().committed_sdc.retention_checkpoints == 3 and by_ckpt.job_spec().ckpt_retention == 0
     assert run_job(by_sdc.job_spec()) == run_job(by_ckpt.job_spec())
     assert "retention 3 checkpoints" in summary(by_ckpt)
+    assert "keeps" not in summary(by_ckpt)  # said once, with the committed SDCs
 
 
 @pytest.mark.parametrize("checkpoint, sdc, expected", [
