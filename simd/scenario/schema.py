@@ -542,9 +542,6 @@ class Checkpoint(_Strict):
         if self.write_slowdown != 1.0 and self.write_seconds == 0.0:
             raise ValueError("checkpoint.write_slowdown needs checkpoint.write_seconds > 0 (a slowdown of the steps "
                              "a save's write overlaps)")
-        if self.corrupt_on_load > 0 and self.retention_checkpoints is None:
-            raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
-                             "recovery can fall back to)")
         if self.tiers is not None:
             kind, tier = self.tiers.tier
             if tier.interval_steps >= self.interval_steps or self.interval_steps % tier.interval_steps:
@@ -1415,6 +1412,10 @@ class ScenarioBody(_Strict):
         if self.committed_sdc and sdc is None and self.checkpoint.retention_checkpoints is None:
             raise ValueError("sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with "
                              "semantics: committed")
+        # here, after the refusals: beside committed SDCs (whose retention may be sdc's key) they are refused
+        if self.checkpoint.corrupt_on_load > 0 and self.checkpoint.retention_checkpoints is None:
+            raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
+                             "recovery can fall back to)")
         return self
 
     @model_validator(mode="after")
@@ -1478,7 +1479,7 @@ class ScenarioBody(_Strict):
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
         if effects.corrupt_on_load is not None:
-            if self.checkpoint.retention_checkpoints is None:
+            if self.checkpoint.retention_checkpoints is None and not self.committed_sdc:  # else refused
                 raise ValueError("the drill's corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints "
                                  "a recovery can fall back to)")
             ckpt["corrupt_on_load"] = effects.corrupt_on_load

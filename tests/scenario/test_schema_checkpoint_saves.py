@@ -53,6 +53,9 @@ def test_the_retention_is_one_number_under_either_key():
      "committed"),
     ({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1}, COMMITTED,
      "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
+    # the retention given as sdc's (one number with the checkpoint's): the refusal, not a key to add
+    ({**CKPT, "corrupt_on_load": 0.1}, {**COMMITTED, "retention_checkpoints": 3},
+     "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
     ({**CKPT, "corrupt_on_load": 0.1}, None, "checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints"),
     ({**CKPT, "write_slowdown": 1.1}, None, "checkpoint.write_slowdown needs checkpoint.write_seconds > 0"),
     ({**CKPT, "save_failure": {"probability": 1.5}}, None,
@@ -109,3 +112,15 @@ def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_com
     assert "scenarios[0]: checkpoint.tiers.peer.write_seconds and sdc.semantics: committed cannot be combined (a " \
            "memory tier's writes beside committed SDCs are not modelled)" in r.stderr, r.stderr
     assert "tier_writes" not in r.stderr and "committed_sdc" not in r.stderr
+
+
+def test_a_corrupt_loads_drill_on_committed_sdcs_is_refused_as_the_scenario_file_would_be():
+    """A drill's corrupt_on_load on a scenario of committed SDCs whose retention is sdc.retention_checkpoints: the
+    combination is refused, whichever key holds the retention (one number)."""
+    config = scenario_file(job("s", checkpoint=CKPT, sdc={**COMMITTED, "retention_checkpoints": 3}), drills=(
+        {"name": "c", "description": "x", "duration_seconds": 60, "scenarios": ["s"],
+         "effects": {"corrupt_on_load": 0.5}},))
+    with pytest.raises(ConfigError) as exc:
+        parse_config(config)
+    assert len(exc.value.errors) == 1
+    assert "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined" in exc.value.errors[0]
