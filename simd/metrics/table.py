@@ -240,8 +240,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_checkpoint_cost_seconds", "counter", "Checkpoint time by part, summed over replicas.",
            ("scenario", "part"), "scenario", _checkpoint_parts,
            "The `checkpoint` bucket by `part`: `blocking` (each save's blocking `checkpoint.seconds`: the whole "
-           "save when it is synchronous, the snapshot when it is written asynchronously), `wait` (the job waiting "
-           "for a save's write: a save due while the one before still writes, the job's end), `slowdown` (what "
+           "save when it is synchronous, the snapshot when it is written asynchronously; a memory tier's saves, "
+           "`checkpoint.tiers.*.seconds`, too), `wait` (the job waiting for a save's write: a save due while the "
+           "one before still writes, the persistent write's at the job's end; a memory tier's saves waiting for its "
+           "writes, `checkpoint.tiers.*.write_seconds`, too), `slowdown` (what "
            "the steps that start while a save writes lose to `checkpoint.write_slowdown`). The parts sum to "
            "`simd_bucket_seconds_total{bucket=\"checkpoint\"}`.", _TIME),
     Metric("simd_restart_seconds", "counter", "Restart time by phase, summed over replicas.", ("scenario", "phase"),

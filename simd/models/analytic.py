@@ -95,8 +95,8 @@ def tier_rates(hazard_per_step: float, step_seconds: float, copies: int, jump: i
     checkpoint) per second of compute. A local tier (one copy) is lost by every failure whose cause takes a server
     down (``down_share`` of them); a peer tier only by a burst that takes a whole group (checkpoint.burst_group_loss,
     or for domain bursts checkpoint.domain_group_loss), the same causes; two single failures in one step are
-    neglected. Of the others, the share ``corrupt`` finds the tier's checkpoint corrupt and goes on to the
-    persistent one."""
+    neglected. Of the others, the share ``corrupt`` finds the tier's copies corrupt and goes on to the persistent
+    one."""
     rate = hazard_per_step / step_seconds
     if copies == 1:
         lost = rate * down_share
@@ -187,8 +187,12 @@ def two_level(plan, shares: Sequence[float], recovery_us: Sequence[float]) -> Tw
     if t is None or plan.hard_hazard <= 0:
         return None
     down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
+    # a recovery goes on to the persistent checkpoint when every copy it loads is found corrupt (docs/model.md,
+    # "Copies kept"): k copies, each found corrupt independently, taken to be there (many tier points to a
+    # persistent one; fewer are newer than it in the first k - 1 tier intervals after a persistent save)
+    corrupt = t.corrupt_on_load ** t.retention_checkpoints
     rates = tier_rates(plan.hard_hazard, spec.step_seconds, t.copies, t.jump_servers, down, plan.servers,
-                       s.burst_per_day if s is not None else 0.0, plan.burst_q, plan.burst_domain, t.corrupt_on_load)
+                       s.burst_per_day if s is not None else 0.0, plan.burst_q, plan.burst_domain, corrupt)
     recovery = mean_recovery(shares, [r - plan.load_us for r in recovery_us]) / 1e6
     return TwoLevel(spec.step_seconds, t.seconds, t.write_seconds, recovery + t.load_seconds, spec.ckpt_seconds,
                     spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds, *rates)

@@ -422,8 +422,9 @@ class LocalTier(_Strict):
     `checkpoint.load_seconds`. No public figure at 16k GPUs (docs/checkpoints.md, section 5)."""
     corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     """The probability that a load finds its checkpoint corrupt (Megatron-LM#5281: a replica-assembled local
-    checkpoint that NaNs after load): the recovery pays the load and goes on to the persistent checkpoint. No
-    public rate exists."""
+    checkpoint that NaNs after load): the recovery pays the load and goes on to the tier's next older copy kept
+    (`retention_checkpoints`) newer than the persistent checkpoint, else to the persistent checkpoint. No public
+    rate exists."""
     save_failure: SaveFailure | None = None
     """Saves of this tier that fail (a copy to peers that times out, host memory short): each costs its blocking
     and is no rollback target, the tier's copy before it staying its newest (a save fails before it replaces the
@@ -545,9 +546,6 @@ class Checkpoint(_Strict):
         if self.write_slowdown != 1.0 and self.write_seconds == 0.0:
             raise ValueError("checkpoint.write_slowdown needs checkpoint.write_seconds > 0 (a slowdown of the steps "
                              "a save's write overlaps)")
-        if self.corrupt_on_load > 0 and self.retention_checkpoints is None:
-            raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
-                             "recovery can fall back to)")
         if self.tiers is not None:
             kind, tier = self.tiers.tier
             if tier.interval_steps >= self.interval_steps or self.interval_steps % tier.interval_steps:
@@ -1423,6 +1421,10 @@ class ScenarioBody(_Strict):
         if self.committed_sdc and sdc is None and self.checkpoint.retention_checkpoints is None:
             raise ValueError("sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with "
                              "semantics: committed")
+        # here, after the refusals: beside committed SDCs (whose retention may be sdc's key) they are refused
+        if self.checkpoint.corrupt_on_load > 0 and self.checkpoint.retention_checkpoints is None:
+            raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
+                             "recovery can fall back to)")
         return self
 
     @model_validator(mode="after")
@@ -1486,7 +1488,7 @@ class ScenarioBody(_Strict):
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
         if effects.corrupt_on_load is not None:
-            if self.checkpoint.retention_checkpoints is None:
+            if self.checkpoint.retention_checkpoints is None and not self.committed_sdc:  # else refused
                 raise ValueError("the drill's corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints "
                                  "a recovery can fall back to)")
             ckpt["corrupt_on_load"] = effects.corrupt_on_load

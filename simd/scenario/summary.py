@@ -97,6 +97,10 @@ def summary(s: Scenario) -> str:
             + (f", written asynchronously in {s.checkpoint.write_seconds:g} s, steps "
                f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "")
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
+            + (f", {s.checkpoint.corrupt_on_load:g} of loads found corrupt" if s.checkpoint.corrupt_on_load else "")
+            # (with committed SDCs the retention is said with them)
+            + (f", keeps {s.checkpoint.retention_checkpoints}"
+               if (s.checkpoint.retention_checkpoints or 1) > 1 and not s.committed_sdc else "")
             + "), " + _tier(s.checkpoint.tiers) + _jit(s.checkpoint.just_in_time)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
             + f", job MTBF {mtbf:.3g} h" + _mtbf_note(s) + extra)
@@ -143,9 +147,10 @@ def _tier(tiers) -> str:
     where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
     failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
     written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
+    corrupt = f", {t.corrupt_on_load:g} of loads found corrupt" if t.corrupt_on_load else ""
     kept = f", keeps {t.retention_checkpoints}" if t.retention_checkpoints > 1 else ""
     return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
-            f"{where}{failing}{kept}), ")
+            f"{where}{failing}{corrupt}{kept}), ")
 
 
 def _jit(jit) -> str:

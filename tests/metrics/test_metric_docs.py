@@ -41,3 +41,10 @@ def test_main_prints_or_refuses(capsys):
     assert capsys.readouterr().out == metric_docs.render()
     assert metric_docs.main(["--bogus"]) == 2
     assert "usage" in capsys.readouterr().err
+
+
+def test_the_checkpoint_parts_name_a_memory_tiers_saves_and_writes():
+    """A memory tier's saves block and its writes make saves wait in the `checkpoint` bucket too (docs/model.md,
+    "Memory tiers"; runbook SimdCheckpointWritesBlocking reads part="wait" for them): the row says so."""
+    (row,) = [m for m in METRICS if m.name == "simd_checkpoint_cost_seconds"]
+    assert "checkpoint.tiers.*.seconds" in row.doc and "checkpoint.tiers.*.write_seconds" in row.doc, row.doc

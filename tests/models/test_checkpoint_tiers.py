@@ -82,3 +82,27 @@ def test_the_sweeps_single_level_curve_is_not_drawn_for_a_tiered_scenario():
     c = default_config()
     assert first_order(c.scenario("llama3-16k-tiered")) is None
     assert first_order(c.scenario("llama3-16k-async")) is not None
+
+
+@pytest.mark.parametrize("keep", [1, 3])
+def test_a_tier_keeping_copies_sends_on_the_recoveries_whose_copies_are_all_corrupt(keep):
+    """A recovery goes on to the persistent checkpoint only when every copy it loads is found corrupt (docs/model.md,
+    "Copies kept"): with k copies, the share p^k of the failures the tier would recover (its copies newer than the
+    persistent checkpoint taken to be k: many tier points to a persistent one); p in place of p^k puts the gauge 1.2
+    points below the simulated mean at k = 3 (docs/model.md) and the persistent optimum 3x short."""
+    from support.scenarios import job, scenario_file
+
+    from simd.offline.sweep.run import two_level
+    from simd.scenario import parse_config
+
+    tier = {"interval_steps": 10, "seconds": 1, "load_seconds": 10, "corrupt_on_load": 0.3,
+            "retention_checkpoints": keep}
+    s = parse_config(scenario_file(job("k", n_gpus=1024, step_seconds=30, target_steps=20_000,
+                                       failures={"hard_per_gpu_hour": 3e-5, "sdc_per_gpu_hour": 0.0},
+                                       checkpoint={"interval_steps": 400, "seconds": 60, "load_seconds": 60,
+                                                   "tiers": {"peer": tier}},
+                                       validation={"interval_steps": 0, "seconds": 0}))).scenarios[0]
+    m = two_level(s)
+    rate = m.rate_tier + m.rate_persistent
+    assert rate == pytest.approx(1024 * 3e-5 / 3600, rel=1e-3)
+    assert m.rate_persistent == pytest.approx(rate * 0.3 ** keep)

@@ -76,3 +76,14 @@ def test_the_rows_and_the_json_carry_the_two_level_model(tiered):
         # the daemon's gauge, on the plan compiled with the stragglers (none here)
         assert point["analytic_efficiency"] == scenario_info(s, s, new_state(s.job_spec())).analytic_efficiency
         assert 0.5 < point["analytic_efficiency"] < 1
+
+
+def test_the_legend_of_a_one_panel_heat_map_fits_in_the_figure(tiered):
+    """The two-level model's label is long: side by side with the star's, the legend ran off both edges of a heat
+    map without the cost panel, its ends cut off in the PNG."""
+    params, results = _sweep(tiered, "32,64,128,256")
+    fig = sweepplot.render(params, results, META)
+    fig.canvas.draw()
+    (legend,) = fig.legends
+    box, frame = legend.get_window_extent(), fig.bbox
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0

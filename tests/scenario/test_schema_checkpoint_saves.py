@@ -32,7 +32,8 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     j = s.job_spec()
     assert (j.ckpt_write_seconds, j.ckpt_write_slowdown, j.ckpt_save_failure) == (240, 1.05, 0.01)
     assert (j.ckpt_retention, j.ckpt_corrupt_on_load) == (4, 0.001)
-    assert "(30 s, written asynchronously in 240 s, steps 1.05x meanwhile, 0.01 of saves failing)" in summary(s)
+    assert ("(30 s, written asynchronously in 240 s, steps 1.05x meanwhile, 0.01 of saves failing, 0.001 of loads "
+            "found corrupt, keeps 4)") in summary(s)
 
 
 def test_the_retention_is_one_number_under_either_key():
@@ -42,6 +43,7 @@ def test_the_retention_is_one_number_under_either_key():
     assert by_ckpt.job_spec().committed_sdc.retention_checkpoints == 3 and by_ckpt.job_spec().ckpt_retention == 0
     assert run_job(by_sdc.job_spec()) == run_job(by_ckpt.job_spec())
     assert "retention 3 checkpoints" in summary(by_ckpt)
+    assert "keeps" not in summary(by_ckpt)  # said once, with the committed SDCs
 
 
 @pytest.mark.parametrize("checkpoint, sdc, expected", [
@@ -50,6 +52,9 @@ def test_the_retention_is_one_number_under_either_key():
     (CKPT, COMMITTED, "sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with semantics: "
      "committed"),
     ({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1}, COMMITTED,
+     "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
+    # the retention given as sdc's (one number with the checkpoint's): the refusal, not a key to add
+    ({**CKPT, "corrupt_on_load": 0.1}, {**COMMITTED, "retention_checkpoints": 3},
      "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
     ({**CKPT, "corrupt_on_load": 0.1}, None, "checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints"),
     ({**CKPT, "write_slowdown": 1.1}, None, "checkpoint.write_slowdown needs checkpoint.write_seconds > 0"),
@@ -107,3 +112,15 @@ def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_com
     assert "scenarios[0]: checkpoint.tiers.peer.write_seconds and sdc.semantics: committed cannot be combined (a " \
            "memory tier's writes beside committed SDCs are not modelled)" in r.stderr, r.stderr
     assert "tier_writes" not in r.stderr and "committed_sdc" not in r.stderr
+
+
+def test_a_corrupt_loads_drill_on_committed_sdcs_is_refused_as_the_scenario_file_would_be():
+    """A drill's corrupt_on_load on a scenario of committed SDCs whose retention is sdc.retention_checkpoints: the
+    combination is refused, whichever key holds the retention (one number)."""
+    config = scenario_file(job("s", checkpoint=CKPT, sdc={**COMMITTED, "retention_checkpoints": 3}), drills=(
+        {"name": "c", "description": "x", "duration_seconds": 60, "scenarios": ["s"],
+         "effects": {"corrupt_on_load": 0.5}},))
+    with pytest.raises(ConfigError) as exc:
+        parse_config(config)
+    assert len(exc.value.errors) == 1
+    assert "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined" in exc.value.errors[0]

@@ -100,3 +100,24 @@ def test_a_tier_whose_saves_fail_reaches_the_engine_and_check_configs_line():
     assert "(0.5 s, load 10 s, one copy, 0.05 of saves failing)" in summary(s), summary(s)
     plain = scenario({**CKPT, "tiers": {"local": PEER}})
     assert plain.job_spec().tier.save_failure == 0.0 and "failing" not in summary(plain)
+
+
+def test_check_configs_line_names_the_loads_found_corrupt_beside_the_copies_kept():
+    """The copies a tier keeps matter where its loads find a copy corrupt (docs/model.md, "Copies kept"): the line
+    that says how many it keeps says how often a load finds one corrupt, the persistent checkpoint's too."""
+    s = scenario({**CKPT, "retention_checkpoints": 4, "corrupt_on_load": 0.001,
+                  "tiers": {"peer": {**PEER, "retention_checkpoints": 3, "corrupt_on_load": 0.3}}},
+                 n_gpus=64, servers=SERVERS)
+    line = summary(s)
+    assert "(30 s, 0.001 of loads found corrupt, keeps 4), " in line, line
+    assert "(0.5 s, load 10 s, 2 copies, jump 1, 0.3 of loads found corrupt, keeps 3)" in line, line
+    assert "corrupt" not in summary(scenario({**CKPT, "tiers": {"local": PEER}}))
+
+
+def test_the_meaning_of_a_tiers_corrupt_loads_names_its_older_copies():
+    """A tier's load found corrupt goes on to its next older copy kept before the persistent checkpoint
+    (docs/model.md, "Copies kept"): docs/scenario-file.md's line for `corrupt_on_load` says so, not only the
+    persistent checkpoint."""
+    from simd.scenario.schema import LocalTier
+    meaning = LocalTier.model_json_schema()["properties"]["corrupt_on_load"]["description"]
+    assert "next older copy" in meaning and "retention_checkpoints" in meaning, meaning

@@ -241,7 +241,11 @@ def _heatmap(fig: Figure, rows: Param, cols: Param, results: list[PointResult], 
         _model_optima(ax, rows, cols, results)
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", fontsize="small", ncols=2)
+        legend = fig.legend(handles, labels, loc="outside lower center", fontsize="small", ncols=2)
+        # the two-level model's label is long: two columns of it run off a one-panel figure's edges, then one
+        if legend.get_window_extent(fig.canvas.get_renderer()).width > fig.bbox.width:
+            legend.remove()
+            fig.legend(handles, labels, loc="outside lower center", fontsize="small", ncols=1)
 
 
 def _cell(rows: Param, cols: Param, params: dict) -> tuple[int, int]:
