@@ -38,6 +38,12 @@ slowed step time and end no later than the step in which the write ends (quiet.f
 stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
 after its end (``_durable``), and a rollback aborts it.
 
+A memory tier's saves with writes (State.tier_write_end) are units as the persistent ones are, unless each write
+ends within M - 1 steps of the base step time (the least M - 1 steps last): then, while no write is in flight, its
+saves stay among the quiet steps, each one's write durable before the next save, and the stretch leaves the newest
+one's write in flight when its end (that save's end, in closed form or stepkernel.run's, plus the write) is not
+reached by the stretch's end; a rollback or the job's end in the unit after them aborts it.
+
 A memory tier keeping more than one copy (docs/model.md, "Memory tiers"): its copies are the replica's ``tier`` aux
 region (State.tier_ckpts), each of its points a unit (its save joins them there), and a recovery loads those newer
 than the newest persistent checkpoint (for a committed SDC's late find, the clean ones newer than the newest clean
@@ -164,6 +170,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         ints[PI.elastic_overhead_us]
     cause_el = seg(ivec, ints, PI.cause_elastic)
     su = step_us + shadow_us + ovh_us
+    # a memory tier's write that ends before the tier's next point (W within M - 1 steps of the base step time, the
+    # least a step lasts: stragglers only lengthen it): while none is in flight the tier's points stay inside the
+    # quiet steps, each save's write durable before the next save and the newest one's in flight after them if its
+    # end is not reached (``_tier_newest``)
+    tq = tw_us != 0 and tk == 1 and not committed and H == 0 and E == 0 and M < C and tw_us <= (M - 1) * step_us
     hard_log1m, sdc_log1m = floats[PF.hard_log1m], floats[PF.sdc_log1m]
     nd = len(det_kind)
     # servers (servers.py): their table, lifetimes, rate multipliers
@@ -418,8 +429,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if g + (q - step) < e:
                     e = g + (q - step)
             twriting = twend > 0
-            if tw_us or tk > 1:  # a memory tier's writes, or its copies kept: every one of its points a unit (a write
-                # starts or waits there; the save joins its copies)
+            if (tw_us and (twriting or not tq)) or tk > 1:  # a memory tier's writes, or its copies kept: every one of
+                # its points a unit (a write starts or waits there; the save joins its copies)
                 q = (step // M + 1) * M
                 if g + (q - step) < e:
                     e = g + (q - step)
@@ -438,6 +449,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             # slowdown in it
             du, unit_b, ux = sw, bucket, sw - su
             cut_quiet, k, acc, dsum = False, 0, 0, 0
+            tsv = -1  # under stragglers the time of the quiet steps by the end of the tier's newest save among them
             if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
                 pd, pb, ph, p0 = prefix
                 if job_g != 0 or g < p0 or committed or write_us or writing or M or E:
@@ -479,7 +491,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 due = deadline - t if corrupted and deadline < NEVER else NEVER
                 slow = max(0, min(n - 1, slow_limit - g))
                 left = tend - t if tend < NEVER else NEVER
-                xh, xl, mq, acc, dsum, how, d, bk, xsum = stepkernel.run(
+                xh, xl, mq, acc, dsum, how, d, bk, xsum, tsv = stepkernel.run(
                     xh, xl, wx[2], wx[3], xdx, step, step + n - 1, until - t, period, off, ckpt_us, V, val_us, slow,
                     shadow_us + ovh_us, due, ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hq, ppm, left, M, mem_us)
                 k = mq - step + 1  # the steps drawn (the last one not counted unless all fitted)
@@ -548,13 +560,22 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             # the tier's copy a recovery loads (0: none), its copies loaded, those found corrupt before it
             tgo, nl, tb = 0, 0, 0
             last_u = plast_u = ok_u = nf_u = 0
+            sk = 0  # (tq) the tier's newest save among the quiet steps when its write is still in flight at the unit
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
+                if tq and not twriting:
+                    sk = _tier_newest(step, m, M, C)
+                    if sk and (tsv if has_st else quiet.stretch(step, sk, sw, ckpt_us, V, val_us, period, off, M,
+                                                                mem_us, cL, cr)) + tw_us <= quiet_us:
+                        sk = 0  # (its write durable before the unit)
                 if pfm != 0.0:  # (the tier's newest save among the quiet steps that did not fail)
                     nf_u, ok_u = _tier_saves(words[Stream.tier_save_fail], g, step, m, M, period, off, pfm)
-                    top = max(ok_u, newest_c if taken else 0)
+                    top = max(_tier_saves(words[Stream.tier_save_fail], g, step, sk - 1, M, period, off, pfm)[1] if sk
+                              else ok_u, newest_c if taken else 0)
                     last_u = top if top > 0 else last
                 else:
                     last_u = (m // M) * M if m // M > step // M else last
+                    if sk and last_u == sk:  # (the save before it, durable, if among the quiet steps)
+                        last_u = sk - M if sk - M > step else last
                 plast_u = newest_c if taken else plast
                 mem_t = last_u > plast_u
                 ld = mem_load if mem_t else load_us if last_u > 0 else 0
@@ -748,15 +769,35 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.validation_us] += nvq * val_us
                 nmq = b // M - step // M - quiet.on_both(step, b, nq, cL, cr) if M else 0  # the memory tier's saves
                 nmf, mok = 0, 0  # ... those that failed, the newest that did not (a persistent one may stand there)
+                # (tq) the newest save among them: its step, whether it fails, its write's end, whether in flight after
+                # them (the State keeps the step and the failure of the tier's newest save, written or not)
+                tsb, tsbf, tsbe, tfl = 0, False, 0, False
                 if nmq:
                     if pfm != 0.0:  # (the unit's own count when every quiet step fitted)
                         nmf, mok = (nf_u, ok_u) if b == m else _tier_saves(words[Stream.tier_save_fail], g, step, b, M,
                                                                             period, off, pfm)
                     else:
                         mok = (b // M) * M
+                    tot[Tot.checkpoint_us] += nmq * mem_us
+                    if tq and not twriting:
+                        tsb = _tier_newest(step, b, M, C)
+                        if pfm != 0.0:
+                            tsbf = _tier_saves(words[Stream.tier_save_fail], g + tsb - 1 - step, tsb - 1, tsb, M,
+                                               period, off, pfm)[0] > 0
+                        tsbe = t + (tsv if has_st else quiet.stretch(step, tsb, sw, ckpt_us, V, val_us, period, off, M,
+                                                                   mem_us, cL, cr)) + tw_us
+                        tfl = tsbe > t + (acc if has_st else quiet_us if not cut else quiet.stretch(
+                            step, b, sw, ckpt_us, V, val_us, period, off, M, mem_us, cL, cr))
+                        if tfl:  # counted when written; the tier's newest copy the save before it
+                            nmq -= 1
+                            if pfm != 0.0:
+                                nmf -= 1 if tsbf else 0
+                                mok = _tier_saves(words[Stream.tier_save_fail], g, step, tsb - 1, M, period, off,
+                                                  pfm)[1]
+                            else:
+                                mok = tsb - M if tsb - M > step else 0
                     tot[Tot.tier_saves] += nmq - nmf
                     tot[Tot.tier_saves_failed] += nmf
-                    tot[Tot.checkpoint_us] += nmq * mem_us
                 if nq or mok:
                     pn = off + ((b - off) // period) * period if nq else 0  # the newest persistent one
                     newest = pn
@@ -783,6 +824,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last = newest
                         if nmq > nmf:  # the tier's clean copy overwritten by a save holding the SDC
                             tclean = 0
+                if tsb:  # (tq) the newest save's write, in flight or written
+                    twstep, twfail = tsb, tsbf
+                    if tfl:
+                        twend = tsbe
                 xq = xsum if has_st else mm * (sw - su)  # their slowdown by a save's write (checkpoint bucket)
                 tot[Tot.checkpoint_us] += xq
                 tot[Tot.checkpoint_write_us] += xq
@@ -1702,6 +1747,16 @@ def _tier_saves(w, g0, step, b, M, period, off, p):
                 ok = k
         k -= M
     return nf, ok
+
+
+@njit()
+def _tier_newest(step, b, M, C):
+    """The newest of a memory tier's saves at job steps step + 1 .. b (the multiples of ``M`` off the persistent
+    lattice, period ``C`` > M, offset 0: no hyper window beside its writes): 0 if none."""
+    k = (b // M) * M
+    if k % C == 0:
+        k -= M
+    return k if k > step else 0
 
 
 @njit()

@@ -75,7 +75,8 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
     ``budget`` (us), the first ``slow`` with the slow table; each step of compute d also lasts
     ``d * slow_ppm // 10**6`` more (a save's write it overlaps). Returns (state after the last draw, m, the time
     used, the summed durations of steps a+1 .. m, how it ended, the duration and bucket of the step drawn last,
-    the summed slowdowns of steps a+1 .. m) and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT
+    the summed slowdowns of steps a+1 .. m, the time used by the end of the newest memory tier's save among steps
+    a+1 .. m: -1 if none) and adds the counted steps to ``hist``. It ends FITTED at m = b; CUT
     when step m+1 does not fit (drawn, not counted); DUE when step m+1's compute ends at or after ``due`` (us from
     the start: a detector's finding comes with it, loop.py) or when its end, its validation included, reaches
     ``write_left`` (a save's write ends in it): drawn, not counted. A memory tier's save (every ``mem_every``
@@ -86,6 +87,7 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
     used = 0
     total = 0
     xsum = 0
+    tsave = -1
     m = a
     how = FITTED
     d, k = 0, 0
@@ -105,11 +107,13 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
             break
         q = m + 1
         cost = d + x + extra_us
+        saves = False  # the step ends with a memory tier's save
         if q == next_c:
             cost += ckpt_us
             next_c += period
         elif q == next_m:
             cost += mem_us
+            saves = True
         if q == next_m:
             next_m += mem_every
         if q == next_v:
@@ -126,7 +130,9 @@ def run(sh, sl, ih, il, dx, a, b, budget, period, offset, ckpt_us, val_every, va
         xsum += x
         hist[k] += 1
         m = q
-    return sh, sl, m, used, total, how, d, k, xsum
+        if saves:
+            tsave = used
+    return sh, sl, m, used, total, how, d, k, xsum, tsave
 
 
 @njit()
@@ -134,7 +140,7 @@ def fit(w, g0, a, b, budget, ckpt_every, ckpt_us, val_every, val_us, slow,
         ha, hb, hc, hf, sa, sb, sc, sf, base, bounds, hist):
     """``run`` from executed step g0+1 on (stream ``w``): (m, the summed durations of steps a+1 .. m)."""
     sh, sl = seek(w, g0)
-    sh, sl, m, used, total, how, d, k, x = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, 0,
+    sh, sl, m, used, total, how, d, k, x, _ = run(sh, sl, w[2], w[3], w[4] == np.uint64(1), a, b, budget, ckpt_every, 0,
                                             ckpt_us, val_every, val_us, slow, 0, NEVER, ha, hb, hc, hf, sa, sb, sc,
                                             sf, base, bounds, hist)
     return m, total
