@@ -15,11 +15,17 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 IMPORT = re.compile(r"from (simd(?:\.\w+)*) import (?:\(([^)]*)\)|([\w, ]+))")
 
 
+def _imports_of(text: str):
+    """(module, the names imported from it) for each ``from simd... import ...`` in ``text``."""
+    for m in IMPORT.finditer(text):
+        # (``name as alias``: the name is what must exist)
+        yield m.group(1), [n.split(" as ")[0].strip() for n in (m.group(2) or m.group(3)).split(",") if n.strip()]
+
+
 def _imports():
     for path in sorted(BENCH.glob("*.py")):
-        for m in IMPORT.finditer(path.read_text()):
-            names = [n.strip() for n in (m.group(2) or m.group(3)).split(",") if n.strip()]
-            yield pytest.param(m.group(1), names, id=f"{path.name}:{m.group(1)}")
+        for module, names in _imports_of(path.read_text()):
+            yield pytest.param(module, names, id=f"{path.name}:{module}")
 
 
 @pytest.mark.parametrize(("module", "names"), list(_imports()))
@@ -31,3 +37,7 @@ def test_what_the_benchmarks_import_exists(module, names):
 def test_the_check_reads_imports_in_strings_too():
     found = [m.groups() for m in IMPORT.finditer('run(["-c", "from simd import precompile; print(1)"])')]
     assert found == [("simd", None, "precompile")]
+
+
+def test_an_alias_names_the_module_it_renames():
+    assert dict(_imports_of("from simd.traces import fit as module")) == {"simd.traces": ["fit"]}
