@@ -30,23 +30,15 @@ from support import examples  # noqa: E402  (importable once tests/ is on sys.pa
 examples.register()
 
 
-# The loop with a trace buffer (advance(..., trace=True)): a signature of its own, which the engine's tests ask for
-# and no kernel unit compiles (the daemon and the offline tools do not trace)
-TRACED = ("from simd.engine import JobSpec, advance, new_state; "
-          "advance(new_state(JobSpec(n_gpus=64, step_seconds=10.0, target_steps=400, hard_per_gpu_hour=0.05, "
-          "sdc_per_gpu_hour=0.05, ckpt_interval_steps=20, ckpt_seconds=5.0, validation_interval_steps=10, "
-          "validation_seconds=1.0, restart_seconds=5.0, seed=1)), 10**10, trace=True)")
-
-
 def pytest_configure(config):
     """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (module
-    docstring), the kernel units and the traced loop side by side; a failure here is left to the tests that use
-    them to report. Meanwhile the controller rewrites the test modules' assertions once for every worker
+    docstring; traced calls of the loop share the untraced calls' signature, loopcall.call); a failure here is left
+    to the tests that use them to report. Meanwhile the controller rewrites the test modules' assertions once for every worker
     (rewrite_ahead)."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
         return
     procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for argv in ([sys.executable, "-m", "simd", "compile"], [sys.executable, "-c", TRACED])]
+             for argv in ([sys.executable, "-m", "simd", "compile"],)]
     rewrite_ahead(config)
     for p in procs:
         _, err = p.communicate()

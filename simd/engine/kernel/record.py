@@ -8,7 +8,8 @@ from simd.engine.jit import njit
 @njit()
 def record(trace, t, kind, arg):
     """Append event ``(t, kind, arg)`` to ``trace`` = (rows, counter), or nothing when ``trace`` is None (a branch
-    numba prunes at compile time). The counter counts every event, also those the rows could not hold."""
+    numba prunes at compile time: crn.py's calls) or has no rows (loopcall's untraced calls). The counter counts
+    every event, also those the rows could not hold."""
     if trace is not None:
         rows, n = trace
         i = n[0]
