@@ -33,8 +33,8 @@ examples.register()
 def pytest_configure(config):
     """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (module
     docstring; traced calls of the loop share the untraced calls' signature, loopcall.call); a failure here is left
-    to the tests that use them to report. Meanwhile the controller rewrites the test modules' assertions once for every worker
-    (rewrite_ahead)."""
+    to the tests that use them to report. Meanwhile the controller rewrites the test modules' assertions once for
+    every worker (rewrite_ahead)."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
         return
     procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
