@@ -956,48 +956,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             used += w_rsrv * ncl
                     if not cap or blm < 0:
                         continue
-                    if blm != i and srv[blm] <= g:  # the scapegoat's own lifetime ended in this step too
-                        tot[Tot.server_failures] += 1
-                    srv[blm] = NEVER  # (in repair, as a pool's server)
-                    servers.update(tree, srv, blm, tree_p)
-                    if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
-                            ncl - n_ret > n_job + withheld:
-                        role[blm] = servers.RETIRED
-                        servers.set_job(jcnt, blm, 0, tree_p)
-                        n_ret += 1
-                        tot[Tot.retirements] += 1
-                        tot[Tot.retired_at_s] += t1 // 1000000
-                    else:
-                        d_log = -1.0
-                        if len(rr) and blm == i:
-                            d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers],
-                                                               ints[PI.replay_period], ints[PI.replay_copies], i,
-                                                               f_step)
-                        rph, rpl = _repair(tot, plan, wrp, rph, rpl, blm, t1, d_log, role, rep, fixed, jcnt, rtree,
-                                           tree_p)
-                        ri += 4
-                    j = atree[1]
-                    rdy = tau
-                    if akey[j] < ncl:
-                        tot[Tot.replacements_standby] += 1
-                        n_sb -= 1
-                    elif akey[j] < NEVER and n_sp > withheld:  # a spare the job may take
-                        tot[Tot.replacements_spare] += 1
-                        n_sp -= 1
-                        rdy = tau + preempt
+                    n_ret, rph, rpl, k2 = _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p, retire_k,
+                                                      blamed, retire_us, ncl, n_ret, n_job, withheld, role, jcnt, rr,
+                                                      rp, wrp, rph, rpl, rep, fixed, rtree)
+                    ri += k2
+                    j, rdy, mv, n_sb, n_sp = _replacement(tot, atree, akey, rtree, rep, role, jcnt, ncl, n_sb, n_sp,
+                                                          withheld, tau, preempt, tree_p)
+                    if mv:
                         gmv[x] = 1
-                    else:
-                        j = rtree[1]
-                        tot[Tot.replacements_waited] += 1
-                        rdy = max(tau, rep[j])
-                        gmv[x] = 1
-                        rep[j] = NEVER
-                        servers.update(rtree, rep, j, tree_p)
-                    if akey[j] < NEVER:  # out of the pools
-                        akey[j] = NEVER
-                        servers.update(atree, akey, j, tree_p)
-                    role[j] = servers.JOB
-                    servers.set_job(jcnt, j, 1, tree_p)
                     grp[blm] = 0
                     grp[j] = x + 1  # in the group of the server it replaces (perhaps itself), out with it
                     gscr[x] = max(gscr[x], rdy)
@@ -1238,48 +1204,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             continue
                         # the blamed server to repair from the end of its step (or retired); its replacement: a
                         # standby, a spare, or the first server back from repair (the job waits for it)
-                        if blm != i and srv[blm] <= g:  # the scapegoat's own lifetime ended in this step too
-                            tot[Tot.server_failures] += 1
-                        srv[blm] = NEVER
-                        servers.update(tree, srv, blm, tree_p)
-                        # retired unless the cluster would hold fewer servers than the job and the withheld spares
-                        if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and \
-                                ncl - n_ret > n_job + withheld:
-                            role[blm] = servers.RETIRED
-                            servers.set_job(jcnt, blm, 0, tree_p)
-                            n_ret += 1
-                            tot[Tot.retirements] += 1
-                            tot[Tot.retired_at_s] += t1 // 1000000
-                        else:
-                            d_log = -1.0  # the log's own repair time, the draws kept (servers.py)
-                            if len(rr) and blm == i:
-                                d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers],
-                                                                   ints[PI.replay_period], ints[PI.replay_copies], i,
-                                                                   f_step)
-                            rph, rpl = _repair(tot, plan, wrp, rph, rpl, blm, t1, d_log, role, rep, fixed, jcnt, rtree,
-                                               tree_p)
-                            ri += 4
-                        j = atree[1]
-                        if akey[j] < ncl:
-                            tot[Tot.replacements_standby] += 1
-                            n_sb -= 1
-                        elif akey[j] < NEVER and n_sp > withheld:  # a spare the job may take
-                            tot[Tot.replacements_spare] += 1
-                            n_sp -= 1
-                            ready = max(ready, tau + preempt)
-                            moved = True
-                        else:
-                            j = rtree[1]
-                            tot[Tot.replacements_waited] += 1
-                            ready = max(ready, rep[j])
-                            moved = True
-                            rep[j] = NEVER
-                            servers.update(rtree, rep, j, tree_p)
-                        if akey[j] < NEVER:  # out of the pools
-                            akey[j] = NEVER
-                            servers.update(atree, akey, j, tree_p)
-                        role[j] = servers.JOB
-                        servers.set_job(jcnt, j, 1, tree_p)
+                        n_ret, rph, rpl, k2 = _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p,
+                                                          retire_k, blamed, retire_us, ncl, n_ret, n_job, withheld,
+                                                          role, jcnt, rr, rp, wrp, rph, rpl, rep, fixed, rtree)
+                        ri += k2
+                        j, rdy, mv, n_sb, n_sp = _replacement(tot, atree, akey, rtree, rep, role, jcnt, ncl, n_sb,
+                                                              n_sp, withheld, tau, preempt, tree_p)
+                        ready, moved = max(ready, rdy), moved or mv
                         if len(grp):  # (elastic groups) in the group of the server it replaces (perhaps itself)
                             x = grp[blm]
                             grp[blm] = 0
@@ -1689,6 +1620,61 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p, retire_k, blamed, retire_us, ncl, n_ret, n_job,
+                withheld, role, jcnt, rr, rp, w, sh, sl, rep, fixed, rtree):
+    """The server blamed for failing server ``i``'s fault (``blm``: i itself, or a scapegoat) out of the job at the
+    end of step ``g`` (t1): retired when the lemon policy blames it again and the cluster would still hold the job
+    and the withheld spares, else to repair (_repair; a replayed log's own repair time for i's fault, ``f_step``).
+    Returns (the servers retired, the repair stream's state, its draws made)."""
+    ints = plan[0]
+    if blm != i and srv[blm] <= g:  # the scapegoat's own lifetime ended in this step too
+        tot[Tot.server_failures] += 1
+    srv[blm] = NEVER  # (in repair, as a pool's server)
+    servers.update(tree, srv, blm, tree_p)
+    if retire_k and servers.blame(blamed, blm, retire_k, t1, retire_us) and ncl - n_ret > n_job + withheld:
+        role[blm] = servers.RETIRED
+        servers.set_job(jcnt, blm, 0, tree_p)
+        tot[Tot.retirements] += 1
+        tot[Tot.retired_at_s] += t1 // 1000000
+        return n_ret + 1, sh, sl, 0
+    d_log = -1.0  # the log's own repair time, the draws kept (servers.py)
+    if len(rr) and blm == i:
+        d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers], ints[PI.replay_period],
+                                           ints[PI.replay_copies], i, f_step)
+    sh, sl = _repair(tot, plan, w, sh, sl, blm, t1, d_log, role, rep, fixed, jcnt, rtree, tree_p)
+    return n_ret, sh, sl, 4
+
+
+@njit()
+def _replacement(tot, atree, akey, rtree, rep, role, jcnt, ncl, n_sb, n_sp, withheld, tau, preempt, tree_p):
+    """A blamed server's replacement, noticed at ``tau``: a warm standby (ready at once), else a spare the job may
+    take (after its preemption), else the first server back from repair (when it is back); out of the pools, into
+    the job. Returns (the server, when it is ready, whether it came from beyond the standbys (host selection), the
+    standbys and spares left)."""
+    j = atree[1]
+    rdy, moved = tau, False
+    if akey[j] < ncl:
+        tot[Tot.replacements_standby] += 1
+        n_sb -= 1
+    elif akey[j] < NEVER and n_sp > withheld:  # a spare the job may take
+        tot[Tot.replacements_spare] += 1
+        n_sp -= 1
+        rdy, moved = tau + preempt, True
+    else:
+        j = rtree[1]
+        tot[Tot.replacements_waited] += 1
+        rdy, moved = max(tau, rep[j]), True
+        rep[j] = NEVER
+        servers.update(rtree, rep, j, tree_p)
+    if akey[j] < NEVER:  # out of the pools
+        akey[j] = NEVER
+        servers.update(atree, akey, j, tree_p)
+    role[j] = servers.JOB
+    servers.set_job(jcnt, j, 1, tree_p)
+    return j, rdy, moved, n_sb, n_sp
 
 
 @njit()
