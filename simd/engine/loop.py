@@ -941,18 +941,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     srv[i] = servers.OUT  # out with its group (kept, or to repair below)
                     servers.update(tree, srv, i, tree_p)
                     blm = -1 if cause_stays[stop] else i
-                    if diagnose and blm >= 0:  # three draws of "diagnosis": identified? pinned on another server of
-                        # its group? which one
-                        dgh, dgl, u = draws.uniform(wdg, dgh, dgl)
-                        dgh, dgl, u2 = draws.uniform(wdg, dgh, dgl)
-                        dgh, dgl, u3 = draws.uniform(wdg, dgh, dgl)
+                    if diagnose and blm >= 0:  # the diagnosis: a scapegoat among the other servers of its group
+                        dgh, dgl, other = _diagnosis(tot, wdg, dgh, dgl, diag_p, mis_p, gs)
                         di += 3
-                        if u > diag_p:
+                        if other == -1:
                             blm = -1
-                            tot[Tot.diagnosis_missed] += 1
-                        elif u2 <= mis_p and gs > 1:
-                            blm = servers.group_member(role, grp, gs, x, nsrv, min(int(u3 * (gs - 1)), gs - 2), i)
-                            tot[Tot.diagnosis_wrong] += 1
+                        elif other >= 0:
+                            blm = servers.group_member(role, grp, gs, x, nsrv, other, i)
                             used += w_rsrv * ncl
                     if not cap or blm < 0:
                         continue
@@ -1182,19 +1177,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         # when the cause takes no server down or an in-process restart cleared the fault (it stays in
                         # the job, a new lifetime)
                         blm = -1 if cause_stays[stop] or ipo == restarts.SUCCEEDED else i
-                        if diagnose and blm >= 0:  # three draws of "diagnosis" per failing server: identified?
-                            # pinned on another? which other (servers.py)
-                            dgh, dgl, u = draws.uniform(wdg, dgh, dgl)
-                            dgh, dgl, u2 = draws.uniform(wdg, dgh, dgl)
-                            dgh, dgl, u3 = draws.uniform(wdg, dgh, dgl)
+                        if diagnose and blm >= 0:  # the diagnosis: a scapegoat among the job's other servers
+                            dgh, dgl, other = _diagnosis(tot, wdg, dgh, dgl, diag_p, mis_p, n_job)
                             di += 3
-                            if u > diag_p:
+                            if other == -1:
                                 blm = -1
-                                tot[Tot.diagnosis_missed] += 1
-                            elif u2 <= mis_p and n_job > 1:
-                                blm = servers.nth_job_counted(role, jcnt, n_job,
-                                                              min(int(u3 * (n_job - 1)), n_job - 2), tree_p, i)
-                                tot[Tot.diagnosis_wrong] += 1
+                            elif other >= 0:
+                                blm = servers.nth_job_counted(role, jcnt, n_job, other, tree_p, i)
                         if not cap or blm != i:  # i stays in the job: a new lifetime
                             lfh, lfl, srv[i] = servers.new_end(
                                 i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
@@ -1620,6 +1609,24 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _diagnosis(tot, w, sh, sl, p_identified, p_wrong, among):
+    """A failing server's diagnosis, three draws of "diagnosis" from generator state (sh, sl): identified? pinned on
+    another of the ``among`` servers it could be mistaken for (its own included)? which other (servers.py). Counts a
+    miss and a wrong pin. Returns (sh, sl, -1: missed; -2: the failing server identified; else the other's rank
+    among the others, 0 .. among - 2)."""
+    sh, sl, u = draws.uniform(w, sh, sl)
+    sh, sl, u2 = draws.uniform(w, sh, sl)
+    sh, sl, u3 = draws.uniform(w, sh, sl)
+    if u > p_identified:
+        tot[Tot.diagnosis_missed] += 1
+        return sh, sl, -1
+    if u2 <= p_wrong and among > 1:
+        tot[Tot.diagnosis_wrong] += 1
+        return sh, sl, min(int(u3 * (among - 1)), among - 2)
+    return sh, sl, -2
 
 
 @njit()
