@@ -48,6 +48,10 @@ _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpt
           "srv_group": ()}
 
 
+# the pos columns that hold a State field with another (a pair, a ring's head and count): not a field each
+PAIRED = frozenset(c for cols in _PAIRS.values() for c in cols)
+
+
 def _pos_columns() -> list[str]:
     out: list[str] = []
     for f in fields(State):
@@ -208,26 +212,11 @@ def pack(states, lay: TotalsLayout | None = None) -> tuple[TotalsLayout, np.ndar
     ax = Aux.of(states[0].plan)
     aux = ax.rows(len(states))
     for i, s in enumerate(states):
-        aux[i, :len(s.corrupt_ckpts)] = s.corrupt_ckpts
-        if s.srv_next:
-            aux[i, ax.srv[0]:ax.srv[0] + len(s.srv_next)] = s.srv_next
-        if s.srv_mult:
-            aux[i, ax.mult[0]:ax.mult[0] + len(s.srv_mult)] = s.srv_mult
-        if s.srv_role:
-            aux[i, ax.role[0]:ax.role[0] + len(s.srv_role)] = s.srv_role
-            aux[i, ax.rep[0]:ax.rep[0] + len(s.srv_repair)] = s.srv_repair
-            aux[i, ax.fixed[0]:ax.fixed[0] + len(s.srv_fixed)] = s.srv_fixed
-            aux[i, ax.blamed[0]:ax.blamed[0] + len(s.srv_blamed)] = s.srv_blamed
-        if s.regime:
-            aux[i, ax.regime[0]:ax.regime[0] + len(s.regime)] = s.regime
-        if s.rejoin:
-            aux[i, ax.rejoin[0]:ax.rejoin[0] + len(s.rejoin)] = s.rejoin
-        if s.tier_ckpts:
-            aux[i, ax.tier[0]:ax.tier[0] + len(s.tier_ckpts)] = s.tier_ckpts
-        if s.group_ready:
-            aux[i, ax.ready[0]:ax.ready[0] + len(s.group_ready)] = s.group_ready
-        if s.srv_group:
-            aux[i, ax.group[0]:ax.group[0] + len(s.srv_group)] = s.srv_group
+        # each field from its region's start (the rings from their head, which pos_row sets to 0)
+        for region, name in zip(Aux.NAMES, AUX_FIELDS, strict=True):
+            if value := getattr(s, name):
+                o = getattr(ax, region)[0]
+                aux[i, o:o + len(value)] = value
     return lay, pos, tot, aux
 
 

@@ -41,6 +41,7 @@ from simd.engine.layout import (
     AUX_FIELDS,
     BESIDE,
     FLAGS,
+    PAIRED,
     STREAMS,
     TOTALS,
     Aux,
@@ -153,7 +154,7 @@ class _Batch:
         """state_columns of the States this batch holds, from its arrays."""
         p = self.pos
         out = {name: p[:, col].tolist() for name, col in Pos.__members__.items()
-               if name not in ("hard_i", "hard_p", "sdc_i", "sdc_p", "ring_head", "ring_n", "tier_head", "tier_n")}
+               if name not in PAIRED}
         for name in FLAGS:
             out[name] = p[:, Pos[name]].astype(bool).tolist()
         out["hard"] = p[:, [Pos.hard_i, Pos.hard_p]].tolist()
