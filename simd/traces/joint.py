@@ -45,6 +45,7 @@ import numpy as np
 from scipy import optimize
 
 from simd.engine import njit
+from simd.traces import mixture
 
 STEPS = 1 << 16  # the grid's steps over the span (a year: 8 minutes each)
 PATHS = 16  # paths an EM iteration draws
@@ -410,15 +411,7 @@ def _louis(j: Joint, x: np.ndarray, d: np.ndarray, p: Paths, omega: np.ndarray) 
         w /= w.sum()
         return w @ np.concatenate([np.array(scores), gd], axis=1)
 
-    phi = np.concatenate([x, d])
-    hessian = np.zeros((nx + 2, nx + 2))
-    step = 1e-4
-    for q in range(nx + 2):
-        up, down = phi.copy(), phi.copy()
-        up[q] += step
-        down[q] -= step
-        hessian[:, q] = (gradient(up) - gradient(down)) / (2 * step)
-    return -(hessian + hessian.T) / 2
+    return -mixture.hessian(gradient, np.concatenate([x, d]))
 
 
 def _hessian(f, x: np.ndarray, step: float = 1e-3) -> np.ndarray:

@@ -168,17 +168,20 @@ def _nll_grad(p: np.ndarray, y: np.ndarray, k: int, c: np.ndarray | None = None)
     return -ll, -g
 
 
+def hessian(grad, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
+    """The Hessian at ``x`` by central differences of step ``h`` of the analytic gradient ``grad``, symmetrized: 2 p
+    evaluations for p parameters."""
+    e = np.eye(len(x)) * h
+    hess = np.array([(grad(x + e[i]) - grad(x - e[i])) / (2 * h) for i in range(len(x))])
+    return (hess + hess.T) / 2
+
+
 def _covariance(grad, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
-    """The inverse of the Hessian at ``x`` by central differences of step ``h`` of the analytic gradient ``grad``
-    (symmetrized; nan where it is singular): 2 p evaluations for p parameters."""
-    p = len(x)
-    e = np.eye(p) * h
-    hess = np.array([(grad(x + e[i]) - grad(x - e[i])) / (2 * h) for i in range(p)])
-    hess = (hess + hess.T) / 2
+    """The inverse of :func:`hessian` (nan where it is singular)."""
     try:
-        return np.linalg.inv(hess)
+        return np.linalg.inv(hessian(grad, x, h))
     except np.linalg.LinAlgError:
-        return np.full((p, p), np.nan)
+        return np.full((len(x), len(x)), np.nan)
 
 
 def _exp_interval(log_value: float, se: float) -> Interval:
