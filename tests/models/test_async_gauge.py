@@ -24,7 +24,7 @@ def _scenario(hard: float, interval: int, write: float, slowdown: float):
 
 
 @pytest.mark.parametrize("hard, interval, write, slowdown, within", [
-    # every save waits (W / s = 40 steps): a failure goes back two saves, 3T/2-like; T/2 + W put the gauge 0.2 low
+    # every save waits (W / s = 40 steps): a failure goes back two saves, 3T/2-like; T/2 + W puts the gauge 0.2 low
     (5e-5, 30, 2400.0, 2.0, 0.1),
     # a 150 s write at 1.2x spans 4.17 steps of compute but slows 5 and is durable after them: 1.7 points high
     # with the write counted in seconds

@@ -55,7 +55,7 @@ def test_an_interval_below_w_over_s_makes_every_save_wait():
 def test_a_failure_while_saves_wait_loses_two_intervals_not_the_write():
     """Every save waiting (T < W / s): the save at an interval's start is written only at the next one, so a
     failure u into it goes back two saves and redoes T (unslowed: the rollback aborts the write) + b + s u:
-    3T/2 + b + R without a slowdown, whatever the write's length; T/2 + W + R counted the write instead."""
+    3T/2 + b + R without a slowdown, whatever the write's length; T/2 + W + R counts the write instead."""
     for w in (600.0, 6000.0):
         assert ck.async_loss_seconds(300.0, 5.0, w, 1.0, 20.0) == pytest.approx(450 + 5 + 20)
     assert ck.async_loss_seconds(300.0, 5.0, 600.0, 1.5, 20.0) == pytest.approx(300 + 5 + 1.5 * 150 + 20)

@@ -137,7 +137,7 @@ def test_the_gauge_counts_the_corrupt_copies_loaded_before_a_good_one(persistent
     """A peer tier every 10 steps of 30 s keeping 3 copies, found corrupt on 30% of loads, under a persistent
     checkpoint every ``persistent_every`` steps: the gauge is the simulated mean (100 seeds) within ``within``; the
     model without the loads of the corrupt copies and with all 3 copies taken to be newer than the persistent
-    checkpoint was 0.35 point above it at 400 steps and 0.25 at 40 (docs/checkpoints.md, section 6)."""
+    checkpoint is 0.35 point above it at 400 steps and 0.25 at 40 (docs/checkpoints.md, section 6)."""
     import numpy as np
     from support.scenarios import job, scenario_file
 

@@ -46,7 +46,7 @@ def test_the_copies_a_tier_keeps_reach_the_engine_and_check_configs_line():
 
 def test_check_configs_line_tells_a_peer_tiers_replication_from_its_retention():
     """A peer tier holds each save on ``copies`` servers and keeps its ``retention_checkpoints`` newest saves: two
-    numbers the line once called copies both; the persistent checkpoint's retention is said the same way."""
+    numbers the line must not call copies both; the persistent checkpoint's retention is said the same way."""
     s = scenario({**CKPT, "retention_checkpoints": 4,
                   "tiers": {"peer": {**PEER, "copies": 2, "jump_servers": 2, "retention_checkpoints": 3}}},
                  n_gpus=64, servers=SERVERS, validation=None, step_seconds=60, target_steps=300,
