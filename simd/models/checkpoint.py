@@ -298,7 +298,8 @@ def two_level_overhead(costs_seconds, rates_per_second, latencies_seconds, recov
 def gemini_wasted_seconds(checkpoint_seconds: float, interval_seconds: float, load_seconds: float) -> float:
     """Gemini (Wang et al., SOSP'23, section 2.2): the time one failure wastes, ``t_ckpt + 1/(2f) + t_load``,
     with ``1/f`` the checkpoint interval, at least ``t_ckpt`` (one checkpoint at a time). Gemini's t_ckpt is the
-    save's latency: the write ``W`` of the asynchronous model, whose loss ``T/2 + W + R`` this is."""
+    save's latency: the write ``W`` of the asynchronous model, whose loss (:func:`async_loss_seconds`) without a
+    slowdown is this with the save's blocking redone, ``T/2 + W (1 + b/T) + R``."""
     if checkpoint_seconds < 0 or load_seconds < 0 or interval_seconds <= 0:
         raise ValueError("checkpoint and load seconds must be >= 0 and the interval > 0")
     if interval_seconds < checkpoint_seconds:
