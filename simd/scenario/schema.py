@@ -1582,7 +1582,23 @@ class ScenarioBody(_Strict):
         return [text for code, text in self._risks() if code in self.acknowledge]
 
     def _risks(self) -> list[tuple[str, str]]:
-        """(code, text) of each risk of the configuration."""
+        """(code, text) of each risk of the configuration: SDCs reaching checkpoints (one, the first that
+        applies), and a peer tier that nothing loses."""
+        return self._sdc_risks() + self._peer_risks()
+
+    def _peer_risks(self) -> list[tuple[str, str]]:
+        """A peer tier without servers: the engine has no server identities then, so an interruption is one
+        failure and takes one member of a group, never all of its copies (docs/model.md, "Memory tiers", "Loss");
+        losing it takes servers failing together (servers.bursts, or a replayed log's simultaneous faults)."""
+        tiers = self.checkpoint.tiers
+        if tiers is None or tiers.peer is None or self.servers is not None:
+            return []
+        return [("peer-no-servers", f"scenario {self.name}: checkpoint.tiers.peer without a servers block is never "
+                 f"lost: an interruption is then one failure, which takes one of a shard's {tiers.peer.copies} "
+                 "copies; losing every copy takes servers failing together (servers.bursts, a replayed log)")]
+
+    def _sdc_risks(self) -> list[tuple[str, str]]:
+        """(code, text) of the first way SDCs can reach a checkpoint in this configuration, if any."""
         v, c = self.validation.interval_steps, self.checkpoint.interval_steps
         every_rank_shadowed = self.shadow is not None and round(self.shadow.fraction * self.gpus) == self.gpus
         if self.sdc_possible and (v == 0 or c % v != 0) and not every_rank_shadowed:

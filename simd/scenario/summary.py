@@ -99,7 +99,7 @@ def summary(s: Scenario) -> str:
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
             + (f", {s.checkpoint.corrupt_on_load:g} of loads found corrupt" if s.checkpoint.corrupt_on_load else "")
             # (with committed SDCs the retention is said with them)
-            + (f", keeps {s.checkpoint.retention_checkpoints}"
+            + (f", {_kept(s.checkpoint.retention_checkpoints)}"
                if (s.checkpoint.retention_checkpoints or 1) > 1 and not s.committed_sdc else "")
             + "), " + _tier(s.checkpoint.tiers) + _jit(s.checkpoint.just_in_time)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
@@ -144,13 +144,21 @@ def _tier(tiers) -> str:
     if tiers is None:
         return ""
     kind, t = tiers.tier
-    where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
+    # where a save is (its replication: servers per shard) said apart from how many saves are kept (retention)
+    where = (f"each shard held by {t.copies} servers, jump {t.jump_servers}" if kind == "peer"
+             else "each shard held by its own server")
     failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
     written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
     corrupt = f", {t.corrupt_on_load:g} of loads found corrupt" if t.corrupt_on_load else ""
-    kept = f", keeps {t.retention_checkpoints}" if t.retention_checkpoints > 1 else ""
+    kept = f", {_kept(t.retention_checkpoints)}" if t.retention_checkpoints > 1 else ""
     return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
             f"{where}{failing}{corrupt}{kept}), ")
+
+
+def _kept(n: int) -> str:
+    """A retention in check-config's words: how many of the newest saves are kept (not how many servers hold one
+    save: a peer tier's replication, said as "each shard held by m servers")."""
+    return f"the {n} newest saves kept"
 
 
 def _jit(jit) -> str:
