@@ -115,3 +115,20 @@ def test_the_engines_loop_refuses_two_tiers_and_the_oracle_runs_them():
         compile_spec(committed, oracle=True)
     with pytest.raises(ValueError, match="a local tier under a peer tier, its interval a divisor"):
         compile_spec(replace(s, lower_tier=replace(LOCAL, interval_steps=3)), oracle=True)
+
+
+@pytest.mark.parametrize("down", [False, True], ids=["memory_kept", "memory_lost"])
+def test_the_survivors_save_just_in_time_unless_a_surviving_copy_is_the_step_before(down):
+    """Just-in-time saves beside a local tier every step: when the failure keeps every server's memory, the local
+    copy of the step before it survives and no save is needed; when it takes the server down (the local copies
+    with it) the survivors save unless a peer or persistent checkpoint is that step. Either way each recovery
+    recomputes the failed step alone."""
+    cause = Cause("gpu", 1.0, 0.0, 300.0, server_down=down, jit=True)
+    s = replace(_two(causes=(cause,), sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4), jit_seconds=30.0)
+    r = oracle_run(s)
+    assert r["interruptions"] > 10 and r["recompute_steps"] == r["interruptions"]
+    if down:
+        assert 0.6 * r["interruptions"] < r["jit_saves"] < r["interruptions"]
+        assert r["tiers"]["local"]["recoveries"] == 0
+    else:
+        assert r["jit_saves"] == 0 and r["tiers"]["local"]["recoveries"] > 0.6 * r["interruptions"]
