@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
-from simd.engine import US_PER_SECOND, cluster_size, refused, to_us
+from simd.engine import US_PER_SECOND, cluster_size, refused_tiers, to_us
 from simd.models import recovery
 from simd.quoting import quoted
 from simd.scenario import errors, translate
@@ -462,21 +462,36 @@ class PeerTier(LocalTier):
 
 
 class Tiers(_Strict):
-    """Checkpoint tiers in memory under the persistent checkpoint; one of the two."""
+    """Checkpoint tiers in memory under the persistent checkpoint: one of the two, or both (TierCheck's local
+    memory, peer memory and remote storage; docs/model.md, "Two memory tiers"): the local tier then saves every
+    `local.interval_steps`, a divisor of `peer.interval_steps`, and the peer tier's save stands for it at the peer
+    tier's steps, as the persistent save stands for both at its own. Both at once are refused (the per-step oracle
+    models them, the engine's loop does not run them)."""
 
     peer: PeerTier | None = None
     local: LocalTier | None = None
 
     @model_validator(mode="after")
     def _one(self) -> Tiers:
-        if (self.peer is None) == (self.local is None):
-            raise ValueError("checkpoint.tiers: give one memory tier, peer or local")
+        if self.peer is None and self.local is None:
+            raise ValueError("checkpoint.tiers: give a memory tier, peer or local (or both)")
+        if self.peer is not None and self.local is not None and (
+                self.local.interval_steps >= self.peer.interval_steps or
+                self.peer.interval_steps % self.local.interval_steps):
+            raise ValueError(f"checkpoint.tiers.local.interval_steps must divide checkpoint.tiers.peer.interval_steps "
+                             f"and be smaller, got {self.local.interval_steps} and {self.peer.interval_steps}")
         return self
 
     @property
     def tier(self) -> tuple[str, LocalTier]:
-        """The memory tier given: its kind and its block."""
+        """The memory tier under the persistent checkpoint: its kind and its block (the peer tier when both are
+        given)."""
         return ("peer", self.peer) if self.peer is not None else ("local", self.local)
+
+    @property
+    def given(self) -> tuple[tuple[str, LocalTier], ...]:
+        """The memory tiers given, the one under the persistent checkpoint first: (kind, block) each."""
+        return tuple((kind, t) for kind, t in (("peer", self.peer), ("local", self.local)) if t is not None)
 
 
 class JustInTime(_Strict):
@@ -536,8 +551,8 @@ class Checkpoint(_Strict):
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
     tiers: Tiers | None = None
-    """A checkpoint tier in memory under this one (the persistent checkpoint): a recovery loads the newest
-    checkpoint of either that survived the interruption. Absent: the persistent checkpoint only."""
+    """Checkpoint tiers in memory under this one (the persistent checkpoint): a recovery loads the newest
+    checkpoint of any tier that survived the interruption. Absent: the persistent checkpoint only."""
     just_in_time: JustInTime | None = None
     """Save just in time after the failures of some causes; absent: never."""
 
@@ -546,8 +561,7 @@ class Checkpoint(_Strict):
         if self.write_slowdown != 1.0 and self.write_seconds == 0.0:
             raise ValueError("checkpoint.write_slowdown needs checkpoint.write_seconds > 0 (a slowdown of the steps "
                              "a save's write overlaps)")
-        if self.tiers is not None:
-            kind, tier = self.tiers.tier
+        for kind, tier in self.tiers.given if self.tiers is not None else ():
             if tier.interval_steps >= self.interval_steps or self.interval_steps % tier.interval_steps:
                 raise ValueError(f"checkpoint.tiers.{kind}.interval_steps must divide checkpoint.interval_steps and "
                                  f"be smaller, got {tier.interval_steps} and {self.interval_steps}")
@@ -1371,13 +1385,11 @@ class ScenarioBody(_Strict):
                  if v is not None}
         if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
-        if self.checkpoint.tiers is not None:
-            tier = self.checkpoint.tiers.tier[1]
-            named.update(k for k, on in (("tier_corrupt_loads", tier.corrupt_on_load > 0),
-                                         ("tier_writes", tier.write_seconds > 0),
-                                         ("tier_save_failure", tier.save_failure is not None)) if on)
-        if self.checkpoint.tiers is not None:
-            named.add("memory_tier")
+        memory = self.checkpoint.tiers.given if self.checkpoint.tiers is not None else ()
+        if memory:
+            named.update(("memory_tier", *(f"{kind}_tier" for kind, _ in memory)))
+            if len(memory) > 1:
+                named.add("two_tiers")
         if self.checkpoint.just_in_time is not None:
             named.add("jit")
             known = set(self.failures.cause_shares() or {"hardware": 1.0}) if self.failures is not None else \
@@ -1412,7 +1424,10 @@ class ScenarioBody(_Strict):
         if self.recovery.migration is not None and (self.servers is None or not self.servers.warm_standbys):
             raise ValueError("recovery.migration needs servers.warm_standbys (a live migration moves the work to a "
                              "warm standby)")
-        if why := refused(named, self.checkpoint.tiers.tier[0] if self.checkpoint.tiers is not None else "peer"):
+        # (each tier's own mechanisms, named by its own keys)
+        if why := refused_tiers(named, [(kind, {k for k, on in (
+                ("tier_corrupt_loads", tier.corrupt_on_load > 0), ("tier_writes", tier.write_seconds > 0),
+                ("tier_save_failure", tier.save_failure is not None)) if on}) for kind, tier in memory]):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None
         if sdc is not None and self.checkpoint.retention_checkpoints is not None:
@@ -1479,12 +1494,12 @@ class ScenarioBody(_Strict):
             ckpt["write_seconds"] = self.checkpoint.write_seconds * effects.write_seconds_factor
         if effects.tier_write_seconds_factor != 1.0:
             tiers = self.checkpoint.tiers
-            if tiers is None or not tiers.tier[1].write_seconds:
+            if tiers is None or not any(tier.write_seconds for _, tier in tiers.given):
                 raise ValueError("the drill's tier_write_seconds_factor needs a memory tier that writes "
                                  "(checkpoint.tiers.peer.write_seconds or checkpoint.tiers.local.write_seconds)")
-            kind, tier = tiers.tier
+            factor = effects.tier_write_seconds_factor
             ckpt["tiers"] = tiers.model_copy(update={kind: tier.model_copy(update={
-                "write_seconds": tier.write_seconds * effects.tier_write_seconds_factor})})
+                "write_seconds": tier.write_seconds * factor}) for kind, tier in tiers.given})
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
         if effects.corrupt_on_load is not None:
@@ -1613,8 +1628,9 @@ class ScenarioBody(_Strict):
                      f"checkpoint.hyper.interval_steps {hyper.interval_steps}: SDCs can be baked into hyper "
                      "checkpoints (only a validation interval dividing both intervals prevents it)")]
         tiers = self.checkpoint.tiers
-        if self.sdc_possible and tiers is not None and v and tiers.tier[1].interval_steps % v != 0:
-            kind, tier = tiers.tier
+        # (the lowest tier's interval divides the others': validation that divides it divides them)
+        if self.sdc_possible and tiers is not None and v and tiers.given[-1][1].interval_steps % v != 0:
+            kind, tier = tiers.given[-1]
             what = ("committed with the tier's saves (sdc.semantics: committed: only sdc.detectors find them then)"
                     if self.committed_sdc else "baked into the tier's saves and rolled back there")
             return [("sdc-baked-tier", f"scenario {self.name}: validation every {v} steps does not divide "
@@ -1682,7 +1698,7 @@ class DrillEffects(_Strict):
     """Multiplies an asynchronous save's write time (slow storage) for the saves that start while the drill runs
     (needs `checkpoint.write_seconds`); a write in flight keeps its end."""
     tier_write_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
-    """Multiplies the memory tier's write time (`checkpoint.tiers.peer.write_seconds` or `local.write_seconds`: a
+    """Multiplies each memory tier's write time (`checkpoint.tiers.peer.write_seconds`, `local.write_seconds`: a
     slow or congested network to the peers, host memory under pressure) for the tier saves that start while the
     drill runs (needs a tier that writes); a write in flight keeps its end. A write longer than the tier's interval
     makes every tier save wait for the one before (the checkpoint bucket's `wait` part)."""

@@ -140,10 +140,12 @@ def _mtbf_note(s: Scenario) -> str:
 
 
 def _tier(tiers) -> str:
-    """check-config's words for a memory tier ("": none)."""
-    if tiers is None:
-        return ""
-    kind, t = tiers.tier
+    """check-config's words for the memory tiers ("": none), the one under the persistent checkpoint first."""
+    return "".join(_one_tier(kind, t) for kind, t in tiers.given) if tiers is not None else ""
+
+
+def _one_tier(kind: str, t) -> str:
+    """check-config's words for a memory tier."""
     # where a save is (its replication: servers per shard) said apart from how many saves are kept (retention)
     where = (f"each shard held by {t.copies} servers, jump {t.jump_servers}" if kind == "peer"
              else "each shard held by its own server")

@@ -76,8 +76,14 @@ def test_a_peer_tier_without_servers_is_a_warning_check_config_names():
 
 
 @pytest.mark.parametrize("checkpoint, keys, expected", [
-    ({**CKPT, "tiers": {"peer": PEER, "local": PEER}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
-    ({**CKPT, "tiers": {}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
+    ({**CKPT, "tiers": {"peer": PEER, "local": PEER}}, {},
+     "checkpoint.tiers.local.interval_steps must divide checkpoint.tiers.peer.interval_steps and be smaller, got 5 "
+     "and 5"),
+    ({**CKPT, "tiers": {"peer": {**PEER, "interval_steps": 10}, "local": {**PEER, "interval_steps": 3}}}, {},
+     "checkpoint.tiers.local.interval_steps must divide checkpoint.tiers.peer.interval_steps"),
+    ({**CKPT, "tiers": {"peer": {**PEER, "interval_steps": 10}, "local": {**PEER, "interval_steps": 3, "seconds": -1}}},
+     {}, "scenarios[0].checkpoint.tiers.local.seconds: must be >= 0"),
+    ({**CKPT, "tiers": {}}, {}, "checkpoint.tiers: give a memory tier, peer or local (or both)"),
     ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 6}}}, {},
      "checkpoint.tiers.local.interval_steps must divide checkpoint.interval_steps and be smaller, got 6 and 20"),
     ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 20}}}, {}, "must divide checkpoint.interval_steps"),
@@ -154,3 +160,17 @@ def test_the_meaning_of_a_tiers_corrupt_loads_names_its_older_copies():
     from simd.scenario.schema import LocalTier
     meaning = LocalTier.model_json_schema()["properties"]["corrupt_on_load"]["description"]
     assert "next older copy" in meaning and "retention_checkpoints" in meaning, meaning
+
+
+def test_two_tiers_that_nest_are_refused_in_one_line_naming_both_keys():
+    """A local tier under a peer tier (docs/model.md, "Two memory tiers") passes every check of its keys and is
+    refused by the one line the engine's loop gives (the per-step oracle alone runs them); a tier's own refusal
+    names that tier's keys."""
+    tiers = {"peer": {**PEER, "interval_steps": 10}, "local": PEER}
+    errs = errors({**CKPT, "tiers": tiers})
+    assert errs == ["scenarios[0]: checkpoint.tiers.peer and checkpoint.tiers.local cannot be combined (two memory "
+                    "tiers at once are run by the per-step oracle only, not by the engine's loop)"]
+    writing = {"peer": tiers["peer"], "local": {**PEER, "write_seconds": 30}}
+    errs = errors({**CKPT, "tiers": writing, "hyper": {"interval_steps": 5, "window_steps": 100}})
+    assert len(errs) == 1 and "checkpoint.tiers.local.write_seconds and checkpoint.hyper cannot be combined" in errs[0]
+    assert "checkpoint.tiers.peer.write_seconds" not in errs[0]
