@@ -158,6 +158,10 @@ class Fit:
     # and the schedules tried: a schedule is written when p < SCHEDULE_LEVEL / schedule_tests
     schedule_p: float | None = None
     schedule_tests: int = 0
+    # a repair that does not hold (the engine's servers.relapse), when its AIC is the lowest: the share of lifetimes
+    # after a repair that are short, and their mean days (exponential, divided by the frailty); None: not written
+    relapse_probability: Estimate | None = None
+    relapse_mean_days: Estimate | None = None
 
     @property
     def schedule_aic(self) -> str:
@@ -180,7 +184,9 @@ class Fit:
             burst_mean_size=self.burst_mean_size.value if self.burst_mean_size else 2.0,
             classes=dict(self.causes) or {"fault": 1.0},
             regimes=tuple((m.value, d.value) for m, d in self.regimes) if self.regimes else (),
-            rate_schedule=tuple((day, m.value) for day, m in self.rate_schedule))
+            rate_schedule=tuple((day, m.value) for day, m in self.rate_schedule),
+            relapse_probability=self.relapse_probability.value if self.relapse_probability else 0.0,
+            relapse_mean_days=self.relapse_mean_days.value if self.relapse_mean_days else 0.0)
 
     def without_schedule(self) -> Fit:
         """The same family fitted without the rate schedule (itself when it has none): what the schedule buys."""
