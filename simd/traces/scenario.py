@@ -151,7 +151,7 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         lines += ["      # each server's frailty: gamma of mean 1 (over-dispersed faults per server)",
                   f"      rates: {{gamma_shape: {a}}}" + comment(_ci(f.gamma_shape), note)]
     if f.relapse_probability is not None:
-        aic = f.aic.get(f"{_written_name(f)}, relapse")
+        aic = next((v for k, v in f.aic.items() if k.endswith(", relapse")), None)
         lines += [f"      # repairs that do not hold: {_ci(f.relapse_probability)} of them, a short lifetime of mean "
                   f"{_ci(f.relapse_mean_days)} days" + (f" (AIC {aic:.1f})" if aic is not None else ""),
                   f"      relapse: {{probability: {f.relapse_probability.value:.6g}, "
@@ -536,8 +536,3 @@ def goodness_table(rows, without: list[tuple[float, float, float]] | None = None
             line += f"    {wlo:10.4g} .. {whi:<10.4g}  {'yes' if wlo <= obs <= whi else 'NO'}"
         out.append(line.rstrip())
     return "\n".join(out)
-
-
-def _written_name(f) -> str:
-    """The renewal family's name in the fit's AIC table (its schedule's too)."""
-    return f.schedule_aic or f.lifetime
