@@ -22,6 +22,9 @@ cut at ``until`` on the drawn times. The draws:
   draw ``index`` of "accel-hard" / "accel-sdc" the same way, only with several types (fleet.py);
 - with servers (servers.py): no hard-stream gaps; each server's lifetime from the next draw of "lifetime"
   (kernel.servers: inverse transforms), the next failure the end of lifetime the tournament tree keeps first;
+- with relapses (servers.py, "Relapses"): whether a repair holds, one draw of "repair" per repair (with pools the
+  fifth of its draws; without pools one per failed server renewed at once), the short lifetime the next of
+  "lifetime";
 - a hard failure's restart (kernel/restarts.py), for a cause with an in-process restart or a crash loop: draw
   ``index`` of "in-process" (the in-process restart succeeds?), draws ``restart_limit * index`` .. of
   "restart-fail" (each attempt of the cause's restart fails?), as far as the attempts go;

@@ -194,9 +194,11 @@ class Fit:
             return self
         theta, k, a = self.unscheduled
         # (the joint family's: the renewal family without its schedule, the regimes with it)
+        # (with relapses: the renewal family without them too, whose estimates ``unscheduled`` are)
         return dataclasses.replace(self, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                                    rate_per_server_day=_rate(theta, k), rate_schedule=(), unscheduled=None,
-                                   schedule_months=0, schedule_trend=None, regimes=None, regime_ratio=None)
+                                   schedule_months=0, schedule_trend=None, regimes=None, regime_ratio=None,
+                                   relapse_probability=None, relapse_mean_days=None)
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,

@@ -152,8 +152,9 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
                   f"      rates: {{gamma_shape: {a}}}" + comment(_ci(f.gamma_shape), note)]
     if f.relapse_probability is not None:
         aic = next((v for k, v in f.aic.items() if k.endswith(", relapse")), None)
-        lines += [f"      # repairs that do not hold: {_ci(f.relapse_probability)} of them, a short lifetime of mean "
-                  f"{_ci(f.relapse_mean_days)} days" + (f" (AIC {aic:.1f})" if aic is not None else ""),
+        p, mu = f.relapse_probability, f.relapse_mean_days
+        lines += [f"      # repairs that do not hold{f' (AIC {aic:.1f})' if aic is not None else ''}: a share "
+                  f"{p.value:.4g} ({_ci(p)}), then a short lifetime of mean {mu.value:.4g} days ({_ci(mu)})",
                   f"      relapse: {{probability: {f.relapse_probability.value:.6g}, "
                   f"mean_hours: {f.relapse_mean_days.value * 24:.6g}}}"]
     if f.burst_per_day is not None:
