@@ -104,3 +104,15 @@ def test_relapses_with_elastic_groups_are_refused_by_name():
         parse_config(text)
     assert len(exc.value.errors) == 1
     assert "servers.relapse" in exc.value.errors[0] and "recovery.elastic" in exc.value.errors[0]
+
+
+@pytest.mark.parametrize("servers", [POOLS, NO_POOLS], ids=["pools", "no_pools"])
+def test_the_batch_path_over_replicas_is_the_single_replicas_engine(servers):
+    from simd.engine.replicas import advance_replicas, retarget_replicas, run_jobs
+
+    specs = [replace(BASE, servers=servers, target_steps=3000, seed=k) for k in range(6)]
+    limit = 10**4 * 3000 * 60 * S
+    assert run_jobs(specs, limit) == [run_job(x, limit_us=limit) for x in specs]
+    states = advance_replicas([new_state(x) for x in specs], 30 * 3600 * S)
+    off = replace(specs[0], servers=replace(servers, relapse=(0.0, 0.0)))
+    assert retarget_replicas(states, off) == tuple(retarget(x, replace(off, seed=x.plan.spec.seed)) for x in states)
