@@ -478,6 +478,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["interruptions"] += 1
             restart_us, in_process = restart(i)
             down = causes[i].server_down and not in_process  # (an in-process restart that succeeded cleared it)
+            if servers is not None and not servers.cap and down:  # repaired at once: does each repair hold?
+                servers.relapse_at_once(failed_servers)
             wait = 0
             if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
                 tau = t + plan.cause_detect_us[i] + (plan.inproc_us if in_process is False else 0)
@@ -751,7 +753,8 @@ class _Servers:
     with ``random.Random.gammavariate`` when the simulation starts (the engine's own draws are Marsaglia-Tsang).
     A lemon a true repair fixes takes an ordinary server's scale. In operational time (regimes, a rate schedule)
     step ``g`` adds ``m(g)`` to every running server's age instead of 1 (``multiplier``) and the hazard is
-    ``1 - Sv(a + m) / Sv(a)``."""
+    ``1 - Sv(a + m) / Sv(a)``. A repair that does not hold (servers.py, "Relapses"; one draw more per repair) gives the
+    server's next lifetime, from when it next joins the job, the short exponential's hazard (``short``)."""
 
     def __init__(self, plan: Plan, rng: random.Random):
         self.uniform = rng.random
@@ -774,6 +777,10 @@ class _Servers:
         self.repair_end = [NEVER] * plan.table
         self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
         self.repairs = dict.fromkeys(("started", "manual", "false", "false_manual", "lemons_fixed"), 0)
+        # relapses: each server's next lifetime short (its repair did not hold), its current lifetime short
+        self.pending, self.short = [False] * plan.table, [False] * plan.table
+        if plan.relapse_p:
+            self.repairs["relapsed"] = 0
         self.diagnosis = dict.fromkeys(("missed", "wrong"), 0)
         self.retirements = 0
         self.bursts = self.burst_servers = 0
@@ -818,6 +825,8 @@ class _Servers:
 
     def hazard(self, i: int, a: int) -> float:
         """Server ``i``'s probability of failing in a step at age ``a``."""
+        if self.short[i]:  # (memoryless)
+            return -math.expm1(-self.mult[i] / self.plan.relapse_scale)
         scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
         t = self.tables.setdefault(scale, [])
         while len(t) <= a:
@@ -843,6 +852,8 @@ class _Servers:
 
     def timed_hazard(self, i: int, a: float, m: float) -> float:
         """Server ``i``'s probability of failing in a step that adds ``m`` to its operational age ``a``."""
+        if self.short[i]:
+            return -math.expm1(-m * self.mult[i] / self.plan.relapse_scale)
         scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
         s0 = srv.survival(self.kind, self.shape, scale, a)
         return 1.0 if s0 == 0.0 else 1.0 - srv.survival(self.kind, self.shape, scale, a + m) / s0
@@ -884,7 +895,21 @@ class _Servers:
             self.age[i] += m if self.timed else 1
         for i in failed:
             self.age[i] = 0
+            self.short[i] = False
         return failed
+
+    def relapse_at_once(self, failed: list[int]) -> None:
+        """Without pools each failed server that went down is repaired at once: whether its repair holds (a draw
+        each, in index order), else its new lifetime short."""
+        for i in failed:
+            if self.plan.relapse_p and self.rng.random() < self.plan.relapse_p:
+                self.short[i] = True
+                self.repairs["relapsed"] += 1
+
+    def _join(self, j: int) -> None:
+        """Server ``j`` joins the job: a new lifetime, short when its repair did not hold."""
+        self.age[j] = 0
+        self.short[j], self.pending[j] = self.pending[j], False
 
     def standbys_by(self, t: int) -> int:
         """The warm standbys a migration at ``t`` finds: the pool's, and the servers back from repair by then (which
@@ -908,7 +933,7 @@ class _Servers:
             j = role.index(srv.STANDBY)
             self.replaced["standby"] += 1
             role[j] = srv.JOB
-            self.age[j] = 0
+            self._join(j)
             new.append(j)
         m = self.m_step
         if plan.replay_servers:
@@ -948,6 +973,9 @@ class _Servers:
         elif self.lemon[b]:
             self.lemon[b] = False
             self.repairs["lemons_fixed"] += 1
+        if plan.relapse_p and self.rng.random() < plan.relapse_p:  # the repair does not hold
+            self.pending[b] = True
+            self.repairs["relapsed"] += 1
         self.repair_end[b] = t1 + round(duration)
 
     def lost(self, failed: list[int], copies: int, jump: int) -> bool:
@@ -1031,7 +1059,7 @@ class _Servers:
                 ready, moved = max(tau, end[j]), True
                 end[j] = NEVER
             role[j] = srv.JOB
-            self.age[j] = 0
+            self._join(j)
             x, self.group[b] = self.group[b], -1
             self.group[j] = x  # (j may be b itself, back from its own repair)
             yield i, j, ready, moved

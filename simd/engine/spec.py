@@ -417,6 +417,10 @@ class Plan:
     repair_fail_auto: float = 0.0
     repair_fail_manual: float = 0.0
     repair_stream: dict | None = stream("repair")
+    # a repair that does not hold (servers.py, "Relapses"): P(a repaired server's next lifetime is short), the short
+    # law's mean in executed steps (exponential, divided by the server's gamma multiplier); 0: none
+    relapse_p: float = 0.0
+    relapse_scale: float = 0.0
     # diagnosis and retirement (servers.py): P(the failing server is identified), P(an identified failure is
     # pinned on another server), blames that retire a server (0: never) within a window (us); the diagnosis
     # stream's three draws per failing server (only when diagnosis is imperfect)
@@ -489,7 +493,8 @@ REFUSED = {
         ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
         ("committed_sdc", "committed SDCs"), ("corrupt_loads", "corrupt loads"), ("memory_tier", "a memory tier"),
-        ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"))},
+        ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"),
+        ("relapse", "repairs that do not hold (servers.relapse)"))},
 }
 
 
@@ -510,7 +515,7 @@ KEYS = {
     "tier_save_failure": "checkpoint.tiers.{tier}.save_failure",
     "jit": "checkpoint.just_in_time", "in_process": "recovery.in_process", "crash_loop": "recovery.crash_loop",
     "migration": "recovery.migration", "elastic": "recovery.elastic",
-    "async_saves": "checkpoint.write_seconds (or checkpoint.save_failure)",
+    "async_saves": "checkpoint.write_seconds (or checkpoint.save_failure)", "relapse": "servers.relapse",
 }
 
 
@@ -559,7 +564,8 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("jit", any(c.jit for c in spec.causes)),
         ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
         ("migration", any(c.predicted > 0 for c in spec.causes)), ("elastic", spec.elastic_groups > 0),
-        ("async_saves", spec.ckpt_write_seconds > 0 or spec.ckpt_save_failure > 0))
+        ("async_saves", spec.ckpt_write_seconds > 0 or spec.ckpt_save_failure > 0),
+        ("relapse", spec.servers is not None and spec.servers.relapse[0] > 0))
         if present}
     return on
 
@@ -704,7 +710,7 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("tier_save_fail_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")
-        if spec.servers.capacity:
+        if spec.servers.capacity or spec.servers.relapse[0] > 0:  # (without pools: whether a repair holds)
             on.append("repair_stream")
             if srv.imperfect_diagnosis(spec.servers):
                 on.append("diagnosis_stream")
@@ -853,6 +859,8 @@ def _servers(spec: JobSpec) -> dict:
         p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
         bursts.update(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),
                       burst_domain=s.burst_domain)
+    if s.relapse[0] > 0:
+        bursts.update(relapse_p=s.relapse[0], relapse_scale=s.relapse[1] * 3600.0 / spec.step_seconds)
     return dict(**cap, **bursts, **_operational(s, spec.step_seconds),
                 servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,

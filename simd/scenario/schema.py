@@ -779,6 +779,20 @@ class Repair(_Strict):
     """Absent: every repair fixes the fault."""
 
 
+class Relapse(_Strict):
+    """A repair that does not hold: a repaired server failing again within hours (its own check after the repair, a
+    fault the repair did not reach), as fault logs show (InfiniteHBD: 85 repeats within 2.4 hours of a repair where
+    renewal lifetimes give 28-54). With `probability` the server's next lifetime is short, exponential of mean
+    `mean_hours` of compute divided by its rate multiplier (`rates`), instead of its `lifetime` law; after it, the law
+    again. Without pools a failed server is repaired at once, so each failure's renewal is such a repair. Beside
+    `repair.false_success`, which keeps a lemon a lemon (its rate), a relapse gives any server one short lifetime."""
+
+    probability: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+    """The share of repairs that do not hold."""
+    mean_hours: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """The short lifetime's mean, hours of the job's compute (as lifetimes count them), at a rate multiplier of 1."""
+
+
 class Spares(_Strict):
     """A pool of spare servers the job takes when it has no warm standby left."""
 
@@ -1109,6 +1123,8 @@ class ServersConfig(_Strict):
     for the first server back from repair. Repaired servers refill the standbys, then the spares."""
     repair: Repair | None = None
     """How a failed server is repaired (required with pools)."""
+    relapse: Relapse | None = None
+    """Absent: every repaired server starts a lifetime of its law."""
     diagnosis: Diagnosis | None = None
     """Absent: every failing server is identified (needs pools)."""
     retirement: Retirement | None = None
@@ -1152,7 +1168,7 @@ class ServersConfig(_Strict):
         if self.replay is not None:
             drawn = [k for k in ("lemons", "rates") if getattr(self, k) is not None] + \
                 (["lifetime"] if self.lifetime.distribution != "exponential" else [])
-            drawn += [k for k in ("regimes", "rate_schedule") if getattr(self, k) is not None]
+            drawn += [k for k in ("regimes", "rate_schedule", "relapse") if getattr(self, k) is not None]
             if drawn:
                 raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
         sched = self.rate_schedule
@@ -1385,6 +1401,8 @@ class ScenarioBody(_Strict):
                  if v is not None}
         if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
+        if self.servers is not None and self.servers.relapse is not None:
+            named.add("relapse")
         memory = self.checkpoint.tiers.given if self.checkpoint.tiers is not None else ()
         if memory:
             named.update(("memory_tier", *(f"{kind}_tier" for kind, _ in memory)))

@@ -82,7 +82,9 @@ def summary(s: Scenario) -> str:
                      f", {lt.distribution} lifetimes")
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else "")
-                  + _regimes(sv.regimes) + _schedule(sv.rate_schedule))
+                  + _regimes(sv.regimes) + _schedule(sv.rate_schedule)
+                  + (f", {sv.relapse.probability:g} of repairs not holding (a short lifetime of mean "
+                     f"{sv.relapse.mean_hours:g} h)" if sv.relapse else ""))
     if s.replicas > 1:
         extra += f", {s.replicas} replicas"
     if s.checkpoint.hyper is not None:
@@ -131,7 +133,7 @@ def _mtbf_note(s: Scenario) -> str:
     elif lt.distribution == "lognormal":
         parts.append(f"new servers' lognormal lifetimes (sigma {lt.sigma:g}) fail at a rate that changes with age")
     aside = [name for name, on in (("its rate schedule", sv.rate_schedule), ("regimes", sv.regimes),
-                                   ("bursts", sv.bursts)) if on]
+                                   ("bursts", sv.bursts), ("repairs that do not hold", sv.relapse)) if on]
     if aside:
         parts.append(" and ".join(aside) + " not in it")
     if not parts:

@@ -192,6 +192,8 @@ def servers(cfg: ServersConfig) -> Servers:
         pools.update(regimes=tuple((r.multiplier, r.mean_days) for r in (cfg.regimes.calm, cfg.regimes.stormy)))
     if cfg.rate_schedule is not None:
         pools.update(rate_schedule=tuple((p.from_day, p.multiplier) for p in cfg.rate_schedule))
+    if cfg.relapse is not None:
+        pools.update(relapse=(cfg.relapse.probability, cfg.relapse.mean_hours))
     return Servers(cfg.gpus_per_server, cfg.lemons.fraction if cfg.lemons else 0.0,
                    cfg.lemons.multiplier if cfg.lemons else 1.0, lt.distribution, shape,
                    cfg.rates.gamma_shape if cfg.rates else 0.0, **pools)

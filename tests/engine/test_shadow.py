@@ -115,7 +115,8 @@ def test_what_does_not_combine_is_decided_in_one_place():
         ("corrupt_loads", dict(ckpt_corrupt_on_load=0.1, ckpt_retention=2)),
         ("memory_tier", dict(tier=MemoryTier("local", 5, 1.0))),
         ("jit", dict(jit_seconds=5.0, causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),))),
-        ("async_saves", dict(ckpt_write_seconds=30.0)))}
+        ("async_saves", dict(ckpt_write_seconds=30.0)),
+        ("relapse", dict(servers=Servers(relapse=(0.1, 1.0)))))}
     writing = MemoryTier("local", 5, 1.0, write_seconds=30.0)
     cases |= {("tier_writes", other): replace(spec(tier=writing), **kw) for other, kw in (
         ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))), ("hyper", dict(hyper=Hyper(5, 100))))}
