@@ -56,6 +56,15 @@ def test_the_gaps_pngs_title_counts_the_bursts_of_the_window_the_text_does():
     assert "2 within the burst window (600 s)" in table(windowed)
 
 
+def test_a_class_with_control_characters_is_printed_escaped_never_raw():
+    """A log's class is its own text: an escape sequence in it (setting a terminal's title here) is shown escaped
+    in trace stats' classes line, as errors quote values; printable names as they are."""
+    log = parse("start,end,server,class\n100,150,n1,GPU\x1b]0;pwned\x07\n200,300,n2,GPU\n")
+    text = table(stats(log))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "classes: 'GPU\\x1b]0;pwned\\x07' 1 (50%), GPU 1 (50%)" in text
+
+
 def test_a_long_tail_of_counts_ends_in_one_row_summing_it():
     """40 servers, each with its own count 1..40 (and 10 with none): more rows than the table holds; the last
     row sums every count from its k to the most, servers and expected alike."""
