@@ -532,7 +532,12 @@ METRICS: tuple[Metric, ...] = (
            "checkpoint seconds, M = job MTBF = step_seconds / per-step cluster hazard. With asynchronous saves "
            "(`checkpoint.write_seconds` W, `write_slowdown` s) C is the save's cost in compute C_eff = C + W(1 - "
            "1/s) and Young's the asynchronous model's optimum (docs/model.md, \"Asynchronous saves\": sqrt(2 "
-           "C_eff M), at least W/s where saves would wait). Absent when the hard-failure rate is 0.", _MODELS),
+           "C_eff M), at least W/s where saves would wait). With a memory tier (`checkpoint.tiers`) the "
+           "persistent interval's optimum in the two-level model (docs/model.md, \"Memory tiers\"): M is then the "
+           "mean time between the failures that lose the tier or find every copy it keeps corrupt, far longer than "
+           "the job's MTBF (none, so absent, for a peer tier without bursts or corrupt loads); the tier's own "
+           "interval has no gauge (`simd sweep` over both intervals marks its optimum). Absent when the "
+           "hard-failure rate is 0.", _MODELS),
     Metric("simd_analytic_efficiency_ratio", "gauge", "First-order model's long-run efficiency at the configured "
            "interval (seed 001 scenario 2).", _S, "scenario", _info("analytic_efficiency"),
            "Seed 001's first-order long-run efficiency 1 / (1 + C/W + W/2M + R/M) at the configured interval (W "

@@ -142,8 +142,17 @@ def _gaps(log: FaultLog, s: Stats, path: Path) -> Path:
                 label=f"exponential, same mean ({gaps.mean():.3f} days; CV 1)")
         ax.set_yscale("log")
         ax.set_ylim(0.5 / len(gaps), 1.5)  # below one gap in the log the exponential's tail says nothing
-    ax.set_title(f"Gaps between the cluster's faults: {s.zero_gaps} of {s.gaps} are zero (bursts)")
+    ax.set_title(gaps_title(s))
     return _save(fig, ax, path, "gap between consecutive fault starts (days)", "share of gaps at least this long (log)")
+
+
+def gaps_title(s: Stats) -> str:
+    """gaps.png's title: the zero gaps, and with a burst window (``--burst-seconds``) the gaps within it, which
+    are the bursts then (the one definition of stats, the fit and the goodness of fit), as the text's gaps line."""
+    if not s.burst_seconds:
+        return f"Gaps between the cluster's faults: {s.zero_gaps} of {s.gaps} are zero (bursts)"
+    return (f"Gaps between the cluster's faults: {s.zero_gaps} of {s.gaps} are zero, {s.burst_gaps} within the "
+            f"burst window ({s.burst_seconds:g} s)")
 
 
 def _repairs(log: FaultLog, s: Stats, path: Path) -> Path:

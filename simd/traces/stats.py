@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from simd.quoting import quoted
 from simd.traces.log import DAY, FaultLog
 from simd.traces.trend import Month, Trend, months, periods, trend
 
@@ -219,7 +220,10 @@ def table(s: Stats) -> str:
     if s.rate_per_server_day is not None:
         out.append(f"rate: {s.rate_per_server_day:.4g} faults per server-day "
                    f"(a server's MTBF {1 / s.rate_per_server_day:.0f} days)")
-    out.append("classes: " + ", ".join(f"{c} {v} ({v / s.faults:.0%})" for c, v in s.by_class.items()))
+    # a log's class is any text of up to 200 characters: one that is not printable (a terminal's escape sequence)
+    # is shown as an error quotes a value (escaped, cut), never written to the terminal as it is
+    out.append("classes: " + ", ".join(f"{c if c.isprintable() else quoted(c)} {v} ({v / s.faults:.0%})"
+                                       for c, v in s.by_class.items()))
     if s.gap_cv is not None:
         out.append(f"gaps between the cluster's faults: mean {s.gap_mean_days:.3f} days, coefficient of variation "
                    f"{s.gap_cv:.3f} (exponential: 1), {s.zero_gaps} of {s.gaps} zero"

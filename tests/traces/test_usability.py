@@ -43,6 +43,28 @@ def test_the_faults_per_server_table_elides_the_empty_tail_and_json_keeps_every_
     assert js["per_server"]["50"] == 0 and len(js["per_server"]) == 111
 
 
+def test_the_gaps_pngs_title_counts_the_bursts_of_the_window_the_text_does():
+    """With --burst-seconds the bursts are the gaps within the window (one definition): gaps.png's title says
+    so, as the text's gaps line does, not only the zero gaps."""
+    from simd.traces.plots import gaps_title
+    rows = ["time,server,event,class"] + [f"{t},s{i},start,GPU" for i, t in enumerate((0, 0, 100, 5000, 9000))]
+    log = parse("\n".join(rows) + "\n")
+    assert gaps_title(stats(log, servers=10)).endswith("1 of 4 are zero (bursts)")
+    windowed = stats(log, servers=10, burst_seconds=600)
+    assert windowed.burst_gaps == 2
+    assert gaps_title(windowed).endswith("1 of 4 are zero, 2 within the burst window (600 s)")
+    assert "2 within the burst window (600 s)" in table(windowed)
+
+
+def test_a_class_with_control_characters_is_printed_escaped_never_raw():
+    """A log's class is its own text: an escape sequence in it (setting a terminal's title here) is shown escaped
+    in trace stats' classes line, as errors quote values; printable names as they are."""
+    log = parse("start,end,server,class\n100,150,n1,GPU\x1b]0;pwned\x07\n200,300,n2,GPU\n")
+    text = table(stats(log))
+    assert "\x1b" not in text and "\x07" not in text
+    assert "classes: 'GPU\\x1b]0;pwned\\x07' 1 (50%), GPU 1 (50%)" in text
+
+
 def test_a_long_tail_of_counts_ends_in_one_row_summing_it():
     """40 servers, each with its own count 1..40 (and 10 with none): more rows than the table holds; the last
     row sums every count from its k to the most, servers and expected alike."""
