@@ -468,9 +468,7 @@ def fit_table(f) -> str:
         if f.regimes_ess is not None:
             lines.append(f"  joined with the lifetimes ({f.regimes_family}: Monte Carlo EM, docs/traces.md): the "
                          f"log-likelihood to +-{f.regimes_nll_error:.2g}, the importance weights' effective count "
-                         f"{f.regimes_ess:.0f} of their {joint_paths()}; the regimes' intervals "
-                         + (f"from a parametric bootstrap of {f.regimes_bootstrap} logs drawn from the fit"
-                            if f.regimes_bootstrap else "from the approximating MMPP's curvature"))
+                         f"{f.regimes_ess:.0f} of their {joint_paths()}")
         for name, (m, d) in zip(("calm", "stormy"), f.regimes, strict=True):
             lines.append(f"  {name}: multiplier {m}; mean days {d}")
     if f.rate_schedule:

@@ -145,9 +145,6 @@ class Fit:
     regimes_family: str = "regimes"
     regimes_ess: float | None = None
     regimes_nll_error: float | None = None
-    # the joint family's regimes' intervals: the logs of their parametric bootstrap (0: the approximating MMPP's
-    # curvature, fewer than half the logs drawn within the event budget)
-    regimes_bootstrap: int = 0
     # a rate that varies over the log's span, when its AIC is the lowest: (from day, multiplier) per piece, the
     # multipliers of a time-weighted mean of 1 over the span (the rate is the span's mean); the engine's
     # servers.rate_schedule. With it, the same family's estimates without the schedule (scale, shape, frailty)
@@ -224,36 +221,23 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
         hi = _chi2_ppf(0.975, 2 * len(sizes) + 2) / 2 / span * scale
         burst_rate = Estimate(n_b / span, lo, hi)
         burst_size = _burst_size(n_b, m)
-    weight = _weight(in_burst, joined)
+    # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
+    grouped = int(in_burst.sum())
+    weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
     life = _lifetimes(log, servers, weight, schedules)
     optimum = life.pop("optimum")
     written, unscheduled = _written(life), life.get("unscheduled")
     mmpp = _regimes(log, servers, weight, life)
     start = mmpp.pop("start", None)
     life.update(mmpp)
+    if joint_regimes and start is not None:
+        life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs, np.array([span - f.start / DAY for f in log.faults if f.end is None]))
-    if joint_regimes and start is not None:
-        # the joint fit's bootstrap draws logs of the model written: its repairs and bursts as fitted
-        drawn = Model(lifetime_scale_days=1.0, repair=rep["repair"], repair_mean_days=rep["repair_mean_days"].value,
-                      repair_median_days=rep["repair_median_days"].value if rep.get("repair_median_days") else 1.0,
-                      repair_sigma=rep["repair_sigma"].value if rep.get("repair_sigma") else 1.0,
-                      repair_mixture=tuple((w.value, m.value, sg.value) for w, m, sg in rep.get("repair_mixture", ())),
-                      burst_per_day=burst_rate.value if burst_rate else 0.0,
-                      burst_mean_size=burst_size.value if burst_size else 2.0)
-        life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled, drawn,
-                           burst_seconds))
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
                independent_faults=int(len(log.faults) - in_burst.sum()), **life, bursts=len(sizes),
                burst_per_day=burst_rate, burst_mean_size=burst_size, **rep, causes=_causes(log),
                burst_seconds=burst_seconds, joined_by_chance=joined)
-
-
-def _weight(in_burst: np.ndarray, joined: float) -> np.ndarray:
-    """Each fault's weight as an independent fault: a fault in a group is independent with the share the chance
-    joins take of the groups' faults (0 at window 0), one outside any."""
-    grouped = int(in_burst.sum())
-    return np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
 
 
 def _chance_joins(faults: int, groups: int, grouped: int, window: float, span: float) -> tuple[float, float, float]:
@@ -646,15 +630,12 @@ def _regime_estimates(ratio: Estimate, calm: Estimate, stormy: Estimate, dc: flo
 
 
 def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: str, optimum: tuple, start: tuple,
-           unscheduled: tuple | None, drawn: Model, burst_seconds: float) -> dict:
+           unscheduled: tuple | None) -> dict:
     """The regimes joined with the renewal family ``written`` (its optimum ``optimum``; its schedule's pieces free,
     a trend's too), by simd.traces.joint from the regimes' optimum ``start``: its AIC in ``aic`` (the family's name
     and ", regimes"), and when it is the lowest, its estimates (``unscheduled``: the renewal family's without its
-    schedule, the goodness of fit's column). The regimes' intervals: joint.bootstrap's covariance of them, over
-    logs drawn from the model written (``drawn``: its repairs and bursts; the bursts grouped with
-    ``burst_seconds`` as the log's are), in place of the approximating MMPP's curvature (kept where fewer than half
-    the replicates are drawn)."""
-    from simd.traces import joint, synth
+    schedule, the goodness of fit's column)."""
+    from simd.traces import joint
 
     x, b, bounds, weibull, edges = optimum
     spans = _spans(log, servers, weight)
@@ -667,39 +648,10 @@ def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: 
     if aic[name] >= best:
         return {"aic": aic}
     nb = len(x)
+    se = np.sqrt(np.where(np.diag(got.cov) > 0, np.diag(got.cov), np.nan))
     lr, (ldc, lds) = got.x[nb], got.d
     r, dc, ds = 1.0 + math.exp(lr), math.exp(ldc), math.exp(lds)
     e = (dc + r * ds) / (dc + ds)
-    eb = np.exp(np.concatenate([[0.0], got.x[nb + 1:]]))
-    m = eb / ((np.diff(edges) / (edges[-1] - edges[0])) @ eb)
-    model = dataclasses.replace(
-        drawn, lifetime_scale_days=math.exp(got.x[0]) / e, lifetime_shape=math.exp(got.x[1]) if weibull else 1.0,
-        gamma_shape=math.exp(got.x[nb - 1]), regimes=((1.0 / e, dc), (r / e, ds)),
-        rate_schedule=tuple(zip(edges[:-1].tolist(), m.tolist(), strict=True)) if len(edges) > 2 else ())
-    rng = np.random.default_rng(joint.SEED)
-
-    def replicate(_: int):
-        try:
-            drawn_log = synth.generate(model, servers, log.span_days, rng)
-        except synth.OverBudget:
-            return None
-        in_burst, sizes = bursts(np.array([f.start for f in drawn_log.faults]) / DAY, burst_seconds / DAY)
-        _, _, joined = _chance_joins(len(drawn_log.faults), len(sizes), int(in_burst.sum()), burst_seconds / DAY,
-                                     log.span_days)
-        return joint.Joint(_spans(drawn_log, servers, _weight(in_burst, joined)), servers, log.span_days, edges,
-                           weibull)
-
-    booted = joint.bootstrap(got.x, got.d, replicate)
-    cov = got.cov.copy()
-    if booted is not None:
-        booted, replicates = booted
-        regime = np.array([nb, len(got.x), len(got.x) + 1])
-        cov[regime, :] = 0.0
-        cov[:, regime] = 0.0
-        cov[np.ix_(regime, regime)] = booted
-    else:
-        replicates = 0
-    se = np.sqrt(np.where(np.diag(cov) > 0, np.diag(cov), np.nan))
     # theta as written: the calm units' over the stationary mean e; log theta_w = log theta_c - log e, its variance
     # by the delta method over (log theta_c, log(r - 1), log d_c, log d_s)
     grad = np.zeros(len(got.cov))
@@ -707,7 +659,7 @@ def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: 
     grad[nb] = -ds * (r - 1.0) / (dc + r * ds)
     grad[-2] = -(dc / (dc + r * ds) - dc / (dc + ds))
     grad[-1] = -(r * ds / (dc + r * ds) - ds / (dc + ds))
-    var = float(grad @ cov @ grad)
+    var = float(grad @ got.cov @ grad)
     xw = got.x[:nb].copy()
     xw[0] -= math.log(e)
     sew = se[:nb].copy()
@@ -718,10 +670,13 @@ def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: 
     calm, stormy = _est(ldc, se[-2]), _est(lds, se[-1])
     out = dict(aic=aic, **fields, lifetime="weibull" if weibull else "exponential",
                regimes=_regime_estimates(ratio, calm, stormy, dc, ds), regime_ratio=ratio, regimes_family=name,
-               regimes_ess=got.ess, regimes_nll_error=got.nll_error, regimes_bootstrap=replicates)
+               regimes_ess=got.ess, regimes_nll_error=got.nll_error)
     if len(edges) > 2:
         j = len(edges) - 2
-        cov_b = cov[nb + 1:nb + 1 + j, nb + 1:nb + 1 + j]
+        bj = got.x[nb + 1:]
+        eb = np.exp(np.concatenate([[0.0], bj]))
+        m = eb / ((np.diff(edges) / (edges[-1] - edges[0])) @ eb)
+        cov_b = got.cov[nb + 1:nb + 1 + j, nb + 1:nb + 1 + j]
         out.update(rate_schedule=_multipliers(edges, m, np.eye(j), cov_b), schedule_trend=None,
                    schedule_months=months, unscheduled=unscheduled)
     else:

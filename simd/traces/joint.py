@@ -55,10 +55,6 @@ ITERATIONS = 6  # EM iterations
 M_STEP_ITERATIONS = 15  # L-BFGS-B's iterations in an M-step (from the last optimum)
 RATIO_BOUNDS = (-6.0, math.log(1e3))  # log(r - 1)
 SEED = 20_241  # the draws' seed: a log's fit is a function of the log
-# the regimes' parametric bootstrap (bootstrap): logs drawn from the fitted model, the approximating MMPP's optimum
-# on each; 20 give the spread of the three regimes' parameters to about +-16% (a standard deviation's relative
-# error, 1 / sqrt(2 (B - 1)))
-BOOTSTRAP = 20
 
 
 @njit()
@@ -107,8 +103,8 @@ def _hazard(start, end, weight, clock, mean, h, theta, k, r, steps):
     walked in blocks of steps growing with its age (an eighth of it, at most 256 steps), a block's steps taken at
     its middle age: a Weibull hazard changes by a bounded factor over such a block, and the proposal needs no more
     (the importance weights are exact)."""
-    calm = np.zeros(steps + 1)  # (the blocks' increments as differences, summed at the end)
-    stormy = np.zeros(steps + 1)
+    calm = np.zeros(steps)
+    stormy = np.zeros(steps)
     for i in range(len(start)):
         a, b = start[i], end[i]
         if not b > a:
@@ -130,13 +126,12 @@ def _hazard(start, end, weight, clock, mean, h, theta, k, r, steps):
             base = (lo / theta) ** k if lo > 0 else 0.0
             inc = w * (((lo + step_age / mean) / theta) ** k - base)
             storm = w * (((lo + r * step_age / mean) / theta) ** k - base)
-            calm[j] += inc
-            calm[j2] -= inc
-            stormy[j] += storm
-            stormy[j2] -= storm
+            for q in range(j, j2):
+                calm[q] += inc
+                stormy[q] += storm
             prev_age = age
             j = j2
-    return np.cumsum(calm[:steps]), np.cumsum(stormy[:steps])
+    return calm, stormy
 
 
 @dataclass
@@ -293,15 +288,6 @@ class Joint:
 
         return nll
 
-    def mmpp_optimum(self, x: np.ndarray, d: np.ndarray) -> np.ndarray:
-        """The approximating MMPP's maximum likelihood over (log(r - 1), log d_c, log d_s) (:meth:`chain_nll`: the
-        lifetimes and the schedule held at ``x``), by L-BFGS-B from (x, d)."""
-        self.last_d = d
-        f = self.chain_nll(x)
-        bounds = [RATIO_BOUNDS] + [(math.log(self.h), math.log(self.span) + 3)] * 2
-        v = np.clip(np.concatenate([[x[self.base]], d]), [b[0] for b in bounds], [b[1] for b in bounds])
-        return optimize.minimize(f, v, method="L-BFGS-B", bounds=bounds, options={"eps": 1e-4}).x
-
     def path_prior(self, d: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """Each path's log prior (counts: K x 6) at mean days exp(d)."""
         dc, ds = math.exp(d[0]), math.exp(d[1])
@@ -376,41 +362,40 @@ def fit(spans, servers: int, span: float, edges: np.ndarray, weibull: bool, x0: 
     err = float(np.exp(lw - top).std(ddof=1) / math.sqrt(len(lw)) / mean_w)
     ess = float(1.0 / (omega ** 2).sum())
     info = _louis(j, x, d, p, omega)
-    # the covariance: the lifetimes' and the schedule's from their block of the observed information (Louis'), the
-    # regimes' (the ratio and the mean durations) from the curvature of the proposal's marginal likelihood in them
-    # (the approximating MMPP's): the paths drawn do not hold enough storms of every length and strength for the
-    # regimes' missing information (their Louis block comes out too narrow or indefinite), where the forward
-    # algorithm integrates every path; the two blocks' covariance left out (0)
-    cov = np.zeros((len(x) + 2, len(x) + 2))
-    b = j.base
-    rest = np.delete(np.arange(len(x)), b)
     j.last_d = d
-    regime = np.array([b, len(x), len(x) + 1])
-    block = _inverse(_hessian(j.chain_nll(x), np.concatenate([[x[b]], d])))
-    if np.all(np.isfinite(block)):
-        cov[np.ix_(rest, rest)] = _inverse(info[np.ix_(rest, rest)])
-        cov[np.ix_(regime, regime)] = block
-    else:  # (not concave there, a log far from the model: the ratio with the lifetimes, the durations alone)
-        cov[:len(x), :len(x)] = _inverse(info[:len(x), :len(x)])
-        cov[len(x):, len(x):] = _inverse(_hessian(lambda e: j.chain_nll(x)(np.concatenate([[x[b]], e])), d))
+    curvature = _hessian(j.chain_nll(x), np.concatenate([[x[j.base]], d]))
+    cov = covariance(info, curvature, j.base)
     return JointFit(-log_l, err, x, d, cov, ess, len(x) + 2)
 
 
-def bootstrap(x: np.ndarray, d: np.ndarray, replicate, count: int | None = None) -> tuple[np.ndarray, int] | None:
-    """The regimes' covariance over (log(r - 1), log d_c, log d_s) by a parametric bootstrap: ``replicate(i)`` a
-    Joint of the i-th log drawn from the fitted model (None: none drawn, over the event budget), on each the
-    approximating MMPP's optimum (:meth:`Joint.mmpp_optimum`, the lifetimes held at the fit's): the covariance of
-    those optima and their count (None: fewer than half of ``count``, :data:`BOOTSTRAP` by default, drawn).
-
-    Why: over logs of known parameters the spread of the joint fit's regimes is a quarter to a third wider than
-    the MMPP's curvature at the fit says (docs/traces.md, "Regimes with the lifetimes"), and the MMPP's optimum on
-    the same log has the joint fit's spread (their errors correlated 0.88 to 0.96); the curvature is that of a
-    model whose servers' frailties and ages are held, where a log drawn anew redraws them."""
-    count = BOOTSTRAP if count is None else count
-    optima = [j.mmpp_optimum(x, d) for j in (replicate(i) for i in range(count)) if j is not None]
-    if len(optima) < max(2, count // 2):
-        return None
-    return np.cov(np.array(optima).T), len(optima)
+def covariance(info: np.ndarray, curvature: np.ndarray, b: int) -> np.ndarray:
+    """The covariance over (x, d) from Louis' observed information ``info`` and the curvature of the approximating
+    MMPP's marginal likelihood in the regimes (``curvature``, over log(r - 1), log d_c, log d_s; ``x[b]`` is
+    log(r - 1)): the information with its regimes' block the MMPP's, inverted whole, so that the regimes' variances
+    are their marginal ones, the lifetimes' and the schedule's uncertainty in them through Louis' cross terms (the
+    regimes' block alone is their variance given the lifetimes: a third too narrow over the engine's logs,
+    docs/traces.md, "Regimes with the lifetimes"). Louis' own regimes' block is left out: the paths drawn do not
+    hold enough storms of every length and strength for the regimes' missing information (it came out too narrow
+    or indefinite), where the forward algorithm integrates every path. Where the whole is not positive definite,
+    the two blocks apart (their covariance 0); where the curvature is not either (a log far from the model:
+    InfiniteHBD's), the ratio's with the lifetimes from Louis' and the durations' from the curvature alone."""
+    n = len(info)
+    regime = np.array([b, n - 2, n - 1])
+    rest = np.delete(np.arange(n), regime)
+    whole = info.copy()
+    whole[np.ix_(regime, regime)] = curvature
+    cov = _inverse(whole)
+    if np.all(np.isfinite(cov)):
+        return cov
+    cov = np.zeros((n, n))
+    block = _inverse(curvature)
+    if np.all(np.isfinite(block)):
+        cov[np.ix_(rest, rest)] = _inverse(info[np.ix_(rest, rest)])
+        cov[np.ix_(regime, regime)] = block
+    else:
+        cov[:n - 2, :n - 2] = _inverse(info[:n - 2, :n - 2])
+        cov[n - 2:, n - 2:] = _inverse(curvature[1:, 1:])
+    return cov
 
 
 def _louis(j: Joint, x: np.ndarray, d: np.ndarray, p: Paths, omega: np.ndarray) -> np.ndarray:

@@ -7,7 +7,6 @@ logs: scripts/engine_recovery.py --families joint."""
 import math
 
 import numpy as np
-import pytest
 from support.engine_logs import engine_log, spec_of
 
 from simd.traces import fit as fit_module
@@ -44,18 +43,11 @@ def test_the_weights_are_exact_where_the_proposal_is_the_model():
         assert spread[0] <= lw.std() < spread[1], (shape, lw.std())
 
 
-def test_the_joint_fit_recovers_the_engines_model(monkeypatch):
+def test_the_joint_fit_recovers_the_engines_model():
     """A log the engine makes (tests/support/engine_logs.py) of Weibull 0.7 lifetimes (scale 150 days at the
     stationary mean), a frailty of shape 1.5 and regimes (x8 stormy over calm, 5 and 0.3 days), 200 servers over
     300 days: the joint family is written (its AIC the lowest), and the scale, shape, frailty, ratio and both mean
-    durations each have an interval holding the truth, at most 20 times wide; the regimes' intervals are Wald on
-    the log scale (the ratio's on log(r - 1)) with the parametric bootstrap's covariance of the regimes, over the
-    logs it drew from the fit (3 here, the test's time; the coverage over 100 logs with the default:
-    scripts/engine_recovery.py --families joint)."""
-    monkeypatch.setattr(joint, "BOOTSTRAP", 3)
-    booted = []
-    drawn = joint.bootstrap
-    monkeypatch.setattr(joint, "bootstrap", lambda *a, **k: booted.append(drawn(*a, **k)) or booted[-1])
+    durations each have an interval holding the truth, at most 20 times wide."""
     m = Model(lifetime_scale_days=150.0, lifetime_shape=0.7, gamma_shape=1.5, repair="exponential",
               repair_mean_days=1e-9, regimes=REGIMES)
     log = engine_log(spec_of(m, 200, 300.0), 300.0, 4, np.random.default_rng(4))
@@ -63,15 +55,40 @@ def test_the_joint_fit_recovers_the_engines_model(monkeypatch):
     assert f.regimes is not None and f.regimes_family == "weibull, regimes", f.aic
     assert f.aic["weibull, regimes"] == min(f.aic.values())
     (_, calm), (_, stormy) = f.regimes
-    (cov, replicates), = booted
-    assert f.regimes_bootstrap == replicates == 3
-    for e, shift, sd in ((f.regime_ratio, 1.0, cov[0, 0] ** 0.5), (calm, 0.0, cov[1, 1] ** 0.5),
-                         (stormy, 0.0, cov[2, 2] ** 0.5)):
-        center = math.log(e.value - shift)
-        assert math.log(e.low - shift) == pytest.approx(center - fit_module.Z * sd, rel=1e-9, abs=1e-9), e
-        assert math.log(e.high - shift) == pytest.approx(center + fit_module.Z * sd, rel=1e-9, abs=1e-9), e
     for name, truth, e in (("scale", 150.0, f.lifetime_scale_days), ("shape", 0.7, f.lifetime_shape),
                            ("frailty", 1.5, f.gamma_shape), ("ratio", 8.0, f.regime_ratio),
                            ("calm days", 5.0, calm), ("stormy days", 0.3, stormy)):
         assert e.low <= truth <= e.high, (name, e)
         assert e.high / e.low < 20, (name, e)
+
+
+def test_the_regimes_variances_are_marginal_over_the_lifetimes():
+    """The joint fit's covariance (joint.covariance): the information with its regimes' block the approximating
+    MMPP's curvature, inverted whole, so the regimes' variances are their marginal ones, wider than the block's
+    alone (their variance given the lifetimes) by what the lifetimes' uncertainty passes to them through Louis'
+    cross terms; without cross terms the block's alone; where the whole is not positive definite, the blocks
+    apart."""
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(7, 7))
+    info = a @ a.T + 7 * np.eye(7)  # (log theta, log k, log a, log(r - 1), b_2, log d_c, log d_s)
+    b = 3
+    regime = [3, 5, 6]
+    rest = [0, 1, 2, 4]
+    c = rng.normal(size=(3, 3))
+    curvature = c @ c.T + 3 * np.eye(3)
+    cov = joint.covariance(info, curvature, b)
+    whole = info.copy()
+    whole[np.ix_(regime, regime)] = curvature
+    assert np.allclose(cov, np.linalg.inv(whole))
+    given = np.diag(np.linalg.inv(curvature))
+    assert np.all(np.diag(cov)[regime] > given * (1 + 1e-6))
+    apart = info.copy()
+    apart[np.ix_(regime, rest)] = 0.0
+    apart[np.ix_(rest, regime)] = 0.0
+    assert np.allclose(np.diag(joint.covariance(apart, curvature, b))[regime], given)
+    bad = info.copy()
+    bad[np.ix_(regime, rest)] = 50.0  # (cross terms no positive definite whole has)
+    bad[np.ix_(rest, regime)] = 50.0
+    cov = joint.covariance(bad, curvature, b)
+    assert np.allclose(cov[np.ix_(regime, regime)], np.linalg.inv(curvature))
+    assert np.allclose(cov[np.ix_(regime, rest)], 0.0)
