@@ -20,7 +20,9 @@ The statistics (a fault's repeat: its server's previous fault ended at most X da
 - ``weekly servers' dispersion, first 30 d out``: the same without the log's first 30 days (a fit that takes
   every server as new there makes them quiet or stormy by its shape).
 
-    python scripts/clustering.py [LOG] [--servers 400] [--replicas 200]
+With ``--relapse`` a third column: the fit with repairs that do not hold (`simd trace fit --relapse`).
+
+    python scripts/clustering.py [LOG] [--servers 400] [--replicas 200] [--relapse]
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ def main() -> None:
     ap.add_argument("log", nargs="?", default="../shared/traces/infinitehbd/fault_trace.json")
     ap.add_argument("--servers", type=int, default=400)
     ap.add_argument("--replicas", type=int, default=200)
+    ap.add_argument("--relapse", action="store_true", help="also the fit with repairs that do not hold")
     a = ap.parse_args()
     log = load(a.log)
     f = fit(log, a.servers)
@@ -101,6 +104,12 @@ def main() -> None:
     models = {"fitted": f.model()}
     if f.rate_schedule:
         models["without the schedule"] = f.without_schedule().model()
+    if a.relapse:
+        r = fit(log, a.servers, relapse=True)
+        if r.relapse_probability is not None:
+            models["with relapses"] = r.model()
+            print(f"with relapses: p {r.relapse_probability}, mean days {r.relapse_mean_days}, Weibull shape "
+                  f"{r.lifetime_shape}, frailty {r.gamma_shape}")
     ranges = {}
     for name, m in models.items():
         rng = np.random.default_rng(1)

@@ -20,7 +20,10 @@ simd.traces.fit, each parameter's 95% interval counted when it holds the truth, 
   burst rate and mean size;
 - joint: the regimes joined with Weibull lifetimes and a frailty (simd.traces.joint): Weibull 0.7 (scale 150
   days at the stationary mean), frailty 1.5, a storm 8 times the calm rate (calm 5 days, stormy 0.3 days), 300
-  servers over 350 days: scale, shape, frailty, ratio and both mean durations.
+  servers over 350 days: scale, shape, frailty, ratio and both mean durations;
+- relapse: repairs that do not hold (servers.relapse; simd.traces.relapse, `trace fit --relapse`): the weibull
+  family's lifetimes, frailty and bursts, 10% of the repairs not holding with a short lifetime of 0.05 days (1.2
+  h): scale, shape, frailty, the probability and the short mean.
 
 With it, per family, the share of logs that chose the family (the regimes by AIC; a schedule whose pieces hold
 the truth's, by three months or by month; the trend; the mixture of 3 by AIC) and each interval's median width
@@ -32,7 +35,7 @@ With ``--source synth`` the same fits of simd.traces.synth's logs of the same mo
 engine's job makes): the two makers' coverage side by side.
 
     python scripts/engine_recovery.py [--logs 200] [--families regimes,schedule,trend,mixture,weibull,joint] [--seed 34]
-        [--source engine|synth] [--part K/N] [--each]
+        [--source engine|synth] [--part K/N] [--each]  (relapse: `--families relapse`, not among the default families)
 """
 
 from __future__ import annotations
@@ -80,6 +83,8 @@ FAMILIES = {
     "joint": (Model(lifetime_scale_days=150.0, lifetime_shape=0.7, gamma_shape=1.5, repair="exponential",
                     repair_mean_days=1e-9, regimes=JOINT_REGIMES), 300, 350.0, False),
 }
+RELAPSE = ("relapse", (replace(FAMILIES["weibull"][0], relapse_probability=0.1, relapse_mean_days=0.05), 200, 200.0,
+                       False))
 
 
 def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tuple[float, object]]]:
@@ -94,6 +99,12 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
                                                                                    f.lifetime_shape),
                    "gamma": (m.gamma_shape, f.gamma_shape), "ratio": (ms / mc, f.regime_ratio),
                    "calm_days": (dc, calm), "stormy_days": (ds, stormy)}
+        return chosen, out
+    if family == "relapse":
+        chosen = f.relapse_probability is not None
+        out = {"scale": (m.lifetime_scale_days, f.lifetime_scale_days), "shape": (m.lifetime_shape, f.lifetime_shape),
+               "gamma": (m.gamma_shape, f.gamma_shape), "p": (m.relapse_probability, f.relapse_probability),
+               "mu": (m.relapse_mean_days, f.relapse_mean_days)}
         return chosen, out
     if family == "regimes":
         chosen = f.regimes is not None
@@ -131,7 +142,7 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
 
 def run(family: str, logs: int, seed: int, source: str, parts: tuple[int, int] = (0, 1),
         each: bool = False) -> None:
-    m, servers, span, pools = FAMILIES[family]
+    m, servers, span, pools = {**FAMILIES, RELAPSE[0]: RELAPSE[1]}[family]
     spec = spec_of(m, servers, span, pools)
     rng = np.random.default_rng(seed)
     # synth's logs of the same model: without pools the engine's failed server is back at once
@@ -159,7 +170,7 @@ def run(family: str, logs: int, seed: int, source: str, parts: tuple[int, int] =
             skipped += 1
         faults += len(log.faults)
         f = fit(log, len(log.servers)) if family in ("schedule", "trend") else fit(
-            log, len(log.servers), schedules=(), joint_regimes=family == "joint")
+            log, len(log.servers), schedules=(), joint_regimes=family == "joint", relapse=family == "relapse")
         ok, est = truths_and_estimates(family, m, f)
         chosen += ok
         if each:  # (a line a log: its parameters covered, 1 or 0)

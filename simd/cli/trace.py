@@ -147,6 +147,9 @@ def add_commands(sub) -> None:
     f.add_argument("--joint-regimes", action="store_true",
                    help="also fit the regimes joined with the lifetimes, frailty and schedule (a Monte Carlo EM: "
                         "seconds more), written when its AIC is the lowest")
+    f.add_argument("--relapse", action="store_true",
+                   help="also fit repairs that do not hold (after each repair, with a probability a short "
+                        "exponential lifetime: seconds more), written when its AIC is the lowest")
     f.set_defaults(func=cmd_fit)
 
     c = tsub.add_parser("check", help="a scenario's server model against a fault log (or its part from --from on): "
@@ -318,7 +321,7 @@ def cmd_fit(args) -> int:
                 log = before(log, when(args.until, log, args.timezone, args.time_format))
             except ValueError as exc:
                 return _fail(FIT, f"--until: {exc}")
-        result = fit(log, args.servers, args.burst_seconds, joint_regimes=args.joint_regimes)
+        result = fit(log, args.servers, args.burst_seconds, joint_regimes=args.joint_regimes, relapse=args.relapse)
     except (LogError, ValueError) as exc:
         for line in getattr(exc, "errors", [str(exc)]):
             _fail(FIT, f"{args.file}: {line}")
@@ -463,6 +466,10 @@ def fit_table(f) -> str:
                      "server show what that leaves out)")
     else:
         lines.append("  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
+    if f.relapse_probability:
+        aic = next(v for k, v in f.aic.items() if k.endswith(", relapse"))
+        lines += [f"repairs that do not hold (AIC {aic:.1f}): "
+                  f"{f.relapse_probability}", f"  the short lifetime's mean (days, frailty 1): {f.relapse_mean_days}"]
     if f.regimes:
         lines.append(f"regimes (faults clustered in time), stormy over calm rate: {f.regime_ratio}")
         if f.regimes_ess is not None:

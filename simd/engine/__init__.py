@@ -35,6 +35,7 @@ from simd.engine.spec import (
     compile_spec,
     job_hazards,
     refused,
+    refused_tiers,
     to_us,
     with_seed,
 )
@@ -57,7 +58,8 @@ __all__ = [
     "Event", "Hyper", "JobResult", "JobSpec", "MemoryTier", "Plan", "Servers", "Shadow", "State", "Stragglers",
     "Totals", "advance",
     "bucket_bounds", "bucket_seconds", "built", "cluster_size", "compile_seeds", "compile_spec", "job_hazards",
-    "new_state", "per_step_cluster_hazard", "refused", "retarget", "run_job", "shadow_ranks", "to_us", "with_seed",
+    "new_state", "per_step_cluster_hazard", "refused", "refused_tiers", "retarget", "run_job", "shadow_ranks",
+    "to_us", "with_seed",
     *_ON_FIRST_USE,
 ]
 

@@ -111,10 +111,12 @@ def retarget(state: State, spec: JobSpec) -> State:
     # elastic replica groups out rejoin no later than the new parameters' rejoin from now (a heal a drill made
     # endless ends with it)
     rejoin = capped_rejoins(state.rejoin, state.clock + plan.rejoin_us, state.group_ready, plan.rejoin_us)
+    # relapses switched on or off: the flags' region appears or goes (servers.py, "Relapses"), none flagged
+    relapse = {} if (plan.relapse_p > 0) == (state.plan.relapse_p > 0) else {"srv_relapse": ()}
     if servers_kept(state.plan, plan):
-        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at, rejoin=rejoin)
+        return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, burst_at=burst_at, rejoin=rejoin, **relapse)
     return replace(state, plan=plan, hard=hard, sdc=sdc, epoch=epoch, lifetimes=0, srv_next=(), srv_mult=(),
-                   burst_at=burst_at, regime=(), rejoin=rejoin)
+                   burst_at=burst_at, regime=(), rejoin=rejoin, **relapse)
 
 
 def capped_rejoins(rejoin: tuple[int, ...], latest: int, ready: tuple[int, ...] = (), rejoin_us: int = 0) -> \

@@ -22,6 +22,9 @@ cut at ``until`` on the drawn times. The draws:
   draw ``index`` of "accel-hard" / "accel-sdc" the same way, only with several types (fleet.py);
 - with servers (servers.py): no hard-stream gaps; each server's lifetime from the next draw of "lifetime"
   (kernel.servers: inverse transforms), the next failure the end of lifetime the tournament tree keeps first;
+- with relapses (servers.py, "Relapses"): whether a repair holds, one draw of "repair" per repair (with pools the
+  fifth of its draws; without pools one per failed server renewed at once), the short lifetime the next of
+  "lifetime";
 - a hard failure's restart (kernel/restarts.py), for a cause with an in-process restart or a crash loop: draw
   ``index`` of "in-process" (the in-process restart succeeds?), draws ``restart_limit * index`` .. of
   "restart-fail" (each attempt of the cause's restart fails?), as far as the attempts go;
@@ -184,6 +187,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     cap, n_job, W, preempt = ints[PI.cluster] > 0, ints[PI.servers], ints[PI.standbys], ints[PI.preempt_us]
     withheld, host_us, gang = ints[PI.spares_withheld], ints[PI.host_selection_us], ints[PI.gang] != 0
     # (a repair's laws: _repair reads them from the plan)
+    # relapses (servers.py): P(a repair does not hold); a repair's draws of the repair stream with pools
+    relapse_p = floats[PF.relapse_p]
+    n_rd = 5 if relapse_p > 0.0 else 4
     # diagnosis and retirement (servers.py)
     diagnose, diag_p, mis_p = ints[PI.diagnose] != 0, floats[PF.diagnosis], floats[PF.misattribution]
     retire_k, retire_us = ints[PI.retire_after], ints[PI.retire_window_us]
@@ -283,6 +289,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         role, rep, fixed = seg(aux, ints, PI.aux_role), seg(aux, ints, PI.aux_rep), seg(aux, ints, PI.aux_fixed)
         wrp, ri, wait_until = words[Stream.repair], pos[Pos.repair_draws], pos[Pos.wait_until]
         rph, rpl = zero, zero
+        rel = seg(aux, ints, PI.aux_relapse)  # relapses (servers.py): each server's next lifetime short (1)
+        if not cap and relapse_p > 0.0:  # (without pools a relapse is the repair stream's only draw)
+            rph, rpl = pcg.seek(wrp, ri)
         blamed = seg(aux, ints, PI.aux_blamed)
         wdg, di = words[Stream.diagnosis], pos[Pos.diagnosis_draws]
         dgh, dgl = pcg.seek(wdg, di) if diagnose else (zero, zero)
@@ -325,7 +334,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         srv[i] = servers.OUT  # (a dropped group's servers: out until it rejoins)
                         continue
                     lfh, lfl, srv[i] = servers.new_end(
-                        i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                        i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                     li += 1
             servers.build(tree, srv, nsrv, tree_p)
             hp = srv[tree[1]]
@@ -377,7 +386,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if el_srv:  # its servers back in the job, each a new lifetime
                             lfh, lfl, k2, k3 = servers.group_back(j, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf,
                                                                   lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg,
-                                                                  sched)
+                                                                  sched, rel)
                             li += k2
                             used += w_srv * k3
                             grd[j] = 0
@@ -865,8 +874,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     i = mstk[k2]
                     tot[Tot.server_failures] += 1
                     used += w_srv
-                    rph, rpl = _repair(tot, plan, wrp, rph, rpl, i, t, -1.0, role, rep, fixed, jcnt, rtree, tree_p)
-                    ri += 4  # (the repair's four draws, as a failure's)
+                    rph, rpl = _repair(tot, plan, wrp, rph, rpl, i, t, -1.0, role, rep, fixed, jcnt, rtree, tree_p,
+                                       rel)
+                    ri += n_rd  # (the repair's draws, as a failure's)
                     j = atree[1]  # the lowest-numbered standby (one for each: counted when decided)
                     tot[Tot.replacements_standby] += 1
                     n_sb -= 1
@@ -875,7 +885,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     role[j] = servers.JOB
                     servers.set_job(jcnt, j, 1, tree_p)
                     lfh, lfl, srv[j] = servers.new_end(j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg,
-                                                       sched)
+                                                       sched, rel)
                     li += 1
                     servers.update(tree, srv, j, tree_p)
                 hi += 1
@@ -953,7 +963,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         continue
                     n_ret, rph, rpl, k2 = _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p, retire_k,
                                                       blamed, retire_us, ncl, n_ret, n_job, withheld, role, jcnt, rr,
-                                                      rp, wrp, rph, rpl, rep, fixed, rtree)
+                                                      rp, wrp, rph, rpl, rep, fixed, rtree, rel)
                     ri += k2
                     j, rdy, mv, n_sb, n_sp = _replacement(tot, atree, akey, rtree, rep, role, jcnt, ncl, n_sb, n_sp,
                                                           withheld, tau, preempt, tree_p)
@@ -991,7 +1001,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 gback = el_srv
                 if gback and kind != _HARD:  # (a hard failure's brings them back once its servers are handled)
                     lfh, lfl, li, k2 = _groups_back(gbk, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf, lfh, lfl,
-                                                    li, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                                                    li, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                     used += w_srv * k2
                     hp = srv[tree[1]]
                     wait_until = max(wait_until, dready)  # the restart waits for their replacements
@@ -1184,9 +1194,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 blm = -1
                             elif other >= 0:
                                 blm = servers.nth_job_counted(role, jcnt, n_job, other, tree_p, i)
+                        if not cap and blm >= 0 and relapse_p > 0.0:  # repaired at once: does it hold?
+                            rph, rpl, u = draws.uniform(wrp, rph, rpl)
+                            ri += 1
+                            if u <= relapse_p:
+                                rel[i] = 1
+                                tot[Tot.relapses] += 1
                         if not cap or blm != i:  # i stays in the job: a new lifetime
                             lfh, lfl, srv[i] = servers.new_end(
-                                i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                                i, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                             li += 1
                             servers.update(tree, srv, i, tree_p)
                         if not cap or blm < 0:
@@ -1195,7 +1211,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         # standby, a spare, or the first server back from repair (the job waits for it)
                         n_ret, rph, rpl, k2 = _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p,
                                                           retire_k, blamed, retire_us, ncl, n_ret, n_job, withheld,
-                                                          role, jcnt, rr, rp, wrp, rph, rpl, rep, fixed, rtree)
+                                                          role, jcnt, rr, rp, wrp, rph, rpl, rep, fixed, rtree,
+                                                          rel)
                         ri += k2
                         j, rdy, mv, n_sb, n_sp = _replacement(tot, atree, akey, rtree, rep, role, jcnt, ncl, n_sb,
                                                               n_sp, withheld, tau, preempt, tree_p)
@@ -1205,12 +1222,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             grp[blm] = 0
                             grp[j] = x
                         lfh, lfl, srv[j] = servers.new_end(
-                            j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                            j, g, wlf, lfh, lfl, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                         li += 1
                         servers.update(tree, srv, j, tree_p)
                     if gback:  # the dropped groups back with the restart: their servers out, each a new lifetime
                         lfh, lfl, li, k2 = _groups_back(gbk, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf, lfh, lfl,
-                                                        li, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                                                        li, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                         used += w_srv * k2
                     hi += 1
                     hp = srv[tree[1]]
@@ -1343,7 +1360,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         down, rmin = 0, NEVER
                         if el_srv:
                             lfh, lfl, li, k2 = _groups_back(gbk, g, srv, tree, tree_p, role, grp, gs, nsrv, wlf, lfh,
-                                                            lfl, li, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                                                            lfl, li, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                             used += w_srv * k2
                             hp = srv[tree[1]]
                     # element by element: a slice assignment compiles numba's shape-mismatch error path (kernels.py)
@@ -1508,7 +1525,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
 
 @njit()
 def _groups_back(back, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, li, ints, floats, mult, fixed, rp, rg, wrg,
-                 sched):
+                 sched, rel):
     """Elastic groups with servers: every group flagged in ``back`` (cleared) back in the job after executed step
     ``g``, its servers out each a new lifetime (servers.group_back). Returns (hi, lo, li, the servers visited)."""
     k = 0
@@ -1516,7 +1533,7 @@ def _groups_back(back, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, li, ints
         if back[j]:
             back[j] = 0
             hi, lo, n, m = servers.group_back(j, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, ints, floats, mult,
-                                              fixed, rp, rg, wrg, sched)
+                                              fixed, rp, rg, wrg, sched, rel)
             li += n
             k += m
     return hi, lo, li, k
@@ -1631,7 +1648,7 @@ def _diagnosis(tot, w, sh, sl, p_identified, p_wrong, among):
 
 @njit()
 def _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p, retire_k, blamed, retire_us, ncl, n_ret, n_job,
-                withheld, role, jcnt, rr, rp, w, sh, sl, rep, fixed, rtree):
+                withheld, role, jcnt, rr, rp, w, sh, sl, rep, fixed, rtree, rel):
     """The server blamed for failing server ``i``'s fault (``blm``: i itself, or a scapegoat) out of the job at the
     end of step ``g`` (t1): retired when the lemon policy blames it again and the cluster would still hold the job
     and the withheld spares, else to repair (_repair; a replayed log's own repair time for i's fault, ``f_step``).
@@ -1651,8 +1668,8 @@ def _blamed_out(tot, plan, blm, i, g, f_step, t1, srv, tree, tree_p, retire_k, b
     if len(rr) and blm == i:
         d_log = servers.replayed_repair_us(rp, rr, ints[PI.replay_servers], ints[PI.replay_period],
                                            ints[PI.replay_copies], i, f_step)
-    sh, sl = _repair(tot, plan, w, sh, sl, blm, t1, d_log, role, rep, fixed, jcnt, rtree, tree_p)
-    return n_ret, sh, sl, 4
+    sh, sl = _repair(tot, plan, w, sh, sl, blm, t1, d_log, role, rep, fixed, jcnt, rtree, tree_p, rel)
+    return n_ret, sh, sl, 5 if len(rel) else 4
 
 
 @njit()
@@ -1685,10 +1702,11 @@ def _replacement(tot, atree, akey, rtree, rep, role, jcnt, ncl, n_sb, n_sp, with
 
 
 @njit()
-def _repair(tot, plan, w, sh, sl, i, start, logged, role, rep, fixed, jcnt, rtree, p):
+def _repair(tot, plan, w, sh, sl, i, start, logged, role, rep, fixed, jcnt, rtree, p, rel):
     """Server ``i`` to repair from ``start`` (us), its four draws of "repair" from generator state (sh, sl): the
     automatic stage's duration (a mixture's component), the escalation, the manual stage's duration, whether it
-    fixes the fault (servers.py); ``logged`` >= 0: the log's own repair time (us) for the whole repair, the draws
+    fixes the fault (servers.py); with relapses (``rel`` not empty) a fifth, whether it holds (else ``rel[i]``: its
+    next lifetime short); ``logged`` >= 0: the log's own repair time (us) for the whole repair, the draws
     made all the same (servers.replay.repairs: log). Counts it, marks a lemon a true repair fixed, and sets its role,
     its repair's end and the trees. Returns (sh, sl)."""
     ints, floats, ivec, fvec = plan
@@ -1716,6 +1734,11 @@ def _repair(tot, plan, w, sh, sl, i, start, logged, role, rep, fixed, jcnt, rtre
     elif fixed[i] == 0 and servers.is_lemon(i, floats[PF.lemon_fraction]):
         fixed[i] = 1
         tot[Tot.lemons_fixed] += 1
+    if len(rel):
+        sh, sl, u = draws.uniform(w, sh, sl)
+        if u <= floats[PF.relapse_p]:
+            rel[i] = 1
+            tot[Tot.relapses] += 1
     role[i], rep[i] = servers.REPAIR_MANUAL if manual else servers.REPAIR, start + d
     servers.set_job(jcnt, i, 0, p)
     servers.update(rtree, rep, i, p)

@@ -65,7 +65,7 @@ _BLOCK = 1 << 16  # step durations drawn per call of the sampler
 def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     """Run one job step by step (module docstring); its totals as a dict of plain numbers."""
     rng = random.Random(spec.seed if seed is None else seed)
-    plan = compile_spec(spec)
+    plan = compile_spec(spec, oracle=True)
     k = shadow_ranks(spec.n_gpus, spec.shadow)  # 0 without shadow ranks
     types = spec.accelerator_list
     hard = _FirstFailure(rng, [(a.count + k, a.hard_per_gpu_hour) for a in types], spec.step_seconds)
@@ -82,12 +82,18 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     retention = plan.retention  # the checkpoints kept (committed SDCs' or, with corrupt loads, the job's)
     write_us, slow_ppm, p_fail, p_corrupt = plan.write_us, plan.write_slow_ppm, plan.save_fail, plan.corrupt_load
     M = plan.mem_every  # a memory tier's interval (0: none)
+    # the memory tiers, the one under the persistent checkpoint first (with two, a local tier under a peer tier)
+    tiers = [_Tier(t, *fields) for t, fields in (
+        (spec.tier, (plan.mem_every, plan.mem_us, plan.mem_load_us, plan.mem_corrupt, plan.mem_save_fail,
+                     plan.mem_write_us, plan.mem_keep)),
+        (spec.lower_tier, (plan.low_every, plan.low_us, plan.low_load_us, plan.low_corrupt, plan.low_save_fail,
+                           plan.low_write_us, plan.low_keep))) if t is not None]
+    top = tiers[0] if tiers else None  # (committed SDCs: one tier at most, spec.REFUSED)
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
                        "server_failures", "checkpoints", "aborted", "failed", "loads_corrupt",
-                       "fallbacks_to_start", "tier_saves", "tier_losses", "rec_tier", "rec_persistent",
-                       "rec_start", "jit", "tier_corrupt", "tier_failed", "tier_aborted", "inproc_ok", "inproc_failed",
+                       "fallbacks_to_start", "rec_persistent", "rec_start", "jit", "inproc_ok", "inproc_failed",
                        "escalations", "migrations", "no_standby", "drops", "rejoins"), 0)
     us = dict.fromkeys(("ckpt", "val", "restart", "detect", "waiting", "write", "wait", "load", "degraded",
                         "productive"), 0)
@@ -110,11 +116,6 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
     # with a memory tier and committed SDCs: the newest clean persistent checkpoint
     pclean = 0
-    # a memory tier's copies (its newest ``retention_checkpoints`` durable saves, oldest first): (job step, whether
-    # it holds the present SDC: committed SDCs)
-    tring: list[tuple[int, bool]] = []
-    twend = twstep = 0  # a memory tier's save in flight (MemoryTier.write_seconds): when its write ends, its step
-    twfail = False  # ... whether it fails
     # elastic replica groups (docs/model.md, "Elastic replica groups"; E 0: none): the groups, those out as (rejoin
     # time, group, when its last replacement is ready: with servers); the productive share of the uncommitted steps'
     # compute (each step's by the groups that ran it); with servers, when a restart's groups back are staffed
@@ -123,26 +124,26 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     def held() -> bool:
         """Whether a checkpoint of either tier holds the present SDC (committed SDCs)."""
-        return n_corrupt > 0 or any(h for _, h in tring)
+        return n_corrupt > 0 or any(h for x in tiers for _, h in x.ring)
 
-    def tier_keep(step: int, holds: bool) -> None:
-        """A memory tier's durable save: the newest of its copies, the oldest beyond its retention gone."""
-        tring.append((step, holds))
-        del tring[:-plan.mem_keep]
-
-    def tier_chain(above: int, clean_only: bool = False) -> tuple[int, int]:
-        """The memory tier's copies newer than ``above`` (with ``clean_only``, those without the present SDC), newest
-        first, loaded in turn: each load pays the tier's load, a copy found corrupt is dropped. (The step of the one
-        that loads, 0: none; the loads' time.)"""
-        paid, i = 0, len(tring) - 1
-        while i >= 0 and tring[i][0] > above:
-            if not (clean_only and tring[i][1]):
-                paid += plan.mem_load_us
-                if not tier_corrupt():
-                    return tring[i][0], paid
-                del tring[i]
-            i -= 1
-        return 0, paid
+    def tier_chain(above: int, clean_only: bool = False) -> tuple[int, int, _Tier | None]:
+        """The memory tiers' copies newer than ``above`` (with ``clean_only``, those without the present SDC), newest
+        first, loaded in turn: each load pays its tier's load, a copy found corrupt is dropped. A tier's copies older
+        than the newest copy of a tier above it are not among them (that copy stands for them, as the persistent
+        checkpoint for a tier's), so the lowest tier's newer copies come first, then the next one's. (The step of the
+        one that loads, 0: none; the loads' time; its tier.)"""
+        paid = 0
+        for j in range(len(tiers) - 1, -1, -1):
+            x, bound = tiers[j], max([above] + [y.newest() for y in tiers[:j]])
+            ring, i = x.ring, len(x.ring) - 1
+            while i >= 0 and ring[i][0] > bound:
+                if not (clean_only and ring[i][1]):
+                    paid += x.load_us
+                    if not tier_corrupt(x):
+                        return ring[i][0], paid, x
+                    del ring[i]
+                i -= 1
+        return 0, paid, None
 
     def keep(step: int) -> None:
         if p_corrupt:
@@ -202,26 +203,27 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def abort() -> None:
         """A rollback aborts the writes in flight (the persistent one's, a memory tier's): neither becomes a rollback
         target."""
-        nonlocal wend, twend
+        nonlocal wend
         if wend:
             c["aborted"] += 1
             wend = 0
-        if twend:
-            c["tier_aborted"] += 1
-            twend = 0
+        for x in tiers:
+            if x.wend:
+                x.n["saves_aborted"] += 1
+                x.wend = 0
 
-    def tier_durable() -> None:
-        """A memory tier's save in flight is written: the tier's copy, a rollback target unless a persistent one is
-        newer (a persistent save stands for the tier's at its own steps)."""
-        nonlocal twend, last, clean
-        twend = 0
-        if twfail:  # its write failed: no rollback target
-            c["tier_failed"] += 1
+    def tier_durable(x: _Tier) -> None:
+        """Memory tier ``x``'s save in flight is written: the tier's copy, a rollback target unless a checkpoint is
+        newer (a persistent save, or a higher tier's, stands for the tier's at its own steps)."""
+        nonlocal last, clean
+        x.wend = 0
+        if x.wfail:  # its write failed: no rollback target
+            x.n["saves_failed"] += 1
             return
-        c["tier_saves"] += 1
-        tier_keep(twstep, False)
-        if twstep > last:
-            last = clean = twstep
+        x.n["saves"] += 1
+        x.keep(x.wstep, False)
+        if x.wstep > last:
+            last = clean = x.wstep
 
     def roll_back(to: int) -> None:
         """A restart's rollback: every group runs again (elastic replica groups; with servers once their replacements
@@ -235,7 +237,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 servers.back(x)
                 staffed = max(staffed, ready)
         rejoins.clear()
-        tring[:] = [x for x in tring if x[0] <= to]
+        for x in tiers:
+            x.ring[:] = [y for y in x.ring if y[0] <= to]
 
     def wait_staffed() -> None:
         """A restart that brought dropped groups back waits for their last replacement (waiting bucket)."""
@@ -245,10 +248,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             t = staffed
         staffed = 0
 
-    def tier_corrupt() -> bool:
-        """A load of the memory tier's checkpoint finds it corrupt (counted)."""
-        bad = plan.mem_corrupt > 0 and rng.random() < plan.mem_corrupt
-        c["tier_corrupt"] += bad
+    def tier_corrupt(x: _Tier) -> bool:
+        """A load of memory tier ``x``'s checkpoint finds it corrupt (counted)."""
+        bad = x.corrupt > 0 and rng.random() < x.corrupt
+        x.n["loads_corrupt"] += bad
         return bad
 
     def recover() -> int:
@@ -270,19 +273,20 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["rec_persistent" if last > 0 else "rec_start"] += 1
         return load_us
 
-    def stopped(detect_us: int, restart_us: int, lost: bool = False) -> None:
+    def stopped(detect_us: int, restart_us: int, lost: tuple[bool, ...] = (False, False)) -> None:
         """A hard failure or a shadow disagreement: roll back to the newest checkpoint (an SDC a checkpoint holds
-        survives it; one in the rolled-back steps only goes with them), detect, restart (and load it). With a memory
-        tier, its checkpoint unless ``lost``."""
+        survives it; one in the rolled-back steps only goes with them), detect, restart (and load it). With memory
+        tiers, the newest copy of those not ``lost`` (one flag per tier)."""
         nonlocal corrupted, deadline, t, last, clean
         abort()
-        if lost:  # the tier's copies gone, clean ones or ones holding the SDC
-            tring.clear()
-        # the memory tier's copies newer than the persistent checkpoint, newest first (a corrupt one paid, dropped)
-        back, load_us = tier_chain(plast) if M else (0, 0)
+        for x, gone in zip(tiers, lost, strict=False):
+            if gone:  # the tier's copies gone, clean ones or ones holding the SDC
+                x.ring.clear()
+        # the memory tiers' copies newer than the persistent checkpoint, newest first (a corrupt one paid, dropped)
+        back, load_us, x = tier_chain(plast) if M else (0, 0, None)
         if back:
             last, clean = back, min(clean, back)
-            c["rec_tier"] += 1
+            x.n["recoveries"] += 1
         else:
             load_us += recover()
         restart_us += load_us
@@ -362,17 +366,17 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; corrupt tier copies: paid)
             if tier:
                 load_us = paid + plan.mem_load_us
-                c["rec_tier"] += 1
+                top.n["recoveries"] += 1
             else:
                 load_us = paid + (plan.load_us if to > 0 else 0)
                 c["rec_persistent" if to > 0 else "rec_start"] += 1
                 plast = pclean = to
             plast = pclean
         elif M:  # (no committed SDCs: ``to`` is the newest checkpoint) the tier's copies newer than the persistent one
-            back, load_us = tier_chain(plast)
+            back, load_us, x = tier_chain(plast)
             if back:
                 to = back
-                c["rec_tier"] += 1
+                x.n["recoveries"] += 1
             else:  # the persistent checkpoint, where its fallback starts (the corrupt tier copies' loads paid)
                 load_us += recover()
                 to = last
@@ -382,7 +386,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         else:
             load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
         roll_back(to)
-        tring[:] = [(x, False) for x, _ in tring]  # (below ``to``: clean, or holding an SDC now accepted)
+        for x in tiers:  # (below ``to``: clean, or holding an SDC now accepted)
+            x.ring[:] = [(y, False) for y, _ in x.ring]
         last = clean = to
         corrupted, deadline, n_corrupt = False, NEVER, 0
         corrupt.clear()
@@ -398,7 +403,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         tier beside committed SDCs the tier's copies newer than the persistent one are loaded first, newest first;
         found corrupt, the persistent one."""
         if M and committed:
-            back, paid = tier_chain(plast)
+            back, paid, _ = tier_chain(plast)
             if back:
                 detected(back, True, paid - plan.mem_load_us)
             else:
@@ -414,8 +419,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             coming, coming_cause = migrate_before(g + 1)
         if wend and wend <= t:  # the write ended before this step starts: the save is durable
             durable()
-        if twend and twend <= t:  # ... a memory tier's too
-            tier_durable()
+        for x in tiers:  # ... a memory tier's too
+            if x.wend and x.wend <= t:
+                tier_durable(x)
         share = d = step_us or durations.of(g + 1)
         if E:  # the groups healed by the step's start run it; of its base compute the groups out's share is
             # degraded, and the fault-tolerant mode's overhead (under stragglers the time above the base step time
@@ -472,19 +478,22 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["interruptions"] += 1
             restart_us, in_process = restart(i)
             down = causes[i].server_down and not in_process  # (an in-process restart that succeeded cleared it)
+            if servers is not None and not servers.cap and down:  # repaired at once: does each repair hold?
+                servers.relapse_at_once(failed_servers)
             wait = 0
             if servers is not None and servers.cap:  # replaced after detection: the restart waits for them
                 tau = t + plan.cause_detect_us[i] + (plan.inproc_us if in_process is False else 0)
                 # (a cause that takes no server down: the servers back from repair return, none leaves the job)
                 wait = servers.replace(failed_servers if down else [], t, tau, g) - tau
-            lost = False
-            if M and down:  # the memory tier: lost when every holder of some shard failed
-                lost = servers.lost(failed_servers, plan.mem_copies, plan.mem_jump) if servers is not None \
-                    else plan.mem_copies == 1  # without servers: a local copy goes, a peer group keeps others
-                c["tier_losses"] += lost
+            # each memory tier: lost when every holder of some shard failed
+            lost = tuple(down and (servers.lost(failed_servers, x.copies, x.jump) if servers is not None
+                                   else x.copies == 1) for x in tiers)  # without servers: a local copy goes, a
+            for x, gone in zip(tiers, lost, strict=True):  # peer group keeps others
+                x.n["losses"] += gone
             # the survivors save the step before the failed one just in time (if they can: a draw when jit_share <
             # 1), unless the newest checkpoint that survived is that step: a persistent checkpoint
-            newest = last if not M or (last > plast and not lost) else plast
+            newest = last if not M else max([plast] + [x.newest() for x, gone in zip(tiers, lost, strict=True)
+                                                       if not gone])
             if causes[i].jit and (plan.jit_share >= 1 or rng.random() < plan.jit_share) and cur - 1 > newest:
                 c["jit"] += 1
                 us["ckpt"] += plan.jit_us
@@ -536,7 +545,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             else:
                 c["late"] += 1
                 # the memory tier's clean copies newer than the clean persistent one: loaded first, newest first
-                back, paid = tier_chain(pclean, clean_only=True) if M else (0, 0)
+                back, paid, _ = tier_chain(pclean, clean_only=True) if M else (0, 0, None)
                 if back:
                     c["lost"] += n_corrupt
                     detected(back, True, paid - plan.mem_load_us)
@@ -581,34 +590,35 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 keep(cur)
                 us["productive"] += pend
                 pend = 0
-        elif M and cur % M == 0:  # a memory tier's save (at a checkpoint point the checkpoint stands for it)
-            if twend:  # one write in flight: the save waits for the one before, which makes it durable
-                wait_for(twend)
-                tier_durable()
-            us["ckpt"] += plan.mem_us
-            t += plan.mem_us
-            if plan.mem_save_fail > 0 and rng.random() < plan.mem_save_fail:  # failed: the tier's copy stays
-                if plan.mem_write_us:  # (its write runs, and fails at its end)
-                    twend, twstep, twfail = t + plan.mem_write_us, cur, True
+        elif (x := next((y for y in tiers if cur % y.every == 0), None)) is not None:  # a memory tier's save (a
+            # checkpoint, or a higher tier's save, stands for it at its own steps)
+            if x.wend:  # one write in flight: the save waits for the one before, which makes it durable
+                wait_for(x.wend)
+                tier_durable(x)
+            us["ckpt"] += x.us
+            t += x.us
+            if x.save_fail > 0 and rng.random() < x.save_fail:  # failed: the tier's copy stays
+                if x.write_us:  # (its write runs, and fails at its end)
+                    x.wend, x.wstep, x.wfail = t + x.write_us, cur, True
                 else:
-                    c["tier_failed"] += 1
+                    x.n["saves_failed"] += 1
             elif corrupted and not committed:  # baked in: roll back (reference semantics)
                 c["sdc_baked"] += 1
                 detected(last)
             elif corrupted:  # committed with the tier's save (with one copy, it overwrites the tier's clean copy)
                 c["sdc_baked"] += not held()
-                tier_keep(cur, True)
+                x.keep(cur, True)
                 last = cur
-                c["tier_saves"] += 1
-            elif plan.mem_write_us:  # its write starts: a rollback target once written
-                twend, twstep, twfail = t + plan.mem_write_us, cur, False
+                x.n["saves"] += 1
+            elif x.write_us:  # its write starts: a rollback target once written
+                x.wend, x.wstep, x.wfail = t + x.write_us, cur, False
             else:
-                tier_keep(cur, False)
+                x.keep(cur, False)
                 last = clean = cur
-                c["tier_saves"] += 1
+                x.n["saves"] += 1
     drain()  # the job's end waits for the write in flight, as trainers do at shutdown
-    if twend:  # a memory tier's write in flight is dropped: the job needs no copy in memory after it ends
-        c["tier_aborted"] += 1
+    for x in tiers:  # a memory tier's write in flight is dropped: the job needs no copy in memory after it ends
+        x.n["saves_aborted"] += x.wend > 0
     # end of job: an SDC still present is baked in (if no checkpoint took it yet), void since the clean checkpoint
     if corrupted:
         c["sdc_baked"] += not held()
@@ -648,12 +658,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         "escalations": c["escalations"],
         "migrations": c["migrations"],
         "migrations_no_standby": c["no_standby"],
-        "tier_loads_corrupt": c["tier_corrupt"],
-        "tier_saves_failed": c["tier_failed"],
-        "tier_saves_aborted": c["tier_aborted"],
-        "tier_saves": c["tier_saves"],
-        "tier_losses": c["tier_losses"],
-        "recoveries_tier": c["rec_tier"],
+        # the memory tiers' counts, summed over them (two tiers: each one's too, by its kind)
+        "tier_loads_corrupt": sum(x.n["loads_corrupt"] for x in tiers),
+        "tier_saves_failed": sum(x.n["saves_failed"] for x in tiers),
+        "tier_saves_aborted": sum(x.n["saves_aborted"] for x in tiers),
+        "tier_saves": sum(x.n["saves"] for x in tiers),
+        "tier_losses": sum(x.n["losses"] for x in tiers),
+        "recoveries_tier": sum(x.n["recoveries"] for x in tiers),
+        **({"tiers": {x.kind: dict(x.n) for x in tiers}} if len(tiers) > 1 else {}),
         "recoveries_persistent": c["rec_persistent"],
         "recoveries_start": c["rec_start"],
         "checkpoint_write_seconds": us["write"] / US_PER_SECOND,
@@ -683,6 +695,32 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             "elastic_rejoins": c["rejoins"]} if E else {}),
         "seed_effective_utilization": target * step_s / wall,
     }
+
+
+class _Tier:
+    """A memory tier in the oracle (docs/model.md, "Memory tiers"): its parameters (the plan's ``mem_*`` or
+    ``low_*``), its copies (its newest ``keep`` durable saves, oldest first: (job step, whether it holds the present
+    SDC: committed SDCs)), its save in flight (when its write ends, 0: none; its job step; whether it fails) and its
+    counts."""
+
+    def __init__(self, tier, every: int, us: int, load_us: int, corrupt: float, save_fail: float, write_us: int,
+                 keep: int):
+        self.kind, self.copies, self.jump = tier.kind, tier.copies, tier.jump_servers
+        self.every, self.us, self.load_us, self.corrupt = every, us, load_us, corrupt
+        self.save_fail, self.write_us, self.keep_n = save_fail, write_us, keep
+        self.ring: list[tuple[int, bool]] = []
+        self.wend = self.wstep = 0
+        self.wfail = False
+        self.n = dict.fromkeys(("saves", "saves_failed", "saves_aborted", "losses", "recoveries", "loads_corrupt"), 0)
+
+    def keep(self, step: int, holds: bool) -> None:
+        """A durable save: the newest of its copies, the oldest beyond its retention gone."""
+        self.ring.append((step, holds))
+        del self.ring[:-self.keep_n]
+
+    def newest(self) -> int:
+        """Its newest copy's job step (0: none)."""
+        return self.ring[-1][0] if self.ring else 0
 
 
 class _FirstFailure:
@@ -715,7 +753,8 @@ class _Servers:
     with ``random.Random.gammavariate`` when the simulation starts (the engine's own draws are Marsaglia-Tsang).
     A lemon a true repair fixes takes an ordinary server's scale. In operational time (regimes, a rate schedule)
     step ``g`` adds ``m(g)`` to every running server's age instead of 1 (``multiplier``) and the hazard is
-    ``1 - Sv(a + m) / Sv(a)``."""
+    ``1 - Sv(a + m) / Sv(a)``. A repair that does not hold (servers.py, "Relapses"; one draw more per repair) gives the
+    server's next lifetime, from when it next joins the job, the short exponential's hazard (``short``)."""
 
     def __init__(self, plan: Plan, rng: random.Random):
         self.uniform = rng.random
@@ -738,6 +777,10 @@ class _Servers:
         self.repair_end = [NEVER] * plan.table
         self.replaced = dict.fromkeys(("standby", "spare", "waited"), 0)
         self.repairs = dict.fromkeys(("started", "manual", "false", "false_manual", "lemons_fixed"), 0)
+        # relapses: each server's next lifetime short (its repair did not hold), its current lifetime short
+        self.pending, self.short = [False] * plan.table, [False] * plan.table
+        if plan.relapse_p:
+            self.repairs["relapsed"] = 0
         self.diagnosis = dict.fromkeys(("missed", "wrong"), 0)
         self.retirements = 0
         self.bursts = self.burst_servers = 0
@@ -782,6 +825,8 @@ class _Servers:
 
     def hazard(self, i: int, a: int) -> float:
         """Server ``i``'s probability of failing in a step at age ``a``."""
+        if self.short[i]:  # (memoryless)
+            return -math.expm1(-self.mult[i] / self.plan.relapse_scale)
         scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
         t = self.tables.setdefault(scale, [])
         while len(t) <= a:
@@ -807,6 +852,8 @@ class _Servers:
 
     def timed_hazard(self, i: int, a: float, m: float) -> float:
         """Server ``i``'s probability of failing in a step that adds ``m`` to its operational age ``a``."""
+        if self.short[i]:
+            return -math.expm1(-m * self.mult[i] / self.plan.relapse_scale)
         scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
         s0 = srv.survival(self.kind, self.shape, scale, a)
         return 1.0 if s0 == 0.0 else 1.0 - srv.survival(self.kind, self.shape, scale, a + m) / s0
@@ -848,7 +895,21 @@ class _Servers:
             self.age[i] += m if self.timed else 1
         for i in failed:
             self.age[i] = 0
+            self.short[i] = False
         return failed
+
+    def relapse_at_once(self, failed: list[int]) -> None:
+        """Without pools each failed server that went down is repaired at once: whether its repair holds (a draw
+        each, in index order), else its new lifetime short."""
+        for i in failed:
+            if self.plan.relapse_p and self.rng.random() < self.plan.relapse_p:
+                self.short[i] = True
+                self.repairs["relapsed"] += 1
+
+    def _join(self, j: int) -> None:
+        """Server ``j`` joins the job: a new lifetime, short when its repair did not hold."""
+        self.age[j] = 0
+        self.short[j], self.pending[j] = self.pending[j], False
 
     def standbys_by(self, t: int) -> int:
         """The warm standbys a migration at ``t`` finds: the pool's, and the servers back from repair by then (which
@@ -872,7 +933,7 @@ class _Servers:
             j = role.index(srv.STANDBY)
             self.replaced["standby"] += 1
             role[j] = srv.JOB
-            self.age[j] = 0
+            self._join(j)
             new.append(j)
         m = self.m_step
         if plan.replay_servers:
@@ -912,6 +973,9 @@ class _Servers:
         elif self.lemon[b]:
             self.lemon[b] = False
             self.repairs["lemons_fixed"] += 1
+        if plan.relapse_p and self.rng.random() < plan.relapse_p:  # the repair does not hold
+            self.pending[b] = True
+            self.repairs["relapsed"] += 1
         self.repair_end[b] = t1 + round(duration)
 
     def lost(self, failed: list[int], copies: int, jump: int) -> bool:
@@ -995,7 +1059,7 @@ class _Servers:
                 ready, moved = max(tau, end[j]), True
                 end[j] = NEVER
             role[j] = srv.JOB
-            self.age[j] = 0
+            self._join(j)
             x, self.group[b] = self.group[b], -1
             self.group[j] = x  # (j may be b itself, back from its own repair)
             yield i, j, ready, moved

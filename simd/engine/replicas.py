@@ -372,7 +372,7 @@ def new_replicas(spec: JobSpec, seeds: Sequence[int]) -> Sequence[State]:
 # the fields core.retarget changes (the others carry over): new_replicas' and retarget_replicas' derivation,
 # checked against core's own result for the first replica (_check)
 _RETARGETED = frozenset(("plan", "hard", "sdc", "epoch", "lifetimes", "srv_next", "srv_mult", "burst_at",
-                         "regime", "rejoin"))
+                         "regime", "rejoin", "srv_relapse"))
 
 
 def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]:
@@ -410,6 +410,8 @@ def retarget_replicas(states: Sequence[State], spec: JobSpec) -> Sequence[State]
     renewed = {} if kept else {"lifetimes": 0, "srv_next": (), "srv_mult": (), "regime": ()}
     if p0.burst_log1m:  # bursts: drawn afresh from g (core.retarget)
         renewed["burst_at"] = int(g[0])
+    if (p0.relapse_p > 0) != (head.plan.relapse_p > 0):  # relapses switched on or off (core.retarget)
+        renewed["srv_relapse"] = ()
     _check(first, {"plan": p0, "hard": (0, int(hard[0])), "sdc": (0, int(sdc[0])), "epoch": epoch + 1, **renewed},
            "retarget", head)
     if batch is None or _hist_bucket(p0) != batch.hb or Aux.of(batch.plan).regions != Aux.of(p0).regions:

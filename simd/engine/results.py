@@ -147,9 +147,9 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         server_failures=d.server_failures,
         replacements={"standby": d.replacements_standby, "spare": d.replacements_spare,
                       "waited": d.replacements_waited} if p.cluster else {},
-        repairs={"started": d.repairs_started, "manual": d.repairs_manual, "false": d.repairs_false,
-                 "false_manual": d.repairs_false_manual, "lemons_fixed": d.lemons_fixed}
-        if p.cluster else {},
+        repairs={**({"started": d.repairs_started, "manual": d.repairs_manual, "false": d.repairs_false,
+                    "false_manual": d.repairs_false_manual, "lemons_fixed": d.lemons_fixed} if p.cluster else {}),
+                 **({"relapsed": d.relapses} if p.relapse_p else {})},
         diagnosis={"missed": d.diagnosis_missed, "wrong": d.diagnosis_wrong} if p.cluster else {},
         retirements=d.retirements,
         bursts={"count": d.burst_events, "servers": d.burst_servers} if p.burst_log1m else {},

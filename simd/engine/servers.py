@@ -47,6 +47,19 @@ new lifetimes. The schedule's piece ``k`` covers executed steps ``(s_k, s_(k + 1
 step_seconds + 1/2)``. The engine keeps the replica's current regime stretch (State.regime) and walks the stretches
 a lifetime spans (kernel.servers.operational_steps: O(the stretches it crosses) per lifetime); the oracle draws
 the regime step by step and ages each server by ``m(s)`` with the conditional hazard ``1 - Sv(a + m) / Sv(a)``.
+
+Relapses (a repair that does not hold; a fault log's server failing its own check within hours of its repair):
+with ``relapse = (p, mu)`` each repair draws one uniform more of the stream "repair" (with pools, the fifth of its
+draws, after the outcome; without pools, where a failed server is repaired at once, one per failed server that
+goes down, in index order, when it is renewed), and with probability p the server's next lifetime (the one it
+starts when it next joins the job) is exponential of mean ``mu`` hours of compute divided by its gamma multiplier
+(as its law's scale is; a lemon's short lifetime is an ordinary server's), its uniform the lifetime stream's next
+draw as any lifetime's, in operational time as any lifetime. The first lifetimes, a server that stays in the job
+unrepaired (a missed diagnosis, a cause that takes no server down) and a lifetime after a short one are of the
+law. The flag waits in State.srv_relapse (with pools: its repair, then the pools) until that lifetime starts.
+``repair_fail`` (false_success) is another draw with another effect: a lemon whose repair fixes nothing stays a
+lemon (its rate), where a relapse gives any server one short lifetime and then its law again. The per-step oracle
+keeps which servers' current lifetime is short and gives them the exponential's hazard.
 """
 
 from __future__ import annotations
@@ -144,6 +157,10 @@ class Servers:
     # rates that change with the job's compute time: ((from day, multiplier), ...), the first from day 0, each
     # multiplier holding until the next piece's day (the last one for good); () none
     rate_schedule: tuple[tuple[float, float], ...] = ()
+    # a repair that does not hold (module docstring, "Relapses"): (probability, mean hours of compute); with
+    # probability p a repaired server's next lifetime is exponential of mean ``mean hours`` divided by its gamma
+    # multiplier instead of its lifetime law; (0, 0) none
+    relapse: tuple[float, float] = (0.0, 0.0)
 
     @property
     def capacity(self) -> bool:
@@ -174,7 +191,8 @@ def plain(servers: Servers | None, n_gpus: int) -> bool:
     exponential lifetimes."""
     return servers is None or (servers.lifetime == "exponential" and lemons(count(n_gpus, servers), servers) == 0
                                and servers.rate_shape == 0.0 and not servers.capacity and servers.burst_per_day == 0
-                               and not servers.replay and not servers.regimes and not servers.rate_schedule)
+                               and not servers.replay and not servers.regimes and not servers.rate_schedule
+                               and servers.relapse[0] == 0.0)
 
 
 def imperfect_diagnosis(servers: Servers) -> bool:

@@ -179,6 +179,10 @@ class JobSpec:
     ckpt_corrupt_on_load: float = 0.0
     ckpt_retention: int = 0
     tier: MemoryTier | None = None  # a checkpoint tier in host memory under the persistent one; None: none
+    # a second memory tier under ``tier`` (docs/model.md, "Two memory tiers": a local tier under a peer tier,
+    # TierCheck's local memory, peer memory and remote storage), its interval a divisor of ``tier``'s; None: one
+    # tier or none
+    lower_tier: MemoryTier | None = None
     # just-in-time saves (docs/model.md, "Just-in-time saves"): after a hard failure of a cause with ``jit``, the
     # surviving ranks save the step before the failed one, blocking this long, and the recovery loads it; after
     # ``jit_share`` of those failures (drawn per failure from the "jit" stream when < 1: the others leave no healthy
@@ -298,6 +302,15 @@ class Plan:
     # the memory tier's copies kept (MemoryTier.retention_checkpoints); above 1 they are the replica's ``tier`` aux
     # region (State.tier_ckpts) and every point of the tier is a unit of the loop
     mem_keep: int = 1
+    # a second memory tier under it (JobSpec.lower_tier, a local one; low_every 0: none): its interval (a divisor of
+    # mem_every), blocking, load, P(a load finds it corrupt), P(a save fails), write, copies kept, as mem_*'s
+    low_every: int = 0
+    low_us: int = 0
+    low_load_us: int = 0
+    low_corrupt: float = 0.0
+    low_save_fail: float = 0.0
+    low_write_us: int = 0
+    low_keep: int = 1
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # in-process restarts: their time and P(success) (JobSpec.in_process_*), one draw of "in-process" per try
@@ -404,6 +417,10 @@ class Plan:
     repair_fail_auto: float = 0.0
     repair_fail_manual: float = 0.0
     repair_stream: dict | None = stream("repair")
+    # a repair that does not hold (servers.py, "Relapses"): P(a repaired server's next lifetime is short), the short
+    # law's mean in executed steps (exponential, divided by the server's gamma multiplier); 0: none
+    relapse_p: float = 0.0
+    relapse_scale: float = 0.0
     # diagnosis and retirement (servers.py): P(the failing server is identified), P(an identified failure is
     # pinned on another server), blames that retire a server (0: never) within a window (us); the diagnosis
     # stream's three draws per failing server (only when diagnosis is imperfect)
@@ -468,12 +485,21 @@ REFUSED = {
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
+    ("two_tiers", "committed_sdc"): "two memory tiers beside committed SDCs are not modelled",
+    # (the per-step oracle runs two tiers: ORACLE_RUNS)
+    ("peer_tier", "local_tier"): "two memory tiers at once are run by the per-step oracle only, not by the engine's "
+                                 "loop",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
         ("committed_sdc", "committed SDCs"), ("corrupt_loads", "corrupt loads"), ("memory_tier", "a memory tier"),
-        ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"))},
+        ("jit", "just-in-time saves"), ("async_saves", "asynchronous or failing saves"),
+        ("relapse", "repairs that do not hold (servers.relapse)"))},
 }
+
+
+# The refused pairs the per-step oracle models all the same (compile_spec(spec, oracle=True) compiles them for it)
+ORACLE_RUNS = frozenset({("peer_tier", "local_tier")})
 
 
 # The scenario keys that switch each mechanism on, as a refusal names them (the words the user wrote, not the
@@ -482,50 +508,78 @@ KEYS = {
     "shadow": "shadow", "fleet": "fleet", "stragglers": "stragglers", "servers": "servers",
     "hyper": "checkpoint.hyper", "committed_sdc": "sdc.semantics: committed", "causes": "failures.causes",
     "corrupt_loads": "checkpoint.corrupt_on_load", "memory_tier": "checkpoint.tiers",
+    "peer_tier": "checkpoint.tiers.peer", "local_tier": "checkpoint.tiers.local",
+    "two_tiers": "checkpoint.tiers.peer and checkpoint.tiers.local",
     "tier_corrupt_loads": "checkpoint.tiers.{tier}.corrupt_on_load",
     "tier_writes": "checkpoint.tiers.{tier}.write_seconds",
     "tier_save_failure": "checkpoint.tiers.{tier}.save_failure",
     "jit": "checkpoint.just_in_time", "in_process": "recovery.in_process", "crash_loop": "recovery.crash_loop",
     "migration": "recovery.migration", "elastic": "recovery.elastic",
-    "async_saves": "checkpoint.write_seconds (or checkpoint.save_failure)",
+    "async_saves": "checkpoint.write_seconds (or checkpoint.save_failure)", "relapse": "servers.relapse",
 }
 
 
-def refused(mechanisms, tier: str = "peer") -> list[str]:
+def refused(mechanisms, tier: str = "peer", oracle: bool = False) -> list[str]:
     """Why the mechanisms named (``shadow``, ``fleet``, ``stragglers``, ...) cannot run together: one line per
     pair that does not combine, naming the scenario keys that switch them on (KEYS; ``tier``: the memory tier's
-    kind); empty if they do."""
+    kind); empty if they do. ``oracle``: in the per-step oracle, which runs the pairs of ORACLE_RUNS too."""
     on = set(mechanisms)
     return [f"{KEYS[a].format(tier=tier)} and {KEYS[b].format(tier=tier)} cannot be combined ({why})"
-            for (a, b), why in REFUSED.items() if a in on and b in on]
+            for (a, b), why in REFUSED.items() if a in on and b in on and not (oracle and (a, b) in ORACLE_RUNS)]
+
+
+def refused_tiers(common, tiers, oracle: bool = False) -> list[str]:
+    """``refused`` for a job whose memory tiers are ``tiers`` ((kind, the mechanisms that tier switches on) pairs,
+    none, one or two) beside the mechanisms ``common``: each tier's lines name its own keys, once each."""
+    lines: list[str] = []
+    for kind, own in tiers or (("peer", set()),):
+        lines += [x for x in refused(set(common) | set(own), kind, oracle) if x not in lines]
+    return lines
+
+
+def _tiers(spec: JobSpec) -> tuple[MemoryTier, ...]:
+    """The job's memory tiers, the one under the persistent checkpoint first."""
+    return tuple(t for t in (spec.tier, spec.lower_tier) if t is not None)
+
+
+def tier_switches(tier: MemoryTier) -> set[str]:
+    """The mechanisms a memory tier switches on of its own (its corrupt loads, writes, failing saves)."""
+    return {name for name, present in (
+        ("tier_corrupt_loads", tier.corrupt_on_load > 0),
+        ("tier_writes", tier.write_seconds > 0), ("tier_save_failure", tier.save_failure > 0)) if present}
 
 
 def switched_on(spec: JobSpec) -> set[str]:
     """The mechanisms a job switches on: shadow ranks (at least one rank shadowed), a fleet of accelerator types,
     stragglers whose step times vary, hyper-checkpointing, committed SDCs, failure causes, servers that are not
-    seed 000's process (servers.plain)."""
+    seed 000's process (servers.plain), ... (its memory tiers' own: ``tier_switches``)."""
     on = {name for name, present in (
         ("shadow", shadow_ranks(spec.n_gpus, spec.shadow) > 0), ("fleet", bool(spec.fleet)),
         ("stragglers", _varies(spec.stragglers)), ("hyper", spec.hyper is not None),
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
         ("servers", not srv.plain(spec.servers, spec.n_gpus)),
         ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
-        ("tier_corrupt_loads", spec.tier is not None and spec.tier.corrupt_on_load > 0),
-        ("tier_writes", spec.tier is not None and spec.tier.write_seconds > 0),
-        ("tier_save_failure", spec.tier is not None and spec.tier.save_failure > 0),
-        ("memory_tier", spec.tier is not None), ("jit", any(c.jit for c in spec.causes)),
+        ("memory_tier", spec.tier is not None), ("two_tiers", spec.lower_tier is not None),
+        *((f"{t.kind}_tier", True) for t in _tiers(spec)),
+        ("jit", any(c.jit for c in spec.causes)),
         ("in_process", any(c.in_process for c in spec.causes)), ("crash_loop", any(c.crash_loop for c in spec.causes)),
         ("migration", any(c.predicted > 0 for c in spec.causes)), ("elastic", spec.elastic_groups > 0),
-        ("async_saves", spec.ckpt_write_seconds > 0 or spec.ckpt_save_failure > 0))
+        ("async_saves", spec.ckpt_write_seconds > 0 or spec.ckpt_save_failure > 0),
+        ("relapse", spec.servers is not None and spec.servers.relapse[0] > 0))
         if present}
     return on
 
 
-def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
+def compile_spec(spec: JobSpec, epoch: int = 0, *, oracle: bool = False) -> Plan:
     """``epoch`` counts the parameter changes so far (engine.retarget): each epoch draws its failures and
-    SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process."""
-    if why := refused(switched_on(spec), spec.tier.kind if spec.tier is not None else "peer"):
+    SDCs from streams of its own, so a drill's rates start a fresh (memoryless) process. ``oracle``: the plan of
+    the per-step oracle, which runs the combinations of ORACLE_RUNS too (the engine's loop refuses them)."""
+    if why := refused_tiers(switched_on(spec), [(t.kind, tier_switches(t)) for t in _tiers(spec)], oracle):
         raise ValueError("; ".join(why))
+    if spec.lower_tier is not None and (spec.tier is None or spec.tier.kind != "peer" or spec.lower_tier.kind != "local"
+                                        or spec.tier.interval_steps % spec.lower_tier.interval_steps):
+        raise ValueError("a second memory tier is a local tier under a peer tier, its interval a divisor of the peer "
+                         "tier's (checkpoint.tiers.local and checkpoint.tiers.peer)")
     if any(c.predicted > 0 for c in spec.causes) and (spec.servers is None or not spec.servers.warm_standbys):
         raise ValueError("a live migration needs warm standbys (servers.warm_standbys): it moves the work to one")
     if spec.elastic_groups > 0 and not srv.plain(spec.servers, spec.n_gpus) and \
@@ -555,6 +609,7 @@ def compile_spec(spec: JobSpec, epoch: int = 0) -> Plan:
         save_fail=spec.ckpt_save_failure,
         corrupt_load=spec.ckpt_corrupt_on_load,
         **_tier(spec.tier),
+        **_lower_tier(spec.lower_tier),
         val_us=to_us(spec.validation_seconds),
         sdc_restart_us=to_us(spec.restart_seconds),
         target=spec.target_steps,
@@ -593,6 +648,15 @@ def _tier(tier: MemoryTier | None) -> dict:
                 mem_copies=tier.copies, mem_jump=tier.jump_servers, mem_corrupt=tier.corrupt_on_load,
                 mem_save_fail=tier.save_failure, mem_write_us=to_us(tier.write_seconds),
                 mem_keep=tier.retention_checkpoints)
+
+
+def _lower_tier(tier: MemoryTier | None) -> dict:
+    """The Plan's fields of a second memory tier (none: the defaults, no second tier)."""
+    if tier is None:
+        return {}
+    return dict(low_every=tier.interval_steps, low_us=to_us(tier.seconds), low_load_us=to_us(tier.load_seconds),
+                low_corrupt=tier.corrupt_on_load, low_save_fail=tier.save_failure,
+                low_write_us=to_us(tier.write_seconds), low_keep=tier.retention_checkpoints)
 
 
 # Cause.in_process and Cause.crash_loop as the bits of Plan.cause_recovery
@@ -637,15 +701,16 @@ def _streams(spec: JobSpec, epoch: int) -> dict[str, tuple[str, str]]:
         on.append("detect_stream")
     if spec.ckpt_save_failure > 0:
         on.append("save_fail_stream")
-    if spec.ckpt_corrupt_on_load > 0 or (spec.tier is not None and spec.tier.corrupt_on_load > 0):
+    tiers = _tiers(spec)
+    if spec.ckpt_corrupt_on_load > 0 or any(t.corrupt_on_load > 0 for t in tiers):
         on.append("corrupt_stream")
     if spec.jit_share < 1 and any(c.jit for c in spec.causes):
         on.append("jit_stream")
-    if spec.tier is not None and spec.tier.save_failure > 0:
+    if any(t.save_failure > 0 for t in tiers):  # (two tiers never save at one step: draw g is one save's)
         on.append("tier_save_fail_stream")
     if not srv.plain(spec.servers, spec.n_gpus):
         on.append("lifetime_stream")
-        if spec.servers.capacity:
+        if spec.servers.capacity or spec.servers.relapse[0] > 0:  # (without pools: whether a repair holds)
             on.append("repair_stream")
             if srv.imperfect_diagnosis(spec.servers):
                 on.append("diagnosis_stream")
@@ -794,6 +859,8 @@ def _servers(spec: JobSpec) -> dict:
         p_step = -math.expm1(-s.burst_per_day * spec.step_seconds / 86400.0)
         bursts.update(burst_log1m=_log1m(p_step), burst_q=1.0 / (s.burst_mean_size - 1.0),
                       burst_domain=s.burst_domain)
+    if s.relapse[0] > 0:
+        bursts.update(relapse_p=s.relapse[0], relapse_scale=s.relapse[1] * 3600.0 / spec.step_seconds)
     return dict(**cap, **bursts, **_operational(s, spec.step_seconds),
                 servers=n, lemons=srv.lemons(n, s), lifetime_kind=srv.LIFETIMES.index(s.lifetime),
                 lemon_fraction=s.lemon_fraction if s.lemon_multiplier != 1.0 else 0.0, rate_shape=s.rate_shape,

@@ -65,6 +65,7 @@ class Totals:
     repairs_false_manual: int = 0  # repairs_false that were escalated
     burst_events: int = 0  # correlated failures: bursts that struck the job
     burst_servers: int = 0  # servers they struck (each also in server_failures)
+    relapses: int = 0  # repairs that did not hold (servers.py, "Relapses"): a short lifetime next
     # asynchronous saves: of the checkpoint bucket, the time the steps overlapping a write lost to its slowdown and
     # the time the job waited for a write (a save due while the one before still writes; the job's end); the
     # saves a rollback aborted while they wrote (not rollback targets: ``checkpoints`` counts the durable ones)
@@ -220,6 +221,9 @@ class State:
     # job's; () not laid out yet), a replacement taking the group of the server it replaces
     group_ready: tuple[int, ...] = ()
     srv_group: tuple[int, ...] = ()
+    # a repair that does not hold (Plan.relapse_p > 0; servers.py, "Relapses"): per server 1 when its next lifetime
+    # is short (its repair did not hold; cleared when that lifetime starts); () none flagged yet
+    srv_relapse: tuple[int, ...] = ()
 
     @property
     def clock_seconds(self) -> float:

@@ -11,8 +11,9 @@ other models, imports nothing of simd's outer layers:
   rate alone sets the persistent interval's optimum, and ``two_level``: the two-level model (:class:`TwoLevel`:
   checkpoint.tiered_efficiency, the tier's writes and waits, both optima, and the model's reach).
 
-With asynchronous saves (``write_seconds`` > 0) the save's cost is its compute ``C_eff = b + W (1 - 1/s)``, the
-write's latency is added to every loss, and Young's optimum is the asynchronous model's
+With asynchronous saves (``write_seconds`` > 0) the save's cost is its compute ``C_eff = b + W (1 - 1/s)``, every
+loss counts the write's latency (the compute it spans, in whole steps; where every save waits, a failure goes back
+two saves: checkpoint.async_loss_seconds), and Young's optimum is the asynchronous model's
 (checkpoint.async_interval_seconds: ``sqrt(2 C_eff M)`` unless saves would wait there); without a write every
 number is the blocking model's, bit for bit.
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from simd.models.checkpoint import (
     async_efficiency,
     async_interval_seconds,
+    async_loss_seconds,
     async_save_cost_seconds,
     burst_group_loss,
     daly_interval_seconds,
@@ -122,10 +124,10 @@ REACH = 0.05
 class TwoLevel:
     """The two-level first-order model of a scenario with a memory tier (docs/checkpoints.md, section 6; Benoit,
     Cavelan, Le Fevre, Robert, Sun, IEEE TC 66(7), 2017), its inputs read from the engine's compiled plan by
-    :func:`two_level`: the tier's save (blocking ``tier_seconds``, write ``tier_write_seconds``) and recovery
-    (``tier_recovery_seconds``, its load included), the persistent save (blocking, write, slowdown) and recovery
-    (its load included), and the rates per second of compute of the failures the tier recovers and of those that
-    need the persistent checkpoint (:func:`tier_rates`)."""
+    :func:`two_level`: the tier's save (blocking ``tier_seconds``, write ``tier_write_seconds``), load and recovery
+    (``tier_recovery_seconds``, its load included), its loads found corrupt (``tier_corrupt``) and the copies it keeps
+    (``tier_kept``), the persistent save (blocking, write, slowdown), load and recovery (its load included), and the
+    rates per second of compute of the failures the tier survives and of those that lose it (:func:`tier_rates`)."""
 
     step_seconds: float
     tier_seconds: float
@@ -135,18 +137,35 @@ class TwoLevel:
     write_seconds: float
     write_slowdown: float
     recovery_seconds: float
-    rate_tier: float
-    rate_persistent: float
+    rate_survived: float
+    rate_lost: float
+    tier_corrupt: float = 0.0
+    tier_kept: int = 1
+    tier_load_seconds: float = 0.0
+    load_seconds: float = 0.0
+
+    @property
+    def rate_tier(self) -> float:
+        """The failures the tier recovers: those it survives, but for the share ``p^k`` whose ``k`` copies kept are
+        all found corrupt (taken to be newer than the persistent checkpoint: many tier points to a persistent one)."""
+        return self.rate_survived * (1.0 - self.tier_corrupt ** self.tier_kept)
+
+    @property
+    def rate_persistent(self) -> float:
+        """The failures that need the persistent checkpoint: those that lose the tier, and those whose copies are
+        all found corrupt (:attr:`rate_tier`'s complement); their rate alone sets the persistent optimum."""
+        return self.rate_lost + self.rate_survived * self.tier_corrupt ** self.tier_kept
 
     def efficiency(self, interval_steps: float, tier_interval_steps: float) -> float:
-        """``1 / (1 + H)`` at the two intervals (steps), whether or not in reach (:meth:`in_reach`)."""
+        """``1 / (1 + H)`` at the two intervals (steps), whether or not in reach (:meth:`in_reach`): the copies found
+        corrupt before a good one and the copies older than the persistent checkpoint (never loaded) counted where
+        each failure falls (checkpoint.tier_fallback_seconds)."""
         step = self.step_seconds
         return tiered_efficiency(self.tier_seconds, tier_interval_steps * step, self.tier_write_seconds,
-                                 self.tier_recovery_seconds, self.checkpoint_seconds,
-                                 async_save_cost_seconds(self.checkpoint_seconds, self.write_seconds,
-                                                         self.write_slowdown),
-                                 interval_steps * step, self.write_seconds, self.recovery_seconds, self.rate_tier,
-                                 self.rate_persistent)
+                                 self.tier_recovery_seconds, self.checkpoint_seconds, interval_steps * step,
+                                 self.write_seconds, self.write_slowdown, self.recovery_seconds, self.rate_survived,
+                                 self.rate_lost, self.tier_corrupt, self.tier_kept, self.tier_load_seconds,
+                                 self.load_seconds, step)
 
     def reach(self, interval_steps: float, tier_interval_steps: float) -> float:
         """The largest of ``rate x loss`` over the levels: a failure's expected loss per mean time between such
@@ -154,7 +173,9 @@ class TwoLevel:
         step = self.step_seconds
         tier = self.rate_tier * tier_loss_seconds(tier_interval_steps * step, self.tier_seconds,
                                                   self.tier_write_seconds, self.tier_recovery_seconds)
-        persistent = self.rate_persistent * (interval_steps * step / 2 + self.write_seconds + self.recovery_seconds)
+        persistent = self.rate_persistent * async_loss_seconds(interval_steps * step, self.checkpoint_seconds,
+                                                               self.write_seconds, self.write_slowdown,
+                                                               self.recovery_seconds, step)
         return max(tier, persistent)
 
     def in_reach(self, interval_steps: float, tier_interval_steps: float) -> bool:
@@ -187,12 +208,12 @@ def two_level(plan, shares: Sequence[float], recovery_us: Sequence[float]) -> Tw
     if t is None or plan.hard_hazard <= 0:
         return None
     down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
-    # a recovery goes on to the persistent checkpoint when every copy it loads is found corrupt (docs/model.md,
-    # "Copies kept"): k copies, each found corrupt independently, taken to be there (many tier points to a
-    # persistent one; fewer are newer than it in the first k - 1 tier intervals after a persistent save)
-    corrupt = t.corrupt_on_load ** t.retention_checkpoints
+    # the failures the tier survives and those that lose it; of the first, a recovery goes on to the persistent
+    # checkpoint when every copy it loads is found corrupt (docs/model.md, "Copies kept"), which TwoLevel counts where
+    # each failure falls
     rates = tier_rates(plan.hard_hazard, spec.step_seconds, t.copies, t.jump_servers, down, plan.servers,
-                       s.burst_per_day if s is not None else 0.0, plan.burst_q, plan.burst_domain, corrupt)
+                       s.burst_per_day if s is not None else 0.0, plan.burst_q, plan.burst_domain)
     recovery = mean_recovery(shares, [r - plan.load_us for r in recovery_us]) / 1e6
     return TwoLevel(spec.step_seconds, t.seconds, t.write_seconds, recovery + t.load_seconds, spec.ckpt_seconds,
-                    spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds, *rates)
+                    spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds, *rates,
+                    t.corrupt_on_load, t.retention_checkpoints, t.load_seconds, spec.ckpt_load_seconds)

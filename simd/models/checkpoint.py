@@ -136,23 +136,60 @@ def seconds_to_steps(seconds: float, step_seconds: float) -> int:
 # Asynchronous saves (docs/model.md, "Asynchronous saves"; docs/checkpoints.md, section 6)
 # --------------------------------------------------------------------------------------
 # A save blocks for ``b`` (its snapshot), then writes for ``W`` seconds of wall time during which steps last ``s``
-# times their compute. Over the write the job computes ``W / s`` instead of ``W``: the save costs
-# ``C_eff = b + W (1 - 1/s)`` of compute, and it is a rollback target only ``W`` after its snapshot, so every loss
-# goes back that much further (the write's latency). With ``T`` the compute between saves (``interval_steps *
-# step_seconds``) the first-order overhead per second of compute is
+# times their compute. Over the write the job computes ``w = W / s`` instead of ``W``: the save costs
+# ``C_eff = b + W (1 - 1/s)`` of compute, and it is a rollback target only once written. With ``T`` the compute
+# between saves (``interval_steps * step_seconds``) and failures at rate ``1/M`` per second of compute, a failure
+# ``u`` into an interval while the save before it writes (``u < w``) goes back to the save before that one: it
+# loses ``T + u`` of compute, and the redo (the rollback aborts the write in flight, so the older interval runs
+# unslowed) reaches the failure's state after ``T + b + s u``; a later one goes back to the newest save and redoes
+# ``u`` unslowed. Averaged over ``u``, with the recovery ``R``:
 #
-#     H(T) = C_eff / T + (T/2 + W + R) / M            (T >= W / s)
+#     L(T) = T/2 + w (1 + b/T) + (s - 1) w^2 / (2T) + R,
 #
-# minimal at Young's ``sqrt(2 C_eff M)``: the latency adds ``W/M`` whatever ``T`` is, so it does not move the
-# optimum (Vaidya, "Impact of checkpoint latency on overhead ratio of a checkpointing scheme", IEEE TC 46(8),
-# 1997: the optimal interval is "typically independent of checkpoint latency"). The next save is due after the
-# steps of ``T`` have run, ``s T`` of wall time under the write: it waits for the write unless ``T >= W / s``
-# (equivalently, the wall time between two saves' starts, ``T + C_eff``, is at least ``b + W``). Below that every
-# save waits: a save's cycle is ``b + W`` of wall time for ``T`` of compute, so
+# and the first-order overhead per second of compute is
 #
-#     H(T) = (b + W - T) / T + (T/2 + W + R) / M      (T < W / s),
+#     H(T) = C_eff / T + L(T) / M                     (T >= W / s).
 #
-# continuous with the first at ``T = W / s`` and minimal at ``sqrt(2 (b + W) M)``.
+# The next save is due after the steps of ``T`` have run, ``s T`` of wall time under the write: it waits for the
+# write unless ``T >= W / s`` (equivalently, the wall time between two saves' starts, ``T + C_eff``, is at least
+# ``b + W``). Below that every save waits: a save's cycle is ``b + W`` of wall time for ``T`` of compute, and the
+# save at an interval's start is written only at the next one, so every failure goes back two saves: ``w = T`` in
+# ``L``, which is then ``T + b + s T/2 + R`` (3T/2 + b + R without a slowdown), whatever ``W``:
+#
+#     H(T) = (b + W - T) / T + L(T) / M               (T < W / s),
+#
+# continuous with the first at ``T = W / s``. The write's latency hardly moves the optimum from Young's
+# ``sqrt(2 C_eff M)``: ``L`` adds ``w/M`` whatever ``T`` is, and its other terms are small beside ``C_eff M``
+# (Vaidya, "Impact of checkpoint latency on overhead ratio of a checkpointing scheme", IEEE TC 46(8), 1997: the
+# optimal interval is "typically independent of checkpoint latency"). With a step length ``d`` given, the model
+# takes simd's steps whole (docs/model.md): a step slows when it starts before the write's end and the save is
+# durable after the step in which the write ends, so the write spans ``ceil(W / (s d))`` steps of compute in place
+# of ``w`` and slows that many; the optimum stays the continuous model's.
+
+
+def async_latency_seconds(interval_seconds, write_seconds: float, write_slowdown: float, step_seconds: float = 0.0):
+    """``w``: the compute a save's write spans, ``W / s`` (with a step length ``d``, whole steps: ``ceil(W / (s d))
+    d``), at most the interval ``T`` (every save waits beyond it). Scalars or numpy arrays of ``T``."""
+    t = np.asarray(interval_seconds, dtype=float)
+    if write_seconds == 0:
+        w = np.zeros_like(t)
+    elif step_seconds > 0:
+        # the steps that start before the write's end (a hair's tolerance: a write of whole steps ends at a step)
+        w = np.full_like(t, math.ceil(write_seconds / (write_slowdown * step_seconds) - 1e-9) * step_seconds)
+    else:
+        w = np.full_like(t, write_seconds / write_slowdown)
+    w = np.minimum(w, t)
+    return float(w) if w.ndim == 0 else w
+
+
+def async_loss_seconds(interval_seconds, blocking_seconds: float, write_seconds: float, write_slowdown: float,
+                       recovery_seconds: float, step_seconds: float = 0.0):
+    """``L(T) = T/2 + w (1 + b/T) + (s - 1) w^2 / (2T) + R``: what one failure costs on average (the block comment
+    above; ``w`` :func:`async_latency_seconds`), ``T/2 + R`` without a write. Scalars or numpy arrays of ``T``."""
+    t = np.asarray(interval_seconds, dtype=float)
+    w = np.asarray(async_latency_seconds(t, write_seconds, write_slowdown, step_seconds))
+    loss = t / 2.0 + w * (1.0 + blocking_seconds / t) + (write_slowdown - 1.0) * w * w / (2.0 * t) + recovery_seconds
+    return float(loss) if loss.ndim == 0 else loss
 
 
 def async_save_cost_seconds(blocking_seconds: float, write_seconds: float, write_slowdown: float) -> float:
@@ -173,42 +210,57 @@ def unwaited_interval_seconds(write_seconds: float, write_slowdown: float) -> fl
 
 
 def async_overhead(interval_seconds, blocking_seconds: float, write_seconds: float, write_slowdown: float,
-                   mtbf_seconds: float, recovery_seconds: float):
+                   mtbf_seconds: float, recovery_seconds: float, step_seconds: float = 0.0):
     """First-order overhead ``H(T)`` per second of compute of asynchronous saves every ``T`` seconds of compute
-    (the two regimes of the block comment above). Scalars or numpy arrays of ``T``."""
+    (the two regimes of the block comment above; with ``step_seconds``, steps whole). Scalars or numpy arrays of
+    ``T``."""
     t = np.asarray(interval_seconds, dtype=float)
     if np.any(t <= 0) or mtbf_seconds <= 0 or recovery_seconds < 0:
         raise ValueError("interval and MTBF must be > 0, recovery >= 0")
-    c = async_save_cost_seconds(blocking_seconds, write_seconds, write_slowdown)
-    loss = (t / 2.0 + write_seconds + recovery_seconds) / mtbf_seconds
+    loss = async_loss_seconds(t, blocking_seconds, write_seconds, write_slowdown, recovery_seconds,
+                              step_seconds) / mtbf_seconds
+    h = np.asarray(async_save_overhead(t, blocking_seconds, write_seconds, write_slowdown, step_seconds)) + loss
+    return float(h) if h.ndim == 0 else h
+
+
+def async_save_overhead(interval_seconds, blocking_seconds: float, write_seconds: float, write_slowdown: float,
+                        step_seconds: float = 0.0):
+    """What asynchronous saves every ``T`` of compute cost per second of compute, failures aside: ``C_eff / T``
+    (the steps the write slows: :func:`async_latency_seconds`), or where every save waits (``T < W / s``) the
+    cycle's ``(b + W - T) / T``. Scalars or numpy arrays of ``T``."""
+    t = np.asarray(interval_seconds, dtype=float)
+    w = np.asarray(async_latency_seconds(t, write_seconds, write_slowdown, step_seconds))
+    c = blocking_seconds + (write_slowdown - 1.0) * w  # C_eff: the compute the steps slowed by the write do not do
     waits = t < unwaited_interval_seconds(write_seconds, write_slowdown)
-    h = np.where(waits, (blocking_seconds + write_seconds - t) / t, c / t) + loss
+    h = np.where(waits, (blocking_seconds + write_seconds - t) / t, c / t)
     return float(h) if h.ndim == 0 else h
 
 
 def async_interval_seconds(blocking_seconds: float, write_seconds: float, write_slowdown: float,
                            mtbf_seconds: float) -> float:
-    """The compute between saves that minimizes :func:`async_overhead`: Young on ``C_eff``, ``sqrt(2 C_eff M)``,
-    when no save waits there; else the better of ``W / s`` and the waiting regime's ``sqrt(2 (b + W) M)`` (which
-    only a write longer than about twice the MTBF reaches). Without a write: :func:`young_interval_seconds`."""
+    """The compute between saves that minimizes :func:`async_overhead` (steps not whole), Young's way: Young on
+    ``C_eff``, ``sqrt(2 C_eff M)``, when no save waits there (the latency's terms that fall with ``T``, ``w b +
+    (s - 1) w^2 / 2`` beside ``C_eff M``, left out: they move the minimum by well under 1% where a write is shorter
+    than the interval); else the better of ``W / s`` and the waiting regime's ``sqrt(2 (b + W) M / (2 + s))``,
+    which only a write longer than about the MTBF reaches. Without a write: :func:`young_interval_seconds`."""
     young = young_interval_seconds(async_save_cost_seconds(blocking_seconds, write_seconds, write_slowdown),
                                    mtbf_seconds)
     bound = unwaited_interval_seconds(write_seconds, write_slowdown)
     if young >= bound:
         return young
-    return min(bound, young_interval_seconds(blocking_seconds + write_seconds, mtbf_seconds))
+    return min(bound, math.sqrt(2.0 * (blocking_seconds + write_seconds) * mtbf_seconds / (2.0 + write_slowdown)))
 
 
 def async_efficiency(interval_steps, step_seconds, blocking_seconds, write_seconds, write_slowdown, mtbf_seconds,
                      restart_seconds):
     """``1 / (1 + H(T))`` with ``T = interval_steps * step_seconds``: the long-run efficiency of
-    :func:`efficiency` for asynchronous saves. Without a write it *is* :func:`efficiency` (the same arithmetic,
-    so the same numbers bit for bit)."""
+    :func:`efficiency` for asynchronous saves, steps whole (:func:`async_overhead` with ``step_seconds``). Without
+    a write it *is* :func:`efficiency` (the same arithmetic, so the same numbers bit for bit)."""
     if write_seconds == 0:
         return efficiency(interval_steps, step_seconds, blocking_seconds, mtbf_seconds, restart_seconds)
     t = np.asarray(interval_steps, dtype=float) * step_seconds
     eff = 1.0 / (1.0 + np.asarray(async_overhead(t, blocking_seconds, write_seconds, write_slowdown, mtbf_seconds,
-                                                 restart_seconds)))
+                                                 restart_seconds, step_seconds)))
     return float(eff) if eff.ndim == 0 else eff
 
 
@@ -246,7 +298,8 @@ def two_level_overhead(costs_seconds, rates_per_second, latencies_seconds, recov
 def gemini_wasted_seconds(checkpoint_seconds: float, interval_seconds: float, load_seconds: float) -> float:
     """Gemini (Wang et al., SOSP'23, section 2.2): the time one failure wastes, ``t_ckpt + 1/(2f) + t_load``,
     with ``1/f`` the checkpoint interval, at least ``t_ckpt`` (one checkpoint at a time). Gemini's t_ckpt is the
-    save's latency: the write ``W`` of the asynchronous model, whose loss ``T/2 + W + R`` this is."""
+    save's latency: the write ``W`` of the asynchronous model, whose loss (:func:`async_loss_seconds`) without a
+    slowdown is this with the save's blocking redone, ``T/2 + W (1 + b/T) + R``."""
     if checkpoint_seconds < 0 or load_seconds < 0 or interval_seconds <= 0:
         raise ValueError("checkpoint and load seconds must be >= 0 and the interval > 0")
     if interval_seconds < checkpoint_seconds:
@@ -371,21 +424,65 @@ def tier_interval_seconds(blocking_seconds: float, write_seconds: float, rate: f
     return free if h(free) <= h(waiting) else waiting
 
 
+# Copies kept and found corrupt (docs/model.md, "Memory tiers", "Copies kept"): a recovery loads the tier's copies
+# newer than the newest persistent checkpoint, newest first, each found corrupt with probability p (then dropped,
+# its load paid), and goes on to the persistent checkpoint when none is left. With n = T2 / T1 tier points to a
+# persistent interval (the persistent save standing for the tier's at its own), a failure in the i-th tier
+# interval after a persistent save (i = 0 .. n-1, each 1/n of the failures) finds j = min(i, k) of the k copies
+# kept newer than it. Beside the loss of loading the newest copy (tier_loss_seconds: one tier load in R1):
+# - the c-th copy good after c - 1 corrupt ones (probability p^(c-1) (1 - p)): c - 1 more loads L1 and c - 1 more
+#   tier intervals redone, r each (T1, the save's blocking b1 and its wait for the write before, (W1 - T1)+);
+# - all j corrupt (p^j): j loads L1 and the persistent load L2 in place of one L1, and the i tier intervals since
+#   the persistent save redone, but not the tier write's latency (the persistent checkpoint is taken to be
+#   durable): (j - 1) L1 + L2 + i r - l, l = min(W1, T1) (1 + b1/T1) the latency's part of tier_loss_seconds. With
+#   i = 0 (no copy newer) this is L2 - L1 - l: the load of the persistent checkpoint in place of the tier's.
+# First order as the rest: the persistent write's latency (its newest durable checkpoint the one before while it
+# writes, so the copies of the interval before it count then) and the persistent checkpoint's own corrupt loads
+# are left out.
+
+
+def tier_fallback_seconds(points: int, kept: int, corrupt: float, tier_load_seconds: float,
+                          persistent_load_seconds: float, redo_seconds: float, latency_seconds: float = 0.0) -> float:
+    """What a failure the memory tier survives costs beyond loading its newest copy, on average over where it falls
+    among the ``points`` tier intervals of a persistent one: the corrupt copies loaded before a good one, and the
+    recoveries that find every copy newer than the persistent checkpoint corrupt (or none) and load that one (the
+    block comment above). 0 with one point, nothing corrupt and the same loads."""
+    n, k, p, l1, r = max(int(points), 1), max(int(kept), 1), corrupt, tier_load_seconds, redo_seconds
+    l2 = persistent_load_seconds - latency_seconds  # (the latency counted with the newest copy not lost again)
+
+    def good(j: int) -> float:  # the copies found corrupt before a good one among j
+        return (1.0 - p) * (l1 + r) * math.fsum((c - 1) * p ** (c - 1) for c in range(2, j + 1))
+
+    # i < k: fewer copies than kept newer than the persistent checkpoint
+    total = math.fsum(good(i) + p ** i * ((i - 1) * l1 + l2 + i * r) for i in range(min(k, n)))
+    if n > k:  # i = k .. n-1: all k copies newer
+        m = n - k
+        total += m * (good(k) + p ** k * ((k - 1) * l1 + l2)) + p ** k * r * m * (k + n - 1) / 2.0
+    return total / n
+
+
 def tiered_efficiency(tier_seconds: float, tier_interval_seconds: float, tier_write_seconds: float,
-                      tier_recovery_seconds: float, blocking_seconds: float, cost_seconds: float,
-                      interval_seconds: float, latency_seconds: float, recovery_seconds: float, rate_tier: float,
-                      rate_persistent: float) -> float:
+                      tier_recovery_seconds: float, blocking_seconds: float, interval_seconds: float,
+                      write_seconds: float, write_slowdown: float, recovery_seconds: float, rate_survived: float,
+                      rate_lost: float, corrupt: float = 0.0, kept: int = 1, tier_load_seconds: float = 0.0,
+                      persistent_load_seconds: float = 0.0, step_seconds: float = 0.0) -> float:
     """``1 / (1 + H)``, H the two-level first-order overhead per second of compute at the configured intervals
     (Benoit et al.'s sum over levels): the tier's saves (:func:`tier_save_overhead`: blocking ``tier_seconds``,
     write ``tier_write_seconds``, none where the persistent save of blocking ``blocking_seconds`` stands for it),
-    the persistent save's ``C_eff`` per ``interval_seconds``, and each level's failures' losses: the tier's
-    :func:`tier_loss_seconds`, the persistent one's ``(T2/2 + W)(1 + S) + R2`` (its write latency ``W``; the work
-    redone pays the tier's saves again, ``S`` their overhead per second of compute); rates per second of
-    compute."""
-    saves = tier_save_overhead(tier_interval_seconds, tier_seconds, tier_write_seconds, interval_seconds,
-                               blocking_seconds)
-    h = (saves + cost_seconds / interval_seconds
-         + rate_tier * tier_loss_seconds(tier_interval_seconds, tier_seconds, tier_write_seconds,
-                                         tier_recovery_seconds)
-         + rate_persistent * ((interval_seconds / 2 + latency_seconds) * (1.0 + saves) + recovery_seconds))
+    the persistent saves' (:func:`async_save_overhead`), the failures the tier survives (``rate_survived``): its
+    :func:`tier_loss_seconds` and its copies found corrupt or older than the persistent checkpoint
+    (:func:`tier_fallback_seconds`, ``corrupt`` p, ``kept`` k), and those that lose it (``rate_lost``):
+    :func:`async_loss_seconds` of the persistent level, the work redone paying the tier's saves again (``1 + S``,
+    ``S`` their overhead per second of compute), and its recovery. Rates per second of compute; with
+    ``step_seconds``, the persistent write's steps whole."""
+    t1, t2 = tier_interval_seconds, interval_seconds
+    saves = tier_save_overhead(t1, tier_seconds, tier_write_seconds, t2, blocking_seconds)
+    redo = t1 + tier_seconds + max(tier_write_seconds - t1, 0.0)
+    latency = tier_loss_seconds(t1, tier_seconds, tier_write_seconds, 0.0) - t1 / 2
+    fallback = tier_fallback_seconds(round(t2 / t1), kept, corrupt, tier_load_seconds, persistent_load_seconds,
+                                     redo, latency)
+    lost = async_loss_seconds(t2, blocking_seconds, write_seconds, write_slowdown, 0.0, step_seconds)
+    h = (saves + async_save_overhead(t2, blocking_seconds, write_seconds, write_slowdown, step_seconds)
+         + rate_survived * (tier_loss_seconds(t1, tier_seconds, tier_write_seconds, tier_recovery_seconds) + fallback)
+         + rate_lost * (lost * (1.0 + saves) + recovery_seconds))
     return 1.0 / (1.0 + h)

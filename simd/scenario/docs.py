@@ -66,9 +66,10 @@ A warning (not an error) is printed when validation does not divide the checkpoi
 be baked into checkpoints (seed 000's note claims `validation_interval <= ckpt_interval` suffices; it does
 not: validating every 40 steps and checkpointing every 50 bakes in about 2 SDCs per 3000-step run). Each
 warning ends with its code (`sdc-baked`, `sdc-baked-hyper` for hyper checkpoints between validations,
-`sdc-baked-tier` for a memory tier's saves); a scenario that shows the risk on purpose lists it in `acknowledge`,
-and it is logged at info level instead
-(`check-config` prints it as a note). What each mechanism does is in [model.md](model.md).
+`sdc-baked-tier` for a memory tier's saves). So is one for a peer tier without a servers block, which nothing
+loses (an interruption is then one failure: `peer-no-servers`). A scenario that shows the risk on purpose lists
+its code in `acknowledge`, and it is logged at info level instead (`check-config` prints it as a note). What each
+mechanism does is in [model.md](model.md).
 
 Every key, section by section. "absent" means the key may be left out and its mechanism is off.
 """

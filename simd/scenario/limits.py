@@ -21,9 +21,10 @@ SimulatedSeconds = Annotated[float, Field(gt=0, le=1e12, allow_inf_nan=False)]
 CostSeconds = Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
 # step time: 1 ms (the engine counts microseconds; a real step takes 0.1-100 s) to a day
 StepSeconds = Annotated[float, Field(ge=1e-3, le=86400, allow_inf_nan=False)]
-# The codes of ScenarioBody.warnings: SDCs that validation cannot catch before a checkpoint (or a hyper checkpoint)
-WARNING_CODES = ("sdc-baked", "sdc-baked-hyper", "sdc-baked-tier")
-WarningCode = Literal["sdc-baked", "sdc-baked-hyper", "sdc-baked-tier"]
+# The codes of ScenarioBody.warnings: SDCs that validation cannot catch before a checkpoint (or a hyper checkpoint
+# or a memory tier's save); a peer tier that nothing can lose (no servers: docs/model.md, "Memory tiers", "Loss")
+WARNING_CODES = ("sdc-baked", "sdc-baked-hyper", "sdc-baked-tier", "peer-no-servers")
+WarningCode = Literal["sdc-baked", "sdc-baked-hyper", "sdc-baked-tier", "peer-no-servers"]
 # checkpoint and validation intervals: up to 10^9 steps (beyond target_steps simply means "never")
 IntervalSteps = Annotated[int, Field(gt=0, le=10**9)]
 Rate = Annotated[float, Field(ge=0, le=3.6e6, allow_inf_nan=False)]  # per GPU-hour (bounded again per step)

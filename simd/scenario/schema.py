@@ -30,7 +30,7 @@ from pydantic import (
 from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails
 
-from simd.engine import US_PER_SECOND, cluster_size, refused, to_us
+from simd.engine import US_PER_SECOND, cluster_size, refused_tiers, to_us
 from simd.models import recovery
 from simd.quoting import quoted
 from simd.scenario import errors, translate
@@ -462,21 +462,36 @@ class PeerTier(LocalTier):
 
 
 class Tiers(_Strict):
-    """Checkpoint tiers in memory under the persistent checkpoint; one of the two."""
+    """Checkpoint tiers in memory under the persistent checkpoint: one of the two, or both (TierCheck's local
+    memory, peer memory and remote storage; docs/model.md, "Two memory tiers"): the local tier then saves every
+    `local.interval_steps`, a divisor of `peer.interval_steps`, and the peer tier's save stands for it at the peer
+    tier's steps, as the persistent save stands for both at its own. Both at once are refused (the per-step oracle
+    models them, the engine's loop does not run them)."""
 
     peer: PeerTier | None = None
     local: LocalTier | None = None
 
     @model_validator(mode="after")
     def _one(self) -> Tiers:
-        if (self.peer is None) == (self.local is None):
-            raise ValueError("checkpoint.tiers: give one memory tier, peer or local")
+        if self.peer is None and self.local is None:
+            raise ValueError("checkpoint.tiers: give a memory tier, peer or local (or both)")
+        if self.peer is not None and self.local is not None and (
+                self.local.interval_steps >= self.peer.interval_steps or
+                self.peer.interval_steps % self.local.interval_steps):
+            raise ValueError(f"checkpoint.tiers.local.interval_steps must divide checkpoint.tiers.peer.interval_steps "
+                             f"and be smaller, got {self.local.interval_steps} and {self.peer.interval_steps}")
         return self
 
     @property
     def tier(self) -> tuple[str, LocalTier]:
-        """The memory tier given: its kind and its block."""
+        """The memory tier under the persistent checkpoint: its kind and its block (the peer tier when both are
+        given)."""
         return ("peer", self.peer) if self.peer is not None else ("local", self.local)
+
+    @property
+    def given(self) -> tuple[tuple[str, LocalTier], ...]:
+        """The memory tiers given, the one under the persistent checkpoint first: (kind, block) each."""
+        return tuple((kind, t) for kind, t in (("peer", self.peer), ("local", self.local)) if t is not None)
 
 
 class JustInTime(_Strict):
@@ -536,8 +551,8 @@ class Checkpoint(_Strict):
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
     tiers: Tiers | None = None
-    """A checkpoint tier in memory under this one (the persistent checkpoint): a recovery loads the newest
-    checkpoint of either that survived the interruption. Absent: the persistent checkpoint only."""
+    """Checkpoint tiers in memory under this one (the persistent checkpoint): a recovery loads the newest
+    checkpoint of any tier that survived the interruption. Absent: the persistent checkpoint only."""
     just_in_time: JustInTime | None = None
     """Save just in time after the failures of some causes; absent: never."""
 
@@ -546,8 +561,7 @@ class Checkpoint(_Strict):
         if self.write_slowdown != 1.0 and self.write_seconds == 0.0:
             raise ValueError("checkpoint.write_slowdown needs checkpoint.write_seconds > 0 (a slowdown of the steps "
                              "a save's write overlaps)")
-        if self.tiers is not None:
-            kind, tier = self.tiers.tier
+        for kind, tier in self.tiers.given if self.tiers is not None else ():
             if tier.interval_steps >= self.interval_steps or self.interval_steps % tier.interval_steps:
                 raise ValueError(f"checkpoint.tiers.{kind}.interval_steps must divide checkpoint.interval_steps and "
                                  f"be smaller, got {tier.interval_steps} and {self.interval_steps}")
@@ -763,6 +777,20 @@ class Repair(_Strict):
     """Absent: no repair is escalated."""
     false_success: FalseSuccess | None = None
     """Absent: every repair fixes the fault."""
+
+
+class Relapse(_Strict):
+    """A repair that does not hold: a repaired server failing again within hours (its own check after the repair, a
+    fault the repair did not reach), as fault logs show (InfiniteHBD: 85 repeats within 2.4 hours of a repair where
+    renewal lifetimes give 28-54). With `probability` the server's next lifetime is short, exponential of mean
+    `mean_hours` of compute divided by its rate multiplier (`rates`), instead of its `lifetime` law; after it, the law
+    again. Without pools a failed server is repaired at once, so each failure's renewal is such a repair. Beside
+    `repair.false_success`, which keeps a lemon a lemon (its rate), a relapse gives any server one short lifetime."""
+
+    probability: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+    """The share of repairs that do not hold."""
+    mean_hours: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)]
+    """The short lifetime's mean, hours of the job's compute (as lifetimes count them), at a rate multiplier of 1."""
 
 
 class Spares(_Strict):
@@ -1095,6 +1123,8 @@ class ServersConfig(_Strict):
     for the first server back from repair. Repaired servers refill the standbys, then the spares."""
     repair: Repair | None = None
     """How a failed server is repaired (required with pools)."""
+    relapse: Relapse | None = None
+    """Absent: every repaired server starts a lifetime of its law."""
     diagnosis: Diagnosis | None = None
     """Absent: every failing server is identified (needs pools)."""
     retirement: Retirement | None = None
@@ -1138,7 +1168,7 @@ class ServersConfig(_Strict):
         if self.replay is not None:
             drawn = [k for k in ("lemons", "rates") if getattr(self, k) is not None] + \
                 (["lifetime"] if self.lifetime.distribution != "exponential" else [])
-            drawn += [k for k in ("regimes", "rate_schedule") if getattr(self, k) is not None]
+            drawn += [k for k in ("regimes", "rate_schedule", "relapse") if getattr(self, k) is not None]
             if drawn:
                 raise ValueError(f"servers.replay replays a log's faults: {', '.join(drawn)} would not apply")
         sched = self.rate_schedule
@@ -1371,13 +1401,13 @@ class ScenarioBody(_Strict):
                  if v is not None}
         if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
-        if self.checkpoint.tiers is not None:
-            tier = self.checkpoint.tiers.tier[1]
-            named.update(k for k, on in (("tier_corrupt_loads", tier.corrupt_on_load > 0),
-                                         ("tier_writes", tier.write_seconds > 0),
-                                         ("tier_save_failure", tier.save_failure is not None)) if on)
-        if self.checkpoint.tiers is not None:
-            named.add("memory_tier")
+        if self.servers is not None and self.servers.relapse is not None:
+            named.add("relapse")
+        memory = self.checkpoint.tiers.given if self.checkpoint.tiers is not None else ()
+        if memory:
+            named.update(("memory_tier", *(f"{kind}_tier" for kind, _ in memory)))
+            if len(memory) > 1:
+                named.add("two_tiers")
         if self.checkpoint.just_in_time is not None:
             named.add("jit")
             known = set(self.failures.cause_shares() or {"hardware": 1.0}) if self.failures is not None else \
@@ -1412,7 +1442,10 @@ class ScenarioBody(_Strict):
         if self.recovery.migration is not None and (self.servers is None or not self.servers.warm_standbys):
             raise ValueError("recovery.migration needs servers.warm_standbys (a live migration moves the work to a "
                              "warm standby)")
-        if why := refused(named, self.checkpoint.tiers.tier[0] if self.checkpoint.tiers is not None else "peer"):
+        # (each tier's own mechanisms, named by its own keys)
+        if why := refused_tiers(named, [(kind, {k for k, on in (
+                ("tier_corrupt_loads", tier.corrupt_on_load > 0), ("tier_writes", tier.write_seconds > 0),
+                ("tier_save_failure", tier.save_failure is not None)) if on}) for kind, tier in memory]):
             raise ValueError("; ".join(why))
         sdc = self.sdc.retention_checkpoints if self.sdc is not None else None
         if sdc is not None and self.checkpoint.retention_checkpoints is not None:
@@ -1479,12 +1512,12 @@ class ScenarioBody(_Strict):
             ckpt["write_seconds"] = self.checkpoint.write_seconds * effects.write_seconds_factor
         if effects.tier_write_seconds_factor != 1.0:
             tiers = self.checkpoint.tiers
-            if tiers is None or not tiers.tier[1].write_seconds:
+            if tiers is None or not any(tier.write_seconds for _, tier in tiers.given):
                 raise ValueError("the drill's tier_write_seconds_factor needs a memory tier that writes "
                                  "(checkpoint.tiers.peer.write_seconds or checkpoint.tiers.local.write_seconds)")
-            kind, tier = tiers.tier
+            factor = effects.tier_write_seconds_factor
             ckpt["tiers"] = tiers.model_copy(update={kind: tier.model_copy(update={
-                "write_seconds": tier.write_seconds * effects.tier_write_seconds_factor})})
+                "write_seconds": tier.write_seconds * factor}) for kind, tier in tiers.given})
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
         if effects.corrupt_on_load is not None:
@@ -1582,7 +1615,23 @@ class ScenarioBody(_Strict):
         return [text for code, text in self._risks() if code in self.acknowledge]
 
     def _risks(self) -> list[tuple[str, str]]:
-        """(code, text) of each risk of the configuration."""
+        """(code, text) of each risk of the configuration: SDCs reaching checkpoints (one, the first that
+        applies), and a peer tier that nothing loses."""
+        return self._sdc_risks() + self._peer_risks()
+
+    def _peer_risks(self) -> list[tuple[str, str]]:
+        """A peer tier without servers: the engine has no server identities then, so an interruption is one
+        failure and takes one member of a group, never all of its copies (docs/model.md, "Memory tiers", "Loss");
+        losing it takes servers failing together (servers.bursts, or a replayed log's simultaneous faults)."""
+        tiers = self.checkpoint.tiers
+        if tiers is None or tiers.peer is None or self.servers is not None:
+            return []
+        return [("peer-no-servers", f"scenario {self.name}: checkpoint.tiers.peer without a servers block is never "
+                 f"lost: an interruption is then one failure, which takes one of a shard's {tiers.peer.copies} "
+                 "copies; losing every copy takes servers failing together (servers.bursts, a replayed log)")]
+
+    def _sdc_risks(self) -> list[tuple[str, str]]:
+        """(code, text) of the first way SDCs can reach a checkpoint in this configuration, if any."""
         v, c = self.validation.interval_steps, self.checkpoint.interval_steps
         every_rank_shadowed = self.shadow is not None and round(self.shadow.fraction * self.gpus) == self.gpus
         if self.sdc_possible and (v == 0 or c % v != 0) and not every_rank_shadowed:
@@ -1597,8 +1646,9 @@ class ScenarioBody(_Strict):
                      f"checkpoint.hyper.interval_steps {hyper.interval_steps}: SDCs can be baked into hyper "
                      "checkpoints (only a validation interval dividing both intervals prevents it)")]
         tiers = self.checkpoint.tiers
-        if self.sdc_possible and tiers is not None and v and tiers.tier[1].interval_steps % v != 0:
-            kind, tier = tiers.tier
+        # (the lowest tier's interval divides the others': validation that divides it divides them)
+        if self.sdc_possible and tiers is not None and v and tiers.given[-1][1].interval_steps % v != 0:
+            kind, tier = tiers.given[-1]
             what = ("committed with the tier's saves (sdc.semantics: committed: only sdc.detectors find them then)"
                     if self.committed_sdc else "baked into the tier's saves and rolled back there")
             return [("sdc-baked-tier", f"scenario {self.name}: validation every {v} steps does not divide "
@@ -1666,7 +1716,7 @@ class DrillEffects(_Strict):
     """Multiplies an asynchronous save's write time (slow storage) for the saves that start while the drill runs
     (needs `checkpoint.write_seconds`); a write in flight keeps its end."""
     tier_write_seconds_factor: Annotated[float, Field(gt=0, le=1e6, allow_inf_nan=False)] = 1.0
-    """Multiplies the memory tier's write time (`checkpoint.tiers.peer.write_seconds` or `local.write_seconds`: a
+    """Multiplies each memory tier's write time (`checkpoint.tiers.peer.write_seconds`, `local.write_seconds`: a
     slow or congested network to the peers, host memory under pressure) for the tier saves that start while the
     drill runs (needs a tier that writes); a write in flight keeps its end. A write longer than the tier's interval
     makes every tier save wait for the one before (the checkpoint bucket's `wait` part)."""

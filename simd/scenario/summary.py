@@ -82,7 +82,9 @@ def summary(s: Scenario) -> str:
                      f", {lt.distribution} lifetimes")
                   + (f" (shape {lt.shape:g})" if lt.distribution == "weibull" else
                      f" (sigma {lt.sigma:g})" if lt.distribution == "lognormal" else "")
-                  + _regimes(sv.regimes) + _schedule(sv.rate_schedule))
+                  + _regimes(sv.regimes) + _schedule(sv.rate_schedule)
+                  + (f", {sv.relapse.probability:g} of repairs not holding (a short lifetime of mean "
+                     f"{sv.relapse.mean_hours:g} h)" if sv.relapse else ""))
     if s.replicas > 1:
         extra += f", {s.replicas} replicas"
     if s.checkpoint.hyper is not None:
@@ -99,7 +101,7 @@ def summary(s: Scenario) -> str:
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
             + (f", {s.checkpoint.corrupt_on_load:g} of loads found corrupt" if s.checkpoint.corrupt_on_load else "")
             # (with committed SDCs the retention is said with them)
-            + (f", keeps {s.checkpoint.retention_checkpoints}"
+            + (f", {_kept(s.checkpoint.retention_checkpoints)}"
                if (s.checkpoint.retention_checkpoints or 1) > 1 and not s.committed_sdc else "")
             + "), " + _tier(s.checkpoint.tiers) + _jit(s.checkpoint.just_in_time)
             + (f"validation every {v} steps ({s.validation.seconds:g} s)" if v else "no validation")
@@ -131,7 +133,7 @@ def _mtbf_note(s: Scenario) -> str:
     elif lt.distribution == "lognormal":
         parts.append(f"new servers' lognormal lifetimes (sigma {lt.sigma:g}) fail at a rate that changes with age")
     aside = [name for name, on in (("its rate schedule", sv.rate_schedule), ("regimes", sv.regimes),
-                                   ("bursts", sv.bursts)) if on]
+                                   ("bursts", sv.bursts), ("repairs that do not hold", sv.relapse)) if on]
     if aside:
         parts.append(" and ".join(aside) + " not in it")
     if not parts:
@@ -140,17 +142,27 @@ def _mtbf_note(s: Scenario) -> str:
 
 
 def _tier(tiers) -> str:
-    """check-config's words for a memory tier ("": none)."""
-    if tiers is None:
-        return ""
-    kind, t = tiers.tier
-    where = f"{t.copies} copies, jump {t.jump_servers}" if kind == "peer" else "one copy"
+    """check-config's words for the memory tiers ("": none), the one under the persistent checkpoint first."""
+    return "".join(_one_tier(kind, t) for kind, t in tiers.given) if tiers is not None else ""
+
+
+def _one_tier(kind: str, t) -> str:
+    """check-config's words for a memory tier."""
+    # where a save is (its replication: servers per shard) said apart from how many saves are kept (retention)
+    where = (f"each shard held by {t.copies} servers, jump {t.jump_servers}" if kind == "peer"
+             else "each shard held by its own server")
     failing = f", {t.save_failure.probability:.2g} of saves failing" if t.save_failure else ""
     written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
     corrupt = f", {t.corrupt_on_load:g} of loads found corrupt" if t.corrupt_on_load else ""
-    kept = f", keeps {t.retention_checkpoints}" if t.retention_checkpoints > 1 else ""
+    kept = f", {_kept(t.retention_checkpoints)}" if t.retention_checkpoints > 1 else ""
     return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
             f"{where}{failing}{corrupt}{kept}), ")
+
+
+def _kept(n: int) -> str:
+    """A retention in check-config's words: how many of the newest saves are kept (not how many servers hold one
+    save: a peer tier's replication, said as "each shard held by m servers")."""
+    return f"the {n} newest saves kept"
 
 
 def _jit(jit) -> str:

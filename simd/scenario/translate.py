@@ -119,6 +119,7 @@ def job_spec(body: ScenarioBody, seed: int | None = None) -> JobSpec:
         committed_sdc=None if body.sdc is None else committed_sdc(body.sdc, body.checkpoint.retention_checkpoints),
         servers=None if body.servers is None else servers(body.servers),
         tier=memory_tier(body),
+        lower_tier=memory_tier(body, lower=True),
         jit_seconds=body.checkpoint.just_in_time.seconds if body.checkpoint.just_in_time is not None else 0.0,
         jit_share=body.checkpoint.just_in_time.share if body.checkpoint.just_in_time is not None else 1.0,
         **restart_fields(body),
@@ -143,11 +144,13 @@ def restart_fields(body: ScenarioBody) -> dict:
     return out
 
 
-def memory_tier(body: ScenarioBody) -> MemoryTier | None:
-    """The engine's memory tier of a scenario's ``checkpoint.tiers`` (None: none)."""
-    if body.checkpoint.tiers is None:
+def memory_tier(body: ScenarioBody, lower: bool = False) -> MemoryTier | None:
+    """The engine's memory tier of a scenario's ``checkpoint.tiers``, the one under the persistent checkpoint, or
+    with ``lower`` the one under that (the local tier beside a peer tier); None: none."""
+    given = body.checkpoint.tiers.given if body.checkpoint.tiers is not None else ()
+    if len(given) <= lower:
         return None
-    kind, t = body.checkpoint.tiers.tier
+    kind, t = given[lower]
     return MemoryTier(kind, t.interval_steps, t.seconds, t.load_seconds, getattr(t, "copies", 1),
                       getattr(t, "jump_servers", 1), t.corrupt_on_load,
                       t.save_failure.probability if t.save_failure is not None else 0.0, t.write_seconds,
@@ -189,6 +192,8 @@ def servers(cfg: ServersConfig) -> Servers:
         pools.update(regimes=tuple((r.multiplier, r.mean_days) for r in (cfg.regimes.calm, cfg.regimes.stormy)))
     if cfg.rate_schedule is not None:
         pools.update(rate_schedule=tuple((p.from_day, p.multiplier) for p in cfg.rate_schedule))
+    if cfg.relapse is not None:
+        pools.update(relapse=(cfg.relapse.probability, cfg.relapse.mean_hours))
     return Servers(cfg.gpus_per_server, cfg.lemons.fraction if cfg.lemons else 0.0,
                    cfg.lemons.multiplier if cfg.lemons else 1.0, lt.distribution, shape,
                    cfg.rates.gamma_shape if cfg.rates else 0.0, **pools)

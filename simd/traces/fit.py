@@ -158,6 +158,10 @@ class Fit:
     # and the schedules tried: a schedule is written when p < SCHEDULE_LEVEL / schedule_tests
     schedule_p: float | None = None
     schedule_tests: int = 0
+    # a repair that does not hold (the engine's servers.relapse), when its AIC is the lowest: the share of lifetimes
+    # after a repair that are short, and their mean days (exponential, divided by the frailty); None: not written
+    relapse_probability: Estimate | None = None
+    relapse_mean_days: Estimate | None = None
 
     @property
     def schedule_aic(self) -> str:
@@ -180,7 +184,9 @@ class Fit:
             burst_mean_size=self.burst_mean_size.value if self.burst_mean_size else 2.0,
             classes=dict(self.causes) or {"fault": 1.0},
             regimes=tuple((m.value, d.value) for m, d in self.regimes) if self.regimes else (),
-            rate_schedule=tuple((day, m.value) for day, m in self.rate_schedule))
+            rate_schedule=tuple((day, m.value) for day, m in self.rate_schedule),
+            relapse_probability=self.relapse_probability.value if self.relapse_probability else 0.0,
+            relapse_mean_days=self.relapse_mean_days.value if self.relapse_mean_days else 0.0)
 
     def without_schedule(self) -> Fit:
         """The same family fitted without the rate schedule (itself when it has none): what the schedule buys."""
@@ -188,16 +194,19 @@ class Fit:
             return self
         theta, k, a = self.unscheduled
         # (the joint family's: the renewal family without its schedule, the regimes with it)
+        # (with relapses: the renewal family without them too, whose estimates ``unscheduled`` are)
         return dataclasses.replace(self, lifetime_scale_days=theta, lifetime_shape=k, gamma_shape=a,
                                    rate_per_server_day=_rate(theta, k), rate_schedule=(), unscheduled=None,
-                                   schedule_months=0, schedule_trend=None, regimes=None, regime_ratio=None)
+                                   schedule_months=0, schedule_trend=None, regimes=None, regime_ratio=None,
+                                   relapse_probability=None, relapse_mean_days=None)
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
-        schedules: tuple[int, ...] = SCHEDULE_MONTHS, joint_regimes: bool = False) -> Fit:
+        schedules: tuple[int, ...] = SCHEDULE_MONTHS, joint_regimes: bool = False, relapse: bool = False) -> Fit:
     """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedules``: the rate schedules tried
     (pieces of so many months each; () none: the renewal families and the regimes only); ``joint_regimes``: the
-    regimes joined with the lifetimes written (simd.traces.joint, seconds more) tried too."""
+    regimes joined with the lifetimes written (simd.traces.joint, seconds more) tried too; ``relapse``: repairs
+    that do not hold (simd.traces.relapse, seconds more) tried on the renewal family written."""
     if servers < len(log.servers):
         raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
     if not log.faults:
@@ -227,9 +236,19 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
     life = _lifetimes(log, servers, weight, schedules)
     optimum = life.pop("optimum")
     written, unscheduled = _written(life), life.get("unscheduled")
+    renewal = dict(life)
+    rel = _relapse(log, servers, weight, optimum) if relapse else None
     mmpp = _regimes(log, servers, weight, life)
     start = mmpp.pop("start", None)
     life.update(mmpp)
+    if rel is not None:  # written when its AIC is the lowest (the regimes' included)
+        aic_rel, fields = rel
+        name = f"{written}, relapse"
+        aic = {**life["aic"], name: aic_rel}
+        if aic_rel < min(aic[written], aic.get("regimes", math.inf)):
+            life.update(renewal)
+            life.update(fields, regimes=None, regime_ratio=None, regimes_family="regimes")
+        life["aic"] = aic
     if joint_regimes and start is not None:
         life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
@@ -618,6 +637,33 @@ def _written(life: dict) -> str:
     return life["lifetime"]
 
 
+def _relapse(log: FaultLog, servers: int, weight: np.ndarray, optimum: tuple) -> tuple[float, dict] | None:
+    """Repairs that do not hold (simd.traces.relapse) on the renewal family written (``optimum``: its parameters,
+    its schedule's log multipliers, bounds, Weibull or not, the schedule's edges; the schedule's pieces fitted again
+    with them, a trend's free): (its AIC and its fields: the lifetimes' estimates, the relapse's, the schedule's),
+    None when no interval follows a repair."""
+    from simd.traces import relapse
+
+    x, b, bounds, weibull, edges = optimum
+    iv = relapse.intervals(_spans(log, servers, weight), servers, edges if len(edges) > 2 else None)
+    if not iv.after.any():
+        return None
+    got = relapse.fit(iv, weibull, x, bounds, b, SCHEDULE_LOG_BOUNDS)
+    se = np.sqrt(np.where(np.diag(got.cov) > 0, np.diag(got.cov), np.nan))
+    n = len(x)  # the lifetimes' parameters, then logit p, log mu, the schedule's
+    fields = _lifetime_fields(got.x[:n], se[:n], weibull)
+    p = float(special.expit(got.x[n]))
+    half = Z * se[n] if math.isfinite(se[n]) else math.inf
+    fields.update(relapse_probability=Estimate(p, float(special.expit(got.x[n] - half)),
+                                               float(special.expit(got.x[n] + half))),
+                  relapse_mean_days=_est(got.x[n + 1], se[n + 1]))
+    if len(b):  # the schedule refitted with them
+        fields["rate_schedule"] = _multipliers(edges, relapse.multipliers(iv, got.x[n + 2:]), np.eye(len(b)),
+                                               got.cov[n + 2:, n + 2:])
+        fields["schedule_trend"] = None  # (a trend's pieces free again)
+    return 2 * got.nll + 2 * len(got.x), fields
+
+
 def _regime_estimates(ratio: Estimate, calm: Estimate, stormy: Estimate, dc: float, ds: float):
     """The regimes as written: the multipliers normalised to a stationary mean of 1, their intervals from the
     ratio's at the durations' estimates; the durations."""
@@ -643,7 +689,7 @@ def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: 
                     list(bounds) + [SCHEDULE_LOG_BOUNDS] * len(b), (max(start[0], 2.0), start[1], start[2]))
     months = round((edges[1] - edges[0]) / MONTH_DAYS) if len(edges) > 2 else 0
     name = ("weibull" if weibull else "exponential") + (f", {schedule_name(months)}" if months else "") + ", regimes"
-    best = min(aic[written], aic.get("regimes", math.inf))
+    best = min(aic[written], aic.get("regimes", math.inf), aic.get(f"{written}, relapse", math.inf))
     aic = {**aic, name: 2 * got.nll + 2 * got.params}
     if aic[name] >= best:
         return {"aic": aic}
@@ -668,7 +714,8 @@ def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: 
     above = _est(lr, se[nb])
     ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)
     calm, stormy = _est(ldc, se[-2]), _est(lds, se[-1])
-    out = dict(aic=aic, **fields, lifetime="weibull" if weibull else "exponential",
+    out = dict(aic=aic, **fields, lifetime="weibull" if weibull else "exponential", relapse_probability=None,
+               relapse_mean_days=None,
                regimes=_regime_estimates(ratio, calm, stormy, dc, ds), regime_ratio=ratio, regimes_family=name,
                regimes_ess=got.ess, regimes_nll_error=got.nll_error)
     if len(edges) > 2:

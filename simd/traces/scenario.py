@@ -150,6 +150,13 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         a, note = value("servers.rates.gamma_shape", f.gamma_shape.value, ".4g")
         lines += ["      # each server's frailty: gamma of mean 1 (over-dispersed faults per server)",
                   f"      rates: {{gamma_shape: {a}}}" + comment(_ci(f.gamma_shape), note)]
+    if f.relapse_probability is not None:
+        aic = next((v for k, v in f.aic.items() if k.endswith(", relapse")), None)
+        p, mu = f.relapse_probability, f.relapse_mean_days
+        lines += [f"      # repairs that do not hold{f' (AIC {aic:.1f})' if aic is not None else ''}: a share "
+                  f"{p.value:.4g} ({_ci(p)}), then a short lifetime of mean {mu.value:.4g} days ({_ci(mu)})",
+                  f"      relapse: {{probability: {f.relapse_probability.value:.6g}, "
+                  f"mean_hours: {f.relapse_mean_days.value * 24:.6g}}}"]
     if f.burst_per_day is not None:
         scale = job_servers / f.servers
         per_day, note = value("servers.bursts.per_day", f.burst_per_day.value * scale, ".4g")

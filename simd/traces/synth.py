@@ -14,7 +14,10 @@ drawn side by side, round by round, and a server's state at a burst is known onl
 burst is smaller by the share of servers in repair, 2% on InfiniteHBD (rate 0.0042 a day times 5.5 days of repair).
 ``burst_spread_days`` > 0 spreads a burst's faults uniformly over that long after its instant instead, as a log's
 records of one event spread over minutes (tests/traces/test_burst_window.py; a fitted model's bursts are instants,
-the engine's). A fault's class is drawn from ``classes`` (shares). With ``regimes`` or a ``rate_schedule`` the
+the engine's). A fault's class is drawn from ``classes`` (shares). A repair that does not hold (the engine's
+``servers.relapse``): with ``relapse_probability`` a lifetime after a repair is exponential of mean
+``relapse_mean_days`` divided by the frailty instead of the Weibull, as the engine draws it; the first lifetimes are
+of the law. With ``regimes`` or a ``rate_schedule`` the
 lifetimes are spent in the engine's operational time (the regime's multiplier times the schedule's piece's per
 day of the log), the bursts unmoved.
 
@@ -64,6 +67,10 @@ class Model:
     # a rate that changes over the log's time: (from day, multiplier) pieces, the first from day 0, the last for
     # good, the engine's rate_schedule (the same time change, its multiplier times the regime's); () none
     rate_schedule: tuple[tuple[float, float], ...] = ()
+    # a repair that does not hold (the engine's servers.relapse): with this probability a server's lifetime after a
+    # repair is exponential of mean ``relapse_mean_days`` divided by its frailty instead of its Weibull; 0 none
+    relapse_probability: float = 0.0
+    relapse_mean_days: float = 0.0
 
 
 def generate(model: Model, servers: int, span_days: float, rng: np.random.Generator,
@@ -113,6 +120,9 @@ def columns(model: Model, servers: int, span_days: float, rng: np.random.Generat
         while len(alive):
             t = up[alive]
             life = m.lifetime_scale_days / w[alive] * rng.exponential(size=len(alive)) ** (1.0 / m.lifetime_shape)
+            if m.relapse_probability > 0 and rounds:  # after a repair (every server's first lifetime is of its law)
+                short = rng.random(len(alive)) < m.relapse_probability
+                life = np.where(short, m.relapse_mean_days / w[alive] * rng.exponential(size=len(alive)), life)
             if clock is not None:  # the lifetime spent in operational time: its end through tau's inverse
                 life = np.interp(np.interp(t, *clock) + life, clock[1], clock[0], right=np.inf) - t
             p, end_p = nxt[alive], hi[alive]

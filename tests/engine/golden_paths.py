@@ -116,7 +116,8 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "tier_write_fails": False,  # a memory tier's writes
          "degraded_us": 0, "elastic_drops": 0, "elastic_rejoins": 0, "rejoin": (), "elastic": {},  # elastic groups
          "tier_ckpts": (),  # a memory tier's copies kept
-         "group_ready": (), "srv_group": ()}  # elastic groups with servers
+         "group_ready": (), "srv_group": (),  # elastic groups with servers
+         "srv_relapse": (), "relapses": 0}  # repairs that do not hold
 
 
 def _kept(obj) -> list:

@@ -49,11 +49,14 @@ def test_the_gauge_counts_a_tier_write_longer_than_its_interval():
 
 def test_the_gauge_counts_a_tier_write_shorter_than_its_interval():
     """A write of half the interval waits for nothing but leaves the newest copy unwritten for 150 s of every
-    300: the gauge falls below the blocking tier's by the latency's share (lambda_1 W)."""
+    300: the gauge falls below the blocking tier's by the latency's share (lambda W (1 + b/T)) of the failures that
+    load a tier copy: not those in the first tier interval after a persistent save (1 in 40: no copy newer than
+    it), nor the tenth of the others whose one copy is found corrupt (both go to the persistent checkpoint)."""
     blocking, writing = _scenario(1e-4, 0.0), _scenario(1e-4, 150.0)
     m = two_level(writing)
+    loading = 1 - (1 + 39 * 0.1) / 40
     assert _gauge(blocking) - _gauge(writing) == pytest.approx(
-        _gauge(blocking) * _gauge(writing) * m.rate_tier * 150.0 * (1 + 1 / 300), rel=1e-6)
+        _gauge(blocking) * _gauge(writing) * m.rate_survived * loading * 150.0 * (1 + 1 / 300), rel=1e-6)
 
 
 def test_out_of_the_first_order_models_reach_no_gauge():

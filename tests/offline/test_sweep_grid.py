@@ -68,6 +68,8 @@ def test_keys_of_a_union_of_groups():
                                      "(known: interval_steps, seconds"),
     ("gpus=1,2", "--param gpus: unknown key 'gpus' in a scenario"),
     ("checkpoint=1", "--param checkpoint: '1' is not a scenario of the file (checkpoint is a group of keys"),
+    ("checkpoint.tiers.peer.save_failure=0,0.5", "each point takes; its numeric keys: "
+                                                 "checkpoint.tiers.peer.save_failure.probability)"),
     ("recovery=cold:warm:2", "--param recovery: 'cold:warm:2' is not a scenario of the file"),
     ("recovery=" + "x" * 60, "--param recovery: '" + "x" * 48 + "...' is not a scenario"),
     ("failures.causes=llama3", "--param failures.causes: not a numeric or categorical key"),

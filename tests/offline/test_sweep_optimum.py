@@ -47,9 +47,11 @@ def test_async_first_order_model_uses_the_effective_cost(async_small):
     assert model.young_steps == pytest.approx(math.sqrt(2 * c_eff * m) / step)
     assert model.daly_steps == pytest.approx(ck.daly_interval_seconds(c_eff, m) / step)
     assert model.wait_below_steps == pytest.approx(500 / step)
-    # 1 / (1 + C_eff/T + (T/2 + W + R)/M) at the configured 40 steps
-    t = 40 * step
-    assert model.efficiency(40) == pytest.approx(1 / (1 + c_eff / t + (t / 2 + 600 + r) / m))
+    # 1 / (1 + C/T + L/M) at the configured 40 steps, steps whole: the write (600 s at 1.2x, 16.7 steps of compute)
+    # slows 17 steps, w = 510 s, C = 5 + 0.2 w; a failure loses T/2 + w (1 + b/T) + (s - 1) w^2 / (2T) + R
+    t, w = 40 * step, 17 * step
+    assert model.efficiency(40) == pytest.approx(
+        1 / (1 + (5 + 0.2 * w) / t + (t / 2 + w * (1 + 5 / t) + 0.2 * w * w / (2 * t) + r) / m))
     # the daemon's gauges are the same numbers
     info = scenario_info(async_small, async_small, new_state(async_small.job_spec()))
     assert info.optimal_interval_steps == (("young", model.young_steps), ("daly", model.daly_steps))

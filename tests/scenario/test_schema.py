@@ -210,8 +210,8 @@ def test_acknowledge_does_not_change_the_scenario_key():
 
 def test_an_unknown_acknowledge_code_is_an_error_naming_the_codes():
     text = GOOD.replace("    restart_seconds: 60\n", "    restart_seconds: 60\n    acknowledge: [sdc-bakd]\n", 1)
-    assert errors(text) == ["scenarios[0].acknowledge[0]: input should be 'sdc-baked', 'sdc-baked-hyper' or "
-                            "'sdc-baked-tier', got 'sdc-bakd'"]
+    assert errors(text) == ["scenarios[0].acknowledge[0]: input should be 'sdc-baked', 'sdc-baked-hyper', "
+                            "'sdc-baked-tier' or 'peer-no-servers', got 'sdc-bakd'"]
 
 
 def test_the_replicas_of_a_file_are_capped_by_what_one_daemon_holds():

@@ -33,7 +33,7 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     assert (j.ckpt_write_seconds, j.ckpt_write_slowdown, j.ckpt_save_failure) == (240, 1.05, 0.01)
     assert (j.ckpt_retention, j.ckpt_corrupt_on_load) == (4, 0.001)
     assert ("(30 s, written asynchronously in 240 s, steps 1.05x meanwhile, 0.01 of saves failing, 0.001 of loads "
-            "found corrupt, keeps 4)") in summary(s)
+            "found corrupt, the 4 newest saves kept)") in summary(s)
 
 
 def test_the_retention_is_one_number_under_either_key():
@@ -86,7 +86,8 @@ def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refus
     tier = {"local": {"interval_steps": 5, "seconds": 1, "load_seconds": 10, "write_seconds": 40}}
     s = scenario({**CKPT, "tiers": tier})
     assert s.job_spec().tier.write_seconds == 40
-    assert "a local tier every 5 steps (1 s, written in 40 s, load 10 s, one copy)" in summary(s)
+    assert ("a local tier every 5 steps (1 s, written in 40 s, load 10 s, each shard held by its own server)"
+            in summary(s))
     assert run_job(s.job_spec()).tier["saves_aborted"] >= 0
     failing = {"local": {**tier["local"], "save_failure": {"probability": 0.1}}}
     assert scenario({**CKPT, "tiers": failing}).job_spec().tier.save_failure == 0.1  # (its writes fail at their end)

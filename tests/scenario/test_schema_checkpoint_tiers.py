@@ -27,10 +27,10 @@ def errors(checkpoint: dict, **keys) -> list[str]:
 def test_the_keys_reach_the_engine_and_check_configs_line():
     s = scenario({**CKPT, "tiers": {"peer": {**PEER, "copies": 2, "jump_servers": 2}}}, n_gpus=64, servers=SERVERS)
     assert s.job_spec().tier == MemoryTier("peer", 5, 0.5, 10.0, 2, 2)
-    assert "a peer tier every 5 steps (0.5 s, load 10 s, 2 copies, jump 2)" in summary(s)
+    assert "a peer tier every 5 steps (0.5 s, load 10 s, each shard held by 2 servers, jump 2)" in summary(s)
     local = scenario({**CKPT, "tiers": {"local": PEER}})
     assert local.job_spec().tier == MemoryTier("local", 5, 0.5, 10.0, 1, 1)
-    assert "a local tier every 5 steps (0.5 s, load 10 s, one copy)" in summary(local)
+    assert "a local tier every 5 steps (0.5 s, load 10 s, each shard held by its own server)" in summary(local)
     assert scenario(CKPT).job_spec().tier is None
 
 
@@ -38,14 +38,52 @@ def test_the_copies_a_tier_keeps_reach_the_engine_and_check_configs_line():
     """checkpoint.tiers.*.retention_checkpoints (docs/model.md, "Memory tiers", "Copies kept"): absent, one."""
     s = scenario({**CKPT, "tiers": {"peer": {**PEER, "retention_checkpoints": 3}}}, n_gpus=64, servers=SERVERS)
     assert s.job_spec().tier.retention_checkpoints == 3
-    assert "a peer tier every 5 steps (0.5 s, load 10 s, 2 copies, jump 1, keeps 3)" in summary(s)
+    assert ("a peer tier every 5 steps (0.5 s, load 10 s, each shard held by 2 servers, jump 1, the 3 newest saves "
+            "kept)") in summary(s)
     one = scenario({**CKPT, "tiers": {"local": PEER}})
-    assert one.job_spec().tier.retention_checkpoints == 1 and "keeps" not in summary(one)
+    assert one.job_spec().tier.retention_checkpoints == 1 and "kept" not in summary(one)
+
+
+def test_check_configs_line_tells_a_peer_tiers_replication_from_its_retention():
+    """A peer tier holds each save on ``copies`` servers and keeps its ``retention_checkpoints`` newest saves: two
+    numbers the line must not call copies both; the persistent checkpoint's retention is said the same way."""
+    s = scenario({**CKPT, "retention_checkpoints": 4,
+                  "tiers": {"peer": {**PEER, "copies": 2, "jump_servers": 2, "retention_checkpoints": 3}}},
+                 n_gpus=64, servers=SERVERS, validation=None, step_seconds=60, target_steps=300,
+                 failures={"hard_per_gpu_hour": 1e-3, "sdc_per_gpu_hour": 0.0})
+    assert summary(s) == (
+        "s: 64 GPUs, 300 steps of 60 s, checkpoint every 20 steps (30 s, the 4 newest saves kept), a peer tier every 5 "
+        "steps (0.5 s, load 10 s, each shard held by 2 servers, jump 2, the 3 newest saves kept), no validation, job "
+        "MTBF 15.6 h, 8 servers of 8 GPUs, exponential lifetimes")
+
+
+def test_a_peer_tier_without_servers_is_a_warning_check_config_names():
+    """Without a servers block an interruption is one failure, so nothing loses a peer tier (docs/model.md, "Memory
+    tiers", "Loss"): check-config says so, with the code that acknowledges it (then a note); not for a local tier,
+    not with servers."""
+    def peer(**keys):
+        return scenario({**CKPT, "tiers": {"peer": PEER}}, failures={"hard_per_gpu_hour": 1e-3,
+                                                                     "sdc_per_gpu_hour": 0.0}, **keys)
+    [w] = peer().warnings()
+    assert w.startswith("scenario s: checkpoint.tiers.peer without a servers block is never lost") and \
+        w.endswith("[deliberate? acknowledge: [peer-no-servers]]"), w
+    assert "servers.bursts" in w
+    known = peer(acknowledge=["peer-no-servers"])
+    assert known.warnings() == [] and known.notes() == [w.split(" [deliberate?")[0]]
+    assert peer(n_gpus=64, servers=SERVERS).warnings() == []
+    assert scenario({**CKPT, "tiers": {"local": PEER}}, failures={"hard_per_gpu_hour": 1e-3,
+                                                                  "sdc_per_gpu_hour": 0.0}).warnings() == []
 
 
 @pytest.mark.parametrize("checkpoint, keys, expected", [
-    ({**CKPT, "tiers": {"peer": PEER, "local": PEER}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
-    ({**CKPT, "tiers": {}}, {}, "checkpoint.tiers: give one memory tier, peer or local"),
+    ({**CKPT, "tiers": {"peer": PEER, "local": PEER}}, {},
+     "checkpoint.tiers.local.interval_steps must divide checkpoint.tiers.peer.interval_steps and be smaller, got 5 "
+     "and 5"),
+    ({**CKPT, "tiers": {"peer": {**PEER, "interval_steps": 10}, "local": {**PEER, "interval_steps": 3}}}, {},
+     "checkpoint.tiers.local.interval_steps must divide checkpoint.tiers.peer.interval_steps"),
+    ({**CKPT, "tiers": {"peer": {**PEER, "interval_steps": 10}, "local": {**PEER, "interval_steps": 3, "seconds": -1}}},
+     {}, "scenarios[0].checkpoint.tiers.local.seconds: must be >= 0"),
+    ({**CKPT, "tiers": {}}, {}, "checkpoint.tiers: give a memory tier, peer or local (or both)"),
     ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 6}}}, {},
      "checkpoint.tiers.local.interval_steps must divide checkpoint.interval_steps and be smaller, got 6 and 20"),
     ({**CKPT, "tiers": {"local": {**PEER, "interval_steps": 20}}}, {}, "must divide checkpoint.interval_steps"),
@@ -97,7 +135,7 @@ def test_a_bad_just_in_time_save_is_one_line_naming_it(checkpoint, keys, expecte
 def test_a_tier_whose_saves_fail_reaches_the_engine_and_check_configs_line():
     s = scenario({**CKPT, "tiers": {"local": {**PEER, "save_failure": {"probability": 0.05}}}})
     assert s.job_spec().tier.save_failure == 0.05
-    assert "(0.5 s, load 10 s, one copy, 0.05 of saves failing)" in summary(s), summary(s)
+    assert "(0.5 s, load 10 s, each shard held by its own server, 0.05 of saves failing)" in summary(s), summary(s)
     plain = scenario({**CKPT, "tiers": {"local": PEER}})
     assert plain.job_spec().tier.save_failure == 0.0 and "failing" not in summary(plain)
 
@@ -109,8 +147,9 @@ def test_check_configs_line_names_the_loads_found_corrupt_beside_the_copies_kept
                   "tiers": {"peer": {**PEER, "retention_checkpoints": 3, "corrupt_on_load": 0.3}}},
                  n_gpus=64, servers=SERVERS)
     line = summary(s)
-    assert "(30 s, 0.001 of loads found corrupt, keeps 4), " in line, line
-    assert "(0.5 s, load 10 s, 2 copies, jump 1, 0.3 of loads found corrupt, keeps 3)" in line, line
+    assert "(30 s, 0.001 of loads found corrupt, the 4 newest saves kept), " in line, line
+    assert ("(0.5 s, load 10 s, each shard held by 2 servers, jump 1, 0.3 of loads found corrupt, the 3 newest saves "
+            "kept)") in line, line
     assert "corrupt" not in summary(scenario({**CKPT, "tiers": {"local": PEER}}))
 
 
@@ -121,3 +160,17 @@ def test_the_meaning_of_a_tiers_corrupt_loads_names_its_older_copies():
     from simd.scenario.schema import LocalTier
     meaning = LocalTier.model_json_schema()["properties"]["corrupt_on_load"]["description"]
     assert "next older copy" in meaning and "retention_checkpoints" in meaning, meaning
+
+
+def test_two_tiers_that_nest_are_refused_in_one_line_naming_both_keys():
+    """A local tier under a peer tier (docs/model.md, "Two memory tiers") passes every check of its keys and is
+    refused by the one line the engine's loop gives (the per-step oracle alone runs them); a tier's own refusal
+    names that tier's keys."""
+    tiers = {"peer": {**PEER, "interval_steps": 10}, "local": PEER}
+    errs = errors({**CKPT, "tiers": tiers})
+    assert errs == ["scenarios[0]: checkpoint.tiers.peer and checkpoint.tiers.local cannot be combined (two memory "
+                    "tiers at once are run by the per-step oracle only, not by the engine's loop)"]
+    writing = {"peer": tiers["peer"], "local": {**PEER, "write_seconds": 30}}
+    errs = errors({**CKPT, "tiers": writing, "hyper": {"interval_steps": 5, "window_steps": 100}})
+    assert len(errs) == 1 and "checkpoint.tiers.local.write_seconds and checkpoint.hyper cannot be combined" in errs[0]
+    assert "checkpoint.tiers.peer.write_seconds" not in errs[0]

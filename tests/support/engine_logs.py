@@ -65,7 +65,9 @@ def known_fit(m: Model, servers: int, span_days: float) -> Fit:
                repair_aic={"exponential": 0.0, "lognormal": 0.0}, causes={"fault": 1.0},
                regimes=regimes if m.regimes else None, regime_ratio=_one(m.regimes[1][0] / m.regimes[0][0])
                if m.regimes else None, rate_schedule=tuple((d, _one(x)) for d, x in m.rate_schedule),
-               schedule_months=3 if m.rate_schedule else 0, schedule_p=0.0 if m.rate_schedule else None)
+               schedule_months=3 if m.rate_schedule else 0, schedule_p=0.0 if m.rate_schedule else None,
+               relapse_probability=_one(m.relapse_probability) if m.relapse_probability else None,
+               relapse_mean_days=_one(m.relapse_mean_days) if m.relapse_probability else None)
 
 
 def spec_of(m: Model, servers: int, span_days: float, pools: bool = False):

@@ -361,15 +361,25 @@ def replayed_repair_us(rp, rr, n, period, copies, i, g):
 
 
 @njit()
-def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched):
+def new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched, rel):
     """(hi, lo, the executed step in which server ``i``'s new lifetime, starting after step ``g``, ends): its replayed
     log's next fault (a replay: ``rp``, no draw), or a draw of the lifetime stream ``w`` at (hi, lo) by the plan's
-    lifetime law (``ints``, ``floats``: kernel.plan's arrays), in operational time when the plan has regimes (``rg``
-    the regime cursor, ``wrg`` their stream) or a rate schedule (``sched``; operational_steps)."""
+    lifetime law (``ints``, ``floats``: kernel.plan's arrays), or by the short law when its repair did not hold
+    (``rel[i]``, cleared: State.srv_relapse; empty without relapses), in operational time when the plan has regimes
+    (``rg`` the regime cursor, ``wrg`` their stream) or a rate schedule (``sched``; operational_steps)."""
     n_rp = ints[PI.replay_servers]
     if n_rp:
         return hi, lo, next_replayed(rp, n_rp, ints[PI.replay_period], ints[PI.replay_copies], i, g)
     hi, lo, u = draws.uniform(w, hi, lo)
+    if len(rel) and rel[i]:  # a repair that did not hold (servers.py, "Relapses"): exponential of the short mean
+        rel[i] = 0
+        sc = floats[PF.relapse_scale]
+        if len(mult):
+            sc *= MULT_ONE / mult[i]
+        x = lifetime_x(0, 1.0, sc, u)
+        if len(rg) or len(sched):
+            return hi, lo, g + operational_steps(g, x, rg, wrg, floats, sched)
+        return hi, lo, g + lifetime_steps(0, 1.0, sc, u)
     if len(rg) or len(sched):
         sc = server_scale(i, floats[PF.scale_normal], floats[PF.scale_lemon], floats[PF.lemon_fraction], mult, fixed)
         x = lifetime_x(ints[PI.lifetime_kind], floats[PF.lifetime_shape], sc, u)
@@ -493,7 +503,8 @@ def group_out(G, srv, tree, p, role, grp, gs, nsrv):
 
 
 @njit()
-def group_back(G, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched):
+def group_back(G, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched,
+               rel):
     """Group ``G`` back in the job after executed step ``g``: each of its servers out starts a new lifetime (a server
     joining the job does), in index order. Returns (hi, lo, the lifetimes drawn, the servers)."""
     n, k = 0, 0
@@ -502,7 +513,7 @@ def group_back(G, g, srv, tree, p, role, grp, gs, nsrv, w, hi, lo, ints, floats,
         if is_job(role, i) and group_of(grp, i, gs) == G:
             k += 1
             if srv[i] == OUT:
-                hi, lo, srv[i] = new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched)
+                hi, lo, srv[i] = new_end(i, g, w, hi, lo, ints, floats, mult, fixed, rp, rg, wrg, sched, rel)
                 n += 1
                 update(tree, srv, i, p)
     return hi, lo, n, k

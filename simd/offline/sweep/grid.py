@@ -118,8 +118,10 @@ def field_kind(key: str) -> tuple[str, tuple]:
             return numbers[0].__name__, ()
         if len(members) == 1 and typing.get_origin(members[0]) is typing.Literal:
             return "choice", tuple(typing.get_args(members[0]))
-        if groups:
-            return "group", ()
+        if groups:  # its numeric keys, which a number given for the group is probably meant for
+            return "group", tuple(dict.fromkeys(
+                f"{key}.{n}" for m in groups for n, f in m.model_fields.items()
+                if n not in RESERVED and set(_unwrap(f.annotation)) & {int, float}))
         raise GridError(f"--param {key}: not a numeric or categorical key (a mapping)")
     raise AssertionError("unreachable")
 
@@ -152,7 +154,7 @@ def parse_param(text: str, scenarios: Mapping[str, Scenario] | None = None) -> P
         raise GridError(f"--param {text!r}: expected KEY=A:B:N, KEY=A:B:Nlog or KEY=a,b,c")
     kind, choices = field_kind(key)
     if kind == "group":
-        return _group_param(key, spec, scenarios or {})
+        return _group_param(key, spec, scenarios or {}, choices)
     m = _RANGE.fullmatch(spec)
     if m:
         if kind == "choice":
@@ -196,17 +198,19 @@ def _listed(key: str, spec: str) -> list[str]:
     return items
 
 
-def _group_param(key: str, spec: str, scenarios: Mapping[str, Scenario]) -> Param:
+def _group_param(key: str, spec: str, scenarios: Mapping[str, Scenario], numeric: tuple[str, ...] = ()) -> Param:
     """A group key (``recovery``, ``servers``, ...) over names of the file's scenarios: each point takes that
-    scenario's group (a recovery path as a categorical parameter: ``recovery=llama3-16k-cold,llama3-16k-hot``)."""
+    scenario's group (a recovery path as a categorical parameter: ``recovery=llama3-16k-cold,llama3-16k-hot``).
+    ``numeric``: the group's numeric keys, named when a value is not a scenario."""
     items = _listed(key, spec)
     if len(set(items)) != len(items):
         raise GridError(f"--param {key}: duplicate values in {spec!r}")
     for t in items:
         if t not in scenarios:
             shown = t if len(t) <= 48 and t.isprintable() else t[:48].encode("unicode_escape").decode() + "..."
+            hint = f"; its numeric keys: {', '.join(numeric)}" if numeric else ""
             raise GridError(f"--param {key}: {shown!r} is not a scenario of the file ({key} is a group of keys: "
-                            f"its values name the scenarios whose {key} each point takes)")
+                            f"its values name the scenarios whose {key} each point takes{hint})")
     groups = []
     for t in items:
         value = scenarios[t].model_dump(exclude_unset=True)

@@ -63,6 +63,10 @@ CONFIGS = {
     "regimes_weibull_gamma_schedule": replace(BASE, servers=Servers(
         lifetime="weibull", shape=0.7, rate_shape=2.0, regimes=((0.4, 0.5), (5.0, 0.1)),
         rate_schedule=((0.0, 1.0), (0.5, 3.0), (1.2, 0.5)))),
+    # repairs that do not hold (servers.relapse): without pools, 40% of the renewals a short lifetime of 30 min
+    # (divided by the gamma multiplier, in the regimes' operational time)
+    "relapse_weibull_gamma_regimes": replace(BASE, servers=Servers(
+        lifetime="weibull", shape=0.7, rate_shape=2.0, regimes=((0.4, 0.5), (5.0, 0.1)), relapse=(0.4, 0.5))),
 }
 # capacity (stage 2): no pools at all (every failure waits for its own server's repair); a standby and a spare
 # that run out (lognormal repairs of 2 h median); standbys and spares under Weibull lifetimes, lemons and gamma
@@ -118,6 +122,14 @@ CAPACITY = {
     "lemons_retired": replace(BASE, servers=replace(LEMONS, warm_standbys=2, spares=4, preemption_seconds=300.0,
                                                     repair=("exponential", 3600.0, 0.0), retire_after=2,
                                                     retire_window_seconds=21600.0)),
+    # repairs that do not hold with pools: the flag waits through the repair and the pools for the server's next
+    # lifetime in the job; beside lemons whose false repairs keep them lemons, a missed diagnosis, a cause that takes
+    # no server down
+    "relapse_pools_lemons_causes": replace(
+        BASE, causes=(Cause("gpu", 0.7, 120.0, 300.0), Cause("software", 0.3, 0.0, 300.0, server_down=False)),
+        servers=replace(LEMONS, warm_standbys=1, spares=1, preemption_seconds=600.0,
+                        repair=("exponential", 3600.0, 0.0), repair_fail=(0.4, 0.0), diagnosis=0.9,
+                        misattribution=0.2, relapse=(0.4, 1.0))),
     "diagnosis_imperfect_weibull_retired": replace(BASE, servers=replace(
         LEMONS, lifetime="weibull", shape=0.7, warm_standbys=1, spares=2, repair=("exponential", 7200.0, 0.0),
         repair_fail=(0.3, 0.0), diagnosis=0.8, misattribution=0.25, retire_after=3, retire_window_seconds=36000.0)),
@@ -132,6 +144,7 @@ WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: 
               for k in ("missed", "wrong")},
            "retirements": (lambda j: j.retirements, lambda r: r["retirements"]),
            "gpu_hours_pools": (lambda j: j.gpu_hours["pools"], lambda r: r["gpu_hours_pools"])}
+RELAPSED = {"repairs_relapsed": (lambda j: j.repairs["relapsed"], lambda r: r["repairs_relapsed"])}
 BURSTS = {"bursts": (lambda j: j.bursts["count"], lambda r: r["bursts"]),
           "burst_servers": (lambda j: j.bursts["servers"], lambda r: r["burst_servers"])}
 FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_detected", "sdc_baked",
@@ -141,7 +154,7 @@ FIELDS = ("effective_utilization", "interruptions", "server_failures", "sdc_dete
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_servers(name):
     reads = {f: field(f) for f in FIELDS} | (WAITING if name in CAPACITY else {}) | \
-        (BURSTS if "bursts" in name else {})
+        (BURSTS if "bursts" in name else {}) | (RELAPSED if "relapse" in name else {})
     # repairs of a mixture: the waiting time, the repairs' sum there, also in distribution (the engine draws one
     # uniform, the component and its quantile; the oracle a draw for the component, then its own sampler)
     means = agree_with_oracle(name, CONFIGS[name], SEEDS, reads,
@@ -153,6 +166,8 @@ def test_engine_matches_the_per_step_loop_with_servers(name):
         assert means["repairs_manual"] > 1 and means["repairs_false"] > 1 and means["repairs_lemons_fixed"] > 0.5
     if "bursts" in name:
         assert means["bursts"] > 5 and means["burst_servers"] > 2 * means["bursts"] - 1e-9
+    if "relapse" in name:
+        assert means["repairs_relapsed"] > 10
     if name == "lemons_retired":
         assert means["retirements"] > 1 and means["repairs_lemons_fixed"] > 0.5
     if name == "diagnosis_imperfect_weibull_retired":
@@ -217,7 +232,8 @@ def server_specs(draw):
                       burst_per_day=draw(st.sampled_from([0.0, 0.0, 20.0])),
                       burst_mean_size=draw(st.sampled_from([2.0, 4.0])), burst_domain=draw(st.sampled_from([0, 0, 3])),
                       regimes=draw(st.sampled_from([(), (), ((0.2, 0.3), (8.0, 0.05)), ((0.0, 0.2), (3.0, 0.4))])),
-                      rate_schedule=draw(st.sampled_from([(), (), ((0.0, 2.0), (0.01, 0.0), (0.03, 5.0))])))
+                      rate_schedule=draw(st.sampled_from([(), (), ((0.0, 2.0), (0.01, 0.0), (0.03, 5.0))])),
+                      relapse=draw(st.sampled_from([(0.0, 0.0), (0.0, 0.0), (0.5, 0.01), (1.0, 0.2)])))
     v = draw(st.integers(1, 30))
     return spec(
         n_gpus=servers.gpus_per_server * draw(st.integers(1, 200)), servers=servers,

@@ -1,0 +1,134 @@
+"""Two memory tiers at once, a local tier under a peer tier under the persistent checkpoint (JobSpec.tier and
+lower_tier; docs/model.md, "Two memory tiers"), in the per-step oracle: exact cases. The engine's loop refuses
+them (spec.ORACLE_RUNS), so the oracle is run alone."""
+
+from dataclasses import replace
+
+import pytest
+from specs import spec
+
+from simd.engine import Cause
+from simd.engine.oracle import oracle_run
+from simd.engine.servers import Servers
+from simd.engine.spec import CommittedSdc, MemoryTier, compile_spec
+
+# a peer tier every 5 steps (2 s, a 10 s load) and a local one every step (0.5 s, a 3 s load) under checkpoints
+# every 25 (docs/checkpoints.md, section 5: proposals; no public figure for a local copy's cost)
+PEER = MemoryTier("peer", 5, 2.0, 10.0, 2)
+LOCAL = MemoryTier("local", 1, 0.5, 3.0)
+LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
+SOFTWARE = (Cause("software", 1.0, 0.0, 300.0, server_down=False),)  # a fault that keeps every server's memory
+
+
+def _two(**kw):
+    return replace(spec(ckpt_load_seconds=LOAD, **kw), tier=PEER, lower_tier=LOCAL)
+
+
+def test_without_failures_each_tier_saves_where_no_higher_one_does():
+    """3,000 steps: the checkpoint at 120 of them, the peer tier at the other 480 multiples of 5, the local tier at
+    the other 2,400 steps; each save costs its own blocking."""
+    r = oracle_run(_two(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0))
+    assert r["checkpoints"] == 120 and r["tiers"]["peer"]["saves"] == 480 and r["tiers"]["local"]["saves"] == 2400
+    assert r["checkpoint_seconds"] == 120 * 300.0 + 480 * 2.0 + 2400 * 0.5
+    assert r["tier_saves"] == 2880 and r["effective_utilization"] == 3000 * 60.0 / r["wall_seconds"]
+
+
+def test_a_recovery_loads_the_step_before_the_failure_from_whichever_tier_saved_it():
+    """Faults that keep the servers' memory and a local tier every step: every recovery goes back one step, to
+    the checkpoint of whichever tier saved it, and pays that tier's load."""
+    for seed in range(3):
+        r = oracle_run(replace(_two(causes=SOFTWARE, sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4), seed=seed))
+        t = r["tiers"]
+        assert r["interruptions"] > 10 and r["recompute_steps"] == r["interruptions"]
+        assert t["local"]["losses"] == t["peer"]["losses"] == 0
+        assert t["local"]["recoveries"] > t["peer"]["recoveries"] > 0
+        assert t["local"]["recoveries"] + t["peer"]["recoveries"] + r["recoveries_persistent"] + \
+            r["recoveries_start"] == r["interruptions"]
+        assert r["load_seconds"] == pytest.approx(3.0 * t["local"]["recoveries"] + 10.0 * t["peer"]["recoveries"]
+                                                  + LOAD * r["recoveries_persistent"])
+
+
+@pytest.mark.parametrize("base", [
+    spec(hard_per_gpu_hour=6e-4, sdc_per_gpu_hour=0.0, ckpt_load_seconds=LOAD),
+    spec(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0, ckpt_load_seconds=LOAD,
+         servers=Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)),
+    spec(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=0.0, ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
+         ckpt_save_failure=0.2, ckpt_corrupt_on_load=0.3, ckpt_retention=2, ckpt_load_seconds=LOAD),
+], ids=["plain", "bursts", "async_failing_corrupt"])
+def test_a_free_local_tier_every_failure_loses_changes_nothing_under_a_peer_tier(base):
+    """A local tier that costs nothing, without SDCs: every hard failure takes a server down and the local copies
+    with it, so every recovery is the peer tier's or the persistent one's, at the same times: the job with the peer
+    tier alone, but for the local tier's saves and losses."""
+    peer = replace(PEER, corrupt_on_load=0.3, retention_checkpoints=2)
+    for seed in range(3):
+        s = replace(base, seed=seed, tier=peer)
+        two, one = oracle_run(replace(s, lower_tier=replace(LOCAL, seconds=0.0))), oracle_run(s)
+        local = two["tiers"]["local"]
+        assert local["losses"] == two["interruptions"] > 0 and local["recoveries"] == 0 and local["saves"] > 1000
+        del two["tiers"]
+        for k in ("tier_saves", "tier_losses"):
+            del two[k], one[k]
+        assert two == one
+
+
+@pytest.mark.parametrize("keep", [1, 3, 6])
+def test_every_local_copy_found_corrupt_is_loaded_down_to_the_newest_peer_copy_then_the_peer_tier(keep):
+    """Every load of the local tier found corrupt: a recovery loads the local copies newer than the peer tier's
+    newest copy (at most 4 between peer saves every 5 steps, whatever it keeps), newest first, paying each, then
+    the peer tier's; never a local copy the peer copy stands for."""
+    s = replace(_two(causes=SOFTWARE, sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4),
+                lower_tier=replace(LOCAL, corrupt_on_load=1.0, retention_checkpoints=keep))
+    r = oracle_run(s)
+    t = r["tiers"]
+    assert t["local"]["recoveries"] == 0 and t["peer"]["recoveries"] > 0.6 * r["interruptions"]
+    assert 0 < t["local"]["loads_corrupt"] <= min(keep, 4) * r["interruptions"]
+    assert r["load_seconds"] == pytest.approx(3.0 * t["local"]["loads_corrupt"] + 10.0 * t["peer"]["recoveries"]
+                                              + LOAD * r["recoveries_persistent"])
+    if keep > 1:
+        fewer = oracle_run(replace(s, lower_tier=replace(s.lower_tier, retention_checkpoints=keep // 2)))
+        assert t["local"]["loads_corrupt"] > fewer["tiers"]["local"]["loads_corrupt"]
+
+
+def test_a_peer_loss_takes_the_local_tier_too():
+    """Servers under bursts: every failure takes a server's memory (the local tier), a burst that takes a whole
+    peer group the peer tier too; the recoveries then load the persistent checkpoint."""
+    s = _two(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.0,
+             servers=Servers(gpus_per_server=1, burst_per_day=24.0, burst_mean_size=4.0))
+    lost = both = 0
+    for seed in range(3):
+        r = oracle_run(replace(s, seed=seed))
+        t = r["tiers"]
+        assert t["local"]["losses"] == r["interruptions"] and t["local"]["recoveries"] == 0
+        lost += t["peer"]["losses"]
+        both += t["peer"]["recoveries"] > 0 and r["recoveries_persistent"] > 0
+    assert lost > 0 and both > 0
+
+
+def test_the_engines_loop_refuses_two_tiers_and_the_oracle_runs_them():
+    s = _two()
+    with pytest.raises(ValueError, match=r"^checkpoint.tiers.peer and checkpoint.tiers.local cannot be combined "
+                                         r"\(two memory tiers at once are run by the per-step oracle only"):
+        compile_spec(s)
+    assert compile_spec(s, oracle=True).low_every == 1 and compile_spec(replace(s, lower_tier=None)).low_every == 0
+    committed = replace(s, committed_sdc=CommittedSdc((), 2), validation_interval_steps=0)
+    with pytest.raises(ValueError, match="two memory tiers beside committed SDCs are not modelled"):
+        compile_spec(committed, oracle=True)
+    with pytest.raises(ValueError, match="a local tier under a peer tier, its interval a divisor"):
+        compile_spec(replace(s, lower_tier=replace(LOCAL, interval_steps=3)), oracle=True)
+
+
+@pytest.mark.parametrize("down", [False, True], ids=["memory_kept", "memory_lost"])
+def test_the_survivors_save_just_in_time_unless_a_surviving_copy_is_the_step_before(down):
+    """Just-in-time saves beside a local tier every step: when the failure keeps every server's memory, the local
+    copy of the step before it survives and no save is needed; when it takes the server down (the local copies
+    with it) the survivors save unless a peer or persistent checkpoint is that step. Either way each recovery
+    recomputes the failed step alone."""
+    cause = Cause("gpu", 1.0, 0.0, 300.0, server_down=down, jit=True)
+    s = replace(_two(causes=(cause,), sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4), jit_seconds=30.0)
+    r = oracle_run(s)
+    assert r["interruptions"] > 10 and r["recompute_steps"] == r["interruptions"]
+    if down:
+        assert 0.6 * r["interruptions"] < r["jit_saves"] < r["interruptions"]
+        assert r["tiers"]["local"]["recoveries"] == 0
+    else:
+        assert r["jit_saves"] == 0 and r["tiers"]["local"]["recoveries"] > 0.6 * r["interruptions"]
