@@ -35,7 +35,7 @@ With ``--source synth`` the same fits of simd.traces.synth's logs of the same mo
 engine's job makes): the two makers' coverage side by side.
 
     python scripts/engine_recovery.py [--logs 200] [--families regimes,schedule,trend,mixture,weibull,joint] [--seed 34]
-        [--source engine|synth]  (relapse: `--families relapse`, not among the default families)
+        [--source engine|synth] [--part K/N] [--each]  (relapse: `--families relapse`, not among the default families)
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
     return chosen, out
 
 
-def run(family: str, logs: int, seed: int, source: str) -> None:
+def run(family: str, logs: int, seed: int, source: str, parts: tuple[int, int] = (0, 1),
+        each: bool = False) -> None:
     m, servers, span, pools = {**FAMILIES, RELAPSE[0]: RELAPSE[1]}[family]
     spec = spec_of(m, servers, span, pools)
     rng = np.random.default_rng(seed)
@@ -151,6 +152,16 @@ def run(family: str, logs: int, seed: int, source: str) -> None:
     chosen = faults = skipped = 0
     t0 = time.time()
     for i in range(logs):
+        if i % parts[1] != parts[0]:  # (another process's share: the log drawn all the same, the draws in order)
+            if source == "engine":
+                try:
+                    engine_log(spec, span, seed * 100_000 + i, rng)
+                except Unreadable:
+                    engine_log(spec, span, seed * 100_000 + logs + skipped, rng)
+                    skipped += 1
+            else:
+                generate(same, servers, span, rng)
+            continue
         try:
             log = engine_log(spec, span, seed * 100_000 + i, rng) if source == "engine" else (
                 generate(same, servers, span, rng))
@@ -162,14 +173,18 @@ def run(family: str, logs: int, seed: int, source: str) -> None:
             log, len(log.servers), schedules=(), joint_regimes=family == "joint", relapse=family == "relapse")
         ok, est = truths_and_estimates(family, m, f)
         chosen += ok
+        if each:  # (a line a log: its parameters covered, 1 or 0)
+            print(f"  log {i}: " + " ".join(f"{k} {int(e is not None and e.low <= t <= e.high)}"
+                                            for k, (t, e) in est.items()), flush=True)
         for k, (true, e) in est.items():
             hits[k] = hits.get(k, 0) + (e is not None and e.low <= true <= e.high)
             widths.setdefault(k, []).append(e.high / e.low if e is not None and e.low > 0 else math.inf)
-    print(f"{family}: {logs} {source} logs of {servers} servers over {span:g} days, {faults / logs:.0f} faults a log; "
-          f"the family chosen on {chosen}; {time.time() - t0:.0f} s"
+    fitted = len(range(parts[0], logs, parts[1]))
+    print(f"{family}: {fitted} of {logs} {source} logs of {servers} servers over {span:g} days, "
+          f"{faults / fitted:.0f} faults a log; the family chosen on {chosen}; {time.time() - t0:.0f} s"
           + (f"; {skipped} unreadable logs replaced by the next seeds'" if skipped else ""))
     for k in hits:
-        print(f"  {k:<14} covered {hits[k]:>4} of {logs} ({hits[k] / logs:.1%}), interval's median width "
+        print(f"  {k:<14} covered {hits[k]:>4} of {fitted} ({hits[k] / fitted:.1%}), interval's median width "
               f"{np.median(widths[k]):.3g}x")
     sys.stdout.flush()
 
@@ -181,9 +196,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=34)
     ap.add_argument("--source", choices=("engine", "synth"), default="engine",
                     help="the logs' maker: the engine, or simd.traces.synth (the same model, for comparison)")
+    ap.add_argument("--part", default="0/1", help="K/N: fit only the logs i with i %% N == K (N processes side by "
+                    "side; every log is still drawn, in order)")
+    ap.add_argument("--each", action="store_true", help="a line a log as it is fitted")
     a = ap.parse_args()
+    k, n = (int(v) for v in a.part.split("/"))
     for family in a.families.split(","):
-        run(family, a.logs, a.seed, a.source)
+        run(family, a.logs, a.seed, a.source, (k, n), a.each)
 
 
 if __name__ == "__main__":

@@ -362,24 +362,40 @@ def fit(spans, servers: int, span: float, edges: np.ndarray, weibull: bool, x0: 
     err = float(np.exp(lw - top).std(ddof=1) / math.sqrt(len(lw)) / mean_w)
     ess = float(1.0 / (omega ** 2).sum())
     info = _louis(j, x, d, p, omega)
-    # the covariance: the lifetimes' and the schedule's from their block of the observed information (Louis'), the
-    # regimes' (the ratio and the mean durations) from the curvature of the proposal's marginal likelihood in them
-    # (the approximating MMPP's): the paths drawn do not hold enough storms of every length and strength for the
-    # regimes' missing information (their Louis block comes out too narrow or indefinite), where the forward
-    # algorithm integrates every path; the two blocks' covariance left out (0)
-    cov = np.zeros((len(x) + 2, len(x) + 2))
-    b = j.base
-    rest = np.delete(np.arange(len(x)), b)
     j.last_d = d
-    regime = np.array([b, len(x), len(x) + 1])
-    block = _inverse(_hessian(j.chain_nll(x), np.concatenate([[x[b]], d])))
+    curvature = _hessian(j.chain_nll(x), np.concatenate([[x[j.base]], d]))
+    cov = covariance(info, curvature, j.base)
+    return JointFit(-log_l, err, x, d, cov, ess, len(x) + 2)
+
+
+def covariance(info: np.ndarray, curvature: np.ndarray, b: int) -> np.ndarray:
+    """The covariance over (x, d) from Louis' observed information ``info`` and the curvature of the approximating
+    MMPP's marginal likelihood in the regimes (``curvature``, over log(r - 1), log d_c, log d_s; ``x[b]`` is
+    log(r - 1)): the information with its regimes' block the MMPP's, inverted whole, so that the regimes' variances
+    are their marginal ones, the lifetimes' and the schedule's uncertainty in them through Louis' cross terms (the
+    regimes' block alone is their variance given the lifetimes: a third too narrow over the engine's logs,
+    docs/traces.md, "Regimes with the lifetimes"). Louis' own regimes' block is left out: the paths drawn do not
+    hold enough storms of every length and strength for the regimes' missing information (it came out too narrow
+    or indefinite), where the forward algorithm integrates every path. Where the whole is not positive definite,
+    the two blocks apart (their covariance 0); where the curvature is not either (a log far from the model:
+    InfiniteHBD's), the ratio's with the lifetimes from Louis' and the durations' from the curvature alone."""
+    n = len(info)
+    regime = np.array([b, n - 2, n - 1])
+    rest = np.delete(np.arange(n), regime)
+    whole = info.copy()
+    whole[np.ix_(regime, regime)] = curvature
+    cov = _inverse(whole)
+    if np.all(np.isfinite(cov)):
+        return cov
+    cov = np.zeros((n, n))
+    block = _inverse(curvature)
     if np.all(np.isfinite(block)):
         cov[np.ix_(rest, rest)] = _inverse(info[np.ix_(rest, rest)])
         cov[np.ix_(regime, regime)] = block
-    else:  # (not concave there, a log far from the model: the ratio with the lifetimes, the durations alone)
-        cov[:len(x), :len(x)] = _inverse(info[:len(x), :len(x)])
-        cov[len(x):, len(x):] = _inverse(_hessian(lambda e: j.chain_nll(x)(np.concatenate([[x[b]], e])), d))
-    return JointFit(-log_l, err, x, d, cov, ess, len(x) + 2)
+    else:
+        cov[:n - 2, :n - 2] = _inverse(info[:n - 2, :n - 2])
+        cov[n - 2:, n - 2:] = _inverse(curvature[1:, 1:])
+    return cov
 
 
 def _louis(j: Joint, x: np.ndarray, d: np.ndarray, p: Paths, omega: np.ndarray) -> np.ndarray:

@@ -60,3 +60,35 @@ def test_the_joint_fit_recovers_the_engines_model():
                            ("calm days", 5.0, calm), ("stormy days", 0.3, stormy)):
         assert e.low <= truth <= e.high, (name, e)
         assert e.high / e.low < 20, (name, e)
+
+
+def test_the_regimes_variances_are_marginal_over_the_lifetimes():
+    """The joint fit's covariance (joint.covariance): the information with its regimes' block the approximating
+    MMPP's curvature, inverted whole, so the regimes' variances are their marginal ones, wider than the block's
+    alone (their variance given the lifetimes) by what the lifetimes' uncertainty passes to them through Louis'
+    cross terms; without cross terms the block's alone; where the whole is not positive definite, the blocks
+    apart."""
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=(7, 7))
+    info = a @ a.T + 7 * np.eye(7)  # (log theta, log k, log a, log(r - 1), b_2, log d_c, log d_s)
+    b = 3
+    regime = [3, 5, 6]
+    rest = [0, 1, 2, 4]
+    c = rng.normal(size=(3, 3))
+    curvature = c @ c.T + 3 * np.eye(3)
+    cov = joint.covariance(info, curvature, b)
+    whole = info.copy()
+    whole[np.ix_(regime, regime)] = curvature
+    assert np.allclose(cov, np.linalg.inv(whole))
+    given = np.diag(np.linalg.inv(curvature))
+    assert np.all(np.diag(cov)[regime] > given * (1 + 1e-6))
+    apart = info.copy()
+    apart[np.ix_(regime, rest)] = 0.0
+    apart[np.ix_(rest, regime)] = 0.0
+    assert np.allclose(np.diag(joint.covariance(apart, curvature, b))[regime], given)
+    bad = info.copy()
+    bad[np.ix_(regime, rest)] = 50.0  # (cross terms no positive definite whole has)
+    bad[np.ix_(rest, regime)] = 50.0
+    cov = joint.covariance(bad, curvature, b)
+    assert np.allclose(cov[np.ix_(regime, regime)], np.linalg.inv(curvature))
+    assert np.allclose(cov[np.ix_(regime, rest)], 0.0)
