@@ -47,6 +47,11 @@ new lifetimes. The schedule's piece ``k`` covers executed steps ``(s_k, s_(k + 1
 step_seconds + 1/2)``. The engine keeps the replica's current regime stretch (State.regime) and walks the stretches
 a lifetime spans (kernel.servers.operational_steps: O(the stretches it crosses) per lifetime); the oracle draws
 the regime step by step and ages each server by ``m(s)`` with the conditional hazard ``1 - Sv(a + m) / Sv(a)``.
+With regimes a lifetime that has not ended within REGIME_HORIZON = 2**31 executed steps of its start (68 years of
+1 s steps; the walk stops at the first stretch's end past it), or could not even at the largest multiplier, never
+ends, as any lifetime beyond 2**50 steps never does: a small gamma multiplier (a fitted frailty of shape ~0.4
+draws some below 1e-8) would otherwise walk ~1e11 stretches for one lifetime. No job reaches it; the oracle's
+jobs neither.
 
 Relapses (a repair that does not hold; a fault log's server failing its own check within hours of its repair):
 with ``relapse = (p, mu)`` each repair draws one uniform more of the stream "repair" (with pools, the fifth of its

@@ -3,12 +3,13 @@ means, what a drill does to lifetimes, counting the servers that fail. The kerne
 in distribution and under any cut of time: tests/engine/statistical/test_servers_oracle.py."""
 
 import math
+import random
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from specs import spec
-from support.partition import assert_partitioned
+from support.partition import assert_partitioned, check_cuts, horizon_us
 
 from simd.engine import US_PER_SECOND, Stragglers, advance, compile_spec, new_state, retarget, run_job
 from simd.engine import servers as srv
@@ -519,3 +520,23 @@ def test_a_drill_keeps_the_regime_path_when_the_servers_keep_their_lifetimes():
     assert redrawn.regime == () and redrawn.lifetimes == 0
     later, _ = advance(redrawn, state.clock + 3600 * S)
     assert later.regime[0] >= state.regime[0]  # the same path, walked again to the current step
+
+
+def test_a_small_fitted_frailty_beside_regimes_walks_no_further_than_the_horizon():
+    """InfiniteHBD's joint fit (simd trace fit --joint-regimes: a frailty of shape 0.39, Weibull 0.32, storms of 50
+    minutes in calm of 2.8 days): some gamma multipliers fall below 1e-8, lifetimes of ~1e14 operational steps,
+    whose walk over the regime stretches (a few thousand steps each) would take ~1e11 stretches. A lifetime that
+    cannot end within kernel.servers.REGIME_HORIZON executed steps is never (no walk), so the job runs; any cut of
+    time gives the same state (the regime cursor and the servers' ends)."""
+    from simd.engine.kernel.servers import REGIME_HORIZON
+
+    job = replace(spec(n_gpus=3200, step_seconds=60.0, hard_per_gpu_hour=2.5e-6, target_steps=3000, seed=8),
+                  servers=Servers(lifetime="weibull", shape=0.3231, rate_shape=0.3876,
+                                  regimes=((0.78, 2.78), (18.6, 0.0344))))
+    state, _ = advance(new_state(job), 10**15, max_jobs=1)
+    ends = np.asarray(state.srv_next)
+    never = 1 << 50  # (a lifetime's end then: its start + 2**50, kernel.draws.GAP_CAP)
+    assert state.totals.server_failures > 0 and (ends >= never).any()  # some lifetimes never end
+    assert not ((ends > state.g + REGIME_HORIZON + 10**6) & (ends < never)).any()  # (a stretch past it at most)
+    rng = random.Random(2)
+    check_cuts(job, horizon_us(job, 3000), [rng.random() for _ in range(300)])

@@ -28,6 +28,10 @@ from simd.engine.servers import JOB, REPAIR, REPAIR_MANUAL, RETIRED, SPARE, STAN
 OUT = NEVER + 1
 GAMMA_DRAWS = 64  # draws of "server-rate" per server: 31 tries of Marsaglia-Tsang (2 each) and the boost's
 MULT_ONE = 4294967296.0  # servers.MULT_ONE: a multiplier of 1 in State.srv_mult's fixed point
+# With regimes a lifetime's walk over the regime stretches (operational_steps) ends, as never (GAP_CAP), where it
+# passes 2**31 executed steps (68 years of 1 s steps) without the lifetime ending: a small gamma multiplier (a
+# fitted frailty of shape ~0.4 draws some below 1e-8) would otherwise walk ~1e11 stretches for one lifetime
+REGIME_HORIZON = 1 << 31
 
 
 @njit()
@@ -118,7 +122,8 @@ def _next_stretch(w, sh, sl, j1, end, r, floats):
 @njit()
 def operational_steps(g, x, rg, w, floats, sched):
     """The executed steps after step ``g`` until ``x`` operational steps have passed (servers.py, "Operational
-    time"): the first ``d`` >= 1 with ``tau(g + d) - tau(g) >= x``, clipped to 2**50. ``rg``: the regime cursor
+    time"): the first ``d`` >= 1 with ``tau(g + d) - tau(g) >= x``, clipped to 2**50; with regimes 2**50 (never)
+    when the walk passes REGIME_HORIZON steps, or cannot end before it at the most a step adds. ``rg``: the regime cursor
     (State.regime; empty without regimes), moved to the stretch that holds step g + 1; ``w`` the regime stream;
     ``sched`` the schedule's (first step, multiplier) pairs (empty: none)."""
     if not x < GAP_CAP:
@@ -141,6 +146,17 @@ def operational_steps(g, x, rg, w, floats, sched):
     ns = len(sched) // 2
     while k + 1 < ns and sched[2 * (k + 1)] <= g:
         k += 1
+    horizon = GAP_CAP
+    if len(rg):  # (REGIME_HORIZON) a lifetime that even at the most a step adds ends beyond it: never, no walk
+        horizon = REGIME_HORIZON
+        most = max(floats[PF.regime_stormy], floats[PF.regime_calm])
+        if ns:
+            top = 0.0
+            for i in range(k, ns):
+                top = max(top, sched[2 * i + 1])
+            most *= top
+        if not x <= most * REGIME_HORIZON:
+            return int(GAP_CAP)
     pos = g
     while True:
         b = end
@@ -159,7 +175,7 @@ def operational_steps(g, x, rg, w, floats, sched):
                 return int(pos + d - g)
             x -= m * n
         pos = b
-        if pos - g >= GAP_CAP:
+        if pos - g >= horizon:
             return int(GAP_CAP)
         if k + 1 < ns and sched[2 * (k + 1)] <= pos:
             k += 1
