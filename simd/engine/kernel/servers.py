@@ -123,8 +123,8 @@ def _next_stretch(w, sh, sl, j1, end, r, floats):
 def operational_steps(g, x, rg, w, floats, sched):
     """The executed steps after step ``g`` until ``x`` operational steps have passed (servers.py, "Operational
     time"): the first ``d`` >= 1 with ``tau(g + d) - tau(g) >= x``, clipped to 2**50; with regimes 2**50 (never)
-    when the walk passes REGIME_HORIZON steps, or cannot end before it at the most a step adds. ``rg``: the regime cursor
-    (State.regime; empty without regimes), moved to the stretch that holds step g + 1; ``w`` the regime stream;
+    when the walk passes REGIME_HORIZON steps, or cannot end before it at the most a step adds. ``rg``: the regime
+    cursor (State.regime; empty without regimes), moved to the stretch that holds step g + 1; ``w`` the regime stream;
     ``sched`` the schedule's (first step, multiplier) pairs (empty: none)."""
     if not x < GAP_CAP:
         return int(GAP_CAP)
