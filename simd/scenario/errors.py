@@ -67,7 +67,7 @@ def phrase(err: dict) -> str:
     ctx = {k: (f"{v:g}" if isinstance(v, float) else v) for k, v in err.get("ctx", {}).items()}
     text = template.format(**ctx) if template else err["msg"][0].lower() + err["msg"][1:]
     where = f"{path}: " if path else ""
-    if kind in ("missing",):
+    if kind in ("missing", "extra_forbidden"):  # (an unknown key is named, its value never shown: it may be anything)
         return f"{where}{text}"
     if kind == "too_long" and isinstance(err["input"], list | dict):  # the count says it; the items do not
         return f"{where}{text}, got {len(err['input'])}"

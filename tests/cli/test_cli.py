@@ -37,7 +37,7 @@ def test_check_config_ok_summarizes_and_warns(good):
 @pytest.mark.parametrize("text,message", [
     ("scenarios: [", "not valid YAML"),
     (GOOD.replace("n_gpus: 512", "n_gpus: -1", 1), "scenarios[0].n_gpus: must be > 0, got -1"),
-    (GOOD.replace("seed: 4", "sed: 4"), "scenarios[0].sed: unknown key, got 4"),
+    (GOOD.replace("seed: 4", "sed: 4"), "scenarios[0].sed: unknown key"),
 ])
 def test_check_config_errors_exit_2(tmp_path, text, message):
     p = tmp_path / "bad.yaml"

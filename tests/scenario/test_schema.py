@@ -35,15 +35,23 @@ def test_every_problem_is_reported_one_per_line():
     assert sorted(errors(bad)) == sorted([
         "scenarios[0].n_gpus: must be > 0, got 0",
         "scenarios[0].step_seconds: must be a number, got 'fast'",
-        "scenarios[0].colour: unknown key, got 'blue'",
+        "scenarios[0].colour: unknown key",
     ])
 
 
 def test_unknown_top_level_key_and_missing_keys():
     errs = errors("scenarios:\n  - name: a\n    n_gpus: 4\nspeeed: 3\n")
-    assert "speeed: unknown key, got 3" in errs
+    assert "speeed: unknown key" in errs
     assert "scenarios[0].step_seconds: required key is missing" in errs
     assert "scenarios[0].failures: required key is missing" in errs
+
+
+def test_an_unknown_key_is_named_and_its_value_never_shown():
+    """A key the schema does not know may hold anything (a password pasted into the wrong file): its name says
+    what is wrong; its value is not echoed, however short."""
+    errs = errors(GOOD.replace("seed: 8", "seed: 8\n    password: hunter2\n    token: {secret: abc}"))
+    assert sorted(errs) == ["scenarios[0].password: unknown key", "scenarios[0].token: unknown key"]
+    assert not any("hunter2" in e or "abc" in e for e in errs)
 
 
 def test_strings_are_not_coerced_to_numbers():

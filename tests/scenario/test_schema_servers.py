@@ -66,7 +66,7 @@ def test_servers_reach_the_job_spec():
     (PLAIN + "    servers: {lifetime: {distribution: weibull}}\n",
      "scenarios[0].servers.lifetime.weibull.shape: required key is missing"),
     (PLAIN + "    servers: {lifetime: {distribution: exponential, shape: 2}}\n",
-     "scenarios[0].servers.lifetime.exponential.shape: unknown key, got 2"),
+     "scenarios[0].servers.lifetime.exponential.shape: unknown key"),
     (PLAIN + "    servers: {lemons: {fraction: 1.5, multiplier: 2}}\n",
      "scenarios[0].servers.lemons.fraction: must be <= 1, got 1.5"),
     (PLAIN + "    servers: {gpus_per_server: 0}\n", "scenarios[0].servers.gpus_per_server: must be >= 1, got 0"),
@@ -298,7 +298,7 @@ def test_a_mixture_of_repairs_reaches_the_engine_and_a_drill_scales_each_compone
     (MIXTURE.replace("weight: 0.25", "weight: 0"),
      "scenarios[0].servers.repair.automatic.mixture.components[0].weight: must be > 0, got 0"),
     (MIXTURE.replace("mean_seconds: 172800}", "mean_seconds: 172800}, sigma: 1"),
-     "scenarios[0].servers.repair.automatic.mixture.components[1].sigma: unknown key, got 1"),
+     "scenarios[0].servers.repair.automatic.mixture.components[1].sigma: unknown key"),
 ])
 def test_a_bad_mixture_of_repairs_is_one_clear_line(text, expected):
     assert errors(PLAIN + text) == [expected]
