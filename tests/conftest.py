@@ -11,6 +11,8 @@ under a temporary name and renames it into place, so two workers saving at once 
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -25,25 +27,66 @@ if TOOLS_BIN.is_dir():
     os.environ["PATH"] = f"{TOOLS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support import examples  # noqa: E402  (importable once tests/ is on sys.path)
+from support import examples, suitekernels  # noqa: E402  (importable once tests/ is on sys.path)
 
 examples.register()
 
 
+# The xdist groups whose tests start with work that needs none of this checkout's kernels (the image's install):
+# they start while the kernels compile, and wait for them themselves (support.suitekernels.wait)
+WITHOUT_KERNELS = ("image",)
+_compiling: list[tuple[subprocess.Popen, threading.Thread]] = []
+
+
 def pytest_configure(config):
-    """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (module
-    docstring; traced calls of the loop share the untraced calls' signature, loopcall.call); a failure here is left
-    to the tests that use them to report. Meanwhile the controller rewrites the test modules' assertions once for
-    every worker (rewrite_ahead)."""
+    """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (`simd compile`:
+    one core's work, ``crn`` after ``loop``, simd.engine.kernels.NEEDS), while the workers start and collect and the
+    groups of WITHOUT_KERNELS begin; every other test waits for the compile's end (pytest_runtest_setup), so that no
+    worker compiles a kernel the cache is about to hold. A failure of the compile is left to the tests that use the
+    kernels to report. Meanwhile the controller rewrites the test modules' assertions once for every worker
+    (rewrite_ahead)."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
         return
-    procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for argv in ([sys.executable, "-m", "simd", "compile"],)]
+    ready = Path(tempfile.mkdtemp(prefix="simd-test-kernels-")) / "ready"
+    os.environ[suitekernels.READY] = str(ready)  # before the workers start: they inherit it
+    proc = subprocess.Popen([sys.executable, "-m", "simd", "compile"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+
+    def wait() -> None:
+        _, err = proc.communicate()
+        if proc.returncode != 0:
+            print(f"simd compile exited with {proc.returncode}: {err.strip()[-500:]}", file=sys.stderr)
+        ready.write_text(str(proc.returncode))
+
+    thread = threading.Thread(target=wait, name="simd-test-compile", daemon=True)
+    thread.start()
+    _compiling.append((proc, thread))
     rewrite_ahead(config)
-    for p in procs:
-        _, err = p.communicate()
-        if p.returncode != 0:
-            print(f"{' '.join(p.args[1:3])} exited with {p.returncode}: {err.strip()[-500:]}", file=sys.stderr)
+
+
+def pytest_unconfigure(config):
+    """The controller's compile stopped (a run interrupted before its end) and its marker removed."""
+    for proc, thread in _compiling:
+        if proc.poll() is None:
+            proc.kill()
+        thread.join()
+        ready = Path(os.environ.pop(suitekernels.READY))
+        ready.unlink(missing_ok=True)
+        ready.parent.rmdir()
+    _compiling.clear()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """In a pytest-xdist worker, before a test's fixtures: the controller's compile ended (pytest_configure), unless
+    the test is in a group of WITHOUT_KERNELS."""
+    if not hasattr(item.config, "workerinput") or _groups(item) & set(WITHOUT_KERNELS):
+        return
+    suitekernels.wait()
+
+
+def _groups(item) -> set:
+    return {m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")}
 
 
 def rewrite_ahead(config) -> None:
@@ -93,7 +136,6 @@ def pytest_collection_modifyitems(config, items):
         return
 
     def key(item):
-        groups = {m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")}
-        return (not groups & set(LONG_GROUPS), item.get_closest_marker("slow") is None)
+        return (not _groups(item) & set(LONG_GROUPS), item.get_closest_marker("slow") is None)
 
     items.sort(key=key)

@@ -180,16 +180,17 @@ class Window:
 def _run(which, until, max_jobs, pos, tot, start, aux, words, plans, tables, hq, prefix, needs):
     """Configurations ``which`` (one replica each; ``plans``: their kernel.plan.arrays stacked, one row each) on
     the window ``prefix``: ``needs[p]`` = 0 when p is done, else the executed step it waits for (loop.advance_all).
-    ``max_jobs`` an argument, not the literal 1: a literal would type advance_all's argument as Literal[int](1), another
-    signature, compiled again (~7 s)."""
+    ``max_jobs`` an argument, not the literal 1, and an untraced buffer rather than no trace: either would be
+    another signature of advance_all than the engine's other calls (loopcall.call), a second compile of it."""
     budget = np.full(6, 0, dtype=np.int64)  # no limit (loopcall.NO_BUDGET)
     budget[0] = -1
     work = np.zeros(1, dtype=np.int64)
+    trace = (np.zeros((0, 3), dtype=np.int64), np.zeros(1, dtype=np.int64))  # records nothing (loopcall._no_trace)
     for j in range(len(which)):
         p = which[j]
         plan = (plans[0][p], plans[1][p], plans[2][p], plans[3][p])  # kernel.plan.arrays' four arrays
         needs[p] = loop.advance_all(until[p], max_jobs, pos[p:p + 1], tot[p:p + 1], start[p:p + 1], aux[p:p + 1],
-                                       words[p:p + 1], plan, tables, hq, budget, work, prefix)
+                                       words[p:p + 1], plan, tables, hq, budget, work, prefix, trace)
 
 
 def shared(plans: Sequence[Plan]) -> bool:

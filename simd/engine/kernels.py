@@ -8,9 +8,9 @@ exactly the signatures real runs use (tests/offline/test_precompile.py checks th
 - ``loop``: loop.advance_all, the engine's one compiled loop over replicas (core.advance's compiled path for
   one replica, simd.engine.replicas for a lane's many), with its callees (pcg, stepkernel): every mechanism,
   with or without stragglers;
-- ``crn``: crn.py's shared step windows (simd sweep's common random numbers): their fill, and the same loop
-  (loop.advance_all) specialised for a window of step durations (the lanes' specialisation has the window's branch
-  pruned: ~0.9 s less to compile before a first simulate or tick).
+- ``crn``: crn.py's shared step windows (simd sweep's common random numbers): their fill and the call of the
+  loop on a window (loop.advance_all with the same signature as the lanes' calls: a window without steps there,
+  loopcall.NO_PREFIX), so ``crn`` needs ``loop`` (NEEDS) and, once ``loop`` is compiled, costs seconds.
 
 :func:`units_for` names the units a job uses (the same tests of the plan as core.advance's dispatch);
 :func:`run_unit` runs a unit's workload. Compiling them ahead of use, in parallel processes, timed, is
@@ -26,6 +26,9 @@ from dataclasses import replace
 from simd.engine.spec import CommittedSdc, Detector, Hyper, JobSpec, Plan, Stragglers
 
 UNITS = ("loop", "crn")
+# The units whose kernels call another unit's: compiled after it, in the same process (in parallel, each would
+# compile the other's kernels again)
+NEEDS = {"crn": ("loop",)}
 
 
 def compiled() -> bool:

@@ -114,24 +114,29 @@ BUDGET_FIELDS = ("limit", "row", "row_server", "unit", "server", "step")
 
 @njit(nogil=True)  # nogil: the daemon's HTTP threads answer scrapes while a tick runs
 def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words_rows, plan, tables, hq, budget,
-                work, prefix=None, trace=None):
+                work, prefix, trace):
     """Every replica (row) to ``until``, or to ``max_jobs`` jobs complete in total (>= 0); see the module docstring.
     ``plan``: kernel.plan.arrays' four arrays; ``tables``: the step-time tables (stepkernel.draw's; placeholders without
     stragglers); ``hq``: scratch, one entry per histogram bucket. ``budget``: the work model (BUDGET_FIELDS: a
     row's limit, negative for none, and the weight of each kind of work, in any unit); ``work``: per row, the work
-    done, written (module docstring, "Work"). Returns 0, or with ``prefix`` (crn.py's window of step durations,
-    for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed steps
-    p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
+    done, written (module docstring, "Work"). Returns 0, or with a ``prefix`` that has steps (crn.py's window of
+    step durations, for one replica: cumulative durations ``pd``, buckets ``pb`` and bucket counts ``ph`` of executed
+    steps p0 .. p0 + len(pd) - 1) the executed step the next segment needs when the window ends before
     it: the replica's state is then written as between two calls (its clock untouched) and a call with the window
     extended carries on from there, with the result of one uninterrupted call. The prefix holds one job's durations
     from g = 0 (the slow ranks in its first slow_steps), so it serves a replica's first job only, without
-    committed SDCs (no detector's finding to meet). With ``trace`` (trace.py's rows and counter; one replica)
-    every interruption and SDC verdict is recorded. Either None is pruned at compile time (~0.9 s of compile for
-    the prefix's branch). The loop over rows is in this function, not a call of a per-row one: numba compiled the
-    per-row function, then optimised it again inlined into the loop (1.4 s of a cold start, measured with numba's
+    committed SDCs (no detector's finding to meet); a ``prefix`` without steps (loopcall.NO_PREFIX) is none. With
+    ``trace`` (trace.py's rows and counter; one replica) every interruption and SDC verdict is recorded; a buffer
+    without rows records none. Neither is None: an empty window and an empty buffer keep every call (loopcall's,
+    crn.py's, traced or not) one signature, compiled once (each None would be a second whole compile of this
+    function, ~45 s of CPU from cold; the branches on their lengths cost nothing measurable per job: docs/engine.md,
+    "Compiling the kernels"). The loop over rows is in this function, not a call of a per-row one: numba compiled
+    the per-row function, then optimised it again inlined into the loop (1.4 s of a cold start, measured with numba's
     compile timers)."""
     ints, floats, ivec, fvec = plan
     ha, hb, hc, hf, sa, sb, sc, sf, base, bounds = tables
+    pd, pb, ph, p0 = prefix
+    has_prefix = len(pd) > 0
     step_us, shadow_us, ckpt_us, val_us = ints[PI.step_us], ints[PI.shadow_us], ints[PI.ckpt_us], ints[PI.val_us]
     V, C, H, target = ints[PI.val_every], ints[PI.ckpt_every], ints[PI.hyper_every], ints[PI.target]
     restart, load_us = ints[PI.sdc_restart_us], ints[PI.load_us]  # load_us: a rollback's load of a checkpoint
@@ -459,8 +464,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             du, unit_b, ux = sw, bucket, sw - su
             cut_quiet, k, acc, dsum = False, 0, 0, 0
             tsv = -1  # under stragglers the time of the quiet steps by the end of the tier's newest save among them
-            if prefix is not None:  # a compile-time branch: numba prunes it when prefix is None (~0.9 s of compile)
-                pd, pb, ph, p0 = prefix
+            if has_prefix:  # crn.py's window of step durations
                 if job_g != 0 or g < p0 or committed or write_us or writing or M or E:
                     raise ValueError("the prefix path runs a replica's first job without committed SDCs, "
                                      "asynchronous saves or elastic groups, from a window that covers it")

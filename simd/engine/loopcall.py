@@ -24,6 +24,10 @@ def _key(plan: Plan) -> tuple:
 
 # loop.advance_all's ``budget`` without a limit (loop.BUDGET_FIELDS: the limit, then the weights)
 NO_BUDGET = np.array([-1, 0, 0, 0, 0, 0], dtype=np.int64)
+# loop.advance_all's ``prefix`` without steps (no window of step durations), of crn.Window.arrays' types (the
+# arrays writable, as a window's are: a read-only array is another type for numba); empty, so nothing reads or
+# writes them and one serves every call
+NO_PREFIX = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int8), np.zeros((0, _NB), dtype=np.int64), 0)
 
 
 def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, start: np.ndarray, aux: np.ndarray,
@@ -39,9 +43,9 @@ def call(plan: Plan, layout: TotalsLayout, pos: np.ndarray, tot: np.ndarray, sta
     arrays = (*kplan.arrays(plan, layout), np.zeros(_NB, dtype=np.int64))
     work = np.zeros(len(pos), dtype=np.int64)
     b = NO_BUDGET if budget is None else budget
-    # untraced: a buffer without rows (its counter counts, nothing is written), so that traced and untraced calls
-    # are one signature of the loop, compiled once (a trace of None would be a second, ~45 s of CPU from cold)
-    loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays, b, work, None,
+    # no window of step durations (NO_PREFIX) and, untraced, a buffer without rows (its counter counts, nothing is
+    # written): every call of the loop, this one's and crn.py's, traced or not, is one signature, compiled once
+    loop.advance_all(until, cut, pos, tot, start, aux, words, *arrays, b, work, NO_PREFIX,
                      _no_trace() if trace is None else trace)
     return work
 

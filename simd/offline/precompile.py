@@ -1,9 +1,9 @@
 """Compiling the engine's kernels ahead of use (simd.engine.kernels names the units and their workloads).
 
 :func:`warm` compiles units in this process; when the kernels are cached (simd.kernelcache) and several units
-are not in the cache yet, all of those but the first are compiled in child processes, side by side with this
-one, which then loads them from the cache (on 2 cores the two large kernels compile in ~the time of the
-larger).
+are not in the cache yet, those of them but the first that need none of the others (kernels.NEEDS) are compiled
+in child processes, side by side with this one, which then loads them from the cache; a unit that needs another
+is compiled here after it (its own kernels then take seconds).
 """
 
 from __future__ import annotations
@@ -78,8 +78,9 @@ def _child(unit: str) -> None:
 def warm(units: Sequence[str], parallel: bool = True) -> dict[str, float]:
     """Compile ``units`` in this process; for each, the wall seconds from the call until it was ready. When the
     kernels are cached (simd.kernelcache) and several units are not in the cache yet (:func:`in_cache`), each
-    of those but the first is compiled in a child process (this process compiles the first meanwhile, then
-    loads the cached ones), then loaded here from the cache the child filled."""
+    of those but the first that needs none of the others (kernels.NEEDS) is compiled in a child process (this
+    process compiles the first and the units that need it meanwhile, then loads the cached ones), then loaded here
+    from the cache the child filled."""
     todo = [u for u in dict.fromkeys(units) if u not in _compiled]
     for u in todo:
         if u not in kernels.UNITS:
@@ -87,18 +88,23 @@ def warm(units: Sequence[str], parallel: bool = True) -> dict[str, float]:
     children = []
     if (parallel and len(todo) > 1 and kernels.compiled() and kernelcache.current().enabled
             and (os.cpu_count() or 1) > 1):
-        cold = [u for u in todo if not in_cache(u)]  # the others load in a fraction of a second
+        # the cold units in kernels.UNITS order (a unit after those it needs); the others load in a fraction of
+        # a second
+        cold = [u for u in kernels.UNITS if u in todo and not in_cache(u)]
         todo = cold + [u for u in todo if u not in cold]
+        # in child processes: the cold units but the first that need no other cold unit (one that does is compiled
+        # here after it, calling its kernels: a child would compile those again)
+        apart = [u for u in cold[1:] if not set(kernels.NEEDS.get(u, ())) & set(cold)]
     else:
-        cold = []
-    if len(cold) > 1:
+        apart = []
+    if apart:
         # fork is cheap (no second import) but unsafe beside other threads (a lock held in one stays held in
         # the child): spawn then
         method = "fork" if threading.active_count() == 1 else "spawn"
         if method == "fork":
             _init_numba()  # once, before the fork: the children inherit it
         ctx = multiprocessing.get_context(method)
-        for u in cold[1:]:
+        for u in apart:
             p = ctx.Process(target=_child, args=(u,), name=f"simd-compile-{u}", daemon=True)
             p.start()
             children.append((u, p))

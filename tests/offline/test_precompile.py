@@ -118,3 +118,60 @@ def test_simd_compile_refuses_an_unknown_unit_naming_the_units():
                        cwd=ROOT, timeout=60)
     assert r.returncode == 2
     assert r.stderr == "simd compile: error: --unit: no unit 'nope' (known: loop, crn)\n"
+
+
+def test_the_sweeps_windows_call_the_loop_with_its_own_signature():
+    """The sweeps' windows (``crn``) call the loop with the signature of the engine's other calls (a window without
+    steps there): after both units' workloads numba's cache holds loop.advance_all compiled once for this CPU, so
+    ``crn`` compiles only its own kernels after ``loop`` (a second signature is a second whole compile of the loop,
+    ~45 s of CPU from cold). Read from the cache's index, as precompile.in_cache reads it (a kernel that calls
+    another and is loaded from the cache does not show the callee's signature in its dispatcher)."""
+    from simd.engine import loop
+
+    if not kernels.compiled() or not kernelcache.current().enabled:
+        pytest.skip("no kernel cache to read (NUMBA_DISABLE_JIT=1, or the cache is off)")
+    for unit in kernels.UNITS:
+        kernels.run_unit(unit)
+    d = loop.advance_all
+    magic = d.targetctx.codegen().magic_tuple()
+    signatures = {key[0] for key in d._cache._cache_file._load_index() if key[1] == magic}
+    assert len(signatures) == 1, signatures
+
+
+def test_a_unit_that_needs_another_is_compiled_after_it_not_beside_it(monkeypatch):
+    """warm compiles the cold units but the first in child processes, except a unit that needs another cold one
+    (kernels.NEEDS: ``crn`` calls ``loop``'s kernel): that one is compiled in this process after it, since a child
+    would compile the other unit's kernels again. Checked with the compiles and processes recorded, not run."""
+    import types
+
+    from simd.offline import precompile
+
+    ran, started = [], []
+
+    class Process:
+        def __init__(self, target, args, **_):
+            self.unit, self.exitcode = args[0], 0
+
+        def start(self):
+            started.append(self.unit)
+
+        def join(self):
+            pass
+
+    monkeypatch.setattr(precompile, "_compiled", set())
+    monkeypatch.setattr(precompile, "in_cache", lambda unit: False)
+    monkeypatch.setattr(precompile, "_init_numba", lambda: None)
+    monkeypatch.setattr(precompile.kernelcache, "current", lambda: types.SimpleNamespace(enabled=True))
+    monkeypatch.setattr(precompile.multiprocessing, "get_context", lambda method: types.SimpleNamespace(
+        Process=Process))
+    monkeypatch.setattr(precompile.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(kernels, "compiled", lambda: True)
+    monkeypatch.setattr(kernels, "run_unit", ran.append)
+    precompile.warm(["crn", "loop"])
+    assert (started, ran) == ([], ["loop", "crn"])
+    # a unit that needs none of the cold ones still compiles beside them
+    monkeypatch.setattr(precompile, "_compiled", set())
+    monkeypatch.setattr(kernels, "UNITS", (*kernels.UNITS, "other"))
+    ran.clear()
+    precompile.warm(["crn", "loop", "other"])
+    assert (started, ran) == (["other"], ["loop", "crn", "other"])
