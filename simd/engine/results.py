@@ -163,8 +163,12 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         tier={"saves": d.tier_saves, "losses": d.tier_losses, "recoveries_tier": d.recoveries_tier,
               "recoveries_persistent": d.recoveries_persistent, "recoveries_start": d.recoveries_start,
               "loads_corrupt": d.tier_loads_corrupt,
-              **({"saves_failed": d.tier_saves_failed} if p.mem_save_fail else {}),
-              **({"saves_aborted": d.tier_saves_aborted} if p.mem_write_us else {})} if p.mem_every else {},
+              **({"saves_failed": d.tier_saves_failed} if p.mem_save_fail or p.low_save_fail else {}),
+              **({"saves_aborted": d.tier_saves_aborted} if p.mem_write_us or p.low_write_us else {}),
+              **({"local_saves": d.low_saves, "local_saves_failed": d.low_saves_failed,
+                  "local_saves_aborted": d.low_saves_aborted, "local_losses": d.low_losses,
+                  "local_recoveries": d.low_recoveries, "local_loads_corrupt": d.low_loads_corrupt}
+                 if p.low_every else {})} if p.mem_every else {},
         jit_saves=d.jit_saves,
         load_seconds=d.load_us / US_PER_SECOND,
         in_process={"succeeded": d.in_process_ok, "failed": d.in_process_failed}

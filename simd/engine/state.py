@@ -105,6 +105,14 @@ class Totals:
     degraded_us: int = 0
     elastic_drops: int = 0
     elastic_rejoins: int = 0
+    # two memory tiers (JobSpec.lower_tier): the local tier's own counts, which the tier_* counts and
+    # recoveries_tier include (the peer tier's: their difference)
+    low_saves: int = 0
+    low_saves_failed: int = 0
+    low_saves_aborted: int = 0
+    low_losses: int = 0
+    low_recoveries: int = 0
+    low_loads_corrupt: int = 0
 
     def bucket_us(self, elastic: bool = False) -> dict[str, int]:
         """Microseconds per bucket (BUCKETS), and ``degraded`` with elastic replica groups (``elastic``, or any
@@ -220,6 +228,12 @@ class State:
     # job's; () not laid out yet), a replacement taking the group of the server it replaces
     group_ready: tuple[int, ...] = ()
     srv_group: tuple[int, ...] = ()
+    # two memory tiers (Plan.low_every > 0): the local tier's retained copies' job steps, oldest first (the peer
+    # tier's are ``tier_ckpts`` then, whatever it keeps), and its save in flight as tier_write_*'s
+    low_ckpts: tuple[int, ...] = ()
+    low_write_end: int = 0
+    low_write_step: int = 0
+    low_write_fails: bool = False
 
     @property
     def clock_seconds(self) -> float:
