@@ -735,7 +735,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ld += load_us if plast_u > 0 else 0
                     if keep and not mem_t:
                         back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
-                        ld = loads * load_us + tb * mem_load
+                        ld = loads * load_us + nl * mem_load + nll * low_load
                     kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
@@ -789,7 +789,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if keep and not mem_t:  # the write in flight, durable at this checkpoint, first
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, wstep if durable_now else -1, wcr,
                                                                     cri_c, p_corrupt)
-                            ld = loads * load_us + tb * mem_load
+                            ld = loads * load_us + nl * mem_load + nll * low_load
                         kind, cost = _BAKED, cost + restart + ld
                     elif q == target:  # the job's end waits for the write in flight (the one this unit starts)
                         if ck and write_us:

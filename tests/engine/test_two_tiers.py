@@ -136,7 +136,7 @@ def test_the_survivors_save_just_in_time_unless_a_surviving_copy_is_the_step_bef
     """Just-in-time saves beside a local tier every step: when the failure keeps every server's memory, the local
     copy of the step before it survives and no save is needed; when it takes the server down (the local copies
     with it) the survivors save unless a peer or persistent checkpoint is that step. Either way each recovery
-    recomputes the failed step alone."""
+    recomputes the failed step alone, in the oracle and the engine's loop."""
     cause = Cause("gpu", 1.0, 0.0, 300.0, server_down=down, jit=True)
     s = replace(_two(causes=(cause,), sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4), jit_seconds=30.0)
     r = oracle_run(s)
@@ -146,6 +146,12 @@ def test_the_survivors_save_just_in_time_unless_a_surviving_copy_is_the_step_bef
         assert r["tiers"]["local"]["recoveries"] == 0
     else:
         assert r["jit_saves"] == 0 and r["tiers"]["local"]["recoveries"] > 0.6 * r["interruptions"]
+    j = run_job(s)  # the engine's loop alike
+    assert j.interruptions > 10 and j.recompute_steps == j.interruptions
+    if down:
+        assert 0.6 * j.interruptions < j.jit_saves < j.interruptions and j.tier["local_recoveries"] == 0
+    else:
+        assert j.jit_saves == 0 and j.tier["local_recoveries"] > 0.6 * j.interruptions
 
 
 def test_a_retarget_keeps_the_local_tier_and_its_retention():
@@ -157,3 +163,32 @@ def test_a_retarget_keeps_the_local_tier_and_its_retention():
     for other in (replace(s, lower_tier=None), replace(s, lower_tier=replace(LOCAL, retention_checkpoints=2))):
         with pytest.raises(ValueError, match="cannot add or remove a second memory tier nor change its retention"):
             retarget(state, other)
+
+
+def test_every_load_is_paid_at_its_tiers_price():
+    """Exactly, in the engine's loop and the oracle: the loads' time is 3 s for each local copy loaded (a recovery
+    from it or a copy found corrupt), 10 s for each peer copy, the persistent load for each persistent checkpoint
+    loaded (a recovery from it or one found corrupt), with every level's loads found corrupt now and then, SDCs
+    found by validation and baked into saves, failures on servers struck by bursts."""
+    base = replace(spec(n_gpus=16, target_steps=600, ckpt_load_seconds=LOAD, hard_per_gpu_hour=0.01,
+                        sdc_per_gpu_hour=0.05, validation_interval_steps=7, ckpt_corrupt_on_load=0.3, ckpt_retention=2,
+                        servers=Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)),
+                   tier=replace(PEER, corrupt_on_load=0.5, retention_checkpoints=3),
+                   lower_tier=replace(LOCAL, corrupt_on_load=0.5,
+                                      retention_checkpoints=2))
+    local_bad = peer_bad = 0
+    for seed in range(6):
+        s = replace(base, seed=seed)
+        j, r = run_job(s), oracle_run(s)
+        t, o = j.tier, r["tiers"]
+        for loads, local, peer, persistent in (
+                (j.load_seconds, t["local_recoveries"] + t["local_loads_corrupt"],
+                 t["recoveries_tier"] - t["local_recoveries"] + t["loads_corrupt"] - t["local_loads_corrupt"],
+                 t["recoveries_persistent"] + j.loads["corrupt"]),
+                (r["load_seconds"], o["local"]["recoveries"] + o["local"]["loads_corrupt"],
+                 o["peer"]["recoveries"] + o["peer"]["loads_corrupt"],
+                 r["recoveries_persistent"] + r["loads_corrupt"])):
+            assert loads == pytest.approx(3.0 * local + 10.0 * peer + LOAD * persistent, abs=1e-6), seed
+        local_bad += t["local_loads_corrupt"]
+        peer_bad += t["loads_corrupt"] - t["local_loads_corrupt"]
+    assert local_bad > 3 and peer_bad > 3
