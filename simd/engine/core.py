@@ -94,6 +94,9 @@ def retarget(state: State, spec: JobSpec) -> State:
         raise ValueError("retarget cannot change the elastic replica groups")
     if (spec.tier.retention_checkpoints if spec.tier else 1) != (old.tier.retention_checkpoints if old.tier else 1):
         raise ValueError("retarget cannot change the memory tier's retention")  # (the width of its ring)
+    if (spec.lower_tier.retention_checkpoints if spec.lower_tier else 0) != \
+            (old.lower_tier.retention_checkpoints if old.lower_tier else 0):  # (two tiers: the widths of their rings)
+        raise ValueError("retarget cannot add or remove a second memory tier nor change its retention")
     epoch = state.epoch + 1
     plan = compile_spec(spec, epoch)
     if (len(plan.cause_names) if plan.cause_recovery else 0) != len(state.totals.restart_attempts):

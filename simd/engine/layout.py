@@ -13,8 +13,9 @@ State's and Totals' fields (generated here, never numbered by hand), so a field 
   the regime path's current stretch, 4 columns); with elastic replica groups ``rejoin`` (State.rejoin: one column
   per group) and, with servers too, ``ready`` (State.group_ready: one column per group) and with pools ``group``
   (State.srv_group: one column per server); with relapses ``relapse`` (State.srv_relapse: one column per server,
-  () while none is flagged); with a memory tier keeping more than one copy ``tier`` (State.tier_ckpts
-  as ``tier_head``/``tier_n`` over it: its copies, oldest first). The kernel's tournament trees over
+  () while none is flagged); with a memory tier keeping more than one copy, or two tiers, ``tier``
+  (State.tier_ckpts as ``tier_head``/``tier_n`` over it: its copies, oldest first); with two tiers ``low``
+  (State.low_ckpts as ``low_head``/``low_n``: the local tier's copies). The kernel's tournament trees over
   them (kernel/servers.py) are scratch of each call, not in the rows.
 - ``tot`` (R x width, int64): a Totals, its integer counters first (Totals' order: ``Tot``), then its tuples
   (Totals' order, each as wide as the plan makes it: :class:`TotalsLayout`).
@@ -42,11 +43,11 @@ BESIDE = ("plan", "epoch")
 _KEPT = (*BESIDE, "totals", "job_start")
 # State's fields held in a replica's aux row (Aux), not in its pos row
 AUX_FIELDS = ("corrupt_ckpts", "srv_next", "srv_mult", "srv_role", "srv_repair", "srv_fixed", "srv_blamed",
-              "regime", "rejoin", "tier_ckpts", "group_ready", "srv_group", "srv_relapse")
+              "regime", "rejoin", "tier_ckpts", "group_ready", "srv_group", "srv_relapse", "low_ckpts")
 _PAIRS = {"hard": ("hard_i", "hard_p"), "sdc": ("sdc_i", "sdc_p"), "corrupt_ckpts": ("ring_head", "ring_n"),
           "srv_next": (), "srv_mult": (), "srv_role": (), "srv_repair": (), "srv_fixed": (),
           "srv_blamed": (), "regime": (), "rejoin": (), "tier_ckpts": ("tier_head", "tier_n"), "group_ready": (),
-          "srv_group": (), "srv_relapse": ()}
+          "srv_group": (), "srv_relapse": (), "low_ckpts": ("low_head", "low_n")}
 
 
 # the pos columns that hold a State field with another (a pair, a ring's head and count): not a field each
@@ -125,6 +126,10 @@ def pos_row(s: State) -> list[int]:
             out.append(0)
         elif name == "tier_n":
             out.append(len(d["tier_ckpts"]))
+        elif name == "low_head":
+            out.append(0)
+        elif name == "low_n":
+            out.append(len(d["low_ckpts"]))
         else:
             out.append(int(d[name]))
     return out
@@ -135,7 +140,7 @@ class Aux:
 
     # the regions, in the row's order
     NAMES = ("ring", "srv", "mult", "role", "rep", "fixed", "blamed", "regime", "rejoin", "tier", "ready", "group",
-             "relapse")
+             "relapse", "low")
 
     def __init__(self, plan):
         self.servers = n = plan.table
@@ -145,9 +150,9 @@ class Aux:
         # replica's row holds only its state, ~4 int64 per server with pools, not ~11)
         widths = {"ring": max(plan.retention, 1), "srv": n, "mult": n if plan.rate_shape > 0.0 else 0, "role": c,
                   "rep": c, "fixed": c, "blamed": c * plan.retire_after, "regime": 4 if plan.regimes else 0,
-                  "rejoin": plan.elastic_groups, "tier": plan.mem_keep if plan.mem_keep > 1 else 0,
+                  "rejoin": plan.elastic_groups, "tier": plan.mem_keep if plan.mem_keep > 1 or plan.low_every else 0,
                   "ready": plan.elastic_groups if n else 0, "group": c if plan.elastic_groups else 0,
-                  "relapse": n if plan.relapse_p > 0 else 0}
+                  "relapse": n if plan.relapse_p > 0 else 0, "low": plan.low_keep if plan.low_every else 0}
         at = 0
         for name in self.NAMES:
             setattr(self, name, (at, widths.pop(name)))
@@ -202,6 +207,9 @@ def state_fields(row: list[int], aux: np.ndarray, ax: Aux) -> dict:
     d["srv_group"] = tuple(aux[o:o + k].tolist()) if laid_out and k else ()
     o, k = ax.relapse
     d["srv_relapse"] = tuple(aux[o:o + k].tolist()) if k and aux[o:o + k].any() else ()
+    head, n = d.pop("low_head"), d.pop("low_n")
+    o, k = ax.low
+    d["low_ckpts"] = tuple(int(aux[o + (head + i) % k]) for i in range(n))
     d["hard"] = (d.pop("hard_i"), d.pop("hard_p"))
     d["sdc"] = (d.pop("sdc_i"), d.pop("sdc_p"))
     for name in FLAGS:

@@ -52,6 +52,13 @@ region (State.tier_ckpts), each of its points a unit (its save joins them there)
 than the newest persistent checkpoint (for a committed SDC's late find, the clean ones newer than the newest clean
 persistent one) newest first, each a draw of "corrupt" (``_tier_chain``); a rollback drops those above its step.
 
+Two memory tiers (docs/model.md, "Two memory tiers"): every point of the local tier is a unit (the peer tier's and
+the persistent ones among them: the quiet steps hold no save of either tier), the peer tier's copies the ``tier`` aux
+region whatever it keeps and the local tier's the ``low`` one (State.low_ckpts), each tier's write in flight its own
+(State.tier_write_*, low_write_*); a recovery loads the local copies newer than the peer tier's newest and than the
+persistent checkpoint, newest first, then the peer tier's newer than the persistent one (``_two_chain``), each at its
+tier's load, and drops both tiers' copies above the step it goes back to.
+
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
 in whose end (its validation and checkpoint included) the next rejoin falls, as at a write's end (under stragglers
@@ -150,6 +157,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     pfm = floats[PF.mem_save_fail]  # P(a memory tier's save fails): draw g of "tier-save-fail" for executed step g
     tw_us = ints[PI.mem_write_us]  # a memory tier save's write after its blocking (0: durable when it ends)
     tk = ints[PI.mem_keep]  # the tier's copies kept: above 1, the ``tier`` aux region and every tier point a unit
+    # two memory tiers (docs/model.md, "Two memory tiers"; L 0: one or none): the local tier under the peer one, its
+    # interval (a divisor of M), blocking, load, P(a load finds it corrupt), P(a save fails), write, holders and jump;
+    # every point of the local tier a unit, its copies the ``low`` aux region, the peer tier's the ``tier`` one
+    L, low_us, low_load = ints[PI.low_every], ints[PI.low_us], ints[PI.low_load_us]
+    pl, pfl, lw_us = floats[PF.low_corrupt], floats[PF.low_save_fail], ints[PI.low_write_us]
+    lcopies, ljump = ints[PI.low_copies], ints[PI.low_jump]
+    rk = tk > 1 or L != 0  # the (peer) tier's copies in its ring, every point of the lowest tier a unit
+    U = L if L else M  # the lowest tier's interval
     committed, window, retention = ints[PI.committed] != 0, ints[PI.hyper_window], ints[PI.retention]
     shadow_kind, bucket = ints[PI.shadow_kind], ints[PI.step_bucket]
     o_interr, o_interr_type = ints[PI.tot_interruptions], ints[PI.tot_interruptions_by_type]
@@ -182,7 +197,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # least a step lasts: stragglers only lengthen it): while none is in flight the tier's points stay inside the
     # quiet steps, each save's write durable before the next save and the newest one's in flight after them if its
     # end is not reached (``_tier_newest``)
-    tq = tw_us != 0 and tk == 1 and not committed and H == 0 and E == 0 and M < C and tw_us <= (M - 1) * step_us
+    tq = tw_us != 0 and not rk and not committed and H == 0 and E == 0 and M < C and tw_us <= (M - 1) * step_us
     hard_log1m, sdc_log1m = floats[PF.hard_log1m], floats[PF.sdc_log1m]
     nd = len(det_kind)
     # servers (servers.py): their table, lifetimes, rate multipliers
@@ -263,6 +278,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         twfail = pos[Pos.tier_write_fails] != 0  # ... whether it fails (drawn at its save)
         # a memory tier keeping more than one copy: its copies' job steps, oldest first from ``th`` (State.tier_ckpts)
         tring, th, tc = seg(aux, ints, PI.aux_tier), pos[Pos.tier_head], pos[Pos.tier_n]
+        # two tiers: the local tier's copies (State.low_ckpts) and its save in flight (State.low_write_*)
+        lring, lh, lc = seg(aux, ints, PI.aux_low), pos[Pos.low_head], pos[Pos.low_n]
+        lwend, lwstep, lwfail = pos[Pos.low_write_end], pos[Pos.low_write_step], pos[Pos.low_write_fails] != 0
         # elastic replica groups: each group's rejoin time (0: running), the groups out, the first rejoin among them
         rj = seg(aux, ints, PI.aux_rejoin)
         # ... with servers: each group's last replacement ready (State.group_ready), each server's group (srv_group)
@@ -354,8 +372,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if twend and twend <= t:  # ... and a memory tier's
                 last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, 0)
                 twend = 0
-                if tk > 1 and not twfail:  # (its copies: the newest)
+                if rk and not twfail:  # (its copies: the newest)
                     th, tc = late.ring_add(tring, th, tc, twstep)
+            if lwend and lwend <= t:  # ... and the local tier's (two tiers)
+                last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us,
+                                                                0, lring, lh, lc)
+                lwend = 0
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -443,9 +465,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if g + (q - step) < e:
                     e = g + (q - step)
             twriting = twend > 0
-            if (tw_us and (twriting or not tq)) or tk > 1:  # a memory tier's writes, or its copies kept: every one of
-                # its points a unit (a write starts or waits there; the save joins its copies)
-                q = (step // M + 1) * M
+            if (tw_us and (twriting or not tq)) or rk:  # a memory tier's writes, or its copies kept: every one of
+                # its points a unit (a write starts or waits there; the save joins its copies); two tiers: every
+                # point of the local one (the peer tier's and the persistent ones among them)
+                q = (step // U + 1) * U
                 if g + (q - step) < e:
                     e = g + (q - step)
             # the first of a write's end, a memory tier write's end and a group's rejoin (NEVER: none): the segment
@@ -454,6 +477,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             tend = wend if writing else NEVER
             if twriting and twend < tend:
                 tend = twend
+            lwriting = lwend > 0
+            if lwriting and lwend < tend:
+                tend = lwend
             if down and rmin < tend:
                 tend = rmin
             ppm = slow_ppm if writing else 0  # the steps of this segment start while a save writes: slower
@@ -560,6 +586,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             rst, ipo, n_att, esc = 0, restarts.NOT_TRIED, 1, 0  # a hard failure's restart: its time, its path
             ckw, endw = 0, 0  # the unit's waits for a write in flight: at its checkpoint, at the job's end
             tkw = 0  # ... at a memory tier's save, for the tier's write in flight
+            lkw = 0  # ... at the local tier's save (two tiers), for its write in flight
             # the checkpoint points among the quiet steps, and the newest of them (``newest_c``, when ``taken``)
             taken = (m - off) // period - (step - off) // period
             newest_c = off + ((m - off) // period) * period
@@ -569,9 +596,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     ld = load_us
             mk = mem_t = False  # the unit's step a memory tier's save; an SDC rollback's checkpoint in that tier
             mkf = False  # ... a save that fails
+            lk = lkf = False  # two tiers: the unit's step a local tier's save; one that fails
             mem_bad = False  # ... found corrupt when loaded (the rollback goes on to the persistent checkpoint)
             # the tier's copy a recovery loads (0: none), its copies loaded, those found corrupt before it
             tgo, nl, tb = 0, 0, 0
+            # two tiers: whether that copy is the local tier's, the local copies loaded, those found corrupt, the loads'
+            # time (one tier: nl of the tier's)
+            fl, nll, tbl, tpaid = False, 0, 0, 0
             last_u = plast_u = ok_u = nf_u = 0
             sk = 0  # (tq) the tier's newest save among the quiet steps when its write is still in flight at the unit
             if M:  # the newest checkpoint of either tier and the newest persistent one as the unit meets them
@@ -683,15 +714,15 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
                                                                                                          cL, cr)
                             # its clean copies newer than the clean persistent one, loaded newest first
-                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if tk > 1 else 0 if tier_saved else tclean,
+                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else 0 if tier_saved else tclean,
                                                          pclean, onset_step, wcr, cri, pm)
                             tb, mem_bad = nl - (1 if tgo else 0), tgo == 0 and nl > 0
                             if tgo:
                                 ld = nl * mem_load
                             else:  # (the corrupt tier copies' loads paid first)
                                 ld = tb * mem_load + (load_us if pclean > 0 or n_corrupt + taken >= retention else 0)
-                        elif mem_t and (pm != 0.0 or tk > 1):  # in no checkpoint yet: the tier's copies loaded first
-                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if tk > 1 else last_u, plast_u, NEVER, wcr,
+                        elif mem_t and (pm != 0.0 or rk):  # in no checkpoint yet: the tier's copies loaded first
+                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr,
                                                          cri, pm)
                             tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
                             ld = nl * mem_load
@@ -702,25 +733,40 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
                     kind, cost = _FOUND, du + restart + ld
                 elif val and corr and n_corrupt == 0 and last == clean:
-                    if mem_t and (pm != 0.0 or tk > 1):  # the memory tier's copies loaded: all corrupt? then the
+                    if mem_t and (pm != 0.0 or rk):  # the memory tier's copies loaded: all corrupt? then the
                         # persistent one
-                        tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if tk > 1 else last_u, plast_u, NEVER, wcr, cri,
-                                                     pm)
-                        tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
-                        ld = nl * mem_load
+                        if L:
+                            tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u, wcr,
+                                                                      cri, pm, pl)
+                        else:
+                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr, cri,
+                                                         pm)
+                        tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0
+                        ld = nl * mem_load + nll * low_load
                         if mem_bad:
                             mem_t = False
                             ld += load_us if plast_u > 0 else 0
                     if keep and not mem_t:
                         back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
-                        ld = loads * load_us + tb * mem_load
+                        ld = loads * load_us + nl * mem_load + nll * low_load
                     kind, cost = _DETECTED, du + val_us + restart + ld
                 else:
                     ck = (q - off) % period == 0
                     mk = M != 0 and not ck and q % M == 0
                     if mk and pfm != 0.0:  # a tier save that fails: paid, no checkpoint (an SDC not baked in)
                         mkf = _tier_saves(words[Stream.tier_save_fail], e - 1, q - 1, q, M, period, off, pfm)[0] > 0
+                    lk = L != 0 and not ck and not mk and q % L == 0  # (a higher level's save stands for it)
+                    if lk and pfl != 0.0:  # (draw e of "tier-save-fail": two tiers never save at one step)
+                        lkf = _tier_saves(words[Stream.tier_save_fail], e - 1, q - 1, q, L, period, off, pfl)[0] > 0
                     kind, cost = _STEP, du + (val_us if val else 0) + (ckpt_us if ck else 0) + (mem_us if mk else 0)
+                    if lk:
+                        cost += low_us
+                    if lk and lwriting:  # one write in flight per tier: the local save waits for its tier's
+                        lkw = max(lwend - (t1 + (val_us if val else 0)), 0)
+                        cost += lkw
+                        if lwstep > last_u and not lwfail:  # a rollback now goes back to it
+                            last_u = lwstep
+                            mem_t = last_u > plast_u
                     if mk and twriting:  # one write in flight per tier: the save waits for it, which makes it durable
                         tkw = max(twend - (t1 + (val_us if val else 0)), 0)
                         cost += tkw
@@ -736,22 +782,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ld = mem_load if mem_t else load_us
                         elif load_us and not wfail:  # a rollback now goes back to it
                             ld = load_us
-                    if (ck or (mk and not mkf)) and corr and not committed:
+                    if (ck or (mk and not mkf) or (lk and not lkf)) and corr and not committed:
                         durable_now = ck and writing and not wfail  # (a write is waited for at a checkpoint only)
-                        if mem_t and (pm != 0.0 or tk > 1):  # the memory tier's copies loaded: all corrupt? then the
+                        if mem_t and (pm != 0.0 or rk):  # the memory tier's copies loaded: all corrupt? then the
                             # persistent one (its copies: with the tier's write durable at this save, that one first)
-                            tgo, nl, cri_c = _tier_chain(
-                                tring, th, tc, last_u if tk == 1 else twstep if mk and twriting and not twfail else 0,
-                                wstep if durable_now else plast_u, NEVER, wcr, cri, pm)
-                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
-                            ld = nl * mem_load
+                            ptop = twstep if mk and twriting and not twfail else 0
+                            if L:  # (the local tier's write durable at this save first too)
+                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(
+                                    tring, th, tc, ptop, lring, lh, lc, lwstep if lk and lwriting and not lwfail else 0,
+                                    wstep if durable_now else plast_u, wcr, cri, pm, pl)
+                            else:
+                                tgo, nl, cri_c = _tier_chain(tring, th, tc, last_u if not rk else ptop,
+                                                             wstep if durable_now else plast_u, NEVER, wcr, cri, pm)
+                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0
+                            ld = nl * mem_load + nll * low_load
                             if mem_bad:
                                 mem_t = False
                                 ld += load_us if (wstep if durable_now else plast_u) > 0 else 0
                         if keep and not mem_t:  # the write in flight, durable at this checkpoint, first
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, wstep if durable_now else -1, wcr,
                                                                     cri_c, p_corrupt)
-                            ld = loads * load_us + tb * mem_load
+                            ld = loads * load_us + nl * mem_load + nll * low_load
                         kind, cost = _BAKED, cost + restart + ld
                     elif q == target:  # the job's end waits for the write in flight (the one this unit starts)
                         if ck and write_us:
@@ -1016,6 +1067,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if twend:
                     tot[Tot.tier_saves_aborted] += 1
                     twend = 0
+                lwend = _low_abort(tot, lwend)
                 tot[Tot.detection_us] += stop_det[stop]
                 tot[Tot.restart_us] += rst + ld
                 tot[Tot.load_us] += ld
@@ -1072,17 +1124,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if M:  # a memory tier: lost with its holders or not, then the checkpoint recovered from and its load
                     if stop == shadow_kind or cause_stays[stop] or ipo == restarts.SUCCEEDED:  # an SDC found, a
                         # fault that takes no server down (or that an in-process restart cleared)
-                        lost = False
+                        lost = lost_l = False
                     elif nsrv:  # the servers failing in this step (their own lifetimes and a burst's) lose theirs
                         lost = _tier_lost(tree, srv, tree_p, g, cap, jcnt, copies, jump, stk, gcount, gbase,
                                           gfail)
+                        lost_l = L != 0 and _tier_lost(tree, srv, tree_p, g, cap, jcnt, lcopies, ljump, stk, gcount,
+                                                       gbase, gfail)
                     else:  # one failure without servers: a local copy is lost, a peer group keeps the other copies
-                        lost = copies == 1
+                        lost, lost_l = copies == 1, lcopies == 1
                     if lost:  # (every copy: they share the memory)
                         tot[Tot.tier_losses] += 1
                         tclean, th, tc = 0, 0, 0
+                    if L and lost_l:  # (two tiers: the local one's copies; a peer loss is a local one)
+                        tot[Tot.tier_losses] += 1
+                        tot[Tot.low_losses] += 1
+                        lh, lc = 0, 0
                     bad = False
-                    jd = mjit and q - 1 > (last if last > plast and not lost else plast)  # saved just in time
+                    if L:  # the newest checkpoint that survived, of any level
+                        nv = max(plast, _newest(tring, th, tc), _newest(lring, lh, lc))
+                    else:
+                        nv = last if last > plast and not lost else plast
+                    jd = mjit and q - 1 > nv  # saved just in time
                     if jd:  # step q - 1, a persistent checkpoint (or one baking the SDC in), before the load
                         tot[Tot.jit_saves] += 1
                         jit_end = t + jit_us
@@ -1115,14 +1177,24 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         else:
                             tot[Tot.recoveries_start] += 1
                     else:  # the tier's checkpoint, or the persistent one
-                        if last > plast and not lost:  # its copies newer than the persistent one, newest first
-                            tgo, nl, cri = _tier_chain(tring, th, tc, 0 if tk > 1 else last, plast, NEVER, wcr, cri, pm)
+                        if L:  # the local tier's copies newer than the peer tier's newest, then the peer tier's
+                            tgo, fl, nl, nll, tbl, cri = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast, wcr, cri,
+                                                                    pm, pl)
+                            tb = nl + nll - (1 if tgo else 0)
+                            bad = tb > 0
+                            tot[Tot.tier_loads_corrupt] += tb
+                            tot[Tot.low_loads_corrupt] += tbl
+                        elif last > plast and not lost:  # its copies newer than the persistent one, newest first
+                            tgo, nl, cri = _tier_chain(tring, th, tc, 0 if rk else last, plast, NEVER, wcr, cri, pm)
                             tb = nl - (1 if tgo else 0)
                             bad = tb > 0
                             tot[Tot.tier_loads_corrupt] += tb
+                        tpaid = nl * mem_load + nll * low_load
                         if tgo:
-                            ld = nl * mem_load
+                            ld = tpaid
                             tot[Tot.recoveries_tier] += 1
+                            if fl:
+                                tot[Tot.low_recoveries] += 1
                             if tgo < clean:  # (newer copies found corrupt) below the work committed
                                 hw = max(hw, clean)
                                 clean = tgo
@@ -1148,7 +1220,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             else:
                                 back_c, bad_c, cri_c = plast, 0, cri
                                 ld = load_us if plast > 0 else 0
-                            ld += tb * mem_load
+                            ld += tpaid
                             last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                             plast = last
                             if last > 0:
@@ -1156,9 +1228,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             else:
                                 tot[Tot.recoveries_start] += 1
                     load_end = max(t, jit_end) + ld
-                    if tk > 1:  # the tier's copies above the checkpoint recovered to: found corrupt, or above a
+                    if rk:  # the tier's copies above the checkpoint recovered to: found corrupt, or above a
                         # persistent fallback
                         tc = _tier_drop(tring, th, tc, last)
+                    if L:
+                        lc = _tier_drop(lring, lh, lc, last)
                 elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
                     last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                 tot[Tot.steps_recomputed] += step - last
@@ -1271,8 +1345,12 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us,
                                                              tkw)
                     twend = 0
-                    if tk > 1 and not twfail:
+                    if rk and not twfail:
                         th, tc = late.ring_add(tring, th, tc, twstep)
+                if lk and lwend:  # ... the local tier's
+                    last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
+                                                                    step_us, lkw, lring, lh, lc)
+                    lwend = 0
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
                     fh, fl = pcg.seek(wsf, sfi)
@@ -1327,12 +1405,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     else:
                         pending, hw = _commit(tot, q, last, hw, pending, step_us)
                         last = clean = tclean = q
-                    if tk > 1:  # the newest of its copies
+                    if rk:  # the newest of its copies
                         th, tc = late.ring_add(tring, th, tc, q)
+                elif lk and lw_us:  # the local tier's save with a write (two tiers), as the tier's above
+                    tot[Tot.checkpoint_us] += low_us
+                    lwend, lwstep, lwfail = t - endw + lw_us, q, lkf
+                elif lk and lkf:
+                    tot[Tot.tier_saves_failed] += 1
+                    tot[Tot.low_saves_failed] += 1
+                    tot[Tot.checkpoint_us] += low_us
+                elif lk:  # (reference semantics: committed SDCs refuse two tiers)
+                    tot[Tot.tier_saves] += 1
+                    tot[Tot.low_saves] += 1
+                    tot[Tot.checkpoint_us] += low_us
+                    pending, hw = _commit(tot, q, last, hw, pending, step_us)
+                    last = clean = q
+                    lh, lc = late.ring_add(lring, lh, lc, q)
                 if q == target:  # the job's end
                     if twend:  # a memory tier's write in flight dropped: the job needs no copy after it ends
                         tot[Tot.tier_saves_aborted] += 1
                         twend = 0
+                    lwend = _low_abort(tot, lwend)
                     if wend:  # the write in flight waited for
                         wend, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean = _durable(
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
@@ -1372,7 +1465,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         start[k2] = tot[k2]
                     job_t, job_g = t, g
                     slow_limit = job_g + slow_steps if slow_steps < NEVER else NEVER
-                    step = last = clean = pending = plast = pclean = tclean = th = tc = 0
+                    step = last = clean = pending = plast = pclean = tclean = th = tc = lh = lc = 0
                     corrupted, deadline, onset_step, detector, n_corrupt, head, cnt, hw = False, NEVER, 0, 0, 0, 0, 0, 0
                     if hyper_end > g:  # a job's end closes the hyper window
                         hyper_end = g
@@ -1436,9 +1529,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw,
                                                                  step_us, tkw)
                         twend = 0
-                        if tk > 1 and not twfail:
+                        if rk and not twfail:
                             th, tc = late.ring_add(tring, th, tc, twstep)
-                    tot[Tot.checkpoint_us] += mem_us if mk else ckpt_us
+                    if lk and lwend:  # ... the local tier's
+                        last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
+                                                                        step_us, lkw, lring, lh, lc)
+                        lwend = 0
+                    tot[Tot.checkpoint_us] += low_us if lk else mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
                     record(trace, t, tr.SDC_BAKED, tr.NONE)
                 else:
@@ -1447,6 +1544,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if M and cri_c != cri:  # the memory tier's checkpoint loaded: its draw made
                     cri = cri_c
                 tot[Tot.tier_loads_corrupt] += tb  # (its copies found corrupt: dropped)
+                tot[Tot.low_loads_corrupt] += tbl
                 if mem_bad:  # ... every one: on to the persistent one
                     tclean = 0
                     if not keep:
@@ -1460,6 +1558,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if M:  # recovered from the memory tier, or from the persistent checkpoint (the newest then)
                     if mem_t:
                         tot[Tot.recoveries_tier] += 1
+                        if fl:
+                            tot[Tot.low_recoveries] += 1
                     else:
                         plast = pclean = back
                         if back > 0:
@@ -1474,8 +1574,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             if twend:
                 tot[Tot.tier_saves_aborted] += 1
                 twend = 0
-            if tk > 1:  # the tier's copies above ``back``: found corrupt, holding the SDC, or above a fallback
+            lwend = _low_abort(tot, lwend)
+            if rk:  # the tier's copies above ``back``: found corrupt, holding the SDC, or above a fallback
                 tc = _tier_drop(tring, th, tc, back)
+            if L:
+                lc = _tier_drop(lring, lh, lc, back)
             tot[Tot.restart_us] += restart + ld
             tot[Tot.load_us] += ld
             tot[Tot.steps_recomputed] += step - back
@@ -1523,6 +1626,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             else (0, 0)
         pos[Pos.jit_end] = jit_end
         pos[Pos.tier_head], pos[Pos.tier_n] = th, tc
+        pos[Pos.low_head], pos[Pos.low_n] = lh, lc
+        pos[Pos.low_write_end], pos[Pos.low_write_step], pos[Pos.low_write_fails] = lwend, lwstep, 1 if lwfail else 0
         work[r] = used
     return need
 
@@ -1597,6 +1702,50 @@ def _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, wait):
         pending, hw = _commit(tot, twstep, last, hw, pending, step_us)
         last = clean = twstep
     return last, clean, pending, hw
+
+
+@njit()
+def _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait, lring, lh, lc):
+    """Two tiers: the local tier's save in flight written (``_tier_durable``, counted as the local tier's too), the
+    newest of its copies unless it fails. Returns (last, clean, pending, hw, lh, lc)."""
+    last, clean, pending, hw = _tier_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait)
+    if lwfail:
+        tot[Tot.low_saves_failed] += 1
+    else:
+        tot[Tot.low_saves] += 1
+        lh, lc = late.ring_add(lring, lh, lc, lwstep)
+    return last, clean, pending, hw, lh, lc
+
+
+@njit()
+def _low_abort(tot, lwend):
+    """Two tiers: the local tier's write in flight (``lwend`` > 0) aborted by a rollback or dropped at the job's end,
+    counted. Returns 0."""
+    if lwend:
+        tot[Tot.tier_saves_aborted] += 1
+        tot[Tot.low_saves_aborted] += 1
+    return 0
+
+
+@njit()
+def _newest(ring, head, cnt):
+    """The newest job step of a ring of copies (``cnt`` of them, oldest first from ``head``): 0 if none."""
+    return ring[(head + cnt - 1) % len(ring)] if cnt else 0
+
+
+@njit()
+def _two_chain(tring, th, tc, ptop, lring, lh, lc, ltop, above, w, index, pm, pl):
+    """Two tiers: a recovery's loads (``_tier_chain``'s), the local tier's copies newer than the peer tier's newest
+    (``ptop`` > 0: a peer write durable in this very unit, the newest) and than ``above`` first, then the peer tier's
+    newer than ``above`` (``ltop``: the local tier's durable write in this unit). Returns (the step of the copy that
+    loads, 0: none; whether it is the local tier's; the peer copies loaded; the local copies loaded; the local copies
+    found corrupt; the draws made by then)."""
+    pn = ptop if ptop > 0 else _newest(tring, th, tc)
+    x, nll, index = _tier_chain(lring, lh, lc, ltop, max(above, pn), NEVER, w, index, pl)
+    if x:
+        return x, True, 0, nll, nll - 1, index
+    x, nl, index = _tier_chain(tring, th, tc, ptop, above, NEVER, w, index, pm)
+    return x, False, nl, nll, nll, index
 
 
 @njit()

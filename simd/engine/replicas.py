@@ -133,10 +133,10 @@ class _Batch:
         p = self.pos
         return int(p[:, Pos.pending_us].sum() + (p[:, Pos.clock] - p[:, Pos.t]).sum())
 
-    def writes_in_flight(self, tier: bool = False) -> int:
+    def writes_in_flight(self, tier: bool = False, low: bool = False) -> int:
         """Replicas with an asynchronous save writing (State.write_end > 0; a memory tier's with ``tier``:
-        State.tier_write_end > 0)."""
-        return int((self.pos[:, Pos.tier_write_end if tier else Pos.write_end] > 0).sum())
+        State.tier_write_end > 0; with two tiers the local one's with ``low``: State.low_write_end > 0)."""
+        return int((self.pos[:, Pos.low_write_end if low else Pos.tier_write_end if tier else Pos.write_end] > 0).sum())
 
     def groups_running(self) -> int:
         """Elastic replica groups running, summed over the replicas (State.rejoin's zeros), from the arrays."""

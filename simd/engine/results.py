@@ -51,7 +51,7 @@ class JobResult:
     # corrupt loads: loads that found their checkpoint corrupt, recoveries that fell back to the job's start
     loads: dict[str, int] = field(default_factory=dict)
     # a memory tier: its saves, the interruptions that lost it, and the rollbacks by where they recovered from
-    # ({}: no memory tier)
+    # ({}: no memory tier); with two, summed over both, and the local tier's own as ``local_*``
     tier: dict[str, int] = field(default_factory=dict)
     jit_saves: int = 0  # just-in-time saves after hard failures (JobSpec.jit_seconds)
     load_seconds: float = 0.0  # of the restart bucket, the checkpoints' loads
@@ -158,13 +158,17 @@ def job_result(p: Plan, d: Totals, index: int, wall_us: int, retired_before: int
         saves={"aborted": d.saves_aborted, "failed": d.saves_failed,
                "write_seconds": d.checkpoint_write_us / US_PER_SECOND,
                "wait_seconds": d.checkpoint_wait_us / US_PER_SECOND}
-        if p.write_us or p.save_fail or p.mem_write_us else {},
+        if p.write_us or p.save_fail or p.mem_write_us or p.low_write_us else {},
         loads={"corrupt": d.loads_corrupt, "fallbacks_to_start": d.fallbacks_to_start} if p.corrupt_load else {},
         tier={"saves": d.tier_saves, "losses": d.tier_losses, "recoveries_tier": d.recoveries_tier,
               "recoveries_persistent": d.recoveries_persistent, "recoveries_start": d.recoveries_start,
               "loads_corrupt": d.tier_loads_corrupt,
-              **({"saves_failed": d.tier_saves_failed} if p.mem_save_fail else {}),
-              **({"saves_aborted": d.tier_saves_aborted} if p.mem_write_us else {})} if p.mem_every else {},
+              **({"saves_failed": d.tier_saves_failed} if p.mem_save_fail or p.low_save_fail else {}),
+              **({"saves_aborted": d.tier_saves_aborted} if p.mem_write_us or p.low_write_us else {}),
+              **({"local_saves": d.low_saves, "local_saves_failed": d.low_saves_failed,
+                  "local_saves_aborted": d.low_saves_aborted, "local_losses": d.low_losses,
+                  "local_recoveries": d.low_recoveries, "local_loads_corrupt": d.low_loads_corrupt}
+                 if p.low_every else {})} if p.mem_every else {},
         jit_saves=d.jit_saves,
         load_seconds=d.load_us / US_PER_SECOND,
         in_process={"succeeded": d.in_process_ok, "failed": d.in_process_failed}

@@ -303,7 +303,9 @@ class Plan:
     # region (State.tier_ckpts) and every point of the tier is a unit of the loop
     mem_keep: int = 1
     # a second memory tier under it (JobSpec.lower_tier, a local one; low_every 0: none): its interval (a divisor of
-    # mem_every), blocking, load, P(a load finds it corrupt), P(a save fails), write, copies kept, as mem_*'s
+    # mem_every), blocking, load, P(a load finds it corrupt), P(a save fails), write, copies kept, a shard's holders
+    # and their jump, as mem_*'s; with it every point of the local tier is a unit of the loop, and the peer tier's
+    # copies are the ``tier`` aux region whatever it keeps
     low_every: int = 0
     low_us: int = 0
     low_load_us: int = 0
@@ -311,6 +313,8 @@ class Plan:
     low_save_fail: float = 0.0
     low_write_us: int = 0
     low_keep: int = 1
+    low_copies: int = 1
+    low_jump: int = 1
     jit_us: int = 0  # a just-in-time save's blocking (JobSpec.jit_seconds)
     jit_share: float = 1.0  # P(the survivors can save after a failure of such a cause); its draws: "jit", per failure
     # in-process restarts: their time and P(success) (JobSpec.in_process_*), one draw of "in-process" per try
@@ -486,9 +490,6 @@ REFUSED = {
     ("tier_writes", "committed_sdc"): "a memory tier's writes beside committed SDCs are not modelled",
     ("tier_writes", "hyper"): "a memory tier's writes inside hyper windows are not modelled",
     ("two_tiers", "committed_sdc"): "two memory tiers beside committed SDCs are not modelled",
-    # (the per-step oracle runs two tiers: ORACLE_RUNS)
-    ("peer_tier", "local_tier"): "two memory tiers at once are run by the per-step oracle only, not by the engine's "
-                                 "loop",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),
@@ -499,7 +500,7 @@ REFUSED = {
 
 
 # The refused pairs the per-step oracle models all the same (compile_spec(spec, oracle=True) compiles them for it)
-ORACLE_RUNS = frozenset({("peer_tier", "local_tier")})
+ORACLE_RUNS: frozenset[tuple[str, str]] = frozenset()
 
 
 # The scenario keys that switch each mechanism on, as a refusal names them (the words the user wrote, not the
@@ -656,7 +657,8 @@ def _lower_tier(tier: MemoryTier | None) -> dict:
         return {}
     return dict(low_every=tier.interval_steps, low_us=to_us(tier.seconds), low_load_us=to_us(tier.load_seconds),
                 low_corrupt=tier.corrupt_on_load, low_save_fail=tier.save_failure,
-                low_write_us=to_us(tier.write_seconds), low_keep=tier.retention_checkpoints)
+                low_write_us=to_us(tier.write_seconds), low_keep=tier.retention_checkpoints, low_copies=tier.copies,
+                low_jump=tier.jump_servers)
 
 
 # Cause.in_process and Cause.crash_loop as the bits of Plan.cause_recovery

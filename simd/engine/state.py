@@ -106,6 +106,14 @@ class Totals:
     degraded_us: int = 0
     elastic_drops: int = 0
     elastic_rejoins: int = 0
+    # two memory tiers (JobSpec.lower_tier): the local tier's own counts, which the tier_* counts and
+    # recoveries_tier include (the peer tier's: their difference)
+    low_saves: int = 0
+    low_saves_failed: int = 0
+    low_saves_aborted: int = 0
+    low_losses: int = 0
+    low_recoveries: int = 0
+    low_loads_corrupt: int = 0
 
     def bucket_us(self, elastic: bool = False) -> dict[str, int]:
         """Microseconds per bucket (BUCKETS), and ``degraded`` with elastic replica groups (``elastic``, or any
@@ -224,6 +232,12 @@ class State:
     # a repair that does not hold (Plan.relapse_p > 0; servers.py, "Relapses"): per server 1 when its next lifetime
     # is short (its repair did not hold; cleared when that lifetime starts); () none flagged yet
     srv_relapse: tuple[int, ...] = ()
+    # two memory tiers (Plan.low_every > 0): the local tier's retained copies' job steps, oldest first (the peer
+    # tier's are ``tier_ckpts`` then, whatever it keeps), and its save in flight as tier_write_*'s
+    low_ckpts: tuple[int, ...] = ()
+    low_write_end: int = 0
+    low_write_step: int = 0
+    low_write_fails: bool = False
 
     @property
     def clock_seconds(self) -> float:

@@ -66,6 +66,9 @@ class ScenarioInfo:
     cluster_servers: int | None = None
     job_servers: int | None = None
     memory_tier: str = ""  # checkpoint.tiers' kind ("peer", "local"; "": none), the tier label of its metrics
+    # with both tiers, the one under it ("local"; "": one tier or none): its series of its own, the peer tier's then
+    # the counts summed over both less the local one's (Totals.low_*)
+    lower_tier: str = ""
     jit: bool = False  # checkpoint.just_in_time: its saves are a label value of simd_checkpoint_saves_total
     # the memory tier's saves write after their blocking (checkpoint.tiers.*.write_seconds): its writes in flight
     # and aborted saves are series of their own
@@ -102,6 +105,7 @@ class ScenarioSnapshot:
     pools_exhausted: int = 0
     writes_in_flight: int = 0  # replicas with an asynchronous save writing (State.write_end)
     tier_writes_in_flight: int = 0  # ... a memory tier's save writing (State.tier_write_end)
+    low_writes_in_flight: int = 0  # ... with two tiers, the local one's (State.low_write_end)
     # the job steps since the newest durable persistent checkpoint, and since the newest of either tier (a memory
     # tier's copy when newer), the largest over the replicas (state_checkpoint_age_steps)
     checkpoint_age_steps: tuple[int, int] = (0, 0)
@@ -186,7 +190,8 @@ def scenario_info(scenario: Scenario, body: ScenarioBody, state: State) -> Scena
         job_servers=p.servers if p.cluster else None,
         memory_tier=spec.tier.kind if spec.tier is not None else "",
         jit=any(c.jit for c in spec.causes),
-        tier_writes=spec.tier is not None and spec.tier.write_seconds > 0,
+        lower_tier=spec.lower_tier.kind if spec.lower_tier is not None else "",
+        tier_writes=any(t is not None and t.write_seconds > 0 for t in (spec.tier, spec.lower_tier)),
         elastic_groups=p.elastic_groups,
         **_phases(body, p),
     )
@@ -259,6 +264,7 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
                                 servers_by_state=by_state, pools_exhausted=exhausted,
                                 writes_in_flight=batch.writes_in_flight(),
                                 tier_writes_in_flight=batch.writes_in_flight(tier=True),
+                                low_writes_in_flight=batch.writes_in_flight(low=True),
                                 groups_running=batch.groups_running(),
                                 checkpoint_age_steps=batch.checkpoint_age_steps())
     clock = states[0].clock
@@ -275,6 +281,7 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
         pools_exhausted=exhausted,
         writes_in_flight=sum(s.write_end > 0 for s in states),
         tier_writes_in_flight=sum(s.tier_write_end > 0 for s in states),
+        low_writes_in_flight=sum(s.low_write_end > 0 for s in states),
         groups_running=sum(r == 0 for s in states for r in s.rejoin),
         checkpoint_age_steps=tuple(max(a) for a in zip(*(state_checkpoint_age_steps(s) for s in states),
                                                        strict=True)),

@@ -181,14 +181,25 @@ def _checkpoint_parts(sc: ScenarioSnapshot) -> Samples:
             (("slowdown",), _seconds(slowdown)))
 
 
+def _by_tier(sc: ScenarioSnapshot, total: str, local: str, *rest: str) -> Samples:
+    """A memory tier's count under its ``tier`` label (``rest``: the labels after it): Totals' ``total``; with two
+    tiers the local one's (Totals' ``local``) and the peer one's (the sum less it) apart. None without a tier."""
+    t, tier, low = sc.totals, sc.info.memory_tier, sc.info.lower_tier
+    if not tier:
+        return ()
+    if not low:
+        return (((tier, *rest), getattr(t, total)),)
+    return (((tier, *rest), getattr(t, total) - getattr(t, local)), ((low, *rest), getattr(t, local)))
+
+
 def _saves(sc: ScenarioSnapshot) -> Samples:
     """Saves by tier and outcome (the persistent tier: the scenario's checkpoint)."""
     t = sc.totals
-    tier = sc.info.memory_tier
     return ((("persistent", "durable"), t.checkpoints), (("persistent", "failed"), t.saves_failed),
             (("persistent", "aborted"), t.saves_aborted)) \
-        + (((tier, "durable"), t.tier_saves), ((tier, "failed"), t.tier_saves_failed)) * bool(tier) \
-        + (((tier, "aborted"), t.tier_saves_aborted),) * sc.info.tier_writes \
+        + _by_tier(sc, "tier_saves", "low_saves", "durable") \
+        + _by_tier(sc, "tier_saves_failed", "low_saves_failed", "failed") \
+        + (_by_tier(sc, "tier_saves_aborted", "low_saves_aborted", "aborted") if sc.info.tier_writes else ()) \
         + ((("persistent", "just_in_time"), t.jit_saves),) * sc.info.jit
 
 
@@ -203,8 +214,8 @@ def _age(sc: ScenarioSnapshot) -> Samples:
 def _recoveries(sc: ScenarioSnapshot) -> Samples:
     """With a memory tier, rollbacks by where they recovered from: the tier, the persistent checkpoint, the start."""
     t, tier = sc.totals, sc.info.memory_tier
-    return ((((tier,), t.recoveries_tier), (("persistent",), t.recoveries_persistent),
-             (("start",), t.recoveries_start)) if tier else ())
+    return (_by_tier(sc, "recoveries_tier", "low_recoveries") + ((("persistent",), t.recoveries_persistent),
+                                                                  (("start",), t.recoveries_start)) if tier else ())
 
 
 def _step_durations(sc: ScenarioSnapshot) -> Samples:
@@ -355,13 +366,13 @@ METRICS: tuple[Metric, ...] = (
            "survived), `persistent`, or `start` (none yet, or every kept one corrupt). None without a tier.",
            _EVENTS),
     Metric("simd_checkpoint_tier_losses", "counter", "Interruptions that lost the memory tier.", ("scenario", "tier"),
-           "scenario", lambda sc: (((sc.info.memory_tier,), sc.totals.tier_losses),) if sc.info.memory_tier else (),
+           "scenario", lambda sc: _by_tier(sc, "tier_losses", "low_losses"),
            "Hard failures that took the memory tier with them (`checkpoint.tiers`): a local tier with any server "
            "whose failure takes it down, a peer tier when every member of some group failed in the interruption. "
            "None without a tier.", _EVENTS),
     Metric("simd_checkpoint_corrupt_loads", "counter", "Checkpoint loads that found the checkpoint corrupt, by tier.",
            ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.totals.loads_corrupt),)
-           + (((sc.info.memory_tier,), sc.totals.tier_loads_corrupt),) * bool(sc.info.memory_tier),
+           + _by_tier(sc, "tier_loads_corrupt", "low_loads_corrupt"),
            "Loads a recovery made that found the checkpoint corrupt (`checkpoint.corrupt_on_load`): each was paid "
            "and dropped, and the recovery loaded the next older checkpoint the job keeps "
            "(`checkpoint.retention_checkpoints`); with a memory tier (`tier` peer or local, "
@@ -373,10 +384,11 @@ METRICS: tuple[Metric, ...] = (
            "committed work recomputed). Always 0 without `checkpoint.corrupt_on_load`.", _EVENTS),
     Metric("simd_checkpoint_writes_in_flight", "gauge", "Replicas with a save writing, by tier.",
            ("scenario", "tier"), "scenario", lambda sc: ((("persistent",), sc.writes_in_flight),)
-           + (((sc.info.memory_tier,), sc.tier_writes_in_flight),) * sc.info.tier_writes,
+           + ((((sc.info.memory_tier,), sc.tier_writes_in_flight),)
+              + (((sc.info.lower_tier,), sc.low_writes_in_flight),) * bool(sc.info.lower_tier)) * sc.info.tier_writes,
            "Replicas whose newest save is still writing (`checkpoint.write_seconds`; a memory tier's, "
-           "`checkpoint.tiers.*.write_seconds`, only for scenarios whose tier writes), by `tier`: its work is not "
-           "yet a rollback target. Always 0 for synchronous saves.", _EVENTS),
+           "`checkpoint.tiers.*.write_seconds`, only for scenarios whose tiers write, each tier's apart), by `tier`: "
+           "its work is not yet a rollback target. Always 0 for synchronous saves.", _EVENTS),
     Metric("simd_checkpoint_age_steps", "gauge", "Job steps since the newest durable checkpoint, the most of any "
            "replica, by tier.", ("scenario", "tier"), "scenario", _age,
            "The job steps since the newest durable checkpoint, the largest over the scenario's replicas: what a "

@@ -465,8 +465,7 @@ class Tiers(_Strict):
     """Checkpoint tiers in memory under the persistent checkpoint: one of the two, or both (TierCheck's local
     memory, peer memory and remote storage; docs/model.md, "Two memory tiers"): the local tier then saves every
     `local.interval_steps`, a divisor of `peer.interval_steps`, and the peer tier's save stands for it at the peer
-    tier's steps, as the persistent save stands for both at its own. Both at once are refused (the per-step oracle
-    models them, the engine's loop does not run them)."""
+    tier's steps, as the persistent save stands for both at its own."""
 
     peer: PeerTier | None = None
     local: LocalTier | None = None

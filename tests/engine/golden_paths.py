@@ -117,7 +117,10 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "degraded_us": 0, "elastic_drops": 0, "elastic_rejoins": 0, "rejoin": (), "elastic": {},  # elastic groups
          "tier_ckpts": (),  # a memory tier's copies kept
          "group_ready": (), "srv_group": (),  # elastic groups with servers
-         "srv_relapse": (), "relapses": 0}  # repairs that do not hold
+         "srv_relapse": (), "relapses": 0,  # repairs that do not hold
+         "low_saves": 0, "low_saves_failed": 0, "low_saves_aborted": 0, "low_losses": 0, "low_recoveries": 0,
+         "low_loads_corrupt": 0, "low_ckpts": (), "low_write_end": 0, "low_write_step": 0,
+         "low_write_fails": False}  # two memory tiers
 
 
 def _kept(obj) -> list:

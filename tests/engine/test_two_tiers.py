@@ -1,13 +1,13 @@
 """Two memory tiers at once, a local tier under a peer tier under the persistent checkpoint (JobSpec.tier and
-lower_tier; docs/model.md, "Two memory tiers"), in the per-step oracle: exact cases. The engine's loop refuses
-them (spec.ORACLE_RUNS), so the oracle is run alone."""
+lower_tier; docs/model.md, "Two memory tiers"): exact cases, in the per-step oracle and the engine's loop
+(tests/engine/statistical/test_two_tiers_oracle.py compares the two in distribution)."""
 
 from dataclasses import replace
 
 import pytest
 from specs import spec
 
-from simd.engine import Cause
+from simd.engine import Cause, advance, new_state, retarget, run_job
 from simd.engine.oracle import oracle_run
 from simd.engine.servers import Servers
 from simd.engine.spec import CommittedSdc, MemoryTier, compile_spec
@@ -104,17 +104,31 @@ def test_a_peer_loss_takes_the_local_tier_too():
     assert lost > 0 and both > 0
 
 
-def test_the_engines_loop_refuses_two_tiers_and_the_oracle_runs_them():
+def test_the_engines_loop_runs_two_tiers_that_nest_and_refuses_them_beside_committed_sdcs():
     s = _two()
-    with pytest.raises(ValueError, match=r"^checkpoint.tiers.peer and checkpoint.tiers.local cannot be combined "
-                                         r"\(two memory tiers at once are run by the per-step oracle only"):
-        compile_spec(s)
-    assert compile_spec(s, oracle=True).low_every == 1 and compile_spec(replace(s, lower_tier=None)).low_every == 0
+    assert compile_spec(s).low_every == 1 and compile_spec(replace(s, lower_tier=None)).low_every == 0
     committed = replace(s, committed_sdc=CommittedSdc((), 2), validation_interval_steps=0)
     with pytest.raises(ValueError, match="two memory tiers beside committed SDCs are not modelled"):
         compile_spec(committed, oracle=True)
     with pytest.raises(ValueError, match="a local tier under a peer tier, its interval a divisor"):
-        compile_spec(replace(s, lower_tier=replace(LOCAL, interval_steps=3)), oracle=True)
+        compile_spec(replace(s, lower_tier=replace(LOCAL, interval_steps=3)))
+
+
+def test_the_engines_loop_saves_each_tier_where_no_higher_one_does_and_recovers_from_the_step_before():
+    """The engine's loop on the exact cases above: without failures the checkpoint at 120 of 3,000 steps, the
+    peer tier at 480, the local tier at 2,400, each at its blocking; faults that keep the servers' memory go back
+    one step each, to whichever tier saved it, paying its load (the local tier's counts are the tier's too)."""
+    j = run_job(_two(hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0))
+    assert j.checkpoints == 120 and j.tier["saves"] == 2880 and j.tier["local_saves"] == 2400
+    assert j.bucket_seconds["checkpoint"] == 120 * 300.0 + 480 * 2.0 + 2400 * 0.5
+    for seed in range(2):
+        j = run_job(replace(_two(causes=SOFTWARE, sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4), seed=seed))
+        t = j.tier
+        assert j.interruptions > 10 and j.recompute_steps == j.interruptions and t["losses"] == 0
+        assert t["local_recoveries"] > t["recoveries_tier"] - t["local_recoveries"] > 0
+        assert t["recoveries_tier"] + t["recoveries_persistent"] + t["recoveries_start"] == j.interruptions
+        assert j.load_seconds == pytest.approx(3.0 * t["local_recoveries"] + 10.0 * (
+            t["recoveries_tier"] - t["local_recoveries"]) + LOAD * t["recoveries_persistent"])
 
 
 @pytest.mark.parametrize("down", [False, True], ids=["memory_kept", "memory_lost"])
@@ -122,7 +136,7 @@ def test_the_survivors_save_just_in_time_unless_a_surviving_copy_is_the_step_bef
     """Just-in-time saves beside a local tier every step: when the failure keeps every server's memory, the local
     copy of the step before it survives and no save is needed; when it takes the server down (the local copies
     with it) the survivors save unless a peer or persistent checkpoint is that step. Either way each recovery
-    recomputes the failed step alone."""
+    recomputes the failed step alone, in the oracle and the engine's loop."""
     cause = Cause("gpu", 1.0, 0.0, 300.0, server_down=down, jit=True)
     s = replace(_two(causes=(cause,), sdc_per_gpu_hour=0.0, hard_per_gpu_hour=6e-4), jit_seconds=30.0)
     r = oracle_run(s)
@@ -132,3 +146,49 @@ def test_the_survivors_save_just_in_time_unless_a_surviving_copy_is_the_step_bef
         assert r["tiers"]["local"]["recoveries"] == 0
     else:
         assert r["jit_saves"] == 0 and r["tiers"]["local"]["recoveries"] > 0.6 * r["interruptions"]
+    j = run_job(s)  # the engine's loop alike
+    assert j.interruptions > 10 and j.recompute_steps == j.interruptions
+    if down:
+        assert 0.6 * j.interruptions < j.jit_saves < j.interruptions and j.tier["local_recoveries"] == 0
+    else:
+        assert j.jit_saves == 0 and j.tier["local_recoveries"] > 0.6 * j.interruptions
+
+
+def test_a_retarget_keeps_the_local_tier_and_its_retention():
+    """The local tier's copies are a ring of the replica's row as wide as its retention: a drill may change its
+    costs, not add it, remove it or change how many copies it keeps."""
+    s = _two()
+    state, _ = advance(new_state(s), 3600 * 10**6)
+    assert retarget(state, replace(s, lower_tier=replace(LOCAL, seconds=1.0))).plan.low_us == 10**6
+    for other in (replace(s, lower_tier=None), replace(s, lower_tier=replace(LOCAL, retention_checkpoints=2))):
+        with pytest.raises(ValueError, match="cannot add or remove a second memory tier nor change its retention"):
+            retarget(state, other)
+
+
+def test_every_load_is_paid_at_its_tiers_price():
+    """Exactly, in the engine's loop and the oracle: the loads' time is 3 s for each local copy loaded (a recovery
+    from it or a copy found corrupt), 10 s for each peer copy, the persistent load for each persistent checkpoint
+    loaded (a recovery from it or one found corrupt), with every level's loads found corrupt now and then, SDCs
+    found by validation and baked into saves, failures on servers struck by bursts."""
+    base = replace(spec(n_gpus=16, target_steps=600, ckpt_load_seconds=LOAD, hard_per_gpu_hour=0.01,
+                        sdc_per_gpu_hour=0.05, validation_interval_steps=7, ckpt_corrupt_on_load=0.3, ckpt_retention=2,
+                        servers=Servers(gpus_per_server=1, burst_per_day=8.0, burst_mean_size=3.0)),
+                   tier=replace(PEER, corrupt_on_load=0.5, retention_checkpoints=3),
+                   lower_tier=replace(LOCAL, corrupt_on_load=0.5,
+                                      retention_checkpoints=2))
+    local_bad = peer_bad = 0
+    for seed in range(6):
+        s = replace(base, seed=seed)
+        j, r = run_job(s), oracle_run(s)
+        t, o = j.tier, r["tiers"]
+        for loads, local, peer, persistent in (
+                (j.load_seconds, t["local_recoveries"] + t["local_loads_corrupt"],
+                 t["recoveries_tier"] - t["local_recoveries"] + t["loads_corrupt"] - t["local_loads_corrupt"],
+                 t["recoveries_persistent"] + j.loads["corrupt"]),
+                (r["load_seconds"], o["local"]["recoveries"] + o["local"]["loads_corrupt"],
+                 o["peer"]["recoveries"] + o["peer"]["loads_corrupt"],
+                 r["recoveries_persistent"] + r["loads_corrupt"])):
+            assert loads == pytest.approx(3.0 * local + 10.0 * peer + LOAD * persistent, abs=1e-6), seed
+        local_bad += t["local_loads_corrupt"]
+        peer_bad += t["loads_corrupt"] - t["local_loads_corrupt"]
+    assert local_bad > 3 and peer_bad > 3

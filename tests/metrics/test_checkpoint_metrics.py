@@ -290,3 +290,37 @@ def test_a_memory_tiers_writes_are_series_of_their_own():
     assert r.get_sample_value("simd_checkpoint_saves_total", {"scenario": "blocking", "tier": "local",
                                                               "outcome": "aborted"}) is None
     assert r.get_sample_value("simd_checkpoint_writes_in_flight", {"scenario": "blocking", "tier": "local"}) is None
+
+
+def test_two_tiers_have_series_of_their_own():
+    """A local tier under a peer tier (docs/model.md, "Two memory tiers") on 8-GPU servers struck by bursts, software
+    faults keeping their servers' memory, the local tier's saves writing for 100 s: each tier's saves, recoveries,
+    losses, aborted saves and writes in flight under its own label, the local tier's the engine's local counts
+    (Totals.low_*), the peer tier's the rest."""
+    tiers = {"interval_steps": 20, "seconds": 5, "load_seconds": 93.6,
+             "tiers": {"peer": {"interval_steps": 10, "seconds": 0.5, "load_seconds": 10, "copies": 2},
+                       "local": {"interval_steps": 2, "seconds": 0.2, "load_seconds": 3, "write_seconds": 100}}}
+    config = scenario_file(job("two", seed=16, replicas=3, n_gpus=128, checkpoint=tiers,
+                               servers={"gpus_per_server": 8, "bursts": {"per_day": 4.0, "mean_size": 3}},
+                               **{**_JOB, "failures": {"hard_per_gpu_hour": 2.0e-3, "sdc_per_gpu_hour": 0.0,
+                                                       "causes": {"hardware": 0.6,
+                                                                  "software": {"share": 0.4, "server_down": False}}}}),
+                           speedup=600)
+    clock = FakeClock(0.0)
+    ticker, _ = assemble(parse_config(config), clock=clock, wall=lambda: 1.7e9)
+    clock.t = 600.0
+    ticker.tick()
+    r = ticker.registry
+    t = ticker.snapshot.scenarios[0].totals
+    for name, outcome, total, local in (("saves", "durable", t.tier_saves, t.low_saves),
+                                        ("saves", "aborted", t.tier_saves_aborted, t.low_saves_aborted),
+                                        ("recoveries", None, t.recoveries_tier, t.low_recoveries),
+                                        ("tier_losses", None, t.tier_losses, t.low_losses)):
+        extra = {"outcome": outcome} if outcome else {}
+        got = {k: _value(r, f"simd_checkpoint_{name}_total", scenario="two", tier=k, **extra)
+               for k in ("peer", "local")}
+        assert got == {"peer": total - local, "local": local} and local > 0, (name, outcome)
+    assert got["peer"] > 0  # (a peer tier's losses: a burst takes a whole group)
+    assert _value(r, "simd_checkpoint_recoveries_total", scenario="two", tier="peer") > 0
+    assert 0 <= _value(r, "simd_checkpoint_writes_in_flight", scenario="two", tier="local") <= 3
+    assert _value(r, "simd_checkpoint_writes_in_flight", scenario="two", tier="peer") == 0
