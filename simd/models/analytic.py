@@ -44,6 +44,7 @@ from simd.models.checkpoint import (
     domain_group_loss,
     jit_abort_seconds,
     jit_loss_seconds,
+    tier_fallback_seconds,
     tier_interval_seconds,
     tier_loss_seconds,
     tiered_efficiency,
@@ -268,13 +269,23 @@ class TwoLevel:
     jit_recovery_seconds: float = 0.0
 
     def jit_loss_seconds(self, interval_steps: float, tier_interval_steps: float) -> float:
-        """What one failure saved just in time costs (checkpoint.jit_loss_seconds): the survivors save unless the
-        newest checkpoint that survived is the step before the failure, the tier's (1 in its interval) when the
-        failure spares it, else the persistent one's; less what aborting the writes in flight of both levels spares
+        """What one failure of a cause saved just in time costs on average (checkpoint.jit_loss_seconds): the
+        survivors save unless the newest checkpoint that survived is the step before the failure, the tier's (1 in
+        its interval, without a write) when the failure spares it, else the persistent one's. A failure the tier
+        spares that finds its copy there is the tier's recovery of a failure in the first step of its interval (its
+        load, the copies found corrupt before a good one or the persistent checkpoint: checkpoint.
+        tier_fallback_seconds). Less what aborting the writes in flight of both levels spares
         (checkpoint.jit_abort_seconds: the tier's without a slowdown)."""
         step = self.step_seconds
-        survived = jit_loss_seconds(step, self.jit_seconds, self.jit_recovery_seconds, tier_interval_steps,
-                                    self.tier_write_seconds > 0)
+        saved = jit_loss_seconds(step, self.jit_seconds, self.jit_recovery_seconds)
+        survived = saved
+        if self.tier_write_seconds == 0:
+            t1 = tier_interval_steps * step
+            fallback = tier_fallback_seconds(round(interval_steps / tier_interval_steps), self.tier_kept,
+                                             self.tier_corrupt, self.tier_load_seconds, self.load_seconds,
+                                             t1 + self.tier_seconds)
+            unsaved = step + self.tier_recovery_seconds + fallback
+            survived = saved + (unsaved - saved) / tier_interval_steps
         lost = jit_loss_seconds(step, self.jit_seconds, self.jit_recovery_seconds, interval_steps,
                                 self.write_seconds > 0)
         spared = jit_abort_seconds(tier_interval_steps * step, self.tier_write_seconds, 1.0) + jit_abort_seconds(
