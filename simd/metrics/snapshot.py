@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from simd import engine
 from simd.engine import JobSpec, State, Totals, bucket_bounds, job_hazards, shadow_ranks
 from simd.models import analytic
-from simd.models.recovery import expected_restarts_us, migrated_first_order
+from simd.models.recovery import expected_restarts_us
 from simd.scenario import translate
 
 if TYPE_CHECKING:
@@ -210,18 +210,16 @@ def _phases(body: ScenarioBody, p) -> dict:
 
 def _optimum(spec: JobSpec, p, shares: list[float], recovery_us: list[int]) -> dict:
     """The analytic optimum of the checkpoint interval and the efficiency at the configured one: seed 001's model
-    (the asynchronous one with a write); with a memory tier, the persistent interval's optimum on the failures that
-    lose the tier alone and the two-level efficiency, the tier's writes included, where the first-order model
-    reaches (docs/checkpoints.md, section 6)."""
-    step, ckpt, write, slow = spec.step_seconds, spec.ckpt_seconds, spec.ckpt_write_seconds, spec.ckpt_write_slowdown
+    (the asynchronous one with a write; live migration and just-in-time saves in it: analytic.first_order, the
+    sweep's model too); with a memory tier, the persistent interval's optimum on the failures that lose the tier
+    alone and the two-level efficiency, the tier's writes included, where the first-order model reaches
+    (docs/checkpoints.md, section 6)."""
     if spec.tier is None:
-        hazard, mean_us = p.hard_hazard, analytic.mean_recovery(shares, recovery_us)
-        if p.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
-            hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, p.cause_predicted, p.migrate_us)
-        return dict(
-            optimal_interval_steps=analytic.optimal_interval_steps(step, ckpt, hazard, write, slow),
-            analytic_efficiency=analytic.efficiency_at(spec.ckpt_interval_steps, step, ckpt, hazard, mean_us / 1e6,
-                                                       write, slow))
+        single = analytic.first_order(p, shares, recovery_us)
+        if single is None:
+            return dict(optimal_interval_steps=(), analytic_efficiency=None)
+        return dict(optimal_interval_steps=single.optimal_interval_steps,
+                    analytic_efficiency=single.efficiency(spec.ckpt_interval_steps))
     model = analytic.two_level(p, shares, recovery_us)
     if model is None:
         return dict(optimal_interval_steps=(), analytic_efficiency=None)

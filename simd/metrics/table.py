@@ -548,8 +548,11 @@ METRICS: tuple[Metric, ...] = (
            "persistent interval's optimum in the two-level model (docs/model.md, \"Memory tiers\"): M is then the "
            "mean time between the failures that lose the tier or find every copy it keeps corrupt, far longer than "
            "the job's MTBF (none, so absent, for a peer tier without bursts or corrupt loads); the tier's own "
-           "interval has no gauge (`simd sweep` over both intervals marks its optimum). Absent when the "
-           "hard-failure rate is 0.", _MODELS),
+           "interval has no gauge (`simd sweep` over both intervals marks its optimum). With just-in-time saves "
+           "(`checkpoint.just_in_time`) M is the mean time between the failures that roll back, 1 - f of them (f "
+           "the share the survivors save after: the shares of the causes with jit times `share`), at either level "
+           "(docs/checkpoints.md, section 6); absent when every failure is saved (the longer the interval, the "
+           "better). Absent when the hard-failure rate is 0.", _MODELS),
     Metric("simd_analytic_efficiency_ratio", "gauge", "First-order model's long-run efficiency at the configured "
            "interval (seed 001 scenario 2).", _S, "scenario", _info("analytic_efficiency"),
            "Seed 001's first-order long-run efficiency 1 / (1 + C/W + W/2M + R/M) at the configured interval (W "
@@ -563,7 +566,13 @@ METRICS: tuple[Metric, ...] = (
            "its copies found corrupt before a good one, the persistent level's on the failures that lose it or "
            "find no good copy newer than the persistent checkpoint; absent where that "
            "first-order model does not reach (a failure's expected loss above 5% of the mean time between the "
-           "failures that cause it, simd.models.analytic.REACH). Absent when the hard-failure rate is 0.", _MODELS),
+           "failures that cause it, simd.models.analytic.REACH). With just-in-time saves (`checkpoint.just_in_time`)"
+           " the share f of the failures saved each costs the step in flight, the save's `seconds` (unless the newest "
+           "durable checkpoint is the step before it) and its recovery (loading the save), less what aborting the "
+           "writes in flight spares; the others as above with their own rate and recovery (docs/checkpoints.md, "
+           "section 6: within 0.3 point of the simulated mean on its grid, to 1.1 point low where a failure that "
+           "rolls back loses a quarter of the time between such failures); beside a memory tier their loss rate "
+           "counts in the reach too. Absent when the hard-failure rate is 0.", _MODELS),
     Metric("simd_expected_interruptions_per_hour", "gauge", "Configured hard-failure rate: interruptions per "
            "simulated hour of compute of one replica.", _S, "scenario", _info("expected_interruptions_per_hour"),
            "The configured hard-failure rate as interruptions per simulated hour of compute of one replica "

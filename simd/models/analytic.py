@@ -7,6 +7,8 @@ other models, imports nothing of simd's outer layers:
 - ``mean_recovery``: the cost of one interruption averaged over the causes (the model's R);
 - ``optimal_interval_steps``: Young's and Daly's optimum of the checkpoint interval, in steps;
 - ``efficiency_at``: the first-order long-run efficiency at the configured interval (checkpoint.efficiency);
+- ``first_order``: the single-level model of a compiled plan (:class:`FirstOrder`: the efficiency at any interval
+  and the optima, with live migration and just-in-time saves), the daemon's gauges' and the sweep's;
 - with a memory tier, ``tier_rates``: the failures it absorbs and those that need the persistent checkpoint, whose
   rate alone sets the persistent interval's optimum, and ``two_level``: the two-level model (:class:`TwoLevel`:
   checkpoint.tiered_efficiency, the tier's writes and waits, both optima, and the model's reach).
@@ -16,6 +18,12 @@ loss counts the write's latency (the compute it spans, in whole steps; where eve
 two saves: checkpoint.async_loss_seconds), and Young's optimum is the asynchronous model's
 (checkpoint.async_interval_seconds: ``sqrt(2 C_eff M)`` unless saves would wait there); without a write every
 number is the blocking model's, bit for bit.
+
+With just-in-time saves (``checkpoint.just_in_time``) the failures the survivors save after (a share ``f``) lose
+the step in flight, the save's blocking and their recovery, whatever the interval (checkpoint.jit_loss_seconds);
+the others roll back as without them, and Young's optimum takes their rate alone, ``(1 - f)`` of the hazard. The
+same in the two-level model, beside a memory tier. Without just-in-time saves every number is as without them, bit
+for bit.
 """
 
 from __future__ import annotations
@@ -23,6 +31,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from simd.models.checkpoint import (
     async_efficiency,
@@ -32,11 +42,16 @@ from simd.models.checkpoint import (
     burst_group_loss,
     daly_interval_seconds,
     domain_group_loss,
+    jit_abort_seconds,
+    jit_loss_seconds,
+    tier_fallback_seconds,
     tier_interval_seconds,
     tier_loss_seconds,
     tiered_efficiency,
+    unwaited_interval_seconds,
     young_interval_seconds,
 )
+from simd.models.recovery import migrated_first_order
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -88,6 +103,108 @@ def efficiency_at(interval_steps: int, step_seconds: float, checkpoint_seconds: 
         return None
     return async_efficiency(interval_steps, step_seconds, checkpoint_seconds, write_seconds, write_slowdown,
                             mtbf_seconds(hazard_per_step, step_seconds), recovery_seconds)
+
+
+@dataclass(frozen=True)
+class FirstOrder:
+    """Seed 001's first-order checkpoint model of a scenario without a memory tier (the daemon's gauges and the
+    sweep's model, one builder :func:`first_order`): a save blocking ``checkpoint_seconds`` every interval (with
+    ``write_seconds`` > 0 the asynchronous model: it costs ``C_eff`` of compute, the write's latency adds to every
+    loss, and an interval below ``W / s`` makes every save wait); the failures that roll back to it, one per
+    ``mtbf_seconds`` of compute (inf: none), each costing half an interval and more and ``recovery_seconds``; and
+    those saved just in time, ``jit_rate`` per second of compute, each costing the step in flight, the save's
+    ``jit_seconds`` and ``jit_recovery_seconds`` (checkpoint.jit_loss_seconds; with live migration the pauses are
+    charged to them, or without just-in-time saves to the failures that roll back: recovery.migrated_first_order)."""
+
+    step_seconds: float
+    checkpoint_seconds: float  # the blocking b
+    mtbf_seconds: float  # of compute between the failures that roll back (inf: every failure saved just in time)
+    recovery_seconds: float  # their detection, restart and load, averaged over their causes
+    write_seconds: float = 0.0  # W
+    write_slowdown: float = 1.0  # s
+    jit_rate: float = 0.0  # failures saved just in time, per second of compute
+    jit_seconds: float = 0.0  # a just-in-time save's blocking
+    jit_recovery_seconds: float = 0.0  # their detection, restart and load, averaged over their causes
+
+    def efficiency(self, interval_steps):
+        """``1 / (1 + H)`` at ``interval_steps`` (scalars or numpy arrays): checkpoint.async_efficiency, and with
+        just-in-time saves their loss rate added to ``H``."""
+        eff = async_efficiency(interval_steps, self.step_seconds, self.checkpoint_seconds, self.write_seconds,
+                               self.write_slowdown, self.mtbf_seconds, self.recovery_seconds)
+        if self.jit_rate == 0:
+            return eff
+        loss = jit_loss_seconds(self.step_seconds, self.jit_seconds, self.jit_recovery_seconds, interval_steps,
+                                self.write_seconds > 0) - jit_abort_seconds(
+            np.asarray(interval_steps, dtype=float) * self.step_seconds, self.write_seconds, self.write_slowdown,
+            self.step_seconds)
+        out = 1.0 / (1.0 / np.asarray(eff) + self.jit_rate * loss)
+        return float(out) if out.ndim == 0 else out
+
+    @property
+    def save_cost_seconds(self) -> float:
+        """``C_eff``: the blocking itself without a write."""
+        return async_save_cost_seconds(self.checkpoint_seconds, self.write_seconds, self.write_slowdown)
+
+    @property
+    def wait_below_steps(self) -> float:
+        """``W / s`` in steps: every save waits for the write before it at a shorter interval (0 without one)."""
+        return unwaited_interval_seconds(self.write_seconds, self.write_slowdown) / self.step_seconds
+
+    @property
+    def optimal_interval_steps(self) -> tuple[tuple[str, float], ...]:
+        """(("young", steps), ("daly", steps)) on the failures that roll back (:func:`optima_seconds`); empty when
+        none do (every failure saved just in time: the longer the interval the better)."""
+        if math.isinf(self.mtbf_seconds):
+            return ()
+        young, daly = optima_seconds(self.checkpoint_seconds, self.mtbf_seconds, self.write_seconds,
+                                     self.write_slowdown)
+        return (("young", young / self.step_seconds), ("daly", daly / self.step_seconds))
+
+    @property
+    def young_steps(self) -> float:
+        """Young's optimum, steps (inf when no failure rolls back)."""
+        return dict(self.optimal_interval_steps).get("young", math.inf)
+
+    @property
+    def daly_steps(self) -> float:
+        """Daly's optimum, steps (inf when no failure rolls back)."""
+        return dict(self.optimal_interval_steps).get("daly", math.inf)
+
+
+def jit_shares(plan) -> list[float]:
+    """Per cause of a compiled plan, the share of its failures after which the survivors save just in time
+    (``jit_share`` for the causes with jit, else 0)."""
+    return [plan.jit_share if j else 0.0 for j in plan.cause_jit]
+
+
+def first_order(plan, shares: Sequence[float], recovery_us: Sequence[float]) -> FirstOrder | None:
+    """The :class:`FirstOrder` model of a compiled plan (simd.engine.spec.Plan) without a memory tier, ``shares`` the
+    causes' shares and ``recovery_us`` each cause's detection, restart and load (microseconds); None with a tier,
+    without failures, or with every failure migrated live. Per cause ``c`` (share ``s``), of its failures a share
+    ``p`` is migrated (a pause ``P``), of the rest a share ``j`` saved just in time (``R_c`` their recovery), the
+    others roll back: the hazard ``h`` splits into ``h sum s (1 - p)(1 - j)`` that roll back and ``h sum s (1 - p)
+    j`` saved, each with the mean recovery of its own failures."""
+    spec = plan.spec
+    if spec.tier is not None or plan.hard_hazard <= 0:
+        return None
+    step, ckpt, write, slow = spec.step_seconds, spec.ckpt_seconds, spec.ckpt_write_seconds, spec.ckpt_write_slowdown
+    predicted = plan.cause_predicted or (0.0,) * len(shares)
+    jit = jit_shares(plan)
+    saved = [s * (1.0 - p) * j for s, p, j in zip(shares, predicted, jit, strict=True)]
+    if math.fsum(saved) <= 0.0:
+        hazard, mean_us = plan.hard_hazard, mean_recovery(shares, recovery_us)
+        if plan.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
+            hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, plan.cause_predicted, plan.migrate_us)
+            if hazard <= 0:
+                return None
+        return FirstOrder(step, ckpt, mtbf_seconds(hazard, step), mean_us / 1e6, write, slow)
+    back = [s * (1.0 - p) * (1.0 - j) for s, p, j in zip(shares, predicted, jit, strict=True)]
+    rollback, kept = math.fsum(back), math.fsum(saved)
+    pauses = math.fsum(s * p for s, p in zip(shares, predicted, strict=True)) * plan.migrate_us
+    return FirstOrder(step, ckpt, mtbf_seconds(plan.hard_hazard * rollback, step) if rollback > 0 else math.inf,
+                      mean_recovery(back, recovery_us) / rollback / 1e6 if rollback > 0 else 0.0, write, slow,
+                      plan.hard_hazard * kept / step, plan.jit_us / 1e6,
+                      (mean_recovery(saved, recovery_us) + pauses) / kept / 1e6)
 
 
 def tier_rates(hazard_per_step: float, step_seconds: float, copies: int, jump: int, down_share: float,
@@ -143,6 +260,37 @@ class TwoLevel:
     tier_kept: int = 1
     tier_load_seconds: float = 0.0
     load_seconds: float = 0.0
+    # the failures saved just in time (their rate per second of compute, beside the rates above: those of the
+    # others), the share of them the tier survives, the save's blocking and their recovery (its persistent load
+    # included: the save is a persistent checkpoint)
+    jit_rate: float = 0.0
+    jit_survived: float = 1.0
+    jit_seconds: float = 0.0
+    jit_recovery_seconds: float = 0.0
+
+    def jit_loss_seconds(self, interval_steps: float, tier_interval_steps: float) -> float:
+        """What one failure of a cause saved just in time costs on average (checkpoint.jit_loss_seconds): the
+        survivors save unless the newest checkpoint that survived is the step before the failure, the tier's (1 in
+        its interval, without a write) when the failure spares it, else the persistent one's. A failure the tier
+        spares that finds its copy there is the tier's recovery of a failure in the first step of its interval (its
+        load, the copies found corrupt before a good one or the persistent checkpoint: checkpoint.
+        tier_fallback_seconds). Less what aborting the writes in flight of both levels spares
+        (checkpoint.jit_abort_seconds: the tier's without a slowdown)."""
+        step = self.step_seconds
+        saved = jit_loss_seconds(step, self.jit_seconds, self.jit_recovery_seconds)
+        survived = saved
+        if self.tier_write_seconds == 0:
+            t1 = tier_interval_steps * step
+            fallback = tier_fallback_seconds(round(interval_steps / tier_interval_steps), self.tier_kept,
+                                             self.tier_corrupt, self.tier_load_seconds, self.load_seconds,
+                                             t1 + self.tier_seconds)
+            unsaved = step + self.tier_recovery_seconds + fallback
+            survived = saved + (unsaved - saved) / tier_interval_steps
+        lost = jit_loss_seconds(step, self.jit_seconds, self.jit_recovery_seconds, interval_steps,
+                                self.write_seconds > 0)
+        spared = jit_abort_seconds(tier_interval_steps * step, self.tier_write_seconds, 1.0) + jit_abort_seconds(
+            interval_steps * step, self.write_seconds, self.write_slowdown, step)
+        return self.jit_survived * survived + (1.0 - self.jit_survived) * lost - spared
 
     @property
     def rate_tier(self) -> float:
@@ -161,22 +309,25 @@ class TwoLevel:
         corrupt before a good one and the copies older than the persistent checkpoint (never loaded) counted where
         each failure falls (checkpoint.tier_fallback_seconds)."""
         step = self.step_seconds
-        return tiered_efficiency(self.tier_seconds, tier_interval_steps * step, self.tier_write_seconds,
-                                 self.tier_recovery_seconds, self.checkpoint_seconds, interval_steps * step,
-                                 self.write_seconds, self.write_slowdown, self.recovery_seconds, self.rate_survived,
-                                 self.rate_lost, self.tier_corrupt, self.tier_kept, self.tier_load_seconds,
-                                 self.load_seconds, step)
+        eff = tiered_efficiency(self.tier_seconds, tier_interval_steps * step, self.tier_write_seconds,
+                                self.tier_recovery_seconds, self.checkpoint_seconds, interval_steps * step,
+                                self.write_seconds, self.write_slowdown, self.recovery_seconds, self.rate_survived,
+                                self.rate_lost, self.tier_corrupt, self.tier_kept, self.tier_load_seconds,
+                                self.load_seconds, step)
+        if self.jit_rate == 0:
+            return eff
+        return 1.0 / (1.0 / eff + self.jit_rate * self.jit_loss_seconds(interval_steps, tier_interval_steps))
 
     def reach(self, interval_steps: float, tier_interval_steps: float) -> float:
-        """The largest of ``rate x loss`` over the levels: a failure's expected loss per mean time between such
-        failures (the first-order model neglects its square)."""
+        """The largest of ``rate x loss`` over the levels and the failures saved just in time: a failure's expected
+        loss per mean time between such failures (the first-order model neglects its square)."""
         step = self.step_seconds
         tier = self.rate_tier * tier_loss_seconds(tier_interval_steps * step, self.tier_seconds,
                                                   self.tier_write_seconds, self.tier_recovery_seconds)
         persistent = self.rate_persistent * async_loss_seconds(interval_steps * step, self.checkpoint_seconds,
                                                                self.write_seconds, self.write_slowdown,
                                                                self.recovery_seconds, step)
-        return max(tier, persistent)
+        return max(tier, persistent, self.jit_rate * self.jit_loss_seconds(interval_steps, tier_interval_steps))
 
     def in_reach(self, interval_steps: float, tier_interval_steps: float) -> bool:
         return self.reach(interval_steps, tier_interval_steps) <= REACH
@@ -207,13 +358,40 @@ def two_level(plan, shares: Sequence[float], recovery_us: Sequence[float]) -> Tw
     t, s = spec.tier, spec.servers
     if t is None or plan.hard_hazard <= 0:
         return None
-    down = math.fsum(sh for sh, c in zip(shares, spec.cause_list, strict=True) if c.server_down)
-    # the failures the tier survives and those that lose it; of the first, a recovery goes on to the persistent
-    # checkpoint when every copy it loads is found corrupt (docs/model.md, "Copies kept"), which TwoLevel counts where
-    # each failure falls
-    rates = tier_rates(plan.hard_hazard, spec.step_seconds, t.copies, t.jump_servers, down, plan.servers,
-                       s.burst_per_day if s is not None else 0.0, plan.burst_q, plan.burst_domain)
-    recovery = mean_recovery(shares, [r - plan.load_us for r in recovery_us]) / 1e6
+    bursts = s.burst_per_day if s is not None else 0.0
+    causes = spec.cause_list
+    restarts = [r - plan.load_us for r in recovery_us]  # detection and restart
+    jit = jit_shares(plan)
+    if not any(jit):
+        down = math.fsum(sh for sh, c in zip(shares, causes, strict=True) if c.server_down)
+        # the failures the tier survives and those that lose it; of the first, a recovery goes on to the persistent
+        # checkpoint when every copy it loads is found corrupt (docs/model.md, "Copies kept"), which TwoLevel counts
+        # where each failure falls
+        rates = tier_rates(plan.hard_hazard, spec.step_seconds, t.copies, t.jump_servers, down, plan.servers,
+                           bursts, plan.burst_q, plan.burst_domain)
+        recovery = mean_recovery(shares, restarts) / 1e6
+        return TwoLevel(spec.step_seconds, t.seconds, t.write_seconds, recovery + t.load_seconds, spec.ckpt_seconds,
+                        spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds, *rates,
+                        t.corrupt_on_load, t.retention_checkpoints, t.load_seconds, spec.ckpt_load_seconds)
+
+    def split(weights: list[float]) -> tuple[float, float, float]:
+        """(the failures the tier survives and those that lose it per second of compute (tier_rates: found corrupt
+        or not), their mean detection and restart, seconds) of the failures weighted by ``weights``; a burst of their
+        causes as often as their share of the failures."""
+        total = math.fsum(weights)
+        if total <= 0:
+            return 0.0, 0.0, 0.0
+        down = math.fsum(w for w, c in zip(weights, causes, strict=True) if c.server_down) / total
+        kept, lost = tier_rates(plan.hard_hazard * total, spec.step_seconds, t.copies, t.jump_servers, down,
+                                plan.servers, bursts * total, plan.burst_q, plan.burst_domain)
+        return kept, lost, mean_recovery(weights, restarts) / total / 1e6
+
+    # the failures saved just in time (a persistent save, loaded as one), and the others as without them
+    rate_survived, rate_lost, recovery = split([sh * (1.0 - j) for sh, j in zip(shares, jit, strict=True)])
+    jit_kept, jit_lost, jit_recovery = split([sh * j for sh, j in zip(shares, jit, strict=True)])
     return TwoLevel(spec.step_seconds, t.seconds, t.write_seconds, recovery + t.load_seconds, spec.ckpt_seconds,
-                    spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds, *rates,
-                    t.corrupt_on_load, t.retention_checkpoints, t.load_seconds, spec.ckpt_load_seconds)
+                    spec.ckpt_write_seconds, spec.ckpt_write_slowdown, recovery + spec.ckpt_load_seconds,
+                    rate_survived, rate_lost,
+                    t.corrupt_on_load, t.retention_checkpoints, t.load_seconds, spec.ckpt_load_seconds,
+                    jit_rate=jit_kept + jit_lost, jit_survived=jit_kept / (jit_kept + jit_lost),
+                    jit_seconds=plan.jit_us / 1e6, jit_recovery_seconds=jit_recovery + spec.ckpt_load_seconds)

@@ -264,6 +264,48 @@ def async_efficiency(interval_steps, step_seconds, blocking_seconds, write_secon
     return float(eff) if eff.ndim == 0 else eff
 
 
+
+# Just-in-time saves (docs/model.md, "Just-in-time saves"; docs/checkpoints.md, section 6). After a hard failure
+# the survivors save the step before the failed one (blocking ``b_j``) and the recovery loads it: the failure loses
+# the step in flight (the engine charges the failed step whole, ``d``), the save's blocking unless the newest durable
+# checkpoint that survived is that step already (a failure in the step right after a save durable at once: 1 in
+# ``n`` of them, ``n`` the interval in steps; a save still writing is not durable then), and its recovery ``R_j``.
+# As every rollback, it aborts the write in flight, which spares what that write had left to cost: a failure ``u``
+# into an interval while the save before it writes (``u < w``) runs the rest of the write's steps unslowed,
+# ``(s - 1)(w - u)``, and where every save waits (``T < W / s``: ``w = T``) the next save waits for none, ``W - s T``.
+# Averaged over ``u``, ``A(T) = (s - 1) w^2 / (2T) + (W - s T)+``. Only the ``1/n`` and ``A`` depend on the interval,
+# so with a share ``f`` of the failures saved just in time the first-order overhead is
+#
+#     H(T) = S(T) + (1 - f) L(T) / M + f (d + b_j q + R_j - A(T)) / M,
+#
+# ``S`` the saves' overhead, ``L`` the loss of a failure that rolls back (the asynchronous one above, its own mean
+# recovery), ``q = 1 - d/T`` (1 with a write); Young's optimum is that of the failures that roll back, at the rate
+# ``(1 - f) / M``: ``sqrt(2 C_eff M / (1 - f))``, none when every failure is saved (``- f (b_j d + (s - 1) w^2 / 2)
+# / (M T)`` beside ``C_eff / T``, at most a few percent of it, left out).
+
+
+def jit_loss_seconds(step_seconds: float, jit_seconds: float, recovery_seconds: float, interval_steps=math.inf,
+                     written: bool = False):
+    """``d + b_j q + R_j``: what one failure saved just in time costs (the block comment above), the write it aborts
+    aside (:func:`jit_abort_seconds`): the step in flight, the save's blocking unless the newest durable checkpoint
+    is the step before the failure (1 in ``interval_steps`` failures; never when that checkpoint is ``written``
+    after its blocking, as it is still writing then), the recovery. Scalars or numpy arrays of ``interval_steps``."""
+    n = np.asarray(interval_steps, dtype=float)
+    saved = np.ones_like(n) if written else 1.0 - 1.0 / n
+    loss = step_seconds + jit_seconds * saved + recovery_seconds
+    return float(loss) if loss.ndim == 0 else loss
+
+
+def jit_abort_seconds(interval_seconds, write_seconds: float, write_slowdown: float, step_seconds: float = 0.0):
+    """``A(T) = (s - 1) w^2 / (2T) + (W - s T)+``: what a failure saved just in time spares, on average, by aborting
+    the write in flight (the block comment above; ``w`` :func:`async_latency_seconds`): the slowed steps it had left
+    and, where every save waits, the next save's wait. 0 without a write. Scalars or numpy arrays of ``T``."""
+    t = np.asarray(interval_seconds, dtype=float)
+    w = np.asarray(async_latency_seconds(t, write_seconds, write_slowdown, step_seconds))
+    spared = (write_slowdown - 1.0) * w * w / (2.0 * t) + np.maximum(write_seconds - write_slowdown * t, 0.0)
+    return float(spared) if spared.ndim == 0 else spared
+
+
 # Two-level checkpointing (docs/checkpoints.md, section 6)
 # -------------------------------------------------------
 # Benoit, Cavelan, Le Fevre, Robert, Sun, "Towards optimal multi-level checkpointing", IEEE TC 66(7), 2017: with

@@ -182,11 +182,15 @@ def document(meta: dict, params: list[Param], results: list[PointResult]) -> dic
         **meta,
         "confidence": 0.95,
         "params": [{"key": p.key, "kind": p.kind, "values": list(p.values), "log": p.log} for p in params],
-        "first_order": None if base is None else {
+        "first_order": None if base is None else _finite_tree({
             "mtbf_seconds": base.mtbf_seconds, "recovery_seconds": base.recovery_seconds,
             "young_interval_steps": base.young_steps, "daly_interval_steps": base.daly_steps,
             **({} if base.write_seconds == 0 else {"save_cost_seconds": base.save_cost_seconds,
-                                                   "wait_below_interval_steps": base.wait_below_steps})},
+                                                   "wait_below_interval_steps": base.wait_below_steps}),
+            # the failures saved just in time (the MTBF and the optima above are those of the others: null when
+            # every failure is saved)
+            **({} if base.jit_rate == 0 else {"jit_rate_per_second": base.jit_rate,
+                                              "jit_recovery_seconds": base.jit_recovery_seconds})}),
         **({} if levels is None else {"two_level": _two_level(levels)}),
         "points": points,
         "utilization_optimum": _finite_tree(utilization_optimum(params, results)),
@@ -200,7 +204,8 @@ def _two_level(m) -> dict:
     optima = dict(m.optimal_interval_steps)
     return {"rate_tier_per_second": m.rate_tier, "rate_persistent_per_second": m.rate_persistent,
             "tier_interval_optimal_steps": m.tier_optimum_steps,
-            "young_interval_steps": optima.get("young"), "daly_interval_steps": optima.get("daly")}
+            "young_interval_steps": optima.get("young"), "daly_interval_steps": optima.get("daly"),
+            **({} if m.jit_rate == 0 else {"jit_rate_per_second": m.jit_rate})}
 
 
 def _finite_tree(d: dict | None):

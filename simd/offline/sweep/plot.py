@@ -21,6 +21,8 @@ Figures are built with ``matplotlib.figure.Figure`` (no pyplot state), so tests 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -160,14 +162,18 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         dense = np.geomspace(x[0], x[-1], DENSE_POINTS) if p.log else np.linspace(x[0], x[-1], DENSE_POINTS)
         ax.plot(dense, _pct(model.efficiency(dense)), "--", color="C1",
                 label="first-order model (seed 001; no validation, SDC or stragglers)")
-        ax.axvline(model.young_steps, color="C2", ls=":", lw=1.5,
-                   label=f"Young optimum sqrt(2CM): {model.young_steps:.0f} steps" if model.write_seconds == 0
-                   else f"Young optimum sqrt(2 C_eff M), C_eff = b + W(1 - 1/s): {model.young_steps:.0f} steps")
+        # with just-in-time saves after a share f of the failures, Young's on the others (none: no optimum)
+        m = "M" if model.jit_rate == 0 else "M/(1 - f)"
+        if math.isfinite(model.young_steps):
+            ax.axvline(model.young_steps, color="C2", ls=":", lw=1.5,
+                       label=f"Young optimum sqrt(2C{m}): {model.young_steps:.0f} steps" if model.write_seconds == 0
+                       else f"Young optimum sqrt(2 C_eff {m}), C_eff = b + W(1 - 1/s): {model.young_steps:.0f} steps")
         if model.write_seconds > 0 and x[0] <= model.wait_below_steps <= x[-1]:
             ax.axvspan(x[0], model.wait_below_steps, color="C1", alpha=0.1,
                        label=f"below W / s = {model.wait_below_steps:.0f} steps every save waits")
-        ax.axvline(model.daly_steps, color="C3", ls="-.", lw=1.5,
-                   label=f"Daly (2006) optimum: {model.daly_steps:.0f} steps")
+        if math.isfinite(model.daly_steps):
+            ax.axvline(model.daly_steps, color="C3", ls="-.", lw=1.5,
+                       label=f"Daly (2006) optimum: {model.daly_steps:.0f} steps")
     else:
         values = [analytic_efficiency(r.point.scenario) for r in results]
         if all(v is not None for v in values):

@@ -25,8 +25,7 @@ from dataclasses import dataclass, replace
 
 from simd.engine import BUCKETS, US_PER_SECOND, Shared, compile_spec, duration_key
 from simd.models import analytic
-from simd.models.checkpoint import async_efficiency, async_save_cost_seconds, unwaited_interval_seconds
-from simd.models.recovery import expected_restarts_us, migrated_first_order
+from simd.models.recovery import expected_restarts_us
 from simd.offline.simulate import Outcome, run_batch, simulation_limit_us
 from simd.offline.sweep.grid import Point
 from simd.offline.sweep.stats import PointStats, summarize
@@ -277,46 +276,7 @@ def adaptive_sweep(runner: Runner, seed_base: int, target: float, max_replicas: 
             for p, r, s, h in zip(runner.points, runner.results, stats, history, strict=True)]
 
 
-@dataclass(frozen=True)
-class FirstOrder:
-    """Seed 001's first-order checkpoint model applied to a scenario, from the same functions as the daemon's
-    gauges (simd.metrics.snapshot: simd.models.analytic's MTBF, mean recovery, optima and efficiency). With
-    asynchronous saves (``write_seconds`` > 0) the asynchronous model's: a save costs ``C_eff`` of compute, the
-    write's latency adds to every loss, and an interval below ``W / s`` makes every save wait."""
-
-    step_seconds: float
-    checkpoint_seconds: float  # the blocking b
-    mtbf_seconds: float  # of compute: one hard failure per 1 / hazard steps
-    recovery_seconds: float  # detection, restart and load, averaged over the causes' shares
-    write_seconds: float = 0.0  # W
-    write_slowdown: float = 1.0  # s
-
-    def efficiency(self, interval_steps):
-        return async_efficiency(interval_steps, self.step_seconds, self.checkpoint_seconds, self.write_seconds,
-                                self.write_slowdown, self.mtbf_seconds, self.recovery_seconds)
-
-    @property
-    def save_cost_seconds(self) -> float:
-        """``C_eff``: the blocking itself without a write."""
-        return async_save_cost_seconds(self.checkpoint_seconds, self.write_seconds, self.write_slowdown)
-
-    @property
-    def wait_below_steps(self) -> float:
-        """``W / s`` in steps: every save waits for the write before it at a shorter interval (0 without one)."""
-        return unwaited_interval_seconds(self.write_seconds, self.write_slowdown) / self.step_seconds
-
-    @property
-    def young_steps(self) -> float:
-        return self._optima[0] / self.step_seconds
-
-    @property
-    def daly_steps(self) -> float:
-        return self._optima[1] / self.step_seconds
-
-    @property
-    def _optima(self) -> tuple[float, float]:
-        return analytic.optima_seconds(self.checkpoint_seconds, self.mtbf_seconds, self.write_seconds,
-                                       self.write_slowdown)
+FirstOrder = analytic.FirstOrder  # (the model's class, for the sweep's outputs)
 
 
 def _plan_inputs(scenario: Scenario):
@@ -357,20 +317,11 @@ def analytic_efficiency(scenario: Scenario) -> float | None:
 
 
 def first_order(scenario: Scenario) -> FirstOrder | None:
-    """The model's inputs for ``scenario``, read from the engine's compiled plan as simd.metrics.snapshot reads them
-    (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's microseconds);
-    None without hard failures (no MTBF, no optimum), and with a memory tier (the single-level curve is not its
-    model: :func:`two_level` is)."""
+    """The single-level model of ``scenario`` (simd.models.analytic.first_order: the daemon's gauges' model, live
+    migration and just-in-time saves in it), its inputs read from the engine's compiled plan as simd.metrics.snapshot
+    reads them (the hazard covers fleets and shadow ranks; the causes' shares and recoveries in the engine's
+    microseconds); None without hard failures (no MTBF, no optimum), and with a memory tier (the single-level curve
+    is not its model: :func:`two_level` is)."""
     if scenario.checkpoint.tiers is not None:
         return None
-    plan, shares, recovery_us = _plan_inputs(scenario)
-    if plan.hard_hazard <= 0:
-        return None
-    step = plan.spec.step_seconds
-    hazard, mean_us = plan.hard_hazard, analytic.mean_recovery(shares, recovery_us)
-    if plan.cause_predicted:  # live migration: the failures that stay interruptions, the pauses charged to them
-        hazard, mean_us = migrated_first_order(hazard, shares, recovery_us, plan.cause_predicted, plan.migrate_us)
-        if hazard <= 0:
-            return None
-    return FirstOrder(step, plan.spec.ckpt_seconds, analytic.mtbf_seconds(hazard, step), mean_us / US_PER_SECOND,
-                      plan.spec.ckpt_write_seconds, plan.spec.ckpt_write_slowdown)
+    return analytic.first_order(*_plan_inputs(scenario))
