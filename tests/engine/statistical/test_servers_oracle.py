@@ -29,7 +29,7 @@ from simd.engine import Stragglers
 from simd.engine.servers import Servers
 from simd.engine.spec import Cause, CommittedSdc, Detector, Hyper
 
-SEEDS = 64  # per configuration: the module has 27 configurations, the suite's largest (its 5-minute limit)
+SEEDS = 56  # per configuration: the module has 27 configurations, the suite's largest (its 5-minute limit)
 # the checks that the distribution test has the power to tell two models apart: more seeds
 POWER_SEEDS = 200
 # a replayed log: 6 log servers over 100,000 s, ~12 faults each, some at the same instant, for 8 servers

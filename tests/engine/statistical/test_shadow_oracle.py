@@ -17,7 +17,7 @@ from support.partition import check_cuts, horizon_us
 from simd.engine.shadow import Shadow
 from simd.engine.spec import CommittedSdc, Detector, Hyper
 
-SEEDS = 100  # per configuration, as the newer oracle modules (the suite's 5-minute limit)
+SEEDS = 84  # per configuration, as the newer oracle modules (the suite's 5-minute limit)
 
 
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",

@@ -17,7 +17,7 @@ from simd.engine import Cause
 from simd.engine.servers import Servers
 from simd.engine.spec import MemoryTier
 
-SEEDS = 100  # per configuration (the suite's 5-minute limit)
+SEEDS = 84  # per configuration (the suite's 5-minute limit)
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
 # a peer tier every 5 steps (2 s, a 10 s load) and a local one every step (0.5 s, a 3 s load) under checkpoints
 # every 25 (docs/checkpoints.md, section 5: proposals; no public figure for a local copy's cost)
