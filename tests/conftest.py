@@ -9,7 +9,6 @@ the working directory) is shared by pytest-xdist's workers as it is: hypothesis 
 under a temporary name and renames it into place, so two workers saving at once leave whole files."""
 
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -80,57 +79,10 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """In a pytest-xdist worker, before a test's fixtures: the controller's compile ended (pytest_configure), unless
-    the test is in a group of WITHOUT_KERNELS, or starts no process (_starts_processes): those run while the kernels
-    compile, their in-process calls of the compiled loop waiting for the compile's end (_loop_waits)."""
+    the test is in a group of WITHOUT_KERNELS."""
     if not hasattr(item.config, "workerinput") or _groups(item) & set(WITHOUT_KERNELS):
         return
-    if suitekernels.ready() or _groups(item) or _starts_processes(item.path):
-        suitekernels.wait()
-        return
-    _loop_waits()
-
-
-# What a test module that starts processes says (a process of its own would compile the loop itself while the
-# controller does: 40-60 s of CPU): the subprocess module, the daemon's and Prometheus' helpers (support.cli,
-# support.promstack), the sweep's worker processes and dask
-_PROCESSES = re.compile(r"subprocess|Popen|sys\.executable|workers|dask|Process|multiprocessing|support\.cli|"
-                        r"from cli import|promstack")
-_starting: dict[Path, bool] = {}
-
-
-def _starts_processes(path: Path) -> bool:
-    if path not in _starting:
-        _starting[path] = path.parent.name == "daemon" or bool(_PROCESSES.search(path.read_text()))
-    return _starting[path]
-
-
-# The in-process entry points of the compiled loop (the ``loop`` and ``crn`` units): module globals their callers
-# look up at each call
-_LOOP_ENTRIES = (("simd.engine.core", "call"), ("simd.engine.replicas", "call"), ("simd.engine.crn", "_run"))
-
-
-def _loop_waits() -> None:
-    """The loop's entry points wait for the controller's compile before their first call in this worker (then
-    load the kernels from the cache it wrote, as every test after the compile does)."""
-    import importlib
-
-    for module, name in _LOOP_ENTRIES:
-        m = importlib.import_module(module)
-        entry = getattr(m, name)
-        if getattr(entry, "waits_for_the_suites_kernels", False):
-            continue
-
-        def waiting(*args, _entry=entry, **kwargs):
-            suitekernels.wait()
-            return _entry(*args, **kwargs)
-
-        waiting.waits_for_the_suites_kernels = True
-        setattr(m, name, waiting)
-
-
-# The folders whose tests mostly need no compiled loop (parsing, models, fits): handed out first after the long
-# groups, while the kernels compile (pytest_runtest_setup)
-EARLY = ("scenario", "models", "traces")
+    suitekernels.wait()
 
 
 def _groups(item) -> set:
@@ -184,7 +136,6 @@ def pytest_collection_modifyitems(config, items):
         return
 
     def key(item):
-        early = item.path.parent.name in EARLY and not _starts_processes(item.path)
-        return (not _groups(item) & set(LONG_GROUPS), not early, item.get_closest_marker("slow") is None)
+        return (not _groups(item) & set(LONG_GROUPS), item.get_closest_marker("slow") is None)
 
     items.sort(key=key)

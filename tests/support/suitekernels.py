@@ -15,12 +15,6 @@ WAIT_SECONDS = 900.0
 _ready = False
 
 
-def ready() -> bool:
-    """Whether the controller's compile has ended (or there is none)."""
-    path = os.environ.get(READY)
-    return _ready or not path or os.path.exists(path)
-
-
 def wait() -> None:
     """Return once the controller's compile has ended (at once without one: no workers, or a worker started after)."""
     global _ready
