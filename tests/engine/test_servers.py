@@ -404,19 +404,14 @@ def test_the_counted_pick_of_a_job_server_is_the_walks_pick():
                     assert ks.nth_job_counted(role, cnt, jobs, r, p, skip) == ks.nth_job(role, jobs, r, skip)
 
 
-@pytest.mark.parametrize("limit", [0, 3_000, 40_000])
-def test_calls_cut_by_a_work_budget_give_the_uncut_states_bit_for_bit(limit):
-    """advance_replicas with a budget stops each replica once it has spent its limit of work, at the end of a unit,
-    and every replica at the earliest clock: calls cut so, one after another, reach the states of one uncut call,
-    bit for bit, with bursts, pools, retirement and misdiagnosis (the work model's weights: loop.BUDGET_FIELDS)."""
+def _cut_by_budget(s, limit: int):
+    """Replicas 2, 3 and 4 of ``s`` over three times its compute: (one uncut call's states, the states of calls cut
+    by a work budget of ``limit`` one after another, how many calls); every cut call leaves the replicas at one
+    clock, having done work."""
     from simd.engine import advance_replicas, new_replicas
     from simd.engine.layout import Pos
 
-    servers = Servers(burst_per_day=60.0, burst_mean_size=12.0, warm_standbys=5, spares=7, diagnosis=0.8,
-                      misattribution=0.3, retire_after=1, retire_window_seconds=1e6,
-                      repair=("exponential", 3600.0, 0.0))
-    s = spec(hard_per_gpu_hour=3e-4, target_steps=800, servers=servers, seed=2)
-    until = 3 * 800 * 60 * S
+    until = 3 * s.target_steps * int(s.step_seconds) * S
     budget = np.array([limit, 1000, 15, 500, 750, 20], dtype=np.int64)
     whole = advance_replicas(new_replicas(s, [2, 3, 4]), until)
     states, calls = new_replicas(s, [2, 3, 4]), 0
@@ -425,6 +420,19 @@ def test_calls_cut_by_a_work_budget_give_the_uncut_states_bit_for_bit(limit):
         clocks = states.batch.pos[:, Pos.clock]
         assert (clocks == clocks[0]).all() and states.batch.work > 0
         calls += 1
+    return whole, states, calls
+
+
+@pytest.mark.parametrize("limit", [0, 3_000, 40_000])
+def test_calls_cut_by_a_work_budget_give_the_uncut_states_bit_for_bit(limit):
+    """advance_replicas with a budget stops each replica once it has spent its limit of work, at the end of a unit,
+    and every replica at the earliest clock: calls cut so, one after another, reach the states of one uncut call,
+    bit for bit, with bursts, pools, retirement and misdiagnosis (the work model's weights: loop.BUDGET_FIELDS)."""
+    servers = Servers(burst_per_day=60.0, burst_mean_size=12.0, warm_standbys=5, spares=7, diagnosis=0.8,
+                      misattribution=0.3, retire_after=1, retire_window_seconds=1e6,
+                      repair=("exponential", 3600.0, 0.0))
+    s = spec(hard_per_gpu_hour=3e-4, target_steps=800, servers=servers, seed=2)
+    whole, states, calls = _cut_by_budget(s, limit)
     assert tuple(states) == tuple(whole) and whole[0].totals.burst_events > 5 and whole[0].totals.retirements > 0
     assert calls > (1 if limit > 10_000 else 10)  # the budget did cut
 
@@ -433,7 +441,6 @@ def test_calls_cut_by_a_work_budget_give_the_uncut_states_bit_for_bit(limit):
 def test_elastic_groups_on_servers_cut_by_a_work_budget_give_the_uncut_states(limit):
     """The budget's cut (above) with elastic replica groups on the same servers (8 groups of 16, at least 4 running):
     a drop's decision draws a burst's servers without striking them, so a cut before its unit changes nothing."""
-    from simd.engine import advance_replicas, new_replicas
 
     servers = Servers(burst_per_day=60.0, burst_mean_size=12.0, warm_standbys=5, spares=7, diagnosis=0.8,
                       misattribution=0.3, retire_after=1, retire_window_seconds=1e6,
@@ -441,13 +448,7 @@ def test_elastic_groups_on_servers_cut_by_a_work_budget_give_the_uncut_states(li
     s = spec(hard_per_gpu_hour=3e-4, target_steps=800, servers=servers, seed=2, elastic_groups=8,
              elastic_min_groups=4, elastic_replace_seconds=600.0, elastic_heal_seconds=900.0,
              causes=(Cause("hardware", 1.0, 0.0, 60.0, elastic=True),))
-    until = 3 * 800 * 60 * S
-    budget = np.array([limit, 1000, 15, 500, 750, 20], dtype=np.int64)
-    whole = advance_replicas(new_replicas(s, [2, 3, 4]), until)
-    states, calls = new_replicas(s, [2, 3, 4]), 0
-    while states[0].clock < until:
-        states = advance_replicas(states, until, budget=budget)
-        calls += 1
+    whole, states, calls = _cut_by_budget(s, limit)
     assert tuple(states) == tuple(whole) and calls > 10
     assert whole[0].totals.elastic_drops > 5 and whole[0].totals.elastic_rejoins > 0
     assert whole[0].totals.interruptions[0] > 0 and whole[0].totals.burst_events > 5
