@@ -143,12 +143,20 @@ class _Batch:
         o, k = Aux.of(self.plan).rejoin
         return int((self.aux[:, o:o + k] == 0).sum())
 
-    def checkpoint_age_steps(self) -> tuple[int, int]:
-        """state_checkpoint_age_steps' largest over the replicas, from the arrays."""
-        p = self.pos
-        newest = p[:, Pos.step] - p[:, Pos.last_ckpt]
-        persistent = p[:, Pos.step] - p[:, Pos.persist_last] if self.plan.mem_every else newest
-        return int(persistent.max(initial=0)), int(newest.max(initial=0))
+    def checkpoint_age_steps(self) -> tuple[int, int, int]:
+        """simd.metrics.snapshot.state_checkpoint_age_steps' largest over the replicas, from the arrays."""
+        p, plan = self.pos, self.plan
+        step = p[:, Pos.step]
+        newest = step - p[:, Pos.last_ckpt]
+        persistent = step - p[:, Pos.persist_last] if plan.mem_every else newest
+        upper = newest
+        if plan.low_every:  # the peer tier's newest copy (its ring's last), the persistent checkpoint when newer
+            o, k = Aux.of(plan).tier
+            n, head = p[:, Pos.tier_n], p[:, Pos.tier_head]
+            rows = np.arange(len(p))
+            last = np.where(n > 0, self.aux[rows, o + (head + n - 1) % max(k, 1)], 0)
+            upper = step - np.maximum(p[:, Pos.persist_last], last)
+        return int(persistent.max(initial=0)), int(upper.max(initial=0)), int(newest.max(initial=0))
 
     def columns(self) -> dict:
         """state_columns of the States this batch holds, from its arrays."""

@@ -106,9 +106,10 @@ class ScenarioSnapshot:
     writes_in_flight: int = 0  # replicas with an asynchronous save writing (State.write_end)
     tier_writes_in_flight: int = 0  # ... a memory tier's save writing (State.tier_write_end)
     low_writes_in_flight: int = 0  # ... with two tiers, the local one's (State.low_write_end)
-    # the job steps since the newest durable persistent checkpoint, and since the newest of either tier (a memory
-    # tier's copy when newer), the largest over the replicas (state_checkpoint_age_steps)
-    checkpoint_age_steps: tuple[int, int] = (0, 0)
+    # the job steps since the newest durable checkpoint at or above each level: the persistent one, the memory tier
+    # under it, with two tiers the local one under that (the newest of any), the largest over the replicas
+    # (state_checkpoint_age_steps)
+    checkpoint_age_steps: tuple[int, int, int] = (0, 0, 0)
     groups_running: int = 0  # elastic replica groups running, summed over replicas (State.rejoin's zeros)
 
     @property
@@ -286,9 +287,15 @@ def scenario_snapshot(info: ScenarioInfo, states: tuple[State, ...]) -> Scenario
     )
 
 
-def state_checkpoint_age_steps(s: State) -> tuple[int, int]:
-    """A replica's job steps since its newest durable persistent checkpoint (State.persist_last with a memory tier,
-    else last_ckpt) and since the newest checkpoint of either tier (last_ckpt): what a rollback to each would redo;
-    0 at the job's start and right after a rollback."""
+def state_checkpoint_age_steps(s: State) -> tuple[int, int, int]:
+    """A replica's job steps since its newest durable checkpoint at or above each level: persistent
+    (State.persist_last with a memory tier, else last_ckpt); the tier under it (with two tiers the peer tier's newest
+    copy, State.tier_ckpts, or the persistent checkpoint when newer: it stands for the tier's saves; with one,
+    last_ckpt); the newest of any (last_ckpt). What a recovery that finds that level whole and the ones below it lost
+    would redo; 0 at the job's start and right after a rollback."""
     newest = s.step - s.last_ckpt
-    return (s.step - s.persist_last if s.plan.mem_every else newest), newest
+    if not s.plan.mem_every:
+        return newest, newest, newest
+    upper = s.step - max(s.persist_last, s.tier_ckpts[-1]) if s.plan.low_every and s.tier_ckpts else \
+        s.step - s.persist_last if s.plan.low_every else newest
+    return s.step - s.persist_last, upper, newest

@@ -204,11 +204,11 @@ def _saves(sc: ScenarioSnapshot) -> Samples:
 
 
 def _age(sc: ScenarioSnapshot) -> Samples:
-    """The newest durable checkpoint's age in job steps, the most of any replica: persistent, and with a memory
-    tier the newest of either tier under the tier's label."""
-    persistent, newest = sc.checkpoint_age_steps
-    tier = sc.info.memory_tier
-    return ((("persistent",), persistent),) + (((tier,), newest),) * bool(tier)
+    """The newest durable checkpoint's age in job steps, the most of any replica: persistent, and under each memory
+    tier's label the newest at or above that tier (snapshot.state_checkpoint_age_steps)."""
+    persistent, upper, newest = sc.checkpoint_age_steps
+    tier, lower = sc.info.memory_tier, sc.info.lower_tier
+    return ((("persistent",), persistent),) + (((tier,), upper),) * bool(tier) + (((lower,), newest),) * bool(lower)
 
 
 def _recoveries(sc: ScenarioSnapshot) -> Samples:
@@ -393,8 +393,10 @@ METRICS: tuple[Metric, ...] = (
            "replica, by tier.", ("scenario", "tier"), "scenario", _age,
            "The job steps since the newest durable checkpoint, the largest over the scenario's replicas: what a "
            "rollback to it would recompute. `tier=\"persistent\"`: the persistent checkpoint; with a memory tier "
-           "also its label (`peer`, `local`): the newest checkpoint of either tier, what a recovery that finds the "
-           "tier whole recomputes. It grows by one per step and falls at each durable save and each rollback; "
+           "also its label (`peer`, `local`): the newest checkpoint of that tier or one above it (the persistent "
+           "checkpoint stands for a tier's saves at its own steps), what a recovery that finds that tier whole "
+           "recomputes (with two tiers, `peer`: the peer tier's newest copy or the persistent checkpoint; `local`: "
+           "the newest of any). It grows by one per step and falls at each durable save and each rollback; "
            "failing saves, writes still in flight and aborted writes let it grow past the interval. "
            "`simd_checkpoint_age_steps / simd_checkpoint_interval_steps` is its age in intervals. No alert reads it "
            "(a job waiting for a write takes no steps, so its age stays low): SimdNoDurableCheckpoint counts saves "

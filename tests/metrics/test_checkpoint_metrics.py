@@ -260,11 +260,40 @@ def test_the_checkpoint_age_is_the_steps_since_the_newest_durable_checkpoint_the
     info = scenario_info(s, s, new_state(s.job_spec()))
     states = advance_replicas([new_state(s.job_spec(seed)) for seed in range(6)], 40 * 3600 * 10**6)
     ages = [state_checkpoint_age_steps(x) for x in states]
-    for x, (persistent, newest) in zip(states, ages, strict=True):
-        assert persistent == x.step - x.persist_last and newest == x.step - x.last_ckpt
+    for x, (persistent, upper, newest) in zip(states, ages, strict=True):
+        assert persistent == x.step - x.persist_last and upper == newest == x.step - x.last_ckpt
         assert 0 <= newest <= min(persistent, 4) and persistent < 25
     assert len(set(ages)) > 1  # the replicas differ: the most of them is exported
-    want = ((("persistent",), max(a for a, _ in ages)), (("local",), max(b for _, b in ages)))
+    want = ((("persistent",), max(a for a, _, _ in ages)), (("local",), max(c for _, _, c in ages)))
+    assert _age(scenario_snapshot(info, states)) == _age(scenario_snapshot(info, tuple(states))) == want
+
+
+def test_with_two_tiers_each_tiers_age_is_its_own_newest_copy_or_one_above_it():
+    """A local tier under a peer tier: tier="peer" the steps since the peer tier's newest copy or the persistent
+    checkpoint when newer (what a recovery that lost the local tier redoes), tier="local" since the newest of any;
+    the same from the replicas' arrays (the daemon's path) as from their States, and the two differ."""
+    from simd.engine import new_state
+    from simd.engine.replicas import advance_replicas
+    from simd.metrics.snapshot import scenario_info, scenario_snapshot, state_checkpoint_age_steps
+    from simd.metrics.table import _age
+
+    loaded = parse_config(scenario_file(job(
+        "two", seed=4, replicas=8, n_gpus=1024, step_seconds=60, target_steps=100000, failures=_RATES,
+        validation=None, checkpoint={"interval_steps": 60, "seconds": 5, "tiers": {
+            "peer": {"interval_steps": 20, "seconds": 1, "load_seconds": 10, "copies": 2},
+            "local": {"interval_steps": 4, "seconds": 0.2, "load_seconds": 3}}})))
+    s = loaded.scenarios[0]
+    info = scenario_info(s, s, new_state(s.job_spec()))
+    until = 13 * 3600 * 10**6 + 7 * 60 * 10**6
+    states = advance_replicas([new_state(s.job_spec(seed)) for seed in range(8)], until)
+    ages = [state_checkpoint_age_steps(x) for x in states]
+    for x, (persistent, upper, newest) in zip(states, ages, strict=True):
+        peer = max([x.persist_last, *x.tier_ckpts[-1:]])
+        assert (persistent, upper, newest) == (x.step - x.persist_last, x.step - peer, x.step - x.last_ckpt)
+        assert 0 <= newest <= min(upper, 3) and upper <= min(persistent, 19) and persistent < 60
+    assert max(a[1] for a in ages) > max(a[2] for a in ages)  # the local tier's copies newer than the peer tier's
+    want = ((("persistent",), max(a[0] for a in ages)), (("peer",), max(a[1] for a in ages)),
+            (("local",), max(a[2] for a in ages)))
     assert _age(scenario_snapshot(info, states)) == _age(scenario_snapshot(info, tuple(states))) == want
 
 
