@@ -67,7 +67,7 @@ def test_log_spaced_param_gets_a_log_axis(small):
     ax, zoom = sweepplot.render(params, results, META).axes
     assert ax.get_xscale() == zoom.get_xscale() == "log"
     assert zoom.get_xlabel() == "failures.hard_per_gpu_hour (per GPU-hour)"
-    assert "first-order model at each point (seed 001)" in _legend(ax)
+    assert "first-order model at each point (seed 001; no validation, SDC or stragglers)" in _legend(ax)
     assert not any(t.startswith("Young") for t in _legend(ax))  # optima only for the interval itself
 
 
@@ -77,7 +77,7 @@ def test_categorical_param(small):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["cold", "warm"]
     assert ax.get_xlabel() == "recovery.strategy"
     widest = max(100 * r.stats.utilization_half_width for r in results)
-    assert sorted(_legend(ax)) == ["first-order model (seed 001)",
+    assert sorted(_legend(ax)) == ["first-order model (seed 001; no validation, SDC or stragglers)",
                                    f"simulated mean, 95% confidence interval (+-{widest:.2g} points at most)"]
 
 

@@ -87,3 +87,22 @@ def test_the_legend_of_a_one_panel_heat_map_fits_in_the_figure(tiered):
     (legend,) = fig.legends
     box, frame = legend.get_window_extent(), fig.bbox
     assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+
+
+def test_a_sweep_of_the_tier_interval_draws_the_two_level_model_where_it_reaches(tiered):
+    """One parameter, the tier's interval: the two-level model's efficiency at each point as a dashed curve, left
+    out (a gap in the curve, said in its legend) at the points beyond its reach (simd.models.analytic.REACH), where
+    the daemon exports no gauge either."""
+    scenario = parse_config(TIERED.replace("interval_steps: 64", "interval_steps: 128")).scenario("tiered")
+    params = parse_params([f"{TIER_KEY}=4,16,64"])
+    results = fixed_sweep(Runner(grid(scenario, params), Serial(), 1), 0, 2)
+    model = two_level(scenario)
+    reach = [model.in_reach(128, t) for t in (4, 16, 64)]
+    assert reach == [True, True, False]  # the case at hand (a tier every 64 steps: a failure's loss ~7% of the MTBF)
+    ax = sweepplot.render(params, results, META).axes[0]
+    (curve,) = [ln for ln in ax.lines if ln.get_label().startswith("two-level model at each point")]
+    x, y = curve.get_data()
+    assert list(x) == [4, 16, 64]
+    for t, got, inside in zip(x, y, reach, strict=True):
+        assert got == pytest.approx(100 * model.efficiency(128, t)) if inside else np.isnan(got)
+    assert curve.get_label().endswith("not at 1 of 3 points: beyond its reach or no hard failures)")

@@ -37,6 +37,7 @@ TIER_INTERVAL_KEYS = ("checkpoint.tiers.peer.interval_steps", "checkpoint.tiers.
 UTILIZATION_LABEL = "effective utilization (productive / wall time, %)"
 # The first-order model knows no servers: with pools its label says it never waits for one.
 _NO_POOLS = {False: "", True: "; never waits for a server"}
+_LEAVES = "; no validation, SDC or stragglers"  # what the analytic models leave out (simd.models.analytic)
 COST_LABEL = "GPU-hours held per productive GPU-hour\n(job + standbys + spares, in repair too)"
 # Cells of a heat map get their value written in them up to this many in either direction (beyond, the text
 # would not fit a 9-inch figure).
@@ -140,6 +141,14 @@ def _cost_curve(ax, zoom, p: Param, results: list[PointResult], x) -> None:
     _money_axis(ax, results, x)
 
 
+def _beyond(values: list) -> str:
+    """What a model curve leaves out: the points without a model value (beyond its reach, simd.models.analytic.REACH:
+    a failure's expected loss above that share of the time between failures, where the model drifts; or without
+    hard failures), if any."""
+    out = sum(v is None for v in values)
+    return f"; not at {out} of {len(values)} points: beyond its reach or no hard failures" if out else ""
+
+
 def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> None:
     cost = has_cost(results)
     if cost:
@@ -161,7 +170,7 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
     if p.key == INTERVAL_KEY and model is not None:
         dense = np.geomspace(x[0], x[-1], DENSE_POINTS) if p.log else np.linspace(x[0], x[-1], DENSE_POINTS)
         ax.plot(dense, _pct(model.efficiency(dense)), "--", color="C1",
-                label="first-order model (seed 001; no validation, SDC or stragglers)")
+                label="first-order model (seed 001" + _LEAVES + ")")
         # with just-in-time saves after a share f of the failures, Young's on the others (none: no optimum)
         m = "M" if model.jit_rate == 0 else "M/(1 - f)"
         if math.isfinite(model.young_steps):
@@ -176,11 +185,12 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
                        label=f"Daly (2006) optimum: {model.daly_steps:.0f} steps")
     else:
         values = [analytic_efficiency(r.point.scenario) for r in results]
-        if all(v is not None for v in values):
+        if any(v is not None for v in values):
             tiered = results[0].point.scenario.checkpoint.tiers is not None
-            ax.plot(x, _pct(values), "--", color="C1",
+            ax.plot(x, _pct([math.nan if v is None else v for v in values]), "--", color="C1",
                     label=("two-level model at each point (Benoit et al. 2017" if tiered
-                           else "first-order model at each point (seed 001") + _NO_POOLS[cost] + ")")
+                           else "first-order model at each point (seed 001") + _LEAVES + _NO_POOLS[cost]
+                    + _beyond(values) + ")")
     if p.log:
         ax.set_xscale("log")
     if cost:
@@ -206,8 +216,11 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     ax.errorbar(x, mean, yerr=half, fmt="o", color="C0", capsize=6,
                 label=_ci_label(half, "simulated mean, 95% confidence interval"))
     values = [analytic_efficiency(r.point.scenario) for r in results]
-    if all(v is not None for v in values):
-        ax.plot(x, _pct(values), "x", color="C1", ms=9, label="first-order model (seed 001" + _NO_POOLS[cost] + ")")
+    if any(v is not None for v in values):
+        tiered = results[0].point.scenario.checkpoint.tiers is not None
+        ax.plot(x, _pct([math.nan if v is None else v for v in values]), "x", color="C1", ms=9,
+                label=("two-level model (Benoit et al. 2017" if tiered else "first-order model (seed 001")
+                + _LEAVES + _NO_POOLS[cost] + _beyond(values) + ")")
     ax.set_xticks(x, [str(v) for v in p.values])
     ax.set_xlim(-0.5, len(x) - 0.5)
     (cax if cost else ax).set_xlabel(axis_label(p))
