@@ -45,8 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ConfigError as exc:
-        for line in exc.errors:
-            print(f"error: {line}", file=sys.stderr)
+        for line in exc.errors:  # prefixed as argparse's errors are, and every other command's
+            print(f"simd {args.command}: error: {line}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0

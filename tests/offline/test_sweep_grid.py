@@ -142,6 +142,11 @@ def test_absent_optional_group_gets_its_defaults():
      "be <= n_gpus (1024), got 2000"),
     (["stragglers.slowdown=0.5,1"], "--param stragglers.slowdown=0.5: scenario llama3-16k refuses it: "
                                     "stragglers.slowdown: must be >= 1, got 0.5"),
+    # a key of a group the scenario leaves out makes the group from that key alone: the error says so
+    (["checkpoint.tiers.local.interval_steps=10,20"],
+     "--param checkpoint.tiers.local.interval_steps=10: scenario llama3-16k refuses it: "
+     "checkpoint.tiers.local.seconds: required key is missing (scenario llama3-16k has no checkpoint.tiers.local: "
+     "the sweep made it from the swept key alone; give the group in the scenario file, then sweep its key)"),
 ])
 def test_values_the_scenario_refuses_name_the_point(llama, params, message):
     with pytest.raises(GridError) as err:

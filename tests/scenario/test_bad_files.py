@@ -116,7 +116,7 @@ def test_each_bad_file_is_one_line_exit_2_fast_and_small(tmp_path, name, content
     cpu = time.process_time() - cpu
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and len(err) < LINE_LIMIT, err[:LINE_LIMIT]
-    assert err.startswith("error: " + expected.format(path=path)), err
+    assert err.startswith("simd check-config: error: " + expected.format(path=path)), err
     assert "Traceback" not in err
     assert cpu < CPU_LIMIT_SECONDS, f"{cpu:.2f} s of CPU"
     tracemalloc.start()
@@ -131,7 +131,8 @@ def test_each_bad_file_is_one_line_exit_2_fast_and_small(tmp_path, name, content
 def test_run_refuses_the_same_files_before_starting(tmp_path, capsys):
     """``simd run --config`` reads the file the same way: exit 2 and the line, nothing started."""
     assert cli.main(["run", "--config", "/dev/zero"]) == 2
-    assert capsys.readouterr().err == "error: /dev/zero: cannot read: not a regular file (a character device)\n"
+    want = "simd run: error: /dev/zero: cannot read: not a regular file (a character device)\n"
+    assert capsys.readouterr().err == want
     path = _write(tmp_path, "bomb", bomb(9))
     assert cli.main(["run", "--config", path]) == 2
     assert "more than 100000 values (aliases expanded)" in capsys.readouterr().err
@@ -162,6 +163,7 @@ def test_real_check_config_processes(tmp_path, name):
     _, content, expected = next(c for c in CASES if c[0] == name)
     path = _write(tmp_path, name, content)
     code, err, cpu, rss = _process(tmp_path, "check-config", path)
-    assert code == 2 and err.count("\n") == 1 and err.startswith("error: " + expected.format(path=path)), err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("simd check-config: error: " + expected.format(path=path)), err
     assert cpu - base_cpu < CPU_LIMIT_SECONDS, f"{cpu:.2f} s of CPU (a good file: {base_cpu:.2f} s)"
     assert rss < MEMORY_LIMIT_BYTES, f"peak RSS {rss / 2**20:.0f} MB"

@@ -76,4 +76,5 @@ def test_check_config_exits_0_or_2_with_one_line_per_error(tmp_path_factory, tex
         code = cli.main(["check-config", str(path)])
     assert code in (0, 2)
     if code == 2:
-        assert err.getvalue() and all(line.startswith("error: ") for line in err.getvalue().splitlines())
+        lines = err.getvalue().splitlines()
+        assert lines and all(line.startswith("simd check-config: error: ") for line in lines)

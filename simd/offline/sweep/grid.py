@@ -241,6 +241,17 @@ def _set(data: dict, parts: list[str], value) -> None:
     data[parts[-1]] = value
 
 
+def _created(base: Scenario, key: str) -> str | None:
+    """The group ``key`` is in (dotted), when a value of it creates that group in ``base`` (the scenario leaves it
+    out, or one around it); else None."""
+    data, parts = base.model_dump(exclude_unset=True), key.split(".")
+    for part in parts[:-1]:
+        data = data.get(part) if isinstance(data, dict) else None
+        if data is None:
+            return ".".join(parts[:-1])
+    return None
+
+
 def _unset(data: dict, parts: list[str]) -> None:
     for part in parts[:-1]:
         data = data.get(part)
@@ -276,5 +287,11 @@ def grid(base: Scenario, params: list[Param]) -> list[Point]:
                                                                                           strict=True)})))
         except ValidationError as exc:
             shown = ", ".join(f"{k}={v}" for k, v in settings.items())
-            raise GridError(f"--param {shown}: scenario {base.name} refuses it: {_error_line(exc)}") from None
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(x) for x in first["loc"])
+            created = [g for g in (_created(base, p.key) for p in params)
+                       if g and first["type"] == "missing" and where.startswith(g + ".")]
+            hint = (f" (scenario {base.name} has no {created[0]}: the sweep made it from the swept key alone; give "
+                    "the group in the scenario file, then sweep its key)") if created else ""
+            raise GridError(f"--param {shown}: scenario {base.name} refuses it: {_error_line(exc)}{hint}") from None
     return points
