@@ -155,7 +155,8 @@ def _one_tier(kind: str, t) -> str:
     written = f", written in {t.write_seconds:g} s" if t.write_seconds else ""
     corrupt = f", {t.corrupt_on_load:g} of loads found corrupt" if t.corrupt_on_load else ""
     kept = f", {_kept(t.retention_checkpoints)}" if t.retention_checkpoints > 1 else ""
-    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}, load {t.load_seconds:g} s, "
+    load = f", load {t.load_seconds:g} s" if t.load_seconds else ""  # (as the persistent checkpoint's: unset, unsaid)
+    return (f"a {kind} tier every {t.interval_steps} steps ({t.seconds:g} s{written}{load}, "
             f"{where}{failing}{corrupt}{kept}), ")
 
 

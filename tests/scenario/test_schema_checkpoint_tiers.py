@@ -32,6 +32,9 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     assert local.job_spec().tier == MemoryTier("local", 5, 0.5, 10.0, 1, 1)
     assert "a local tier every 5 steps (0.5 s, load 10 s, each shard held by its own server)" in summary(local)
     assert scenario(CKPT).job_spec().tier is None
+    # a load left unset costs nothing and goes unsaid, as the persistent checkpoint's
+    free = scenario({**CKPT, "tiers": {"local": {k: v for k, v in PEER.items() if k != "load_seconds"}}})
+    assert "a local tier every 5 steps (0.5 s, each shard held by its own server)" in summary(free)
 
 
 def test_the_copies_a_tier_keeps_reach_the_engine_and_check_configs_line():
