@@ -353,10 +353,11 @@ class TwoLevel:
 def two_level(plan, shares: Sequence[float], recovery_us: Sequence[float]) -> TwoLevel | None:
     """The :class:`TwoLevel` model of a compiled plan (simd.engine.spec.Plan) with a memory tier, ``shares`` the
     causes' shares and ``recovery_us`` each cause's detection, restart and persistent load (microseconds); None
-    without a tier or without failures."""
+    without a tier or without failures, and with two memory tiers (a local tier under the peer one: three levels,
+    which the two-level model is not; left out rather than a peer-and-persistent curve that ignores the local tier)."""
     spec = plan.spec
     t, s = spec.tier, spec.servers
-    if t is None or plan.hard_hazard <= 0:
+    if t is None or spec.lower_tier is not None or plan.hard_hazard <= 0:
         return None
     bursts = s.burst_per_day if s is not None else 0.0
     causes = spec.cause_list

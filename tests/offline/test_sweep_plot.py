@@ -21,7 +21,8 @@ def _sweep(small, *params, replicas=6):
 
 
 def _legend(ax) -> list[str]:
-    return [t.get_text() for t in ax.get_legend().get_texts()]
+    """The legend's entries, each on one line (a long one is wrapped: plot._wrapped)."""
+    return [" ".join(t.get_text().split()) for t in ax.get_legend().get_texts()]
 
 
 def test_interval_sweep_curve(small, tmp_path):

@@ -105,4 +105,26 @@ def test_a_sweep_of_the_tier_interval_draws_the_two_level_model_where_it_reaches
     assert list(x) == [4, 16, 64]
     for t, got, inside in zip(x, y, reach, strict=True):
         assert got == pytest.approx(100 * model.efficiency(128, t)) if inside else np.isnan(got)
-    assert curve.get_label().endswith("not at 1 of 3 points: beyond its reach or no hard failures)")
+    label = curve.get_label()
+    assert " ".join(label.split()).endswith("not at 1 of 3 points: beyond its reach or no hard failures)")
+    # a long entry is wrapped: the constrained layout would otherwise squeeze the axes to make room for it
+    assert max(len(line) for line in label.splitlines()) <= sweepplot.LEGEND_WIDTH
+    fig = ax.get_figure()
+    fig.canvas.draw()  # (the layout is made at drawing)
+    assert ax.get_position().width > 0.75
+
+
+def test_two_memory_tiers_have_no_model():
+    """A local tier under a peer tier is three levels, which the two-level model is not: no gauge, no curve, no
+    optimum (docs/checkpoints.md, section 6), rather than the peer-and-persistent model's value, the same whatever
+    the local tier does."""
+    from pathlib import Path
+
+    from simd.offline.sweep.run import analytic_efficiency
+    from simd.scenario import load_config
+
+    s = load_config(Path(__file__).resolve().parents[2] / "docs" / "examples" / "two-tiers.yaml").scenario(
+        "peer-and-local")
+    assert s.job_spec().lower_tier is not None
+    assert two_level(s) is None and analytic_efficiency(s) is None
+    assert scenario_info(s, s, new_state(s.job_spec())).analytic_efficiency is None

@@ -22,6 +22,7 @@ Figures are built with ``matplotlib.figure.Figure`` (no pyplot state), so tests 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -42,6 +43,9 @@ COST_LABEL = "GPU-hours held per productive GPU-hour\n(job + standbys + spares, 
 # Cells of a heat map get their value written in them up to this many in either direction (beyond, the text
 # would not fit a 9-inch figure).
 MAX_LABELLED_CELLS = 16
+# A legend entry's longest line, characters: at the legend's small font ~5.5 px a character, 70 of them take ~40%
+# of a 9-inch figure's width at 100 dpi, so a legend inside the axes leaves room for the curves beside it
+LEGEND_WIDTH = 70
 DENSE_POINTS = 400  # samples of the model's curve
 
 
@@ -141,6 +145,12 @@ def _cost_curve(ax, zoom, p: Param, results: list[PointResult], x) -> None:
     _money_axis(ax, results, x)
 
 
+def _wrapped(label: str) -> str:
+    """A legend entry on lines of at most LEGEND_WIDTH characters: the constrained layout makes room for a legend's
+    whole width, so one long line squeezes the axes beside it."""
+    return textwrap.fill(label, LEGEND_WIDTH)
+
+
 def _beyond(values: list) -> str:
     """What a model curve leaves out: the points without a model value (beyond its reach, simd.models.analytic.REACH:
     a failure's expected loss above that share of the time between failures, where the model drifts; or without
@@ -188,9 +198,9 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         if any(v is not None for v in values):
             tiered = results[0].point.scenario.checkpoint.tiers is not None
             ax.plot(x, _pct([math.nan if v is None else v for v in values]), "--", color="C1",
-                    label=("two-level model at each point (Benoit et al. 2017" if tiered
-                           else "first-order model at each point (seed 001") + _LEAVES + _NO_POOLS[cost]
-                    + _beyond(values) + ")")
+                    label=_wrapped(("two-level model at each point (Benoit et al. 2017" if tiered
+                                    else "first-order model at each point (seed 001") + _LEAVES + _NO_POOLS[cost]
+                                   + _beyond(values) + ")"))
     if p.log:
         ax.set_xscale("log")
     if cost:
@@ -219,8 +229,8 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     if any(v is not None for v in values):
         tiered = results[0].point.scenario.checkpoint.tiers is not None
         ax.plot(x, _pct([math.nan if v is None else v for v in values]), "x", color="C1", ms=9,
-                label=("two-level model (Benoit et al. 2017" if tiered else "first-order model (seed 001")
-                + _LEAVES + _NO_POOLS[cost] + _beyond(values) + ")")
+                label=_wrapped(("two-level model (Benoit et al. 2017" if tiered else "first-order model (seed 001")
+                               + _LEAVES + _NO_POOLS[cost] + _beyond(values) + ")"))
     ax.set_xticks(x, [str(v) for v in p.values])
     ax.set_xlim(-0.5, len(x) - 0.5)
     (cax if cost else ax).set_xlabel(axis_label(p))
