@@ -60,4 +60,5 @@ def request(url: str, method: str = "GET", token: str | None = None, body: dict 
 
 
 def list_lines(drills: list[dict]) -> list[str]:
-    return [f"{d['name']:<16}{'ACTIVE' if d['active'] else 'idle':<8}{d['description']}" for d in drills]
+    width = max((len(d["name"]) for d in drills), default=0) + 2  # the longest name and a gap: the columns stay apart
+    return [f"{d['name']:<{width}}{'ACTIVE' if d['active'] else 'idle':<8}{d['description']}" for d in drills]

@@ -111,8 +111,9 @@ def cmd_simulate(args) -> int:
 
     unfinished = horizon = 0
     mean = None  # the current scenario's running means (constant memory over any number of seeds)
+    width = sim.name_width(s.name for s in chosen)
     if not args.json:
-        print(sim.HEADER)
+        print(sim.header(width))
     line = ProgressLine()
     for outcome in sim.run_all(config, names, seeds, args.tick_seconds, line):
         line.clear()
@@ -124,9 +125,9 @@ def cmd_simulate(args) -> int:
         if mean is None or outcome.scenario != mean.name:
             if mean is not None and mean.seeds > 1:
                 print(mean.row())
-            mean = sim.MeanRow(outcome.scenario)
+            mean = sim.MeanRow(outcome.scenario, width)
         mean.add(outcome)
-        print(sim.table_row(outcome), flush=True)
+        print(sim.table_row(outcome, width), flush=True)
     if mean is not None and mean.seeds > 1:
         print(mean.row())
     if horizon:

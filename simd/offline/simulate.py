@@ -272,39 +272,49 @@ def json_line(o: Outcome) -> str:
 
 
 # The table's columns: (title, width). Cells are right-aligned to the width (the scenario left-aligned) and
-# joined by a space, so a value wider than its column (a long name, 10505 interruptions) shifts the rest of
-# its row but never runs into its neighbour.
+# joined by a space, so a value wider than its column (10505 interruptions) shifts the rest of its row but never
+# runs into its neighbour; the scenario column widens to the longest name the command runs (name_width).
 COLUMNS = (("scenario", 15), ("seed", 5), ("util", 7), ("rollback%", 9), ("ckpt%", 6), ("interr", 7),
            ("sdc det", 7), ("sdc baked", 9), ("wall h", 9))
 
 
-def _line(cells: list[str]) -> str:
+def name_width(names) -> int:
+    """The scenario column's width for these scenario names: the longest, at least the column's own."""
+    return max([COLUMNS[0][1], *(len(n) for n in names)])
+
+
+def _line(cells: list[str], width: int = COLUMNS[0][1]) -> str:
     first, *rest = cells
-    return " ".join([first.ljust(COLUMNS[0][1])] + [c.rjust(w) for c, (_, w) in zip(rest, COLUMNS[1:], strict=False)])
+    return " ".join([first.ljust(width)] + [c.rjust(w) for c, (_, w) in zip(rest, COLUMNS[1:], strict=False)])
 
 
-HEADER = _line([title for title, _ in COLUMNS])
+def header(width: int = COLUMNS[0][1]) -> str:
+    """The table's header, its scenario column ``width`` wide (name_width)."""
+    return _line([title for title, _ in COLUMNS], width)
 
 
-def table_row(o: Outcome) -> str:
+HEADER = header()
+
+
+def table_row(o: Outcome, width: int = COLUMNS[0][1]) -> str:
     j = o.job
+    first = _line([o.scenario, str(o.seed)], width)
     if j is None and o.horizon_seconds is not None:
-        return _line([o.scenario, str(o.seed)]) + (f"  stopped at the work horizon ({HORIZON_WORK_US / 1e6:g} s of "
-                                                   f"estimated engine work) at simulated hour "
-                                                   f"{o.horizon_seconds / 3600:.0f}, unfinished")
+        return first + (f"  stopped at the work horizon ({HORIZON_WORK_US / 1e6:g} s of estimated engine work) at "
+                        f"simulated hour {o.horizon_seconds / 3600:.0f}, unfinished")
     if j is None:
-        return _line([o.scenario, str(o.seed)]) + f"  not finished within {o.limit_seconds / 3600:.0f} simulated hours"
+        return first + f"  not finished within {o.limit_seconds / 3600:.0f} simulated hours"
     w = j.wall_seconds
     return _line([o.scenario, str(o.seed), f"{j.effective_utilization:.1%}", f"{j.bucket_seconds['rollback'] / w:.1%}",
                   f"{j.checkpoint_seconds / w:.1%}", str(j.interruptions), str(j.sdc_detected), str(j.sdc_baked),
-                  f"{w / 3600:.2f}"])
+                  f"{w / 3600:.2f}"], width)
 
 
 class MeanRow:
     """A scenario's running means over its finished jobs, in constant memory whatever the number of seeds."""
 
-    def __init__(self, name: str):
-        self.name, self.seeds, self.done = name, 0, 0
+    def __init__(self, name: str, width: int = COLUMNS[0][1]):
+        self.name, self.seeds, self.done, self.width = name, 0, 0, width
         self._sums = [0.0] * 7  # util, rollback share, checkpoint share, interruptions, sdc det, sdc baked, wall
 
     def add(self, o: Outcome) -> None:
@@ -320,10 +330,10 @@ class MeanRow:
 
     def row(self) -> str:
         if not self.done:
-            return _line([self.name, "mean"]) + "  no job finished"
+            return _line([self.name, "mean"], self.width) + "  no job finished"
         u, r, c, i, d, b, w = (x / self.done for x in self._sums)
         return _line([self.name, "mean", f"{u:.1%}", f"{r:.1%}", f"{c:.1%}", f"{i:.2f}", f"{d:.2f}", f"{b:.2f}",
-                      f"{w / 3600:.2f}"])
+                      f"{w / 3600:.2f}"], self.width)
 
 
 def mean_row(name: str, outcomes: list[Outcome]) -> str:

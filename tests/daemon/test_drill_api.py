@@ -230,3 +230,15 @@ def test_simd_drill_client(served, tmp_path):
     assert "HTTP 401" in simd("hang", "--api-token-file", str(wrong)).stderr
     no_token = simd("hang", env={"PATH": "/usr/bin:/bin"})
     assert no_token.returncode == 2 and "no API token" in no_token.stderr
+
+
+def test_the_drill_list_keeps_its_columns_apart_whatever_the_names():
+    """`simd drill --list`: a name of 16 characters or more (corrupt-checkpoints) ran into its status; the name
+    column is as wide as the longest name and a gap."""
+    from simd.cli.drillclient import list_lines
+
+    lines = list_lines([{"name": "corrupt-checkpoints", "active": False, "description": "loads found corrupt"},
+                        {"name": "storage", "active": True, "description": "saves fail"}])
+    assert [line.split() for line in lines] == [["corrupt-checkpoints", "idle", "loads", "found", "corrupt"],
+                                                ["storage", "ACTIVE", "saves", "fail"]]
+    assert lines[0].index("idle") == lines[1].index("ACTIVE")

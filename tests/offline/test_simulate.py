@@ -38,6 +38,25 @@ def test_rows_align_while_values_fit():
     assert len(row) == len(HEADER) and row.split() == ["s", "7", "27.0%", "54.1%", "0.0%", "3", "80", "1", "10277.78"]
 
 
+def test_the_scenario_column_widens_to_the_longest_name_run():
+    """A name longer than the column's 15 characters (docs/examples/two-tiers.yaml's peer-and-local-software-kept):
+    every row, the mean's too, stays under the header's columns, as the command prints them."""
+    from simd.offline.simulate import MeanRow, header, name_width
+
+    names = ["peer-only", "peer-and-local-software-kept"]
+    width = name_width(names)
+    assert width == 28 and name_width(["s"]) == COLUMNS[0][1]
+    mean = MeanRow(names[1], width)
+    mean.add(outcome(names[1], 3, 3.7e7, counts=80))
+    rows = [table_row(outcome(n, 3, 3.7e7, counts=80, seed=7), width) for n in names] + [mean.row()]
+    head = header(width)
+    ends = [width + sum(w + 1 for _, w in COLUMNS[1:k + 1]) for k in range(1, len(COLUMNS))]
+    assert all(head[e - 1] != " " for e in ends)  # each title ends where its column does
+    for row in rows:
+        assert len(row) == len(head), row
+        assert all(row[e - 1] != " " for e in ends), row  # ... and each cell under it
+
+
 def test_seed_ranges_are_lazy_and_bounded():
     seeds = parse_seeds("100000000")
     assert len(seeds) == 10**8 and seeds[-1] == 10**8 - 1 and sys.getsizeof(seeds) < 100
