@@ -16,8 +16,11 @@ numba/numba#4908). So simd chooses the directory itself, in this order, and hand
 A directory counts as writable when a file can be created in it (numba's own test). A ``NUMBA_CACHE_DIR`` that
 is set but read-only (the image's cache on a read-only root file system) is used as a *seed*: its files are
 copied into the first writable choice (a file newer than the copy already there replaces it), because numba
-cannot even load from a directory it cannot write. numba keys each entry to the CPU and the source's content,
-so a seed compiled on another CPU model, or for another version of simd, is recompiled into the writable copy.
+cannot even load from a directory it cannot write. Without one, a state directory's cache is seeded the same way
+from the XDG cache directory when there is one (what `simd simulate` or `simd sweep` compiled on this machine): a
+daemon's first start with ``--state-dir`` then loads what the user's earlier commands compiled. numba keys each
+entry to the CPU and the source's content, so a seed compiled on another CPU model, or for another version of
+simd, is recompiled into the writable copy.
 
 The choice is published in the environment (``NUMBA_CACHE_DIR``, or ``SIMD_KERNEL_CACHE=off``), so worker
 processes (simd sweep's pool, its dask workers on this machine) use the same directory without choosing
@@ -42,7 +45,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 log = logging.getLogger("simd.kernels")
 
@@ -58,11 +61,13 @@ LOCATOR = "simd.kernellocator.EngineCacheLocator"
 @dataclass(frozen=True)
 class Choice:
     """Where the kernels are cached: ``source`` (env, state-dir, xdg, tmp or off) and ``path`` (None when off);
-    ``seeded_from``: the read-only NUMBA_CACHE_DIR copied into ``path``, if any."""
+    ``seeded_from``: the read-only NUMBA_CACHE_DIR copied into ``path``, if any, or the XDG cache directory
+    (``seeded_from_xdg``) copied into a state directory's."""
 
     source: str
     path: str | None
     seeded_from: str | None = None
+    seeded_from_xdg: bool = False
 
     @property
     def enabled(self) -> bool:
@@ -75,7 +80,8 @@ class Choice:
                     else "off (SIMD_KERNEL_CACHE=off): the kernels are compiled in every process")
         where = {"env": "NUMBA_CACHE_DIR", "state-dir": "under --state-dir", "xdg": "the XDG cache directory",
                  "tmp": "a private temporary directory, removed at exit"}[self.source]
-        seeded = f"; seeded from the read-only {self.seeded_from}" if self.seeded_from else ""
+        seeded = "" if not self.seeded_from else f"; seeded from {self.seeded_from}, the XDG cache directory" \
+            if self.seeded_from_xdg else f"; seeded from the read-only {self.seeded_from}"
         return f"{self.path} ({where}{seeded})"
 
 
@@ -110,8 +116,11 @@ def choose(state_dir: str | None = None, env=os.environ) -> Choice:
     if state_dir is not None:
         candidates.append(("state-dir", os.path.join(state_dir, "kernel-cache")))
     candidates.append(("xdg", os.path.join(xdg_cache_home(env), "simd", "kernels")))
+    xdg = candidates[-1][1]
     for source, path in candidates:
         if writable(path):
+            if seed is None and source == "state-dir" and os.path.isdir(xdg):
+                return replace(_seeded(Choice(source, path), xdg), seeded_from_xdg=True)
             return _seeded(Choice(source, path), seed)
     try:
         path = tempfile.mkdtemp(prefix="simd-kernels-")

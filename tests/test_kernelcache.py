@@ -176,3 +176,24 @@ def test_the_engine_locator_is_named_to_numba_unless_the_user_names_one(given, t
     code = "import simd.engine.loop, os; print(os.environ['NUMBA_CACHE_LOCATOR_CLASSES'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == (given or "simd.kernellocator.EngineCacheLocator")
+
+
+def test_a_state_directorys_new_cache_is_seeded_from_the_xdg_cache(tmp_path, only):
+    """What `simd simulate` compiled into the XDG cache directory: a daemon's first start with --state-dir copies
+    it into its own cache (no second compile); a read-only NUMBA_CACHE_DIR, the image's, still comes first."""
+    xdg = tmp_path / "xdg" / "simd" / "kernels" / "engine_abc"
+    xdg.mkdir(parents=True)
+    (xdg / "loop.advance_all-1.py311.nbi").write_bytes(b"index")
+    only(tmp_path)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    c = kernelcache.choose(str(tmp_path / "state"), env)
+    assert (c.source, c.seeded_from, c.seeded_from_xdg) == ("state-dir", str(xdg.parent), True)
+    copied = tmp_path / "state" / "kernel-cache" / "engine_abc" / "loop.advance_all-1.py311.nbi"
+    assert copied.read_bytes() == b"index"
+    assert c.describe().endswith(f"(under --state-dir; seeded from {xdg.parent}, the XDG cache directory)")
+    assert kernelcache.choose(None, env) == kernelcache.Choice("xdg", str(xdg.parent))  # itself: nothing to copy
+    image = tmp_path / "image"
+    image.mkdir()
+    only(tmp_path / "state", tmp_path / "xdg")  # the image's directory read-only
+    c = kernelcache.choose(str(tmp_path / "state"), {**env, "NUMBA_CACHE_DIR": str(image)})
+    assert (c.seeded_from, c.seeded_from_xdg) == (str(image), False)

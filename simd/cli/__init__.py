@@ -32,6 +32,10 @@ def build_parser() -> Parser:
     return p
 
 
+# A scenario file's errors printed at most (then how many more): a screenful, which a user fixes before the rest
+MAX_ERROR_LINES = 20
+
+
 def main(argv: list[str] | None = None) -> int:
     from simd.scenario import ConfigError
 
@@ -45,8 +49,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ConfigError as exc:
-        for line in exc.errors:  # prefixed as argparse's errors are, and every other command's
+        shown = exc.errors[:MAX_ERROR_LINES]  # a file of 20,000 unknown keys is not 20,000 lines
+        for line in shown:  # prefixed as argparse's errors are, and every other command's
             print(f"simd {args.command}: error: {line}", file=sys.stderr)
+        if len(exc.errors) > len(shown):
+            print(f"simd {args.command}: error: ... and {len(exc.errors) - len(shown)} more errors (the first "
+                  f"{len(shown)} above)", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0

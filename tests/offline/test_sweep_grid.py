@@ -78,7 +78,8 @@ def test_keys_of_a_union_of_groups():
     ("replicas=1,2", "--param replicas: not a sweep parameter (the sweep sets it: --replicas or --ci)"),
     ("n_gpus", "--param 'n_gpus': expected KEY=A:B:N, KEY=A:B:Nlog or KEY=a,b,c"),
     ("=1,2", "expected KEY=A:B:N"),
-    ("Checkpoint.Seconds=1", "a key is a dotted path of scenario fields"),
+    ("Checkpoint.Seconds=1", "--param 'Checkpoint.Seconds': a key is a dotted path of scenario fields"),
+    ("\x1b[31mfoo=1,2", "--param '\\x1b[31mfoo': a key is a dotted path"),  # a terminal escape, quoted
     ("n_gpus=x,2", "--param n_gpus: 'x' is not a number"),
     ("step_seconds=1:inf:3", "--param step_seconds: 'inf' is not a finite number"),
     ("checkpoint.interval_steps=1.5,2", "--param checkpoint.interval_steps: '1.5' is not an integer"),

@@ -167,3 +167,17 @@ def test_real_check_config_processes(tmp_path, name):
     assert err.startswith("simd check-config: error: " + expected.format(path=path)), err
     assert cpu - base_cpu < CPU_LIMIT_SECONDS, f"{cpu:.2f} s of CPU (a good file: {base_cpu:.2f} s)"
     assert rss < MEMORY_LIMIT_BYTES, f"peak RSS {rss / 2**20:.0f} MB"
+
+
+def test_many_errors_are_a_screenful_and_a_count(tmp_path):
+    """A file of 50 unknown keys: the first 20 errors, then one line counting the rest (a file of 20,000 printed
+    20,004 lines), every line prefixed; exit 2."""
+    from simd.cli import MAX_ERROR_LINES
+
+    path = tmp_path / "many.yaml"
+    path.write_text("scenarios:\n  - name: s\n" + "".join(f"    bogus_{k}: 1\n" for k in range(50)))
+    code, out, err = check_config(str(path))
+    lines = err.splitlines()
+    assert (code, out) == (2, "") and len(lines) == MAX_ERROR_LINES + 1 == 21
+    assert all(line.startswith("simd check-config: error: ") for line in lines)
+    assert lines[-1] == f"simd check-config: error: ... and {50 + 5 - MAX_ERROR_LINES} more errors (the first 20 above)"

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ValidationError
 
+from simd.quoting import quoted
 from simd.scenario import Scenario, errors
 
 # Bounds on the work one sweep asks for (not statistical constants): a param of more points than a plot can
@@ -87,7 +88,9 @@ def _unwrap(annotation):
 def field_kind(key: str) -> tuple[str, tuple]:
     """(kind, choices) of a dotted scenario key: ("int", ()), ("float", ()) or ("choice", names)."""
     if not re.fullmatch(r"[a-z_]+(\.[a-z_]+)*", key):
-        raise GridError(f"--param {key}: a key is a dotted path of scenario fields, e.g. checkpoint.interval_steps")
+        # (the key quoted: it is what the user typed, a terminal escape included)
+        raise GridError(f"--param {quoted(key)}: a key is a dotted path of scenario fields, e.g. "
+                        "checkpoint.interval_steps")
     parts = key.split(".")
     if parts[0] in RESERVED:
         by = RESERVED[parts[0]]
