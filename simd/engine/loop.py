@@ -41,11 +41,12 @@ slowed step time and end no later than the step in which the write ends (quiet.f
 stragglers stepkernel.run stops there); the write is durable at the next pass, before any unit that starts at or
 after its end (``_durable``), and a rollback aborts it.
 
-A memory tier's saves with writes (State.tier_write_end) are units as the persistent ones are, unless each write
-ends within M - 1 steps of the base step time (the least M - 1 steps last): then, while no write is in flight, its
-saves stay among the quiet steps, each one's write durable before the next save, and the stretch leaves the newest
-one's write in flight when its end (that save's end, in closed form or stepkernel.run's, plus the write) is not
-reached by the stretch's end; a rollback or the job's end in the unit after them aborts it.
+A memory tier's saves with writes (State.tier_write_end) are units as the persistent ones are (inside hyper windows
+too), unless each write ends within M - 1 steps of the base step time (the least M - 1 steps last) and no hyper
+window can open: then, while no write is in flight, its saves stay among the quiet steps, each one's write durable
+before the next save, and the stretch leaves the newest one's write in flight when its end (that save's end, in
+closed form or stepkernel.run's, plus the write) is not reached by the stretch's end; a rollback or the job's end in
+the unit after them aborts it.
 
 A memory tier keeping more than one copy (docs/model.md, "Memory tiers"): its copies are the replica's ``tier`` aux
 region (State.tier_ckpts), each of its points a unit (its save joins them there), and a recovery loads those newer
@@ -196,7 +197,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     # a memory tier's write that ends before the tier's next point (W within M - 1 steps of the base step time, the
     # least a step lasts: stragglers only lengthen it): while none is in flight the tier's points stay inside the
     # quiet steps, each save's write durable before the next save and the newest one's in flight after them if its
-    # end is not reached (``_tier_newest``)
+    # end is not reached (``_tier_newest``; not under hyper-checkpointing, whose windows' lattice is not C's)
     tq = tw_us != 0 and not rk and not committed and H == 0 and E == 0 and M < C and tw_us <= (M - 1) * step_us
     hard_log1m, sdc_log1m = floats[PF.hard_log1m], floats[PF.sdc_log1m]
     nd = len(det_kind)
@@ -621,6 +622,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if sk and last_u == sk:  # (the save before it, durable, if among the quiet steps)
                         last_u = sk - M if sk - M > step else last
                 plast_u = newest_c if taken else plast
+                # (inside a hyper window the newest may be a lattice point that is no multiple of M)
+                last_u = max(last_u, plast_u)
                 mem_t = last_u > plast_u
                 ld = mem_load if mem_t else load_us if last_u > 0 else 0
             drop = False  # a hard failure that drops its replica group (elastic)
@@ -1921,7 +1924,8 @@ def _tier_saves(w, g0, step, b, M, period, off, p):
 @njit()
 def _tier_newest(step, b, M, C):
     """The newest of a memory tier's saves at job steps step + 1 .. b (the multiples of ``M`` off the persistent
-    lattice, period ``C`` > M, offset 0: no hyper window beside its writes): 0 if none."""
+    lattice, period ``C`` > M, offset 0: ``tq`` is off under hyper-checkpointing, whose windows move the lattice):
+    0 if none."""
     k = (b // M) * M
     if k % C == 0:
         k -= M

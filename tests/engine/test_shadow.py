@@ -119,7 +119,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
         ("relapse", dict(servers=Servers(relapse=(0.1, 1.0)))))}
     writing = MemoryTier("local", 5, 1.0, write_seconds=30.0)
     cases |= {("tier_writes", other): replace(spec(tier=writing), **kw) for other, kw in (
-        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))), ("hyper", dict(hyper=Hyper(5, 100))))}
+        ("committed_sdc", dict(committed_sdc=CommittedSdc((), 2))),)}
     two = spec(tier=MemoryTier("peer", 5, 1.0, copies=2), lower_tier=MemoryTier("local", 1, 0.5))
     cases |= {("two_tiers", "committed_sdc"): replace(two, committed_sdc=CommittedSdc((), 2))}
     assert set(cases) == set(REFUSED)

@@ -2,9 +2,9 @@
 against the per-step oracle (means within 4 standard errors, distributions by KS: engine_stats) with a local and a
 peer tier, on servers with bursts and failure domains and pools, beside asynchronous, failing and corrupt
 persistent saves, its own checkpoint found corrupt (keeping three copies: a recovery goes down them before the
-persistent checkpoint, a late find to the newest clean one), SDCs baked in at the tier's saves, causes that keep their
-server and stragglers; Gemini's closed form for the share of bursts that lose a peer tier; any cut of time giving
-the same state.
+persistent checkpoint, a late find to the newest clean one), SDCs baked in at the tier's saves, its writes inside
+hyper windows, causes that keep their server and stragglers; Gemini's closed form for the share of bursts that lose
+a peer tier; any cut of time giving the same state.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
@@ -97,6 +97,20 @@ CONFIGS = {
                                                          ckpt_write_seconds=500.0, ckpt_write_slowdown=1.2,
                                                          stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
                                                     tier=replace(_tier("local", every=4), write_seconds=400.0)),
+    # the tier's writes inside hyper windows (the tier keeps its own multiples of 4, the window's lattice every 5 or 3
+    # from the rollback point; a persistent save stands for the tier's where both fall, the writes run through it):
+    # a peer tier under bursts whose writes end before its next save, a fifth failing, SDCs baked in at every level;
+    # a local tier whose writes outlast its interval (every save waits) under a lattice finer than it (persistent
+    # checkpoints among the quiet steps between the tier's saves), beside stragglers and llama3's causes
+    "tier_writes_hyper_peer_bursts": replace(_job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.01,
+                                                  ckpt_interval_steps=20, validation_interval_steps=30,
+                                                  hyper=Hyper(5, 200), servers=BURSTS),
+                                             tier=replace(_tier(every=4), write_seconds=200.0, save_failure=0.2)),
+    "tier_writes_hyper_waiting_stragglers": replace(_job(causes=llama3_causes("warm"), hard_per_gpu_hour=6e-4,
+                                                         sdc_per_gpu_hour=6e-4, ckpt_interval_steps=20,
+                                                         validation_interval_steps=10, hyper=Hyper(3, 200),
+                                                         stragglers=Stragglers(0.5, 1, 1.2, replace_after_steps=40)),
+                                                    tier=replace(_tier("local", every=4), write_seconds=400.0)),
 }
 # committed SDCs beside a tier (tier saves take the SDC, a late find goes back to the tier's clean copy if still
 # there, else the newest clean persistent one or the oldest retained): layered detectors and a local tier every
@@ -127,6 +141,7 @@ TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
 FAILED = {"saves_failed": (lambda j: j.tier.get("saves_failed", 0), lambda r: r["tier_saves_failed"]),
           "saves_aborted": (lambda j: j.tier.get("saves_aborted", 0), lambda r: r["tier_saves_aborted"])}
 LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "load_seconds")}
+LOADS = {"load_seconds": field("load_seconds")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints", "hyper_steps",
                                "hyper_activations")} | TIER
@@ -135,7 +150,7 @@ READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_de
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
     # the tier's corrupt loads by distribution too: one draw each (not one per job, nor one repeated)
-    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS | FAILED,
+    means = agree_with_oracle(name, CONFIGS[name], SEEDS, READS | FAILED | (LOADS if "hyper" in name else {}),
                               ("loads_corrupt", "recoveries_tier") if name.startswith("tier_corrupt") else
                               ("saves_aborted", "recoveries_tier") if name.startswith("tier_writes") else ())
     # both kinds of recovery met (a local tier every failure loses serves committed SDCs' finds only)
@@ -145,7 +160,7 @@ def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
         assert means["losses"] > 1
     if name.startswith("tier_corrupt"):
         assert means["loads_corrupt"] > 1
-    if name.startswith("hyper"):
+    if "hyper" in name:
         assert means["hyper_steps"] > 100
     if name in ("peer_bursts", "async_failing_corrupt"):
         assert 0.25 < means["saves_failed"] / (means["saves"] + means["saves_failed"]) < 0.35
@@ -188,6 +203,30 @@ def test_every_recovery_pays_the_loads_it_made(corrupt):
                 assert loads == pytest.approx((tier + bad) * s.tier.load_seconds + persistent * s.ckpt_load_seconds,
                                               abs=1e-6), (name, seed)
                 assert tier == 0 or corrupt is None
+
+
+# a hyper window's lattice (every 3 from the rollback point) finer than a local tier's saves (every 4), validation
+# off: every SDC baked in at the next save point of either level and rolled back there, so windows open at the job's
+# start and put persistent checkpoints among the steps before the tier's first save (one SDC every ~3 steps: the job
+# goes back to either level's checkpoints many times)
+LATTICE = replace(spec(target_steps=300, ckpt_load_seconds=LOAD, hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.02,
+                       validation_interval_steps=0, ckpt_interval_steps=20, hyper=Hyper(3, 1000)),
+                  tier=_tier("local", every=4))
+
+
+@pytest.mark.parametrize("write", [0.0, 100.0])
+def test_every_rollback_in_a_hyper_window_pays_the_load_of_the_checkpoint_it_goes_back_to(write):
+    """Exactly, in the engine and the oracle alike: the loads' time is the tier's load for each recovery from it and
+    the persistent load for each from a persistent checkpoint (none from the job's start), with the tier's saves
+    written after their blocking or not, where the newest checkpoint a rollback meets is a lattice point between
+    the tier's saves."""
+    for seed in range(100):
+        s = replace(LATTICE, tier=replace(LATTICE.tier, write_seconds=write), seed=seed)
+        j, o = run_job(s), oracle_run(s)
+        for loads, tier, persistent in (
+                (j.load_seconds, j.tier["recoveries_tier"], j.tier["recoveries_persistent"]),
+                (o["load_seconds"], o["recoveries_tier"], o["recoveries_persistent"])):
+            assert loads == pytest.approx(tier * s.tier.load_seconds + persistent * LOAD, abs=1e-6), seed
 
 
 def _losses_per_burst(servers: Servers, tier: MemoryTier, steps: int) -> tuple[float, int]:
@@ -247,8 +286,7 @@ def tier_specs(draw):
     fails = draw(st.sampled_from([0.0, 0.0, 0.3]))
     keep = draw(st.sampled_from([1, 1, 3]))  # its copies kept
     # its saves written after their blocking, where that combines (spec.REFUSED)
-    writes = 0.0 if s.committed_sdc is not None or s.hyper is not None else \
-        draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
+    writes = 0.0 if s.committed_sdc is not None else draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
                                       draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes, keep))
 

@@ -2,8 +2,8 @@
 lower_tier; docs/model.md, "Two memory tiers"): the engine's loop against the per-step oracle (means within 4
 standard errors, distributions by KS: engine_stats), summed over the tiers and the local tier's own counts, on
 servers struck by bursts with every level's loads found corrupt and copies retained, and with both tiers' saves
-written after their blocking and failing beside asynchronous, failing persistent saves; any cut of time (many
-random cuts) and any tick size giving the same state."""
+written after their blocking and failing beside asynchronous, failing persistent saves, and writing inside hyper
+windows; any cut of time (many random cuts) and any tick size giving the same state."""
 
 import random
 from dataclasses import replace
@@ -15,7 +15,7 @@ from support.partition import check_cuts, horizon_us
 
 from simd.engine import Cause
 from simd.engine.servers import Servers
-from simd.engine.spec import MemoryTier
+from simd.engine.spec import Hyper, MemoryTier
 
 SEEDS = 84  # per configuration (the suite's 5-minute limit)
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
@@ -42,6 +42,14 @@ CONFIGS = {
              ckpt_write_seconds=500.0, ckpt_write_slowdown=1.2, ckpt_save_failure=0.2, causes=GPU_SOFTWARE),
         tier=replace(PEER, interval_steps=10, write_seconds=200.0, save_failure=0.2),
         lower_tier=replace(LOCAL, interval_steps=2, seconds=1.0, write_seconds=150.0, save_failure=0.3)),
+    # both tiers' writes inside hyper windows (the lattice every 3 from the rollback point, each tier its own
+    # multiples, a higher level's save standing for the lower ones where they fall together; validation every 7
+    # lets SDCs be baked in at every level), the local tier's writes outlasting its interval
+    "hyper_writes": replace(
+        spec(target_steps=600, ckpt_load_seconds=LOAD, hard_per_gpu_hour=1e-3, sdc_per_gpu_hour=1e-3,
+             validation_interval_steps=7, hyper=Hyper(3, 60), causes=GPU_SOFTWARE),
+        tier=replace(PEER, interval_steps=10, write_seconds=200.0),
+        lower_tier=replace(LOCAL, interval_steps=2, seconds=1.0, write_seconds=150.0)),
 }
 TIER = {k: (lambda j, k=k: j.tier.get(k, 0), lambda r, o=o: r[o]) for k, o in (
     ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
@@ -51,7 +59,8 @@ TIER = {k: (lambda j, k=k: j.tier.get(k, 0), lambda r, o=o: r[o]) for k, o in (
 LOCAL_READS = {f"local_{k}": (lambda j, k=k: j.tier[f"local_{k}"], lambda r, k=k: r["tiers"]["local"][k])
                for k in ("saves", "saves_failed", "saves_aborted", "losses", "recoveries", "loads_corrupt")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
-                               "recompute_steps", "wall_seconds", "checkpoints", "load_seconds")} | TIER | LOCAL_READS
+                               "recompute_steps", "wall_seconds", "checkpoints", "load_seconds", "hyper_steps",
+                               "hyper_activations")} | TIER | LOCAL_READS
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -62,6 +71,9 @@ def test_engine_matches_the_per_step_loop_with_two_tiers(name):
     assert means["recoveries_persistent"] > 0.5
     if name == "bursts_corrupt_retained":
         assert means["losses"] > means["local_losses"] > 1 and means["loads_corrupt"] > 1
+    elif name == "hyper_writes":
+        assert means["hyper_steps"] > 100 and means["sdc_baked"] > 1
+        assert means["local_saves_aborted"] > 1 and means["saves_aborted"] > means["local_saves_aborted"]
     else:
         assert means["local_saves_failed"] > 10 and means["saves_failed"] > means["local_saves_failed"]
         assert means["local_saves_aborted"] > 1 and means["saves_aborted"] > means["local_saves_aborted"]
