@@ -6,7 +6,8 @@ the fitted model (target: at most 2x), the same job (400 servers of 8 GPUs, a ye
 by side. With ``--large``: a log of an HPC system's size (18,688 servers, about 16,000 faults: Weibull 0.7 of
 scale 520 days, the same frailty, bursts and repairs), the fit's CPU time with the frailty's quadrature compiled
 (simd.traces.fit.log_frailty) against the same quadrature in numpy (log_frailty_numpy), alternating, best of 2;
-and on InfiniteHBD the fit without the regimes joined with the lifetimes (simd.traces.joint) and with them.
+and on InfiniteHBD the fit without the regimes joined with the lifetimes (simd.traces.joint) and with them, with
+the relapses (simd.traces.relapse) and with both flags (the relapses inside the regimes too).
 
     .venv/bin/python bench/trace.py [--trace PATH] [--large]
 """
@@ -90,11 +91,15 @@ def large(trace: Path) -> None:
     print(f"{len(log.faults)} faults on 18,688 servers, the fit (CPU s, best of 2): the frailty's quadrature in numpy "
           f"{best['numpy']:.2f} s, compiled {best['compiled']:.2f} s ({best['numpy'] / best['compiled']:.2f}x)")
     hbd = load(trace)
-    for joint in (False, True):
+    fit(hbd, 400, joint_regimes=True, relapse=True)  # (the relapses' compiled quadrature loaded)
+    for joint, relapse, what in ((False, False, "without the regimes joined with the lifetimes"),
+                                 (True, False, "with the regimes joined with the lifetimes"),
+                                 (False, True, "with relapses (--relapse)"),
+                                 (True, True, "with relapses, regimes and both at once (--relapse --joint-regimes)")):
         t = time.process_time()
-        f = fit(hbd, 400, joint_regimes=joint)
-        print(f"InfiniteHBD, the fit {'with' if joint else 'without'} the regimes joined with the lifetimes: "
-              f"{time.process_time() - t:.2f} CPU s (written: {f.regimes_family if f.regimes else f.lifetime})")
+        f = fit(hbd, 400, joint_regimes=joint, relapse=relapse)
+        print(f"InfiniteHBD, the fit {what}: {time.process_time() - t:.2f} CPU s (written: "
+              f"{f.regimes_family if f.regimes else f.lifetime})")
     t = time.process_time()
     f = fit(log, 18_688, joint_regimes=True)
     print(f"18,688 servers, the whole fit (the joint regimes tried): {time.process_time() - t:.2f} CPU s (written: "

@@ -20,9 +20,11 @@ The statistics (a fault's repeat: its server's previous fault ended at most X da
 - ``weekly servers' dispersion, first 30 d out``: the same without the log's first 30 days (a fit that takes
   every server as new there makes them quiet or stormy by its shape).
 
-With ``--relapse`` a third column: the fit with repairs that do not hold (`simd trace fit --relapse`).
+With ``--relapse`` a third column: the fit with repairs that do not hold (`simd trace fit --relapse`); with
+``--both`` one more: the fit with both flags (`simd trace fit --relapse --joint-regimes`, the family its AIC
+writes: the relapses inside the joint regimes when lowest).
 
-    python scripts/clustering.py [LOG] [--servers 400] [--replicas 200] [--relapse]
+    python scripts/clustering.py [LOG] [--servers 400] [--replicas 200] [--relapse] [--both]
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=400)
     ap.add_argument("--replicas", type=int, default=200)
     ap.add_argument("--relapse", action="store_true", help="also the fit with repairs that do not hold")
+    ap.add_argument("--both", action="store_true", help="also the fit with --relapse --joint-regimes")
     a = ap.parse_args()
     log = load(a.log)
     f = fit(log, a.servers)
@@ -110,6 +113,10 @@ def main() -> None:
             models["with relapses"] = r.model()
             print(f"with relapses: p {r.relapse_probability}, mean days {r.relapse_mean_days}, Weibull shape "
                   f"{r.lifetime_shape}, frailty {r.gamma_shape}")
+    if a.both:
+        b = fit(log, a.servers, relapse=True, joint_regimes=True)
+        models["with both"] = b.model()
+        print(f"with both: {b.regimes_family if b.regimes else b.lifetime}")
     ranges = {}
     for name, m in models.items():
         rng = np.random.default_rng(1)

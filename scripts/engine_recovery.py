@@ -23,7 +23,10 @@ simd.traces.fit, each parameter's 95% interval counted when it holds the truth, 
   servers over 350 days: scale, shape, frailty, ratio and both mean durations;
 - relapse: repairs that do not hold (servers.relapse; simd.traces.relapse, `trace fit --relapse`): the weibull
   family's lifetimes, frailty and bursts, 10% of the repairs not holding with a short lifetime of 0.05 days (1.2
-  h): scale, shape, frailty, the probability and the short mean.
+  h): scale, shape, frailty, the probability and the short mean;
+- relapse_regimes: both at once (simd.traces.joint.RelapseJoint, `trace fit --relapse --joint-regimes`): the
+  relapse family's model without its bursts, with the joint family's regimes (x8, calm 5 days, stormy 0.3 days),
+  200 servers over 200 days: scale, shape, frailty, the probability, the short mean, the ratio and both durations.
 
 With it, per family, the share of logs that chose the family (the regimes by AIC; a schedule whose pieces hold
 the truth's, by three months or by month; the trend; the mixture of 3 by AIC) and each interval's median width
@@ -35,7 +38,8 @@ With ``--source synth`` the same fits of simd.traces.synth's logs of the same mo
 engine's job makes): the two makers' coverage side by side.
 
     python scripts/engine_recovery.py [--logs 200] [--families regimes,schedule,trend,mixture,weibull,joint] [--seed 34]
-        [--source engine|synth] [--part K/N] [--each]  (relapse: `--families relapse`, not among the default families)
+        [--source engine|synth] [--part K/N] [--each]  (relapse, relapse_regimes: `--families relapse`, not among the
+        default families)
 """
 
 from __future__ import annotations
@@ -85,6 +89,9 @@ FAMILIES = {
 }
 RELAPSE = ("relapse", (replace(FAMILIES["weibull"][0], relapse_probability=0.1, relapse_mean_days=0.05), 200, 200.0,
                        False))
+# both at once: the relapse family's model (without its bursts) with the joint family's regimes
+RELAPSE_REGIMES = ("relapse_regimes", (replace(RELAPSE[1][0], burst_per_day=0.0, regimes=JOINT_REGIMES), 200, 200.0,
+                                       False))
 
 
 def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tuple[float, object]]]:
@@ -99,6 +106,17 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
                                                                                    f.lifetime_shape),
                    "gamma": (m.gamma_shape, f.gamma_shape), "ratio": (ms / mc, f.regime_ratio),
                    "calm_days": (dc, calm), "stormy_days": (ds, stormy)}
+        return chosen, out
+    if family == "relapse_regimes":
+        chosen = f.relapse_probability is not None and f.regimes is not None and ", relapse," in f.regimes_family
+        (mc, dc), (ms, ds) = m.regimes
+        if chosen:
+            (_, calm), (_, stormy) = f.regimes
+            out = {"scale": (m.lifetime_scale_days, f.lifetime_scale_days),
+                   "shape": (m.lifetime_shape, f.lifetime_shape), "gamma": (m.gamma_shape, f.gamma_shape),
+                   "p": (m.relapse_probability, f.relapse_probability),
+                   "mu": (m.relapse_mean_days, f.relapse_mean_days),
+                   "ratio": (ms / mc, f.regime_ratio), "calm_days": (dc, calm), "stormy_days": (ds, stormy)}
         return chosen, out
     if family == "relapse":
         chosen = f.relapse_probability is not None
@@ -142,7 +160,7 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
 
 def run(family: str, logs: int, seed: int, source: str, parts: tuple[int, int] = (0, 1),
         each: bool = False) -> None:
-    m, servers, span, pools = {**FAMILIES, RELAPSE[0]: RELAPSE[1]}[family]
+    m, servers, span, pools = {**FAMILIES, RELAPSE[0]: RELAPSE[1], RELAPSE_REGIMES[0]: RELAPSE_REGIMES[1]}[family]
     spec = spec_of(m, servers, span, pools)
     rng = np.random.default_rng(seed)
     # synth's logs of the same model: without pools the engine's failed server is back at once
@@ -170,7 +188,8 @@ def run(family: str, logs: int, seed: int, source: str, parts: tuple[int, int] =
             skipped += 1
         faults += len(log.faults)
         f = fit(log, len(log.servers)) if family in ("schedule", "trend") else fit(
-            log, len(log.servers), schedules=(), joint_regimes=family == "joint", relapse=family == "relapse")
+            log, len(log.servers), schedules=(), joint_regimes=family in ("joint", "relapse_regimes"),
+            relapse=family in ("relapse", "relapse_regimes"))
         ok, est = truths_and_estimates(family, m, f)
         chosen += ok
         if each:  # (a line a log: its parameters covered, 1 or 0)

@@ -349,9 +349,12 @@ def cmd_fit(args) -> int:
             print(f"\nthe log against {args.replicas} synthetic logs of the fitted model (its servers and span):",
                   file=report)
             if g.rows:
-                # (the regimes joined with the lifetimes and a schedule: the column without both)
-                label = "without schedule, regimes" if result.regimes and result.rate_schedule else \
-                    "without the schedule"
+                # (the regimes joined with the lifetimes and a schedule: the column without both; with the
+                # relapses inside them, without those too)
+                label = "without the schedule"
+                if result.regimes and result.rate_schedule:
+                    label = "without schedule, relapse, regimes" if result.relapse_probability else \
+                        "without schedule, regimes"
                 print(goodness_table(g.rows, g.without_schedule, label), file=report)
             if note:
                 print(note, file=report)
@@ -467,7 +470,7 @@ def fit_table(f) -> str:
     else:
         lines.append("  gamma frailty: none (the servers' counts are not over-dispersed beyond the lifetimes')")
     if f.relapse_probability:
-        aic = next(v for k, v in f.aic.items() if k.endswith(", relapse"))
+        aic = f.relapse_aic
         lines += [f"repairs that do not hold (AIC {aic:.1f}): "
                   f"{f.relapse_probability}", f"  the short lifetime's mean (days, frailty 1): {f.relapse_mean_days}"]
     if f.regimes:

@@ -169,6 +169,16 @@ class Fit:
         return f"{self.lifetime}, {schedule_name(self.schedule_months, self.schedule_trend is not None)}" \
             if self.rate_schedule else ""
 
+    @property
+    def relapse_aic(self) -> float | None:
+        """The AIC of the family whose relapses are written (the regimes joined with them, or the relapse family
+        alone; None: no relapse written)."""
+        if self.relapse_probability is None:
+            return None
+        if self.regimes and ", relapse," in self.regimes_family:
+            return self.aic[self.regimes_family]
+        return next((v for k, v in self.aic.items() if k.endswith(", relapse")), None)
+
     def model(self) -> Model:
         """The fitted model at its estimates (simd.traces.synth)."""
         return Model(
@@ -242,7 +252,7 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
     start = mmpp.pop("start", None)
     life.update(mmpp)
     if rel is not None:  # written when its AIC is the lowest (the regimes' included)
-        aic_rel, fields = rel
+        aic_rel, fields, rel_x = rel
         name = f"{written}, relapse"
         aic = {**life["aic"], name: aic_rel}
         if aic_rel < min(aic[written], aic.get("regimes", math.inf)):
@@ -251,6 +261,8 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
         life["aic"] = aic
     if joint_regimes and start is not None:
         life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled))
+        if rel is not None:  # both flags: the relapses inside the joint regimes too (simd.traces.joint.RelapseJoint)
+            life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled, rel_x))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs, np.array([span - f.start / DAY for f in log.faults if f.end is None]))
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
@@ -640,8 +652,8 @@ def _written(life: dict) -> str:
 def _relapse(log: FaultLog, servers: int, weight: np.ndarray, optimum: tuple) -> tuple[float, dict] | None:
     """Repairs that do not hold (simd.traces.relapse) on the renewal family written (``optimum``: its parameters,
     its schedule's log multipliers, bounds, Weibull or not, the schedule's edges; the schedule's pieces fitted again
-    with them, a trend's free): (its AIC and its fields: the lifetimes' estimates, the relapse's, the schedule's),
-    None when no interval follows a repair."""
+    with them, a trend's free): (its AIC, its fields: the lifetimes' estimates, the relapse's, the schedule's; its
+    optimum), None when no interval follows a repair."""
     from simd.traces import relapse
 
     x, b, bounds, weibull, edges = optimum
@@ -661,7 +673,7 @@ def _relapse(log: FaultLog, servers: int, weight: np.ndarray, optimum: tuple) ->
         fields["rate_schedule"] = _multipliers(edges, relapse.multipliers(iv, got.x[n + 2:]), np.eye(len(b)),
                                                got.cov[n + 2:, n + 2:])
         fields["schedule_trend"] = None  # (a trend's pieces free again)
-    return 2 * got.nll + 2 * len(got.x), fields
+    return 2 * got.nll + 2 * len(got.x), fields, got.x
 
 
 def _regime_estimates(ratio: Estimate, calm: Estimate, stormy: Estimate, dc: float, ds: float):
@@ -676,46 +688,68 @@ def _regime_estimates(ratio: Estimate, calm: Estimate, stormy: Estimate, dc: flo
 
 
 def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: str, optimum: tuple, start: tuple,
-           unscheduled: tuple | None) -> dict:
+           unscheduled: tuple | None, relapse_x: np.ndarray | None = None) -> dict:
     """The regimes joined with the renewal family ``written`` (its optimum ``optimum``; its schedule's pieces free,
     a trend's too), by simd.traces.joint from the regimes' optimum ``start``: its AIC in ``aic`` (the family's name
     and ", regimes"), and when it is the lowest, its estimates (``unscheduled``: the renewal family's without its
-    schedule, the goodness of fit's column)."""
+    schedule, the goodness of fit's column). With ``relapse_x`` (the relapse family's optimum: the lifetimes', logit
+    p, log mu, the schedule's) the relapses joined too, from there (", relapse, regimes")."""
     from simd.traces import joint
 
     x, b, bounds, weibull, edges = optimum
     spans = _spans(log, servers, weight)
-    got = joint.fit(spans, servers, log.span_days, edges, weibull, np.concatenate([x, b]),
-                    list(bounds) + [SCHEDULE_LOG_BOUNDS] * len(b), (max(start[0], 2.0), start[1], start[2]))
+    if relapse_x is not None:
+        from simd.traces import relapse
+
+        nb = len(x) + 2  # the lifetimes' parameters, logit p, log mu
+        x0 = relapse_x
+        xb = list(bounds) + [relapse.P_BOUNDS, (math.log(relapse.MU_MIN_DAYS), math.log(relapse.MU_MAX_DAYS))]
+    else:
+        nb = len(x)
+        x0 = np.concatenate([x, b])
+        xb = list(bounds)
+    got = joint.fit(spans, servers, log.span_days, edges, weibull, x0, xb + [SCHEDULE_LOG_BOUNDS] * len(b),
+                    (max(start[0], 2.0), start[1], start[2]), relapse=relapse_x is not None)
     months = round((edges[1] - edges[0]) / MONTH_DAYS) if len(edges) > 2 else 0
-    name = ("weibull" if weibull else "exponential") + (f", {schedule_name(months)}" if months else "") + ", regimes"
-    best = min(aic[written], aic.get("regimes", math.inf), aic.get(f"{written}, relapse", math.inf))
+    name = ("weibull" if weibull else "exponential") + (f", {schedule_name(months)}" if months else "") + (
+        ", relapse" if relapse_x is not None else "") + ", regimes"
+    # the lowest of the families the flags compare: the renewal one written, the regimes', the relapse's, the
+    # regimes joined (the relapses' with them are compared with all of those)
+    best = min(v for k, v in aic.items() if k in (written, "regimes") or k.endswith((", relapse", ", regimes")))
     aic = {**aic, name: 2 * got.nll + 2 * got.params}
     if aic[name] >= best:
         return {"aic": aic}
-    nb = len(x)
     se = np.sqrt(np.where(np.diag(got.cov) > 0, np.diag(got.cov), np.nan))
     lr, (ldc, lds) = got.x[nb], got.d
     r, dc, ds = 1.0 + math.exp(lr), math.exp(ldc), math.exp(lds)
     e = (dc + r * ds) / (dc + ds)
-    # theta as written: the calm units' over the stationary mean e; log theta_w = log theta_c - log e, its variance
-    # by the delta method over (log theta_c, log(r - 1), log d_c, log d_s)
-    grad = np.zeros(len(got.cov))
-    grad[0] = 1.0
-    grad[nb] = -ds * (r - 1.0) / (dc + r * ds)
-    grad[-2] = -(dc / (dc + r * ds) - dc / (dc + ds))
-    grad[-1] = -(r * ds / (dc + r * ds) - ds / (dc + ds))
-    var = float(grad @ got.cov @ grad)
+    # the times as written (theta, and the short mean mu with relapses): the calm units' over the stationary mean
+    # e; log t_w = log t_c - log e, its variance by the delta method over (log t_c, log(r - 1), log d_c, log d_s)
     xw = got.x[:nb].copy()
-    xw[0] -= math.log(e)
     sew = se[:nb].copy()
-    sew[0] = math.sqrt(var) if var > 0 else math.nan
-    fields = _lifetime_fields(xw, sew, weibull)
+    for i in (0, nb - 1) if relapse_x is not None else (0,):
+        grad = np.zeros(len(got.cov))
+        grad[i] = 1.0
+        grad[nb] = -ds * (r - 1.0) / (dc + r * ds)
+        grad[-2] = -(dc / (dc + r * ds) - dc / (dc + ds))
+        grad[-1] = -(r * ds / (dc + r * ds) - ds / (dc + ds))
+        var = float(grad @ got.cov @ grad)
+        xw[i] -= math.log(e)
+        sew[i] = math.sqrt(var) if var > 0 else math.nan
+    nl = len(x)  # the lifetimes' parameters
+    fields = _lifetime_fields(xw[:nl], sew[:nl], weibull)
     above = _est(lr, se[nb])
     ratio = Estimate(1 + above.value, 1 + above.low, 1 + above.high)
     calm, stormy = _est(ldc, se[-2]), _est(lds, se[-1])
-    out = dict(aic=aic, **fields, lifetime="weibull" if weibull else "exponential", relapse_probability=None,
-               relapse_mean_days=None,
+    if relapse_x is not None:
+        p = float(special.expit(xw[nl]))
+        half = Z * sew[nl] if math.isfinite(sew[nl]) else math.inf
+        rel = dict(relapse_probability=Estimate(p, float(special.expit(xw[nl] - half)),
+                                                float(special.expit(xw[nl] + half))),
+                   relapse_mean_days=_est(xw[nl + 1], sew[nl + 1]))
+    else:
+        rel = dict(relapse_probability=None, relapse_mean_days=None)
+    out = dict(aic=aic, **fields, lifetime="weibull" if weibull else "exponential", **rel,
                regimes=_regime_estimates(ratio, calm, stormy, dc, ds), regime_ratio=ratio, regimes_family=name,
                regimes_ess=got.ess, regimes_nll_error=got.nll_error)
     if len(edges) > 2:

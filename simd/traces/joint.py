@@ -38,6 +38,7 @@ mean of 1 (``m_c = 1 / E``, ``m_s = r / E``, ``E = (d_c + r d_s) / (d_c + d_s)``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -182,6 +183,10 @@ class Joint:
         eb = np.exp(np.concatenate([[0.0], b]))
         return eb / (self.share @ eb)
 
+    def hold(self, x: np.ndarray, p: Paths, rows) -> None:
+        """Before evaluating the paths ``rows`` of ``p`` near ``x`` many times (an M-step, Louis' Hessian): what
+        their likelihoods can keep from ``x`` (RelapseJoint: the quadrature's panels); ``()``: none kept."""
+
     def draw(self, x: np.ndarray, d: np.ndarray, k_paths: int, rng: np.random.Generator) -> Paths:
         """K paths from the proposal at (x, d)."""
         lam, lam_s, log_fault = self.emission = self.proposal(x, d)
@@ -200,15 +205,9 @@ class Joint:
         theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
         a = math.exp(base[-1])
         m = self.multipliers(x[self.base + 1:])
-        grid = np.arange(self.steps + 1) * self.h
-        # the schedule's operational clock at each grid point
-        piece_clock = np.concatenate([[0.0], np.cumsum(np.diff(self.edges) * m)])
-        j = np.clip(np.searchsorted(self.edges, grid, "right") - 1, 0, len(m) - 1)
-        clock = piece_clock[j] + (grid - self.edges[j]) * m[j]
-        # the storms expected: the clock times the regimes' stationary mean multiplier (calm units)
         dc, ds = math.exp(d[0]), math.exp(d[1])
         mean = (dc + r * ds) / (dc + ds) if mean is None else mean
-        clock = clock * mean
+        clock = self.clock(m, mean)
         # each server's E[w**k] given its faults and its cumulative hazard along that clock
         every = (self.overlap @ m) * mean
         z = (every / theta) ** k
@@ -220,13 +219,26 @@ class Joint:
                              theta, k, r, self.steps)
         # a fault in a storm: its density times r, and its age lengthened by the storm's part of it (taken as the
         # last min(age, d_s) of it, the rest at the expected clock's pace), the Weibull hazard's (k - 1) log of that
-        ages = self.fault_age
-        last = np.minimum(ages, ds)
-        rest = mean * (ages - last)
-        longer = np.log((rest + r * last) / np.maximum(rest + last, 1e-300))
+        longer = self.storm_ages(ds, r, mean)
         log_fault = np.bincount(self.fault_step, weights=self.fault_weight * (math.log(r) + (k - 1.0) * longer),
                                 minlength=self.steps)
         return lam, lam_s, log_fault
+
+    def clock(self, m: np.ndarray, mean: float) -> np.ndarray:
+        """The operational clock at each grid point: the schedule's (multipliers ``m``) times the regimes'
+        stationary ``mean`` multiplier (the storms expected; calm units)."""
+        grid = np.arange(self.steps + 1) * self.h
+        piece_clock = np.concatenate([[0.0], np.cumsum(np.diff(self.edges) * m)])
+        j = np.clip(np.searchsorted(self.edges, grid, "right") - 1, 0, len(m) - 1)
+        return (piece_clock[j] + (grid - self.edges[j]) * m[j]) * mean
+
+    def storm_ages(self, ds: float, r: float, mean: float) -> np.ndarray:
+        """Per fault, the log of how much a storm lengthens its interval's operational length: the storm's part
+        taken as the interval's last min(age, d_s), the rest at the expected clock's pace."""
+        ages = self.fault_age
+        last = np.minimum(ages, ds)
+        rest = mean * (ages - last)
+        return np.log((rest + r * last) / np.maximum(rest + last, 1e-300))
 
     def _paths(self, paths, lam, lam_s, log_fault, log_z, r, d) -> Paths:
         """The M-step's reading of the paths drawn (0/1, K x steps) under the emissions given."""
@@ -311,6 +323,7 @@ class Joint:
         kept = np.zeros_like(omega)
         kept[heaviest] = omega[heaviest]
         omega = kept / kept.sum()
+        self.hold(x, p, heaviest)
 
         def f(y):
             v, g = 0.0, np.zeros(len(y))
@@ -322,10 +335,91 @@ class Joint:
 
         x = optimize.minimize(f, x, jac=True, method="L-BFGS-B", bounds=bounds,
                               options={"maxiter": M_STEP_ITERATIONS}).x
+        self.hold(x, p, ())
         counts = omega @ p.counts
         d = optimize.minimize(lambda e: -self.path_prior(e, counts[None])[0], d, method="L-BFGS-B",
                               bounds=[(math.log(self.h), math.log(self.span) + 3)] * 2).x
         return x, d
+
+
+class RelapseJoint(Joint):
+    """The joint model with repairs that do not hold (the engine's servers.relapse with its regimes; simd.traces.
+    relapse): given the regime path, the relapse family's likelihood (relapse.quadrature) over each interval's
+    operational length, each fault's density times its regime's and piece's multipliers; the short lifetimes in
+    the same operational time as the law's (the engine's). Parameters: log theta, (log k,) log a, logit p, log mu
+    (the short mean, calm units), log(r - 1), the schedule's b's; the intervals by server and start (the relapse
+    family's order: a server's first is of the law)."""
+
+    def __init__(self, spans, servers: int, span: float, edges: np.ndarray, weibull: bool, steps: int = STEPS):
+        from simd.traces import relapse
+
+        owner, start, end, done, n = spans
+        order = np.lexsort((start, owner))
+        super().__init__((owner[order], start[order], end[order], done[order], n), servers, span, edges, weibull,
+                         steps)
+        self.relapse = relapse
+        self.base = 5 if weibull else 4  # log theta, (log k), log a, logit p, log mu
+        first = np.ones(len(self.owner), dtype=bool)
+        first[1:] = self.owner[1:] != self.owner[:-1]
+        self.iv = relapse.Intervals(x=self.end - self.start, done=np.where(self.end > self.start, self.done, 0.0),
+                                    after=~first, owner=self.owner, servers=servers)
+        self.alike = np.unique(np.stack([self.start, self.end]), axis=1, return_inverse=True)
+        self.held: dict[tuple[int, int], np.ndarray] = {}
+
+    def hold(self, x: np.ndarray, p: Paths, rows) -> None:
+        """The quadrature's panels of the paths ``rows`` at ``x``, kept for their calls until the next hold (the
+        coarse grid that finds them is half of a call's time; within an M-step's or a Hessian's moves the
+        integrand stays inside them; the importance weights and the likelihood find theirs anew)."""
+        self.held = {(id(p), int(i)): self.relapse.panels(x[:self.base], self._lengths(x, p, i)[0], self.weibull)
+                     for i in rows}
+
+    def _lengths(self, x: np.ndarray, p: Paths, i: int):
+        """(the intervals at path i's operational lengths, their days by piece with the storms', multipliers)."""
+        r = 1.0 + math.exp(x[self.base])
+        m = self.multipliers(x[self.base + 1:])
+        w = self.overlap + (r - 1.0) * p.stormy[i]
+        return dataclasses.replace(self.iv, x=w @ m), w, m
+
+    def nll(self, x: np.ndarray, p: Paths, i: int, grad: bool = False):
+        """Path i's negative complete-data log-likelihood (the path's own prior apart)."""
+        base, r = x[:self.base], 1.0 + math.exp(x[self.base])
+        iv, w, m = self._lengths(x, p, i)
+        every = iv.x
+        log_m = float(self.c @ np.log(m)) + p.faults_stormy[i] * math.log(r)
+        held = self.held.get((id(p), int(i)))
+        if not grad:
+            return -self.relapse.quadrature(base, iv, self.weibull, False, held) - log_m
+        value, g, d_every = self.relapse.quadrature(base, iv, self.weibull, True, held)
+        gr = (r - 1.0) * float(d_every @ (p.stormy[i] @ m)) - p.faults_stormy[i] * (r - 1.0) / r
+        total = self.c.sum()
+        gb = m * (d_every @ w) - self.share * m * float(d_every @ every) - (self.c - total * self.share * m)
+        return -value - log_m, np.concatenate([g, [gr], gb[1:]])
+
+    def proposal(self, x: np.ndarray, d: np.ndarray, mean: float | None = None) -> tuple[np.ndarray, np.ndarray,
+                                                                                         np.ndarray]:
+        """The proposal's emissions (Joint.proposal's) with the relapses: each interval's expected hazard is its
+        law's, weighted by ``E[(1 - s) w**k]``, plus its short part's (exponential of mean mu), weighted by
+        ``E[s w]`` (relapse.hazard_weights: s the interval's posterior share of a short lifetime, w its server's
+        frailty, at the clock's expected pace); a fault in a storm lengthens its Weibull age by its law's share,
+        ``1 - E[s]`` (an exponential's density does not move with its age)."""
+        base, r = x[:self.base], 1.0 + math.exp(x[self.base])
+        theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
+        mu = math.exp(base[-1])
+        m = self.multipliers(x[self.base + 1:])
+        dc, ds = math.exp(d[0]), math.exp(d[1])
+        mean = (dc + r * ds) / (dc + ds) if mean is None else mean
+        clock = self.clock(m, mean)
+        law, short, s = self.relapse.hazard_weights(base, dataclasses.replace(self.iv, x=(self.overlap @ m) * mean),
+                                                    self.weibull)
+        (lo, hi), back = self.alike
+        back = back.reshape(-1)
+        lam, lam_s = _hazard(lo, hi, np.bincount(back, weights=law), clock, mean, self.h, theta, k, r, self.steps)
+        short_c, short_s = _hazard(lo, hi, np.bincount(back, weights=short), clock, mean, self.h, mu, 1.0, r,
+                                   self.steps)
+        longer = self.storm_ages(ds, r, mean) * (1.0 - s[self.done > 0])
+        log_fault = np.bincount(self.fault_step, weights=self.fault_weight * (math.log(r) + (k - 1.0) * longer),
+                                minlength=self.steps)
+        return lam + short_c, lam_s + short_s, log_fault
 
 
 @dataclass(frozen=True)
@@ -341,10 +435,11 @@ class JointFit:
 
 def fit(spans, servers: int, span: float, edges: np.ndarray, weibull: bool, x0: np.ndarray, bounds: list,
         start: tuple[float, float, float], iterations: int = ITERATIONS, paths: int = PATHS,
-        final_paths: int = FINAL_PATHS, steps: int = STEPS, seed: int = SEED) -> JointFit | None:
+        final_paths: int = FINAL_PATHS, steps: int = STEPS, seed: int = SEED, relapse: bool = False) -> JointFit | None:
     """The joint maximum likelihood from the renewal fit's optimum ``x0`` (base parameters then the schedule's
-    b's; ``bounds`` theirs) and the regimes' start (ratio, calm days, stormy days)."""
-    j = Joint(spans, servers, span, edges, weibull, steps)
+    b's; ``bounds`` theirs) and the regimes' start (ratio, calm days, stormy days); ``relapse``: with repairs that
+    do not hold (:class:`RelapseJoint`; ``x0`` the relapse family's, its logit p and log mu among the base)."""
+    j = (RelapseJoint if relapse else Joint)(spans, servers, span, edges, weibull, steps)
     ratio, dc, ds = start
     x = np.concatenate([x0[:j.base], [math.log(max(ratio - 1.0, 1e-2))], x0[j.base:]])
     xb = list(bounds[:j.base]) + [RATIO_BOUNDS] + list(bounds[j.base:])
@@ -409,6 +504,7 @@ def _louis(j: Joint, x: np.ndarray, d: np.ndarray, p: Paths, omega: np.ndarray) 
     order = np.argsort(-omega)
     rows = order[:min(int(np.searchsorted(np.cumsum(omega[order]), 0.99)) + 1, HESSIAN_PATHS)]
     counts = p.counts[rows]
+    j.hold(x, p, rows)
 
     def gradient(phi: np.ndarray) -> np.ndarray:
         y, e = phi[:nx], phi[nx:]
@@ -427,7 +523,9 @@ def _louis(j: Joint, x: np.ndarray, d: np.ndarray, p: Paths, omega: np.ndarray) 
         w /= w.sum()
         return w @ np.concatenate([np.array(scores), gd], axis=1)
 
-    return -mixture.hessian(gradient, np.concatenate([x, d]))
+    info = -mixture.hessian(gradient, np.concatenate([x, d]))
+    j.hold(x, p, ())
+    return info
 
 
 def _hessian(f, x: np.ndarray, step: float = 1e-3) -> np.ndarray:

@@ -11,7 +11,7 @@ multiplier), else of the law. Given w the intervals are independent, so a server
 
 (d: the interval ended in a fault, 1; censored by the log's end or a burst, 0; the burst window's chance weights in
 between), a product of sums the label patterns of which number 2^n for a server of n repairs. The expectation is
-taken over w by quadrature in u = log w instead, server by server (:func:`_integrals`): a coarse grid over the
+taken over w by quadrature in u = log w instead, server by server (:func:`_kernel`, compiled): a coarse grid over the
 prior's range and the server's own mode finds where the integrand lies within e^-45 of its peak, Gauss-Legendre
 panels there integrate it; its log's gradient in the parameters is the posterior expectation of the integrand's
 log's gradient on the same nodes (analytic, per interval: which part of the mixture the interval belongs to is a
@@ -31,10 +31,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from simd.engine import njit
+
 COARSE = 160  # the coarse grid's nodes per server
 PANELS, NODES = 3, 24  # Gauss-Legendre panels over where the integrand matters, and nodes each
 FALL = 45.0  # the integrand's fall from its peak left out (e**-45 ~ 3e-20)
 _GL, _GW = np.polynomial.legendre.leggauss(NODES)
+_LIN = np.linspace(0.0, 1.0, COARSE)
 P_BOUNDS = (-12.0, 4.0)  # logit p: 6e-6 .. 0.98
 MU_MIN_DAYS = 1.0 / 1440  # a minute
 MU_MAX_DAYS = 2.0  # a short lifetime is hours, not the law's days
@@ -85,111 +88,215 @@ def multipliers(iv: Intervals, logs: np.ndarray) -> np.ndarray:
     return eb / (iv.share @ eb)
 
 
-def _terms(u: np.ndarray, iv: Intervals, theta: float, k: float, p: float, mu: float, grad: bool):
-    """Per interval and node ``u`` (intervals x nodes): the log term of the likelihood, and with ``grad`` its
-    derivatives in log theta, log k, logit p and log mu."""
-    x, d = iv.x[:, None], iv.done[:, None]
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        logx = np.log(np.where(x > 0, x, 1.0))
-        v = k * (u + logx - math.log(theta))  # log of (w x / theta)**k
-        e = np.where(x > 0, np.exp(v), 0.0)
-        o = d * (math.log(k) + v - np.where(x > 0, logx, 0.0)) - e  # log f**d S**(1 - d) of the law
-        ew = np.exp(u)
-        s = d * (u - math.log(mu)) - ew * x / mu  # ... of the short exponential
-        after = iv.after[:, None]
-        lo, ls = o + math.log1p(-p), s + math.log(p)
-        t = np.where(after, np.logaddexp(lo, ls), o)
-        if not grad:
-            return t, None
-        r = np.where(after, np.exp(ls - t), 0.0)  # the posterior share of the short part
-        do_L = -k * d + k * e
-        do_K = d * (1.0 + v) - e * v
-        do_K = np.where(x > 0, do_K, 0.0)
-        g_L, g_K = (1 - r) * do_L, (1 - r) * do_K
-        g_P = np.where(after, r - p, 0.0)
-        g_M = r * (-d + ew * x / mu)
-        safe = np.where(x > 0, x, 1.0)
-        g_X = np.where(x > 0, (1 - r) * (d * (k - 1.0) - k * e) / safe, 0.0) - r * ew / mu  # in the length
-    return t, (g_L, g_K, g_P, g_M, g_X)
-
-
-def _prior(u: np.ndarray, a: float):
-    """log of Gamma(a, 1/a)'s density in u = log w, and its derivative in log a."""
-    ew = np.exp(u)
-    value = a * math.log(a) - special.gammaln(a) + a * u - a * ew
-    return value, a * (math.log(a) + 1.0 - special.digamma(a) + u - ew)
-
-
-def _by_server(values: np.ndarray, iv: Intervals) -> np.ndarray:
-    """Per server (rows) the sum of its intervals' rows."""
-    starts = np.flatnonzero(np.concatenate([[True], iv.owner[1:] != iv.owner[:-1]]))
-    return np.add.reduceat(values, starts, axis=0)
-
-
 def _integrals(params: np.ndarray, iv: Intervals, weibull: bool, grad: bool):
     """The negative log-likelihood at ``params`` (module docstring), and with ``grad`` its gradient."""
     base = 5 if weibull else 4
-    theta = math.exp(params[0])
-    k = math.exp(params[1]) if weibull else 1.0
-    a = math.exp(params[base - 3])
-    p = float(special.expit(params[base - 2]))
-    mu = math.exp(params[base - 1])
     log_m, m = 0.0, None
     if iv.overlap is not None:  # the schedule: operational lengths, the faults' densities times their multipliers
         m = multipliers(iv, params[base:])
         iv = Intervals(x=iv.overlap @ m, done=iv.done, after=iv.after, owner=iv.owner, servers=iv.servers,
                        overlap=iv.overlap, share=iv.share, counts=iv.counts)
         log_m = float(iv.counts @ np.log(m))
+    if not grad:
+        return -(quadrature(params[:base], iv, weibull, False) + log_m)
+    value, g, d_x = quadrature(params[:base], iv, weibull, True)
+    nll = -(value + log_m)
+    if m is not None:  # the pieces' log multipliers, through each interval's length (fit.schedule_likelihood's rule)
+        c = iv.counts
+        gb = m * (d_x @ iv.overlap) - iv.share * m * float(d_x @ iv.x) - (c - c.sum() * iv.share * m)
+        return nll, np.concatenate([g, gb[1:]])
+    return nll, g
+
+
+def _unpack(base: np.ndarray, weibull: bool) -> tuple[float, float, float, float, float]:
+    """(theta, k, a, p, mu) from log theta, (log k,) log a, logit p, log mu."""
+    n = len(base)
+    return (math.exp(base[0]), math.exp(base[1]) if weibull else 1.0, math.exp(base[n - 3]),
+            float(special.expit(base[n - 2])), math.exp(base[n - 1]))
+
+
+@njit(inline="always")
+def _term(u, ew, eku, x, d, after, z, logx, k, logk, logtheta, p, log1mp, logp, mu, logmu):
+    """An interval's log term of the likelihood at the node u = log w (``ew = e**u``, ``eku = e**(k u)``; ``z``
+    its ``(x / theta)**k``): (the term, the posterior share of the short part, the law's ``(w x / theta)**k``, its
+    log)."""
+    if x > 0:
+        v = k * (u + logx - logtheta)  # log of (w x / theta)**k
+        e = eku * z
+        o = d * (logk + v - logx) - e  # log f**d S**(1 - d) of the law
+    else:
+        v = e = o = 0.0  # (a tie: no density, no exposure)
+    if not after:
+        return o, 0.0, e, v
+    lo = o + log1mp
+    ls = d * (u - logmu) - ew * x / mu + logp  # ... of the short exponential, times p
+    top = max(lo, ls)
+    t = top + math.log1p(math.exp(-abs(lo - ls)))
+    return t, math.exp(ls - t), e, v
+
+
+@njit()
+def _kernel(x, done, after, starts, theta, k, a, p, mu, prior_c, digamma_a, u_lo, u_hi, lin, gl, gw, want, held):
+    """The quadrature over every server (module docstring), compiled: (the log-likelihood, with ``want`` 1 the
+    negative log-likelihood's gradient in (log theta, log k, log a, logit p, log mu) and its derivative in each
+    interval's length, with ``want`` 2 per interval E[(1 - s) w**k], E[s w] and E[s] over the server's posterior
+    (:func:`hazard_weights`), the panels' ends per server). ``held``: the panels' ends (2 x servers) of an earlier
+    call, kept (the coarse grid skipped; empty: found anew)."""
+    logk, logtheta, log1mp, logp, logmu, loga = math.log(k), math.log(theta), math.log1p(-p), math.log(p), \
+        math.log(mu), math.log(a)
+    nodes = len(gl)
+    m = PANELS * nodes
+    coarse = len(lin)
+    servers = len(starts) - 1
+    logx = np.zeros(len(x))
+    z = np.zeros(len(x))
+    for i in range(len(x)):
+        if x[i] > 0:
+            logx[i] = math.log(x[i])
+            z[i] = (x[i] / theta) ** k
+    longest = 0
+    for s in range(servers):
+        longest = max(longest, starts[s + 1] - starts[s])
+    gbuf = np.empty(coarse)
+    us, wq, g = np.empty(m), np.empty(m), np.empty(m)
+    sums = np.zeros((5, m))  # per node: d/d log theta, log k, log a (the prior's), logit p, log mu
+    share = np.empty((longest if want else 0, m))  # a server's intervals' short shares at each node
+    expo = np.empty((longest if want else 0, m))  # ... and their law's (w x / theta)**k
+    out = np.zeros(5)
+    d_x = np.zeros(len(x) if want == 1 else 0)
+    shares = np.zeros((3, len(x) if want == 2 else 0))
+    ends = np.empty((2, servers))
+    value = 0.0
+    for s in range(servers):
+        i0, i1 = starts[s], starts[s + 1]
+        if held.shape[1]:
+            left, right = held[0, s], held[1, s]
+        else:
+            n = 0.0
+            h = 0.0
+            for i in range(i0, i1):
+                n += done[i]
+                h += z[i]
+            r = a + k * n
+            mode = math.log(r / a)
+            for _ in range(60):  # Newton on r - a e**u - k h e**(k u) = 0 (concave: from the right)
+                eu, eku = a * math.exp(mode), h * math.exp(k * mode)
+                mode = mode - (r - eu - k * eku) / (-(eu + k * k * eku))
+            lo = min(u_lo, mode - 8.0)
+            hi = max(max(u_hi, mode + 8.0), 8.0)
+            peak = -math.inf
+            for c in range(coarse):
+                u = lo + (hi - lo) * lin[c]
+                ew, eku = math.exp(u), math.exp(k * u)
+                gc = prior_c + a * u - a * ew
+                for i in range(i0, i1):
+                    gc += _term(u, ew, eku, x[i], done[i], after[i], z[i], logx[i], k, logk, logtheta, p, log1mp,
+                                logp, mu, logmu)[0]
+                gbuf[c] = gc
+                peak = max(peak, gc)
+            c0 = 0
+            while gbuf[c0] < peak - FALL:
+                c0 += 1
+            c1 = coarse - 1
+            while gbuf[c1] < peak - FALL:
+                c1 -= 1
+            step = (hi - lo) / (coarse - 1)
+            left, right = lo + max(c0 - 1, 0) * step, lo + min(c1 + 1, coarse - 1) * step
+        ends[0, s], ends[1, s] = left, right
+        width = (right - left) / PANELS  # Gauss-Legendre panels over [left, right]
+        top = -math.inf
+        for pa in range(PANELS):
+            mid = left + width * (pa + 0.5)
+            for q in range(nodes):
+                j = pa * nodes + q
+                u = mid + width / 2 * gl[q]
+                us[j], wq[j] = u, width / 2 * gw[q]
+                ew, eku = math.exp(u), math.exp(k * u)
+                gj = prior_c + a * u - a * ew
+                if want == 1:
+                    sums[:, j] = 0.0
+                    sums[2, j] = a * (loga + 1.0 - digamma_a + u - ew)
+                for i in range(i0, i1):
+                    t, sh, e, v = _term(u, ew, eku, x[i], done[i], after[i], z[i], logx[i], k, logk, logtheta, p,
+                                        log1mp, logp, mu, logmu)
+                    gj += t
+                    if want:
+                        share[i - i0, j], expo[i - i0, j] = sh, e
+                    if want == 1:
+                        d = done[i]
+                        sums[0, j] += (1 - sh) * (-k * d + k * e)
+                        if x[i] > 0:
+                            sums[1, j] += (1 - sh) * (d * (1.0 + v) - e * v)
+                        if after[i]:
+                            sums[3, j] += sh - p
+                        sums[4, j] += sh * (-d + ew * x[i] / mu)
+                g[j] = gj
+                top = max(top, gj)
+        total = 0.0
+        for j in range(m):
+            g[j] = math.exp(g[j] - top) * wq[j]  # (now the integrand's nodes' share, unnormalised)
+            total += g[j]
+        value += top + math.log(total)
+        if want == 0:
+            continue
+        for j in range(m):
+            post = g[j] / total
+            if want == 1:
+                for c in range(5):
+                    out[c] += post * sums[c, j]
+            ew, eku = math.exp(us[j]), math.exp(k * us[j])
+            for i in range(i0, i1):
+                sh, e = share[i - i0, j], expo[i - i0, j]
+                if want == 1:  # the term's derivative in the interval's length
+                    gx = -sh * ew / mu
+                    if x[i] > 0:
+                        gx += (1 - sh) * (done[i] * (k - 1.0) - k * e) / x[i]
+                    d_x[i] -= post * gx
+                else:
+                    shares[0, i] += post * (1.0 - sh) * eku
+                    shares[1, i] += post * sh * ew
+                    shares[2, i] += post * sh
+    return value, -out, d_x, shares, ends
+
+
+_NONE = np.zeros((2, 0))
+
+
+def _run(base: np.ndarray, iv: Intervals, weibull: bool, want: int, held: np.ndarray | None = None):
+    """:func:`_kernel` at ``base`` over ``iv`` (``held``: its panels' ends kept from an earlier call)."""
+    theta, k, a, p, mu = _unpack(base, weibull)
     # the coarse range: the prior's 1e-12 .. 1 - 1e-12 quantiles, widened to each server's mode of the law alone
     q_lo, q_hi = special.gammaincinv(a, 1e-12) / a, special.gammaincinv(a, 1.0 - 1e-12) / a
     u_lo = max(math.log(q_lo) if q_lo > 0 else -60.0, -60.0)
-    u_hi = math.log(q_hi)
-    n = _by_server(iv.done[:, None], iv)[:, 0]
-    with np.errstate(divide="ignore"):
-        h = _by_server(np.where(iv.x > 0, (iv.x / theta) ** k, 0.0)[:, None], iv)[:, 0]
-    r = a + k * n
-    mode = np.log(r / a)
-    for _ in range(60):  # Newton on r - a e**u - k h e**(k u) = 0 (concave: from the right)
-        eu, eku = a * np.exp(mode), h * np.exp(k * mode)
-        mode = mode - (r - eu - k * eku) / (-(eu + k * k * eku))
-    lo = np.minimum(u_lo, mode - 8.0)
-    hi = np.maximum(np.maximum(u_hi, mode + 8.0), 8.0)
-    grid = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, COARSE)[None, :]
-    t, _ = _terms(grid[iv.owner], iv, theta, k, p, mu, False)
-    g = _by_server(t, iv) + _prior(grid, a)[0]
-    peak = g.max(axis=1)
-    above = g >= (peak - FALL)[:, None]
-    i0 = np.argmax(above, axis=1)
-    i1 = COARSE - 1 - np.argmax(above[:, ::-1], axis=1)
-    step = (hi - lo) / (COARSE - 1)
-    left, right = lo + np.maximum(i0 - 1, 0) * step, lo + np.minimum(i1 + 1, COARSE - 1) * step
-    # Gauss-Legendre panels over [left, right]
-    width = (right - left) / PANELS
-    mids = left[:, None] + width[:, None] * (np.arange(PANELS) + 0.5)[None, :]
-    nodes = (mids[:, :, None] + width[:, None, None] / 2 * _GL[None, None, :]).reshape(len(left), -1)
-    weights = (width[:, None, None] / 2 * np.broadcast_to(_GW, (PANELS, NODES))[None]).reshape(len(left), -1)
-    t, parts = _terms(nodes[iv.owner], iv, theta, k, p, mu, grad)
-    prior, d_a = _prior(nodes, a)
-    g = _by_server(t, iv) + prior
-    top = g.max(axis=1)
-    f = np.exp(g - top[:, None]) * weights
-    total = f.sum(axis=1)
-    nll = -(float((top + np.log(total)).sum()) + log_m)
+    starts = np.flatnonzero(np.concatenate([[True], iv.owner[1:] != iv.owner[:-1], [True]]))
+    return _kernel(iv.x, iv.done, iv.after, starts, theta, k, a, p, mu, a * math.log(a) - special.gammaln(a),
+                   special.digamma(a), u_lo, math.log(q_hi), _LIN, _GL, _GW, want, _NONE if held is None else held)
+
+
+def quadrature(base: np.ndarray, iv: Intervals, weibull: bool, grad: bool, held: np.ndarray | None = None):
+    """The log-likelihood of the intervals ``iv`` as their lengths ``iv.x`` are (operational, any schedule's or
+    regimes' multipliers of the faults' densities apart) at the lifetimes' and the relapse's parameters ``base``
+    (log theta, (log k,) log a, logit p, log mu); with ``grad``: (it, the negative log-likelihood's gradient in
+    ``base``, its derivative in each interval's length). ``held``: the quadrature's panels per server kept from
+    :func:`panels` (a smooth function of the parameters near where they were found; None: found anew)."""
+    value, g, d_x, _, _ = _run(base, iv, weibull, 1 if grad else 0, held)
     if not grad:
-        return nll
-    post = f / total[:, None]
-    out = [float((post * _by_server(parts[0], iv)).sum())]
-    if weibull:
-        out.append(float((post * _by_server(parts[1], iv)).sum()))
-    out.append(float((post * d_a).sum()))
-    out.append(float((post * _by_server(parts[2], iv)).sum()))
-    out.append(float((post * _by_server(parts[3], iv)).sum()))
-    if m is not None:  # the pieces' log multipliers, through each interval's length (fit.schedule_likelihood's rule)
-        d_x = -(post[iv.owner] * parts[4]).sum(axis=1)
-        c = iv.counts
-        gb = m * (d_x @ iv.overlap) - iv.share * m * float(d_x @ iv.x) - (c - c.sum() * iv.share * m)
-        return nll, np.concatenate([-np.array(out), gb[1:]])
-    return nll, -np.array(out)
+        return value
+    return value, (g if weibull else np.delete(g, 1)), d_x
+
+
+def panels(base: np.ndarray, iv: Intervals, weibull: bool) -> np.ndarray:
+    """The quadrature's panels' ends per server (2 x servers) at ``base``, for :func:`quadrature`'s ``held``."""
+    return _run(base, iv, weibull, 0)[4]
+
+
+def hazard_weights(base: np.ndarray, iv: Intervals, weibull: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per interval, over its server's frailty posterior (the quadrature's nodes) with s the interval's posterior
+    share of the short part given w (0 for a server's first): ``E[(1 - s) w**k]`` and ``E[s w]``, the weights of
+    the law's baseline cumulative hazard and of the short part's in the interval's expected hazard, and ``E[s]``
+    (simd.traces.joint's proposal with relapses)."""
+    shares = _run(base, iv, weibull, 2)[3]
+    return shares[0], shares[1], shares[2]
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,7 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         lines += ["      # each server's frailty: gamma of mean 1 (over-dispersed faults per server)",
                   f"      rates: {{gamma_shape: {a}}}" + comment(_ci(f.gamma_shape), note)]
     if f.relapse_probability is not None:
-        aic = next((v for k, v in f.aic.items() if k.endswith(", relapse")), None)
+        aic = f.relapse_aic
         p, mu = f.relapse_probability, f.relapse_mean_days
         lines += [f"      # repairs that do not hold{f' (AIC {aic:.1f})' if aic is not None else ''}: a share "
                   f"{p.value:.4g} ({_ci(p)}), then a short lifetime of mean {mu.value:.4g} days ({_ci(mu)})",
