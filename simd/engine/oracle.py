@@ -214,16 +214,24 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     def tier_durable(x: _Tier) -> None:
         """Memory tier ``x``'s save in flight is written: the tier's copy, a rollback target unless a checkpoint is
-        newer (a persistent save, or a higher tier's, stands for the tier's at its own steps)."""
+        newer (a persistent save, or a higher tier's, stands for the tier's at its own steps); one whose snapshot
+        held the present SDC (committed SDCs) commits it with the copy, baked in if no checkpoint held it yet."""
         nonlocal last, clean
         x.wend = 0
         if x.wfail:  # its write failed: no rollback target
             x.n["saves_failed"] += 1
             return
         x.n["saves"] += 1
+        if x.wsdc:
+            c["sdc_baked"] += not held()
+            x.keep(x.wstep, True)
+            last = max(last, x.wstep)
+            return
         x.keep(x.wstep, False)
         if x.wstep > last:
             last = clean = x.wstep
+        elif committed:  # a newer checkpoint may hold the SDC: this copy the newest clean one
+            clean = max(clean, x.wstep)
 
     def roll_back(to: int) -> None:
         """A restart's rollback: every group runs again (elastic replica groups; with servers once their replacements
@@ -599,19 +607,21 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             t += x.us
             if x.save_fail > 0 and rng.random() < x.save_fail:  # failed: the tier's copy stays
                 if x.write_us:  # (its write runs, and fails at its end)
-                    x.wend, x.wstep, x.wfail = t + x.write_us, cur, True
+                    x.wend, x.wstep, x.wfail, x.wsdc = t + x.write_us, cur, True, False
                 else:
                     x.n["saves_failed"] += 1
             elif corrupted and not committed:  # baked in: roll back (reference semantics)
                 c["sdc_baked"] += 1
                 detected(last)
-            elif corrupted:  # committed with the tier's save (with one copy, it overwrites the tier's clean copy)
+            elif corrupted and not x.write_us:  # committed with the tier's save (with one copy, it overwrites the
+                # tier's clean copy)
                 c["sdc_baked"] += not held()
                 x.keep(cur, True)
                 last = cur
                 x.n["saves"] += 1
-            elif x.write_us:  # its write starts: a rollback target once written
-                x.wend, x.wstep, x.wfail = t + x.write_us, cur, False
+            elif x.write_us:  # its write starts: a rollback target once written (committed SDCs: holding the SDC
+                # present, committed with it then)
+                x.wend, x.wstep, x.wfail, x.wsdc = t + x.write_us, cur, False, corrupted
             else:
                 x.keep(cur, False)
                 last = clean = cur
@@ -700,7 +710,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 class _Tier:
     """A memory tier in the oracle (docs/model.md, "Memory tiers"): its parameters (the plan's ``mem_*`` or
     ``low_*``), its copies (its newest ``keep`` durable saves, oldest first: (job step, whether it holds the present
-    SDC: committed SDCs)), its save in flight (when its write ends, 0: none; its job step; whether it fails) and its
+    SDC: committed SDCs)), its save in flight (when its write ends, 0: none; its job step; whether it fails; whether
+    it holds the present SDC) and its
     counts."""
 
     def __init__(self, tier, every: int, us: int, load_us: int, corrupt: float, save_fail: float, write_us: int,
@@ -710,7 +721,7 @@ class _Tier:
         self.save_fail, self.write_us, self.keep_n = save_fail, write_us, keep
         self.ring: list[tuple[int, bool]] = []
         self.wend = self.wstep = 0
-        self.wfail = False
+        self.wfail = self.wsdc = False
         self.n = dict.fromkeys(("saves", "saves_failed", "saves_aborted", "losses", "recoveries", "loads_corrupt"), 0)
 
     def keep(self, step: int, holds: bool) -> None:

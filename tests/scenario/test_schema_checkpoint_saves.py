@@ -94,9 +94,13 @@ def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refus
     jit = scenario({**CKPT, "tiers": tier, "just_in_time": {"causes": ["hardware"], "seconds": 5}}).job_spec()
     assert jit.tier.write_seconds == 40 and jit.jit_seconds == 5  # (a failure aborts the write; the survivors save)
     assert run_job(jit).jit_saves >= 0
-    errs = errors({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED)
-    assert len(errs) == 1 and "checkpoint.tiers.local.write_seconds and sdc.semantics: committed cannot be combined " \
-        "(a memory tier's writes beside committed SDCs" in errs[0], errs
+    # beside committed SDCs (a save holding the SDC commits it when written)
+    committed = scenario({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED).job_spec()
+    assert committed.tier.write_seconds == 40 and committed.committed_sdc is not None
+    assert run_job(committed).tier["saves"] > 0
+    errs = errors({**CKPT, "retention_checkpoints": 3, "tiers": {**tier, "peer": {
+        "interval_steps": 10, "seconds": 1, "load_seconds": 10}}}, COMMITTED)
+    assert len(errs) == 1 and "two memory tiers beside committed SDCs" in errs[0], errs
 
 
 def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_combine(tmp_path):
@@ -104,15 +108,16 @@ def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_com
     from support.cli import simd
     from support.scenarios import job, scenario_file
 
-    tier = {"peer": {"interval_steps": 5, "seconds": 1, "load_seconds": 10, "write_seconds": 40}}
+    tiers = {"peer": {"interval_steps": 10, "seconds": 1, "load_seconds": 10},
+             "local": {"interval_steps": 5, "seconds": 1, "load_seconds": 5}}
     p = tmp_path / "s.yaml"
-    p.write_text(scenario_file(job("s", checkpoint={**CKPT, "retention_checkpoints": 3, "tiers": tier},
+    p.write_text(scenario_file(job("s", checkpoint={**CKPT, "retention_checkpoints": 3, "tiers": tiers},
                                    sdc=COMMITTED)))
     r = simd("check-config", str(p))
     assert r.returncode == 2 and r.stdout == ""
-    assert "scenarios[0]: checkpoint.tiers.peer.write_seconds and sdc.semantics: committed cannot be combined (a " \
-           "memory tier's writes beside committed SDCs are not modelled)" in r.stderr, r.stderr
-    assert "tier_writes" not in r.stderr and "committed_sdc" not in r.stderr
+    assert "scenarios[0]: checkpoint.tiers.peer and checkpoint.tiers.local and sdc.semantics: committed cannot be " \
+           "combined (two memory tiers beside committed SDCs are not modelled)" in r.stderr, r.stderr
+    assert "two_tiers" not in r.stderr and "committed_sdc" not in r.stderr
 
 
 def test_a_corrupt_loads_drill_on_committed_sdcs_is_refused_as_the_scenario_file_would_be():

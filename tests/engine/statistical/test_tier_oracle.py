@@ -133,6 +133,19 @@ COMMITTED = {
                                                 committed_sdc=CommittedSdc((GUARD, Detector("ripple", "uniform",
                                                                                             21600.0)), 3)),
                                            tier=replace(_tier("local", every=10), save_failure=0.2)),
+    # the tier's saves written after their blocking beside committed SDCs (a save whose snapshot holds the SDC
+    # commits it when written; a find aborts the write in flight): a local tier whose writes outlast its interval
+    # (every save waits) with layered detectors, validation off, its copy found corrupt on 40% of loads; a peer tier
+    # under bursts keeping 3 copies, whose writes end before its next save, a fifth failing, found corrupt on half
+    # its loads, retention 2, beside asynchronous persistent writes
+    "committed_tier_writes_waiting": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4,
+                                                  validation_interval_steps=0, committed_sdc=CommittedSdc(LAYERS, 2)),
+                                             tier=replace(_tier("local"), write_seconds=400.0, corrupt_on_load=0.4)),
+    "committed_tier_writes_bursts_async": replace(
+        _job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.02, validation_interval_steps=0, servers=BURSTS,
+             ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
+             committed_sdc=CommittedSdc((GUARD, Detector("scanner", "exponential", 86400.0)), 2)),
+        tier=replace(_tier(), write_seconds=200.0, save_failure=0.2, corrupt_on_load=0.5, retention_checkpoints=3)),
 }
 TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
     ("saves", "tier_saves"), ("losses", "tier_losses"), ("recoveries_tier", "recoveries_tier"),
@@ -285,8 +298,8 @@ def tier_specs(draw):
     corrupt = draw(st.sampled_from([0.0, 0.0, 0.5]))
     fails = draw(st.sampled_from([0.0, 0.0, 0.3]))
     keep = draw(st.sampled_from([1, 1, 3]))  # its copies kept
-    # its saves written after their blocking, where that combines (spec.REFUSED)
-    writes = 0.0 if s.committed_sdc is not None else draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
+    # its saves written after their blocking
+    writes = draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
                                       draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes, keep))
 
@@ -299,8 +312,8 @@ def test_any_partition_gives_identical_state_with_a_memory_tier(s, horizon_steps
 
 
 @settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(sorted(CONFIGS)), seed=st.integers(0, 2**32), horizon_steps=st.integers(1, 3000),
-       cuts=st.lists(st.floats(0, 1), max_size=10))
+@given(name=st.sampled_from(sorted(CONFIGS | COMMITTED)), seed=st.integers(0, 2**32),
+       horizon_steps=st.integers(1, 3000), cuts=st.lists(st.floats(0, 1), max_size=10))
 def test_any_partition_gives_identical_state_on_the_oracle_configurations(name, seed, horizon_steps, cuts):
-    s = replace(CONFIGS[name], seed=seed)
+    s = replace((CONFIGS | COMMITTED)[name], seed=seed)
     check_cuts(s, horizon_us(s, horizon_steps), cuts)
