@@ -399,9 +399,13 @@ class RelapseJoint(Joint):
                                                                                          np.ndarray]:
         """The proposal's emissions (Joint.proposal's) with the relapses: each interval's expected hazard is its
         law's, weighted by ``E[(1 - s) w**k]``, plus its short part's (exponential of mean mu), weighted by
-        ``E[s w]`` (relapse.hazard_weights: s the interval's posterior share of a short lifetime, w its server's
-        frailty, at the clock's expected pace); a fault in a storm lengthens its Weibull age by its law's share,
-        ``1 - E[s]`` (an exponential's density does not move with its age)."""
+        ``E[s w]`` (relapse.hazard_weights: w its server's frailty, its posterior at the clock's expected pace; s
+        the interval's posterior share of a short lifetime), a calm step's with s at the interval's calm length, a
+        stormy step's with s at its stormy length; a fault in a storm lengthens its Weibull age by its law's
+        share. And the chord: at each interval's last step, a storm's factor makes the interval wholly stormy
+        against wholly calm what the model's mixture makes it (0 where the interval cannot be short: a law's
+        alone is additive), where shares held at one value would make it the tangent at no storm of a
+        log-mixture convex in the stormy time (docs/traces.md, "Relapses and regimes at once")."""
         base, r = x[:self.base], 1.0 + math.exp(x[self.base])
         theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
         mu = math.exp(base[-1])
@@ -409,17 +413,27 @@ class RelapseJoint(Joint):
         dc, ds = math.exp(d[0]), math.exp(d[1])
         mean = (dc + r * ds) / (dc + ds) if mean is None else mean
         clock = self.clock(m, mean)
-        law, short, s = self.relapse.hazard_weights(base, dataclasses.replace(self.iv, x=(self.overlap @ m) * mean),
-                                                    self.weibull)
+        calm = self.overlap @ m  # each interval's length wholly calm (calm units)
+        (law_c, short_c, _, t_c), (law_s, short_s, s_s, t_s) = self.relapse.hazard_weights(
+            base, dataclasses.replace(self.iv, x=calm * mean), self.weibull, np.stack([calm, r * calm]))
         (lo, hi), back = self.alike
         back = back.reshape(-1)
-        lam, lam_s = _hazard(lo, hi, np.bincount(back, weights=law), clock, mean, self.h, theta, k, r, self.steps)
-        short_c, short_s = _hazard(lo, hi, np.bincount(back, weights=short), clock, mean, self.h, mu, 1.0, r,
-                                   self.steps)
-        longer = self.storm_ages(ds, r, mean) * (1.0 - s[self.done > 0])
+
+        def hazard(weights, scale, shape, stormy):
+            return _hazard(lo, hi, np.bincount(back, weights=weights), clock, mean, self.h, scale, shape, r,
+                           self.steps)[stormy]
+
+        lam = hazard(law_c, theta, k, 0) + hazard(short_c, mu, 1.0, 0)
+        lam_s = hazard(law_s, theta, k, 1) + hazard(short_s, mu, 1.0, 1)
+        longer = self.storm_ages(ds, r, mean) * (1.0 - s_s[self.done > 0])
         log_fault = np.bincount(self.fault_step, weights=self.fault_weight * (math.log(r) + (k - 1.0) * longer),
                                 minlength=self.steps)
-        return lam + short_c, lam_s + short_s, log_fault
+        done = self.iv.done
+        h_c = law_c * (calm / theta) ** k + short_c * calm / mu
+        h_s = law_s * (r * calm / theta) ** k + short_s * r * calm / mu
+        chord = t_s + done * math.log(r) - t_c + h_s - h_c - done * k * math.log(r)
+        last = np.minimum((self.end / self.h).astype(np.int64), self.steps - 1)
+        return lam, lam_s, log_fault + np.bincount(last, weights=chord, minlength=self.steps)
 
 
 @dataclass(frozen=True)

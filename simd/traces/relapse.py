@@ -136,12 +136,14 @@ def _term(u, ew, eku, x, d, after, z, logx, k, logk, logtheta, p, log1mp, logp, 
 
 
 @njit()
-def _kernel(x, done, after, starts, theta, k, a, p, mu, prior_c, digamma_a, u_lo, u_hi, lin, gl, gw, want, held):
+def _kernel(x, done, after, starts, theta, k, a, p, mu, prior_c, digamma_a, u_lo, u_hi, lin, gl, gw, want, held,
+            alt):
     """The quadrature over every server (module docstring), compiled: (the log-likelihood, with ``want`` 1 the
     negative log-likelihood's gradient in (log theta, log k, log a, logit p, log mu) and its derivative in each
-    interval's length, with ``want`` 2 per interval E[(1 - s) w**k], E[s w] and E[s] over the server's posterior
-    (:func:`hazard_weights`), the panels' ends per server). ``held``: the panels' ends (2 x servers) of an earlier
-    call, kept (the coarse grid skipped; empty: found anew)."""
+    interval's length, with ``want`` 2 per interval and per row of ``alt`` (other lengths of the intervals) E[(1 - s)
+    w**k], E[s w], E[s] and E[t] over the server's posterior at the lengths ``x``, s and the term t at the row's
+    lengths (:func:`hazard_weights`), the panels' ends per server). ``held``: the panels' ends (2 x servers) of an
+    earlier call, kept (the coarse grid skipped; empty: found anew)."""
     logk, logtheta, log1mp, logp, logmu, loga = math.log(k), math.log(theta), math.log1p(-p), math.log(p), \
         math.log(mu), math.log(a)
     nodes = len(gl)
@@ -160,11 +162,19 @@ def _kernel(x, done, after, starts, theta, k, a, p, mu, prior_c, digamma_a, u_lo
     gbuf = np.empty(coarse)
     us, wq, g = np.empty(m), np.empty(m), np.empty(m)
     sums = np.zeros((5, m))  # per node: d/d log theta, log k, log a (the prior's), logit p, log mu
-    share = np.empty((longest if want else 0, m))  # a server's intervals' short shares at each node
-    expo = np.empty((longest if want else 0, m))  # ... and their law's (w x / theta)**k
+    share = np.empty((longest if want == 1 else 0, m))  # a server's intervals' short shares at each node
+    expo = np.empty((longest if want == 1 else 0, m))  # ... and their law's (w x / theta)**k
     out = np.zeros(5)
     d_x = np.zeros(len(x) if want == 1 else 0)
-    shares = np.zeros((3, len(x) if want == 2 else 0))
+    shares = np.zeros((4 * len(alt), len(x) if want == 2 else 0))
+    z_alt = np.zeros(alt.shape)
+    logx_alt = np.zeros(alt.shape)
+    if want == 2:
+        for r_ in range(len(alt)):
+            for i in range(len(x)):
+                if alt[r_, i] > 0:
+                    logx_alt[r_, i] = math.log(alt[r_, i])
+                    z_alt[r_, i] = (alt[r_, i] / theta) ** k
     ends = np.empty((2, servers))
     value = 0.0
     for s in range(servers):
@@ -220,7 +230,7 @@ def _kernel(x, done, after, starts, theta, k, a, p, mu, prior_c, digamma_a, u_lo
                     t, sh, e, v = _term(u, ew, eku, x[i], done[i], after[i], z[i], logx[i], k, logk, logtheta, p,
                                         log1mp, logp, mu, logmu)
                     gj += t
-                    if want:
+                    if want == 1:
                         share[i - i0, j], expo[i - i0, j] = sh, e
                     if want == 1:
                         d = done[i]
@@ -246,31 +256,38 @@ def _kernel(x, done, after, starts, theta, k, a, p, mu, prior_c, digamma_a, u_lo
                     out[c] += post * sums[c, j]
             ew, eku = math.exp(us[j]), math.exp(k * us[j])
             for i in range(i0, i1):
-                sh, e = share[i - i0, j], expo[i - i0, j]
                 if want == 1:  # the term's derivative in the interval's length
+                    sh, e = share[i - i0, j], expo[i - i0, j]
                     gx = -sh * ew / mu
                     if x[i] > 0:
                         gx += (1 - sh) * (done[i] * (k - 1.0) - k * e) / x[i]
                     d_x[i] -= post * gx
                 else:
-                    shares[0, i] += post * (1.0 - sh) * eku
-                    shares[1, i] += post * sh * ew
-                    shares[2, i] += post * sh
+                    for r_ in range(len(alt)):
+                        t, sh, e, v = _term(us[j], ew, eku, alt[r_, i], done[i], after[i], z_alt[r_, i],
+                                            logx_alt[r_, i], k, logk, logtheta, p, log1mp, logp, mu, logmu)
+                        shares[4 * r_, i] += post * (1.0 - sh) * eku
+                        shares[4 * r_ + 1, i] += post * sh * ew
+                        shares[4 * r_ + 2, i] += post * sh
+                        shares[4 * r_ + 3, i] += post * t
     return value, -out, d_x, shares, ends
 
 
 _NONE = np.zeros((2, 0))
 
 
-def _run(base: np.ndarray, iv: Intervals, weibull: bool, want: int, held: np.ndarray | None = None):
-    """:func:`_kernel` at ``base`` over ``iv`` (``held``: its panels' ends kept from an earlier call)."""
+def _run(base: np.ndarray, iv: Intervals, weibull: bool, want: int, held: np.ndarray | None = None,
+         alt: np.ndarray | None = None):
+    """:func:`_kernel` at ``base`` over ``iv`` (``held``: its panels' ends kept from an earlier call; ``alt``: the
+    other lengths of want 2)."""
     theta, k, a, p, mu = _unpack(base, weibull)
     # the coarse range: the prior's 1e-12 .. 1 - 1e-12 quantiles, widened to each server's mode of the law alone
     q_lo, q_hi = special.gammaincinv(a, 1e-12) / a, special.gammaincinv(a, 1.0 - 1e-12) / a
     u_lo = max(math.log(q_lo) if q_lo > 0 else -60.0, -60.0)
     starts = np.flatnonzero(np.concatenate([[True], iv.owner[1:] != iv.owner[:-1], [True]]))
     return _kernel(iv.x, iv.done, iv.after, starts, theta, k, a, p, mu, a * math.log(a) - special.gammaln(a),
-                   special.digamma(a), u_lo, math.log(q_hi), _LIN, _GL, _GW, want, _NONE if held is None else held)
+                   special.digamma(a), u_lo, math.log(q_hi), _LIN, _GL, _GW, want, _NONE if held is None else held,
+                   np.zeros((0, len(iv.x))) if alt is None else alt)
 
 
 def quadrature(base: np.ndarray, iv: Intervals, weibull: bool, grad: bool, held: np.ndarray | None = None):
@@ -290,13 +307,13 @@ def panels(base: np.ndarray, iv: Intervals, weibull: bool) -> np.ndarray:
     return _run(base, iv, weibull, 0)[4]
 
 
-def hazard_weights(base: np.ndarray, iv: Intervals, weibull: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per interval, over its server's frailty posterior (the quadrature's nodes) with s the interval's posterior
-    share of the short part given w (0 for a server's first): ``E[(1 - s) w**k]`` and ``E[s w]``, the weights of
-    the law's baseline cumulative hazard and of the short part's in the interval's expected hazard, and ``E[s]``
-    (simd.traces.joint's proposal with relapses)."""
-    shares = _run(base, iv, weibull, 2)[3]
-    return shares[0], shares[1], shares[2]
+def hazard_weights(base: np.ndarray, iv: Intervals, weibull: bool, alt: np.ndarray) -> np.ndarray:
+    """Per row of ``alt`` (other lengths of the intervals) and per interval, over its server's frailty posterior at
+    the lengths ``iv.x`` (the quadrature's nodes), with s the interval's posterior share of the short part given w
+    at the row's length (0 for a server's first) and t its log term there: ``E[(1 - s) w**k]`` and ``E[s w]``, the
+    weights of the law's baseline cumulative hazard and of the short part's in the interval's expected hazard,
+    ``E[s]`` and ``E[t]`` (rows x 4 x intervals; simd.traces.joint's proposal with relapses)."""
+    return _run(base, iv, weibull, 2, None, alt)[3].reshape(len(alt), 4, len(iv.x))
 
 
 @dataclass(frozen=True)

@@ -129,9 +129,10 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
         lines.append(f"      # exponential lifetimes: AIC {f.aic['exponential']:.1f}, Weibull's {f.aic['weibull']:.1f}")
     if f.regimes:
         (mc, dc), (ms, ds) = f.regimes
-        renewal = min(v for k, v in f.aic.items() if not k.endswith("regimes"))
+        renewal = min((v, k) for k, v in f.aic.items() if not k.endswith("regimes"))
+        without = f"relapses' ({renewal[1]})" if renewal[1].endswith(", relapse") else "renewal lifetimes'"
         lines += [f"      # faults clustered in time ({f.regimes_family}): AIC {f.aic[f.regimes_family]:.1f}, the "
-                  f"renewal lifetimes' {renewal:.1f}; the stormy regime's rate "
+                  f"{without} {renewal[0]:.1f}; the stormy regime's rate "
                   f"{f.regime_ratio.value:.4g} times the calm one's ({_ci(f.regime_ratio)})",
                   f"      regimes:   # mean days calm {_ci(dc)}, stormy {_ci(ds)}",
                   f"        calm: {{multiplier: {mc.value:.6g}, mean_days: {dc.value:.6g}}}",

@@ -1,9 +1,12 @@
 """Repairs that do not hold inside the regimes joined with the lifetimes (simd.traces.joint.RelapseJoint; `simd
 trace fit --relapse --joint-regimes`; docs/traces.md, "Relapses and regimes at once"): given a regime path, its
-likelihood is the joint family's when no repair relapses, its gradient the likelihood's, and one log the engine
-makes of both (tests/support/engine_logs.py) fitted back: the family chosen by AIC, every interval holding the
-truth. The coverage over many logs: scripts/engine_recovery.py --families relapse_regimes."""
+likelihood is the joint family's when no repair relapses, and so is its proposal; the proposal prices a storm over
+an interval that could be either part of the mixture as the mixture does (the chord); its gradient is the
+likelihood's; and one log the engine makes of both (tests/support/engine_logs.py) fitted back: the family chosen by
+AIC, every interval holding the truth. The coverage over many logs: scripts/engine_recovery.py --families
+relapse_regimes."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -43,6 +46,43 @@ def test_without_relapses_a_paths_likelihood_is_the_joint_ones():
     assert p.paths.any()  # (storms drawn)
     for i in range(4):
         assert both.nll(x, p, i) == pytest.approx(plain.nll(np.delete(x, [3, 4]), p, i), abs=2e-3)
+
+
+def test_without_relapses_the_proposal_is_the_joint_ones():
+    """logit p = -40: no interval can be short, so the proposal's hazards are the joint family's (the frailty's
+    posterior from the relapse quadrature, equal to the renewal fit's to its tolerance) and the chord (a storm's
+    factor at each interval's last step making the interval's storm what the mixture makes it) vanishes."""
+    plain, both = _models(np.array([0.0, 200.0]))
+    x = np.array([math.log(70.0), math.log(0.7), math.log(1.2), -40.0, math.log(0.05), math.log(6.0)])
+    d = np.log([5.0, 0.3])
+    for got, want in zip(both.proposal(x, d), plain.proposal(np.delete(x, [3, 4]), d), strict=True):
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-9)
+
+
+def test_the_chord_prices_a_storm_as_the_mixture_does():
+    """One server (exponential lifetimes, so that a storm's hazard adds up step by step), a repair, then a fault
+    0.3 days later that can be either part of the mixture (its share of a short lifetime between 0.1 and 0.95): the
+    proposal's storm over that interval (its stormy steps' hazards against their calm ones, the fault's factor and
+    the chord at its last step) moves its log-likelihood by what the relapse quadrature's mixture does, wholly stormy
+    against wholly calm at the frailty's posterior held (without the chord: by the tangent at no storm, far off)."""
+    spans = (np.zeros(3, dtype=np.int64), np.array([0.0, 10.5, 11.0]), np.array([10.0, 10.8, 200.0]),
+             np.array([1.0, 1.0, 0.0]), np.array([2.0]))
+    both = joint.RelapseJoint(spans, 1, 200.0, np.array([0.0, 200.0]), False, steps=1 << 12)
+    r, mu = 7.0, 0.07
+    x = np.array([math.log(79.0), math.log(2.0), math.log(0.1 / 0.9), math.log(mu), math.log(r - 1.0)])
+    d = np.log([5.0, 0.3])
+    lam, lam_s, log_fault = both.proposal(x, d)
+    calm = both.overlap @ both.multipliers(x[both.base + 1:])
+    mean = (5.0 + r * 0.3) / 5.3
+    (_, _, s_c, t_c), (_, _, _, t_s) = both.relapse.hazard_weights(
+        x[:both.base], dataclasses.replace(both.iv, x=calm * mean), False, np.stack([calm, r * calm]))
+    assert 0.1 < s_c[1] < 0.95, s_c
+    first, last = int(both.start[1] / both.h), int(both.end[1] / both.h)
+    stormy = -(lam_s[first:last + 1] - lam[first:last + 1]).sum() + log_fault[last]
+    exact = t_s[1] + math.log(r) - t_c[1]
+    assert stormy == pytest.approx(exact, abs=1e-6)
+    tangent = math.log(r) - (r - 1.0) * s_c[1] * calm[1] / mu  # (shares held: no chord, no stormy shares)
+    assert abs(tangent - exact) > 5.0
 
 
 def test_the_gradient_is_the_likelihoods():
