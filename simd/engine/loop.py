@@ -372,15 +372,18 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                     step_us, hw, keep, 0, plast, M, pclean)
             if twend and twend <= t:  # ... and a memory tier's
-                last, clean, pending, hw, tclean = _tier_durable(
-                    tot, trace, t, twstep, twfail, committed and corrupted and onset_step <= twstep, committed, last,
-                    clean, pending, hw, n_corrupt, tclean, step_us, 0)
+                if committed:  # (a write that holds the SDC commits it)
+                    last, clean, pending, hw, tclean = _tier_durable_sdc(
+                        tot, trace, t, twstep, twfail, corrupted and onset_step <= twstep, last, clean, pending, hw,
+                        n_corrupt, tclean, step_us, 0)
+                else:
+                    last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, 0)
                 twend = 0
                 if rk and not twfail:  # (its copies: the newest)
                     th, tc = late.ring_add(tring, th, tc, twstep)
             if lwend and lwend <= t:  # ... and the local tier's (two tiers)
-                last, clean, pending, hw, lh, lc = _low_durable(tot, trace, t, lwstep, lwfail, last, clean, pending,
-                                                                hw, step_us, 0, lring, lh, lc)
+                last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us,
+                                                                0, lring, lh, lc)
                 lwend = 0
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
@@ -1348,15 +1351,19 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                         step_us, hw, keep, ckw, plast, M, pclean)
                 if mk and twend:  # ... a memory tier's
-                    last, clean, pending, hw, tclean = _tier_durable(
-                        tot, trace, t, twstep, twfail, committed and corrupted and onset_step <= twstep, committed,
-                        last, clean, pending, hw, n_corrupt, tclean, step_us, tkw)
+                    if committed:
+                        last, clean, pending, hw, tclean = _tier_durable_sdc(
+                            tot, trace, t, twstep, twfail, corrupted and onset_step <= twstep, last, clean, pending,
+                            hw, n_corrupt, tclean, step_us, tkw)
+                    else:
+                        last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw,
+                                                                 step_us, tkw)
                     twend = 0
                     if rk and not twfail:
                         th, tc = late.ring_add(tring, th, tc, twstep)
                 if lk and lwend:  # ... the local tier's
-                    last, clean, pending, hw, lh, lc = _low_durable(tot, trace, t, lwstep, lwfail, last, clean,
-                                                                    pending, hw, step_us, lkw, lring, lh, lc)
+                    last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
+                                                                    step_us, lkw, lring, lh, lc)
                     lwend = 0
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
@@ -1533,15 +1540,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_corrupt, head, cnt,
                             step_us, hw, keep, ckw, plast, M, pclean)
                     if mk and twend:  # ... a memory tier's
-                        last, clean, pending, hw, tclean = _tier_durable(
-                            tot, trace, t, twstep, twfail, False, committed, last, clean, pending, hw, n_corrupt,
-                            tclean, step_us, tkw)  # (reference semantics: an SDC baked in at a unit)
+                        last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw,
+                                                                 step_us, tkw)  # (reference semantics)
                         twend = 0
                         if rk and not twfail:
                             th, tc = late.ring_add(tring, th, tc, twstep)
                     if lk and lwend:  # ... the local tier's
-                        last, clean, pending, hw, lh, lc = _low_durable(tot, trace, t, lwstep, lwfail, last, clean,
-                                                                        pending, hw, step_us, lkw, lring, lh, lc)
+                        last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
+                                                                        step_us, lkw, lring, lh, lc)
                         lwend = 0
                     tot[Tot.checkpoint_us] += low_us if lk else mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
@@ -1695,42 +1701,51 @@ def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_co
 
 
 @njit()
-def _tier_durable(tot, trace, t, twstep, twfail, holds, committed, last, clean, pending, hw, n_corrupt, tclean,
-                  step_us, wait):
+def _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, wait):
     """A memory tier's save in flight (of job step ``twstep``) written, after the job waited ``wait`` us for it
     (checkpoint time): counted, and the tier's copy, a rollback target with its steps committed, unless a persistent
-    checkpoint made since is newer; one that fails (``twfail``) counted and nothing else. Beside ``committed`` SDCs
-    one whose snapshot held the present SDC (``holds``) commits it with the copy (baked in if no checkpoint held it
-    yet: ``n_corrupt`` 0 and ``last`` the clean one), its steps not committed, the tier's clean copy overwritten
-    (``tclean`` 0: with one copy kept); a clean one is the tier's clean copy, and the newest clean checkpoint even
-    below a newer one that holds the SDC. Returns (last, clean, pending, hw, tclean)."""
+    checkpoint made since is newer (reference semantics; committed SDCs: ``_tier_durable_sdc``); one that fails
+    (``twfail``) counted and nothing else. Returns (last, clean, pending, hw)."""
     tot[Tot.checkpoint_us] += wait
     tot[Tot.checkpoint_wait_us] += wait
     if twfail:
         tot[Tot.tier_saves_failed] += 1
-        return last, clean, pending, hw, tclean
+        return last, clean, pending, hw
     tot[Tot.tier_saves] += 1
-    if holds:
-        if n_corrupt == 0 and last == clean:
-            tot[Tot.sdc_baked] += 1
-            record(trace, t, tr.SDC_BAKED, tr.NONE)
-        return max(last, twstep), clean, pending, hw, 0
     if twstep > last:
         pending, hw = _commit(tot, twstep, last, hw, pending, step_us)
-        return twstep, twstep, pending, hw, twstep
-    if committed and twstep > clean:  # (a newer checkpoint holds the SDC)
-        pending, hw = _commit(tot, twstep, clean, hw, pending, step_us)
-        clean = twstep
-    return last, clean, pending, hw, twstep
+        last = clean = twstep
+    return last, clean, pending, hw
 
 
 @njit()
-def _low_durable(tot, trace, t, lwstep, lwfail, last, clean, pending, hw, step_us, wait, lring, lh, lc):
+def _tier_durable_sdc(tot, trace, t, twstep, twfail, holds, last, clean, pending, hw, n_corrupt, tclean, step_us,
+                      wait):
+    """``_tier_durable`` beside committed SDCs (one tier): a save whose snapshot held the present SDC (``holds``)
+    commits it with the copy (baked in if no checkpoint held it yet: ``n_corrupt`` 0 and ``last`` the clean one), its
+    steps not committed, the tier's clean copy overwritten (with one copy kept); a clean one is the tier's clean copy,
+    and the newest clean checkpoint even below a newer one that holds the SDC; one that fails leaves ``tclean``, the
+    tier's clean copy (State.tier_clean), as it was. Returns (last, clean, pending, hw, tclean: 0 when overwritten)."""
+    if twfail or not holds:
+        if not twfail and twstep <= last and twstep > clean:  # (a newer checkpoint holds the SDC)
+            pending, hw = _commit(tot, twstep, clean, hw, pending, step_us)
+            clean = twstep
+        last, clean, pending, hw = _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, wait)
+        return last, clean, pending, hw, tclean if twfail else twstep
+    tot[Tot.checkpoint_us] += wait
+    tot[Tot.checkpoint_wait_us] += wait
+    tot[Tot.tier_saves] += 1
+    if n_corrupt == 0 and last == clean:
+        tot[Tot.sdc_baked] += 1
+        record(trace, t, tr.SDC_BAKED, tr.NONE)
+    return max(last, twstep), clean, pending, hw, 0
+
+
+@njit()
+def _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait, lring, lh, lc):
     """Two tiers: the local tier's save in flight written (``_tier_durable``, counted as the local tier's too), the
     newest of its copies unless it fails. Returns (last, clean, pending, hw, lh, lc)."""
-    # (committed SDCs refuse two tiers)
-    last, clean, pending, hw, _ = _tier_durable(tot, trace, t, lwstep, lwfail, False, False, last, clean, pending,
-                                                hw, 0, 0, step_us, wait)
+    last, clean, pending, hw = _tier_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait)
     if lwfail:
         tot[Tot.low_saves_failed] += 1
     else:
