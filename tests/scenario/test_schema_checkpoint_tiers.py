@@ -165,16 +165,20 @@ def test_the_meaning_of_a_tiers_corrupt_loads_names_its_older_copies():
     assert "next older copy" in meaning and "retention_checkpoints" in meaning, meaning
 
 
-def test_two_tiers_that_nest_pass_and_a_tiers_own_refusal_names_that_tiers_keys():
+def test_two_tiers_that_nest_pass_and_run_beside_writes_in_hyper_windows_not_beside_committed_sdcs():
     """A local tier under a peer tier (docs/model.md, "Two memory tiers") reaches the engine, the peer tier under
     the persistent checkpoint, the local one under it, and check-config's line names both in that order; a tier's
-    own refusal names that tier's keys."""
+    writes inside hyper windows run; two tiers beside committed SDCs are refused, naming the keys."""
     tiers = {"peer": {**PEER, "interval_steps": 10}, "local": PEER}
     s = scenario({**CKPT, "tiers": tiers})
     assert (s.job_spec().tier.kind, s.job_spec().lower_tier) == ("peer", MemoryTier("local", 5, 0.5, 10.0, 1, 1))
     assert "a peer tier every 10 steps (0.5 s, load 10 s, each shard held by 2 servers, jump 1), a local tier " \
         "every 5 steps (0.5 s, load 10 s, each shard held by its own server)" in summary(s)
     writing = {"peer": tiers["peer"], "local": {**PEER, "write_seconds": 30}}
-    errs = errors({**CKPT, "tiers": writing, "hyper": {"interval_steps": 5, "window_steps": 100}})
-    assert len(errs) == 1 and "checkpoint.tiers.local.write_seconds and checkpoint.hyper cannot be combined" in errs[0]
-    assert "checkpoint.tiers.peer.write_seconds" not in errs[0]
+    hyper = scenario({**CKPT, "tiers": writing, "hyper": {"interval_steps": 5, "window_steps": 100}})
+    assert hyper.job_spec().lower_tier.write_seconds == 30 and hyper.job_spec().hyper is not None
+    committed = {"semantics": "committed",
+                 "detectors": [{"name": "scan", "latency": {"distribution": "exponential", "mean_seconds": 3600}}]}
+    errs = errors({**CKPT, "tiers": writing}, sdc=committed, validation={"interval_steps": 0, "seconds": 0})
+    assert len(errs) == 1 and ("checkpoint.tiers.peer and checkpoint.tiers.local and sdc.semantics: committed "
+                               "cannot be combined") in errs[0], errs
