@@ -112,6 +112,7 @@ def test_a_sweep_of_the_tier_interval_draws_the_two_level_model_where_it_reaches
     fig = ax.get_figure()
     fig.canvas.draw()  # (the layout is made at drawing)
     assert ax.get_position().width > 0.75
+    assert curve.get_marker() == "x"  # a point between two without a value is drawn too
 
 
 def test_two_memory_tiers_have_no_model():

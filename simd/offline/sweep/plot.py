@@ -197,7 +197,8 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         values = [analytic_efficiency(r.point.scenario) for r in results]
         if any(v is not None for v in values):
             tiered = results[0].point.scenario.checkpoint.tiers is not None
-            ax.plot(x, _pct([math.nan if v is None else v for v in values]), "--", color="C1",
+            # markers as well as the line: a point whose neighbours have no value draws no segment
+            ax.plot(x, _pct([math.nan if v is None else v for v in values]), "x--", color="C1", ms=6,
                     label=_wrapped(("two-level model at each point (Benoit et al. 2017" if tiered
                                     else "first-order model at each point (seed 001") + _LEAVES + _NO_POOLS[cost]
                                    + _beyond(values) + ")"))

@@ -141,6 +141,12 @@ COMMITTED = {
     "committed_tier_writes_waiting": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4,
                                                   validation_interval_steps=0, committed_sdc=CommittedSdc(LAYERS, 2)),
                                              tier=replace(_tier("local"), write_seconds=400.0, corrupt_on_load=0.4)),
+    # ... and the three at once: the waiting local tier's writes inside hyper windows (lattice every 5 from the
+    # rollback point, the tier's own multiples of 4) beside committed SDCs found by layered detectors
+    "committed_tier_writes_hyper": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=4e-4,
+                                                validation_interval_steps=0, hyper=Hyper(5, 200),
+                                                committed_sdc=CommittedSdc(LAYERS, 2)),
+                                           tier=replace(_tier("local"), write_seconds=400.0, corrupt_on_load=0.4)),
     "committed_tier_writes_bursts_async": replace(
         _job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.02, validation_interval_steps=0, servers=BURSTS,
              ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
@@ -194,7 +200,10 @@ def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name
     if name.endswith("retention1"):
         assert means["sdc_unrecoverable"] > 0.3
     if name != "committed_async_nondividing":  # (a local tier is loaded by finds only: fewer loads)
-        assert means["loads_corrupt"] > (0.1 if name == "committed_layers_local" else 0.3)
+        assert means["loads_corrupt"] > (0.1 if name in ("committed_layers_local", "committed_tier_writes_hyper")
+                                         else 0.3)
+    if "writes" in name:  # the writes met: saves aborted by rollbacks; the three at once: hyper windows opened
+        assert means["saves_aborted"] > 0.5 and ("hyper" not in name or means["hyper_steps"] > 100)
 
 
 @pytest.mark.parametrize("corrupt", [None, 1.0])
