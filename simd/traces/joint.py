@@ -197,17 +197,23 @@ class Joint:
                              rng.random((k_paths, self.steps)))
         return self._paths(paths, lam, lam_s, log_fault, log_z, r, d)
 
+    def _at(self, x: np.ndarray, d: np.ndarray, mean: float | None):
+        """A proposal's parameters at (x, d), its own and its subclass's: the lifetimes' (log scale) vector, the
+        storm's ratio, the scale, the shape, the schedule's multipliers, the stormy regime's mean days, the clock's
+        pace (``mean``, or the regimes' stationary mean multiplier at (x, d)) and the clock along it."""
+        base, r = x[:self.base], 1.0 + math.exp(x[self.base])
+        theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
+        m = self.multipliers(x[self.base + 1:])
+        dc, ds = math.exp(d[0]), math.exp(d[1])
+        mean = (dc + r * ds) / (dc + ds) if mean is None else mean
+        return base, r, theta, k, m, ds, mean, self.clock(m, mean)
+
     def proposal(self, x: np.ndarray, d: np.ndarray, mean: float | None = None) -> tuple[np.ndarray, np.ndarray,
                                                                                          np.ndarray]:
         """The proposal's emissions at (x, d), per step: the calm and stormy hazards, a storm's log factor of the
         faults in it (``mean``: the clock's pace, the regimes' stationary mean multiplier; None: at (x, d))."""
-        base, r = x[:self.base], 1.0 + math.exp(x[self.base])
-        theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
+        base, r, theta, k, m, ds, mean, clock = self._at(x, d, mean)
         a = math.exp(base[-1])
-        m = self.multipliers(x[self.base + 1:])
-        dc, ds = math.exp(d[0]), math.exp(d[1])
-        mean = (dc + r * ds) / (dc + ds) if mean is None else mean
-        clock = self.clock(m, mean)
         # each server's E[w**k] given its faults and its cumulative hazard along that clock
         every = (self.overlap @ m) * mean
         z = (every / theta) ** k
@@ -406,13 +412,8 @@ class RelapseJoint(Joint):
         against wholly calm what the model's mixture makes it (0 where the interval cannot be short: a law's
         alone is additive), where shares held at one value would make it the tangent at no storm of a
         log-mixture convex in the stormy time (docs/traces.md, "Relapses and regimes at once")."""
-        base, r = x[:self.base], 1.0 + math.exp(x[self.base])
-        theta, k = math.exp(base[0]), (math.exp(base[1]) if self.weibull else 1.0)
+        base, r, theta, k, m, ds, mean, clock = self._at(x, d, mean)
         mu = math.exp(base[-1])
-        m = self.multipliers(x[self.base + 1:])
-        dc, ds = math.exp(d[0]), math.exp(d[1])
-        mean = (dc + r * ds) / (dc + ds) if mean is None else mean
-        clock = self.clock(m, mean)
         calm = self.overlap @ m  # each interval's length wholly calm (calm units)
         (law_c, short_c, _, t_c), (law_s, short_s, s_s, t_s) = self.relapse.hazard_weights(
             base, dataclasses.replace(self.iv, x=calm * mean), self.weibull, np.stack([calm, r * calm]))
