@@ -151,6 +151,19 @@ def _wrapped(label: str) -> str:
     return textwrap.fill(label, LEGEND_WIDTH)
 
 
+def _model_points(results: list[PointResult], cost: bool, each: str = "") -> tuple[np.ndarray, str] | None:
+    """The model's efficiency at each point (the daemon's gauge: the first-order model's, or with a memory tier the
+    two-level one's), %, NaN where it has none, and its legend entry (``each``: words after the model's name); None
+    when no point has a value."""
+    values = [analytic_efficiency(r.point.scenario) for r in results]
+    if all(v is None for v in values):
+        return None
+    tiered = results[0].point.scenario.checkpoint.tiers is not None
+    name = f"two-level model{each} (Benoit et al. 2017" if tiered else f"first-order model{each} (seed 001"
+    return (_pct([math.nan if v is None else v for v in values]),
+            _wrapped(name + _LEAVES + _NO_POOLS[cost] + _beyond(values) + ")"))
+
+
 def _beyond(values: list) -> str:
     """What a model curve leaves out: the points without a model value (beyond its reach, simd.models.analytic.REACH:
     a failure's expected loss above that share of the time between failures, where the model drifts; or without
@@ -194,14 +207,10 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
             ax.axvline(model.daly_steps, color="C3", ls="-.", lw=1.5,
                        label=f"Daly (2006) optimum: {model.daly_steps:.0f} steps")
     else:
-        values = [analytic_efficiency(r.point.scenario) for r in results]
-        if any(v is not None for v in values):
-            tiered = results[0].point.scenario.checkpoint.tiers is not None
+        model_points = _model_points(results, cost, " at each point")
+        if model_points is not None:
             # markers as well as the line: a point whose neighbours have no value draws no segment
-            ax.plot(x, _pct([math.nan if v is None else v for v in values]), "x--", color="C1", ms=6,
-                    label=_wrapped(("two-level model at each point (Benoit et al. 2017" if tiered
-                                    else "first-order model at each point (seed 001") + _LEAVES + _NO_POOLS[cost]
-                                   + _beyond(values) + ")"))
+            ax.plot(x, model_points[0], "x--", color="C1", ms=6, label=model_points[1])
     if p.log:
         ax.set_xscale("log")
     if cost:
@@ -226,12 +235,9 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     half = _pct([r.stats.utilization_half_width for r in results])
     ax.errorbar(x, mean, yerr=half, fmt="o", color="C0", capsize=6,
                 label=_ci_label(half, "simulated mean, 95% confidence interval"))
-    values = [analytic_efficiency(r.point.scenario) for r in results]
-    if any(v is not None for v in values):
-        tiered = results[0].point.scenario.checkpoint.tiers is not None
-        ax.plot(x, _pct([math.nan if v is None else v for v in values]), "x", color="C1", ms=9,
-                label=_wrapped(("two-level model (Benoit et al. 2017" if tiered else "first-order model (seed 001")
-                               + _LEAVES + _NO_POOLS[cost] + _beyond(values) + ")"))
+    model_points = _model_points(results, cost)
+    if model_points is not None:
+        ax.plot(x, model_points[0], "x", color="C1", ms=9, label=model_points[1])
     ax.set_xticks(x, [str(v) for v in p.values])
     ax.set_xlim(-0.5, len(x) - 0.5)
     (cax if cost else ax).set_xlabel(axis_label(p))
