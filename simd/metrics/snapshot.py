@@ -296,6 +296,6 @@ def state_checkpoint_age_steps(s: State) -> tuple[int, int, int]:
     newest = s.step - s.last_ckpt
     if not s.plan.mem_every:
         return newest, newest, newest
-    upper = s.step - max(s.persist_last, s.tier_ckpts[-1]) if s.plan.low_every and s.tier_ckpts else \
-        s.step - s.persist_last if s.plan.low_every else newest
-    return s.step - s.persist_last, upper, newest
+    if not s.plan.low_every:
+        return s.step - s.persist_last, newest, newest
+    return s.step - s.persist_last, s.step - max(s.persist_last, *s.tier_ckpts[-1:]), newest
