@@ -112,11 +112,11 @@ def choose(state_dir: str | None = None, env=os.environ) -> Choice:
     if given and writable(given):
         return Choice("env", given)
     seed = given if given and os.path.isdir(given) else None
+    xdg = os.path.join(xdg_cache_home(env), "simd", "kernels")
     candidates = []
     if state_dir is not None:
         candidates.append(("state-dir", os.path.join(state_dir, "kernel-cache")))
-    candidates.append(("xdg", os.path.join(xdg_cache_home(env), "simd", "kernels")))
-    xdg = candidates[-1][1]
+    candidates.append(("xdg", xdg))
     for source, path in candidates:
         if writable(path):
             if seed is None and source == "state-dir" and os.path.isdir(xdg):
