@@ -61,8 +61,14 @@ def load(path):
     return load_config(path) if path else default_config()
 
 
-def warn(config) -> None:
+def warning(prog: str, text: str, kind: str = "warning") -> None:
+    """A warning (or a note) on standard error, prefixed with the command as its errors are
+    (``simd sweep: warning: ...``), so that a line in a script's log says which command wrote it."""
+    print(f"{prog}: {kind}: {text}", file=sys.stderr)
+
+
+def warn(config, prog: str) -> None:
     for w in config.warnings():
-        print(f"warning: {w}", file=sys.stderr)
+        warning(prog, w)
     for n in config.notes():  # check-config shows what the file acknowledges too
-        print(f"note (acknowledged): {n}", file=sys.stderr)
+        warning(prog, n, "note (acknowledged)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from simd.cli.common import EXIT_USAGE, load, typed, warn
+from simd.cli.common import EXIT_USAGE, load, typed, warn, warning
 
 
 def add_commands(sub) -> None:
@@ -75,7 +75,7 @@ def cmd_check_config(args) -> int:
     from simd.scenario import drill_summary, load_config, summary
 
     config = load_config(args.file)
-    warn(config)
+    warn(config, "simd check-config")
     for s in config.all_scenarios:
         print(summary(s))
     for d in config.drills:
@@ -103,7 +103,7 @@ def cmd_simulate(args) -> int:
     chosen = [s for s in config.all_scenarios if not names or s.name in names]
     for s in chosen:
         for w in s.warnings():
-            print(f"warning: {w}", file=sys.stderr)
+            warning("simd simulate", w)
     from simd.offline.precompile import prepare
 
     prepare([s.job_spec(seed) for s in chosen for seed in (seeds or [s.seed])[:1]], prog="simd simulate")
@@ -131,11 +131,11 @@ def cmd_simulate(args) -> int:
     if mean is not None and mean.seeds > 1:
         print(mean.row())
     if horizon:
-        print(f"warning: {horizon} job(s) stopped at the work horizon, {sim.HORIZON_WORK_US / 1e6:g} s of estimated "
-              "engine work each, unfinished (docs/design.md: simd simulate)", file=sys.stderr)
+        warning("simd simulate", f"{horizon} job(s) stopped at the work horizon, {sim.HORIZON_WORK_US / 1e6:g} s of "
+                "estimated engine work each, unfinished (docs/design.md: simd simulate)")
     if unfinished - horizon:
-        print(f"warning: {unfinished - horizon} job(s) did not finish within {sim.LIMIT_FACTOR}x their failure-free "
-              "duration", file=sys.stderr)
+        warning("simd simulate", f"{unfinished - horizon} job(s) did not finish within {sim.LIMIT_FACTOR}x their "
+                "failure-free duration")
     if unfinished:
         return 1
     return 0
@@ -151,7 +151,7 @@ def cmd_demo(args) -> int:
     names = [n for n, _ in demo.ROWS] + extended
     for name in names:
         for w in config.scenario(name).warnings():
-            print(f"warning: {w}", file=sys.stderr)
+            warning("simd demo", w)
     try:
         seeds = parse_seeds(args.seeds) if args.seeds else list(range(demo.DEFAULT_SEEDS))
     except ValueError as exc:

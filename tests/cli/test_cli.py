@@ -31,7 +31,9 @@ def test_check_config_ok_summarizes_and_warns(good):
     assert r.returncode == 0
     assert r.stdout.splitlines()[0].startswith("small: 512 GPUs, 400 steps of 30 s")
     assert len(r.stdout.splitlines()) == 2
-    assert "odd: validation every 15 steps does not divide checkpoint every 20" in r.stderr
+    # each warning a line of its own, prefixed with the command as its errors are
+    assert r.stderr.startswith("simd check-config: warning: scenario odd: validation every 15 steps does not divide "
+                               "checkpoint every 20")
 
 
 @pytest.mark.parametrize("text,message", [

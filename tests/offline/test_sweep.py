@@ -270,7 +270,7 @@ def test_sweep_command_adaptive(small_file):
     assert r.returncode == 0
     # the small job spreads by ~2.5 points (sd): 12 replicas give a half-width of ~1.5 points, above 1 point
     assert sweepout.CAPPED_NOTE in r.stdout
-    assert "warning: 2 point(s) stopped at --max-replicas 12 with the half-width above 0.01" in r.stderr
+    assert "simd sweep: warning: 2 point(s) stopped at --max-replicas 12 with the half-width above 0.01" in r.stderr
 
 
 def test_progress_bar_on_a_terminal(small_file, monkeypatch):
@@ -348,8 +348,8 @@ def test_points_that_can_bake_sdcs_are_warned_once(small_file):
     r = simd("sweep", "--config", str(small_file), "--scenario", "small", "--param",
              "checkpoint.interval_steps=30,40,50", "--replicas", "2", "--workers", "1")
     assert r.returncode == 0
-    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
-    assert warnings == ["warning: scenario small: validation every 20 steps does not divide checkpoint every 30: SDCs "
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("simd sweep: warning:")]
+    assert warnings == ["simd sweep: warning: scenario small: validation every 20 steps does not divide checkpoint every 30: SDCs "
                         "can be baked into checkpoints (seed 000 erratum: only checkpoint_interval % "
                         "validation_interval == 0 prevents it) [deliberate? acknowledge: [sdc-baked]] (and 1 more of "
                         "the 3 points)"]
@@ -367,7 +367,7 @@ def test_replicas_that_never_finish_are_counted_and_exit_1(tmp_path):
     r = simd("sweep", "--config", str(p), "--scenario", "small", "--param", "checkpoint.interval_steps=50,100",
              "--replicas", "2", "--workers", "1")
     assert r.returncode == 1
-    assert "warning: 4 replica(s) did not finish within 1000x their failure-free duration" in r.stderr
+    assert "simd sweep: warning: 4 replica(s) did not finish within 1000x their failure-free duration" in r.stderr
     assert [ln.split()[1:3] for ln in r.stdout.splitlines()[1:3]] == [["0", "-"], ["0", "-"]]  # n, util
     points = grid(parse_config(p.read_text()).scenario("small"), parse_params(["checkpoint.interval_steps=100"]))
     (result,) = fixed_sweep(Runner(points, Serial(), 1), 0, 2)

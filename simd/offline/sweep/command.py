@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-EXIT_USAGE = 2
+from simd.cli.common import EXIT_USAGE, warning
+
 PROG = "simd sweep"
 
 
@@ -80,13 +81,13 @@ def _executor(args):
 def _warn_points(base, params, points) -> None:
     for p in params:
         if p.note:
-            print(f"note: {p.note}", file=sys.stderr)
+            warning(PROG, p.note, "note")
     for w in base.warnings():
-        print(f"warning: {w}", file=sys.stderr)
+        warning(PROG, w)
     warned = [w for pt in points for w in pt.scenario.warnings()]
     if warned and not base.warnings():
         more = f" (and {len(warned) - 1} more of the {len(points)} points)" if len(warned) > 1 else ""
-        print(f"warning: {warned[0]}{more}", file=sys.stderr)
+        warning(PROG, f"{warned[0]}{more}")
 
 
 def _report(args, params, results, meta, out: Path | None) -> int:
@@ -114,8 +115,8 @@ def _report(args, params, results, meta, out: Path | None) -> int:
     capped = sum(r.hit_cap for r in results)
     if capped:
         print(sweepout.CAPPED_NOTE)
-        print(f"warning: {capped} point(s) stopped at --max-replicas {meta['max_replicas']} with the half-width "
-              f"above {args.ci:g}", file=sys.stderr)
+        warning(PROG, f"{capped} point(s) stopped at --max-replicas {meta['max_replicas']} with the half-width "
+                f"above {args.ci:g}")
     if unwritten is not None:
         return _fail(f"--out {out}: cannot write {Path(unwritten.filename or '').name or 'the files'}: "
                      f"{unwritten.strerror or unwritten}", 1)
@@ -126,13 +127,13 @@ def _report(args, params, results, meta, out: Path | None) -> int:
     if horizon:
         from simd.offline.simulate import HORIZON_WORK_US
 
-        print(f"warning: {horizon} replica(s) stopped at the work horizon, {HORIZON_WORK_US / 1e6:g} s of estimated "
-              "engine work each, and are left out of the means (column unfinished)", file=sys.stderr)
+        warning(PROG, f"{horizon} replica(s) stopped at the work horizon, {HORIZON_WORK_US / 1e6:g} s of estimated "
+                "engine work each, and are left out of the means (column unfinished)")
     if unfinished - horizon:
         from simd.offline.simulate import LIMIT_FACTOR
 
-        print(f"warning: {unfinished - horizon} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free "
-              "duration and are left out of the means (column unfinished)", file=sys.stderr)
+        warning(PROG, f"{unfinished - horizon} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free "
+                "duration and are left out of the means (column unfinished)")
     if unfinished:
         return 1
     return 0
