@@ -8,7 +8,7 @@ import json
 import math
 import sys
 
-from simd.cli.common import EXIT_USAGE, checked, positive_int
+from simd.cli.common import EXIT_USAGE, checked, positive_int, warning
 
 MAX_SERVERS = 1 << 20  # a cluster's servers (--servers): beyond any log simd reads (the cap keeps a typo cheap)
 STATS, FIT, CHECK = "simd trace stats", "simd trace fit", "simd trace check"
@@ -377,7 +377,7 @@ def cmd_fit(args) -> int:
         for path in paths:
             print(f"wrote {path}", file=sys.stderr)
     elif args.plots:
-        print(f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)", file=sys.stderr)
+        warning(FIT, f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)")
     return 0
 
 
