@@ -130,9 +130,11 @@ def written(line: dict, cov: np.ndarray) -> dict[str, tuple[float, float]]:
 
 
 def variants(line: dict) -> dict[str, np.ndarray]:
-    """The covariances compared: the fit's; Louis' with the missing information (the complete-data scores'
-    covariance) over all the final paths unweighted (the proposal's spread of them), the regimes' block the
-    MMPP's curvature (joint.covariance) or Louis' own."""
+    """The covariances compared: joint.covariance's (the fit's, without the Monte Carlo variance that joint.fit
+    adds with the relapses: the z-scores above are the written intervals'); Louis' with the missing information
+    (the complete-data scores' covariance) over all the final paths unweighted (the proposal's spread of them),
+    the regimes' block the MMPP's curvature (joint.covariance) or Louis' own; the complete-data information
+    alone."""
     info, s, omega = np.array(line["info"]), np.array(line["scores"]), np.array(line["omega"])
     curv, b = np.array(line["curvature"]), line["base"]
     order = np.argsort(-omega)
