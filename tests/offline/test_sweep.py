@@ -349,8 +349,8 @@ def test_points_that_can_bake_sdcs_are_warned_once(small_file):
              "checkpoint.interval_steps=30,40,50", "--replicas", "2", "--workers", "1")
     assert r.returncode == 0
     warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("simd sweep: warning:")]
-    assert warnings == ["simd sweep: warning: scenario small: validation every 20 steps does not divide checkpoint every 30: SDCs "
-                        "can be baked into checkpoints (seed 000 erratum: only checkpoint_interval % "
+    assert warnings == ["simd sweep: warning: scenario small: validation every 20 steps does not divide checkpoint "
+                        "every 30: SDCs can be baked into checkpoints (seed 000 erratum: only checkpoint_interval % "
                         "validation_interval == 0 prevents it) [deliberate? acknowledge: [sdc-baked]] (and 1 more of "
                         "the 3 points)"]
 
