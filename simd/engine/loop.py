@@ -59,7 +59,8 @@ the persistent ones among them: the quiet steps hold no save of either tier), th
 region whatever it keeps and the local tier's the ``low`` one (State.low_ckpts), each tier's write in flight its own
 (State.tier_write_*, low_write_*); a recovery loads the local copies newer than the peer tier's newest and than the
 persistent checkpoint, newest first, then the peer tier's newer than the persistent one (``_two_chain``), each at its
-tier's load, and drops both tiers' copies above the step it goes back to.
+tier's load, and drops both tiers' copies above the step it goes back to; beside committed SDCs a late find the same
+among the copies older than the onset (a copy of a step at or after ``onset_step`` holds the SDC).
 
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
@@ -382,8 +383,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if rk and not twfail:  # (its copies: the newest)
                     th, tc = late.ring_add(tring, th, tc, twstep)
             if lwend and lwend <= t:  # ... and the local tier's (two tiers)
-                last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us,
-                                                                0, lring, lh, lc)
+                last, clean, pending, hw, lh, lc = _low_durable(
+                    tot, trace, t, lwstep, lwfail, committed and corrupted and onset_step <= lwstep, last, clean,
+                    pending, hw, n_corrupt, step_us, 0, lring, lh, lc)
                 lwend = 0
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
@@ -722,19 +724,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             # (a tier save among them that did not fail overwrote the tier's clean copy)
                             tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
                                                                                                          cL, cr)
-                            # its clean copies newer than the clean persistent one, loaded newest first
-                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else 0 if tier_saved else tclean,
-                                                         pclean, onset_step, wcr, cri, pm)
-                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0 and nl > 0
-                            if tgo:
-                                ld = nl * mem_load
-                            else:  # (the corrupt tier copies' loads paid first)
-                                ld = tb * mem_load + (load_us if pclean > 0 or n_corrupt + taken >= retention else 0)
+                            # its clean copies newer than the clean persistent one, loaded newest first (two tiers:
+                            # the local tier's newer than the peer tier's newest clean copy first)
+                            if L:
+                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, pclean,
+                                                                          onset_step, wcr, cri, pm, pl)
+                            else:
+                                tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else 0 if tier_saved else tclean,
+                                                             pclean, onset_step, wcr, cri, pm)
+                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0 and nl + nll > 0
+                            ld = nl * mem_load + nll * low_load
+                            if not tgo:  # (the corrupt tier copies' loads paid first)
+                                ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
                         elif mem_t and (pm != 0.0 or rk):  # in no checkpoint yet: the tier's copies loaded first
-                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr,
-                                                         cri, pm)
-                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
-                            ld = nl * mem_load
+                            if L:
+                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u,
+                                                                          NEVER, wcr, cri, pm, pl)
+                            else:
+                                tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr,
+                                                             cri, pm)
+                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0
+                            ld = nl * mem_load + nll * low_load
                             if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
                                 ld += load_us if plast_u > 0 else 0
                     elif n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
@@ -745,8 +755,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if mem_t and (pm != 0.0 or rk):  # the memory tier's copies loaded: all corrupt? then the
                         # persistent one
                         if L:
-                            tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u, wcr,
-                                                                      cri, pm, pl)
+                            tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u,
+                                                                      NEVER, wcr, cri, pm, pl)
                         else:
                             tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr, cri,
                                                          pm)
@@ -799,7 +809,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             if L:  # (the local tier's write durable at this save first too)
                                 tgo, fl, nl, nll, tbl, cri_c = _two_chain(
                                     tring, th, tc, ptop, lring, lh, lc, lwstep if lk and lwriting and not lwfail else 0,
-                                    wstep if durable_now else plast_u, wcr, cri, pm, pl)
+                                    wstep if durable_now else plast_u, NEVER, wcr, cri, pm, pl)
                             else:
                                 tgo, nl, cri_c = _tier_chain(tring, th, tc, last_u if not rk else ptop,
                                                              wstep if durable_now else plast_u, NEVER, wcr, cri, pm)
@@ -1187,8 +1197,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot[Tot.recoveries_start] += 1
                     else:  # the tier's checkpoint, or the persistent one
                         if L:  # the local tier's copies newer than the peer tier's newest, then the peer tier's
-                            tgo, fl, nl, nll, tbl, cri = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast, wcr, cri,
-                                                                    pm, pl)
+                            tgo, fl, nl, nll, tbl, cri = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast, NEVER,
+                                                                    wcr, cri, pm, pl)
                             tb = nl + nll - (1 if tgo else 0)
                             bad = tb > 0
                             tot[Tot.tier_loads_corrupt] += tb
@@ -1211,7 +1221,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (its corrupt
                             # loads: refused), below the work committed when the tier's newest clean copy was lost (or
                             # found corrupt: paid, dropped)
-                            ld = (load_us if plast > 0 else 0) + tb * mem_load
+                            ld = (load_us if plast > 0 else 0) + tpaid
                             if bad:
                                 tclean = 0
                             if plast < clean:
@@ -1362,8 +1372,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if rk and not twfail:
                         th, tc = late.ring_add(tring, th, tc, twstep)
                 if lk and lwend:  # ... the local tier's
-                    last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
-                                                                    step_us, lkw, lring, lh, lc)
+                    last, clean, pending, hw, lh, lc = _low_durable(
+                        tot, trace, t, lwstep, lwfail, committed and corrupted and onset_step <= lwstep, last, clean,
+                        pending, hw, n_corrupt, step_us, lkw, lring, lh, lc)
                     lwend = 0
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
@@ -1428,12 +1439,18 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.tier_saves_failed] += 1
                     tot[Tot.low_saves_failed] += 1
                     tot[Tot.checkpoint_us] += low_us
-                elif lk:  # (reference semantics: committed SDCs refuse two tiers)
+                elif lk:  # the local tier's save (two tiers), as the tier's above
                     tot[Tot.tier_saves] += 1
                     tot[Tot.low_saves] += 1
                     tot[Tot.checkpoint_us] += low_us
-                    pending, hw = _commit(tot, q, last, hw, pending, step_us)
-                    last = clean = q
+                    if corrupted:  # committed SDCs: it takes the SDC
+                        if n_corrupt == 0 and last == clean:
+                            tot[Tot.sdc_baked] += 1
+                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        last = q
+                    else:
+                        pending, hw = _commit(tot, q, last, hw, pending, step_us)
+                        last = clean = q
                     lh, lc = late.ring_add(lring, lh, lc, q)
                 if q == target:  # the job's end
                     if twend:  # a memory tier's write in flight dropped: the job needs no copy after it ends
@@ -1488,6 +1505,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[o_finds + detector] += 1
                 from_tier = False  # (a memory tier beside committed SDCs) recovered from the tier's copy
                 tot[Tot.tier_loads_corrupt] += tb  # a memory tier's copies loaded first and found corrupt: dropped
+                tot[Tot.low_loads_corrupt] += tbl
                 cri = cri_c  # (every load's draw made, the one that loaded included)
                 if mem_bad:
                     tclean = 0
@@ -1522,6 +1540,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         hw = max(hw, clean)
                     if from_tier:
                         tot[Tot.recoveries_tier] += 1
+                        if fl:
+                            tot[Tot.low_recoveries] += 1
                         plast = pclean
                     else:
                         plast = pclean = back
@@ -1545,9 +1565,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         twend = 0
                         if rk and not twfail:
                             th, tc = late.ring_add(tring, th, tc, twstep)
-                    if lk and lwend:  # ... the local tier's
-                        last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
-                                                                        step_us, lkw, lring, lh, lc)
+                    if lk and lwend:  # ... the local tier's (reference semantics)
+                        last, clean, pending, hw, lh, lc = _low_durable(tot, trace, t, lwstep, lwfail, False, last,
+                                                                        clean, pending, hw, n_corrupt, step_us, lkw,
+                                                                        lring, lh, lc)
                         lwend = 0
                     tot[Tot.checkpoint_us] += low_us if lk else mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
@@ -1721,7 +1742,7 @@ def _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, wait):
 @njit()
 def _tier_durable_sdc(tot, trace, t, twstep, twfail, holds, last, clean, pending, hw, n_corrupt, tclean, step_us,
                       wait):
-    """``_tier_durable`` beside committed SDCs (one tier): a save whose snapshot held the present SDC (``holds``)
+    """``_tier_durable`` beside committed SDCs (either tier): a save whose snapshot held the present SDC (``holds``)
     commits it with the copy (baked in if no checkpoint held it yet: ``n_corrupt`` 0 and ``last`` the clean one), its
     steps not committed, the tier's clean copy overwritten (with one copy kept); a clean one is the tier's clean copy,
     and the newest clean checkpoint even below a newer one that holds the SDC; one that fails leaves ``tclean``, the
@@ -1742,10 +1763,13 @@ def _tier_durable_sdc(tot, trace, t, twstep, twfail, holds, last, clean, pending
 
 
 @njit()
-def _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait, lring, lh, lc):
-    """Two tiers: the local tier's save in flight written (``_tier_durable``, counted as the local tier's too), the
+def _low_durable(tot, trace, t, lwstep, lwfail, holds, last, clean, pending, hw, n_corrupt, step_us, wait, lring, lh,
+                 lc):
+    """Two tiers: the local tier's save in flight written (``_tier_durable``, or beside committed SDCs
+    ``_tier_durable_sdc`` with ``holds``: its snapshot held the present SDC; counted as the local tier's too), the
     newest of its copies unless it fails. Returns (last, clean, pending, hw, lh, lc)."""
-    last, clean, pending, hw = _tier_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait)
+    last, clean, pending, hw, _ = _tier_durable_sdc(tot, trace, t, lwstep, lwfail, holds, last, clean, pending, hw,
+                                                    n_corrupt, 0, step_us, wait)  # (its clean copy: the ring's)
     if lwfail:
         tot[Tot.low_saves_failed] += 1
     else:
@@ -1771,17 +1795,25 @@ def _newest(ring, head, cnt):
 
 
 @njit()
-def _two_chain(tring, th, tc, ptop, lring, lh, lc, ltop, above, w, index, pm, pl):
+def _two_chain(tring, th, tc, ptop, lring, lh, lc, ltop, above, below, w, index, pm, pl):
     """Two tiers: a recovery's loads (``_tier_chain``'s), the local tier's copies newer than the peer tier's newest
     (``ptop`` > 0: a peer write durable in this very unit, the newest) and than ``above`` first, then the peer tier's
-    newer than ``above`` (``ltop``: the local tier's durable write in this unit). Returns (the step of the copy that
-    loads, 0: none; whether it is the local tier's; the peer copies loaded; the local copies loaded; the local copies
-    found corrupt; the draws made by then)."""
+    newer than ``above`` (``ltop``: the local tier's durable write in this unit); with ``below`` (a committed SDC's
+    late find: its onset step) only the copies older than it, the local ones newer than the peer tier's newest such.
+    Returns (the step of the copy that loads, 0: none; whether it is the local tier's; the peer copies loaded; the
+    local copies loaded; the local copies found corrupt; the draws made by then)."""
     pn = ptop if ptop > 0 else _newest(tring, th, tc)
-    x, nll, index = _tier_chain(lring, lh, lc, ltop, max(above, pn), NEVER, w, index, pl)
+    if pn >= below:  # (the peer tier's newest copy older than ``below``)
+        pn, k = 0, len(tring)
+        for i in range(tc):
+            x = tring[(th + tc - 1 - i) % k]
+            if x < below:
+                pn = x
+                break
+    x, nll, index = _tier_chain(lring, lh, lc, ltop, max(above, pn), below, w, index, pl)
     if x:
         return x, True, 0, nll, nll - 1, index
-    x, nl, index = _tier_chain(tring, th, tc, ptop, above, NEVER, w, index, pm)
+    x, nl, index = _tier_chain(tring, th, tc, ptop, above, below, w, index, pm)
     return x, False, nl, nll, nll, index
 
 

@@ -88,7 +88,6 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                      plan.mem_write_us, plan.mem_keep)),
         (spec.lower_tier, (plan.low_every, plan.low_us, plan.low_load_us, plan.low_corrupt, plan.low_save_fail,
                            plan.low_write_us, plan.low_keep))) if t is not None]
-    top = tiers[0] if tiers else None  # (committed SDCs: one tier at most, spec.REFUSED)
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
@@ -129,12 +128,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def tier_chain(above: int, clean_only: bool = False) -> tuple[int, int, _Tier | None]:
         """The memory tiers' copies newer than ``above`` (with ``clean_only``, those without the present SDC), newest
         first, loaded in turn: each load pays its tier's load, a copy found corrupt is dropped. A tier's copies older
-        than the newest copy of a tier above it are not among them (that copy stands for them, as the persistent
-        checkpoint for a tier's), so the lowest tier's newer copies come first, then the next one's. (The step of the
-        one that loads, 0: none; the loads' time; its tier.)"""
+        than the newest copy of a tier above it (with ``clean_only``, its newest clean copy) are not among them (that
+        copy stands for them, as the persistent checkpoint for a tier's), so the lowest tier's newer copies come
+        first, then the next one's. (The step of the one that loads, 0: none; the loads' time; its tier.)"""
         paid = 0
         for j in range(len(tiers) - 1, -1, -1):
-            x, bound = tiers[j], max([above] + [y.newest() for y in tiers[:j]])
+            x, bound = tiers[j], max([above] + [y.newest(clean_only) for y in tiers[:j]])
             ring, i = x.ring, len(x.ring) - 1
             while i >= 0 and ring[i][0] > bound:
                 if not (clean_only and ring[i][1]):
@@ -365,16 +364,17 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["activations"] += g >= hyper_end
             hyper_end, anchor = g + window, at
 
-    def detected(to: int, tier: bool = False, paid: int = 0) -> None:
+    def detected(to: int, tier: _Tier | None = None, paid: int = 0) -> None:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window. With a memory tier
-        and committed SDCs ``to`` is the tier's copy when ``tier`` (else a persistent checkpoint or the start, and
-        ``paid`` the load of a tier copy found corrupt before it); the checkpoints holding the SDC are discarded."""
+        and committed SDCs ``to`` is a copy of ``tier`` (else a persistent checkpoint or the start), and ``paid`` the
+        loads of the tiers' copies, those found corrupt before it included; the checkpoints holding the SDC are
+        discarded."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean
         abort()
         if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; corrupt tier copies: paid)
-            if tier:
-                load_us = paid + plan.mem_load_us
-                top.n["recoveries"] += 1
+            if tier is not None:
+                load_us = paid
+                tier.n["recoveries"] += 1
             else:
                 load_us = paid + (plan.load_us if to > 0 else 0)
                 c["rec_persistent" if to > 0 else "rec_start"] += 1
@@ -411,13 +411,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         tier beside committed SDCs the tier's copies newer than the persistent one are loaded first, newest first;
         found corrupt, the persistent one."""
         if M and committed:
-            back, paid, _ = tier_chain(plast)
-            if back:
-                detected(back, True, paid - plan.mem_load_us)
-            else:
-                detected(plast, paid=paid)
+            back, paid, x = tier_chain(plast)
+            detected(back or plast, x, paid)
         else:
-            detected(last, M and last > plast)
+            detected(last)
 
     uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]
     step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
@@ -553,10 +550,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             else:
                 c["late"] += 1
                 # the memory tier's clean copies newer than the clean persistent one: loaded first, newest first
-                back, paid, _ = tier_chain(pclean, clean_only=True) if M else (0, 0, None)
+                back, paid, x = tier_chain(pclean, clean_only=True) if M else (0, 0, None)
                 if back:
                     c["lost"] += n_corrupt
-                    detected(back, True, paid - plan.mem_load_us)
+                    detected(back, x, paid)
                 elif n_corrupt < retention:  # (the corrupt tier copies' loads paid)
                     c["lost"] += n_corrupt
                     detected(pclean if M else clean, paid=paid)
@@ -729,9 +726,11 @@ class _Tier:
         self.ring.append((step, holds))
         del self.ring[:-self.keep_n]
 
-    def newest(self) -> int:
-        """Its newest copy's job step (0: none)."""
-        return self.ring[-1][0] if self.ring else 0
+    def newest(self, clean_only: bool = False) -> int:
+        """Its newest copy's job step (with ``clean_only``, its newest without the present SDC; 0: none)."""
+        if not clean_only:
+            return self.ring[-1][0] if self.ring else 0
+        return next((step for step, holds in reversed(self.ring) if not holds), 0)
 
 
 class _FirstFailure:
