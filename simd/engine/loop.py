@@ -153,7 +153,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     write_us, slow_ppm = ints[PI.write_us], ints[PI.write_slow_ppm]  # asynchronous saves' writes (0: none)
     p_fail = floats[PF.save_fail]  # P(a save fails)
     p_corrupt = floats[PF.corrupt_load]  # P(a load finds its checkpoint corrupt)
-    keep = p_corrupt != 0.0  # the ring keeps the newest ``retention`` checkpoints (not committed SDCs': refused)
+    # the ring keeps the newest ``retention`` checkpoints (with committed SDCs those holding the SDC among them: the
+    # copies of a step at or after ``onset_step``)
+    keep = p_corrupt != 0.0
     # a memory tier (M 0: none): its interval (a divisor of C), blocking, load; copies of a shard, groups' jump
     M, mem_us, mem_load = ints[PI.mem_every], ints[PI.mem_us], ints[PI.mem_load_us]
     copies, jump, pm = ints[PI.mem_copies], ints[PI.mem_jump], floats[PF.mem_corrupt]
@@ -590,6 +592,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             stop, index = 0, 0
             kind, cost, ld, taken = _STEP, 0, 0, 0
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
+            kh_c, kc_c = head, cnt  # ... and the ring left by a committed SDC's late find (its head and count)
             jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
             mjit = False  # beside a memory tier: the survivors can save (whether they do waits for the tier's fate)
             rst, ipo, n_att, esc = 0, restarts.NOT_TRIED, 1, 0  # a hard failure's restart: its time, its path
@@ -747,6 +750,13 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ld = nl * mem_load + nll * low_load
                             if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
                                 ld += load_us if plast_u > 0 else 0
+                    elif keep and n_corrupt:  # found late, with corrupt loads: down the ring (_late_fallback)
+                        back_c, loads, bad_c, cri_c, kh_c, kc_c = _late_fallback(ring, head, cnt, onset_step,
+                                                                                 retention, wcr, cri, p_corrupt)
+                        ld = loads * load_us
+                    elif keep:  # in no checkpoint yet: the newest checkpoint that loads
+                        back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                        ld = loads * load_us
                     elif n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
                         # retained one (a step > 0), as below
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
@@ -1253,7 +1263,14 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if L:
                         lc = _tier_drop(lring, lh, lc, last)
                 elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
-                    last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                    c0 = clean  # (committed SDCs: the work committed is up to the newest clean checkpoint)
+                    last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, c0 if committed else last, cnt,
+                                                           hw)
+                    if corrupted and back_c >= onset_step:  # one holding the committed SDC: it stays
+                        clean = c0
+                        n_corrupt -= bad_c
+                    elif corrupted:
+                        n_corrupt = 0
                 tot[Tot.steps_recomputed] += step - last
                 kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
                 tot[Tot.rollback_us] += pending - kept
@@ -1261,7 +1278,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 step = last
                 if corrupted and n_corrupt == 0 and last == clean:  # the SDC was in no checkpoint left: it is gone
                     corrupted, deadline, onset_step, detector, clean = False, NEVER, 0, 0, last
-                    if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
+                    if not keep:  # (with corrupt loads the ring keeps the clean checkpoints too)
                         head, cnt = 0, 0
                 if stop == shadow_kind and H:  # a disagreement is an SDC detection
                     if g >= hyper_end:
@@ -1512,6 +1529,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if n_corrupt == 0 and last == clean:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, detector)
+                    if keep and not M:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                        last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
                     back = tgo if tgo else plast if mem_bad else last
                     from_tier = M != 0 and back > plast
                 else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
@@ -1520,6 +1539,27 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         back, from_tier = tgo, True
                         tot[Tot.checkpoints_lost] += n_corrupt
                         record(trace, t, tr.SDC_LATE_FOUND, detector)
+                    elif keep:  # with corrupt loads: where _late_fallback's chain went (the ring's own rule)
+                        back = back_c
+                        tot[Tot.loads_corrupt] += bad_c
+                        if back == 0 and bad_c:
+                            tot[Tot.fallbacks_to_start] += 1
+                        if cnt < retention or ring[head] < onset_step:  # a clean checkpoint kept: recovered
+                            tot[Tot.checkpoints_lost] += n_corrupt
+                            record(trace, t, tr.SDC_LATE_FOUND, detector)
+                        else:  # unrecoverable: on from the oldest kept checkpoint that loads, the SDC accepted
+                            tot[Tot.checkpoints_lost] += max(cnt - bad_c - 1, 0)
+                            tot[Tot.sdc_unrecoverable] += 1
+                            record(trace, t, tr.SDC_UNRECOVERABLE, detector)
+                            if back:  # its steps committed (those committed once already, State.hw, recomputed)
+                                tot[Tot.steps_recomputed] += step - back
+                                tot[Tot.rollback_us] += pending - (back - clean) * step_us
+                                pending, hw = _commit(tot, back, clean, hw, (back - clean) * step_us, step_us)
+                                step = clean = back
+                                pending = 0
+                        if back < clean:  # (found corrupt, or the job's start) below the work committed
+                            hw = max(hw, clean)
+                        head, cnt = kh_c, kc_c
                     elif n_corrupt < retention:
                         back = pclean if M else clean
                         tot[Tot.checkpoints_lost] += n_corrupt
@@ -1621,7 +1661,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             pending = 0
             step = last = clean = back
             corrupted, deadline, onset_step, detector, n_corrupt = False, NEVER, 0, 0, 0
-            if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
+            if not keep:  # (with corrupt loads the ring keeps the clean checkpoints too)
                 head, cnt = 0, 0
             if H:
                 if g >= hyper_end:
@@ -1848,6 +1888,37 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _late_fallback(ring, head, cnt, onset, retention, w, index, p):
+    """Committed SDCs with corrupt loads, a late find: the ring's checkpoints (``cnt`` of the newest ``retention``,
+    oldest first from ``head``; those of a step >= ``onset`` hold the SDC) it loads in turn, each one draw of the
+    "corrupt" stream from draw ``index``, corrupt when it is <= ``p``: while a clean one is kept (the job's start
+    counting as one while the ring is not full), those older than ``onset``, newest first; else (unrecoverable) every
+    one, oldest first; none left: the job's start. Returns (the job step recovered to, 0: the start; the loads; those
+    found corrupt; the draws made by then; the ring's head and count after: the checkpoints up to the one recovered
+    to, none below it found corrupt)."""
+    k = len(ring)
+    loads = 0
+    sh, sl = pcg.seek(w, index)
+    if cnt < retention or ring[head] < onset:
+        for i in range(cnt - 1, -1, -1):
+            x = ring[(head + i) % k]
+            if x >= onset:  # (holding the SDC: discarded, not loaded)
+                continue
+            loads += 1
+            sh, sl, u = draws.uniform(w, sh, sl)
+            if u > p:
+                return x, loads, loads - 1, index + loads, head, i + 1
+        return 0, loads, loads, index + loads, head, 0
+    for i in range(cnt):
+        x = ring[(head + i) % k]
+        loads += 1
+        sh, sl, u = draws.uniform(w, sh, sl)
+        if u > p:
+            return x, loads, loads - 1, index + loads, (head + i) % k, 1
+    return 0, loads, loads, index + loads, head, 0
 
 
 @njit()

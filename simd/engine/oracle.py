@@ -111,7 +111,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     hyper_end = anchor = 0  # executed steps g + 1 .. hyper_end checkpoint on the lattice anchor + j * hi
     wend = wstep = 0  # an asynchronous save in flight: when its write ends (0: none), its job step
     wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
-    kept: list[int] = []  # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first
+    # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first: (job step, whether it holds the
+    # present SDC: committed SDCs)
+    kept: list[tuple[int, bool]] = []
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
     # with a memory tier and committed SDCs: the newest clean persistent checkpoint
     pclean = 0
@@ -144,24 +146,58 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 i -= 1
         return 0, paid, None
 
-    def keep(step: int) -> None:
+    def keep(step: int, holds: bool = False) -> None:
         if p_corrupt:
-            kept.append(step)
+            kept.append((step, holds))
             del kept[:-retention]
 
-    def fallback() -> tuple[int, int]:
+    def fallback() -> tuple[int, int, int]:
         """With corrupt loads: the newest kept checkpoint that loads, each load found corrupt with its probability
-        and dropped (the next older one tried); none: the job's start. (The step recovered to, the loads paid.)"""
-        loads = 0
+        and dropped (the next older one tried); none: the job's start. (The step recovered to, the loads paid, the
+        checkpoints dropped that held the present SDC.)"""
+        loads = held_gone = 0
         while kept:
             loads += 1
             if rng.random() < p_corrupt:
-                kept.pop()
+                held_gone += kept.pop()[1]
                 c["loads_corrupt"] += 1
                 continue
-            return kept[-1], loads
+            return kept[-1][0], loads, held_gone
         c["fallbacks_to_start"] += loads > 0
-        return 0, loads
+        return 0, loads, held_gone
+
+    def late_fallback() -> tuple[int, int]:
+        """Committed SDCs with corrupt loads, a late find (docs/model.md, "Checkpoints kept and found corrupt"): while
+        a clean checkpoint is kept (the job's start counting as one while fewer than ``retention`` are), the kept
+        ones older than the onset, newest first, down to the job's start (the checkpoints holding the SDC
+        discarded); else (unrecoverable) the kept ones, oldest first, the SDC accepted, down to the job's start too;
+        each load found corrupt dropped. (The step recovered to, the loads paid.)"""
+        loads = 0
+        if len(kept) < retention or not kept[0][1]:
+            c["lost"] += n_corrupt
+            while kept:
+                if kept[-1][1]:  # (holding the SDC: discarded, not loaded)
+                    kept.pop()
+                    continue
+                loads += 1
+                if rng.random() >= p_corrupt:
+                    break
+                kept.pop()
+                c["loads_corrupt"] += 1
+            to = kept[-1][0] if kept else 0
+        else:
+            c["unrecoverable"] += 1
+            while kept:
+                loads += 1
+                if rng.random() >= p_corrupt:
+                    break
+                kept.pop(0)
+                c["loads_corrupt"] += 1
+            to = kept[0][0] if kept else 0
+            c["lost"] += max(len(kept) - 1, 0)
+            del kept[1:]
+        c["fallbacks_to_start"] += to == 0 and loads > 0
+        return to, loads
 
     def durable() -> None:
         """The save in flight is written: a rollback target (and, holding the present SDC, a committed one); with a
@@ -177,6 +213,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             n_corrupt += 1
             corrupt.append(wstep)
             del corrupt[:-retention]
+            keep(wstep, True)
             last = max(last, wstep)  # (a memory checkpoint saved while it wrote may be newer)
             plast = wstep
         else:
@@ -264,10 +301,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def recover() -> int:
         """A rollback to the persistent checkpoint (the memory tier lost, or older): the newest that loads, and the
         loads' time."""
-        nonlocal last, clean, plast
+        nonlocal last, clean, plast, n_corrupt
         if p_corrupt:
-            last, loads = fallback()
-            clean = last
+            last, loads, gone = fallback()
+            if kept and kept[-1][1]:  # (committed SDCs) a checkpoint holding the SDC: it stays
+                n_corrupt -= gone
+            else:
+                clean, n_corrupt = last, 0
             load_us = loads * plan.load_us
         else:
             if M and committed:  # the newest persistent checkpoint, which may hold the SDC
@@ -364,14 +404,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["activations"] += g >= hyper_end
             hyper_end, anchor = g + window, at
 
-    def detected(to: int, tier: _Tier | None = None, paid: int = 0) -> None:
+    def detected(to: int, tier: _Tier | None = None, paid: int = 0, chained: bool = False) -> None:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window. With a memory tier
         and committed SDCs ``to`` is a copy of ``tier`` (else a persistent checkpoint or the start), and ``paid`` the
-        loads of the tiers' copies, those found corrupt before it included; the checkpoints holding the SDC are
-        discarded."""
+        loads of the tiers' copies, those found corrupt before it included; with ``chained`` (a late find's chain of
+        corrupt loads) ``paid`` is its loads' time; the checkpoints holding the SDC are discarded."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean
         abort()
-        if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; corrupt tier copies: paid)
+        if M and committed:  # (no persistent corrupt loads: refused beside both; corrupt tier copies: paid)
             if tier is not None:
                 load_us = paid
                 tier.n["recoveries"] += 1
@@ -388,12 +428,15 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             else:  # the persistent checkpoint, where its fallback starts (the corrupt tier copies' loads paid)
                 load_us += recover()
                 to = last
+        elif chained:
+            load_us = paid
         elif p_corrupt:
             load_us = recover()
             to = last
         else:
             load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
         roll_back(to)
+        kept[:] = [(y, False) for y, _ in kept if y <= to]  # (below ``to``: clean, or holding an SDC now accepted)
         for x in tiers:  # (below ``to``: clean, or holding an SDC now accepted)
             x.ring[:] = [(y, False) for y, _ in x.ring]
         last = clean = to
@@ -510,6 +553,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                     n_corrupt += 1
                     corrupt.append(cur - 1)
                     del corrupt[:-retention]
+                    keep(cur - 1, True)
                     last = plast = cur - 1
                 else:
                     last = clean = plast = pclean = cur - 1
@@ -554,6 +598,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 if back:
                     c["lost"] += n_corrupt
                     detected(back, x, paid)
+                elif p_corrupt:  # down the kept checkpoints, each load found corrupt or not
+                    to, loads = late_fallback()
+                    detected(to, paid=loads * plan.load_us, chained=True)
                 elif n_corrupt < retention:  # (the corrupt tier copies' loads paid)
                     c["lost"] += n_corrupt
                     detected(pclean if M else clean, paid=paid)
@@ -587,6 +634,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 n_corrupt += 1
                 corrupt.append(cur)
                 del corrupt[:-retention]
+                keep(cur, True)
                 last = plast = cur
                 c["checkpoints"] += 1
             else:
