@@ -737,19 +737,28 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                                              pclean, onset_step, wcr, cri, pm)
                             tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0 and nl + nll > 0
                             ld = nl * mem_load + nll * low_load
-                            if not tgo:  # (the corrupt tier copies' loads paid first)
+                            if not tgo and keep:  # (the corrupt tier copies' loads paid first) down the ring
+                                back_c, loads, bad_c, cri_c, kh_c, kc_c = _late_fallback(
+                                    ring, head, cnt, onset_step, retention, wcr, cri_c, p_corrupt)
+                                ld += loads * load_us
+                            elif not tgo:
                                 ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
-                        elif mem_t and (pm != 0.0 or rk):  # in no checkpoint yet: the tier's copies loaded first
-                            if L:
-                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u,
-                                                                          NEVER, wcr, cri, pm, pl)
-                            else:
-                                tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr,
-                                                             cri, pm)
-                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0
-                            ld = nl * mem_load + nll * low_load
-                            if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
-                                ld += load_us if plast_u > 0 else 0
+                        else:
+                            if mem_t and (pm != 0.0 or rk):  # in no checkpoint yet: the tier's copies loaded first
+                                if L:
+                                    tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0,
+                                                                              plast_u, NEVER, wcr, cri, pm, pl)
+                                else:
+                                    tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER,
+                                                                 wcr, cri, pm)
+                                tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0
+                                ld = nl * mem_load + nll * low_load
+                                if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
+                                    ld += load_us if plast_u > 0 else 0
+                            if keep and (mem_bad or not mem_t):  # the persistent one with corrupt loads: the newest
+                                # that loads
+                                back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
+                                ld = nl * mem_load + nll * low_load + loads * load_us
                     elif keep and n_corrupt:  # found late, with corrupt loads: down the ring (_late_fallback)
                         back_c, loads, bad_c, cri_c, kh_c, kc_c = _late_fallback(ring, head, cnt, onset_step,
                                                                                  retention, wcr, cri, p_corrupt)
@@ -1197,8 +1206,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if keep:
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
                             ld = loads * load_us
-                            last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                            last, clean, cnt, hw, cri, n_corrupt = _fell_back_sdc(
+                                tot, back_c, bad_c, cri_c, last, clean, cnt, hw, committed, corrupted, onset_step,
+                                n_corrupt)
                             plast = last
+                            pclean = min(pclean, last)
                         else:
                             ld = load_us
                         if last > 0:
@@ -1228,10 +1240,23 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 hw = max(hw, clean)
                                 clean = tgo
                             last = tgo
-                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (its corrupt
-                            # loads: refused), below the work committed when the tier's newest clean copy was lost (or
-                            # found corrupt: paid, dropped)
-                            ld = (load_us if plast > 0 else 0) + tpaid
+                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (with
+                            # corrupt loads the newest kept that loads), below the work committed when the tier's newest
+                            # clean copy was lost (or found corrupt: paid, dropped)
+                            if keep:
+                                back_c, loads, bad_c, cri = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                                ld = loads * load_us + tpaid
+                                tot[Tot.loads_corrupt] += bad_c
+                                if back_c == 0 and bad_c:
+                                    tot[Tot.fallbacks_to_start] += 1
+                                cnt = max(cnt - bad_c, 0)
+                                if corrupted and back_c >= onset_step:  # one holding the SDC: it stays
+                                    n_corrupt -= bad_c
+                                elif corrupted:
+                                    n_corrupt = 0
+                                plast, pclean = back_c, min(pclean, back_c)
+                            else:
+                                ld = (load_us if plast > 0 else 0) + tpaid
                             if bad:
                                 tclean = 0
                             if plast < clean:
@@ -1263,14 +1288,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if L:
                         lc = _tier_drop(lring, lh, lc, last)
                 elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
-                    c0 = clean  # (committed SDCs: the work committed is up to the newest clean checkpoint)
-                    last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, c0 if committed else last, cnt,
-                                                           hw)
-                    if corrupted and back_c >= onset_step:  # one holding the committed SDC: it stays
-                        clean = c0
-                        n_corrupt -= bad_c
-                    elif corrupted:
-                        n_corrupt = 0
+                    last, clean, cnt, hw, cri, n_corrupt = _fell_back_sdc(tot, back_c, bad_c, cri_c, last, clean, cnt,
+                                                                          hw, committed, corrupted, onset_step,
+                                                                          n_corrupt)
                 tot[Tot.steps_recomputed] += step - last
                 kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
                 tot[Tot.rollback_us] += pending - kept
@@ -1529,8 +1549,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if n_corrupt == 0 and last == clean:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, detector)
-                    if keep and not M:  # back to the newest checkpoint that loads (the corrupt ones dropped)
+                    if keep and (mem_bad or not mem_t):  # back to the newest persistent checkpoint that loads
                         last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                        mem_bad = False
                     back = tgo if tgo else plast if mem_bad else last
                     from_tier = M != 0 and back > plast
                 else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
@@ -1888,6 +1909,21 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _fell_back_sdc(tot, back, bad, index, last, clean, cnt, hw, committed, corrupted, onset, n_corrupt):
+    """``_fell_back`` under either semantics: beside a committed SDC (``corrupted``) the checkpoint recovered to holds
+    it when its step is at least ``onset`` (the SDC stays, those dropped above it that held it gone from
+    ``n_corrupt``, the newest clean checkpoint still ``clean``), else the SDC is gone with them; the work committed
+    is up to the newest clean checkpoint. Returns (last, clean, cnt, hw, index, n_corrupt)."""
+    if not committed:
+        last, clean, cnt, hw, index = _fell_back(tot, back, bad, index, last, cnt, hw)
+        return last, clean, cnt, hw, index, n_corrupt
+    last, c, cnt, hw, index = _fell_back(tot, back, bad, index, clean, cnt, hw)
+    if corrupted and back >= onset:
+        return last, clean, cnt, hw, index, n_corrupt - bad
+    return last, c, cnt, hw, index, 0
 
 
 @njit()

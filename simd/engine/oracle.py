@@ -301,13 +301,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def recover() -> int:
         """A rollback to the persistent checkpoint (the memory tier lost, or older): the newest that loads, and the
         loads' time."""
-        nonlocal last, clean, plast, n_corrupt
+        nonlocal last, clean, plast, n_corrupt, pclean
         if p_corrupt:
             last, loads, gone = fallback()
             if kept and kept[-1][1]:  # (committed SDCs) a checkpoint holding the SDC: it stays
                 n_corrupt -= gone
             else:
                 clean, n_corrupt = last, 0
+            pclean = min(pclean, last)
             load_us = loads * plan.load_us
         else:
             if M and committed:  # the newest persistent checkpoint, which may hold the SDC
@@ -411,12 +412,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         corrupt loads) ``paid`` is its loads' time; the checkpoints holding the SDC are discarded."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean
         abort()
-        if M and committed:  # (no persistent corrupt loads: refused beside both; corrupt tier copies: paid)
+        if M and committed:  # (corrupt tier copies and persistent ones: paid)
             if tier is not None:
                 load_us = paid
                 tier.n["recoveries"] += 1
-            else:
-                load_us = paid + (plan.load_us if to > 0 else 0)
+            else:  # (``chained``: the persistent loads among ``paid``)
+                load_us = paid + (plan.load_us if to > 0 and not chained else 0)
                 c["rec_persistent" if to > 0 else "rec_start"] += 1
                 plast = pclean = to
             plast = pclean
@@ -455,7 +456,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         found corrupt, the persistent one."""
         if M and committed:
             back, paid, x = tier_chain(plast)
-            detected(back or plast, x, paid)
+            if not back and p_corrupt:  # the newest persistent checkpoint that loads
+                to, loads, _ = fallback()
+                detected(to, paid=paid + loads * plan.load_us, chained=True)
+            else:
+                detected(back or plast, x, paid)
         else:
             detected(last)
 
@@ -600,7 +605,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                     detected(back, x, paid)
                 elif p_corrupt:  # down the kept checkpoints, each load found corrupt or not
                     to, loads = late_fallback()
-                    detected(to, paid=loads * plan.load_us, chained=True)
+                    detected(to, paid=paid + loads * plan.load_us, chained=True)
                 elif n_corrupt < retention:  # (the corrupt tier copies' loads paid)
                     c["lost"] += n_corrupt
                     detected(pclean if M else clean, paid=paid)

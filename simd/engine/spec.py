@@ -485,8 +485,6 @@ REFUSED = {
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
-    ("committed_corrupt_loads", "memory_tier"): "a memory tier's recovery beside a committed SDC's fallback past "
-                                                "corrupt persistent checkpoints is not modelled",
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
@@ -507,7 +505,6 @@ KEYS = {
     "shadow": "shadow", "fleet": "fleet", "stragglers": "stragglers", "servers": "servers",
     "hyper": "checkpoint.hyper", "committed_sdc": "sdc.semantics: committed", "causes": "failures.causes",
     "corrupt_loads": "checkpoint.corrupt_on_load", "memory_tier": "checkpoint.tiers",
-    "committed_corrupt_loads": "checkpoint.corrupt_on_load and sdc.semantics: committed",
     "peer_tier": "checkpoint.tiers.peer", "local_tier": "checkpoint.tiers.local",
     "two_tiers": "checkpoint.tiers.peer and checkpoint.tiers.local",
     "tier_corrupt_loads": "checkpoint.tiers.{tier}.corrupt_on_load",
@@ -559,7 +556,6 @@ def switched_on(spec: JobSpec) -> set[str]:
         ("committed_sdc", spec.committed_sdc is not None), ("causes", bool(spec.causes)),
         ("servers", not srv.plain(spec.servers, spec.n_gpus)),
         ("corrupt_loads", spec.ckpt_corrupt_on_load > 0),
-        ("committed_corrupt_loads", spec.ckpt_corrupt_on_load > 0 and spec.committed_sdc is not None),
         ("memory_tier", spec.tier is not None), ("two_tiers", spec.lower_tier is not None),
         *((f"{t.kind}_tier", True) for t in _tiers(spec)),
         ("jit", any(c.jit for c in spec.causes)),

@@ -547,7 +547,7 @@ class Checkpoint(_Strict):
     load, restarted 44 times): the recovery pays the load, drops that checkpoint, and loads the next older one
     the job keeps (`retention_checkpoints`, needed), down to the job's start (which loads nothing). With committed
     SDCs a late find goes down the kept checkpoints older than the SDC's onset the same way (docs/model.md,
-    "Checkpoints kept and found corrupt"); not beside a memory tier then. No public rate exists."""
+    "Checkpoints kept and found corrupt"). No public rate exists."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
     tiers: Tiers | None = None
@@ -1401,8 +1401,6 @@ class ScenarioBody(_Strict):
                  if v is not None}
         if self.checkpoint.corrupt_on_load > 0:
             named.add("corrupt_loads")
-            if self.committed_sdc:
-                named.add("committed_corrupt_loads")
         if self.servers is not None and self.servers.relapse is not None:
             named.add("relapse")
         memory = self.checkpoint.tiers.given if self.checkpoint.tiers is not None else ()

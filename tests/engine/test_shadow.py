@@ -99,9 +99,6 @@ def test_what_does_not_combine_is_decided_in_one_place():
              ("servers", "fleet"): replace(spec(), servers=Servers(lemon_fraction=0.1, lemon_multiplier=3.0),
                                            fleet=(Accelerator("a", 512, 2e-4, 1e-4),
                                                   Accelerator("b", 512, 2e-4, 1e-4))),
-             ("committed_corrupt_loads", "memory_tier"): spec(committed_sdc=CommittedSdc((), 2),
-                                                              ckpt_corrupt_on_load=0.1,
-                                                              tier=MemoryTier("local", 5, 1.0)),
              ("memory_tier", "migration"): spec(tier=MemoryTier("local", 5, 1.0), migration_seconds=30.0,
                                                 causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
                                                 servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}
@@ -131,7 +128,7 @@ def test_what_does_not_combine_is_decided_in_one_place():
     assert refused({"memory_tier", "peer_tier", "local_tier", "two_tiers", "committed_sdc"}) == []
     assert compile_spec(replace(two, committed_sdc=CommittedSdc((), 2))).low_every == 1
     # ... and committed SDCs beside corrupt persistent loads (tests/engine/statistical/test_load_oracle.py)
-    assert refused({"committed_sdc", "corrupt_loads"}) == []
+    assert refused({"committed_sdc", "corrupt_loads", "memory_tier", "two_tiers"}) == []
     assert compile_spec(spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1)).corrupt_load == 0.1
 
 
