@@ -592,7 +592,6 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             stop, index = 0, 0
             kind, cost, ld, taken = _STEP, 0, 0, 0
             back_c, bad_c, cri_c = 0, 0, cri  # with corrupt loads: a recovery's checkpoint, those found corrupt
-            kh_c, kc_c = head, cnt  # ... and the ring left by a committed SDC's late find (its head and count)
             jit = jit_bad = False  # a just-in-time save after the unit's failure; one that bakes the present SDC in
             mjit = False  # beside a memory tier: the survivors can save (whether they do waits for the tier's fate)
             rst, ipo, n_att, esc = 0, restarts.NOT_TRIED, 1, 0  # a hard failure's restart: its time, its path
@@ -738,8 +737,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0 and nl + nll > 0
                             ld = nl * mem_load + nll * low_load
                             if not tgo and keep:  # (the corrupt tier copies' loads paid first) down the ring
-                                back_c, loads, bad_c, cri_c, kh_c, kc_c = _late_fallback(
-                                    ring, head, cnt, onset_step, retention, wcr, cri_c, p_corrupt)
+                                back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention,
+                                                                             wcr, cri_c, p_corrupt)
                                 ld += loads * load_us
                             elif not tgo:
                                 ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
@@ -760,8 +759,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
                                 ld = nl * mem_load + nll * low_load + loads * load_us
                     elif keep and n_corrupt:  # found late, with corrupt loads: down the ring (_late_fallback)
-                        back_c, loads, bad_c, cri_c, kh_c, kc_c = _late_fallback(ring, head, cnt, onset_step,
-                                                                                 retention, wcr, cri, p_corrupt)
+                        back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr, cri,
+                                                                     p_corrupt)
                         ld = loads * load_us
                     elif keep:  # in no checkpoint yet: the newest checkpoint that loads
                         back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
@@ -1560,6 +1559,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         back, from_tier = tgo, True
                         tot[Tot.checkpoints_lost] += n_corrupt
                         record(trace, t, tr.SDC_LATE_FOUND, detector)
+                        if keep:  # (the kept persistent checkpoints above it hold the SDC: discarded)
+                            cnt = _tier_drop(ring, head, cnt, back)
                     elif keep:  # with corrupt loads: where _late_fallback's chain went (the ring's own rule)
                         back = back_c
                         tot[Tot.loads_corrupt] += bad_c
@@ -1568,6 +1569,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if cnt < retention or ring[head] < onset_step:  # a clean checkpoint kept: recovered
                             tot[Tot.checkpoints_lost] += n_corrupt
                             record(trace, t, tr.SDC_LATE_FOUND, detector)
+                            cnt = _tier_drop(ring, head, cnt, back)  # (those above it: corrupt, or holding the SDC)
                         else:  # unrecoverable: on from the oldest kept checkpoint that loads, the SDC accepted
                             tot[Tot.checkpoints_lost] += max(cnt - bad_c - 1, 0)
                             tot[Tot.sdc_unrecoverable] += 1
@@ -1578,9 +1580,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 pending, hw = _commit(tot, back, clean, hw, (back - clean) * step_us, step_us)
                                 step = clean = back
                                 pending = 0
+                            # the ring: the one it went on from (those below it found corrupt, those above lost)
+                            head, cnt = (head + bad_c) % len(ring), 1 if back else 0
                         if back < clean:  # (found corrupt, or the job's start) below the work committed
                             hw = max(hw, clean)
-                        head, cnt = kh_c, kc_c
                     elif n_corrupt < retention:
                         back = pclean if M else clean
                         tot[Tot.checkpoints_lost] += n_corrupt
@@ -1933,8 +1936,7 @@ def _late_fallback(ring, head, cnt, onset, retention, w, index, p):
     "corrupt" stream from draw ``index``, corrupt when it is <= ``p``: while a clean one is kept (the job's start
     counting as one while the ring is not full), those older than ``onset``, newest first; else (unrecoverable) every
     one, oldest first; none left: the job's start. Returns (the job step recovered to, 0: the start; the loads; those
-    found corrupt; the draws made by then; the ring's head and count after: the checkpoints up to the one recovered
-    to, none below it found corrupt)."""
+    found corrupt; the draws made by then)."""
     k = len(ring)
     loads = 0
     sh, sl = pcg.seek(w, index)
@@ -1946,15 +1948,15 @@ def _late_fallback(ring, head, cnt, onset, retention, w, index, p):
             loads += 1
             sh, sl, u = draws.uniform(w, sh, sl)
             if u > p:
-                return x, loads, loads - 1, index + loads, head, i + 1
-        return 0, loads, loads, index + loads, head, 0
+                return x, loads, loads - 1, index + loads
+        return 0, loads, loads, index + loads
     for i in range(cnt):
         x = ring[(head + i) % k]
         loads += 1
         sh, sl, u = draws.uniform(w, sh, sl)
         if u > p:
-            return x, loads, loads - 1, index + loads, (head + i) % k, 1
-    return 0, loads, loads, index + loads, head, 0
+            return x, loads, loads - 1, index + loads
+    return 0, loads, loads, index + loads
 
 
 @njit()
@@ -2138,8 +2140,8 @@ def _tier_chain(tring, th, tc, top, above, below, w, index, p):
 
 @njit()
 def _tier_drop(tring, th, tc, back):
-    """The ring of a memory tier's copies (``tc`` of them, oldest first from ``th``) without those above job step
-    ``back``: its new count."""
+    """A ring of checkpoints (a memory tier's copies, or the kept persistent ones; ``tc`` of them, oldest first from
+    ``th``) without those above job step ``back``: its new count."""
     k = len(tring)
     while tc > 0 and tring[(th + tc - 1) % k] > back:
         tc -= 1

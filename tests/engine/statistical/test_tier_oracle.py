@@ -48,6 +48,7 @@ SOFTWARE = (Cause("gpu", 0.6, 0.0, 300.0), Cause("software", 0.4, 0.0, 300.0, se
 # domain bursts (groups inside a domain: lost with it); beside asynchronous, failing and corrupt persistent saves;
 # causes that keep their server (and its memory); stragglers and llama3's causes
 GUARD = Detector("loss_spike", "lognormal", 600.0, 1.0, 0.5)  # half the SDCs, after ~10 minutes
+FAST_GUARD = Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5)  # half the SDCs, after ~5 minutes
 LAYERS = (GUARD, Detector("ripple", "uniform", 172800.0), Detector("scanner", "exponential", 86400.0))
 CONFIGS = {
     "local_sdc_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4, ckpt_interval_steps=50,
@@ -148,15 +149,18 @@ COMMITTED = {
                                                 committed_sdc=CommittedSdc(LAYERS, 2)),
                                            tier=replace(_tier("local"), write_seconds=400.0, corrupt_on_load=0.4)),
     # committed SDCs beside corrupt persistent loads too (40%, three kept, a checkpoint every 10 steps), with a local
-    # tier every 5 (every hard failure loses it) found corrupt on 30% of its loads: a hard failure falls back down the
-    # kept persistent checkpoints, holding the SDC or not; a find loads the tier's copy first, then goes down them (a
-    # late one past those holding the SDC, to the start, or from the oldest kept with the SDC accepted)
+    # tier every 2 steps keeping 6 copies, found corrupt on 30% of its loads, lost with the faults that take a server
+    # down: a hard failure falls back down the tier's copies, then the kept persistent checkpoints, holding the SDC or
+    # not; a find loads the tier's copies first (a late one its clean ones, above persistent checkpoints holding the
+    # SDC), then goes down the persistent ones (a late one past those holding the SDC, to the start, or from the
+    # oldest kept with the SDC accepted)
     "committed_corrupt_persistent": replace(_job(hard_per_gpu_hour=2e-4, sdc_per_gpu_hour=2e-4, ckpt_interval_steps=10,
-                                                 ckpt_seconds=60.0, validation_interval_steps=0,
+                                                 ckpt_seconds=60.0, validation_interval_steps=0, causes=SOFTWARE,
                                                  ckpt_corrupt_on_load=0.4,
-                                                 committed_sdc=CommittedSdc((GUARD, Detector("ripple", "uniform",
-                                                                                             21600.0)), 3)),
-                                            tier=replace(_tier("local"), corrupt_on_load=0.3)),
+                                                 committed_sdc=CommittedSdc((FAST_GUARD, Detector("ripple", "uniform",
+                                                                                                  21600.0)), 3)),
+                                            tier=replace(_tier("local", every=2), corrupt_on_load=0.3,
+                                                         retention_checkpoints=6)),
     "committed_tier_writes_bursts_async": replace(
         _job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.02, validation_interval_steps=0, servers=BURSTS,
              ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
