@@ -722,42 +722,37 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if corr and dl <= t1:
                     if M and committed:  # found late (the quiet steps' saves included): the tier's clean copy (a tier
                         # save that took the SDC overwrote it), the newest clean persistent one, or the oldest retained
-                        if corrupted and (n_corrupt + taken > 0 or last_u > clean):
-                            # (a tier save among them that did not fail overwrote the tier's clean copy)
-                            tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
-                                                                                                         cL, cr)
-                            # its clean copies newer than the clean persistent one, loaded newest first (two tiers:
-                            # the local tier's newer than the peer tier's newest clean copy first)
+                        lfind = corrupted and (n_corrupt + taken > 0 or last_u > clean)
+                        if lfind or (mem_t and (pm != 0.0 or rk)):  # the tiers' copies loaded first, newest first (a
+                            # late find: the clean ones newer than the clean persistent one; two tiers: the local
+                            # tier's newer than the peer tier's newest, clean for a late find, first)
+                            c_above, c_below = (pclean, onset_step) if lfind else (plast_u, NEVER)
                             if L:
-                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, pclean,
-                                                                          onset_step, wcr, cri, pm, pl)
+                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, c_above,
+                                                                          c_below, wcr, cri, pm, pl)
                             else:
-                                tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else 0 if tier_saved else tclean,
-                                                             pclean, onset_step, wcr, cri, pm)
-                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0 and nl + nll > 0
-                            ld = nl * mem_load + nll * low_load
-                            if not tgo and keep:  # (the corrupt tier copies' loads paid first) down the ring
-                                back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention,
-                                                                             wcr, cri_c, p_corrupt)
-                                ld += loads * load_us
-                            elif not tgo:
-                                ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
-                        else:
-                            if mem_t and (pm != 0.0 or rk):  # in no checkpoint yet: the tier's copies loaded first
-                                if L:
-                                    tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0,
-                                                                              plast_u, NEVER, wcr, cri, pm, pl)
+                                if rk:
+                                    c_top = 0
+                                elif lfind:  # (a tier save among them that did not fail overwrote its clean copy)
+                                    c_top = 0 if (ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(
+                                        step, m, taken, cL, cr)) else tclean
                                 else:
-                                    tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER,
-                                                                 wcr, cri, pm)
-                                tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0
-                                ld = nl * mem_load + nll * low_load
-                                if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
-                                    ld += load_us if plast_u > 0 else 0
-                            if keep and (mem_bad or not mem_t):  # the persistent one with corrupt loads: the newest
-                                # that loads
-                                back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
-                                ld = nl * mem_load + nll * low_load + loads * load_us
+                                    c_top = last_u
+                                tgo, nl, cri_c = _tier_chain(tring, th, tc, c_top, c_above, c_below, wcr, cri, pm)
+                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0 and (nl + nll > 0 or not lfind)
+                            ld = nl * mem_load + nll * low_load
+                            if mem_bad and not lfind:  # then the newest persistent one (clean: no checkpoint holds it)
+                                ld += load_us if plast_u > 0 else 0
+                        if lfind and not tgo and keep:  # (the corrupt tier copies' loads paid first) down the ring
+                            back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr,
+                                                                         cri_c, p_corrupt)
+                            ld += loads * load_us
+                        elif lfind and not tgo:
+                            ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
+                        elif not lfind and keep and (mem_bad or not mem_t):  # the persistent one with corrupt loads:
+                            # the newest that loads
+                            back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
+                            ld = nl * mem_load + nll * low_load + loads * load_us
                     elif keep and n_corrupt:  # found late, with corrupt loads: down the ring (_late_fallback)
                         back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr, cri,
                                                                      p_corrupt)
