@@ -9,7 +9,7 @@ from specs import spec
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
 from simd.engine.hazard import NEVER
 from simd.engine.late import latency_us
-from simd.engine.spec import CommittedSdc, Detector
+from simd.engine.spec import CommittedSdc, Detector, MemoryTier
 
 S = US_PER_SECOND
 
@@ -134,3 +134,17 @@ def test_loads_that_are_never_corrupt_give_the_committed_jobs_results(name):
         plain, kept = run_job(s), run_job(replace(s, ckpt_corrupt_on_load=1e-300))
         assert kept.loads == {"corrupt": 0, "fallbacks_to_start": 0}
         assert replace(kept, loads={}) == plain
+
+
+def test_a_late_find_back_to_a_tier_copy_drops_the_kept_persistent_checkpoints_that_hold_the_sdc():
+    """A local tier every step keeping 10 copies, checkpoints every 5 kept 3 at a time with corrupt loads that never
+    happen: the SDC sets in at job step 12, the checkpoint at 15 takes it, the find (in step 17) goes back to the
+    tier's clean copy of step 11, and the checkpoint at 15 goes with the SDC; a hard failure in job step 13 then
+    (every failure loses the local tier) goes back to the persistent checkpoint at 10, not to 15."""
+    tier = MemoryTier("local", 1, 1.0, retention_checkpoints=10)
+    state, events = advance(_placed(retention=3, latency_s=560.0, sdc=12, hard=19, ckpt_interval_steps=5,
+                                    ckpt_corrupt_on_load=1e-300, tier=tier), 10**4 * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_baked", "sdc_late_found", "interruption"]
+    t = state.totals
+    assert (t.recoveries_tier, t.recoveries_persistent, t.sdc_late_found, t.checkpoints_lost) == (1, 1, 1, 1)
+    assert t.steps_recomputed == (17 - 11) + (13 - 10)
