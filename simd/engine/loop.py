@@ -59,7 +59,8 @@ the persistent ones among them: the quiet steps hold no save of either tier), th
 region whatever it keeps and the local tier's the ``low`` one (State.low_ckpts), each tier's write in flight its own
 (State.tier_write_*, low_write_*); a recovery loads the local copies newer than the peer tier's newest and than the
 persistent checkpoint, newest first, then the peer tier's newer than the persistent one (``_two_chain``), each at its
-tier's load, and drops both tiers' copies above the step it goes back to.
+tier's load, and drops both tiers' copies above the step it goes back to; beside committed SDCs a late find the same
+among the copies older than the onset (a copy of a step at or after ``onset_step`` holds the SDC).
 
 Elastic replica groups (docs/model.md): the groups out and their rejoin times are the replica's ``rejoin`` aux
 region (State.rejoin); at the start of a pass the groups whose time has come rejoin, and a segment ends at the step
@@ -152,7 +153,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
     write_us, slow_ppm = ints[PI.write_us], ints[PI.write_slow_ppm]  # asynchronous saves' writes (0: none)
     p_fail = floats[PF.save_fail]  # P(a save fails)
     p_corrupt = floats[PF.corrupt_load]  # P(a load finds its checkpoint corrupt)
-    keep = p_corrupt != 0.0  # the ring keeps the newest ``retention`` checkpoints (not committed SDCs': refused)
+    # the ring keeps the newest ``retention`` checkpoints (with committed SDCs those holding the SDC among them: the
+    # copies of a step at or after ``onset_step``)
+    keep = p_corrupt != 0.0
     # a memory tier (M 0: none): its interval (a divisor of C), blocking, load; copies of a shard, groups' jump
     M, mem_us, mem_load = ints[PI.mem_every], ints[PI.mem_us], ints[PI.mem_load_us]
     copies, jump, pm = ints[PI.mem_copies], ints[PI.mem_jump], floats[PF.mem_corrupt]
@@ -382,8 +385,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if rk and not twfail:  # (its copies: the newest)
                     th, tc = late.ring_add(tring, th, tc, twstep)
             if lwend and lwend <= t:  # ... and the local tier's (two tiers)
-                last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us,
-                                                                0, lring, lh, lc)
+                last, clean, pending, hw, lh, lc = _low_durable(
+                    tot, trace, t, lwstep, lwfail, committed and corrupted and onset_step <= lwstep, last, clean,
+                    pending, hw, n_corrupt, step_us, 0, lring, lh, lc)
                 lwend = 0
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
@@ -718,25 +722,44 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 if corr and dl <= t1:
                     if M and committed:  # found late (the quiet steps' saves included): the tier's clean copy (a tier
                         # save that took the SDC overwrote it), the newest clean persistent one, or the oldest retained
-                        if corrupted and (n_corrupt + taken > 0 or last_u > clean):
-                            # (a tier save among them that did not fail overwrote the tier's clean copy)
-                            tier_saved = ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(step, m, taken,
-                                                                                                         cL, cr)
-                            # its clean copies newer than the clean persistent one, loaded newest first
-                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else 0 if tier_saved else tclean,
-                                                         pclean, onset_step, wcr, cri, pm)
-                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0 and nl > 0
-                            if tgo:
-                                ld = nl * mem_load
-                            else:  # (the corrupt tier copies' loads paid first)
-                                ld = tb * mem_load + (load_us if pclean > 0 or n_corrupt + taken >= retention else 0)
-                        elif mem_t and (pm != 0.0 or rk):  # in no checkpoint yet: the tier's copies loaded first
-                            tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr,
-                                                         cri, pm)
-                            tb, mem_bad = nl - (1 if tgo else 0), tgo == 0
-                            ld = nl * mem_load
-                            if mem_bad:  # then the newest persistent one (clean: no checkpoint holds the SDC)
+                        lfind = corrupted and (n_corrupt + taken > 0 or last_u > clean)
+                        if lfind or (mem_t and (pm != 0.0 or rk)):  # the tiers' copies loaded first, newest first (a
+                            # late find: the clean ones newer than the clean persistent one; two tiers: the local
+                            # tier's newer than the peer tier's newest, clean for a late find, first)
+                            c_above, c_below = (pclean, onset_step) if lfind else (plast_u, NEVER)
+                            if L:
+                                tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, c_above,
+                                                                          c_below, wcr, cri, pm, pl)
+                            else:
+                                if rk:
+                                    c_top = 0
+                                elif lfind:  # (a tier save among them that did not fail overwrote its clean copy)
+                                    c_top = 0 if (ok_u > 0 if pfm != 0.0 else m // M - step // M > quiet.on_both(
+                                        step, m, taken, cL, cr)) else tclean
+                                else:
+                                    c_top = last_u
+                                tgo, nl, cri_c = _tier_chain(tring, th, tc, c_top, c_above, c_below, wcr, cri, pm)
+                            tb, mem_bad = nl + nll - (1 if tgo else 0), tgo == 0 and (nl + nll > 0 or not lfind)
+                            ld = nl * mem_load + nll * low_load
+                            if mem_bad and not lfind:  # then the newest persistent one (clean: no checkpoint holds it)
                                 ld += load_us if plast_u > 0 else 0
+                        if lfind and not tgo and keep:  # (the corrupt tier copies' loads paid first) down the ring
+                            back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr,
+                                                                         cri_c, p_corrupt)
+                            ld += loads * load_us
+                        elif lfind and not tgo:
+                            ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
+                        elif not lfind and keep and (mem_bad or not mem_t):  # the persistent one with corrupt loads:
+                            # the newest that loads
+                            back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri_c, p_corrupt)
+                            ld = nl * mem_load + nll * low_load + loads * load_us
+                    elif keep and n_corrupt:  # found late, with corrupt loads: down the ring (_late_fallback)
+                        back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr, cri,
+                                                                     p_corrupt)
+                        ld = loads * load_us
+                    elif keep:  # in no checkpoint yet: the newest checkpoint that loads
+                        back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                        ld = loads * load_us
                     elif n_corrupt and load_us:  # found late: back to the newest clean checkpoint, or to the oldest
                         # retained one (a step > 0), as below
                         ld = load_us if clean > 0 or n_corrupt + taken >= retention else 0
@@ -745,8 +768,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if mem_t and (pm != 0.0 or rk):  # the memory tier's copies loaded: all corrupt? then the
                         # persistent one
                         if L:
-                            tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u, wcr,
-                                                                      cri, pm, pl)
+                            tgo, fl, nl, nll, tbl, cri_c = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast_u,
+                                                                      NEVER, wcr, cri, pm, pl)
                         else:
                             tgo, nl, cri_c = _tier_chain(tring, th, tc, 0 if rk else last_u, plast_u, NEVER, wcr, cri,
                                                          pm)
@@ -799,7 +822,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             if L:  # (the local tier's write durable at this save first too)
                                 tgo, fl, nl, nll, tbl, cri_c = _two_chain(
                                     tring, th, tc, ptop, lring, lh, lc, lwstep if lk and lwriting and not lwfail else 0,
-                                    wstep if durable_now else plast_u, wcr, cri, pm, pl)
+                                    wstep if durable_now else plast_u, NEVER, wcr, cri, pm, pl)
                             else:
                                 tgo, nl, cri_c = _tier_chain(tring, th, tc, last_u if not rk else ptop,
                                                              wstep if durable_now else plast_u, NEVER, wcr, cri, pm)
@@ -1177,8 +1200,11 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if keep:
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
                             ld = loads * load_us
-                            last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                            last, clean, cnt, hw, cri, n_corrupt = _fell_back_sdc(
+                                tot, back_c, bad_c, cri_c, last, clean, cnt, hw, committed, corrupted, onset_step,
+                                n_corrupt)
                             plast = last
+                            pclean = min(pclean, last)
                         else:
                             ld = load_us
                         if last > 0:
@@ -1187,8 +1213,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             tot[Tot.recoveries_start] += 1
                     else:  # the tier's checkpoint, or the persistent one
                         if L:  # the local tier's copies newer than the peer tier's newest, then the peer tier's
-                            tgo, fl, nl, nll, tbl, cri = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast, wcr, cri,
-                                                                    pm, pl)
+                            tgo, fl, nl, nll, tbl, cri = _two_chain(tring, th, tc, 0, lring, lh, lc, 0, plast, NEVER,
+                                                                    wcr, cri, pm, pl)
                             tb = nl + nll - (1 if tgo else 0)
                             bad = tb > 0
                             tot[Tot.tier_loads_corrupt] += tb
@@ -1208,10 +1234,23 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 hw = max(hw, clean)
                                 clean = tgo
                             last = tgo
-                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (its corrupt
-                            # loads: refused), below the work committed when the tier's newest clean copy was lost (or
-                            # found corrupt: paid, dropped)
-                            ld = (load_us if plast > 0 else 0) + tb * mem_load
+                        elif committed:  # back to the newest persistent checkpoint, which may hold the SDC (with
+                            # corrupt loads the newest kept that loads), below the work committed when the tier's newest
+                            # clean copy was lost (or found corrupt: paid, dropped)
+                            if keep:
+                                back_c, loads, bad_c, cri = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
+                                ld = loads * load_us + tpaid
+                                tot[Tot.loads_corrupt] += bad_c
+                                if back_c == 0 and bad_c:
+                                    tot[Tot.fallbacks_to_start] += 1
+                                cnt = max(cnt - bad_c, 0)
+                                if corrupted and back_c >= onset_step:  # one holding the SDC: it stays
+                                    n_corrupt -= bad_c
+                                elif corrupted:
+                                    n_corrupt = 0
+                                plast, pclean = back_c, min(pclean, back_c)
+                            else:
+                                ld = (load_us if plast > 0 else 0) + tpaid
                             if bad:
                                 tclean = 0
                             if plast < clean:
@@ -1243,7 +1282,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if L:
                         lc = _tier_drop(lring, lh, lc, last)
                 elif keep:  # back to the newest checkpoint that loads (the corrupt ones dropped)
-                    last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                    last, clean, cnt, hw, cri, n_corrupt = _fell_back_sdc(tot, back_c, bad_c, cri_c, last, clean, cnt,
+                                                                          hw, committed, corrupted, onset_step,
+                                                                          n_corrupt)
                 tot[Tot.steps_recomputed] += step - last
                 kept = (last - clean) * step_us  # compute after the newest clean checkpoint that stays (committed SDCs)
                 tot[Tot.rollback_us] += pending - kept
@@ -1251,7 +1292,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 step = last
                 if corrupted and n_corrupt == 0 and last == clean:  # the SDC was in no checkpoint left: it is gone
                     corrupted, deadline, onset_step, detector, clean = False, NEVER, 0, 0, last
-                    if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
+                    if not keep:  # (with corrupt loads the ring keeps the clean checkpoints too)
                         head, cnt = 0, 0
                 if stop == shadow_kind and H:  # a disagreement is an SDC detection
                     if g >= hyper_end:
@@ -1362,8 +1403,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if rk and not twfail:
                         th, tc = late.ring_add(tring, th, tc, twstep)
                 if lk and lwend:  # ... the local tier's
-                    last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
-                                                                    step_us, lkw, lring, lh, lc)
+                    last, clean, pending, hw, lh, lc = _low_durable(
+                        tot, trace, t, lwstep, lwfail, committed and corrupted and onset_step <= lwstep, last, clean,
+                        pending, hw, n_corrupt, step_us, lkw, lring, lh, lc)
                     lwend = 0
                 fails = False
                 if ck and p_fail != 0.0:  # whether this save fails: a draw of "save-fail" per save
@@ -1428,12 +1470,18 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.tier_saves_failed] += 1
                     tot[Tot.low_saves_failed] += 1
                     tot[Tot.checkpoint_us] += low_us
-                elif lk:  # (reference semantics: committed SDCs refuse two tiers)
+                elif lk:  # the local tier's save (two tiers), as the tier's above
                     tot[Tot.tier_saves] += 1
                     tot[Tot.low_saves] += 1
                     tot[Tot.checkpoint_us] += low_us
-                    pending, hw = _commit(tot, q, last, hw, pending, step_us)
-                    last = clean = q
+                    if corrupted:  # committed SDCs: it takes the SDC
+                        if n_corrupt == 0 and last == clean:
+                            tot[Tot.sdc_baked] += 1
+                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        last = q
+                    else:
+                        pending, hw = _commit(tot, q, last, hw, pending, step_us)
+                        last = clean = q
                     lh, lc = late.ring_add(lring, lh, lc, q)
                 if q == target:  # the job's end
                     if twend:  # a memory tier's write in flight dropped: the job needs no copy after it ends
@@ -1488,12 +1536,16 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                 tot[o_finds + detector] += 1
                 from_tier = False  # (a memory tier beside committed SDCs) recovered from the tier's copy
                 tot[Tot.tier_loads_corrupt] += tb  # a memory tier's copies loaded first and found corrupt: dropped
+                tot[Tot.low_loads_corrupt] += tbl
                 cri = cri_c  # (every load's draw made, the one that loaded included)
                 if mem_bad:
                     tclean = 0
                 if n_corrupt == 0 and last == clean:
                     tot[Tot.sdc_detected] += 1
                     record(trace, t, tr.SDC_DETECTED, detector)
+                    if keep and (mem_bad or not mem_t):  # back to the newest persistent checkpoint that loads
+                        last, clean, cnt, hw, cri = _fell_back(tot, back_c, bad_c, cri_c, last, cnt, hw)
+                        mem_bad = False
                     back = tgo if tgo else plast if mem_bad else last
                     from_tier = M != 0 and back > plast
                 else:  # found late: back to the newest retained checkpoint older than the onset (late.py)
@@ -1502,6 +1554,31 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         back, from_tier = tgo, True
                         tot[Tot.checkpoints_lost] += n_corrupt
                         record(trace, t, tr.SDC_LATE_FOUND, detector)
+                        if keep:  # (the kept persistent checkpoints above it hold the SDC: discarded)
+                            cnt = _tier_drop(ring, head, cnt, back)
+                    elif keep:  # with corrupt loads: where _late_fallback's chain went (the ring's own rule)
+                        back = back_c
+                        tot[Tot.loads_corrupt] += bad_c
+                        if back == 0 and bad_c:
+                            tot[Tot.fallbacks_to_start] += 1
+                        if cnt < retention or ring[head] < onset_step:  # a clean checkpoint kept: recovered
+                            tot[Tot.checkpoints_lost] += n_corrupt
+                            record(trace, t, tr.SDC_LATE_FOUND, detector)
+                            cnt = _tier_drop(ring, head, cnt, back)  # (those above it: corrupt, or holding the SDC)
+                        else:  # unrecoverable: on from the oldest kept checkpoint that loads, the SDC accepted
+                            tot[Tot.checkpoints_lost] += max(cnt - bad_c - 1, 0)
+                            tot[Tot.sdc_unrecoverable] += 1
+                            record(trace, t, tr.SDC_UNRECOVERABLE, detector)
+                            if back:  # its steps committed (those committed once already, State.hw, recomputed)
+                                tot[Tot.steps_recomputed] += step - back
+                                tot[Tot.rollback_us] += pending - (back - clean) * step_us
+                                pending, hw = _commit(tot, back, clean, hw, (back - clean) * step_us, step_us)
+                                step = clean = back
+                                pending = 0
+                            # the ring: the one it went on from (those below it found corrupt, those above lost)
+                            head, cnt = (head + bad_c) % len(ring), 1 if back else 0
+                        if back < clean:  # (found corrupt, or the job's start) below the work committed
+                            hw = max(hw, clean)
                     elif n_corrupt < retention:
                         back = pclean if M else clean
                         tot[Tot.checkpoints_lost] += n_corrupt
@@ -1522,6 +1599,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         hw = max(hw, clean)
                     if from_tier:
                         tot[Tot.recoveries_tier] += 1
+                        if fl:
+                            tot[Tot.low_recoveries] += 1
                         plast = pclean
                     else:
                         plast = pclean = back
@@ -1545,9 +1624,10 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         twend = 0
                         if rk and not twfail:
                             th, tc = late.ring_add(tring, th, tc, twstep)
-                    if lk and lwend:  # ... the local tier's
-                        last, clean, pending, hw, lh, lc = _low_durable(tot, lwstep, lwfail, last, clean, pending, hw,
-                                                                        step_us, lkw, lring, lh, lc)
+                    if lk and lwend:  # ... the local tier's (reference semantics)
+                        last, clean, pending, hw, lh, lc = _low_durable(tot, trace, t, lwstep, lwfail, False, last,
+                                                                        clean, pending, hw, n_corrupt, step_us, lkw,
+                                                                        lring, lh, lc)
                         lwend = 0
                     tot[Tot.checkpoint_us] += low_us if lk else mem_us if mk else ckpt_us
                     tot[Tot.sdc_baked] += 1
@@ -1600,7 +1680,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
             pending = 0
             step = last = clean = back
             corrupted, deadline, onset_step, detector, n_corrupt = False, NEVER, 0, 0, 0
-            if not keep:  # (with corrupt loads the ring keeps the checkpoints: no committed SDCs there)
+            if not keep:  # (with corrupt loads the ring keeps the clean checkpoints too)
                 head, cnt = 0, 0
             if H:
                 if g >= hyper_end:
@@ -1721,7 +1801,7 @@ def _tier_durable(tot, twstep, twfail, last, clean, pending, hw, step_us, wait):
 @njit()
 def _tier_durable_sdc(tot, trace, t, twstep, twfail, holds, last, clean, pending, hw, n_corrupt, tclean, step_us,
                       wait):
-    """``_tier_durable`` beside committed SDCs (one tier): a save whose snapshot held the present SDC (``holds``)
+    """``_tier_durable`` beside committed SDCs (either tier): a save whose snapshot held the present SDC (``holds``)
     commits it with the copy (baked in if no checkpoint held it yet: ``n_corrupt`` 0 and ``last`` the clean one), its
     steps not committed, the tier's clean copy overwritten (with one copy kept); a clean one is the tier's clean copy,
     and the newest clean checkpoint even below a newer one that holds the SDC; one that fails leaves ``tclean``, the
@@ -1742,10 +1822,13 @@ def _tier_durable_sdc(tot, trace, t, twstep, twfail, holds, last, clean, pending
 
 
 @njit()
-def _low_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait, lring, lh, lc):
-    """Two tiers: the local tier's save in flight written (``_tier_durable``, counted as the local tier's too), the
+def _low_durable(tot, trace, t, lwstep, lwfail, holds, last, clean, pending, hw, n_corrupt, step_us, wait, lring, lh,
+                 lc):
+    """Two tiers: the local tier's save in flight written (``_tier_durable``, or beside committed SDCs
+    ``_tier_durable_sdc`` with ``holds``: its snapshot held the present SDC; counted as the local tier's too), the
     newest of its copies unless it fails. Returns (last, clean, pending, hw, lh, lc)."""
-    last, clean, pending, hw = _tier_durable(tot, lwstep, lwfail, last, clean, pending, hw, step_us, wait)
+    last, clean, pending, hw, _ = _tier_durable_sdc(tot, trace, t, lwstep, lwfail, holds, last, clean, pending, hw,
+                                                    n_corrupt, 0, step_us, wait)  # (its clean copy: the ring's)
     if lwfail:
         tot[Tot.low_saves_failed] += 1
     else:
@@ -1771,17 +1854,25 @@ def _newest(ring, head, cnt):
 
 
 @njit()
-def _two_chain(tring, th, tc, ptop, lring, lh, lc, ltop, above, w, index, pm, pl):
+def _two_chain(tring, th, tc, ptop, lring, lh, lc, ltop, above, below, w, index, pm, pl):
     """Two tiers: a recovery's loads (``_tier_chain``'s), the local tier's copies newer than the peer tier's newest
     (``ptop`` > 0: a peer write durable in this very unit, the newest) and than ``above`` first, then the peer tier's
-    newer than ``above`` (``ltop``: the local tier's durable write in this unit). Returns (the step of the copy that
-    loads, 0: none; whether it is the local tier's; the peer copies loaded; the local copies loaded; the local copies
-    found corrupt; the draws made by then)."""
+    newer than ``above`` (``ltop``: the local tier's durable write in this unit); with ``below`` (a committed SDC's
+    late find: its onset step) only the copies older than it, the local ones newer than the peer tier's newest such.
+    Returns (the step of the copy that loads, 0: none; whether it is the local tier's; the peer copies loaded; the
+    local copies loaded; the local copies found corrupt; the draws made by then)."""
     pn = ptop if ptop > 0 else _newest(tring, th, tc)
-    x, nll, index = _tier_chain(lring, lh, lc, ltop, max(above, pn), NEVER, w, index, pl)
+    if pn >= below:  # (the peer tier's newest copy older than ``below``)
+        pn, k = 0, len(tring)
+        for i in range(tc):
+            x = tring[(th + tc - 1 - i) % k]
+            if x < below:
+                pn = x
+                break
+    x, nll, index = _tier_chain(lring, lh, lc, ltop, max(above, pn), below, w, index, pl)
     if x:
         return x, True, 0, nll, nll - 1, index
-    x, nl, index = _tier_chain(tring, th, tc, ptop, above, NEVER, w, index, pm)
+    x, nl, index = _tier_chain(tring, th, tc, ptop, above, below, w, index, pm)
     return x, False, nl, nll, nll, index
 
 
@@ -1816,6 +1907,51 @@ def _fallback(ring, head, cnt, top, w, index, p):
         if u > p:
             return x, i + 1, i, index + i + 1
     return 0, m + extra, m + extra, index + m + extra
+
+
+@njit()
+def _fell_back_sdc(tot, back, bad, index, last, clean, cnt, hw, committed, corrupted, onset, n_corrupt):
+    """``_fell_back`` under either semantics: beside a committed SDC (``corrupted``) the checkpoint recovered to holds
+    it when its step is at least ``onset`` (the SDC stays, those dropped above it that held it gone from
+    ``n_corrupt``, the newest clean checkpoint still ``clean``), else the SDC is gone with them; the work committed
+    is up to the newest clean checkpoint. Returns (last, clean, cnt, hw, index, n_corrupt)."""
+    if not committed:
+        last, clean, cnt, hw, index = _fell_back(tot, back, bad, index, last, cnt, hw)
+        return last, clean, cnt, hw, index, n_corrupt
+    last, c, cnt, hw, index = _fell_back(tot, back, bad, index, clean, cnt, hw)
+    if corrupted and back >= onset:
+        return last, clean, cnt, hw, index, n_corrupt - bad
+    return last, c, cnt, hw, index, 0
+
+
+@njit()
+def _late_fallback(ring, head, cnt, onset, retention, w, index, p):
+    """Committed SDCs with corrupt loads, a late find: the ring's checkpoints (``cnt`` of the newest ``retention``,
+    oldest first from ``head``; those of a step >= ``onset`` hold the SDC) it loads in turn, each one draw of the
+    "corrupt" stream from draw ``index``, corrupt when it is <= ``p``: while a clean one is kept (the job's start
+    counting as one while the ring is not full), those older than ``onset``, newest first; else (unrecoverable) every
+    one, oldest first; none left: the job's start. Returns (the job step recovered to, 0: the start; the loads; those
+    found corrupt; the draws made by then)."""
+    k = len(ring)
+    loads = 0
+    sh, sl = pcg.seek(w, index)
+    if cnt < retention or ring[head] < onset:
+        for i in range(cnt - 1, -1, -1):
+            x = ring[(head + i) % k]
+            if x >= onset:  # (holding the SDC: discarded, not loaded)
+                continue
+            loads += 1
+            sh, sl, u = draws.uniform(w, sh, sl)
+            if u > p:
+                return x, loads, loads - 1, index + loads
+        return 0, loads, loads, index + loads
+    for i in range(cnt):
+        x = ring[(head + i) % k]
+        loads += 1
+        sh, sl, u = draws.uniform(w, sh, sl)
+        if u > p:
+            return x, loads, loads - 1, index + loads
+    return 0, loads, loads, index + loads
 
 
 @njit()
@@ -1999,8 +2135,8 @@ def _tier_chain(tring, th, tc, top, above, below, w, index, p):
 
 @njit()
 def _tier_drop(tring, th, tc, back):
-    """The ring of a memory tier's copies (``tc`` of them, oldest first from ``th``) without those above job step
-    ``back``: its new count."""
+    """A ring of checkpoints (a memory tier's copies, or the kept persistent ones; ``tc`` of them, oldest first from
+    ``th``) without those above job step ``back``: its new count."""
     k = len(tring)
     while tc > 0 and tring[(th + tc - 1) % k] > back:
         tc -= 1

@@ -88,7 +88,6 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                      plan.mem_write_us, plan.mem_keep)),
         (spec.lower_tier, (plan.low_every, plan.low_us, plan.low_load_us, plan.low_corrupt, plan.low_save_fail,
                            plan.low_write_us, plan.low_keep))) if t is not None]
-    top = tiers[0] if tiers else None  # (committed SDCs: one tier at most, spec.REFUSED)
 
     c = dict.fromkeys(("interruptions", "sdc_detected", "sdc_baked", "sdc_onsets", "shadow_detected", "recompute",
                        "final_void", "late", "lost", "unrecoverable", "activations", "hyper_steps",
@@ -112,7 +111,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     hyper_end = anchor = 0  # executed steps g + 1 .. hyper_end checkpoint on the lattice anchor + j * hi
     wend = wstep = 0  # an asynchronous save in flight: when its write ends (0: none), its job step
     wsdc = wfail = False  # ... whether it holds the present SDC (committed SDCs), whether it fails
-    kept: list[int] = []  # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first
+    # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first: (job step, whether it holds the
+    # present SDC: committed SDCs)
+    kept: list[tuple[int, bool]] = []
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
     # with a memory tier and committed SDCs: the newest clean persistent checkpoint
     pclean = 0
@@ -129,12 +130,12 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def tier_chain(above: int, clean_only: bool = False) -> tuple[int, int, _Tier | None]:
         """The memory tiers' copies newer than ``above`` (with ``clean_only``, those without the present SDC), newest
         first, loaded in turn: each load pays its tier's load, a copy found corrupt is dropped. A tier's copies older
-        than the newest copy of a tier above it are not among them (that copy stands for them, as the persistent
-        checkpoint for a tier's), so the lowest tier's newer copies come first, then the next one's. (The step of the
-        one that loads, 0: none; the loads' time; its tier.)"""
+        than the newest copy of a tier above it (with ``clean_only``, its newest clean copy) are not among them (that
+        copy stands for them, as the persistent checkpoint for a tier's), so the lowest tier's newer copies come
+        first, then the next one's. (The step of the one that loads, 0: none; the loads' time; its tier.)"""
         paid = 0
         for j in range(len(tiers) - 1, -1, -1):
-            x, bound = tiers[j], max([above] + [y.newest() for y in tiers[:j]])
+            x, bound = tiers[j], max([above] + [y.newest(clean_only) for y in tiers[:j]])
             ring, i = x.ring, len(x.ring) - 1
             while i >= 0 and ring[i][0] > bound:
                 if not (clean_only and ring[i][1]):
@@ -145,24 +146,58 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 i -= 1
         return 0, paid, None
 
-    def keep(step: int) -> None:
+    def keep(step: int, holds: bool = False) -> None:
         if p_corrupt:
-            kept.append(step)
+            kept.append((step, holds))
             del kept[:-retention]
 
-    def fallback() -> tuple[int, int]:
+    def fallback() -> tuple[int, int, int]:
         """With corrupt loads: the newest kept checkpoint that loads, each load found corrupt with its probability
-        and dropped (the next older one tried); none: the job's start. (The step recovered to, the loads paid.)"""
-        loads = 0
+        and dropped (the next older one tried); none: the job's start. (The step recovered to, the loads paid, the
+        checkpoints dropped that held the present SDC.)"""
+        loads = held_gone = 0
         while kept:
             loads += 1
             if rng.random() < p_corrupt:
-                kept.pop()
+                held_gone += kept.pop()[1]
                 c["loads_corrupt"] += 1
                 continue
-            return kept[-1], loads
+            return kept[-1][0], loads, held_gone
         c["fallbacks_to_start"] += loads > 0
-        return 0, loads
+        return 0, loads, held_gone
+
+    def late_fallback() -> tuple[int, int]:
+        """Committed SDCs with corrupt loads, a late find (docs/model.md, "Checkpoints kept and found corrupt"): while
+        a clean checkpoint is kept (the job's start counting as one while fewer than ``retention`` are), the kept
+        ones older than the onset, newest first, down to the job's start (the checkpoints holding the SDC
+        discarded); else (unrecoverable) the kept ones, oldest first, the SDC accepted, down to the job's start too;
+        each load found corrupt dropped. (The step recovered to, the loads paid.)"""
+        loads = 0
+        if len(kept) < retention or not kept[0][1]:
+            c["lost"] += n_corrupt
+            while kept:
+                if kept[-1][1]:  # (holding the SDC: discarded, not loaded)
+                    kept.pop()
+                    continue
+                loads += 1
+                if rng.random() >= p_corrupt:
+                    break
+                kept.pop()
+                c["loads_corrupt"] += 1
+            to = kept[-1][0] if kept else 0
+        else:
+            c["unrecoverable"] += 1
+            while kept:
+                loads += 1
+                if rng.random() >= p_corrupt:
+                    break
+                kept.pop(0)
+                c["loads_corrupt"] += 1
+            to = kept[0][0] if kept else 0
+            c["lost"] += max(len(kept) - 1, 0)
+            del kept[1:]
+        c["fallbacks_to_start"] += to == 0 and loads > 0
+        return to, loads
 
     def durable() -> None:
         """The save in flight is written: a rollback target (and, holding the present SDC, a committed one); with a
@@ -178,6 +213,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             n_corrupt += 1
             corrupt.append(wstep)
             del corrupt[:-retention]
+            keep(wstep, True)
             last = max(last, wstep)  # (a memory checkpoint saved while it wrote may be newer)
             plast = wstep
         else:
@@ -265,10 +301,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     def recover() -> int:
         """A rollback to the persistent checkpoint (the memory tier lost, or older): the newest that loads, and the
         loads' time."""
-        nonlocal last, clean, plast
+        nonlocal last, clean, plast, n_corrupt, pclean
         if p_corrupt:
-            last, loads = fallback()
-            clean = last
+            last, loads, gone = fallback()
+            if kept and kept[-1][1]:  # (committed SDCs) a checkpoint holding the SDC: it stays
+                n_corrupt -= gone
+            else:
+                clean, n_corrupt = last, 0
+            pclean = min(pclean, last)
             load_us = loads * plan.load_us
         else:
             if M and committed:  # the newest persistent checkpoint, which may hold the SDC
@@ -365,18 +405,19 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             c["activations"] += g >= hyper_end
             hyper_end, anchor = g + window, at
 
-    def detected(to: int, tier: bool = False, paid: int = 0) -> None:
+    def detected(to: int, tier: _Tier | None = None, paid: int = 0, chained: bool = False) -> None:
         """An SDC detection: roll back to ``to`` (the SDC gone), restart, open a hyper window. With a memory tier
-        and committed SDCs ``to`` is the tier's copy when ``tier`` (else a persistent checkpoint or the start, and
-        ``paid`` the load of a tier copy found corrupt before it); the checkpoints holding the SDC are discarded."""
+        and committed SDCs ``to`` is a copy of ``tier`` (else a persistent checkpoint or the start), and ``paid`` the
+        loads of the tiers' copies, those found corrupt before it included; with ``chained`` (a late find's chain of
+        corrupt loads) ``paid`` is its loads' time; the checkpoints holding the SDC are discarded."""
         nonlocal last, clean, corrupted, deadline, n_corrupt, t, plast, pclean
         abort()
-        if M and committed:  # (no persistent corrupt loads: refused beside committed SDCs; corrupt tier copies: paid)
-            if tier:
-                load_us = paid + plan.mem_load_us
-                top.n["recoveries"] += 1
-            else:
-                load_us = paid + (plan.load_us if to > 0 else 0)
+        if M and committed:  # (corrupt tier copies and persistent ones: paid)
+            if tier is not None:
+                load_us = paid
+                tier.n["recoveries"] += 1
+            else:  # (``chained``: the persistent loads among ``paid``)
+                load_us = paid + (plan.load_us if to > 0 and not chained else 0)
                 c["rec_persistent" if to > 0 else "rec_start"] += 1
                 plast = pclean = to
             plast = pclean
@@ -388,12 +429,15 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             else:  # the persistent checkpoint, where its fallback starts (the corrupt tier copies' loads paid)
                 load_us += recover()
                 to = last
+        elif chained:
+            load_us = paid
         elif p_corrupt:
             load_us = recover()
             to = last
         else:
             load_us = plan.load_us if to > 0 else 0  # a checkpoint's load; none at the start
         roll_back(to)
+        kept[:] = [(y, False) for y, _ in kept if y <= to]  # (below ``to``: clean, or holding an SDC now accepted)
         for x in tiers:  # (below ``to``: clean, or holding an SDC now accepted)
             x.ring[:] = [(y, False) for y, _ in x.ring]
         last = clean = to
@@ -411,13 +455,14 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         tier beside committed SDCs the tier's copies newer than the persistent one are loaded first, newest first;
         found corrupt, the persistent one."""
         if M and committed:
-            back, paid, _ = tier_chain(plast)
-            if back:
-                detected(back, True, paid - plan.mem_load_us)
+            back, paid, x = tier_chain(plast)
+            if not back and p_corrupt:  # the newest persistent checkpoint that loads
+                to, loads, _ = fallback()
+                detected(to, paid=paid + loads * plan.load_us, chained=True)
             else:
-                detected(plast, paid=paid)
+                detected(back or plast, x, paid)
         else:
-            detected(last, M and last > plast)
+            detected(last)
 
     uniform, one, hard_q, sdc_q = rng.random, len(types) == 1, hard.q[0], sdc.q[0]
     step_us = plan.step_us if plan.step_times is None else None  # None: each step's own duration (stragglers)
@@ -513,6 +558,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                     n_corrupt += 1
                     corrupt.append(cur - 1)
                     del corrupt[:-retention]
+                    keep(cur - 1, True)
                     last = plast = cur - 1
                 else:
                     last = clean = plast = pclean = cur - 1
@@ -553,10 +599,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
             else:
                 c["late"] += 1
                 # the memory tier's clean copies newer than the clean persistent one: loaded first, newest first
-                back, paid, _ = tier_chain(pclean, clean_only=True) if M else (0, 0, None)
+                back, paid, x = tier_chain(pclean, clean_only=True) if M else (0, 0, None)
                 if back:
                     c["lost"] += n_corrupt
-                    detected(back, True, paid - plan.mem_load_us)
+                    detected(back, x, paid)
+                elif p_corrupt:  # down the kept checkpoints, each load found corrupt or not
+                    to, loads = late_fallback()
+                    detected(to, paid=paid + loads * plan.load_us, chained=True)
                 elif n_corrupt < retention:  # (the corrupt tier copies' loads paid)
                     c["lost"] += n_corrupt
                     detected(pclean if M else clean, paid=paid)
@@ -590,6 +639,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 n_corrupt += 1
                 corrupt.append(cur)
                 del corrupt[:-retention]
+                keep(cur, True)
                 last = plast = cur
                 c["checkpoints"] += 1
             else:
@@ -729,9 +779,11 @@ class _Tier:
         self.ring.append((step, holds))
         del self.ring[:-self.keep_n]
 
-    def newest(self) -> int:
-        """Its newest copy's job step (0: none)."""
-        return self.ring[-1][0] if self.ring else 0
+    def newest(self, clean_only: bool = False) -> int:
+        """Its newest copy's job step (with ``clean_only``, its newest without the present SDC; 0: none)."""
+        if not clean_only:
+            return self.ring[-1][0] if self.ring else 0
+        return next((step for step, holds in reversed(self.ring) if not holds), 0)
 
 
 class _FirstFailure:

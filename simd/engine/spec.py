@@ -485,9 +485,7 @@ REFUSED = {
     ("shadow", "stragglers"): "the step-time model of shadowed ranks is not modelled",
     ("servers", "shadow"): "shadow ranks on servers are not modelled: a disagreement rides the hard stream",
     ("servers", "fleet"): "servers of several accelerator types are not modelled",
-    ("committed_sdc", "corrupt_loads"): "a corrupt persistent load's fallback under committed SDCs is not modelled",
     ("memory_tier", "migration"): "a live migration's copy of a memory tier is not modelled",
-    ("two_tiers", "committed_sdc"): "two memory tiers beside committed SDCs are not modelled",
     **{("elastic", other): f"elastic replica groups with {what} are not modelled" for other, what in (
         ("migration", "live migration (a migrated server's place in its group)"), ("shadow", "shadow ranks"),
         ("fleet", "a mixed fleet"), ("hyper", "hyper-checkpointing"),

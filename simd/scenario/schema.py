@@ -545,8 +545,9 @@ class Checkpoint(_Strict):
     corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     """The probability that a load finds its checkpoint corrupt (Megatron-LM#5281: a checkpoint that NaNs after
     load, restarted 44 times): the recovery pays the load, drops that checkpoint, and loads the next older one
-    the job keeps (`retention_checkpoints`, needed), down to the job's start (which loads nothing). No public
-    rate exists. Not with committed SDCs."""
+    the job keeps (`retention_checkpoints`, needed), down to the job's start (which loads nothing). With committed
+    SDCs a late find goes down the kept checkpoints older than the SDC's onset the same way (docs/model.md,
+    "Checkpoints kept and found corrupt"). No public rate exists."""
     hyper: HyperCheckpoint | None = None
     """Checkpoint more often for a while after each SDC detection; absent: the fixed interval only."""
     tiers: Tiers | None = None
@@ -1453,8 +1454,8 @@ class ScenarioBody(_Strict):
         if self.committed_sdc and sdc is None and self.checkpoint.retention_checkpoints is None:
             raise ValueError("sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with "
                              "semantics: committed")
-        # here, after the refusals: beside committed SDCs (whose retention may be sdc's key) they are refused
-        if self.checkpoint.corrupt_on_load > 0 and self.checkpoint.retention_checkpoints is None:
+        # (beside committed SDCs the retention may be sdc's key)
+        if self.checkpoint.corrupt_on_load > 0 and self.checkpoint.retention_checkpoints is None and sdc is None:
             raise ValueError("checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints a "
                              "recovery can fall back to)")
         return self
@@ -1520,7 +1521,7 @@ class ScenarioBody(_Strict):
         if effects.save_failure_probability is not None:
             ckpt["save_failure"] = SaveFailure(probability=effects.save_failure_probability)
         if effects.corrupt_on_load is not None:
-            if self.checkpoint.retention_checkpoints is None and not self.committed_sdc:  # else refused
+            if self.checkpoint.retention_checkpoints is None and not self.committed_sdc:  # (else sdc's retention)
                 raise ValueError("the drill's corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints "
                                  "a recovery can fall back to)")
             ckpt["corrupt_on_load"] = effects.corrupt_on_load

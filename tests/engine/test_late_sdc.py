@@ -9,7 +9,7 @@ from specs import spec
 from simd.engine import US_PER_SECOND, advance, new_state, run_job
 from simd.engine.hazard import NEVER
 from simd.engine.late import latency_us
-from simd.engine.spec import CommittedSdc, Detector
+from simd.engine.spec import CommittedSdc, Detector, MemoryTier
 
 S = US_PER_SECOND
 
@@ -98,3 +98,53 @@ def test_an_sdc_present_at_the_end_of_the_job_is_baked_in_once_and_void_since_th
     job = events[-1].job
     assert job.sdc_baked == 1 and job.recompute_steps == 35 and job.checkpoints == 2
     assert job.bucket_seconds["productive"] == 25 * 60
+
+
+def test_with_every_load_corrupt_a_late_find_falls_back_past_the_clean_checkpoints_to_the_start():
+    # retention 3 keeps 25 (clean) and 50 (holding the SDC): the find loads 25 (50 discarded, not loaded), finds it
+    # corrupt, and the job starts over; the 25 steps committed are recomputed, not productive again
+    state, events = advance(_placed(retention=3, latency_s=3000.0, ckpt_corrupt_on_load=1.0, ckpt_load_seconds=93.6),
+                            (5160 + 94) * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_baked", "sdc_late_found"]
+    t = state.totals
+    assert (state.step, state.last_ckpt, state.corrupted) == (0, 0, False)
+    assert (t.sdc_late_found, t.sdc_unrecoverable, t.checkpoints_lost, t.loads_corrupt, t.fallbacks_to_start) == \
+        (1, 0, 1, 1, 1)
+    assert t.restart_us == round((60 + 93.6) * S) and t.load_us == round(93.6 * S)
+    assert (t.steps_committed, t.steps_recomputed, state.hw) == (25, 75, 25)
+
+
+def test_with_every_load_corrupt_an_unrecoverable_find_falls_back_from_the_oldest_kept_to_the_start():
+    # retention 1 keeps 50 only, holding the SDC: unrecoverable, its load found corrupt, the job starts over
+    state, events = advance(_placed(retention=1, latency_s=3000.0, ckpt_corrupt_on_load=1.0, ckpt_load_seconds=93.6),
+                            (5160 + 94) * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_baked", "sdc_unrecoverable"]
+    t = state.totals
+    assert (state.step, state.last_ckpt, state.corrupted) == (0, 0, False)
+    assert (t.sdc_unrecoverable, t.checkpoints_lost, t.loads_corrupt, t.fallbacks_to_start) == (1, 0, 1, 1)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_loads_that_are_never_corrupt_give_the_committed_jobs_results(name):
+    """The committed SDCs' rules with corrupt loads (the ring of kept checkpoints holding clean ones and those
+    holding the SDC, every checkpoint a unit, one draw per load) with a corruption that never happens are the
+    committed rules: the same results."""
+    for seed in range(4):
+        s = replace(CONFIGS[name], seed=seed, ckpt_load_seconds=93.6)
+        plain, kept = run_job(s), run_job(replace(s, ckpt_corrupt_on_load=1e-300))
+        assert kept.loads == {"corrupt": 0, "fallbacks_to_start": 0}
+        assert replace(kept, loads={}) == plain
+
+
+def test_a_late_find_back_to_a_tier_copy_drops_the_kept_persistent_checkpoints_that_hold_the_sdc():
+    """A local tier every step keeping 10 copies, checkpoints every 5 kept 3 at a time with corrupt loads that never
+    happen: the SDC sets in at job step 12, the checkpoint at 15 takes it, the find (in step 17) goes back to the
+    tier's clean copy of step 11, and the checkpoint at 15 goes with the SDC; a hard failure in job step 13 then
+    (every failure loses the local tier) goes back to the persistent checkpoint at 10, not to 15."""
+    tier = MemoryTier("local", 1, 1.0, retention_checkpoints=10)
+    state, events = advance(_placed(retention=3, latency_s=560.0, sdc=12, hard=19, ckpt_interval_steps=5,
+                                    ckpt_corrupt_on_load=1e-300, tier=tier), 10**4 * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_baked", "sdc_late_found", "interruption"]
+    t = state.totals
+    assert (t.recoveries_tier, t.recoveries_persistent, t.sdc_late_found, t.checkpoints_lost) == (1, 1, 1, 1)
+    assert t.steps_recomputed == (17 - 11) + (13 - 10)

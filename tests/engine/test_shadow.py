@@ -99,8 +99,6 @@ def test_what_does_not_combine_is_decided_in_one_place():
              ("servers", "fleet"): replace(spec(), servers=Servers(lemon_fraction=0.1, lemon_multiplier=3.0),
                                            fleet=(Accelerator("a", 512, 2e-4, 1e-4),
                                                   Accelerator("b", 512, 2e-4, 1e-4))),
-             ("committed_sdc", "corrupt_loads"): spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1,
-                                                      ckpt_retention=2),
              ("memory_tier", "migration"): spec(tier=MemoryTier("local", 5, 1.0), migration_seconds=30.0,
                                                 causes=(Cause("hardware", 1.0, 0.0, 60.0, predicted=0.5),),
                                                 servers=Servers(warm_standbys=1, repair=("exponential", 60.0, 0.0)))}
@@ -117,8 +115,6 @@ def test_what_does_not_combine_is_decided_in_one_place():
         ("jit", dict(jit_seconds=5.0, causes=(Cause("hardware", 1.0, 0.0, 60.0, jit=True),))),
         ("async_saves", dict(ckpt_write_seconds=30.0)),
         ("relapse", dict(servers=Servers(relapse=(0.1, 1.0)))))}
-    two = spec(tier=MemoryTier("peer", 5, 1.0, copies=2), lower_tier=MemoryTier("local", 1, 0.5))
-    cases |= {("two_tiers", "committed_sdc"): replace(two, committed_sdc=CommittedSdc((), 2))}
     assert set(cases) == set(REFUSED)
     for pair, job in cases.items():
         with pytest.raises(ValueError) as exc:
@@ -126,10 +122,14 @@ def test_what_does_not_combine_is_decided_in_one_place():
         tier = job.tier.kind if job.tier is not None else "peer"
         first, second = (KEYS[m].format(tier=tier) for m in pair)
         assert str(exc.value) == refused(pair, tier)[0] == f"{first} and {second} cannot be combined ({REFUSED[pair]})"
-    assert str(compile_error(cases["two_tiers", "committed_sdc"])) == (
-        "checkpoint.tiers.peer and checkpoint.tiers.local and sdc.semantics: committed cannot be combined (two memory "
-        "tiers beside committed SDCs are not modelled)")
     assert refused({"shadow", "hyper", "committed_sdc", "causes"}) == []
+    # two memory tiers beside committed SDCs run (tests/engine/statistical/test_two_tiers_oracle.py)
+    two = spec(tier=MemoryTier("peer", 5, 1.0, copies=2), lower_tier=MemoryTier("local", 1, 0.5))
+    assert refused({"memory_tier", "peer_tier", "local_tier", "two_tiers", "committed_sdc"}) == []
+    assert compile_spec(replace(two, committed_sdc=CommittedSdc((), 2))).low_every == 1
+    # ... and committed SDCs beside corrupt persistent loads (tests/engine/statistical/test_load_oracle.py)
+    assert refused({"committed_sdc", "corrupt_loads", "memory_tier", "two_tiers"}) == []
+    assert compile_spec(spec(committed_sdc=CommittedSdc((), 2), ckpt_corrupt_on_load=0.1)).corrupt_load == 0.1
 
 
 def compile_error(job) -> ValueError:

@@ -10,7 +10,7 @@ from specs import spec
 from simd.engine import Cause, advance, new_state, retarget, run_job
 from simd.engine.oracle import oracle_run
 from simd.engine.servers import Servers
-from simd.engine.spec import CommittedSdc, MemoryTier, compile_spec
+from simd.engine.spec import CommittedSdc, Detector, MemoryTier, compile_spec
 
 # a peer tier every 5 steps (2 s, a 10 s load) and a local one every step (0.5 s, a 3 s load) under checkpoints
 # every 25 (docs/checkpoints.md, section 5: proposals; no public figure for a local copy's cost)
@@ -104,12 +104,9 @@ def test_a_peer_loss_takes_the_local_tier_too():
     assert lost > 0 and both > 0
 
 
-def test_the_engines_loop_runs_two_tiers_that_nest_and_refuses_them_beside_committed_sdcs():
+def test_the_engines_loop_runs_two_tiers_that_nest():
     s = _two()
     assert compile_spec(s).low_every == 1 and compile_spec(replace(s, lower_tier=None)).low_every == 0
-    committed = replace(s, committed_sdc=CommittedSdc((), 2), validation_interval_steps=0)
-    with pytest.raises(ValueError, match="two memory tiers beside committed SDCs are not modelled"):
-        compile_spec(committed, oracle=True)
     with pytest.raises(ValueError, match="a local tier under a peer tier, its interval a divisor"):
         compile_spec(replace(s, lower_tier=replace(LOCAL, interval_steps=3)))
 
@@ -192,3 +189,30 @@ def test_every_load_is_paid_at_its_tiers_price():
         local_bad += t["local_loads_corrupt"]
         peer_bad += t["loads_corrupt"] - t["local_loads_corrupt"]
     assert local_bad > 3 and peer_bad > 3
+
+
+def test_beside_committed_sdcs_every_recovery_pays_the_loads_it_made():
+    """Committed SDCs found late within minutes (the local tier's clean copies still kept), faults that keep the
+    servers' memory, both tiers' copies found corrupt on half their loads: the loads' time is each tier's load for
+    each recovery from it and each of its copies found corrupt, and the persistent load for each recovery from a
+    persistent checkpoint, in the engine and the oracle alike; both tiers recovered from."""
+    s = replace(_two(causes=SOFTWARE, hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=1e-3, validation_interval_steps=0,
+                     target_steps=1000, committed_sdc=CommittedSdc((Detector("d", "uniform", 600.0),), 2)),
+                tier=replace(PEER, corrupt_on_load=0.5, retention_checkpoints=2),
+                lower_tier=replace(LOCAL, corrupt_on_load=0.5, retention_checkpoints=12))
+    local = peer = 0
+    for seed in range(4):
+        j, o = run_job(replace(s, seed=seed)), oracle_run(replace(s, seed=seed))
+        ol, op = o["tiers"]["local"], o["tiers"]["peer"]
+        for loads, l_rec, l_bad, p_rec, p_bad, persistent in (
+                (j.load_seconds, j.tier["local_recoveries"], j.tier["local_loads_corrupt"],
+                 j.tier["recoveries_tier"] - j.tier["local_recoveries"],
+                 j.tier["loads_corrupt"] - j.tier["local_loads_corrupt"], j.tier["recoveries_persistent"]),
+                (o["load_seconds"], ol["recoveries"], ol["loads_corrupt"], op["recoveries"], op["loads_corrupt"],
+                 o["recoveries_persistent"])):
+            assert loads == pytest.approx((l_rec + l_bad) * LOCAL.load_seconds + (p_rec + p_bad) * PEER.load_seconds
+                                          + persistent * LOAD, abs=1e-6), seed
+        local += ol["recoveries"] + j.tier["local_recoveries"]
+        peer += op["recoveries"]
+        assert o["sdc_late_found"] + j.sdc_late_found > 0, seed
+    assert local > 4 and peer > 1

@@ -51,11 +51,6 @@ def test_the_retention_is_one_number_under_either_key():
      "sdc.retention_checkpoints and checkpoint.retention_checkpoints are one number"),
     (CKPT, COMMITTED, "sdc.retention_checkpoints (or checkpoint.retention_checkpoints): required with semantics: "
      "committed"),
-    ({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1}, COMMITTED,
-     "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
-    # the retention given as sdc's (one number with the checkpoint's): the refusal, not a key to add
-    ({**CKPT, "corrupt_on_load": 0.1}, {**COMMITTED, "retention_checkpoints": 3},
-     "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined"),
     ({**CKPT, "corrupt_on_load": 0.1}, None, "checkpoint.corrupt_on_load needs checkpoint.retention_checkpoints"),
     ({**CKPT, "write_slowdown": 1.1}, None, "checkpoint.write_slowdown needs checkpoint.write_seconds > 0"),
     ({**CKPT, "save_failure": {"probability": 1.5}}, None,
@@ -69,16 +64,20 @@ def test_a_bad_combination_is_one_line_naming_it(checkpoint, sdc, expected):
     assert len(errs) == 1 and expected in errs[0], errs
 
 
-def test_a_memory_tiers_corrupt_loads_run_beside_committed_sdcs_and_the_persistent_ones_do_not():
-    """The tier's copy found corrupt on load is modelled beside committed SDCs (docs/model.md, "Memory tiers"); the
-    persistent checkpoints' corrupt loads there are not, and the refusal names them."""
+def test_corrupt_loads_run_beside_committed_sdcs_under_either_retention_key_and_beside_a_tier_too():
+    """The persistent checkpoints' corrupt loads beside committed SDCs (docs/model.md, "Checkpoints kept and found
+    corrupt"), the retention given by either key (one number); a memory tier's own corrupt loads beside committed
+    SDCs; the three at once."""
+    by_ckpt = scenario({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1}, COMMITTED).job_spec()
+    by_sdc = scenario({**CKPT, "corrupt_on_load": 0.1}, {**COMMITTED, "retention_checkpoints": 3}).job_spec()
+    assert by_ckpt == by_sdc and by_sdc.committed_sdc.retention_checkpoints == 3
+    assert by_sdc.ckpt_corrupt_on_load == 0.1 and run_job(by_sdc).loads["corrupt"] >= 0
     tier = {"peer": {"interval_steps": 5, "seconds": 1, "load_seconds": 10, "corrupt_on_load": 0.5}}
     s = scenario({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED)
     assert s.job_spec().tier.corrupt_on_load == 0.5 and s.job_spec().committed_sdc is not None
     run_job(s.job_spec())
-    errs = errors({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1, "tiers": tier}, COMMITTED)
-    assert len(errs) == 1 and "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined (a corrupt " \
-        "persistent load" in errs[0]
+    three = scenario({**CKPT, "retention_checkpoints": 3, "corrupt_on_load": 0.1, "tiers": tier}, COMMITTED)
+    assert three.job_spec().ckpt_corrupt_on_load == 0.1 and run_job(three.job_spec()).tier["saves"] > 0
 
 
 def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refuse_what_they_do_not_model():
@@ -98,9 +97,11 @@ def test_a_memory_tiers_writes_reach_the_engine_and_check_configs_line_and_refus
     committed = scenario({**CKPT, "retention_checkpoints": 3, "tiers": tier}, COMMITTED).job_spec()
     assert committed.tier.write_seconds == 40 and committed.committed_sdc is not None
     assert run_job(committed).tier["saves"] > 0
-    errs = errors({**CKPT, "retention_checkpoints": 3, "tiers": {**tier, "peer": {
-        "interval_steps": 10, "seconds": 1, "load_seconds": 10}}}, COMMITTED)
-    assert len(errs) == 1 and "two memory tiers beside committed SDCs" in errs[0], errs
+    # ... and two tiers beside them (a late find goes down both tiers' clean copies)
+    two = scenario({**CKPT, "retention_checkpoints": 3, "tiers": {**tier, "peer": {
+        "interval_steps": 10, "seconds": 1, "load_seconds": 10}}}, COMMITTED).job_spec()
+    assert two.lower_tier.kind == "local" and two.committed_sdc is not None
+    assert run_job(two).tier["local_saves"] > 0
 
 
 def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_combine(tmp_path):
@@ -111,22 +112,22 @@ def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_com
     tiers = {"peer": {"interval_steps": 10, "seconds": 1, "load_seconds": 10},
              "local": {"interval_steps": 5, "seconds": 1, "load_seconds": 5}}
     p = tmp_path / "s.yaml"
-    p.write_text(scenario_file(job("s", checkpoint={**CKPT, "retention_checkpoints": 3, "tiers": tiers},
-                                   sdc=COMMITTED)))
+    p.write_text(scenario_file(job("s", checkpoint={**CKPT, "tiers": tiers}, recovery={"elastic": {"groups": 2}})))
     r = simd("check-config", str(p))
     assert r.returncode == 2 and r.stdout == ""
-    assert "scenarios[0]: checkpoint.tiers.peer and checkpoint.tiers.local and sdc.semantics: committed cannot be " \
-           "combined (two memory tiers beside committed SDCs are not modelled)" in r.stderr, r.stderr
-    assert "two_tiers" not in r.stderr and "committed_sdc" not in r.stderr
+    # (one line for both tiers)
+    assert r.stderr.count("recovery.elastic and checkpoint.tiers cannot be combined (elastic replica groups with a "
+                          "memory tier are not modelled)") == 1, r.stderr
+    assert "memory_tier" not in r.stderr and "two_tiers" not in r.stderr
 
 
-def test_a_corrupt_loads_drill_on_committed_sdcs_is_refused_as_the_scenario_file_would_be():
+def test_a_corrupt_loads_drill_on_committed_sdcs_runs_with_their_retention():
     """A drill's corrupt_on_load on a scenario of committed SDCs whose retention is sdc.retention_checkpoints: the
-    combination is refused, whichever key holds the retention (one number)."""
+    drill's loads fall back down the checkpoints that retention keeps (one number)."""
     config = scenario_file(job("s", checkpoint=CKPT, sdc={**COMMITTED, "retention_checkpoints": 3}), drills=(
         {"name": "c", "description": "x", "duration_seconds": 60, "scenarios": ["s"],
          "effects": {"corrupt_on_load": 0.5}},))
-    with pytest.raises(ConfigError) as exc:
-        parse_config(config)
-    assert len(exc.value.errors) == 1
-    assert "sdc.semantics: committed and checkpoint.corrupt_on_load cannot be combined" in exc.value.errors[0]
+    c = parse_config(config)
+    drilled = c.scenarios[0].with_effects(c.drills[0].effects).job_spec()
+    assert drilled.ckpt_corrupt_on_load == 0.5 and drilled.committed_sdc.retention_checkpoints == 3
+    assert run_job(drilled).loads["corrupt"] >= 0

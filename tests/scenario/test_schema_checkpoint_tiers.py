@@ -5,6 +5,7 @@ and the errors (one line each, naming the key)."""
 import pytest
 from support.scenarios import job, scenario_file
 
+from simd.engine import run_job
 from simd.engine.spec import MemoryTier
 from simd.scenario import ConfigError, parse_config, summary
 
@@ -165,10 +166,10 @@ def test_the_meaning_of_a_tiers_corrupt_loads_names_its_older_copies():
     assert "next older copy" in meaning and "retention_checkpoints" in meaning, meaning
 
 
-def test_two_tiers_that_nest_pass_and_run_beside_writes_in_hyper_windows_not_beside_committed_sdcs():
+def test_two_tiers_that_nest_pass_and_run_beside_writes_in_hyper_windows_and_beside_committed_sdcs():
     """A local tier under a peer tier (docs/model.md, "Two memory tiers") reaches the engine, the peer tier under
     the persistent checkpoint, the local one under it, and check-config's line names both in that order; a tier's
-    writes inside hyper windows run; two tiers beside committed SDCs are refused, naming the keys."""
+    writes inside hyper windows run; two tiers beside committed SDCs run."""
     tiers = {"peer": {**PEER, "interval_steps": 10}, "local": PEER}
     s = scenario({**CKPT, "tiers": tiers})
     assert (s.job_spec().tier.kind, s.job_spec().lower_tier) == ("peer", MemoryTier("local", 5, 0.5, 10.0, 1, 1))
@@ -179,6 +180,7 @@ def test_two_tiers_that_nest_pass_and_run_beside_writes_in_hyper_windows_not_bes
     assert hyper.job_spec().lower_tier.write_seconds == 30 and hyper.job_spec().hyper is not None
     committed = {"semantics": "committed",
                  "detectors": [{"name": "scan", "latency": {"distribution": "exponential", "mean_seconds": 3600}}]}
-    errs = errors({**CKPT, "tiers": writing}, sdc=committed, validation={"interval_steps": 0, "seconds": 0})
-    assert len(errs) == 1 and ("checkpoint.tiers.peer and checkpoint.tiers.local and sdc.semantics: committed "
-                               "cannot be combined") in errs[0], errs
+    both = scenario({**CKPT, "tiers": writing}, sdc={**committed, "retention_checkpoints": 2},
+                    validation={"interval_steps": 0, "seconds": 0}).job_spec()
+    assert both.committed_sdc is not None and both.lower_tier.write_seconds == 30
+    assert run_job(both).tier["local_saves"] > 0

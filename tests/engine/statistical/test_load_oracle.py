@@ -5,6 +5,7 @@ to the job's start.
 
 The statistical and property checks (slow: they live in tests/engine/statistical)."""
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -24,6 +25,7 @@ from simd.engine.spec import CommittedSdc, Detector, to_us
 
 SEEDS = 84  # per configuration, as the newer oracle modules (the suite's 5-minute limit)
 LOAD = 93.6  # TrainMover's checkpoint load at 8,192 GPUs (simd/models/recovery.py)
+LATE_GUARD = Detector("loss_spike", "lognormal", 600.0, 1.0)  # every SDC, after ~10 minutes
 POOLS = Servers(warm_standbys=1, spares=1, preemption_seconds=600.0, repair=("exponential", 7200.0, 0.0))
 
 # Each rollback path with a load: hard failures and validation's detections (optimized); a few failures per job
@@ -44,12 +46,22 @@ CONFIGS = {
                             committed_sdc=CommittedSdc((Detector("scan", "exponential", 7200.0),), 2)),
     "shadow_llama3": spec(causes=llama3_causes("warm"), restart_seconds=388.2, sdc_per_gpu_hour=4e-4,
                           shadow=Shadow(0.5, 0.05), ckpt_load_seconds=LOAD),
+    # committed SDCs beside corrupt loads (40% of them, three kept), checkpoints every 10 steps, a loss-spike guard
+    # finding every SDC after ~10 minutes (a lognormal of sigma 1: some after the three kept): a hard failure falls
+    # back past corrupt checkpoints, holding the SDC or not; a late find past corrupt ones and those holding the SDC,
+    # down to the job's start, or (no clean one kept) from the oldest kept one that loads, the SDC accepted
+    "committed_corrupt_chains": spec(hard_per_gpu_hour=1e-4, sdc_per_gpu_hour=2e-4, target_steps=1000,
+                                     ckpt_interval_steps=10, ckpt_seconds=60.0, validation_interval_steps=0,
+                                     ckpt_load_seconds=LOAD, ckpt_corrupt_on_load=0.4,
+                                     committed_sdc=CommittedSdc((LATE_GUARD,), 3)),
     "servers_pools": spec(n_gpus=64, hard_per_gpu_hour=0.015, sdc_per_gpu_hour=0.002, servers=POOLS,
                           ckpt_load_seconds=LOAD),
 }
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "restart_seconds", "load_seconds")}
 LATE_READS = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost")}
+CORRUPT_READS = {k: (lambda j, k=k: j.loads[k], lambda r, o=o: r[o]) for k, o in (
+    ("corrupt", "loads_corrupt"), ("fallbacks_to_start", "fallbacks_to_start"))}
 WAITING = {"waiting_seconds": (lambda j: j.bucket_seconds["waiting"], lambda r: r["waiting_seconds"])}
 
 
@@ -72,13 +84,17 @@ def _starts(base):
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_engine_matches_the_per_step_loop_with_a_load(name):
     base = CONFIGS[name]
-    reads = READS | (LATE_READS if base.committed_sdc else {}) | (WAITING if base.servers else {})
+    reads = READS | (LATE_READS if base.committed_sdc else {}) | (WAITING if base.servers else {}) | \
+        (CORRUPT_READS if base.ckpt_corrupt_on_load else {})
     if base.restart_seconds == 0 and not base.causes:
         reads |= _starts(base)
-    means = agree_with_oracle(name, base, SEEDS, reads)
+    means = agree_with_oracle(name, base, SEEDS, reads, ("corrupt", "sdc_late_found")
+                              if base.ckpt_corrupt_on_load else ())
     assert means["restart_seconds"] > 0
     if base.committed_sdc:
         assert means["sdc_late_found"] > 0.2 and means["sdc_unrecoverable"] > 0.05
+    if base.ckpt_corrupt_on_load:
+        assert means["corrupt"] > 1 and means["fallbacks_to_start"] > 0.02
     if base.servers:
         assert means["waiting_seconds"] > 0
 
@@ -154,3 +170,16 @@ def test_a_load_and_a_restart_are_a_restart_of_their_sum_when_every_rollback_is_
     before = state.totals.load_us
     assert b.totals.load_us == before and (a.totals.load_us - before) % to_us(load) == 0
     assert b_events == a_events
+
+
+@pytest.mark.parametrize("ticks", [7, 97])
+def test_any_tick_size_gives_identical_state_with_committed_sdcs_and_corrupt_loads(ticks):
+    s = replace(CONFIGS["committed_corrupt_chains"], seed=5)
+    check_cuts(s, horizon_us(s, s.target_steps), [i / ticks for i in range(1, ticks)])
+
+
+def test_many_random_cuts_give_the_state_of_one_call_with_committed_sdcs_and_corrupt_loads():
+    """1,000 random cuts of a job and a half (every checkpoint a unit, between them every kind of cut)."""
+    s = replace(CONFIGS["committed_corrupt_chains"], seed=3)
+    rnd = random.Random("committed_corrupt_chains")
+    check_cuts(s, horizon_us(s, s.target_steps), [rnd.random() for _ in range(1000)])

@@ -48,6 +48,7 @@ SOFTWARE = (Cause("gpu", 0.6, 0.0, 300.0), Cause("software", 0.4, 0.0, 300.0, se
 # domain bursts (groups inside a domain: lost with it); beside asynchronous, failing and corrupt persistent saves;
 # causes that keep their server (and its memory); stragglers and llama3's causes
 GUARD = Detector("loss_spike", "lognormal", 600.0, 1.0, 0.5)  # half the SDCs, after ~10 minutes
+FAST_GUARD = Detector("loss_spike", "lognormal", 300.0, 1.0, 0.5)  # half the SDCs, after ~5 minutes
 LAYERS = (GUARD, Detector("ripple", "uniform", 172800.0), Detector("scanner", "exponential", 86400.0))
 CONFIGS = {
     "local_sdc_nondividing": replace(_job(hard_per_gpu_hour=4e-4, sdc_per_gpu_hour=3e-4, ckpt_interval_steps=50,
@@ -147,6 +148,19 @@ COMMITTED = {
                                                 validation_interval_steps=0, hyper=Hyper(5, 200),
                                                 committed_sdc=CommittedSdc(LAYERS, 2)),
                                            tier=replace(_tier("local"), write_seconds=400.0, corrupt_on_load=0.4)),
+    # committed SDCs beside corrupt persistent loads too (40%, three kept, a checkpoint every 10 steps), with a local
+    # tier every 2 steps keeping 6 copies, found corrupt on 30% of its loads, lost with the faults that take a server
+    # down: a hard failure falls back down the tier's copies, then the kept persistent checkpoints, holding the SDC or
+    # not; a find loads the tier's copies first (a late one its clean ones, above persistent checkpoints holding the
+    # SDC), then goes down the persistent ones (a late one past those holding the SDC, to the start, or from the
+    # oldest kept with the SDC accepted)
+    "committed_corrupt_persistent": replace(_job(hard_per_gpu_hour=2e-4, sdc_per_gpu_hour=2e-4, ckpt_interval_steps=10,
+                                                 ckpt_seconds=60.0, validation_interval_steps=0, causes=SOFTWARE,
+                                                 ckpt_corrupt_on_load=0.4,
+                                                 committed_sdc=CommittedSdc((FAST_GUARD, Detector("ripple", "uniform",
+                                                                                                  21600.0)), 3)),
+                                            tier=replace(_tier("local", every=2), corrupt_on_load=0.3,
+                                                         retention_checkpoints=6)),
     "committed_tier_writes_bursts_async": replace(
         _job(n_gpus=16, hard_per_gpu_hour=0.01, sdc_per_gpu_hour=0.02, validation_interval_steps=0, servers=BURSTS,
              ckpt_write_seconds=700.0, ckpt_write_slowdown=1.2,
@@ -160,6 +174,9 @@ TIER = {k: (lambda j, k=k: j.tier[k], lambda r, o=o: r[o]) for k, o in (
 FAILED = {"saves_failed": (lambda j: j.tier.get("saves_failed", 0), lambda r: r["tier_saves_failed"]),
           "saves_aborted": (lambda j: j.tier.get("saves_aborted", 0), lambda r: r["tier_saves_aborted"])}
 LATE = {f: field(f) for f in ("sdc_late_found", "sdc_unrecoverable", "checkpoints_lost", "load_seconds")}
+PERSISTENT_CORRUPT = {n: (lambda j, k=k: j.loads.get(k, 0), lambda r, o=o: r[o]) for n, k, o in (
+    ("persistent_corrupt", "corrupt", "loads_corrupt"), ("fallbacks_to_start", "fallbacks_to_start",
+                                                         "fallbacks_to_start"))}
 LOADS = {"load_seconds": field("load_seconds")}
 READS = {f: field(f) for f in ("effective_utilization", "interruptions", "sdc_detected", "sdc_baked",
                                "recompute_steps", "wall_seconds", "checkpoints", "hyper_steps",
@@ -191,7 +208,7 @@ def test_engine_matches_the_per_step_loop_with_a_memory_tier(name):
 
 @pytest.mark.parametrize("name", sorted(COMMITTED))
 def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name):
-    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE | FAILED,
+    means = agree_with_oracle(name, COMMITTED[name], SEEDS, READS | LATE | FAILED | PERSISTENT_CORRUPT,
                               ("sdc_late_found", "loads_corrupt", "load_seconds"))
     assert means["sdc_late_found"] > 1 and means["saves"] > 100
     # (recoveries from the tier are rare here: in committed_layers_local only finds of an SDC in no checkpoint yet
@@ -200,8 +217,10 @@ def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name
     if name.endswith("retention1"):
         assert means["sdc_unrecoverable"] > 0.3
     if name != "committed_async_nondividing":  # (a local tier is loaded by finds only: fewer loads)
-        assert means["loads_corrupt"] > (0.1 if name in ("committed_layers_local", "committed_tier_writes_hyper")
-                                         else 0.3)
+        assert means["loads_corrupt"] > (0.1 if name in ("committed_layers_local", "committed_tier_writes_hyper",
+                                                         "committed_corrupt_persistent") else 0.3)
+    if name == "committed_corrupt_persistent":  # the persistent checkpoints' fallbacks met, to the start too
+        assert means["persistent_corrupt"] > 1 and means["fallbacks_to_start"] > 0.05
     if "writes" in name:  # the writes met: saves aborted by rollbacks; the three at once: hyper windows opened
         assert means["saves_aborted"] > 0.5 and ("hyper" not in name or means["hyper_steps"] > 100)
 
@@ -210,8 +229,8 @@ def test_engine_matches_the_per_step_loop_with_committed_sdcs_beside_a_tier(name
 def test_every_recovery_pays_the_loads_it_made(corrupt):
     """Beside committed SDCs, exactly: the loads' time is a memory tier's load for each recovery from it and each
     copy of it found corrupt, and the persistent load for each recovery from a persistent checkpoint (none from
-    the job's start; no persistent load is found corrupt there), in the engine and the oracle alike; every load
-    found corrupt with ``corrupt`` 1 (its configured share otherwise)."""
+    the job's start) and each persistent checkpoint found corrupt, in the engine and the oracle alike; every tier
+    load found corrupt with ``corrupt`` 1 (its configured share otherwise)."""
     for name, base in COMMITTED.items():
         if corrupt is not None:
             base = replace(base, tier=replace(base.tier, corrupt_on_load=corrupt))
@@ -219,11 +238,12 @@ def test_every_recovery_pays_the_loads_it_made(corrupt):
             s = replace(base, seed=seed)
             j, o = run_job(s), oracle_run(s)
             keys = ("recoveries_tier", "loads_corrupt", "recoveries_persistent")
-            for loads, tier, bad, persistent in (
-                    (j.load_seconds, *(j.tier[k] for k in keys)),
-                    (o["load_seconds"], o["recoveries_tier"], o["tier_loads_corrupt"], o["recoveries_persistent"])):
-                assert loads == pytest.approx((tier + bad) * s.tier.load_seconds + persistent * s.ckpt_load_seconds,
-                                              abs=1e-6), (name, seed)
+            for loads, tier, bad, persistent, persistent_bad in (
+                    (j.load_seconds, *(j.tier[k] for k in keys), j.loads.get("corrupt", 0)),
+                    (o["load_seconds"], o["recoveries_tier"], o["tier_loads_corrupt"], o["recoveries_persistent"],
+                     o["loads_corrupt"])):
+                assert loads == pytest.approx((tier + bad) * s.tier.load_seconds + (persistent + persistent_bad) *
+                                              s.ckpt_load_seconds, abs=1e-6), (name, seed)
                 assert tier == 0 or corrupt is None
 
 
