@@ -35,17 +35,30 @@ examples.register()
 # The xdist groups whose tests start with work that needs none of this checkout's kernels (the image's install):
 # they start while the kernels compile, and wait for them themselves (support.suitekernels.wait)
 WITHOUT_KERNELS = ("image",)
+# The modules whose tests call none of the engine's kernels (the compile's) and start no Python process, measured
+# (numba's compiles recorded per module): the fuzz of the command line (its work stubbed), the fit's recoveries on
+# synthetic logs (simd.traces: kernels of their own, not the compile's), promtool's checks of the rules. Handed out
+# right after the long groups (pytest_collection_modifyitems), they run while the controller compiles, on the
+# core the image's install leaves idle once it ends; should one of them call an engine kernel after all, it waits
+# for the compile there (_gate_engine_kernels) instead of compiling the kernel beside it.
+EARLY = ("cli/test_cli_fuzz.py", "traces/statistical/test_fit_recovery.py",
+         "traces/statistical/test_regimes_recovery.py", "traces/statistical/test_schedule_recovery.py",
+         "assets/test_alerting.py", "scenario/test_fuzz.py")
 _compiling: list[tuple[subprocess.Popen, threading.Thread]] = []
 
 
 def pytest_configure(config):
     """The kernels compiled into the cache by the controller of a run with pytest-xdist's workers (`simd compile`:
     one core's work, ``crn`` after ``loop``, simd.engine.kernels.NEEDS), while the workers start and collect and the
-    groups of WITHOUT_KERNELS begin; every other test waits for the compile's end (pytest_runtest_setup), so that no
-    worker compiles a kernel the cache is about to hold. A failure of the compile is left to the tests that use the
-    kernels to report. Meanwhile the controller rewrites the test modules' assertions once for every worker
-    (rewrite_ahead)."""
-    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
+    groups of WITHOUT_KERNELS and the modules of EARLY begin; every other test waits for the compile's end
+    (pytest_runtest_setup), so that no worker compiles a kernel the cache is about to hold. A failure of the compile
+    is left to the tests that use the kernels to report. Meanwhile the controller rewrites the test modules'
+    assertions once for every worker (rewrite_ahead). Every run first compiles simd's modules to bytecode once
+    (compile_ahead)."""
+    if hasattr(config, "workerinput"):
+        return
+    compile_ahead()
+    if not config.getoption("numprocesses", default=None):
         return
     ready = Path(tempfile.mkdtemp(prefix="simd-test-kernels-")) / "ready"
     os.environ[suitekernels.READY] = str(ready)  # before the workers start: they inherit it
@@ -79,14 +92,52 @@ def pytest_unconfigure(config):
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """In a pytest-xdist worker, before a test's fixtures: the controller's compile ended (pytest_configure), unless
-    the test is in a group of WITHOUT_KERNELS."""
+    the test is in a group of WITHOUT_KERNELS or in a module of EARLY (whose engine kernels, if any, wait)."""
     if not hasattr(item.config, "workerinput") or _groups(item) & set(WITHOUT_KERNELS):
+        return
+    if _early(item):
+        _gate_engine_kernels()
         return
     suitekernels.wait()
 
 
+def _early(item) -> bool:
+    return item.path.relative_to(ROOT / "tests").as_posix() in EARLY
+
+
+def _gate_engine_kernels() -> None:
+    """From now on in this worker, an engine kernel's first use (numba's Dispatcher.compile: a load from the cache,
+    else a compile) waits for the controller's compile first; once it has ended, the wait returns at once."""
+    from numba.core.dispatcher import Dispatcher
+
+    if getattr(Dispatcher.compile, "gated", False):
+        return
+    compile_ = Dispatcher.compile
+
+    def gated(self, sig):
+        if self.py_func.__module__.startswith("simd.engine"):
+            suitekernels.wait()
+        return compile_(self, sig)
+
+    gated.gated = True
+    Dispatcher.compile = gated
+
+
 def _groups(item) -> set:
     return {m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")}
+
+
+def compile_ahead() -> None:
+    """simd's modules and the tests' shared helpers (tests/support) compiled to bytecode once, into their __pycache__,
+    before the workers, the compile and the processes the tests start import them: with bytecode writing off
+    (PYTHONDONTWRITEBYTECODE, as in this machine's environment) every process compiled each of them it imports from
+    its source again (~0.2 s of CPU for all of simd, in each of the many processes the suite starts). Python checks
+    a pyc against its source's mtime and size, so a module edited after this is compiled again, in memory, by each
+    process that imports it, as before."""
+    import compileall
+
+    for path in (ROOT / "simd", ROOT / "tests" / "support"):
+        compileall.compile_dir(path, quiet=1)
 
 
 def rewrite_ahead(config) -> None:
@@ -126,7 +177,8 @@ LONG_GROUPS = ("image", "drills-stack")
 def pytest_collection_modifyitems(config, items):
     """In a pytest-xdist worker, the order scripts/test.sh's run hands the tests out in (--dist loadgroup
     --no-loadscope-reorder: the groups and the other tests, one at a time, in collection order): the two long
-    groups first, each on a worker from the start; then the statistical checks (``slow``: seconds of CPU each),
+    groups first, each on a worker from the start; then the modules of EARLY, which run while the kernels compile;
+    then the statistical checks (``slow``: seconds of CPU each),
     which keep the cores busy while those groups wait on Prometheus and on the image's install, and cannot end the
     run as one long check on one worker (in collection order tests/traces/statistical comes near the end); then
     the rest in collection order, where the tests that wait on the processes they start (``integration``, the
@@ -136,6 +188,6 @@ def pytest_collection_modifyitems(config, items):
         return
 
     def key(item):
-        return (not _groups(item) & set(LONG_GROUPS), item.get_closest_marker("slow") is None)
+        return (not _groups(item) & set(LONG_GROUPS), not _early(item), item.get_closest_marker("slow") is None)
 
     items.sort(key=key)

@@ -60,6 +60,8 @@ from simd.engine.shadow import shadow_ranks
 from simd.engine.spec import US_PER_SECOND, JobSpec, Plan, compile_spec
 
 _BLOCK = 1 << 16  # step durations drawn per call of the sampler
+_AHEAD = 64  # ages a server's hazard table is filled ahead of the one asked for (chosen: a miss per 64 ages of a
+# server, where its own table under gamma multipliers missed at every step; at most 64 ages tabulated in vain)
 
 
 def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
@@ -648,8 +650,8 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
                 keep(cur)
                 us["productive"] += pend
                 pend = 0
-        elif (x := next((y for y in tiers if cur % y.every == 0), None)) is not None:  # a memory tier's save (a
-            # checkpoint, or a higher tier's save, stands for it at its own steps)
+        elif tiers and (x := next((y for y in tiers if cur % y.every == 0), None)) is not None:  # a memory tier's
+            # save (a checkpoint, or a higher tier's save, stands for it at its own steps)
             if x.wend:  # one write in flight: the save waits for the one before, which makes it durable
                 wait_for(x.wend)
                 tier_durable(x)
@@ -826,6 +828,10 @@ class _Servers:
         self.mult = [rng.gammavariate(a, 1.0 / a) for _ in range(n)] if a > 0 else [1.0] * n
         self.lemon = [srv.is_lemon(i, plan.lemon_fraction) for i in range(n)]
         self.tables: dict[float, list[float]] = {}  # hazard by age, per lifetime scale
+        # each server's table of ``tables`` (None: not looked up yet, or its scale changed: a lemon fixed), and under
+        # operational time its survival at its age (age, scale, Sv): the step's Sv(a + m) is the next step's Sv(a)
+        self.table: list[list[float] | None] = [None] * plan.table
+        self.surv: list[tuple[float, float, float] | None] = [None] * plan.table
         self.age = [0] * plan.table
         # operational time (servers.py): the regime of the step (None: none drawn yet), P(leaving each regime in a
         # step), the schedule's pieces; with either, ages count operational steps (floats)
@@ -890,12 +896,16 @@ class _Servers:
         """Server ``i``'s probability of failing in a step at age ``a``."""
         if self.short[i]:  # (memoryless)
             return -math.expm1(-self.mult[i] / self.plan.relapse_scale)
+        t = self.table[i]
+        if t is None:
+            scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
+            t = self.table[i] = self.tables.setdefault(scale, [])
+        if a < len(t):
+            return t[a]
         scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
-        t = self.tables.setdefault(scale, [])
-        while len(t) <= a:
-            x = len(t)
-            s0, s1 = srv.survival(self.kind, self.shape, scale, x), srv.survival(self.kind, self.shape, scale, x + 1)
-            t.append(1.0 if s0 == 0.0 else 1.0 - s1 / s0)
+        # tabulated ahead of the age (a table per server under gamma multipliers: each would miss at every step)
+        sv = [srv.survival(self.kind, self.shape, scale, x) for x in range(len(t), a + _AHEAD + 2)]
+        t.extend(1.0 if s0 == 0.0 else 1.0 - s1 / s0 for s0, s1 in zip(sv[:-1], sv[1:], strict=True))
         return t[a]
 
     def multiplier(self, g: int) -> float:
@@ -918,8 +928,12 @@ class _Servers:
         if self.short[i]:
             return -math.expm1(-m * self.mult[i] / self.plan.relapse_scale)
         scale = (self.plan.scale_lemon if self.lemon[i] else self.plan.scale_normal) / self.mult[i]
-        s0 = srv.survival(self.kind, self.shape, scale, a)
-        return 1.0 if s0 == 0.0 else 1.0 - srv.survival(self.kind, self.shape, scale, a + m) / s0
+        held = self.surv[i]
+        s0 = held[2] if held is not None and held[0] == a and held[1] == scale else \
+            srv.survival(self.kind, self.shape, scale, a)
+        s1 = srv.survival(self.kind, self.shape, scale, a + m)
+        self.surv[i] = (a + m, scale, s1)
+        return 1.0 if s0 == 0.0 else 1.0 - s1 / s0
 
     def step(self, g: int) -> list[int]:
         """The servers of the job that fail in this step (index order): their own Bernoullis, and with bursts
@@ -931,15 +945,29 @@ class _Servers:
             if p.mem_every:  # (a memory tier's groups are by position among them)
                 self.running = [i for i, r in enumerate(self.role) if r == srv.JOB]
             return [i for i in self._replayed(g) if self.role[i] == srv.JOB and self.group[i] not in self.out]
-        running = [i for i, r in enumerate(self.role) if r == srv.JOB and self.group[i] not in self.out]
+        job, out = srv.JOB, self.out
+        running = [i for i, r in enumerate(self.role) if r == job and self.group[i] not in out] if out else \
+            [i for i, r in enumerate(self.role) if r == job]
         self.running = running
+        # each running server's Bernoulli at its age, then its age one step (or m operational steps) older
+        uniform, age, failed, aged = self.uniform, self.age, [], True
         if p.replay_servers:  # a replayed log (servers.py): the running servers whose log has a fault in step g
             failed = [i for i in self._replayed(g) if self.role[i] == srv.JOB and self.group[i] not in self.out]
+            aged = False
         elif self.timed:
             m = self.m_step = self.multiplier(g)
-            failed = [i for i in running if self.uniform() < self.timed_hazard(i, self.age[i], m)]
-        else:
-            failed = [i for i in running if self.uniform() < self.hazard(i, self.age[i])]
+            for i in running:
+                a = age[i]
+                age[i] = a + m
+                if uniform() < self.timed_hazard(i, a, m):
+                    failed.append(i)
+        else:  # (hazard's table read here when it holds the age: a call per server and step costs a third more)
+            table, short = self.table, self.short
+            for i in running:
+                t, a = table[i], age[i]
+                age[i] = a + 1
+                if uniform() < (t[a] if t is not None and a < len(t) and not short[i] else self.hazard(i, a)):
+                    failed.append(i)
         if p.burst_log1m and self.uniform() < -math.expm1(p.burst_log1m):
             self.bursts += 1
             self.burst_hit = True
@@ -954,8 +982,9 @@ class _Servers:
                 struck = self.rng.sample(rest, min(k, len(rest)))
             self.burst_servers += len(struck)
             failed = sorted(failed + struck)
-        for i in running:
-            self.age[i] += m if self.timed else 1
+        if not aged:
+            for i in running:
+                self.age[i] += m if self.timed else 1
         for i in failed:
             self.age[i] = 0
             self.short[i] = False
@@ -1035,6 +1064,7 @@ class _Servers:
             self.repairs["false_manual"] += manual
         elif self.lemon[b]:
             self.lemon[b] = False
+            self.table[b] = None  # (an ordinary server's scale from now on)
             self.repairs["lemons_fixed"] += 1
         if plan.relapse_p and self.rng.random() < plan.relapse_p:  # the repair does not hold
             self.pending[b] = True
