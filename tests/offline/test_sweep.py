@@ -368,7 +368,8 @@ def test_replicas_that_never_finish_are_counted_and_exit_1(tmp_path):
              "--replicas", "2", "--workers", "1")
     assert r.returncode == 1
     assert "simd sweep: warning: 4 replica(s) did not finish within 1000x their failure-free duration" in r.stderr
-    assert [ln.split()[1:3] for ln in r.stdout.splitlines()[1:3]] == [["0", "-"], ["0", "-"]]  # n, util
+    assert [ln.split()[1:3] for ln in r.stdout.splitlines()[1:3]] == [["0!", "-"], ["0!", "-"]]  # n, util
+    assert sweepout.UNFINISHED_NOTE in r.stdout.splitlines()  # what the mark means, where the counts are
     points = grid(parse_config(p.read_text()).scenario("small"), parse_params(["checkpoint.interval_steps=100"]))
     (result,) = fixed_sweep(Runner(points, Serial(), 1), 0, 2)
     row = sweepout.row(parse_params(["checkpoint.interval_steps=100"]), result)

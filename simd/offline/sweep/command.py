@@ -117,23 +117,25 @@ def _report(args, params, results, meta, out: Path | None) -> int:
         print(sweepout.CAPPED_NOTE)
         warning(PROG, f"{capped} point(s) stopped at --max-replicas {meta['max_replicas']} with the half-width "
                 f"above {args.ci:g}")
+    unfinished = sum(r.stats.unfinished for r in results)
+    if unfinished:
+        print(sweepout.UNFINISHED_NOTE)
     if unwritten is not None:
         return _fail(f"--out {out}: cannot write {Path(unwritten.filename or '').name or 'the files'}: "
                      f"{unwritten.strerror or unwritten}", 1)
     if out is not None:
         print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}", file=sys.stderr)
-    unfinished = sum(r.stats.unfinished for r in results)
     horizon = sum(x.horizon for r in results for x in r.replicas)
     if horizon:
         from simd.offline.simulate import HORIZON_WORK_US
 
         warning(PROG, f"{horizon} replica(s) stopped at the work horizon, {HORIZON_WORK_US / 1e6:g} s of estimated "
-                "engine work each, and are left out of the means (column unfinished)")
+                "engine work each, and are left out of the means (marked ! in column n)")
     if unfinished - horizon:
         from simd.offline.simulate import LIMIT_FACTOR
 
         warning(PROG, f"{unfinished - horizon} replica(s) did not finish within {LIMIT_FACTOR}x their failure-free "
-                "duration and are left out of the means (column unfinished)")
+                "duration and are left out of the means (marked ! in column n)")
     if unfinished:
         return 1
     return 0

@@ -268,7 +268,7 @@ def table(params: list[Param], results: list[PointResult]) -> str:
         s = r.stats
         half = "-" if not math.isfinite(s.utilization_half_width) else f"{s.utilization_half_width * 100:.2f}"
         cells = [_value(v).rjust(w) for v, w in zip(r.point.values, widths, strict=True)]
-        stats = [f"{s.n}" + ("*" if r.hit_cap else ""), _pct(s.utilization_mean), half,
+        stats = [f"{s.n}" + ("*" if r.hit_cap else "") + ("!" if s.unfinished else ""), _pct(s.utilization_mean), half,
                  *(_pct(s.shares[b]) for b in ("rollback", "checkpoint", "validation", "restart", "detection",
                                                "straggler")),
                  *([_pct(math.nan if s.degraded_share is None else s.degraded_share)] if degraded else []),
@@ -320,3 +320,5 @@ TABLE_NOTE = ("util: mean effective utilization; +-ci95: half-width of its 95% c
 DEGRADED_NOTE = ("degraded: mean share of wall time in the degraded bucket (the capacity of the replica groups out "
                  "and the fault-tolerant mode's overhead)")
 CAPPED_NOTE = "*: stopped at the replica cap before reaching the target half-width"
+UNFINISHED_NOTE = ("!: some of the point's replicas did not finish and are left out of its means (n counts those that "
+                   "did; how many did not: the column unfinished of sweep.csv and sweep.json)")
