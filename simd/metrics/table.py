@@ -602,8 +602,8 @@ METRICS: tuple[Metric, ...] = (
            "executed steps.", _S, "scenario", _info("hyper_window_steps"),
            "`checkpoint.hyper.window_steps`: how many executed steps a window lasts. Only for scenarios with "
            "`checkpoint.hyper`.", _MODELS),
-    Metric("simd_checkpoint_retention", "gauge", "Checkpoints kept (sdc.retention_checkpoints) under committed "
-           "SDCs.", _S, "scenario", _info("retention_checkpoints"),
+    Metric("simd_checkpoint_retention", "gauge", "Persistent checkpoints kept (checkpoint.retention_checkpoints or "
+           "sdc.retention_checkpoints).", _S, "scenario", _info("retention_checkpoints"),
            "`sdc.retention_checkpoints` or `checkpoint.retention_checkpoints` (one number): the newest checkpoints a "
            "late SDC rollback, or a recovery falling back from a corrupt checkpoint, can go back to. Only for "
            "scenarios that keep more than the newest.", _MODELS),
