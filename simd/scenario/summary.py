@@ -92,12 +92,13 @@ def summary(s: Scenario) -> str:
                   f"{s.checkpoint.hyper.window_steps} steps after an SDC detection")
     if s.committed_sdc:
         retention = s.sdc.retention_checkpoints or s.checkpoint.retention_checkpoints
-        extra += f", committed SDCs ({len(s.sdc.detectors)} detector(s), retention {retention} checkpoints)"
+        extra += f", committed SDCs ({_count(len(s.sdc.detectors), 'detector')}, {_kept(retention)})"
     return (f"{s.name}: {s.gpus} GPUs, {s.target_steps} steps of {s.step_seconds:g} s, "
             f"checkpoint every {s.checkpoint.interval_steps} steps ({s.checkpoint.seconds:g} s"
             + (f", load {s.checkpoint.load_seconds:g} s" if s.checkpoint.load_seconds else "")
             + (f", written asynchronously in {s.checkpoint.write_seconds:g} s, steps "
-               f"{s.checkpoint.write_slowdown:g}x meanwhile" if s.checkpoint.write_seconds else "")
+               + (f"{s.checkpoint.write_slowdown:g}x" if s.checkpoint.write_slowdown != 1 else "not slowed")
+               + " meanwhile" if s.checkpoint.write_seconds else "")
             + (f", {s.checkpoint.save_failure.probability:g} of saves failing" if s.checkpoint.save_failure else "")
             + (f", {s.checkpoint.corrupt_on_load:g} of loads found corrupt" if s.checkpoint.corrupt_on_load else "")
             # (with committed SDCs the retention is said with them)
@@ -163,7 +164,7 @@ def _one_tier(kind: str, t) -> str:
 def _kept(n: int) -> str:
     """A retention in check-config's words: how many of the newest saves are kept (not how many servers hold one
     save: a peer tier's replication, said as "each shard held by m servers")."""
-    return f"the {n} newest saves kept"
+    return f"the {n} newest saves kept" if n > 1 else "the newest save kept"
 
 
 def _jit(jit) -> str:

@@ -34,6 +34,10 @@ def test_the_keys_reach_the_engine_and_check_configs_line():
     assert (j.ckpt_retention, j.ckpt_corrupt_on_load) == (4, 0.001)
     assert ("(30 s, written asynchronously in 240 s, steps 1.05x meanwhile, 0.01 of saves failing, 0.001 of loads "
             "found corrupt, the 4 newest saves kept)") in summary(s)
+    # a write that slows no step says so (not "1x"); a retention of one save in the singular
+    line = summary(scenario({**CKPT, "write_seconds": 240, "retention_checkpoints": 1}, COMMITTED))
+    assert "written asynchronously in 240 s, steps not slowed meanwhile" in line
+    assert line.endswith("committed SDCs (1 detector, the newest save kept)")
 
 
 def test_the_retention_is_one_number_under_either_key():
@@ -42,8 +46,8 @@ def test_the_retention_is_one_number_under_either_key():
     assert by_sdc.job_spec() == by_ckpt.job_spec()
     assert by_ckpt.job_spec().committed_sdc.retention_checkpoints == 3 and by_ckpt.job_spec().ckpt_retention == 0
     assert run_job(by_sdc.job_spec()) == run_job(by_ckpt.job_spec())
-    assert "retention 3 checkpoints" in summary(by_ckpt)
-    assert "keeps" not in summary(by_ckpt)  # said once, with the committed SDCs
+    assert "committed SDCs (1 detector, the 3 newest saves kept)" in summary(by_ckpt)
+    assert summary(by_ckpt).count("newest saves kept") == 1  # said once, with the committed SDCs
 
 
 @pytest.mark.parametrize("checkpoint, sdc, expected", [

@@ -46,7 +46,7 @@ def test_hyper_and_committed_sdc_reach_the_engine():
                                                Detector("scan", "exponential", 86400.0)), 4)
     assert s.warnings() == []  # validation every 5 divides both intervals
     line = summary(s)
-    assert "hyper-checkpointing every 5 steps for 100 steps" in line and "committed SDCs (3 detector(s)" in line
+    assert "hyper-checkpointing every 5 steps for 100 steps" in line and "committed SDCs (3 detectors" in line
 
 
 def test_shadow_ranks_combine_with_hyper_checkpointing_and_committed_sdcs():
