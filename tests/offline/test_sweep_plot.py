@@ -5,11 +5,13 @@ import numpy as np
 import pytest
 from matplotlib.collections import FillBetweenPolyCollection, PolyCollection
 from matplotlib.image import AxesImage
+from support.scenarios import SWEEP_SMALL
 
 from simd.offline.sweep import plot as sweepplot
 from simd.offline.sweep.executors import Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, first_order, fixed_sweep
+from simd.scenario import parse_config
 
 META = {"scenario": "small", "mode": "fixed", "replicas": 6, "seed_base": 0}
 
@@ -70,6 +72,16 @@ def test_log_spaced_param_gets_a_log_axis(small):
     assert zoom.get_xlabel() == "failures.hard_per_gpu_hour (per GPU-hour)"
     assert "first-order model at each point (seed 001; no validation, SDC or stragglers)" in _legend(ax)
     assert not any(t.startswith("Young") for t in _legend(ax))  # optima only for the interval itself
+
+
+def test_a_sweep_of_corrupt_loads_says_the_model_leaves_them_out(small):
+    text = SWEEP_SMALL.replace("checkpoint: {interval_steps: 40, seconds: 60}",
+                               "checkpoint: {interval_steps: 40, seconds: 60, retention_checkpoints: 3}")
+    params, results = _sweep(parse_config(text).scenario("small"), "checkpoint.corrupt_on_load=0,0.5", replicas=2)
+    ax, _ = sweepplot.render(params, results, META).axes
+    assert any("no validation, SDC, stragglers or corrupt persistent loads" in t for t in _legend(ax))
+    band = ax.collections[0].get_paths()[0].vertices[:, 1]  # the interval, clipped to a share's range
+    assert band.min() >= 0.0 and band.max() <= 100.0
 
 
 def test_categorical_param(small):

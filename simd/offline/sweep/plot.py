@@ -38,7 +38,18 @@ TIER_INTERVAL_KEYS = ("checkpoint.tiers.peer.interval_steps", "checkpoint.tiers.
 UTILIZATION_LABEL = "effective utilization (productive / wall time, %)"
 # The first-order model knows no servers: with pools its label says it never waits for one.
 _NO_POOLS = {False: "", True: "; never waits for a server"}
-_LEAVES = "; no validation, SDC or stragglers"  # what the analytic models leave out (simd.models.analytic)
+_LEFT_OUT = ("validation", "SDC", "stragglers")  # what the analytic models leave out (simd.models.analytic)
+
+
+def _leaves(results: list[PointResult]) -> str:
+    """What the model's legend says it leaves out: _LEFT_OUT, and the persistent checkpoints found corrupt on load
+    when a point has them (no analytic model here falls back down the persistent checkpoints: a sweep of
+    checkpoint.corrupt_on_load draws it flat)."""
+    out = _LEFT_OUT + (("corrupt persistent loads",) if any(
+        r.point.scenario.checkpoint.corrupt_on_load for r in results) else ())
+    return "; no " + ", ".join(out[:-1]) + " or " + out[-1]
+
+
 COST_LABEL = "GPU-hours held per productive GPU-hour\n(job + standbys + spares, in repair too)"
 # Cells of a heat map get their value written in them up to this many in either direction (beyond, the text
 # would not fit a 9-inch figure).
@@ -161,7 +172,7 @@ def _model_points(results: list[PointResult], cost: bool, each: str = "") -> tup
     tiered = results[0].point.scenario.checkpoint.tiers is not None
     name = f"two-level model{each} (Benoit et al. 2017" if tiered else f"first-order model{each} (seed 001"
     return (_pct([math.nan if v is None else v for v in values]),
-            _wrapped(name + _LEAVES + _NO_POOLS[cost] + _beyond(values) + ")"))
+            _wrapped(name + _leaves(results) + _NO_POOLS[cost] + _beyond(values) + ")"))
 
 
 def _beyond(values: list) -> str:
@@ -181,7 +192,9 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
     x = np.array(p.values, dtype=float)
     mean = _pct([r.stats.utilization_mean for r in results])
     half = _pct([r.stats.utilization_half_width for r in results])
-    ax.fill_between(x, mean - half, mean + half, alpha=0.3, color="C0", label=_ci_label(half))
+    # a share's interval clipped to 0 .. 100% (a normal interval of few replicas can reach past either)
+    ax.fill_between(x, np.clip(mean - half, 0.0, 100.0), np.clip(mean + half, 0.0, 100.0), alpha=0.3, color="C0",
+                    label=_ci_label(half))
     ax.errorbar(x, mean, yerr=half, fmt="o-", color="C0", ms=4, capsize=3, label="simulated mean")
     # The interval is often far thinner than the curve's range (thousands of replicas, long jobs): the lower
     # panel shows it at its own scale, around the mean.
@@ -193,7 +206,7 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
     if p.key == INTERVAL_KEY and model is not None:
         dense = np.geomspace(x[0], x[-1], DENSE_POINTS) if p.log else np.linspace(x[0], x[-1], DENSE_POINTS)
         ax.plot(dense, _pct(model.efficiency(dense)), "--", color="C1",
-                label="first-order model (seed 001" + _LEAVES + ")")
+                label=_wrapped("first-order model (seed 001" + _leaves(results) + ")"))
         # with just-in-time saves after a share f of the failures, Young's on the others (none: no optimum)
         m = "M" if model.jit_rate == 0 else "M/(1 - f)"
         if math.isfinite(model.young_steps):
