@@ -473,6 +473,15 @@ def fit(spans, servers: int, span: float, edges: np.ndarray, weibull: bool, x0: 
     j = (RelapseJoint if relapse else Joint)(spans, servers, span, edges, weibull, steps)
     ratio, dc, ds = start
     x = np.concatenate([x0[:j.base], [math.log(max(ratio - 1.0, 1e-2))], x0[j.base:]])
+    # the start's times in the calm regime's units, as the model holds them: ``x0``'s are the renewal fit's, at the
+    # long-run rate, the calm units' over the start's stationary mean multiplier (the written times' relation,
+    # fit._joint); left at the long-run rate, the first E-step's proposal holds the calm rate that mean too high,
+    # draws too few storms, and the EM's first iterate leans high in the ratio and the calm days, from where it
+    # comes back over more iterations than it runs (docs/traces.md, "Why the ratio leaned high")
+    mean = (dc + (1.0 + math.exp(x[j.base])) * ds) / (dc + ds)
+    x[0] += math.log(mean)
+    if relapse:
+        x[j.base - 1] += math.log(mean)  # mu, the short mean
     xb = list(bounds[:j.base]) + [RATIO_BOUNDS] + list(bounds[j.base:])
     d = np.array([math.log(dc), math.log(ds)])
     rng = np.random.default_rng(seed)
