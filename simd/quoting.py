@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import reprlib
+import sys
 
 LIMIT = 60  # characters of a quoted value: enough for a name, a number or a short list; cut beyond
 MAX_LINE = 500  # characters of an error line: the longest the messages make is ~300 (a path, a field, a value)
@@ -95,3 +96,9 @@ def bounded(line: str, limit: int = MAX_LINE) -> str:
         return cut
     tail = f"... ({len(line)} characters)"
     return cut[:limit - len(tail)] + tail
+
+
+def warning(prog: str, text: str, kind: str = "warning") -> None:
+    """A warning (or a note) on standard error, prefixed with the command as its errors are
+    (``simd sweep: warning: ...``), so that a line in a script's log says which command wrote it."""
+    print(f"{prog}: {kind}: {text}", file=sys.stderr)

@@ -4,7 +4,8 @@ against the scenario file's bounded types, and loading the scenario file a comma
 from __future__ import annotations
 
 import argparse
-import sys
+
+from simd.quoting import warning
 
 EXIT_USAGE = 2
 
@@ -59,12 +60,6 @@ def load(path):
     from simd.scenario import default_config, load_config
 
     return load_config(path) if path else default_config()
-
-
-def warning(prog: str, text: str, kind: str = "warning") -> None:
-    """A warning (or a note) on standard error, prefixed with the command as its errors are
-    (``simd sweep: warning: ...``), so that a line in a script's log says which command wrote it."""
-    print(f"{prog}: {kind}: {text}", file=sys.stderr)
 
 
 def warn(config, prog: str) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from simd.cli.common import EXIT_USAGE, load, typed, warn, warning
+from simd.cli.common import EXIT_USAGE, load, typed, warn
+from simd.quoting import warning
 
 
 def add_commands(sub) -> None:

@@ -8,7 +8,8 @@ import json
 import math
 import sys
 
-from simd.cli.common import EXIT_USAGE, checked, positive_int, warning
+from simd.cli.common import EXIT_USAGE, checked, positive_int
+from simd.quoting import warning
 
 MAX_SERVERS = 1 << 20  # a cluster's servers (--servers): beyond any log simd reads (the cap keeps a typo cheap)
 STATS, FIT, CHECK = "simd trace stats", "simd trace fit", "simd trace check"

@@ -10,8 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from simd.cli.common import EXIT_USAGE, warning
+from simd.quoting import warning
 
+EXIT_USAGE = 2  # simd.cli.common's (the offline layer does not import the command line's)
 PROG = "simd sweep"
 
 
