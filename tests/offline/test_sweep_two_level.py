@@ -129,3 +129,9 @@ def test_two_memory_tiers_have_no_model():
     assert s.job_spec().lower_tier is not None
     assert two_level(s) is None and analytic_efficiency(s) is None
     assert scenario_info(s, s, new_state(s.job_spec())).analytic_efficiency is None
+    # and a sweep's plot says why it draws no model (a legend entry without a mark)
+    from types import SimpleNamespace
+
+    from simd.offline.sweep.plot import _no_model
+    points = [SimpleNamespace(point=SimpleNamespace(scenario=s))] * 2
+    assert _no_model(points).startswith("no analytic model: two memory tiers are three levels")

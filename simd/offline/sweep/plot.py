@@ -175,6 +175,14 @@ def _model_points(results: list[PointResult], cost: bool, each: str = "") -> tup
             _wrapped(name + _leaves(results) + _NO_POOLS[cost] + _beyond(values) + ")"))
 
 
+def _no_model(results: list[PointResult]) -> str:
+    """The legend's words where no point has a model value (_model_points is None): why."""
+    tiers = [r.point.scenario.checkpoint.tiers for r in results]
+    if all(t is not None and t.peer is not None and t.local is not None for t in tiers):
+        return "no analytic model: two memory tiers are three levels, beyond the two-level model (docs/checkpoints.md)"
+    return "no analytic model at any point: beyond its reach or no hard failures"
+
+
 def _beyond(values: list) -> str:
     """What a model curve leaves out: the points without a model value (beyond its reach, simd.models.analytic.REACH:
     a failure's expected loss above that share of the time between failures, where the model drifts; or without
@@ -224,6 +232,8 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
         if model_points is not None:
             # markers as well as the line: a point whose neighbours have no value draws no segment
             ax.plot(x, model_points[0], "x--", color="C1", ms=6, label=model_points[1])
+        else:  # a legend entry without a mark: why there is no model
+            ax.plot([], [], " ", label=_wrapped(_no_model(results)))
     if p.log:
         ax.set_xscale("log")
     if cost:
@@ -251,6 +261,8 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     model_points = _model_points(results, cost)
     if model_points is not None:
         ax.plot(x, model_points[0], "x", color="C1", ms=9, label=model_points[1])
+    else:
+        ax.plot([], [], " ", label=_wrapped(_no_model(results)))
     ax.set_xticks(x, [str(v) for v in p.values])
     ax.set_xlim(-0.5, len(x) - 0.5)
     (cax if cost else ax).set_xlabel(axis_label(p))
