@@ -158,6 +158,13 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
     return chosen, out
 
 
+def part(text: str) -> tuple[int, int]:
+    """``--part K/N`` (an argparse type, the recovery scripts' alike): this process fits the logs i with
+    i % N == K, N processes side by side."""
+    k, n = (int(v) for v in text.split("/"))
+    return k, n
+
+
 def run(family: str, logs: int, seed: int, source: str, parts: tuple[int, int] = (0, 1),
         each: bool = False) -> None:
     m, servers, span, pools = {**FAMILIES, RELAPSE[0]: RELAPSE[1], RELAPSE_REGIMES[0]: RELAPSE_REGIMES[1]}[family]
@@ -215,13 +222,12 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=34)
     ap.add_argument("--source", choices=("engine", "synth"), default="engine",
                     help="the logs' maker: the engine, or simd.traces.synth (the same model, for comparison)")
-    ap.add_argument("--part", default="0/1", help="K/N: fit only the logs i with i %% N == K (N processes side by "
-                    "side; every log is still drawn, in order)")
+    ap.add_argument("--part", type=part, default=(0, 1), help="K/N: fit only the logs i with i %% N == K (N "
+                    "processes side by side; every log is still drawn, in order)")
     ap.add_argument("--each", action="store_true", help="a line a log as it is fitted")
     a = ap.parse_args()
-    k, n = (int(v) for v in a.part.split("/"))
     for family in a.families.split(","):
-        run(family, a.logs, a.seed, a.source, (k, n), a.each)
+        run(family, a.logs, a.seed, a.source, a.part, a.each)
 
 
 if __name__ == "__main__":

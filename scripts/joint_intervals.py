@@ -182,16 +182,15 @@ def main() -> None:
     ap.add_argument("--families", default="relapse_regimes")
     ap.add_argument("--logs", type=int, default=40)
     ap.add_argument("--seed", type=int, default=34)
-    ap.add_argument("--part", default="0/1")
+    ap.add_argument("--part", type=engine_recovery.part, default=(0, 1))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--read", nargs="*")
     a = ap.parse_args()
     if a.read:
         read(a.read)
         return
-    k, n = (int(v) for v in a.part.split("/"))
     for family in a.families.split(","):
-        run(family, a.logs, a.seed, (k, n), a.out)
+        run(family, a.logs, a.seed, a.part, a.out)
 
 
 if __name__ == "__main__":

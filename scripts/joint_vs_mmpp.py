@@ -22,6 +22,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from engine_recovery import part
 
 from simd.traces import fit as fit_module
 from simd.traces import joint, regimes, synth
@@ -97,7 +98,7 @@ def main() -> None:
     ap.add_argument("--span", type=float, default=350.0)
     ap.add_argument("--logs", type=int, default=40)
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--part", default="0/1")
+    ap.add_argument("--part", type=part, default=(0, 1))
     ap.add_argument("--joint", action="store_true")
     ap.add_argument("--weibull", action="store_true")
     ap.add_argument("--read", nargs="*")
@@ -105,8 +106,7 @@ def main() -> None:
     if a.read:
         read(a.read)
         return
-    k, n = (int(v) for v in a.part.split("/"))
-    run(a.span, a.logs, a.seed, (k, n), a.joint, WEIBULL if a.weibull else MODEL)
+    run(a.span, a.logs, a.seed, a.part, a.joint, WEIBULL if a.weibull else MODEL)
 
 
 if __name__ == "__main__":
