@@ -1136,9 +1136,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.sdc_baked] += 1
                         record(trace, t, tr.SDC_BAKED, tr.NONE)
                     elif corrupted:  # committed SDCs: the save holds the SDC (a persistent checkpoint, the ring's)
-                        if n_corrupt == 0 and last == clean:
-                            tot[Tot.sdc_baked] += 1
-                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        _baked_in(tot, trace, t, n_corrupt, last, clean)
                         n_corrupt += 1
                         head, cnt = late.ring_add(ring, head, cnt, q - 1)
                         last = q - 1
@@ -1185,9 +1183,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             record(trace, t, tr.SDC_BAKED, tr.NONE)
                             jd = False
                         elif corrupted:  # committed SDCs: the save holds the SDC, the recovery's target
-                            if n_corrupt == 0 and last == clean:
-                                tot[Tot.sdc_baked] += 1
-                                record(trace, t, tr.SDC_BAKED, tr.NONE)
+                            _baked_in(tot, trace, t, n_corrupt, last, clean)
                             n_corrupt += 1
                             head, cnt = late.ring_add(ring, head, cnt, q - 1)
                             last = plast = q - 1
@@ -1435,9 +1431,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         if keep:
                             head, cnt = late.ring_add(ring, head, cnt, q)
                     else:
-                        if n_corrupt == 0 and last == clean:  # committed SDCs: the checkpoint takes the SDC with it
-                            tot[Tot.sdc_baked] += 1
-                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        _baked_in(tot, trace, t, n_corrupt, last, clean)  # committed SDCs: it takes the SDC with it
                         n_corrupt += 1
                         head, cnt = late.ring_add(ring, head, cnt, q)
                         last = q
@@ -1454,9 +1448,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.tier_saves] += 1
                     tot[Tot.checkpoint_us] += mem_us
                     if corrupted:  # committed SDCs: it takes the SDC, overwriting the tier's clean copy (with one)
-                        if n_corrupt == 0 and last == clean:
-                            tot[Tot.sdc_baked] += 1
-                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        _baked_in(tot, trace, t, n_corrupt, last, clean)
                         last, tclean = q, 0
                     else:
                         pending, hw = _commit(tot, q, last, hw, pending, step_us)
@@ -1475,9 +1467,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot[Tot.low_saves] += 1
                     tot[Tot.checkpoint_us] += low_us
                     if corrupted:  # committed SDCs: it takes the SDC
-                        if n_corrupt == 0 and last == clean:
-                            tot[Tot.sdc_baked] += 1
-                            record(trace, t, tr.SDC_BAKED, tr.NONE)
+                        _baked_in(tot, trace, t, n_corrupt, last, clean)
                         last = q
                     else:
                         pending, hw = _commit(tot, q, last, hw, pending, step_us)
@@ -1760,9 +1750,7 @@ def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_co
         return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast, pclean
     tot[Tot.checkpoints] += 1
     if wsdc:
-        if n_corrupt == 0 and last == clean:  # the SDC in no checkpoint of either tier yet
-            tot[Tot.sdc_baked] += 1
-            record(trace, t, tr.SDC_BAKED, tr.NONE)
+        _baked_in(tot, trace, t, n_corrupt, last, clean)  # the SDC in no checkpoint of either tier yet
         head, cnt = late.ring_add(ring, head, cnt, wstep)
         if tier:
             return 0, max(last, wstep), clean, pending, n_corrupt + 1, head, cnt, hw, wstep, pclean
@@ -1778,6 +1766,15 @@ def _durable(tot, ring, trace, t, wstep, wsdc, wfail, last, clean, pending, n_co
             return 0, last, clean, pending, n_corrupt, head, cnt, hw, plast, wstep
     pending, hw = _commit(tot, wstep, last, hw, pending, step_us)
     return 0, wstep, wstep, pending, n_corrupt, head, cnt, hw, plast, wstep
+
+
+@njit()
+def _baked_in(tot, trace, t, n_corrupt, last, clean):
+    """Committed SDCs: a checkpoint (of any level) takes the present SDC: baked in, counted once, if it is the first
+    to hold it (``n_corrupt`` 0, and ``last``, the newest checkpoint, the clean one)."""
+    if n_corrupt == 0 and last == clean:
+        tot[Tot.sdc_baked] += 1
+        record(trace, t, tr.SDC_BAKED, tr.NONE)
 
 
 @njit()
@@ -1815,9 +1812,7 @@ def _tier_durable_sdc(tot, trace, t, twstep, twfail, holds, last, clean, pending
     tot[Tot.checkpoint_us] += wait
     tot[Tot.checkpoint_wait_us] += wait
     tot[Tot.tier_saves] += 1
-    if n_corrupt == 0 and last == clean:
-        tot[Tot.sdc_baked] += 1
-        record(trace, t, tr.SDC_BAKED, tr.NONE)
+    _baked_in(tot, trace, t, n_corrupt, last, clean)
     return max(last, twstep), clean, pending, hw, 0
 
 
