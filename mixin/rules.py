@@ -110,6 +110,13 @@ def over_elapsed(by: str, metric: str, window: str, per_hour: bool, denominator:
     return expr + "\n  * 3600" if per_hour else expr
 
 
+def _goodput(window: str) -> str:
+    """Productive less voided (simd_productive_voided_seconds_total; none exposed: nothing voided) over elapsed."""
+    num = increase_by("scenario", "simd_bucket_seconds_total", window, bucket="productive")
+    voided = increase_by("scenario", "simd_productive_voided_seconds_total", window)
+    return f"(\n{num}\n  - ({voided} or {num} * 0)\n)\n  /\n{increase_by('scenario', ELAPSED, window)}"
+
+
 def lookup(metric: str, fmt: str, *matchers: str) -> str:
     """A Go template that prints ``max(metric{job, scenario=<the alert's scenario>, matchers})`` with
     ``fmt`` (a template pipeline such as ``humanizePercentage``): the reference an alert compares against."""
@@ -142,12 +149,13 @@ def recording_rules(o: Options) -> list[Rule]:
     ]
     return [
         Rule(f"Goodput (effective utilization) over the last {spoken(gw)} of wall time: productive over elapsed "
-             "simulated time. simd_effective_utilization_ratio is the same ratio since the daemon started; "
-             "this one moves.",
-             over_elapsed("scenario", "simd_bucket_seconds_total", gw, False, bucket="productive"),
-             record=c.GOODPUT_10M),
-        Rule("Every bucket's share of the elapsed simulated time (goodput and the badput buckets). They sum to "
-             "1 minus the share still in flight (simd_in_flight_seconds: uncommitted compute and the unit in "
+             "simulated time, less the productive time a job's end voided after it was committed "
+             "(simd_productive_voided_seconds_total: counters do not go down, so a window holding such a job's end "
+             "can go below zero). simd_effective_utilization_ratio is the same ratio since the daemon started; "
+             "this one moves.", _goodput(gw), record=c.GOODPUT_10M),
+        Rule("Every bucket's share of the elapsed simulated time (goodput and the badput buckets), as the counters "
+             "hold them (productive with the credit a job's end voided: the goodput rule takes it back). They sum "
+             "to 1 minus the share still in flight (simd_in_flight_seconds: uncommitted compute and the unit in "
              "progress, not yet in a bucket).",
              over_elapsed("scenario, bucket", "simd_bucket_seconds_total", gw, False),
              record=c.BUCKET_RATIO_10M),

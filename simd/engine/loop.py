@@ -268,6 +268,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         deadline, onset_step, detector = pos[Pos.sdc_deadline], pos[Pos.sdc_onset], pos[Pos.sdc_detector]
         hi, hp, si, sp = pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p]
         head, cnt = pos[Pos.ring_head], pos[Pos.ring_n]
+        # with corrupt loads: the ring has held ``retention`` since the job was last at step 0 (State.ring_filled)
+        filled = pos[Pos.ring_filled] != 0
         # an asynchronous save in flight: when its write ends (0: none), its job step, whether it holds the SDC
         wend, wstep, wsdc = pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] != 0
         wfail, wsf, sfi = pos[Pos.write_fails] != 0, words[Stream.save_fail], pos[Pos.save_draws]
@@ -389,6 +391,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     tot, trace, t, lwstep, lwfail, committed and corrupted and onset_step <= lwstep, last, clean,
                     pending, hw, n_corrupt, step_us, 0, lring, lh, lc)
                 lwend = 0
+            if keep:
+                filled = _filled(filled, cnt, retention, step)
             if max_jobs >= 0 and tot[Tot.jobs_completed] >= max_jobs:
                 clock = t  # halted: the clock stays at the end of the last job
                 break
@@ -745,7 +749,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                                 ld += load_us if plast_u > 0 else 0
                         if lfind and not tgo and keep:  # (the corrupt tier copies' loads paid first) down the ring
                             back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr,
-                                                                         cri_c, p_corrupt)
+                                                                         cri_c, p_corrupt, filled)
                             ld += loads * load_us
                         elif lfind and not tgo:
                             ld += load_us if pclean > 0 or n_corrupt + taken >= retention else 0
@@ -755,7 +759,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             ld = nl * mem_load + nll * low_load + loads * load_us
                     elif keep and n_corrupt:  # found late, with corrupt loads: down the ring (_late_fallback)
                         back_c, loads, bad_c, cri_c = _late_fallback(ring, head, cnt, onset_step, retention, wcr, cri,
-                                                                     p_corrupt)
+                                                                     p_corrupt, filled)
                         ld = loads * load_us
                     elif keep:  # in no checkpoint yet: the newest checkpoint that loads
                         back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
@@ -1145,6 +1149,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         last = clean = q - 1
                         if keep:
                             head, cnt = late.ring_add(ring, head, cnt, q - 1)
+                    if keep:  # (before the fallback below drops any)
+                        filled = _filled(filled, cnt, retention, step)
                 if nsrv and burst_log1m != 0.0 and bp == g:  # a burst: its servers' lifetimes end in this step
                     tot[Tot.burst_events] += 1
                     pbh, pbl, pk, nb, k2, k3 = servers.burst(role, jcnt, n_job, srv, tree, tree_p, g, nsrv, wbp, pbh,
@@ -1192,6 +1198,8 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                             last = clean = plast = pclean = q - 1
                             if keep:
                                 head, cnt = late.ring_add(ring, head, cnt, q - 1)
+                        if keep:  # (before the fallback below drops any)
+                            filled = _filled(filled, cnt, retention, step)
                     if jd:  # recovered from it (with corrupt loads, from the newest kept that loads)
                         if keep:
                             back_c, loads, bad_c, cri_c = _fallback(ring, head, cnt, -1, wcr, cri, p_corrupt)
@@ -1485,6 +1493,9 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                     if corrupted and (n_corrupt or last > clean):  # in a checkpoint: void since the clean one
                         tot[Tot.steps_recomputed] += step - clean
                         tot[Tot.rollback_us] += pending
+                        # (steps a recovery went below after they were committed, State.hw, counted productive
+                        # once: void with their redo, their credit taken back: Totals.voided_us)
+                        tot[Tot.voided_us] += max(hw - clean, 0) * step_us
                         step = last = clean
                         pending = 0
                         corrupted = False
@@ -1493,6 +1504,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         record(trace, t, tr.SDC_BAKED, tr.NONE)
                         tot[Tot.steps_recomputed] += step - last
                         tot[Tot.rollback_us] += pending
+                        tot[Tot.voided_us] += max(hw - last, 0) * step_us
                     elif hw:
                         pending, hw = _commit(tot, step, last, hw, pending, step_us)
                     else:
@@ -1551,7 +1563,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
                         tot[Tot.loads_corrupt] += bad_c
                         if back == 0 and bad_c:
                             tot[Tot.fallbacks_to_start] += 1
-                        if cnt < retention or ring[head] < onset_step:  # a clean checkpoint kept: recovered
+                        if _start_kept(filled, cnt, retention) or ring[head] < onset_step:  # a clean one kept
                             tot[Tot.checkpoints_lost] += n_corrupt
                             record(trace, t, tr.SDC_LATE_FOUND, detector)
                             cnt = _tier_drop(ring, head, cnt, back)  # (those above it: corrupt, or holding the SDC)
@@ -1699,6 +1711,7 @@ def advance_all(until, max_jobs, pos_rows, tot_rows, start_rows, aux_rows, words
         pos[Pos.sdc_deadline], pos[Pos.sdc_detector] = deadline, detector
         pos[Pos.hard_i], pos[Pos.hard_p], pos[Pos.sdc_i], pos[Pos.sdc_p] = hi, hp, si, sp
         pos[Pos.ring_head], pos[Pos.ring_n] = head, cnt
+        pos[Pos.ring_filled] = 1 if keep and _filled(filled, cnt, retention, step) else 0
         pos[Pos.write_end], pos[Pos.write_step], pos[Pos.write_sdc] = wend, wstep, 1 if wsdc else 0
         pos[Pos.tier_write_end], pos[Pos.tier_write_step], pos[Pos.tier_write_fails] = twend, twstep, \
             1 if twfail else 0
@@ -1920,17 +1933,34 @@ def _fell_back_sdc(tot, back, bad, index, last, clean, cnt, hw, committed, corru
 
 
 @njit()
-def _late_fallback(ring, head, cnt, onset, retention, w, index, p):
+def _filled(filled, cnt, retention, step):
+    """With corrupt loads, State.ring_filled brought up to date at job step ``step`` with ``cnt`` kept: the ring of
+    kept checkpoints holds ``retention`` now or held them since the job was last at step 0 (where it is empty)."""
+    return cnt == retention or (filled and step != 0)
+
+
+@njit()
+def _start_kept(filled, cnt, retention):
+    """Whether the job's start counts as a kept clean checkpoint (a late find may go back to it): as an occupant of
+    the ring of ``retention`` (docs/model.md, "Checkpoints kept and found corrupt"), until the ring first held
+    ``retention`` checkpoints (``filled``, or ``cnt`` now) since the job was last at step 0; a checkpoint found
+    corrupt and dropped since does not bring it back. With none kept (a late find back to a memory tier's copy
+    dropped those above it) the start is all there is."""
+    return cnt == 0 or (cnt < retention and not filled)
+
+
+@njit()
+def _late_fallback(ring, head, cnt, onset, retention, w, index, p, filled):
     """Committed SDCs with corrupt loads, a late find: the ring's checkpoints (``cnt`` of the newest ``retention``,
     oldest first from ``head``; those of a step >= ``onset`` hold the SDC) it loads in turn, each one draw of the
     "corrupt" stream from draw ``index``, corrupt when it is <= ``p``: while a clean one is kept (the job's start
-    counting as one while the ring is not full), those older than ``onset``, newest first; else (unrecoverable) every
-    one, oldest first; none left: the job's start. Returns (the job step recovered to, 0: the start; the loads; those
-    found corrupt; the draws made by then)."""
+    counting as one: _start_kept), those older than ``onset``, newest first; else (unrecoverable) every one, oldest
+    first; none left: the job's start. Returns (the job step recovered to, 0: the start; the loads; those found
+    corrupt; the draws made by then)."""
     k = len(ring)
     loads = 0
     sh, sl = pcg.seek(w, index)
-    if cnt < retention or ring[head] < onset:
+    if _start_kept(filled, cnt, retention) or ring[head] < onset:
         for i in range(cnt - 1, -1, -1):
             x = ring[(head + i) % k]
             if x >= onset:  # (holding the SDC: discarded, not loaded)

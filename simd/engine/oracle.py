@@ -116,6 +116,9 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     # with corrupt loads: the newest ``retention`` durable checkpoints, oldest first: (job step, whether it holds the
     # present SDC: committed SDCs)
     kept: list[tuple[int, bool]] = []
+    # ... and whether it has held ``retention`` since the job was last at step 0: the job's start then no longer counts
+    # as a kept clean checkpoint (its occupant's place taken; a corrupt one dropped since does not bring it back)
+    filled = False
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
     # with a memory tier and committed SDCs: the newest clean persistent checkpoint
     pclean = 0
@@ -149,9 +152,11 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         return 0, paid, None
 
     def keep(step: int, holds: bool = False) -> None:
+        nonlocal filled
         if p_corrupt:
             kept.append((step, holds))
             del kept[:-retention]
+            filled = filled or len(kept) == retention
 
     def fallback() -> tuple[int, int, int]:
         """With corrupt loads: the newest kept checkpoint that loads, each load found corrupt with its probability
@@ -170,12 +175,13 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
 
     def late_fallback() -> tuple[int, int]:
         """Committed SDCs with corrupt loads, a late find (docs/model.md, "Checkpoints kept and found corrupt"): while
-        a clean checkpoint is kept (the job's start counting as one while fewer than ``retention`` are), the kept
-        ones older than the onset, newest first, down to the job's start (the checkpoints holding the SDC
-        discarded); else (unrecoverable) the kept ones, oldest first, the SDC accepted, down to the job's start too;
-        each load found corrupt dropped. (The step recovered to, the loads paid.)"""
+        a clean checkpoint is kept (the job's start counting as one until ``retention`` were kept at once since the
+        job was last at step 0: ``filled``; with none kept, all there is), the kept ones older than the onset, newest
+        first, down to the job's start (the checkpoints holding the SDC discarded); else (unrecoverable) the kept
+        ones, oldest first, the SDC accepted, down to the job's start too; each load found corrupt dropped. (The step
+        recovered to, the loads paid.)"""
         loads = 0
-        if len(kept) < retention or not kept[0][1]:
+        if not kept or (len(kept) < retention and not filled) or not kept[0][1]:
             c["lost"] += n_corrupt
             while kept:
                 if kept[-1][1]:  # (holding the SDC: discarded, not loaded)
@@ -275,9 +281,10 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
         """A restart's rollback: every group runs again (elastic replica groups; with servers once their replacements
         are ready: ``staffed``), the uncommitted work lost; a memory tier's copies above ``to`` are gone (found
         corrupt, holding the SDC found, or above a persistent fallback)."""
-        nonlocal cur, pend, staffed
+        nonlocal cur, pend, staffed, filled
         c["recompute"] += cur - to
         cur, pend = to, 0
+        filled = filled and to != 0
         if servers is not None:
             for _, x, ready in rejoins:
                 servers.back(x)

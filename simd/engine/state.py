@@ -114,11 +114,20 @@ class Totals:
     low_losses: int = 0
     low_recoveries: int = 0
     low_loads_corrupt: int = 0
+    # of the productive bucket, the compute a job's end voided after it was committed: steps a recovery went below
+    # once committed (a corrupt load, a memory tier's loss: State.hw) whose redo an SDC still held at the job's end.
+    # A counter does not go down, so the credit stays in productive_us and is taken back here: the kept buckets
+    # (bucket_us) count it as rollback, where every execution of a step the job did not keep belongs
+    voided_us: int = 0
 
-    def bucket_us(self, elastic: bool = False) -> dict[str, int]:
+    def bucket_us(self, elastic: bool = False, kept: bool = True) -> dict[str, int]:
         """Microseconds per bucket (BUCKETS), and ``degraded`` with elastic replica groups (``elastic``, or any
-        time there)."""
+        time there). ``kept``: the voided credit (``voided_us``) in rollback, not productive (the job's kept work:
+        results, the utilization); else as the monotone counters hold it (the exposition's bucket counters)."""
         out = {b: getattr(self, f"{b}_us") for b in BUCKETS}
+        if kept:
+            out["productive"] -= self.voided_us
+            out["rollback"] += self.voided_us
         if elastic or self.degraded_us:
             out["degraded"] = self.degraded_us
         return out
@@ -238,6 +247,10 @@ class State:
     low_write_end: int = 0
     low_write_step: int = 0
     low_write_fails: bool = False
+    # with corrupt loads: the ring of kept checkpoints (corrupt_ckpts) has held its ``retention`` since the job was
+    # last at step 0, so the job's start no longer counts as a kept clean checkpoint for a late find (docs/model.md,
+    # "Checkpoints kept and found corrupt"): a checkpoint found corrupt and dropped since does not bring it back
+    ring_filled: bool = False
 
     @property
     def clock_seconds(self) -> float:

@@ -101,9 +101,9 @@ def _total(field: str) -> Callable[[ScenarioSnapshot], Samples]:
     return _one(lambda sc: getattr(sc.totals, field))
 
 
-def _share(field: str) -> Callable[[ScenarioSnapshot], Samples]:
-    """A bucket of the engine's Totals over the elapsed simulated time."""
-    return _one(lambda sc: _ratio(getattr(sc.totals, field), sc.elapsed_us))
+def _share(bucket: str) -> Callable[[ScenarioSnapshot], Samples]:
+    """A bucket of the engine's Totals (the kept view, Totals.bucket_us) over the elapsed simulated time."""
+    return _one(lambda sc: _ratio(sc.totals.bucket_us()[bucket], sc.elapsed_us))
 
 
 def _info(field: str) -> Callable[[ScenarioSnapshot], Samples]:
@@ -238,14 +238,16 @@ _TIME, _EVENTS, _STEPS, _SERVERS, _MODELS, _DRILLS, _DAEMON = SECTIONS
 METRICS: tuple[Metric, ...] = (
     Metric("simd_effective_utilization_ratio", "gauge",
            "Productive simulated time over elapsed simulated time, all replicas (goodput / ETTR).", _S, "scenario",
-           _share("productive_us"),
+           _share("productive"),
            "Productive simulated time / elapsed simulated time (elapsed = clock x replicas), since the start: "
-           "goodput, ETTR. Work not yet committed by a checkpoint is not productive yet.", _TIME),
+           "goodput, ETTR. Work not yet committed by a checkpoint is not productive yet; work a job's end voided after "
+           "it was committed (`simd_productive_voided_seconds_total`) is not productive.", _TIME),
     Metric("simd_rollback_waste_ratio", "gauge", "Rollback (recomputed work) over elapsed simulated time.", _S,
-           "scenario", _share("rollback_us"),
-           "Rollback time (recomputed work lost to failures and SDCs) / elapsed.", _TIME),
+           "scenario", _share("rollback"),
+           "Rollback time (recomputed work lost to failures and SDCs, with `simd_productive_voided_seconds_total`) "
+           "/ elapsed.", _TIME),
     Metric("simd_checkpoint_overhead_ratio", "gauge", "Blocking checkpoint time over elapsed simulated time.", _S,
-           "scenario", _share("checkpoint_us"), "Checkpoint time / elapsed: the `checkpoint` bucket, which with "
+           "scenario", _share("checkpoint"), "Checkpoint time / elapsed: the `checkpoint` bucket, which with "
            "asynchronous saves (`checkpoint.write_seconds`) also holds the waits for a write and the slowdown of the "
            "steps a write overlaps (`simd_checkpoint_cost_seconds_total` splits it).", _TIME),
     Metric("simd_checkpoint_cost_seconds", "counter", "Checkpoint time by part, summed over replicas.",
@@ -271,14 +273,26 @@ METRICS: tuple[Metric, ...] = (
            "pauses, `migration`.", _TIME),
     Metric("simd_bucket_seconds", "counter", "Simulated seconds accounted to each bucket, summed over replicas.",
            ("scenario", "bucket"), "scenario",
-           lambda sc: (((b,), _seconds(us)) for b, us in sc.totals.bucket_us(sc.info.elastic_groups > 0).items()),
+           lambda sc: (((b,), _seconds(us)) for b, us in
+                       sc.totals.bucket_us(sc.info.elastic_groups > 0, kept=False).items()),
            "Simulated seconds per bucket, summed over replicas. `bucket` is one of `productive`, `rollback`, "
            "`checkpoint`, `validation`, `restart`, `detection`, `straggler` (step time above the base step "
            "time), `shadow` (the shadow ranks' overhead: `shadow.overhead` x base step time on every executed "
            "step), `waiting` (the job stopped for want of a server: every standby and spare taken, waiting for one "
            "back from repair; see [servers.md](servers.md)), and only for scenarios with `recovery.elastic`, "
            "`degraded` (the share of each step's compute the replica groups out would have done, and the "
-           "fault-tolerant mode's overhead on every step: docs/model.md, \"Elastic replica groups\").", _TIME),
+           "fault-tolerant mode's overhead on every step: docs/model.md, \"Elastic replica groups\"). A counter does "
+           "not go down: `productive` keeps the credit of work a job's end voided after it was committed, which "
+           "`simd_productive_voided_seconds_total` counts (the kept work is the difference).", _TIME),
+    Metric("simd_productive_voided_seconds", "counter", "Productive seconds taken back: compute committed once "
+           "that a job's end voided, summed over replicas.", _S, "scenario",
+           _one(lambda sc: _seconds(sc.totals.voided_us)),
+           "Of `simd_bucket_seconds_total{bucket=\"productive\"}`, the compute of steps a job's end voided after "
+           "they were committed: a recovery went below them (a checkpoint found corrupt on load, a memory tier's "
+           "loss) and an SDC still held their redo when the job ended (docs/model.md, \"Checkpoints kept and found "
+           "corrupt\"). The kept work, and the goodput rule's numerator, is `productive` less this; the rollback "
+           "it belongs to is `rollback` plus this (simulate's and report's buckets are those kept ones). Zero "
+           "unless a scenario loads corrupt checkpoints or has a memory tier.", _TIME),
     Metric("simd_in_flight_seconds", "gauge", "Simulated seconds not yet in a bucket: uncommitted compute and the "
            "unit in progress, summed over replicas.", _S, "scenario", _one(lambda sc: _seconds(sc.in_flight_us)),
            "Simulated seconds not yet in a bucket: compute since the last checkpoint (productive if the next "

@@ -119,8 +119,9 @@ SINCE = {"lifetimes": 0, "srv_next": (), "srv_mult": (), "server_failures": 0, "
          "group_ready": (), "srv_group": (),  # elastic groups with servers
          "srv_relapse": (), "relapses": 0,  # repairs that do not hold
          "low_saves": 0, "low_saves_failed": 0, "low_saves_aborted": 0, "low_losses": 0, "low_recoveries": 0,
-         "low_loads_corrupt": 0, "low_ckpts": (), "low_write_end": 0, "low_write_step": 0,
-         "low_write_fails": False}  # two memory tiers
+         "low_loads_corrupt": 0, "voided_us": 0, "low_ckpts": (), "low_write_end": 0, "low_write_step": 0,
+         "low_write_fails": False,  # two memory tiers
+         "ring_filled": False}  # corrupt loads: the start no longer kept
 
 
 def _kept(obj) -> list:

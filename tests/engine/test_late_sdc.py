@@ -100,6 +100,44 @@ def test_an_sdc_present_at_the_end_of_the_job_is_baked_in_once_and_void_since_th
     assert job.bucket_seconds["productive"] == 25 * 60
 
 
+def test_a_job_end_voiding_work_committed_once_takes_its_productive_credit_back():
+    # checkpoint 25 commits 25 steps; a hard failure in step 30 finds it corrupt and the job starts over (25 steps
+    # committed once: State.hw); the SDC sets in at job step 10 of the redo and is in checkpoints 25 and 50 when the
+    # job ends at 60: void since the start, so none of the job's work is kept and every executed step is rollback
+    state, events = advance(_placed(retention=3, latency_s=1e7, sdc=40, hard=30, target_steps=60,
+                                    ckpt_corrupt_on_load=1.0), 10**5 * S, max_jobs=1, trace=True)
+    assert [e.kind for e in events] == ["interruption", "sdc_baked", "job_end"]
+    job, t = events[-1].job, state.totals
+    assert job.recompute_steps == 30 + 60 and job.effective_utilization == 0.0
+    assert job.bucket_seconds["productive"] == 0 and job.bucket_seconds["rollback"] == 90 * 60
+    # the counters: the first 25 steps' credit stays in productive_us (counters do not go down), taken back here
+    assert (t.steps_committed, t.productive_us, t.voided_us, t.rollback_us) == (25, 25 * 60 * S, 25 * 60 * S,
+                                                                                65 * 60 * S)
+
+
+@pytest.mark.parametrize("where", ["corrupt_loads", "tier"])
+def test_every_step_executed_and_not_kept_is_rollback(where):
+    """Committed SDCs found late or never (coverage below 1) with recoveries that go below committed work (a
+    corrupt load; a local tier's loss, which every hard failure is): in every job the rollback bucket holds the base
+    compute of exactly the steps recomputed (their first execution's credit taken back when the job's end voids
+    their redo), and the jobs where that happens are there."""
+    detectors = (Detector("loss_spike", "exponential", 1800.0, coverage=0.6),
+                 Detector("scanner", "uniform", 43200.0, coverage=0.9))
+    over = dict(ckpt_corrupt_on_load=0.3) if where == "corrupt_loads" else dict(
+        tier=MemoryTier("local", 20, 2.0, load_seconds=10.0))
+    s = spec(n_gpus=128, step_seconds=10.0, target_steps=4000, hard_per_gpu_hour=5e-3, sdc_per_gpu_hour=3e-3,
+             ckpt_interval_steps=200, ckpt_seconds=30.0, ckpt_load_seconds=60.0, validation_interval_steps=0,
+             restart_seconds=120.0, committed_sdc=CommittedSdc(detectors, 2), **over)
+    voided = 0
+    for seed in range(200):
+        state, events = advance(new_state(replace(s, seed=seed)), 10**13, max_jobs=1)
+        job, t = events[-1].job, state.totals
+        assert job.bucket_seconds["rollback"] == job.recompute_steps * 10, seed
+        assert job.bucket_seconds["productive"] == (t.productive_us - t.voided_us) / S
+        voided += t.voided_us > 0
+    assert voided > 10
+
+
 def test_with_every_load_corrupt_a_late_find_falls_back_past_the_clean_checkpoints_to_the_start():
     # retention 3 keeps 25 (clean) and 50 (holding the SDC): the find loads 25 (50 discarded, not loaded), finds it
     # corrupt, and the job starts over; the 25 steps committed are recomputed, not productive again
@@ -122,6 +160,24 @@ def test_with_every_load_corrupt_an_unrecoverable_find_falls_back_from_the_oldes
     t = state.totals
     assert (state.step, state.last_ckpt, state.corrupted) == (0, 0, False)
     assert (t.sdc_unrecoverable, t.checkpoints_lost, t.loads_corrupt, t.fallbacks_to_start) == (1, 0, 1, 1)
+
+
+@pytest.mark.parametrize(("seed", "went_on_from"), [(17, 25), (0, 0)])
+def test_a_checkpoint_found_corrupt_does_not_bring_the_start_back_into_the_ring(seed, went_on_from):
+    """Retention 2: the SDC sets in at job step 10, checkpoints 25 and 50 hold it (the start out of the ring); a hard
+    failure in step 60 finds 50 corrupt and goes back to 25, the SDC still there (the seeds where the "corrupt"
+    stream draws so); the late find then has no clean checkpoint kept, the start not among them although one
+    checkpoint is kept: unrecoverable, on from 25 with the SDC accepted, or (seed 0: 25 found corrupt too) the start,
+    reached by a fallback and counted as one."""
+    state, _ = advance(_placed(retention=2, latency_s=4400.0, sdc=10, hard=60, ckpt_corrupt_on_load=0.5,
+                               ckpt_load_seconds=10.0, seed=seed), 4400 * S)
+    assert (state.totals.loads_corrupt, state.last_ckpt, state.corrupted, state.corrupt_ckpts) == (1, 25, True, (25,))
+    assert state.ring_filled
+    state, events = advance(state, 5100 * S, trace=True)
+    assert [e.kind for e in events] == ["sdc_unrecoverable"]
+    t = state.totals
+    assert (state.last_ckpt, state.corrupted, t.sdc_late_found, t.sdc_unrecoverable) == (went_on_from, False, 1, 1)
+    assert (t.loads_corrupt, t.fallbacks_to_start) == ((1, 0) if went_on_from else (2, 1))
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

@@ -61,7 +61,9 @@ ADDITIONS = re.compile(r"process_[a-z_]+|simd_[a-z_]+_created|simd_scenario_(fai
                        # live migrations
                        r"|simd_migrations(_total)?"
                        # hard failures by recovery path; elastic replica groups (only for scenarios with them)
-                       r"|simd_recoveries(_total)?|simd_elastic_[a-z_]+")
+                       r"|simd_recoveries(_total)?|simd_elastic_[a-z_]+"
+                       # the productive credit a job's end voided after it was committed
+                       r"|simd_productive_voided_seconds(_total)?")
 # label values added since to families of the golden, each with the value it must have on the driven daemon's
 # scenarios: the "waiting" bucket (servers with capacity, issue 21), 0 where no scenario has pools
 ADDED_LABELS = {("simd_bucket_seconds_total", "bucket", "waiting"): 0.0}
