@@ -121,9 +121,11 @@ SERVERS = st.sampled_from([None, None, POOLS, Servers(burst_per_day=20.0, burst_
 
 
 @st.composite
-def loaded_specs(draw):
-    """The kernel's plans (some on servers) and the extended mechanisms', each with a load."""
-    return replace(draw(mixed_specs(SERVERS)), ckpt_load_seconds=draw(LOADS))
+def loaded_specs(draw, corrupt=True):
+    """The kernel's plans (some on servers) and the extended mechanisms', each with a load; with ``corrupt`` a
+    third of them with loads found corrupt (beside committed SDCs: the one ring of kept checkpoints)."""
+    return replace(draw(mixed_specs(SERVERS)), ckpt_load_seconds=draw(LOADS),
+                   ckpt_corrupt_on_load=draw(st.sampled_from([0.0, 0.0, 0.4])) if corrupt else 0.0)
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -147,7 +149,7 @@ def _restart_plus(s, load: float):
 
 
 @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(s=loaded_specs(), load=LOADS.filter(bool), horizon_steps=st.integers(1, 2000))
+@given(s=loaded_specs(corrupt=False), load=LOADS.filter(bool), horizon_steps=st.integers(1, 2000))
 def test_a_load_and_a_restart_are_a_restart_of_their_sum_when_every_rollback_is_to_a_checkpoint(s, load,
                                                                                                horizon_steps):
     """The job runs without failures to its first checkpoint, then (a drill's retarget) with its rates, and no job

@@ -329,6 +329,8 @@ def tier_specs(draw):
     keep = draw(st.sampled_from([1, 1, 3]))  # its copies kept
     # its saves written after their blocking
     writes = draw(st.sampled_from([0.0, 0.0, 50.0, 700.0]))
+    # the persistent checkpoints' loads found corrupt too, or not (beside committed SDCs: the one ring)
+    s = replace(s, ckpt_corrupt_on_load=draw(st.sampled_from([0.0, 0.0, 0.4])))
     return replace(s, tier=MemoryTier(kind, every, draw(st.sampled_from([0.0, 1.0, 30.0])),
                                       draw(st.sampled_from([0.0, 10.0])), copies, jump, corrupt, fails, writes, keep))
 
