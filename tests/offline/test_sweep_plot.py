@@ -84,6 +84,21 @@ def test_a_sweep_of_corrupt_loads_says_the_model_leaves_them_out(small):
     assert band.min() >= 0.0 and band.max() <= 100.0
 
 
+def test_an_integer_key_gets_whole_ticks(small):
+    """An integer key (a few of them swept: matplotlib's default locator would put ticks at 1.5, 2.5, ...) is
+    labelled with whole numbers only, on both panels' shared axis."""
+    text = SWEEP_SMALL.replace("checkpoint: {interval_steps: 40, seconds: 60}",
+                               "checkpoint: {interval_steps: 40, seconds: 60, corrupt_on_load: 0.3, "
+                               "retention_checkpoints: 2}")
+    params, results = _sweep(parse_config(text).scenario("small"), "checkpoint.retention_checkpoints=1:3:3",
+                             replicas=2)
+    fig = sweepplot.render(params, results, META)
+    fig.canvas.draw()
+    for ax in fig.axes:
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks == [1.0, 2.0, 3.0]
+
+
 def test_categorical_param(small):
     params, results = _sweep(small, "recovery.strategy=cold,warm", replicas=4)
     (ax,) = sweepplot.render(params, results, META).axes

@@ -28,6 +28,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+from matplotlib.ticker import MaxNLocator
 
 from simd.offline.sweep.grid import Param
 from simd.offline.sweep.outputs import cost_optimum, has_cost, utilization_optimum
@@ -236,6 +237,8 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
             ax.plot([], [], " ", label=_wrapped(_no_model(results)))
     if p.log:
         ax.set_xscale("log")
+    elif p.kind == "int":  # an integer key's axis: whole ticks (the axes share it)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if cost:
         _cost_curve(cax, czoom, p, results, x)
         czoom.set_xlabel(axis_label(p))
