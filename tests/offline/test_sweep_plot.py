@@ -1,6 +1,9 @@
 """The sweep's PNG as a person reads it: axis labels with units, the legend, the CI band, the model curve and
 the optima for an interval sweep; a heat map with a colour bar for two parameters (matplotlib introspection)."""
 
+import math
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from matplotlib.collections import FillBetweenPolyCollection, PolyCollection
@@ -97,6 +100,38 @@ def test_an_integer_key_gets_whole_ticks(small):
     for ax in fig.axes:
         ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
         assert ticks == [1.0, 2.0, 3.0]
+
+
+def _unfinished(results, i, n=1):
+    """``results`` with point ``i`` as if only ``n`` of its replicas had finished (stats.mean_ci: no interval
+    below two) and the others not."""
+    r = results[i]
+    half = r.stats.utilization_half_width if n > 1 else math.inf
+    stats = replace(r.stats, n=n, unfinished=len(r.replicas) - n, utilization_half_width=half)
+    return [*results[:i], replace(r, stats=stats), *results[i + 1:]]
+
+
+def test_a_point_whose_replicas_did_not_all_finish_is_ringed_and_its_missing_interval_said(small):
+    params, results = _sweep(small, "checkpoint.interval_steps=10:200:4", replicas=3)
+    ax, _ = sweepplot.render(params, _unfinished(results, 2), META).axes
+    (ring,) = [line for line in ax.lines if line.get_label() == sweepplot.UNFINISHED_LABEL]
+    assert list(ring.get_xdata()) == [params[0].values[2]]
+    assert list(ring.get_ydata()) == [pytest.approx(100 * results[2].stats.utilization_mean)]
+    widest = max(100 * r.stats.utilization_half_width for i, r in enumerate(results) if i != 2)
+    assert (f"95% confidence interval of the mean (+-{widest:.2g} points at most; none at 1 point of fewer than 2 "
+            "finished replicas)") in _legend(ax)
+    ax, _ = sweepplot.render(params, results, META).axes  # all finished: no ring, no such entry
+    assert sweepplot.UNFINISHED_LABEL not in _legend(ax)
+    assert not any("none at" in t for t in _legend(ax))
+
+
+def test_a_cell_whose_replicas_did_not_all_finish_is_marked(small):
+    params, results = _sweep(small, "checkpoint.interval_steps=20,40", "n_gpus=256,512", replicas=2)
+    fig = sweepplot.render(params, _unfinished(results, 3), META)
+    ax = fig.axes[0]
+    (mark,) = [line for line in ax.lines if line.get_label() == sweepplot.UNFINISHED_CELL]
+    assert (round(mark.get_xdata()[0]), round(mark.get_ydata()[0])) == (1, 1)  # the cell of (40, 512)
+    assert sweepplot.UNFINISHED_CELL in [t.get_text() for t in fig.legends[0].get_texts()]
 
 
 def test_categorical_param(small):

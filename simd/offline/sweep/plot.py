@@ -97,8 +97,14 @@ def _title(meta: dict) -> str:
 
 
 def _ci_label(half, what: str = "95% confidence interval of the mean", unit: str = " points") -> str:
+    """The interval's legend entry: its widest half-width, and at how many points there is none (fewer than two
+    finished replicas: stats.mean_ci's inf, the band then the whole range)."""
     finite = half[np.isfinite(half)]
-    return f"{what} (+-{finite.max():.2g}{unit} at most)" if finite.size else what
+    none = len(half) - finite.size - int(np.isnan(half).sum())
+    widest = f"+-{finite.max():.2g}{unit} at most" if finite.size else ""
+    undefined = f"none at {none} point{'s' if none > 1 else ''} of fewer than 2 finished replicas" if none else ""
+    inside = "; ".join(x for x in (widest, undefined) if x)
+    return f"{what} ({inside})" if inside else what
 
 
 def _ratios(results: list[PointResult]) -> tuple[np.ndarray, np.ndarray]:
@@ -192,6 +198,20 @@ def _beyond(values: list) -> str:
     return f"; not at {out} of {len(values)} points: beyond its reach or no hard failures" if out else ""
 
 
+# a point some of whose replicas did not finish (their jobs past the sweep's limit): its means leave them out, as
+# the table's "!" says (outputs.UNFINISHED_NOTE)
+UNFINISHED_LABEL = "ringed: some replicas did not finish, left out of the mean"
+UNFINISHED_CELL = "!: some of the cell's replicas did not finish, left out of its mean"
+
+
+def _unfinished(ax, x, y, results: list[PointResult]) -> None:
+    """The points with replicas that did not finish, ringed in red (one legend entry), if any."""
+    m = np.array([r.stats.unfinished > 0 for r in results])
+    if m.any():
+        ax.plot(np.asarray(x)[m], np.asarray(y)[m], "o", mfc="none", mec="red", ms=11, mew=1.5, ls="none",
+                label=UNFINISHED_LABEL)
+
+
 def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> None:
     cost = has_cost(results)
     if cost:
@@ -205,6 +225,7 @@ def _curve(fig: Figure, p: Param, results: list[PointResult], meta: dict) -> Non
     ax.fill_between(x, np.clip(mean - half, 0.0, 100.0), np.clip(mean + half, 0.0, 100.0), alpha=0.3, color="C0",
                     label=_ci_label(half))
     ax.errorbar(x, mean, yerr=half, fmt="o-", color="C0", ms=4, capsize=3, label="simulated mean")
+    _unfinished(ax, x, mean, results)
     # The interval is often far thinner than the curve's range (thousands of replicas, long jobs): the lower
     # panel shows it at its own scale, around the mean.
     zoom.fill_between(x, -half, half, alpha=0.3, color="C0")
@@ -261,6 +282,7 @@ def _categories(fig: Figure, p: Param, results: list[PointResult], meta: dict) -
     half = _pct([r.stats.utilization_half_width for r in results])
     ax.errorbar(x, mean, yerr=half, fmt="o", color="C0", capsize=6,
                 label=_ci_label(half, "simulated mean, 95% confidence interval"))
+    _unfinished(ax, x, mean, results)
     model_points = _model_points(results, cost)
     if model_points is not None:
         ax.plot(x, model_points[0], "x", color="C1", ms=9, label=model_points[1])
@@ -301,6 +323,11 @@ def _heatmap(fig: Figure, rows: Param, cols: Param, results: list[PointResult], 
     _heat(fig, ax, rows, cols, mean, half, f"mean {UTILIZATION_LABEL}", "viridis", (1, 2))
     ax.set_title(_title(meta) + "\ncells: mean +- 95% CI half-width (percentage points)", fontsize="medium")
     _mark_optimum(ax, rows, cols, results)
+    out = [(rows.values.index(r.point.values[0]), cols.values.index(r.point.values[1])) for r in results
+           if r.stats.unfinished]
+    if out:  # in the cell's upper right corner, clear of its label and of the optimum's star
+        ax.plot([j + 0.32 for _, j in out], [i + 0.28 for i, _ in out], marker="$!$", ms=10, color="red", ls="none",
+                label=UNFINISHED_CELL)
     if not _two_level_optimum(ax, rows, cols, results):
         _model_optima(ax, rows, cols, results)
     handles, labels = ax.get_legend_handles_labels()
