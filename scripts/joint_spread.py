@@ -12,11 +12,13 @@ calm units, log k, log a, logit p, log mu, log(r - 1), log d_c, log d_s):
 - ``--bootstrap R``: R logs of each log's fitted model (simd.traces.synth), each fitted back whole: the spread of
   the estimates (the fit's sampling spread under its own model) against the fit's standard errors, and beside it
   the approximating MMPP's optimum over the regimes (joint.Joint.chain_nll, the lifetimes held at the generating
-  model's) against its curvature, the regimes' block of the fit's information.
+  model's) against its curvature, the regimes' block of the fit's information; with ``--paths N`` each of those logs
+  fitted again with N paths an iteration: whether the joint fit's departure from the MMPP's optimum is the log's (the
+  same with more paths) or the EM's Monte Carlo (not).
 
     python scripts/joint_spread.py --logs 0,1,2,3 [--seed 34] --seeds 20241,1,2,3,4 [--out F.jsonl]
     python scripts/joint_spread.py --logs 19,25 --starts --iterations 48
-    python scripts/joint_spread.py --logs 0,1 --bootstrap 15
+    python scripts/joint_spread.py --logs 0,1 --bootstrap 15 [--paths 64]
 """
 
 from __future__ import annotations
@@ -158,7 +160,7 @@ def starts(logs, iterations: int, out) -> None:
         out(dict(mode="starts", log=i, iterates=it0.tolist(), from_truth=it1.tolist(), cov=g0.cov.tolist()))
 
 
-def bootstrap(logs, replicates: int, out) -> None:
+def bootstrap(logs, replicates: int, paths: int, out) -> None:
     for i, log in logs:
         _, f, got = captured(log)
         if ", relapse," not in (f.regimes_family or ""):
@@ -173,7 +175,7 @@ def bootstrap(logs, replicates: int, out) -> None:
                     repair="exponential", repair_mean_days=1e-9)
         truth = np.concatenate([x, d])
         rng = np.random.default_rng(1000 + i)
-        est, ses, mmpp, curv = [], [], [], []
+        est, ses, mmpp, curv, more = [], [], [], [], []
         for _ in range(replicates):
             (b, bkw), _, _ = captured(generate(m, SERVERS, SPAN, rng), fitted=False)
             g = joint.fit(*b, **bkw)
@@ -186,8 +188,12 @@ def bootstrap(logs, replicates: int, out) -> None:
                                   options=dict(xatol=1e-3, fatol=1e-4, maxfev=300)).x
             mmpp.append(v)
             curv.append(_se(joint._inverse(joint._hessian(nll, v))))
+            if paths:
+                g = joint.fit(*b, **{**bkw, "paths": paths})
+                more.append(np.concatenate([g.x, g.d]))
             out(dict(mode="bootstrap", log=i, truth=truth.tolist(), est=est[-1].tolist(), se=ses[-1].tolist(),
-                     mmpp=v.tolist(), mmpp_se=curv[-1].tolist()))
+                     mmpp=v.tolist(), mmpp_se=curv[-1].tolist(), paths=paths,
+                     more=more[-1].tolist() if paths else None))
         est, mmpp = np.array(est), np.array(mmpp)
         print(f"log {i}, {replicates} logs of its fitted model fitted back:")
         print(_line("the fit's SD / its median se", est.std(axis=0, ddof=1) / np.median(ses, axis=0)))
@@ -199,6 +205,12 @@ def bootstrap(logs, replicates: int, out) -> None:
         print("  the fit's regimes less the MMPP's optimum, SD / the fit's median se: " + " ".join(
             f"{n} {v:.2f}" for n, v in zip(NAMES[regimes], (est[:, regimes] - mmpp).std(axis=0, ddof=1)
                                            / np.median(ses, axis=0)[regimes], strict=True)))
+        if paths:
+            first, second = est[:, regimes] - mmpp, np.array(more)[:, regimes] - mmpp
+            print(f"  with {paths} paths an iteration, the departure's correlation with {joint.PATHS} paths' and the "
+                  "two fits' SD apart: " + " ".join(
+                      f"{n} {np.corrcoef(u, w)[0, 1]:+.2f}, {np.std(w - u, ddof=1):.3f}"
+                      for n, u, w in zip(NAMES[regimes], first.T, second.T, strict=True)))
 
 
 def main() -> None:
@@ -209,6 +221,8 @@ def main() -> None:
     ap.add_argument("--starts", action="store_true", help="the EM from its start and from the truth")
     ap.add_argument("--iterations", type=int, default=48)
     ap.add_argument("--bootstrap", type=int, default=0, help="logs of each log's fitted model to fit back")
+    ap.add_argument("--paths", type=int, default=0, help="with --bootstrap: each log fitted again with this many "
+                    "paths an iteration")
     ap.add_argument("--out", type=Path, help="a JSON line per fit")
     a = ap.parse_args()
 
@@ -223,7 +237,7 @@ def main() -> None:
     if a.starts:
         starts(engine_logs(a.seed, wanted), a.iterations, out)
     if a.bootstrap:
-        bootstrap(engine_logs(a.seed, wanted), a.bootstrap, out)
+        bootstrap(engine_logs(a.seed, wanted), a.bootstrap, a.paths, out)
 
 
 if __name__ == "__main__":
