@@ -160,8 +160,13 @@ def truths_and_estimates(family: str, m: Model, f) -> tuple[bool, dict[str, tupl
 
 def part(text: str) -> tuple[int, int]:
     """``--part K/N`` (an argparse type, the recovery scripts' alike): this process fits the logs i with
-    i % N == K, N processes side by side."""
-    k, n = (int(v) for v in text.split("/"))
+    i % N == K (K from 0 to N - 1), N processes side by side."""
+    try:
+        k, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"K/N expected (two integers), got {text!r}") from None
+    if not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"K/N with 0 <= K < N expected (the parts are 0 to N - 1), got {text!r}")
     return k, n
 
 
