@@ -88,6 +88,17 @@ def retarget(state: State, spec: JobSpec) -> State:
         # committed SDCs' rollbacks do above
         raise ValueError("retarget: step_seconds can change only with no save writing and no recomputed work "
                          "pending")
+    if spec.step_seconds != old.step_seconds and state.last_ckpt and any(
+            x.ckpt_corrupt_on_load or x.tier is not None for x in (old, spec)):
+        # a recovery can go below the work committed (a checkpoint found corrupt, a memory tier's loss), and a job's
+        # end that voids it takes its productive credit back at the step time then (Totals.voided_us): with steps
+        # credited at another step time the kept buckets would be wrong (productive below 0)
+        raise ValueError("retarget: step_seconds can change on a plan with corrupt loads or a memory tier only before "
+                         "the job's first checkpoint")
+    if (spec.ckpt_corrupt_on_load > 0) != (old.ckpt_corrupt_on_load > 0) and state.last_ckpt:
+        # the loop keeps every checkpoint a fallback can load only while loads can be corrupt (State.corrupt_ckpts):
+        # switched on after a checkpoint it would hold none of those saved before, switched off its clean ones
+        raise ValueError("retarget: corrupt loads can switch on or off only before the job's first checkpoint")
     if spec.target_steps < state.step:
         raise ValueError(f"retarget: target_steps {spec.target_steps} is behind the job's step {state.step}")
     if spec.elastic_groups != old.elastic_groups:

@@ -291,7 +291,7 @@ METRICS: tuple[Metric, ...] = (
            "they were committed: a recovery went below them (a checkpoint found corrupt on load, a memory tier's "
            "loss) and an SDC still held their redo when the job ended (docs/model.md, \"Checkpoints kept and found "
            "corrupt\"). The kept work, and the goodput rule's numerator, is `productive` less this; the rollback "
-           "it belongs to is `rollback` plus this (simulate's and report's buckets are those kept ones). Zero "
+           "it belongs to is `rollback` plus this (simulate's, sweep's and demo's buckets are those kept ones). Zero "
            "unless a scenario loads corrupt checkpoints or has a memory tier.", _TIME),
     Metric("simd_in_flight_seconds", "gauge", "Simulated seconds not yet in a bucket: uncommitted compute and the "
            "unit in progress, summed over replicas.", _S, "scenario", _one(lambda sc: _seconds(sc.in_flight_us)),
@@ -474,7 +474,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("simd_steps_executed", "counter", "Training steps executed, recomputed ones included.", _S, "scenario",
            _total("steps_executed"), "Training steps executed, recomputed ones included.", _EVENTS),
     Metric("simd_steps_committed", "counter", "Training steps committed by a clean checkpoint.", _S, "scenario",
-           _total("steps_committed"), "Steps committed by a clean checkpoint.", _EVENTS),
+           _total("steps_committed"), "Steps committed by a clean checkpoint, each job step once (a step committed "
+           "again after a recovery went below it is not counted again). A step a job's end voids after it was "
+           "committed stays counted here and is in `simd_steps_recomputed_total` too (its credit: "
+           "`simd_productive_voided_seconds_total`).", _EVENTS),
     Metric("simd_steps_recomputed", "counter", "Executed steps lost to a rollback.", _S, "scenario",
            _total("steps_recomputed"), "Executed steps lost to a rollback.", _EVENTS),
     Metric("simd_checkpoints", "counter", "Committed checkpoints.", _S, "scenario", _total("checkpoints"),

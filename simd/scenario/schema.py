@@ -1524,6 +1524,14 @@ class ScenarioBody(_Strict):
             if self.checkpoint.retention_checkpoints is None and not self.committed_sdc:  # (else sdc's retention)
                 raise ValueError("the drill's corrupt_on_load needs checkpoint.retention_checkpoints (the checkpoints "
                                  "a recovery can fall back to)")
+            if (effects.corrupt_on_load > 0) != (self.checkpoint.corrupt_on_load > 0):
+                # the engine keeps the checkpoints a fallback can load only while loads can be corrupt (State's
+                # ring): switched on mid-job it would hold none of those saved before, switched off its clean ones
+                raise ValueError(f"the drill's corrupt_on_load {effects.corrupt_on_load:g} switches corrupt loads "
+                                 f"{'on' if effects.corrupt_on_load > 0 else 'off'} (the scenario's "
+                                 f"checkpoint.corrupt_on_load is {self.checkpoint.corrupt_on_load:g}): the job keeps "
+                                 "the checkpoints a fallback loads only while it is above 0, so give both a value "
+                                 "above 0 (a scenario's 1e-6 changes its results little)")
             ckpt["corrupt_on_load"] = effects.corrupt_on_load
         update = {"checkpoint": self.checkpoint.model_copy(update=ckpt)}
         if self.fleet is not None:  # every type's rates scaled alike
@@ -1725,7 +1733,9 @@ class DrillEffects(_Strict):
     fails; the job trains on from its last durable checkpoint)."""
     corrupt_on_load: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] | None = None
     """Replaces `checkpoint.corrupt_on_load` while the drill runs: checkpoints found corrupt when a recovery loads
-    them (a bad storage target; needs `checkpoint.retention_checkpoints`)."""
+    them (a bad storage target; needs `checkpoint.retention_checkpoints`). Both values above 0: the job keeps the
+    checkpoints a fallback loads only while loads can be corrupt, so a drill cannot switch them on or off (a
+    scenario's 1e-6 changes its results little)."""
     bursts: Bursts | None = None
     """Replaces the servers' bursts while the drill runs (needs `servers`): rack or power-feed outages
     (`domain_servers`) that take whole groups of a peer tier placed inside one domain."""

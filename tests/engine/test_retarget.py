@@ -120,6 +120,28 @@ def test_a_committed_plan_changes_its_step_time_only_with_nothing_pending():
     assert retarget(state, replace(s, ckpt_seconds=s.ckpt_seconds * 2))  # other parameters still change
 
 
+@pytest.mark.parametrize("where", ["corrupt_loads", "tier"])
+def test_a_plan_that_can_void_committed_work_changes_its_step_time_only_before_its_first_checkpoint(where):
+    """With corrupt loads or a memory tier a recovery can go below committed work, whose credit a job's end may take
+    back (Totals.voided_us) at the step time then: a step-time change after a checkpoint would make it another
+    amount (the kept productive time below 0), so it is refused there, also with nothing pending."""
+    from simd.engine.spec import MemoryTier
+
+    over = dict(ckpt_corrupt_on_load=0.3, ckpt_retention=3) if where == "corrupt_loads" else dict(
+        tier=MemoryTier("local", 5, 1.0))
+    s = replace(spec(seed=4, hard_per_gpu_hour=0.0, sdc_per_gpu_hour=0.0), **over)
+    assert retarget(new_state(s), replace(s, step_seconds=s.step_seconds * 2))  # the job's start: allowed
+    state = new_state(s)
+    while not state.last_ckpt or state.pending_us:  # at a checkpoint, nothing pending
+        state, _ = advance(state, state.clock + round(s.step_seconds * US_PER_SECOND))
+    with pytest.raises(ValueError, match="before the job's first checkpoint"):
+        retarget(state, replace(s, step_seconds=s.step_seconds * 2))
+    assert retarget(state, replace(s, ckpt_seconds=s.ckpt_seconds * 2))  # other parameters still change
+    # nor can corrupt loads switch on or off there (the ring of kept checkpoints exists only while they are on)
+    with pytest.raises(ValueError, match="corrupt loads can switch"):
+        retarget(state, replace(s, ckpt_corrupt_on_load=0.0 if where == "corrupt_loads" else 0.5, ckpt_retention=3))
+
+
 def _conserved(state) -> None:
     assert_partitioned(state)
     assert min(state.totals.bucket_us().values()) >= 0

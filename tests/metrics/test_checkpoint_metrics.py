@@ -218,8 +218,9 @@ def test_a_tier_write_factor_needs_a_memory_tier_that_writes():
 
 
 def test_a_corrupt_checkpoints_drill_makes_loads_find_them_corrupt():
-    """Before the drill no load is corrupt (corrupt_on_load 0); during it half of them are."""
-    kept = {**_WRITING, "retention_checkpoints": 3, "load_seconds": 93.6}
+    """Before the drill no load is corrupt (corrupt_on_load 1e-6: the job keeps its checkpoints for a fallback, as
+    a drill needs); during it half of them are."""
+    kept = {**_WRITING, "retention_checkpoints": 3, "load_seconds": 93.6, "corrupt_on_load": 1e-6}
     config = scenario_file(
         job("async", seed=11, replicas=4, n_gpus=4096, checkpoint=kept, **_JOB), speedup=600,
         drills=({"name": "corrupt-checkpoints", "description": "half the loads corrupt", "duration_seconds": 36000,

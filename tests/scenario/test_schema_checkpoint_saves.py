@@ -128,10 +128,25 @@ def test_check_config_names_the_keys_a_user_wrote_for_mechanisms_that_do_not_com
 def test_a_corrupt_loads_drill_on_committed_sdcs_runs_with_their_retention():
     """A drill's corrupt_on_load on a scenario of committed SDCs whose retention is sdc.retention_checkpoints: the
     drill's loads fall back down the checkpoints that retention keeps (one number)."""
-    config = scenario_file(job("s", checkpoint=CKPT, sdc={**COMMITTED, "retention_checkpoints": 3}), drills=(
+    config = scenario_file(job("s", checkpoint={**CKPT, "corrupt_on_load": 1e-6},
+                               sdc={**COMMITTED, "retention_checkpoints": 3}), drills=(
         {"name": "c", "description": "x", "duration_seconds": 60, "scenarios": ["s"],
          "effects": {"corrupt_on_load": 0.5}},))
     c = parse_config(config)
     drilled = c.scenarios[0].with_effects(c.drills[0].effects).job_spec()
     assert drilled.ckpt_corrupt_on_load == 0.5 and drilled.committed_sdc.retention_checkpoints == 3
     assert run_job(drilled).loads["corrupt"] >= 0
+
+
+@pytest.mark.parametrize(("scenario_p", "drill_p", "switch"), [(0.0, 0.5, "on"), (0.01, 0.0, "off")])
+def test_a_drill_cannot_switch_corrupt_loads_on_or_off(scenario_p, drill_p, switch):
+    """The engine keeps the checkpoints a fallback loads only while loads can be corrupt: a drill switching that
+    on mid-job would fall back past checkpoints it never kept (to the job's start, uncounted), off would leave its
+    clean ones where only the SDC's are expected; refused, naming both values."""
+    config = scenario_file(job("s", checkpoint={**CKPT, "retention_checkpoints": 3, "corrupt_on_load": scenario_p}),
+                           drills=({"name": "c", "description": "x", "duration_seconds": 60, "scenarios": ["s"],
+                                    "effects": {"corrupt_on_load": drill_p}},))
+    with pytest.raises(ConfigError) as err:
+        parse_config(config)
+    assert f"the drill's corrupt_on_load {drill_p:g} switches corrupt loads {switch}" in str(err.value)
+    assert f"checkpoint.corrupt_on_load is {scenario_p:g}" in str(err.value)
