@@ -33,6 +33,7 @@ import numpy as np
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent / "tests")]
 
 import engine_recovery  # noqa: E402
+import joint_spread  # noqa: E402
 from support.engine_logs import Unreadable, engine_log, spec_of  # noqa: E402
 
 from simd.traces import fit as fit_module  # noqa: E402
@@ -44,30 +45,10 @@ MODEL, SERVERS, SPAN, _ = engine_recovery.FAMILIES["joint"]
 Z = fit_module.Z
 
 
-class _Captured(Exception):
-    pass
-
-
 def captured(log, fitted: bool = True):
     """(joint.fit's arguments on ``log``, the Fit and that call's JointFit): the whole fit as `simd trace fit
-    --joint-regimes` runs it, or (``fitted`` False) only up to that call (the Fit then None)."""
-    real, got = joint.fit, {}
-
-    def wrapped(*a, **kw):
-        got["call"] = (a, kw)
-        if not fitted:
-            raise _Captured
-        got["joint"] = real(*a, **kw)
-        return got["joint"]
-
-    joint.fit = wrapped
-    try:
-        f = fit_module.fit(log, SERVERS, schedules=(), joint_regimes=True)
-    except _Captured:
-        f = None
-    finally:
-        joint.fit = real
-    return got["call"], f, got.get("joint")
+    --joint-regimes` runs it, or (``fitted`` False) only up to that call (the Fit then None): joint_spread's."""
+    return joint_spread.captured(log, fitted, relapse=False, servers=SERVERS)
 
 
 def scaled(g) -> np.ndarray:

@@ -57,13 +57,14 @@ class _Captured(Exception):
     pass
 
 
-def captured(log, fitted: bool = True):
-    """(joint.fit's arguments for the relapses-and-regimes family on ``log``, the Fit and that call's JointFit, or
-    None and None): the whole fit as simd.traces.fit runs it, or (``fitted`` False) only up to that call."""
+def captured(log, fitted: bool = True, relapse: bool = True, servers: int = SERVERS):
+    """(joint.fit's arguments for the relapses-and-regimes family on ``log`` (``relapse`` False: the joint family),
+    the Fit and that call's JointFit, or None and None): the whole fit as simd.traces.fit runs it on ``servers``
+    (`trace fit --joint-regimes`, with ``relapse`` `--relapse` too), or (``fitted`` False) only up to that call."""
     real, got = joint.fit, {}
 
     def wrapped(*a, **kw):
-        if not kw.get("relapse"):
+        if bool(kw.get("relapse")) != relapse:  # (another family's call: run, or skipped when only the call is wanted)
             return real(*a, **kw) if fitted else joint.JointFit(math.inf, 0.0, np.zeros(1), np.zeros(2), np.eye(3),
                                                                 1.0, 3)
         got["call"] = (a, kw)
@@ -74,7 +75,7 @@ def captured(log, fitted: bool = True):
 
     joint.fit = wrapped
     try:
-        f = fit_module.fit(log, SERVERS, schedules=(), joint_regimes=True, relapse=True)
+        f = fit_module.fit(log, servers, schedules=(), joint_regimes=True, relapse=relapse)
     except _Captured:
         f = None
     finally:

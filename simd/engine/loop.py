@@ -1941,11 +1941,11 @@ def _filled(filled, cnt, retention, step):
 
 @njit()
 def _start_kept(filled, cnt, retention):
-    """Whether the job's start counts as a kept clean checkpoint (a late find may go back to it): as an occupant of
-    the ring of ``retention`` (docs/model.md, "Checkpoints kept and found corrupt"), until the ring first held
-    ``retention`` checkpoints (``filled``, or ``cnt`` now) since the job was last at step 0; a checkpoint found
-    corrupt and dropped since does not bring it back. With none kept (a late find back to a memory tier's copy
-    dropped those above it) the start is all there is."""
+    """Whether the job's start counts as a kept clean checkpoint (a late find may go back to it), besides the ring's
+    (docs/model.md, "Checkpoints kept and found corrupt"), until the ring first held ``retention`` checkpoints
+    (``filled``, or ``cnt`` now) since the job was last at step 0; a checkpoint found corrupt and dropped since does
+    not bring it back. With none kept (a late find back to a memory tier's copy dropped those above it) the start is
+    all there is."""
     return cnt == 0 or (cnt < retention and not filled)
 
 

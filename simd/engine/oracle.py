@@ -117,7 +117,7 @@ def oracle_run(spec: JobSpec, *, seed: int | None = None) -> dict:
     # present SDC: committed SDCs)
     kept: list[tuple[int, bool]] = []
     # ... and whether it has held ``retention`` since the job was last at step 0: the job's start then no longer counts
-    # as a kept clean checkpoint (its occupant's place taken; a corrupt one dropped since does not bring it back)
+    # as a kept clean checkpoint (a corrupt one dropped since does not bring it back)
     filled = False
     plast = 0  # with a memory tier: the newest durable persistent checkpoint (``last``: the newest of either tier)
     # with a memory tier and committed SDCs: the newest clean persistent checkpoint
