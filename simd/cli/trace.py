@@ -57,6 +57,13 @@ def _replicas(text: str) -> int:
     return n
 
 
+def _refits(text: str) -> int:
+    n = int(text) if text.strip().isdigit() else -1
+    if n != 0 and not 2 <= n <= 1000:
+        raise ValueError(f"must be 0 or a whole number from 2 to 1000, got {text!r}")
+    return n
+
+
 def _positive_replicas(text: str) -> int:
     n = _replicas(text)
     if not n:
@@ -151,6 +158,10 @@ def add_commands(sub) -> None:
     f.add_argument("--relapse", action="store_true",
                    help="also fit repairs that do not hold (after each repair, with a probability a short "
                         "exponential lifetime: seconds more), written when its AIC is the lowest")
+    f.add_argument("--bootstrap", metavar="N", type=checked(_refits), default=0,
+                   help="with --joint-regimes, when the regimes joined with the lifetimes are written: their 95%% "
+                        "intervals from N logs of the fitted model fitted back (a parametric bootstrap: N times the "
+                        "fit's time; 20 is a good N; default 0, the fit's own intervals)")
     f.set_defaults(func=cmd_fit)
 
     c = tsub.add_parser("check", help="a scenario's server model against a fault log (or its part from --from on): "
@@ -308,6 +319,8 @@ def cmd_fit(args) -> int:
             regularfile.writable_file(args.out)  # before any work, as simd sweep --out
         except OSError as exc:
             return _fail(FIT, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
+    if args.bootstrap and not args.joint_regimes:
+        return _fail(FIT, "--bootstrap refits the regimes joined with the lifetimes: it needs --joint-regimes")
     if args.plots:
         if not args.replicas:
             return _fail(FIT, "--plots draws the log against the fitted model's synthetic logs: --replicas 0 has none")
@@ -327,6 +340,8 @@ def cmd_fit(args) -> int:
         for line in getattr(exc, "errors", [str(exc)]):
             _fail(FIT, f"{args.file}: {line}")
         return EXIT_USAGE
+    if args.bootstrap:
+        result = _bootstrapped(result, args.bootstrap)
     text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds), _replay(args))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
@@ -380,6 +395,29 @@ def cmd_fit(args) -> int:
     elif args.plots:
         warning(FIT, f"--plots {args.plots}: no PNG: every synthetic log reached the budget (above)")
     return 0
+
+
+def _bootstrapped(result, refits: int):
+    """The fit with the joint family's intervals from ``refits`` refits (simd.traces.bootstrap), a progress line on
+    standard error as simd simulate's; the fit's own, and a warning why, when that family is not written or too few
+    refits fit back."""
+    from simd.cli.progress import CountLine
+    from simd.traces.bootstrap import bootstrap
+
+    if result.regimes is None or result.regimes_family == "regimes":
+        written = "the regimes alone" if result.regimes else "without regimes"
+        warning(FIT, f"--bootstrap {refits}: not run: the AIC wrote the family {written}, not the regimes joined with "
+                     "the lifetimes; its intervals are its own")
+        return result
+    line = CountLine("simd trace fit: bootstrap refit")
+    try:
+        result = bootstrap(result, refits, progress=line)
+    except ValueError as exc:
+        line.clear()
+        warning(FIT, f"--bootstrap {refits}: {exc}; the intervals are the fit's own")
+        return result
+    line.clear()
+    return result
 
 
 def _rows_json(rows) -> list[dict]:
@@ -457,7 +495,10 @@ def fit_table(f) -> str:
     from simd.traces.fit import SCHEDULE_LEVEL
 
     lines = [f"{f.faults} faults ({f.independent_faults} independent, {f.faults - f.independent_faults} in "
-             f"{f.bursts} bursts) on {f.servers} servers over {f.span_days:.1f} days; 95% intervals",
+             f"{f.bursts} bursts) on {f.servers} servers over {f.span_days:.1f} days; 95% intervals" + (
+                 f" (the regimes joined with the lifetimes': a parametric bootstrap of {f.bootstrap_refits} refits"
+                 + (f", {len(f.bootstrap_failures)} more left out: {f.bootstrap_failures[0]}"
+                    if f.bootstrap_failures else "") + ", docs/traces.md)" if f.bootstrap_refits else ""),
              f"lifetimes: {f.lifetime} (AIC: " + ", ".join(f"{k} {v:.1f}" for k, v in f.aic.items()) + ")",
              f"  rate per server-day (frailty 1): {f.rate_per_server_day}",
              f"  scale (days): {f.lifetime_scale_days}"]

@@ -162,6 +162,10 @@ class Fit:
     # after a repair that are short, and their mean days (exponential, divided by the frailty); None: not written
     relapse_probability: Estimate | None = None
     relapse_mean_days: Estimate | None = None
+    # the regimes joined with the lifetimes: their intervals from a parametric bootstrap of so many refits
+    # (simd.traces.bootstrap; 0: the fit's own), and why each refit left out was
+    bootstrap_refits: int = 0
+    bootstrap_failures: tuple[str, ...] = ()
 
     @property
     def schedule_aic(self) -> str:
@@ -212,11 +216,23 @@ class Fit:
 
 
 def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
-        schedules: tuple[int, ...] = SCHEDULE_MONTHS, joint_regimes: bool = False, relapse: bool = False) -> Fit:
+        schedules: tuple[int, ...] = SCHEDULE_MONTHS, joint_regimes: bool = False, relapse: bool = False,
+        like: Fit | None = None) -> Fit:
     """The model fitted to ``log`` on a cluster of ``servers`` servers; ``schedules``: the rate schedules tried
     (pieces of so many months each; () none: the renewal families and the regimes only); ``joint_regimes``: the
     regimes joined with the lifetimes written (simd.traces.joint, seconds more) tried too; ``relapse``: repairs
-    that do not hold (simd.traces.relapse, seconds more) tried on the renewal family written."""
+    that do not hold (simd.traces.relapse, seconds more) tried on the renewal family written.
+
+    ``like``: a fit of the regimes joined with the lifetimes (simd.traces.joint) whose family is written whatever
+    the AIC says, the flags and schedules taken from it (a parametric bootstrap's refit, simd.traces.bootstrap):
+    its renewal family, its schedule's months (the pieces free, as the joint fit frees them), its relapses, the
+    regimes joined; a ValueError when the log cannot hold that family (a schedule's pieces without their faults,
+    no repair for relapses to follow, no regime chain found)."""
+    if like is not None:
+        if like.regimes is None or like.regimes_family == "regimes":
+            raise ValueError("like: a fit of the regimes joined with the lifetimes")
+        schedules = (like.schedule_months,) if like.rate_schedule else ()
+        joint_regimes, relapse = True, like.relapse_probability is not None
     if servers < len(log.servers):
         raise ValueError(f"--servers {servers} is fewer than the {len(log.servers)} servers the log names")
     if not log.faults:
@@ -243,12 +259,12 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
     # a fault in a group is independent with the share the chance joins take of the groups' faults (0 at window 0)
     grouped = int(in_burst.sum())
     weight = np.where(in_burst, joined / grouped if grouped else 0.0, 1.0)
-    life = _lifetimes(log, servers, weight, schedules)
+    life = _lifetimes(log, servers, weight, schedules, like)
     optimum = life.pop("optimum")
     written, unscheduled = _written(life), life.get("unscheduled")
     renewal = dict(life)
     rel = _relapse(log, servers, weight, optimum) if relapse else None
-    mmpp = _regimes(log, servers, weight, life)
+    mmpp = _regimes(log, servers, weight, life, forced=like is not None)
     start = mmpp.pop("start", None)
     life.update(mmpp)
     if rel is not None:  # written when its AIC is the lowest (the regimes' included)
@@ -259,10 +275,15 @@ def fit(log: FaultLog, servers: int, burst_seconds: float = 0.0,
             life.update(renewal)
             life.update(fields, regimes=None, regime_ratio=None, regimes_family="regimes")
         life["aic"] = aic
+    if like is not None and (start is None or relapse and rel is None):
+        raise ValueError("the log holds no " + ("regime chain" if start is None else "repair for relapses to follow"))
     if joint_regimes and start is not None:
-        life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled))
+        if like is None or rel is None:
+            life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled,
+                               forced=like is not None))
         if rel is not None:  # both flags: the relapses inside the joint regimes too (simd.traces.joint.RelapseJoint)
-            life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled, rel_x))
+            life.update(_joint(log, servers, weight, life["aic"], written, optimum, start, unscheduled, rel_x,
+                               forced=like is not None))
     repairs = np.array([f.repair_seconds / DAY for f in log.faults if f.end is not None])
     rep = _repairs(repairs, np.array([span - f.start / DAY for f in log.faults if f.end is None]))
     return Fit(servers=servers, span_days=span, faults=len(log.faults),
@@ -468,7 +489,11 @@ def schedule_likelihood(spans: tuple[np.ndarray, ...], servers: int, edges: np.n
     return nll
 
 
-def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...]) -> dict:
+def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple[int, ...],
+               like: Fit | None = None) -> dict:
+    """The renewal families, each fitted, the AIC's choice written, then its rate schedules (``schedules``), one
+    written when its test passes; ``like`` (fit's): its family and schedule written, whatever the AIC and the test
+    say (only those fitted)."""
     per = _intervals(log, servers, weight)
     n = np.array([w.sum() for _, w, _ in per], dtype=float)
     nll = likelihood(per, servers)
@@ -479,6 +504,8 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
     theta0 = total_up / max(n.sum(), 1.0)
     results, bounds = {}, {}
     for name, weibull in (("exponential", False), ("weibull", True)):
+        if like is not None and name != like.lifetime:
+            continue
         x0 = np.array([math.log(theta0), 0.0, 0.0] if weibull else [math.log(theta0), 0.0])
         bounds[name] = [(math.log(theta0) - 10, math.log(theta0) + 10)] + ([(-3.0, 3.0)] if weibull else []) + \
             [(-8.0, math.log(GAMMA_SHAPE_MAX))]
@@ -510,7 +537,7 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
         name = f"{best}, {schedule_name(months)}"
         aic[name] = 2 * r.fun + 2 * len(r.x)
         tried[name] = (r.x, f, edges, months)
-    trend = _trend(log, servers, weight, schedules, n.sum(), x, weibull, bounds[best])
+    trend = _trend(log, servers, weight, schedules, n.sum(), x, weibull, bounds[best]) if like is None else None
     if trend is not None:
         spans = spans or _spans(log, servers, weight)
         xt, f, edges, months = trend(spans)
@@ -524,7 +551,10 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
     chosen = min(p, key=p.get, default=None)
     out.update(lifetime=best, aic=aic, schedule_p=p[chosen] if chosen else None, schedule_tests=len(p),
                optimum=(x, np.zeros(0), bounds[best], weibull, np.array([0.0, span])))
-    if chosen is None or not p[chosen] < SCHEDULE_LEVEL / len(p):
+    if like is not None and like.rate_schedule and chosen is None:
+        raise ValueError(f"the log's faults do not fill the schedule's pieces of {like.schedule_months} months "
+                         f"(at least {SCHEDULE_MIN_FAULTS:g} faults a piece)")
+    if chosen is None or not (like is not None or p[chosen] < SCHEDULE_LEVEL / len(p)):
         return out
     xs, f, edges, months = tried[chosen]
     cov = mixture._covariance(lambda p: f(p, weibull, True)[1], xs)
@@ -613,10 +643,11 @@ def _rate(theta: Estimate, k: Estimate | None) -> Estimate:
                     1.0 / (theta.low * g) if theta.low > 0 else math.inf)
 
 
-def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dict:
+def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict, forced: bool = False) -> dict:
     """The regimes' family (simd.traces.regimes) beside the renewal ones: its AIC in ``aic["regimes"]``, and when it
     is the lowest, the lifetime fields it implies (exponential at the mean rate, no frailty) and its estimates;
-    ``start``: its optimum's (ratio, calm days, stormy days), the joint fit's start (None: no fit)."""
+    ``start``: its optimum's (ratio, calm days, stormy days), the joint fit's start (None: no fit; ``forced``: the
+    start whatever the likelihood ratio says, and the family never written)."""
     p = regimes.pieces(log, servers, weight)
     r = regimes.fit(p, log.span_days)
     if r is None:
@@ -624,9 +655,10 @@ def _regimes(log: FaultLog, servers: int, weight: np.ndarray, life: dict) -> dic
     # the joint fit's start, when the regimes find faults clustered in time: their likelihood ratio against their
     # family at one rate (exponential lifetimes, no frailty) past the chi-square's 95% of their 3 more parameters
     steady = -(p.faults * math.log(p.faults / p.exposure) - p.faults)
-    start = (r.ratio, r.calm_days, r.stormy_days) if 2 * (steady - r.nll) > _chi2_ppf(0.95, 3) else None
+    clustered = forced or 2 * (steady - r.nll) > _chi2_ppf(0.95, 3)
+    start = (r.ratio, r.calm_days, r.stormy_days) if clustered else None
     aic = {**life["aic"], "regimes": 2 * r.nll + 2 * regimes.PARAMS}
-    if aic["regimes"] >= life["aic"][_written(life)]:
+    if forced or aic["regimes"] >= life["aic"][_written(life)]:
         return {"aic": aic, "start": start}
     se = _wald(regimes.nll_gradient(p), r.x)
     low, high = regimes.profile_ends(p, r, 0, se[0], Z) if math.isfinite(se[0]) and se[0] > 0 else (-math.inf,
@@ -688,12 +720,13 @@ def _regime_estimates(ratio: Estimate, calm: Estimate, stormy: Estimate, dc: flo
 
 
 def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: str, optimum: tuple, start: tuple,
-           unscheduled: tuple | None, relapse_x: np.ndarray | None = None) -> dict:
+           unscheduled: tuple | None, relapse_x: np.ndarray | None = None, forced: bool = False) -> dict:
     """The regimes joined with the renewal family ``written`` (its optimum ``optimum``; its schedule's pieces free,
     a trend's too), by simd.traces.joint from the regimes' optimum ``start``: its AIC in ``aic`` (the family's name
     and ", regimes"), and when it is the lowest, its estimates (``unscheduled``: the renewal family's without its
     schedule, the goodness of fit's column). With ``relapse_x`` (the relapse family's optimum: the lifetimes', logit
-    p, log mu, the schedule's) the relapses joined too, from there (", relapse, regimes")."""
+    p, log mu, the schedule's) the relapses joined too, from there (", relapse, regimes"); ``forced``: its estimates
+    whatever the AIC says."""
     from simd.traces import joint
 
     x, b, bounds, weibull, edges = optimum
@@ -717,7 +750,7 @@ def _joint(log: FaultLog, servers: int, weight: np.ndarray, aic: dict, written: 
     # regimes joined (the relapses' with them are compared with all of those)
     best = min(v for k, v in aic.items() if k in (written, "regimes") or k.endswith((", relapse", ", regimes")))
     aic = {**aic, name: 2 * got.nll + 2 * got.params}
-    if aic[name] >= best:
+    if aic[name] >= best and not forced:
         return {"aic": aic}
     se = np.sqrt(np.where(np.diag(got.cov) > 0, np.diag(got.cov), np.nan))
     lr, (ldc, lds) = got.x[nb], got.d

@@ -102,7 +102,9 @@ def scenario_text(f: Fit, job: Job, source: str, bounds: dict[str, tuple[float, 
     lines = [
         f"# Fitted by `simd trace fit` to {source}: {f.faults} faults on a cluster of {f.servers} servers over "
         f"{f.span_days:.1f} days",
-        "# (docs/traces.md: the model, the mapping, what it leaves out). Intervals are 95%.",
+        "# (docs/traces.md: the model, the mapping, what it leaves out). Intervals are 95%" + (
+            f"; the regimes joined with the lifetimes': a parametric bootstrap of {f.bootstrap_refits} refits."
+            if f.bootstrap_refits else "."),
         "scenarios:",
         f"  - name: {job.name}",
         f"    n_gpus: {n_gpus}",
