@@ -59,7 +59,9 @@ def truth(family: str) -> np.ndarray:
 
 
 def aligned(f, rows: np.ndarray) -> np.ndarray:
-    """bootstrap.values' rows with the frailty's place kept (NaN) where the fit wrote none (at its bound)."""
+    """bootstrap.values' rows as names' (the rate left out), the frailty's place kept (NaN) where the fit wrote none
+    (at its bound)."""
+    rows = rows[..., :-1]  # (the rate per server-day, last: not one of names')
     return rows if f.gamma_shape is not None else np.insert(rows, 2, np.nan, axis=-1)
 
 
@@ -137,9 +139,10 @@ def summary(files: list[Path]) -> None:
     for b in sorted({b_all, 10} & set(range(2, b_all + 1)), reverse=True):
         sd = np.array([x[:b].std(axis=0, ddof=1) for x in boots])
         rows.append((f"1.96 SD B={b}", np.abs(est - t) <= Z * sd, (est - t) / sd))
-        # the interval simd trace fit --bootstrap writes (simd.traces.bootstrap.half_widths)
-        half = np.array([bootstrap.half_widths(x[:b]) for x in boots])
-        rows.append((f"t SD B={b}", np.abs(est - t) <= half, (est - t) / half * Z))
+        # the interval simd trace fit --bootstrap writes (simd.traces.bootstrap.intervals; the frailty third)
+        iv = np.array([bootstrap.intervals(e, x[:b], 2) for e, x in zip(est, boots, strict=True)])
+        half = (iv[:, :, 1] - iv[:, :, 0]) / 2
+        rows.append((f"t SD B={b}", (iv[:, :, 0] <= t) & (t <= iv[:, :, 1]), (est - t) / half * Z))
     # beside them, the same interval about the bias-corrected estimate (the estimate less the refits' mean offset)
     sd = np.array([x.std(axis=0, ddof=1) for x in boots])
     centre = 2 * est - np.array([x.mean(axis=0) for x in boots])

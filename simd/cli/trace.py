@@ -402,13 +402,17 @@ def _bootstrapped(result, refits: int):
     standard error as simd simulate's; the fit's own, and a warning why, when that family is not written or too few
     refits fit back."""
     from simd.cli.progress import CountLine
-    from simd.traces.bootstrap import bootstrap
+    from simd.traces.bootstrap import FEW_REFITS, bootstrap
 
     if result.regimes is None or result.regimes_family == "regimes":
-        written = "the regimes alone" if result.regimes else "without regimes"
-        warning(FIT, f"--bootstrap {refits}: not run: the AIC wrote the family {written}, not the regimes joined with "
-                     "the lifetimes; its intervals are its own")
+        written = "regimes" if result.regimes else (result.schedule_aic or result.lifetime) + (
+            ", relapse" if result.relapse_probability else "")
+        warning(FIT, f"--bootstrap {refits}: not run: the AIC wrote the family {written!r}, not the regimes joined "
+                     "with the lifetimes; its intervals are its own")
         return result
+    if refits < FEW_REFITS:
+        warning(FIT, f"--bootstrap {refits}: fewer than {FEW_REFITS} refits: their spread is itself rough (an interval "
+                     "of so few can be far too narrow or wide); 20 is a good N")
     line = CountLine("simd trace fit: bootstrap refit")
     try:
         result = bootstrap(result, refits, progress=line)

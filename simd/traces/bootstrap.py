@@ -11,14 +11,16 @@ family, the schedule's months, the relapses, the regimes joined, whatever the AI
 trace fit` runs it from each log's own renewal, MMPP and relapse optima.
 
 Each parameter's interval is on the scale its own interval is (log for the scale, shape, frailty, the relapses'
-mean, the durations and the schedule's multipliers, logit for the relapses' share, log(r - 1) for the ratio): the
-estimate +- t x the refits' standard deviation there, t Student's 97.5% quantile with N - 1 degrees of freedom (the
-deviation is estimated from N refits: with 1.96 in its place 20 refits covered the shape 72 and the ratio 72 of 80
-engine logs, with t 75 and 74; scripts/bootstrap_coverage.py). The estimates stay the fit's; the regimes'
-multipliers' intervals follow the ratio's (fit._regime_estimates), the rate's the scale's (fit._rate). A refit the
-log cannot hold (fit's ValueError: no regime chain found, no repair for relapses to follow) is counted and left
-out; the intervals need at least two refits. A frailty at its bound in a refit (no over-dispersion: None) counts
-at the bound.
+mean, the durations, the schedule's multipliers and the rate per server-day, logit for the relapses' share, log(r -
+1) for the ratio): the estimate +- t x the refits' standard deviation there, t Student's 97.5% quantile with N - 1
+degrees of freedom (the deviation is estimated from N refits; docs/traces.md gives the coverage measured). The
+estimates stay the fit's; the regimes' multipliers' intervals follow the ratio's (fit._regime_estimates); the
+rate's is its own spread (the shape's uncertainty in it, which fit._rate leaves out). A refit at the frailty's
+bound (no over-dispersion the log can tell from none: None) makes the frailty's spread no spread: its interval
+then reaches the bound, its low end from the refits below it. A refit the log cannot hold (fit's ValueError: no
+regime chain found, no repair for relapses to follow, a schedule's pieces without faults), or whose log passes the
+goodness of fit's budget (a fitted model far from its log), is counted and left out; the intervals need at least
+two refits.
 """
 
 from __future__ import annotations
@@ -32,10 +34,13 @@ from scipy import special, stats
 
 from simd.traces import fit as fit_module
 from simd.traces.fit import Estimate, Fit
-from simd.traces.synth import generate
+from simd.traces.synth import OverBudget, generate
 
 SEED = 20_242  # the bootstrap logs' draws: a log's bootstrap is a function of the log and N
 MIN_REFITS = 2  # refits an interval needs (a standard deviation)
+FEW_REFITS = 10  # below it the command line warns: an SD of fewer refits is itself rough (t's wide quantile)
+# the frailty's log shape at its bound (fit: no over-dispersion the log can tell from none), written as None
+FRAILTY_BOUND = math.log(fit_module.GAMMA_SHAPE_MAX)
 
 
 def _logit(v: float) -> float:
@@ -53,18 +58,26 @@ _SCALES: dict[str, tuple[Callable[[float], float], Callable[[float], float]]] = 
 }
 
 
+def _log_rate(f: Fit) -> float:
+    """log of the rate per server-day at frailty 1, 1 / (theta Gamma(1 + 1/k)) (fit._rate's value)."""
+    k = f.lifetime_shape.value if f.lifetime_shape else 1.0
+    return -math.log(f.lifetime_scale_days.value) - math.lgamma(1.0 + 1.0 / k)
+
+
 def values(f: Fit, like: Fit) -> np.ndarray:
     """``f``'s estimates on the intervals' scales, in ``like``'s order: its fields above that ``like`` has, the
-    calm and the stormy days, the schedule's multipliers (a frailty at its bound at the bound)."""
+    calm and the stormy days, the schedule's multipliers, the log rate per server-day (a frailty at its bound at
+    the bound, FRAILTY_BOUND)."""
     out = []
     for name, (to, _) in _SCALES.items():
         if getattr(like, name) is None:
             continue
         e = getattr(f, name)
-        out.append(math.log(fit_module.GAMMA_SHAPE_MAX) if e is None else to(e.value))
+        out.append(FRAILTY_BOUND if e is None else to(e.value))
     (_, calm), (_, stormy) = f.regimes
     out += [math.log(calm.value), math.log(stormy.value)]
     out += [math.log(m.value) for _, m in f.rate_schedule]
+    out.append(_log_rate(f))
     return np.array(out)
 
 
@@ -75,18 +88,30 @@ def refits(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None
     ``progress(done, n)`` after each refit."""
     if f.regimes is None or f.regimes_family == "regimes":
         raise ValueError("the bootstrap is of the regimes joined with the lifetimes (simd trace fit --joint-regimes)")
+    from simd.traces.scenario import budget
+
     model = f.model()
     rng = np.random.default_rng(seed)
+    cap = budget(f.faults)  # the goodness of fit's: a fitted model far from its log stops at so many faults
     got, failed = [], []
     for i in range(n):
         try:
-            refit = fit_module.fit(generate(model, f.servers, f.span_days, rng), f.servers, f.burst_seconds, like=f)
-            got.append(values(refit, f))
-        except ValueError as exc:
-            failed.append(str(exc))
+            log = generate(model, f.servers, f.span_days, rng, cap)
+        except OverBudget:
+            failed.append(f"its log passed {cap} faults (the fitted model makes far more than the log)")
+            log = None
+        if log is not None:
+            try:
+                refit = fit_module.fit(log, f.servers, f.burst_seconds, like=f)
+            except np.linalg.LinAlgError:
+                raise
+            except ValueError as exc:  # (the log cannot hold the family: fit's own reasons)
+                failed.append(str(exc))
+            else:
+                got.append(values(refit, f))
         if progress is not None:
             progress(i + 1, n)
-    return np.array(got).reshape(len(got), -1), tuple(failed)
+    return (np.array(got) if got else np.zeros((0, len(values(f, f))))), tuple(failed)
 
 
 def bootstrap(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None] | None = None) -> Fit:
@@ -99,9 +124,9 @@ def bootstrap(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], N
     if len(got) < MIN_REFITS:
         raise ValueError(f"{len(failed)} of the {n} bootstrap logs could not be fitted back with the family "
                          f"(the first: {failed[0]}): no interval")
-    half = half_widths(got)
-    centre = values(f, f)
-    done = iter(zip(centre - half, centre + half, strict=True))
+    j = (2 if f.lifetime_shape is not None else 1) if f.gamma_shape is not None else None  # the frailty's place
+    ends = intervals(values(f, f), got, j)
+    done = iter(ends)
 
     def widened(e: Estimate, back: Callable[[float], float]) -> Estimate:
         low, high = next(done)
@@ -116,9 +141,26 @@ def bootstrap(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], N
     calm, stormy = widened(calm, math.exp), widened(stormy, math.exp)
     ratio = fields["regime_ratio"]
     fields["regimes"] = fit_module._regime_estimates(ratio, calm, stormy, calm.value, stormy.value)
-    fields["rate_per_server_day"] = fit_module._rate(fields["lifetime_scale_days"], fields.get("lifetime_shape"))
     fields["rate_schedule"] = tuple((day, widened(m, math.exp)) for day, m in f.rate_schedule)
+    fields["rate_per_server_day"] = widened(f.rate_per_server_day, math.exp)
     return dataclasses.replace(f, **fields, bootstrap_refits=len(got), bootstrap_failures=failed)
+
+
+def intervals(centre: np.ndarray, got: np.ndarray, frailty: int | None) -> np.ndarray:
+    """The intervals' ends on their scales (a row a parameter: low, high) about the estimates ``centre`` from the
+    refits' ``got`` (a row a refit), ``frailty`` the frailty's column (None: none): +- :func:`half_widths`; where a
+    refit's frailty is at its bound, the frailty's interval up to the bound, its low end from the refits below it
+    (at least MIN_REFITS; else the fit's lower bound)."""
+    half = half_widths(got)
+    ends = np.stack([centre - half, centre + half], axis=1)
+    if frailty is not None:
+        at_bound = got[:, frailty] >= FRAILTY_BOUND - 1e-6
+        if at_bound.any():
+            # the SD of a value that stops at the bound is no spread: the interval reaches it (none not excluded)
+            below = got[~at_bound, frailty]
+            low = centre[frailty] - half_widths(below[:, None])[0] if len(below) >= MIN_REFITS else -math.inf
+            ends[frailty] = (max(low, fit_module.LOG_GAMMA_SHAPE_MIN), FRAILTY_BOUND)
+    return ends
 
 
 def half_widths(got: np.ndarray) -> np.ndarray:

@@ -81,6 +81,7 @@ def _t_ppf(q: float, df: float) -> float:
 MIN_SPAN_SECONDS = 1.0
 MAX_SPAN_DAYS = MAX_DAYS
 GAMMA_SHAPE_MAX = 1e4  # a above this: no over-dispersion the log can tell from none (reported as None)
+LOG_GAMMA_SHAPE_MIN = -8.0  # log a's lower bound in the fit (a frailty's variance 1 / a of ~3,000)
 OTHER_SHARE = 0.02
 MIXTURE_COMPONENTS = (2, 3)  # the repair mixtures tried (a reboot, a part swap, a vendor's replacement)
 # The rate schedule's candidates (docs/traces.md, "Rates over the log's span"): pieces of SCHEDULE_MONTHS months
@@ -508,7 +509,7 @@ def _lifetimes(log: FaultLog, servers: int, weight: np.ndarray, schedules: tuple
             continue
         x0 = np.array([math.log(theta0), 0.0, 0.0] if weibull else [math.log(theta0), 0.0])
         bounds[name] = [(math.log(theta0) - 10, math.log(theta0) + 10)] + ([(-3.0, 3.0)] if weibull else []) + \
-            [(-8.0, math.log(GAMMA_SHAPE_MAX))]
+            [(LOG_GAMMA_SHAPE_MIN, math.log(GAMMA_SHAPE_MAX))]
         r = optimize.minimize(nll, x0, args=(weibull, True), jac=True, method="L-BFGS-B", bounds=bounds[name])
         results[name] = (r.x, r.fun, weibull)
     aic = {name: 2 * fun + 2 * len(x) for name, (x, fun, _) in results.items()}

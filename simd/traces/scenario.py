@@ -326,9 +326,9 @@ class Goodness:
     without_schedule: list[tuple[float, float, float]] | None = None
 
 
-def budget(log: FaultLog) -> int:
-    """A synthetic log's event budget for ``log`` (faults)."""
-    return min(MAX_FAULTS, max(MIN_BUDGET, BUDGET_FACTOR * len(log.faults)))
+def budget(faults: int) -> int:
+    """A synthetic log's event budget for a log of ``faults`` faults (faults)."""
+    return min(MAX_FAULTS, max(MIN_BUDGET, BUDGET_FACTOR * faults))
 
 
 def _gap_survival(c: Columns, x: np.ndarray) -> np.ndarray:
@@ -423,7 +423,7 @@ def goodness(f: Fit, log: FaultLog, replicas: int, seed: int = 0, curves: bool =
     """Each statistic of the log beside the fitted model's mean, 2.5% and 97.5% over ``replicas`` synthetic logs
     (those within the event budget); with ``curves``, the log's curves beside the model's (:class:`Curve`)."""
     observed_columns = Columns.of(log)
-    cap = budget(log)
+    cap = budget(len(log.faults))
     drawn = _curves(observed_columns, f.servers) if curves else {}
     names, observed, values, stopped, points = _compare(f.model(), observed_columns, f.servers, f.span_days,
                                                         f.burst_seconds, replicas, cap, np.random.default_rng(seed),
@@ -449,7 +449,7 @@ def check(model, log: FaultLog, servers: int, replicas: int, after: float = 0.0,
     """The goodness of fit of any server model (:func:`model_of` a scenario's) against the part of ``log`` from
     ``after`` seconds on: ``replicas`` synthetic logs over the log's whole span (the servers new at its start, the
     schedule's days its days), each read from ``after`` on as the log is (``simd trace check``)."""
-    cap = budget(log)
+    cap = budget(len(log.faults))
     names, observed, values, stopped, _ = _compare(model, Columns.of(log), servers, log.span_days, burst_seconds,
                                                    replicas, cap, np.random.default_rng(seed), after)
     rows = [(_named(name, burst_seconds), obs, mean, lo, hi)

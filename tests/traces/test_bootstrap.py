@@ -30,12 +30,13 @@ def _e(v: float) -> Estimate:
 def _joint(f, ratio=8.0, calm=5.0, stormy=0.3, p=None, mu=None, theta=None, k=None, a=None, schedule=()):
     """``f`` with a joint family's estimates (the intervals made up: they are what the bootstrap replaces)."""
     e = (calm + ratio * stormy) / (calm + stormy)
+    theta, k = theta or f.lifetime_scale_days.value, k or f.lifetime_shape.value
     return dataclasses.replace(
         f, regimes=((_e(1 / e), _e(calm)), (_e(ratio / e), _e(stormy))), regime_ratio=_e(ratio),
+        rate_per_server_day=fit_module._rate(_e(theta), _e(k)),
         regimes_family="weibull, relapse, regimes" if p else "weibull, regimes",
         relapse_probability=_e(p) if p else None, relapse_mean_days=_e(mu) if mu else None,
-        lifetime_scale_days=_e(theta or f.lifetime_scale_days.value),
-        lifetime_shape=_e(k or f.lifetime_shape.value), gamma_shape=None if a is False else _e(a or 1.5),
+        lifetime_scale_days=_e(theta), lifetime_shape=_e(k), gamma_shape=None if a is False else _e(a or 1.5),
         rate_schedule=tuple((day, _e(m)) for day, m in schedule))
 
 
@@ -95,7 +96,9 @@ def _refits_by(monkeypatch, refit):
 def test_the_intervals_are_the_refits_spread_on_each_parameters_scale(plain, monkeypatch):
     """Three refits made up: each interval is the estimate +- t(2) x the refits' SD on its own scale (log; logit
     for the relapses' share; log(r - 1) for the ratio), the estimates unchanged; the multipliers' follow the
-    ratio's, the rate's the scale's, the schedule's pieces each theirs; a frailty at its bound counts at the bound."""
+    ratio's, the schedule's pieces and the rate per server-day (1 / (theta Gamma(1 + 1/k)) of each refit) each
+    theirs; a refit's frailty at its bound takes the frailty's interval to the bound, its low end from the other
+    two."""
     _, f = plain
     f = _joint(f, ratio=8.0, calm=5.0, stormy=0.3, p=0.1, mu=0.05, theta=60.0, k=0.7, a=1.5,
                schedule=((0.0, 0.8), (100.0, 1.2)))
@@ -108,18 +111,19 @@ def test_the_intervals_are_the_refits_spread_on_each_parameters_scale(plain, mon
     _made_up(monkeypatch, f, [_joint(f, **r) for r in rows])
     b = bootstrap(f, 3)
     assert b.bootstrap_refits == 3 and b.bootstrap_failures == ()
-    t = stats.t.ppf(0.975, 2)
     bound = fit_module.GAMMA_SHAPE_MAX
 
     def check(e, want, values, to, back):
-        half = t * np.std([to(v) for v in values], ddof=1)
-        assert e.value == want
-        assert (e.low, e.high) == pytest.approx((back(to(want) - half), back(to(want) + half)), rel=1e-12)
+        half = stats.t.ppf(0.975, len(values) - 1) * np.std([to(v) for v in values], ddof=1)
+        assert e.value == pytest.approx(want, rel=1e-12)
+        got = (e.low, e.high) if math.isfinite(e.high) else (e.low,)
+        assert got == pytest.approx((back(to(want) - half), back(to(want) + half))[:len(got)], rel=1e-12)
 
     log, exp = math.log, math.exp
     check(b.lifetime_scale_days, 60.0, [55.0, 70.0, 62.0], log, exp)
     check(b.lifetime_shape, 0.7, [0.65, 0.75, 0.72], log, exp)
-    check(b.gamma_shape, 1.5, [1.2, bound, 2.5], log, exp)
+    check(dataclasses.replace(b.gamma_shape, high=math.nan), 1.5, [1.2, 2.5], log, exp)  # (t(1) for two)
+    assert b.gamma_shape.high == pytest.approx(bound)
     check(b.relapse_probability, 0.1, [0.08, 0.12, 0.15], special.logit, special.expit)
     check(b.relapse_mean_days, 0.05, [0.04, 0.07, 0.05], log, exp)
     check(b.regime_ratio, 8.0, [6.0, 9.0, 11.0], lambda r: log(r - 1), lambda y: 1 + exp(y))
@@ -131,22 +135,33 @@ def test_the_intervals_are_the_refits_spread_on_each_parameters_scale(plain, mon
     for r, m in ((b.regime_ratio.low, (mc.high, ms.low)), (b.regime_ratio.high, (mc.low, ms.high))):
         e = (5.0 + r * 0.3) / 5.3
         assert m == pytest.approx((1 / e, r / e))
-    g = math.gamma(1 + 1 / 0.7)
-    assert b.rate_per_server_day.low == pytest.approx(1 / (b.lifetime_scale_days.high * g))
+    def rate(theta, k):
+        return 1 / (theta * math.gamma(1 + 1 / k))
+
+    check(b.rate_per_server_day, rate(60.0, 0.7), [rate(55.0, 0.65), rate(70.0, 0.75), rate(62.0, 0.72)], log, exp)
     (_, m0), (_, m1) = b.rate_schedule
     check(m0, 0.8, [0.85, 0.7, 0.9], log, exp)
     check(m1, 1.2, [1.15, 1.3, 1.1], log, exp)
 
 
 def test_refits_the_log_cannot_hold_are_counted_and_left_out(plain, monkeypatch):
-    """A refit that raises ValueError is left out and its reason kept; fewer than two refits: a ValueError (no
-    interval), naming how many failed and why."""
+    """A refit that raises ValueError is left out and its reason kept, as is a log past the goodness of fit's
+    budget (10 times the log's faults, at least 1,000: a fitted model far from its log; the fit not run on it);
+    fewer than two refits: a ValueError (no interval), naming how many failed and why; a numerical error is no
+    refit the log cannot hold: it is raised."""
     _, f = plain
     f = _joint(f)
     _made_up(monkeypatch, f, [_joint(f, ratio=6.0), ValueError("the log holds no regime chain"),
                               _joint(f, ratio=10.0)])
     b = bootstrap(f, 3)
     assert b.bootstrap_refits == 2 and b.bootstrap_failures == ("the log holds no regime chain",)
+    many = dataclasses.replace(f, lifetime_scale_days=Estimate(0.05, 0.05, 0.05))  # far more faults than f.faults
+    _made_up(monkeypatch, many, [_joint(many, ratio=6.0), _joint(many, ratio=10.0)])
+    with pytest.raises(ValueError, match="2 of the 2 bootstrap logs could not be fitted back.*passed [0-9]+ faults"):
+        bootstrap(many, 2)
+    _made_up(monkeypatch, f, [np.linalg.LinAlgError("singular")])
+    with pytest.raises(np.linalg.LinAlgError):
+        bootstrap(f, 2)
     half = stats.t.ppf(0.975, 1) * np.std([math.log(5.0), math.log(9.0)], ddof=1)
     assert b.regime_ratio.high == pytest.approx(1 + math.exp(math.log(7.0) + half))
     _made_up(monkeypatch, f, [_joint(f), ValueError("no"), ValueError("no")])
@@ -186,6 +201,7 @@ def test_the_command_line(tmp_path, monkeypatch):
     assert "Intervals are 95%; the regimes joined with the lifetimes': a parametric bootstrap of 2 refits." \
         in r.stdout
     assert "a parametric bootstrap of 2 refits, docs/traces.md)" in r.stderr
+    assert "--bootstrap 2: fewer than 10 refits" in r.stderr
     assert f"stormy over calm rate: {own.regime_ratio.value:.4g} (95%: {own.regime_ratio.value:.4g} .. " \
            f"{own.regime_ratio.value:.4g})" in r.stderr
     out = tmp_path / "fitted.yaml"
