@@ -6,6 +6,7 @@ the command line's flag, its refusals and what it prints. Its coverage over many
 (docs/traces.md)."""
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ from support.cli import simd
 
 from simd.traces import bootstrap as bootstrap_module
 from simd.traces import fit as fit_module
+from simd.traces import joint
 from simd.traces.bootstrap import bootstrap
 from simd.traces.fit import Estimate, fit
 from simd.traces.synth import Model, generate
@@ -40,6 +42,13 @@ def _joint(f, ratio=8.0, calm=5.0, stormy=0.3, p=None, mu=None, theta=None, k=No
         rate_schedule=tuple((day, _e(m)) for day, m in schedule))
 
 
+@pytest.fixture()
+def coarse(monkeypatch):
+    """The joint fit's Monte Carlo EM on a coarse grid with few paths (what is checked here is which family is
+    fitted and what is written, not the EM's accuracy: tests/traces/test_joint.py)."""
+    monkeypatch.setattr(joint, "fit", functools.partial(joint.fit, steps=1 << 12, paths=8, final_paths=32))
+
+
 @pytest.fixture(scope="module")
 def plain():
     """A log without regimes (Weibull 0.7, frailty 1.5, 120 servers over 200 days) and its fit."""
@@ -49,7 +58,7 @@ def plain():
     return log, fit(log, 120, schedules=())
 
 
-def test_a_refit_writes_the_family_it_is_told_whatever_the_aic_says(plain):
+def test_a_refit_writes_the_family_it_is_told_whatever_the_aic_says(plain, coarse):
     """Without regimes in the log, the joint family's AIC is above the renewal family's (`--joint-regimes` would
     not write it); told to (``like``), the fit writes it all the same: the same renewal family, the regimes joined,
     no schedule, no relapses; a fit not of the joint family is no ``like``; and a family the log cannot hold
@@ -171,7 +180,7 @@ def test_refits_the_log_cannot_hold_are_counted_and_left_out(plain, monkeypatch)
         bootstrap(plain[1], 3)
 
 
-def test_the_command_line(tmp_path, monkeypatch):
+def test_the_command_line(tmp_path, monkeypatch, coarse):
     """--bootstrap N: refused without --joint-regimes and below 2; on a log of regimes (Weibull 0.7, frailty 1.5,
     x8 storms, 150 servers over 250 days) the scenario on standard output still check-config's, its header and the
     table saying the intervals are a bootstrap's of N refits, the estimates those of the fit without it (refits made
