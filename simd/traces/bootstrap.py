@@ -34,6 +34,7 @@ from scipy import special, stats
 
 from simd.traces import fit as fit_module
 from simd.traces.fit import Estimate, Fit
+from simd.traces.scenario import budget
 from simd.traces.synth import OverBudget, generate
 
 SEED = 20_242  # the bootstrap logs' draws: a log's bootstrap is a function of the log and N
@@ -58,12 +59,6 @@ _SCALES: dict[str, tuple[Callable[[float], float], Callable[[float], float]]] = 
 }
 
 
-def _log_rate(f: Fit) -> float:
-    """log of the rate per server-day at frailty 1, 1 / (theta Gamma(1 + 1/k)) (fit._rate's value)."""
-    k = f.lifetime_shape.value if f.lifetime_shape else 1.0
-    return -math.log(f.lifetime_scale_days.value) - math.lgamma(1.0 + 1.0 / k)
-
-
 def values(f: Fit, like: Fit) -> np.ndarray:
     """``f``'s estimates on the intervals' scales, in ``like``'s order: its fields above that ``like`` has, the
     calm and the stormy days, the schedule's multipliers, the log rate per server-day (a frailty at its bound at
@@ -77,7 +72,7 @@ def values(f: Fit, like: Fit) -> np.ndarray:
     (_, calm), (_, stormy) = f.regimes
     out += [math.log(calm.value), math.log(stormy.value)]
     out += [math.log(m.value) for _, m in f.rate_schedule]
-    out.append(_log_rate(f))
+    out.append(math.log(f.rate_per_server_day.value))  # (fit._rate's, from the scale and shape)
     return np.array(out)
 
 
@@ -88,27 +83,22 @@ def refits(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None
     ``progress(done, n)`` after each refit."""
     if f.regimes is None or f.regimes_family == "regimes":
         raise ValueError("the bootstrap is of the regimes joined with the lifetimes (simd trace fit --joint-regimes)")
-    from simd.traces.scenario import budget
-
     model = f.model()
     rng = np.random.default_rng(seed)
     cap = budget(f.faults)  # the goodness of fit's: a fitted model far from its log stops at so many faults
     got, failed = [], []
     for i in range(n):
         try:
-            log = generate(model, f.servers, f.span_days, rng, cap)
+            refit = fit_module.fit(generate(model, f.servers, f.span_days, rng, cap), f.servers, f.burst_seconds,
+                                   like=f)
         except OverBudget:
             failed.append(f"its log passed {cap} faults (the fitted model makes far more than the log)")
-            log = None
-        if log is not None:
-            try:
-                refit = fit_module.fit(log, f.servers, f.burst_seconds, like=f)
-            except np.linalg.LinAlgError:
-                raise
-            except ValueError as exc:  # (the log cannot hold the family: fit's own reasons)
-                failed.append(str(exc))
-            else:
-                got.append(values(refit, f))
+        except np.linalg.LinAlgError:
+            raise
+        except ValueError as exc:  # (the log cannot hold the family: fit's own reasons)
+            failed.append(str(exc))
+        else:
+            got.append(values(refit, f))
         if progress is not None:
             progress(i + 1, n)
     return (np.array(got) if got else np.zeros((0, len(values(f, f))))), tuple(failed)
@@ -124,8 +114,9 @@ def bootstrap(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], N
     if len(got) < MIN_REFITS:
         raise ValueError(f"{len(failed)} of the {n} bootstrap logs could not be fitted back with the family "
                          f"(the first: {failed[0]}): no interval")
-    j = (2 if f.lifetime_shape is not None else 1) if f.gamma_shape is not None else None  # the frailty's place
-    ends = intervals(values(f, f), got, j)
+    present = [name for name in _SCALES if getattr(f, name) is not None]  # values' first columns
+    frailty = present.index("gamma_shape") if "gamma_shape" in present else None
+    ends = intervals(values(f, f), got, frailty)
     done = iter(ends)
 
     def widened(e: Estimate, back: Callable[[float], float]) -> Estimate:
