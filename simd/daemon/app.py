@@ -150,7 +150,9 @@ class _App:
         except ValueError as exc:
             return error(400, str(exc))
         try:
-            return json_response(200, self.drills.start(name, request.duration_seconds))
+            started = self.drills.start(name, request.duration_seconds)
+            self.renderings.acted()
+            return json_response(200, started)
         except UnknownDrill as exc:
             return error(404, str(exc))
         except DrillAlreadyRunning as exc:
@@ -163,6 +165,7 @@ class _App:
             return error(409, str(exc), ("Retry-After", "1"))
         except ReloadPending as exc:
             return json_response(202, {"status": "in progress", "detail": str(exc)})
+        self.renderings.acted()  # the reload's outcome (simd_config_last_reload_successful) shows at once
         if ok:
             return json_response(200, {"status": "success", **detail})
         return json_response(400, {"error": "the configuration was not reloaded: the previous one keeps running",

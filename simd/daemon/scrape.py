@@ -4,7 +4,8 @@
 and daemon status) and for at most :data:`RENDER_REUSE_SECONDS`, so a burst of scrapers costs one rendering per
 tick, not one each; the tick loop renders ahead what scrapers asked for recently (:meth:`Renderings.refresh`),
 and a scrape that arrives while the current rendering is being made gets the previous one (one tick old)
-rather than wait for it."""
+rather than wait for it, unless a control request (a reload, a drill's start) has been answered since that one
+began (:meth:`Renderings.acted`): whoever made the request and then scrapes sees what it changed."""
 
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ class Renderings:
         self._families = _Families()  # the registry's families, collected once per rendering version
         self.metrics = make_wsgi_app(self._families if version is not None else registry)
         self._version, self._clock = version, clock
-        self._cache: tuple[tuple, float, dict] = ((), -1e300, {})  # (version, when, {variant: Response})
+        # (version, when, {variant: Response}); a version's first item counts the control requests answered
+        self._cache: tuple[tuple, float, dict] = ((), -1e300, {})
+        self._acts = 0
         self._rendering = threading.Lock()
         self._wanted: dict[tuple, tuple[float, dict]] = {}  # request key -> (last asked, what it asked with)
 
@@ -54,10 +57,11 @@ class Renderings:
         key, env = _variant(environ)
         if self._version is None:
             return self._render(env)
-        version, now = self._version(), self._clock()
+        version, now = (self._acts, *self._version()), self._clock()
         current, when, responses = self._cache
         if key in responses and (self._current(version, current, when, now) or
-                                 (self._rendering.locked() and now - when < STALE_LIMIT_SECONDS)):
+                                 (self._rendering.locked() and now - when < STALE_LIMIT_SECONDS and
+                                  current[0] == self._acts)):
             self._remember(key, env, now)
             return responses[key]
         with self._rendering:  # one rendering at a time
@@ -95,11 +99,17 @@ class Renderings:
         if not recent:  # nobody scrapes: no collection on the tick thread (the next scrape collects)
             return
         with self._rendering:
-            version, responses = self._version(), {}
+            version, responses = (self._acts, *self._version()), {}
             self._families.collect_from(self.registry)
             for _, k, env in recent:
                 responses[k] = self._render(env)
             self._cache = (version, now, responses)
+
+    def acted(self) -> None:
+        """A control request changed what /metrics shows and is being answered: no scrape from now on gets a
+        rendering begun before it (the previous rendering is served while another renders only when no request
+        was answered in between)."""
+        self._acts += 1
 
     @staticmethod
     def _current(version: tuple, cached: tuple, when: float, now: float) -> bool:

@@ -211,3 +211,18 @@ def test_any_method_on_a_path_that_is_not_there_is_404(daemon, method, path):
     _, app, _ = daemon
     got, headers, _ = wsgi_call(app, method, path)
     assert got == 404 and "Allow" not in headers
+
+
+def test_a_scrape_after_a_control_request_is_never_given_a_rendering_from_before_it(daemon):
+    """While another thread renders, a scrape gets the previous rendering (above), but not one begun before a
+    drill's start or a reload that has been answered since: whoever posts and then scrapes sees what changed (a
+    real daemon's scrape right after POST /-/reload was given the failed reload's rendering)."""
+    import threading
+
+    _, app, _ = daemon
+    starts = b'simd_drill_starts_total{drill="storage"} '
+    assert starts + b"0.0" in wsgi_call(app)[2]
+    app.renderings._rendering.acquire()  # the tick loop is rendering ahead, begun before the request
+    threading.Timer(0.3, app.renderings._rendering.release).start()
+    assert post(app, "/api/v1/drills/storage")[0] == 200
+    assert starts + b"1.0" in wsgi_call(app)[2]  # waits for that rendering to end, then renders its own
