@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from simd.offline.sweep.executors import cpu_count
+from simd.executors import cpu_count
 from simd.offline.sweep.grid import grid, parse_params
 from simd.scenario import default_config, load_config
 

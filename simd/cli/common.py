@@ -56,6 +56,34 @@ def positive_int(text: str) -> int:
     return n
 
 
+def at_most(limit: int, why: str):
+    """An argparse type: a positive whole number of at most ``limit`` (``why``: what the bound is, for the
+    message)."""
+
+    def parse(text: str) -> int:
+        n = positive_int(text)
+        if n > limit:
+            raise ValueError(f"must be at most {limit} ({why}), got {n}")
+        return n
+
+    return checked(parse)
+
+
+def workers(text: str) -> int:
+    """``--workers``: local worker processes (simd.executors), at most WORKERS_PER_CORE per core."""
+    from simd.executors import WORKERS_PER_CORE, cpu_count
+
+    return at_most(WORKERS_PER_CORE * cpu_count(), f"{WORKERS_PER_CORE} per core")(text)
+
+
+def add_executor_flags(p: argparse.ArgumentParser, what: str) -> None:
+    """``--scheduler`` and ``--workers``: where ``what`` (the command's independent tasks) run
+    (simd.executors.choose)."""
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help=f"run {what} on this dask.distributed scheduler (pip install -e .[dask])")
+    p.add_argument("--workers", type=workers, help=f"local worker processes for {what} (default: one per core)")
+
+
 def load(path):
     from simd.scenario import default_config, load_config
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from simd.cli.common import checked, positive_int, whole_number
-from simd.offline.sweep.command import DEFAULT_REPLICAS, MAX_REPLICAS, MAX_REPLICAS_PER_POINT, WORKERS_PER_CORE
+from simd.cli.common import add_executor_flags, at_most, checked, whole_number
+from simd.offline.sweep.command import DEFAULT_REPLICAS, MAX_REPLICAS, MAX_REPLICAS_PER_POINT
 
 
 def add_commands(sub) -> None:
@@ -18,24 +18,6 @@ def cmd_sweep(args) -> int:
     from simd.offline.sweep import command
 
     return command.run(args)
-
-
-def _at_most(limit: int, why: str):
-    """A positive whole number of at most ``limit`` (``why``: what the bound is, for the message)."""
-
-    def parse(text: str) -> int:
-        n = positive_int(text)
-        if n > limit:
-            raise ValueError(f"must be at most {limit} ({why}), got {n}")
-        return n
-
-    return checked(parse)
-
-
-def _workers(text: str) -> int:
-    from simd.offline.sweep.executors import cpu_count
-
-    return _at_most(WORKERS_PER_CORE * cpu_count(), f"{WORKERS_PER_CORE} per core")(text)
 
 
 def _seed_value(text: str) -> int:
@@ -68,17 +50,15 @@ def configure_parser(p: argparse.ArgumentParser) -> None:
                    help="a dotted scenario key and its values: A:B:N (N points, linear), A:B:Nlog (N points, "
                         "log-spaced) or a,b,c; integer keys are rounded and de-duplicated. Once or twice")
     how = p.add_mutually_exclusive_group()
-    how.add_argument("--replicas", type=_at_most(MAX_REPLICAS_PER_POINT, "per grid point"),
+    how.add_argument("--replicas", type=at_most(MAX_REPLICAS_PER_POINT, "per grid point"),
                      help=f"replicas per grid point (default {DEFAULT_REPLICAS})")
     how.add_argument("--ci", type=_half_width, metavar="HALF_WIDTH",
                      help="add replicas until the 95%% confidence half-width of mean utilization is at most this "
                           "at every point (0.002 or 0.2%%)")
-    p.add_argument("--max-replicas", type=_at_most(MAX_REPLICAS_PER_POINT, "per grid point"),
+    p.add_argument("--max-replicas", type=at_most(MAX_REPLICAS_PER_POINT, "per grid point"),
                    help=f"with --ci: stop a point at this many replicas (default {MAX_REPLICAS})")
     p.add_argument("--seed-base", type=_seed,
                    help="first seed (default: the scenario's seed); every point uses the same seeds")
     p.add_argument("--out", help="directory for sweep.csv, sweep.json and sweep.png (default: print only)")
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help="run the tasks on this dask.distributed scheduler (pip install -e .[dask])")
-    p.add_argument("--workers", type=_workers, help="local worker processes (default: one per core)")
+    add_executor_flags(p, "the tasks")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

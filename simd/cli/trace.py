@@ -8,7 +8,7 @@ import json
 import math
 import sys
 
-from simd.cli.common import EXIT_USAGE, checked, positive_int
+from simd.cli.common import EXIT_USAGE, add_executor_flags, checked, positive_int
 from simd.quoting import warning
 
 MAX_SERVERS = 1 << 20  # a cluster's servers (--servers): beyond any log simd reads (the cap keeps a typo cheap)
@@ -162,6 +162,7 @@ def add_commands(sub) -> None:
                    help="with --joint-regimes, when the regimes joined with the lifetimes are written: their 95%% "
                         "intervals from N logs of the fitted model fitted back (a parametric bootstrap: N times the "
                         "fit's time; 20 is a good N; default 0, the fit's own intervals)")
+    add_executor_flags(f, "the bootstrap's refits")
     f.set_defaults(func=cmd_fit)
 
     c = tsub.add_parser("check", help="a scenario's server model against a fault log (or its part from --from on): "
@@ -321,6 +322,11 @@ def cmd_fit(args) -> int:
             return _fail(FIT, f"--out {args.out}: cannot write there: {exc.strerror or exc}")
     if args.bootstrap and not args.joint_regimes:
         return _fail(FIT, "--bootstrap refits the regimes joined with the lifetimes: it needs --joint-regimes")
+    if (args.workers or args.scheduler) and not args.bootstrap:
+        return _fail(FIT, f"{'--workers' if args.workers else '--scheduler'} runs the bootstrap's refits: it needs "
+                          "--bootstrap N")
+    if args.scheduler and args.workers:
+        return _fail(FIT, "--workers is for local runs; the scheduler's workers are its own")
     if args.plots:
         if not args.replicas:
             return _fail(FIT, "--plots draws the log against the fitted model's synthetic logs: --replicas 0 has none")
@@ -341,7 +347,12 @@ def cmd_fit(args) -> int:
             _fail(FIT, f"{args.file}: {line}")
         return EXIT_USAGE
     if args.bootstrap:
-        result = _bootstrapped(result, args.bootstrap)
+        from simd.executors import ExecutorError, MissingDask
+
+        try:
+            result = _bootstrapped(result, args.bootstrap, args.scheduler, args.workers)
+        except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable, a refit failed there
+            return _fail(FIT, str(exc), EXIT_USAGE if isinstance(exc, MissingDask) else 1)
     text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds), _replay(args))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
@@ -397,11 +408,13 @@ def cmd_fit(args) -> int:
     return 0
 
 
-def _bootstrapped(result, refits: int):
-    """The fit with the joint family's intervals from ``refits`` refits (simd.traces.bootstrap), a progress line on
-    standard error as simd simulate's; the fit's own, and a warning why, when that family is not written or too few
-    refits fit back."""
+def _bootstrapped(result, refits: int, scheduler: str | None, workers: int | None):
+    """The fit with the joint family's intervals from ``refits`` refits (simd.traces.bootstrap) on the executor the
+    flags choose (simd.executors.choose: ExecutorError when it cannot run), a progress line on standard
+    error as simd simulate's; the fit's own, and a warning why, when that family is not written or too few refits
+    fit back."""
     from simd.cli.progress import CountLine
+    from simd.executors import choose
     from simd.traces.bootstrap import FEW_REFITS, bootstrap
 
     if result.regimes is None or result.regimes_family == "regimes":
@@ -413,15 +426,17 @@ def _bootstrapped(result, refits: int):
     if refits < FEW_REFITS:
         warning(FIT, f"--bootstrap {refits}: fewer than {FEW_REFITS} refits: their spread is itself rough (an interval "
                      "of so few can be far too narrow or wide); 20 is a good N")
+    execute = choose(scheduler, workers)
     line = CountLine("simd trace fit: bootstrap refit")
     try:
-        result = bootstrap(result, refits, progress=line)
+        return bootstrap(result, refits, progress=line, execute=execute)
     except ValueError as exc:
         line.clear()
         warning(FIT, f"--bootstrap {refits}: {exc}; the intervals are the fit's own")
         return result
-    line.clear()
-    return result
+    finally:
+        line.clear()
+        execute.close()
 
 
 def _rows_json(rows) -> list[dict]:

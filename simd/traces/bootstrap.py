@@ -20,7 +20,8 @@ bound (no over-dispersion the log can tell from none: None) makes the frailty's 
 then reaches the bound, its low end from the refits below it. A refit the log cannot hold (fit's ValueError: no
 regime chain found, no repair for relapses to follow, a schedule's pieces without faults), or whose log passes the
 goodness of fit's budget (a fitted model far from its log), is counted and left out; the intervals need at least
-two refits.
+two refits. The logs are drawn here; the refits run on an executor (simd.executors: worker processes, a dask
+cluster), put back in the logs' order, so the result is the same whichever ran them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special, stats
 
+from simd.executors import Serial
 from simd.traces import fit as fit_module
 from simd.traces.fit import Estimate, Fit
 from simd.traces.scenario import budget
@@ -76,41 +78,61 @@ def values(f: Fit, like: Fit) -> np.ndarray:
     return np.array(out)
 
 
-def refits(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None] | None = None) -> tuple[
-        np.ndarray, tuple[str, ...]]:
+def refits(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None] | None = None,
+           execute=None) -> tuple[np.ndarray, tuple[str, ...]]:
     """(the estimates of each of ``n`` logs of ``f``'s fitted model, over its servers and span, fitted back with its
-    family, on the intervals' scales (:func:`values`: a row a refit), why each refit left out was);
-    ``progress(done, n)`` after each refit."""
+    family, on the intervals' scales (:func:`values`: a row a refit, in the logs' order), why each refit left out
+    was, in the logs' order); ``progress(done, n)`` after each refit. The logs are drawn here, one after another
+    from ``seed``; ``execute`` (simd.executors: None, this process) fits them back, in any order: the
+    result is the same whichever executor ran them."""
     if f.regimes is None or f.regimes_family == "regimes":
         raise ValueError("the bootstrap is of the regimes joined with the lifetimes (simd trace fit --joint-regimes)")
     model = f.model()
     rng = np.random.default_rng(seed)
     cap = budget(f.faults)  # the goodness of fit's: a fitted model far from its log stops at so many faults
-    got, failed = [], []
+    why: dict[int, str] = {}
+    jobs = []
     for i in range(n):
         try:
-            refit = fit_module.fit(generate(model, f.servers, f.span_days, rng, cap), f.servers, f.burst_seconds,
-                                   like=f)
+            jobs.append((i, (generate(model, f.servers, f.span_days, rng, cap), f)))
         except OverBudget:
-            failed.append(f"its log passed {cap} faults (the fitted model makes far more than the log)")
-        except np.linalg.LinAlgError:
-            raise
-        except ValueError as exc:  # (the log cannot hold the family: fit's own reasons)
-            failed.append(str(exc))
+            why[i] = f"its log passed {cap} faults (the fitted model makes far more than the log)"
+    done = len(why)
+    if progress is not None and done:
+        progress(done, n)
+    got: dict[int, np.ndarray] = {}
+    for i, (row, reason) in (execute or Serial())(fit_back, jobs):
+        if row is None:
+            why[i] = reason
         else:
-            got.append(values(refit, f))
+            got[i] = row
+        done += 1
         if progress is not None:
-            progress(i + 1, n)
-    return (np.array(got) if got else np.zeros((0, len(values(f, f))))), tuple(failed)
+            progress(done, n)
+    rows = [got[i] for i in sorted(got)]
+    return (np.array(rows) if rows else np.zeros((0, len(values(f, f))))), tuple(why[i] for i in sorted(why))
 
 
-def bootstrap(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None] | None = None) -> Fit:
+def fit_back(log, f: Fit) -> tuple[np.ndarray | None, str]:
+    """A bootstrap log fitted back with ``f``'s family: (its :func:`values`, "") or (None, why the log cannot hold
+    the family: fit's ValueError). Numerical errors are raised, never counted as a refit left out."""
+    try:
+        refit = fit_module.fit(log, f.servers, f.burst_seconds, like=f)
+    except np.linalg.LinAlgError:
+        raise
+    except ValueError as exc:  # (the log cannot hold the family: fit's own reasons)
+        return None, str(exc)
+    return values(refit, f), ""
+
+
+def bootstrap(f: Fit, n: int, seed: int = SEED, progress: Callable[[int, int], None] | None = None,
+              execute=None) -> Fit:
     """``f`` (a fit of the regimes joined with the lifetimes) with its intervals from ``n`` logs of its fitted
-    model fitted back (module docstring, :func:`refits`), and ``bootstrap_refits`` and ``bootstrap_failures``
-    saying so; ``progress(done, n)`` after each refit."""
+    model fitted back (module docstring, :func:`refits`: ``execute`` fits them back), and ``bootstrap_refits`` and
+    ``bootstrap_failures`` saying so; ``progress(done, n)`` after each refit."""
     if n < MIN_REFITS:
         raise ValueError(f"a bootstrap needs at least {MIN_REFITS} refits")
-    got, failed = refits(f, n, seed, progress)
+    got, failed = refits(f, n, seed, progress, execute)
     if len(got) < MIN_REFITS:
         raise ValueError(f"{len(failed)} of the {n} bootstrap logs could not be fitted back with the family "
                          f"(the first: {failed[0]}): no interval")

@@ -100,8 +100,8 @@ def argv(draw, paths: dict[str, str]) -> list[str]:
 def no_work(monkeypatch):
     import simd.cli.drillclient
     import simd.daemon.process
+    import simd.executors
     import simd.offline.precompile
-    import simd.offline.sweep.command
     import simd.report
 
     monkeypatch.setattr(simd.offline.precompile, "prepare", reached)
@@ -109,7 +109,7 @@ def no_work(monkeypatch):
     monkeypatch.setattr(simd.report, "build", reached)
     monkeypatch.setattr(simd.daemon.process, "run", reached)
     monkeypatch.setattr(simd.cli.drillclient, "request", reached)
-    monkeypatch.setattr(simd.offline.sweep.command, "_executor", reached)
+    monkeypatch.setattr(simd.executors, "choose", reached)
 
 
 def test_every_command_is_fuzzed():

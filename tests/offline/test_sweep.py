@@ -16,10 +16,10 @@ from support.scenarios import SWEEP_SMALL as SMALL
 
 from simd import cli
 from simd.engine import BUCKETS
+from simd.executors import LocalPool, Serial
 from simd.offline.simulate import simulate
 from simd.offline.sweep import outputs as sweepout
 from simd.offline.sweep import run as sweep
-from simd.offline.sweep.executors import LocalPool, Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import ReplicaResult, Runner, adaptive_sweep, fixed_sweep, next_count, run_point
 from simd.offline.sweep.stats import mean_ci, summarize, t_quantile
@@ -76,8 +76,8 @@ class Reversed:
     workers = 3
 
     def __call__(self, fn, jobs):
-        for task, scenario in reversed(jobs):
-            yield task, fn(scenario, task.seeds)
+        for key, args in reversed(jobs):
+            yield key, fn(*args)
 
 
 def test_tasks_cover_each_point_in_runs_of_consecutive_seeds():
@@ -334,7 +334,7 @@ def test_scheduler_without_dask_says_how_to_install(small_file, monkeypatch):
 
 
 def test_importing_the_sweep_needs_no_dask():
-    code = ("import sys, simd.cli, simd.offline.sweep.run, simd.offline.sweep.command, simd.offline.sweep.executors, "
+    code = ("import sys, simd.cli, simd.offline.sweep.run, simd.offline.sweep.command, simd.executors, "
             "simd.offline.sweep.outputs; "
             "simd.cli.build_parser(); "
             "bad = [m for m in ('dask', 'distributed', 'tqdm', 'matplotlib') if m in sys.modules]; "

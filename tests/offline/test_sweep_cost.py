@@ -11,10 +11,10 @@ import pytest
 from matplotlib.image import AxesImage
 from support.cli import simd
 
+from simd.executors import LocalPool, Serial
 from simd.offline.simulate import simulate
 from simd.offline.sweep import outputs as sweepout
 from simd.offline.sweep import plot as sweepplot
-from simd.offline.sweep.executors import LocalPool, Serial
 from simd.offline.sweep.grid import GridError, field_kind, grid, parse_params
 from simd.offline.sweep.run import Runner, fixed_sweep, run_point, run_points
 from simd.offline.sweep.stats import mean_ci, paired_difference

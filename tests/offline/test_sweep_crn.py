@@ -8,8 +8,8 @@ from support.scenarios import SWEEP_SMALL as SMALL
 
 from simd.engine import advance, crn, new_state, run_job
 from simd.engine.replicas import advance_replicas, run_jobs
+from simd.executors import Serial
 from simd.offline.simulate import ideal_seconds, simulation_limit_us
-from simd.offline.sweep.executors import Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, adaptive_sweep, fixed_sweep, plan_tasks, run_point, run_points, shared_groups
 from simd.scenario import parse_config

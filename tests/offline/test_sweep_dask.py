@@ -6,8 +6,8 @@ import pytest
 from support.cli import simd
 from support.scenarios import SWEEP_SMALL as SMALL
 
-from simd.offline.sweep import executors as sweepexec
-from simd.offline.sweep.executors import DaskExecutor, LocalPool, Serial
+from simd import executors as sweepexec
+from simd.executors import DaskExecutor, LocalPool, Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, fixed_sweep
 

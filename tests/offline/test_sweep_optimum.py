@@ -11,10 +11,10 @@ from matplotlib.patches import Rectangle
 from scipy import stats
 from support.scenarios import SWEEP_SMALL
 
+from simd.executors import Serial
 from simd.models import checkpoint as ck
 from simd.offline.sweep import outputs as sweepout
 from simd.offline.sweep import plot as sweepplot
-from simd.offline.sweep.executors import Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, first_order, fixed_sweep
 from simd.scenario import parse_config

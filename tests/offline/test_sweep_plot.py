@@ -10,8 +10,8 @@ from matplotlib.collections import FillBetweenPolyCollection, PolyCollection
 from matplotlib.image import AxesImage
 from support.scenarios import SWEEP_SMALL
 
+from simd.executors import Serial
 from simd.offline.sweep import plot as sweepplot
-from simd.offline.sweep.executors import Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, first_order, fixed_sweep
 from simd.scenario import parse_config

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from simd.engine import new_state
+from simd.executors import Serial
 from simd.metrics.snapshot import scenario_info
 from simd.offline.sweep import outputs as sweepout
 from simd.offline.sweep import plot as sweepplot
-from simd.offline.sweep.executors import Serial
 from simd.offline.sweep.grid import grid, parse_params
 from simd.offline.sweep.run import Runner, fixed_sweep, two_level
 from simd.scenario import parse_config

@@ -8,6 +8,7 @@ the command line's flag, its refusals and what it prints. Its coverage over many
 import dataclasses
 import functools
 import math
+import time
 
 import numpy as np
 import pytest
@@ -180,6 +181,34 @@ def test_refits_the_log_cannot_hold_are_counted_and_left_out(plain, monkeypatch)
         bootstrap(plain[1], 3)
 
 
+def test_the_refits_are_the_same_on_worker_processes(plain, monkeypatch):
+    """The logs are drawn in this process, one after another from the seed; fitted back on two worker processes
+    (`--workers`, simd.executors.LocalPool), in whatever order they end, the refits and the reasons of
+    those left out come back in the logs' order: the same as in this process. (Refits made up from each log's
+    count of faults, some of them left out, some slower; the workers, forked, fit with them too.)"""
+    from simd.executors import LocalPool
+
+    _, f = plain
+    f = _joint(f)
+
+    def refit(log, servers, burst_seconds, like):
+        n = len(log.faults)
+        time.sleep(0.05 * (n % 2))  # (the workers' refits end out of the logs' order)
+        if n % 3 == 0:
+            raise ValueError(f"left out: {n} faults")
+        return _joint(like, ratio=2.0 + n / 100)
+
+    _refits_by(monkeypatch, refit)
+    here = bootstrap_module.refits(f, 9)
+    pool = LocalPool(2)
+    try:
+        there = bootstrap_module.refits(f, 9, execute=pool)
+    finally:
+        pool.close()
+    assert len(here[0]) + len(here[1]) == 9 and here[1], here  # some left out, some not
+    assert np.array_equal(here[0], there[0]) and here[1] == there[1]
+
+
 def test_the_command_line(tmp_path, monkeypatch, coarse):
     """--bootstrap N: refused without --joint-regimes and below 2; on a log of regimes (Weibull 0.7, frailty 1.5,
     x8 storms, 150 servers over 250 days) the scenario on standard output still check-config's, its header and the
@@ -189,6 +218,11 @@ def test_the_command_line(tmp_path, monkeypatch, coarse):
     assert r.returncode == 2 and "needs --joint-regimes" in r.stderr
     r = simd("trace", "fit", "x.csv", "--servers", "10", "--bootstrap", "1", "--joint-regimes")
     assert r.returncode == 2 and "from 2 to 1000" in r.stderr
+    r = simd("trace", "fit", "x.csv", "--servers", "10", "--joint-regimes", "--workers", "2")
+    assert r.returncode == 2 and "--workers runs the bootstrap's refits: it needs --bootstrap N" in r.stderr
+    r = simd("trace", "fit", "x.csv", "--servers", "10", "--joint-regimes", "--bootstrap", "3", "--workers", "2",
+             "--scheduler", "tcp://127.0.0.1:1")
+    assert r.returncode == 2 and "--workers is for local runs" in r.stderr
     m = Model(lifetime_scale_days=150.0, lifetime_shape=0.7, gamma_shape=1.5, repair="exponential",
               repair_mean_days=0.3, regimes=REGIMES)
     log = generate(m, 150, 250.0, np.random.default_rng(4))
@@ -203,7 +237,8 @@ def test_the_command_line(tmp_path, monkeypatch, coarse):
         return like
 
     _refits_by(monkeypatch, refit)
-    r = simd("trace", "fit", str(path), "--servers", "150", "--joint-regimes", "--bootstrap", "2", "--replicas", "0")
+    r = simd("trace", "fit", str(path), "--servers", "150", "--joint-regimes", "--bootstrap", "2", "--replicas", "0",
+             "--workers", "1")  # (this process: the refits made cheap here are this process's)
     assert r.returncode == 0, r.stderr
     own = told[0]
     assert len(told) == 2 and own.regimes_family == "weibull, regimes", own.aic

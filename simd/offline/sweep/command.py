@@ -27,8 +27,6 @@ MAX_REPLICAS = 10_000
 # sweep at most MAX_SWEEP_REPLICAS in all (points x replicas, or x --max-replicas with --ci): ~1 GB.
 MAX_REPLICAS_PER_POINT = 100_000
 MAX_SWEEP_REPLICAS = 2_000_000
-# Local worker processes: more than the cores gains nothing; a few per core still helps when tasks are uneven.
-WORKERS_PER_CORE = 4
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
@@ -67,16 +65,6 @@ class _Bar:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def _executor(args):
-    from simd.offline.sweep import executors as sweepexec
-
-    if args.scheduler:
-        return sweepexec.DaskExecutor(args.scheduler)
-    if args.workers == 1:
-        return sweepexec.Serial()
-    return sweepexec.LocalPool(args.workers)
 
 
 def _warn_points(base, params, points) -> None:
@@ -144,8 +132,8 @@ def _report(args, params, results, meta, out: Path | None) -> int:
 
 def run(args) -> int:
     from simd import regularfile
+    from simd.executors import ExecutorError, MissingDask, choose
     from simd.offline.sweep import run as sweep
-    from simd.offline.sweep.executors import ExecutorError, MissingDask
     from simd.offline.sweep.grid import GridError, grid, parse_params
     from simd.scenario import default_config, load_config
 
@@ -187,7 +175,7 @@ def run(args) -> int:
         shared = any(len(g) > 1 for g in sweep.shared_groups(points))
         prepare([p.scenario.job_spec(seed_base) for p in points], prog="simd sweep", extra=("crn",) if shared else ())
     try:
-        execute = _executor(args)
+        execute = choose(args.scheduler, args.workers)
     except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable: a failure
         return _fail(str(exc), EXIT_USAGE if isinstance(exc, MissingDask) else 1)
     bar = _Bar(not args.quiet and sys.stderr.isatty())

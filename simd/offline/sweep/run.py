@@ -4,7 +4,7 @@ The replicas of a grid point use seeds ``seed_base, seed_base + 1, ...``, the sa
 random numbers: neighbouring points see the same failure streams, so their difference is estimated with less
 noise than their levels). The work is cut into tasks of (a group of grid points, a run of consecutive seeds):
 the points of a group share their step durations (the same straggler parameters: simd.engine.crn), so a task
-draws each seed's durations once for all of them (:func:`run_points`). An executor (``simd.offline.sweep.executors``:
+draws each seed's durations once for all of them (:func:`run_points`). An executor (``simd.executors``:
 in-process, a local process pool, or a dask.distributed cluster) runs the tasks in any order and the results
 are put back in seed order before anything is summed, so the numbers are identical whichever executor ran them.
 
@@ -144,9 +144,9 @@ class Task:
     seeds: tuple[int, ...]  # consecutive seeds
 
 
-# An executor (simd.offline.sweep.executors): called as executor(fn, [(task, scenarios), ...]), ``scenarios``
+# An executor (simd.executors): called as executor(fn, [(task, (scenarios, task.seeds)), ...]), ``scenarios``
 # those of the task's points, it yields (task, fn(scenarios, task.seeds)) in any order; fn returns a list per point.
-Executor = Callable[[Callable, list[tuple[Task, tuple[Scenario, ...]]]],
+Executor = Callable[[Callable, list[tuple[Task, tuple[tuple[Scenario, ...], tuple[int, ...]]]]],
                     Iterable[tuple[Task, list[list[ReplicaResult]]]]]
 RunPoint = Callable[[Scenario, Sequence[int]], list[ReplicaResult]]
 Progress = Callable[[int, int], None]  # (replicas planned so far, replicas done so far)
@@ -218,7 +218,7 @@ class Runner:
         self.planned += sum(len(t.points) * len(t.seeds) for t in tasks)
         self.progress(self.planned, self.done)
         got: dict[tuple[int, int], list[ReplicaResult]] = {}
-        jobs = [(t, tuple(self.points[i].scenario for i in t.points)) for t in tasks]
+        jobs = [(t, (tuple(self.points[i].scenario for i in t.points), t.seeds)) for t in tasks]
         for task, per_point in self.execute(self.fn, jobs):
             if len(per_point) != len(task.points):
                 raise RuntimeError(f"a task of {len(task.points)} points returned {len(per_point)} lists")

@@ -1,9 +1,11 @@
-"""Executors of a sweep's tasks: in-process, a local process pool (the default), or a dask.distributed cluster.
+"""Executors of independent tasks: in-process, a local process pool (the default), or a dask.distributed cluster.
+`simd sweep` runs its seed ranges on them (simd.offline.sweep.run) and `simd trace fit --bootstrap` its refits
+(simd.traces.bootstrap), both from the same flags (``--workers``, ``--scheduler``: :func:`choose`).
 
-An executor is called as ``executor(fn, jobs)`` with ``jobs`` a list of ``(task, scenarios)`` (the scenarios of
-the task's grid points) and yields ``(task, fn(scenarios, task.seeds))`` in completion order; it decides nothing
-else (simd.offline.sweep.run puts the results back in seed order). ``workers`` says how many tasks it runs at
-once, so the sweep can cut the work to keep them all busy.
+An executor is called as ``executor(fn, jobs)`` with ``jobs`` a list of ``(key, args)`` and yields ``(key,
+fn(*args))`` in completion order; it decides nothing else (the caller puts the results back in its own order, so
+they are the same whichever executor ran them). ``workers`` says how many tasks it runs at once, so a caller can
+cut the work to keep them all busy.
 
 dask is optional (``pip install -e .[dask]``) and imported only by :class:`DaskExecutor`.
 """
@@ -16,6 +18,9 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 DASK_HINT = "--scheduler needs dask.distributed: pip install -e .[dask]"
 # How long to wait for the scheduler to answer before giving up with an error (dask's own default is 30 s).
 CONNECT_TIMEOUT_SECONDS = 10
+# Local worker processes (--workers): more than the cores gains nothing; a few per core still helps when tasks are
+# uneven.
+WORKERS_PER_CORE = 4
 
 
 class ExecutorError(RuntimeError):
@@ -32,8 +37,8 @@ class Serial:
     workers = 1
 
     def __call__(self, fn, jobs):
-        for task, scenarios in jobs:
-            yield task, fn(scenarios, task.seeds)
+        for key, args in jobs:
+            yield key, fn(*args)
 
     def close(self) -> None:
         pass
@@ -48,15 +53,15 @@ def cpu_count() -> int:
 
 
 class LocalPool:
-    """A pool of worker processes on this machine (default: one per core), kept for the whole sweep so each
-    worker's caches (straggler tables) serve every task it runs."""
+    """A pool of worker processes on this machine (default: one per core), kept for the whole command so each
+    worker's caches (a sweep's straggler tables) serve every task it runs."""
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or cpu_count()
         self._pool = ProcessPoolExecutor(max_workers=self.workers)
 
     def __call__(self, fn, jobs):
-        futures = {self._pool.submit(fn, scenarios, task.seeds): task for task, scenarios in jobs}
+        futures = {self._pool.submit(fn, *args): key for key, args in jobs}
         pending = set(futures)
         try:
             while pending:
@@ -95,7 +100,7 @@ class DaskExecutor:
         from distributed import as_completed
 
         # pure=False: two tasks with equal arguments are still two tasks (never deduplicated by key)
-        futures = {self.client.submit(fn, scenarios, task.seeds, pure=False): task for task, scenarios in jobs}
+        futures = {self.client.submit(fn, *args, pure=False): key for key, args in jobs}
         try:
             for f in as_completed(futures):
                 try:
@@ -111,3 +116,14 @@ class DaskExecutor:
     def close(self) -> None:
         if self._own:
             self.client.close()
+
+
+def choose(scheduler: str | None, workers: int | None):
+    """The executor the flags ask for: ``--scheduler`` a dask cluster's (ExecutorError when it cannot be reached,
+    MissingDask without dask), ``--workers 1`` this process, else a local pool of ``workers`` (None: one per
+    core)."""
+    if scheduler:
+        return DaskExecutor(scheduler)
+    if workers == 1:
+        return Serial()
+    return LocalPool(workers)
