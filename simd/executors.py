@@ -7,17 +7,23 @@ fn(*args))`` in completion order; it decides nothing else (the caller puts the r
 they are the same whichever executor ran them). ``workers`` says how many tasks it runs at once, so a caller can
 cut the work to keep them all busy.
 
-dask is optional (``pip install -e .[dask]``) and imported only by :class:`DaskExecutor`.
+dask is optional (simd's ``dask`` extra) and imported only by :class:`DaskExecutor`.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import threading
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 
-DASK_HINT = "--scheduler needs dask.distributed: pip install -e .[dask]"
-# How long to wait for the scheduler to answer before giving up with an error (dask's own default is 30 s).
+DASK_HINT = "--scheduler needs dask.distributed: pip install 'dask[distributed]' (simd's dask extra)"
+# How long to wait for the scheduler to answer before giving up with an error (dask's own default is 30 s). dask's
+# own timeout does not cover a peer that accepts and then says nothing a scheduler would (an HTTP port, the
+# scheduler's dashboard): the whole connection gets this long and a few seconds more (CONNECT_GRACE_SECONDS).
 CONNECT_TIMEOUT_SECONDS = 10
+CONNECT_GRACE_SECONDS = 5
 # Local worker processes (--workers): more than the cores gains nothing; a few per core still helps when tasks are
 # uneven.
 WORKERS_PER_CORE = 4
@@ -56,9 +62,11 @@ class LocalPool:
     """A pool of worker processes on this machine (default: one per core), kept for the whole command so each
     worker's caches (a sweep's straggler tables) serve every task it runs."""
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, start: str | None = None):
+        """``start``: multiprocessing's start method (None: Python's default for the platform)."""
         self.workers = workers or cpu_count()
-        self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        context = multiprocessing.get_context(start) if start else None
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
 
     def __call__(self, fn, jobs):
         futures = {self._pool.submit(fn, *args): key for key, args in jobs}
@@ -67,7 +75,12 @@ class LocalPool:
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in done:
-                    yield futures[f], f.result()
+                    try:
+                        result = f.result()
+                    except BrokenProcessPool:
+                        raise ExecutorError("a worker process ended abruptly (killed: out of memory?); the work "
+                                            "was not finished") from None
+                    yield futures[f], result
         finally:
             for f in pending:
                 f.cancel()
@@ -86,11 +99,12 @@ class DaskExecutor:
         except ImportError:
             raise MissingDask(DASK_HINT) from None
         if client is None:
-            try:
-                client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS)  # read at call time (tests shorten it)
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise ExecutorError(f"--scheduler {address}: cannot connect: {exc}") from None
+            client = _connect(Client, address)
             self._own = True
+            if not client.nthreads():
+                client.close()
+                raise ExecutorError(f"--scheduler {address}: the scheduler has no workers (start some: dask worker "
+                                    f"{address})")
         else:
             self._own = False
         self.client = client
@@ -116,6 +130,35 @@ class DaskExecutor:
     def close(self) -> None:
         if self._own:
             self.client.close()
+
+
+def _connect(client_class, address: str):
+    """A dask Client of the scheduler at ``address``, or ExecutorError (one line) when none answers as one within
+    CONNECT_TIMEOUT_SECONDS (read at call time: tests shorten it) and CONNECT_GRACE_SECONDS: whatever the peer
+    does (refuses, says nothing, or sends what is no dask message: a MemoryError from a length read off another
+    protocol's banner), in a thread of its own so that a peer that never answers cannot hold the command."""
+    timeout = CONNECT_TIMEOUT_SECONDS
+    got: dict = {}
+
+    def attempt() -> None:
+        try:
+            got["client"] = client_class(address, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 (whatever the peer made dask raise: one line below)
+            got["error"] = exc
+
+    thread = threading.Thread(target=attempt, name="simd-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout + CONNECT_GRACE_SECONDS)
+    if thread.is_alive():
+        raise ExecutorError(f"--scheduler {address}: no dask scheduler answered within {timeout:g} s (the "
+                            "scheduler's port, not its dashboard's: 8786 by default)")
+    if "error" in got:
+        exc = got["error"]
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if isinstance(exc, MemoryError):  # (a length dask read off bytes of another protocol)
+            first = "what answered is no dask scheduler (its reply is not dask's protocol)"
+        raise ExecutorError(f"--scheduler {address}: cannot connect: {first}") from None
+    return got["client"]
 
 
 def choose(scheduler: str | None, workers: int | None):

@@ -36,6 +36,18 @@ def build_parser() -> Parser:
 MAX_ERROR_LINES = 20
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in ``exc``'s chain: numba reports one raised while it calls back into Python
+    as a SystemError ("returned a result with an exception set") whose context is the interrupt."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     from simd.scenario import ConfigError
 
@@ -60,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except SystemError as exc:
+        if _interrupted(exc):  # Ctrl-C inside a compiled kernel's call back into Python (numba's unpickling)
+            return 130
+        raise
     finally:
         # Everything still alive lives until the process ends: frozen, the interpreter's collections at exit
         # skip it (numba's and pydantic's objects, built at import: about a fifth of a warm `simd simulate

@@ -76,12 +76,21 @@ def workers(text: str) -> int:
     return at_most(WORKERS_PER_CORE * cpu_count(), f"{WORKERS_PER_CORE} per core")(text)
 
 
+def _address(text: str) -> str:
+    if not text.strip():
+        raise ValueError("expected a scheduler's address like tcp://HOST:8786, got an empty one")
+    return text
+
+
 def add_executor_flags(p: argparse.ArgumentParser, what: str) -> None:
     """``--scheduler`` and ``--workers``: where ``what`` (the command's independent tasks) run
     (simd.executors.choose)."""
-    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                   help=f"run {what} on this dask.distributed scheduler (pip install -e .[dask])")
-    p.add_argument("--workers", type=workers, help=f"local worker processes for {what} (default: one per core)")
+    from simd.executors import WORKERS_PER_CORE
+
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", type=checked(_address),
+                   help=f"run {what} on this dask.distributed scheduler (simd's dask extra)")
+    p.add_argument("--workers", type=workers, help=f"local worker processes for {what} (default: one per core; at "
+                                                   f"most {WORKERS_PER_CORE} per core)")
 
 
 def load(path):

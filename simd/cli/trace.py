@@ -301,13 +301,8 @@ def _replay(args) -> dict:
 
 
 def cmd_fit(args) -> int:
-    import dataclasses
-    from pathlib import Path
-
     from simd import regularfile
-    from simd.traces.fit import fit
-    from simd.traces.log import LogError, before, load, when
-    from simd.traces.scenario import Job, budget_note, goodness, goodness_table, job_text, scenario_text
+    from simd.traces.scenario import Job, job_text
 
     if args.n_gpus is not None and args.n_gpus % args.gpus_per_server:
         return _fail(FIT, f"--n-gpus {args.n_gpus} is not a multiple of --gpus-per-server {args.gpus_per_server}")
@@ -334,6 +329,33 @@ def cmd_fit(args) -> int:
             regularfile.writable_dir(args.plots)
         except OSError as exc:
             return _fail(FIT, f"--plots {args.plots}: cannot write there: {exc.strerror or exc}")
+    if args.bootstrap:
+        from simd.executors import ExecutorError, MissingDask, choose
+
+        try:  # before any work: dask installed, the scheduler reached
+            execute = choose(args.scheduler, args.workers)
+        except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable: a failure
+            return _fail(FIT, str(exc), EXIT_USAGE if isinstance(exc, MissingDask) else 1)
+        try:
+            return _fit(args, job, execute)
+        except ExecutorError as exc:  # a refit failed on the cluster, a local worker died
+            return _fail(FIT, str(exc), 1)
+        finally:
+            execute.close()
+    return _fit(args, job, None)
+
+
+def _fit(args, job, execute) -> int:
+    """simd trace fit's work once its flags are checked; ``execute``: the bootstrap's executor (None without
+    --bootstrap)."""
+    import dataclasses
+    from pathlib import Path
+
+    from simd import regularfile
+    from simd.traces.fit import fit
+    from simd.traces.log import LogError, before, load, when
+    from simd.traces.scenario import budget_note, goodness, goodness_table, scenario_text
+
     try:
         log = load(args.file, args.columns, args.timezone, args.time_format)
         if args.until is not None:
@@ -347,12 +369,7 @@ def cmd_fit(args) -> int:
             _fail(FIT, f"{args.file}: {line}")
         return EXIT_USAGE
     if args.bootstrap:
-        from simd.executors import ExecutorError, MissingDask
-
-        try:
-            result = _bootstrapped(result, args.bootstrap, args.scheduler, args.workers)
-        except ExecutorError as exc:  # dask missing: a usage error; the scheduler unreachable, a refit failed there
-            return _fail(FIT, str(exc), EXIT_USAGE if isinstance(exc, MissingDask) else 1)
+        result = _bootstrapped(result, args.bootstrap, execute)
     text = scenario_text(result, job, Path(args.file).name, _bounds(job.step_seconds), _replay(args))
     if why := _refused(text):  # never: every fitted value is clamped to the schema's bounds
         return _fail(FIT, f"the fitted scenario is one check-config refuses (a bug): {why}", 1)
@@ -408,13 +425,11 @@ def cmd_fit(args) -> int:
     return 0
 
 
-def _bootstrapped(result, refits: int, scheduler: str | None, workers: int | None):
-    """The fit with the joint family's intervals from ``refits`` refits (simd.traces.bootstrap) on the executor the
-    flags choose (simd.executors.choose: ExecutorError when it cannot run), a progress line on standard
-    error as simd simulate's; the fit's own, and a warning why, when that family is not written or too few refits
-    fit back."""
+def _bootstrapped(result, refits: int, execute):
+    """The fit with the joint family's intervals from ``refits`` refits (simd.traces.bootstrap) on ``execute``
+    (simd.executors: ExecutorError when a refit fails there), a progress line on standard error as simd simulate's;
+    the fit's own, and a warning why, when that family is not written or too few refits fit back."""
     from simd.cli.progress import CountLine
-    from simd.executors import choose
     from simd.traces.bootstrap import FEW_REFITS, bootstrap
 
     if result.regimes is None or result.regimes_family == "regimes":
@@ -426,7 +441,6 @@ def _bootstrapped(result, refits: int, scheduler: str | None, workers: int | Non
     if refits < FEW_REFITS:
         warning(FIT, f"--bootstrap {refits}: fewer than {FEW_REFITS} refits: their spread is itself rough (an interval "
                      "of so few can be far too narrow or wide); 20 is a good N")
-    execute = choose(scheduler, workers)
     line = CountLine("simd trace fit: bootstrap refit")
     try:
         return bootstrap(result, refits, progress=line, execute=execute)
@@ -436,7 +450,6 @@ def _bootstrapped(result, refits: int, scheduler: str | None, workers: int | Non
         return result
     finally:
         line.clear()
-        execute.close()
 
 
 def _rows_json(rows) -> list[dict]:

@@ -154,3 +154,27 @@ def test_whole_number_flags_share_one_parser_and_its_words(value, message):
     assert run.returncode == sweep.returncode == 2
     assert run.stderr.strip() == f"simd run: error: argument --save-every-ticks: {message}"
     assert sweep.stderr.strip() == f"simd sweep: error: argument --replicas: {message}"
+
+
+def test_an_interrupt_inside_a_kernels_call_back_into_python_is_exit_130(monkeypatch):
+    """Ctrl-C while a compiled kernel calls back into Python (numba's unpickling of its constants) reaches the
+    command as a SystemError whose context is the KeyboardInterrupt (`simd trace fit --bootstrap N --workers 1`
+    printed 72 lines of traceback and exit 1): exit 130 as any interrupt. Another SystemError is still raised."""
+    from simd import cli
+    from simd.cli import offline
+
+    def interrupted(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise SystemError("<function _numba_unpickle> returned a result with an exception set") from None
+
+    monkeypatch.setattr(offline, "cmd_check_config", interrupted)
+    assert cli.main(["check-config", "x.yaml"]) == 130
+
+    def broken(args):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(offline, "cmd_check_config", broken)
+    with pytest.raises(SystemError, match="something else"):
+        cli.main(["check-config", "x.yaml"])

@@ -330,7 +330,8 @@ def test_scheduler_without_dask_says_how_to_install(small_file, monkeypatch):
     r = simd("sweep", "--config", str(small_file), "--scenario", "small", "--param", "n_gpus=512",
              "--scheduler", "tcp://127.0.0.1:8786")
     assert r.returncode == 2
-    assert r.stderr == "simd sweep: error: --scheduler needs dask.distributed: pip install -e .[dask]\n"
+    assert r.stderr == "simd sweep: error: --scheduler needs dask.distributed: pip install 'dask[distributed]' " \
+                       "(simd's dask extra)\n"
 
 
 def test_importing_the_sweep_needs_no_dask():

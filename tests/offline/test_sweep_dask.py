@@ -64,6 +64,72 @@ def test_unreachable_scheduler_is_one_line(monkeypatch):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("peer", ["banner", "silent"])
+def test_a_peer_that_is_no_dask_scheduler_is_one_line(monkeypatch, peer):
+    """What answers at the address is no scheduler: a service that speaks first (an SSH banner: dask read a frame
+    length off it and raised a MemoryError of exbibytes, a traceback) or one that accepts and never answers (an
+    HTTP port, the scheduler's dashboard: dask's own timeout did not cover it, and the command hung). Each is one
+    line and exit 1, within the connect timeout and its grace."""
+    import socket
+    import threading
+    import time
+
+    monkeypatch.setattr(sweepexec, "CONNECT_TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setattr(sweepexec, "CONNECT_GRACE_SECONDS", 1.0)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    held = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            held.append(conn)
+            if peer == "banner":
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        t0 = time.monotonic()
+        r = simd("sweep", "--scenario", "ckpt-sweep", "--param", "checkpoint.interval_steps=100,200",
+                 "--replicas", "2", "--scheduler", f"tcp://127.0.0.1:{port}")
+        took = time.monotonic() - t0
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"simd sweep: error: --scheduler tcp://127.0.0.1:{port}: "), r.stderr
+    assert ("no dask scheduler" in r.stderr) if peer == "banner" else ("within 1 s" in r.stderr), r.stderr
+    assert took < 10.0
+
+
+def test_a_scheduler_without_workers_is_one_line():
+    """Tasks sent to a scheduler with no worker would wait, silently, for one to come: refused at once instead."""
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as c:
+        with pytest.raises(sweepexec.ExecutorError, match="the scheduler has no workers"):
+            DaskExecutor(c.scheduler_address)
+
+
+def test_a_local_worker_that_dies_is_one_line():
+    """A worker process killed (as the out-of-memory killer would) is ExecutorError, which the commands print as
+    one line, not a BrokenProcessPool traceback."""
+    import signal
+
+    pool = LocalPool(1)
+    try:
+        with pytest.raises(sweepexec.ExecutorError, match="a worker process ended abruptly"):
+            list(pool(_die, [("key", (signal.SIGKILL,))]))
+    finally:
+        pool.close()
+
+
+def _die(sig: int) -> None:
+    os.kill(os.getpid(), sig)
+
+
 @pytest.mark.integration
 def test_sweep_on_worker_processes_equals_the_local_run(small):
     """Two worker processes over TCP, as `dask scheduler` / `dask worker` would be."""

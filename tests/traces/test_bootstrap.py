@@ -15,6 +15,7 @@ import pytest
 from scipy import special, stats
 from support.cli import simd
 
+from simd import executors
 from simd.traces import bootstrap as bootstrap_module
 from simd.traces import fit as fit_module
 from simd.traces import joint
@@ -200,7 +201,7 @@ def test_the_refits_are_the_same_on_worker_processes(plain, monkeypatch):
 
     _refits_by(monkeypatch, refit)
     here = bootstrap_module.refits(f, 9)
-    pool = LocalPool(2)
+    pool = LocalPool(2, start="fork")  # (forked: the workers inherit the made-up refits)
     try:
         there = bootstrap_module.refits(f, 9, execute=pool)
     finally:
@@ -223,6 +224,13 @@ def test_the_command_line(tmp_path, monkeypatch, coarse):
     r = simd("trace", "fit", "x.csv", "--servers", "10", "--joint-regimes", "--bootstrap", "3", "--workers", "2",
              "--scheduler", "tcp://127.0.0.1:1")
     assert r.returncode == 2 and "--workers is for local runs" in r.stderr
+    r = simd("trace", "fit", "x.csv", "--servers", "10", "--joint-regimes", "--bootstrap", "3", "--scheduler", " ")
+    assert r.returncode == 2 and "--scheduler: expected a scheduler's address" in r.stderr
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_SECONDS", 0.5)
+    r = simd("trace", "fit", "x.csv", "--servers", "10", "--joint-regimes", "--bootstrap", "3", "--scheduler",
+             "tcp://127.0.0.1:1")  # before any work: the scheduler unreachable, the log (none here) not read
+    assert r.returncode == 1 and r.stderr.startswith("simd trace fit: error: --scheduler tcp://127.0.0.1:1: cannot "
+                                                     "connect"), r.stderr
     m = Model(lifetime_scale_days=150.0, lifetime_shape=0.7, gamma_shape=1.5, repair="exponential",
               repair_mean_days=0.3, regimes=REGIMES)
     log = generate(m, 150, 250.0, np.random.default_rng(4))
