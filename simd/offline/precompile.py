@@ -127,8 +127,9 @@ def warm(units: Sequence[str], parallel: bool = True) -> dict[str, float]:
 def prepare(specs, state_dir: str | None = None, prog: str = "simd", extra: Iterable[str] = ()) -> None:
     """Choose the kernel cache (simd.kernelcache) and compile the units ``specs`` run on (and ``extra``), in
     parallel when it helps, before worker processes start (they then load them from the cache). Says so on
-    stderr when the cache is not kept between runs, or when compiling took long enough to be noticed (a first
-    run on this machine): silent on an ordinary run."""
+    stderr before compiling a unit the cache does not hold (a minute of silence reads as a hang), when the cache
+    is not kept between runs, and when compiling took long enough to be noticed (a first run on this machine):
+    silent on an ordinary run."""
     if not kernels.compiled():
         print(f"{prog}: the engine's kernels run as Python (NUMBA_DISABLE_JIT=1): the same results, far slower",
               file=sys.stderr)
@@ -136,9 +137,15 @@ def prepare(specs, state_dir: str | None = None, prog: str = "simd", extra: Iter
     choice = kernelcache.configure(state_dir)
     units = sorted({u for spec in specs for u in kernels.units_for(spec)} | set(extra), key=kernels.UNITS.index)
     cold = [u for u in units if not in_cache(u)]  # a slow load from the cache (a busy machine) is no compile
+    kept = choice.source not in ("tmp", "off", "off-by-switch")
+    if cold:  # a silent minute reads as a hang: said before it starts (the loop's cold compile: 61.5 s on the
+        # project's 2-core machine, `NUMBA_CACHE_DIR=$(mktemp -d) simd simulate --seeds 2`)
+        print(f"{prog}: compiling the engine's kernels ({', '.join(cold)}): a minute or so, "
+              + ("once per machine" if kept else "in every run (the kernel cache is not kept)"), file=sys.stderr,
+              flush=True)
     seconds = warm(units)
     took = max(seconds.values(), default=0.0)
-    if choice.source in ("tmp", "off", "off-by-switch"):
+    if not kept:
         print(f"{prog}: kernel cache: {choice.describe()}", file=sys.stderr)
     elif cold and took >= NOTICEABLE_COMPILE_SECONDS:
         print(f"{prog}: compiled the engine's kernels ({', '.join(units)}) in {took:.1f} s, once per machine: "

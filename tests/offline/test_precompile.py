@@ -175,3 +175,25 @@ def test_a_unit_that_needs_another_is_compiled_after_it_not_beside_it(monkeypatc
     ran.clear()
     precompile.warm(["crn", "loop", "other"])
     assert (started, ran) == (["other"], ["loop", "crn", "other"])
+
+
+def test_a_first_run_says_it_compiles_before_it_does(monkeypatch, capsys):
+    """A first run on a machine compiles for a minute: a line says so before (a silent minute reads as a hang),
+    another how long it took after; a run that finds the kernels cached says nothing. (The compile faked.)"""
+    from simd.offline import precompile
+
+    spec = default_config().all_scenarios[0].job_spec(0)
+    before = []
+
+    def warm(units):
+        before.append(capsys.readouterr().err)
+        return {u: 61.5 if cold else 0.3 for u in units}
+
+    monkeypatch.setattr(precompile, "warm", warm)
+    for cold in (True, False):
+        monkeypatch.setattr(precompile, "in_cache", lambda unit, cold=cold: not cold)
+        precompile.prepare([spec], prog="simd simulate")
+    after = capsys.readouterr().err
+    assert before[0] == "simd simulate: compiling the engine's kernels (loop): a minute or so, once per machine\n"
+    assert before[1].startswith("simd simulate: compiled the engine's kernels (loop) in 61.5 s, once per machine")
+    assert before[1].count("\n") == 1 and after == ""  # (before[1]: what the first run said after its compile)
