@@ -7,16 +7,14 @@ fn(*args))`` in completion order; it decides nothing else (the caller puts the r
 they are the same whichever executor ran them). ``workers`` says how many tasks it runs at once, so a caller can
 cut the work to keep them all busy.
 
-dask is optional (simd's ``dask`` extra) and imported only by :class:`DaskExecutor`.
+dask is optional (simd's ``dask`` extra) and imported only by :class:`DaskExecutor`; the process pool's modules
+only by :class:`LocalPool` (every command's parser reads this module's bounds for its flags' help).
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 
 DASK_HINT = "--scheduler needs dask.distributed: pip install 'dask[distributed]' (simd's dask extra)"
 # How long to wait for the scheduler to answer before giving up with an error (dask's own default is 30 s). dask's
@@ -64,11 +62,17 @@ class LocalPool:
 
     def __init__(self, workers: int | None = None, start: str | None = None):
         """``start``: multiprocessing's start method (None: Python's default for the platform)."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         self.workers = workers or cpu_count()
         context = multiprocessing.get_context(start) if start else None
         self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
 
     def __call__(self, fn, jobs):
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
         futures = {self._pool.submit(fn, *args): key for key, args in jobs}
         pending = set(futures)
         try:
@@ -98,17 +102,16 @@ class DaskExecutor:
             from distributed import Client
         except ImportError:
             raise MissingDask(DASK_HINT) from None
+        self._own = client is None
         if client is None:
             client = _connect(Client, address)
-            self._own = True
-            if not client.nthreads():
-                client.close()
-                raise ExecutorError(f"--scheduler {address}: the scheduler has no workers (start some: dask worker "
-                                    f"{address})")
-        else:
-            self._own = False
+        threads = sum(client.nthreads().values())
+        if self._own and not threads:
+            client.close()
+            raise ExecutorError(f"--scheduler {address}: the scheduler has no workers (start some: dask worker "
+                                f"{address})")
         self.client = client
-        self.workers = max(1, sum(client.nthreads().values()))
+        self.workers = max(1, threads)
 
     def __call__(self, fn, jobs):
         from distributed import as_completed
@@ -120,8 +123,7 @@ class DaskExecutor:
                 try:
                     results = f.result()
                 except Exception as exc:  # raised on a worker or the scheduler: one line, the cause's first
-                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                    raise ExecutorError(f"a task failed on the cluster: {type(exc).__name__}: {first} "
+                    raise ExecutorError(f"a task failed on the cluster: {type(exc).__name__}: {_first_line(exc)} "
                                         "(the scheduler and workers need the same simd installed)") from exc
                 yield futures[f], results
         finally:
@@ -154,11 +156,25 @@ def _connect(client_class, address: str):
                             "scheduler's port, not its dashboard's: 8786 by default)")
     if "error" in got:
         exc = got["error"]
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = _first_line(exc) or type(exc).__name__
         if isinstance(exc, MemoryError):  # (a length dask read off bytes of another protocol)
             first = "what answered is no dask scheduler (its reply is not dask's protocol)"
         raise ExecutorError(f"--scheduler {address}: cannot connect: {first}") from None
     return got["client"]
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message ("" without one): what an error line quotes of it."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def refused(scheduler: str | None, workers: int | None) -> str | None:
+    """Why the flags cannot be given together (``--workers`` beside ``--scheduler``), else None: checked before
+    any work, by every command that takes them."""
+    if scheduler and workers:
+        return "--workers is for local runs; the scheduler's workers are its own"
+    return None
 
 
 def choose(scheduler: str | None, workers: int | None):

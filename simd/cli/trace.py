@@ -302,6 +302,7 @@ def _replay(args) -> dict:
 
 def cmd_fit(args) -> int:
     from simd import regularfile
+    from simd.executors import refused
     from simd.traces.scenario import Job, job_text
 
     if args.n_gpus is not None and args.n_gpus % args.gpus_per_server:
@@ -320,8 +321,8 @@ def cmd_fit(args) -> int:
     if (args.workers or args.scheduler) and not args.bootstrap:
         return _fail(FIT, f"{'--workers' if args.workers else '--scheduler'} runs the bootstrap's refits: it needs "
                           "--bootstrap N")
-    if args.scheduler and args.workers:
-        return _fail(FIT, "--workers is for local runs; the scheduler's workers are its own")
+    if why := refused(args.scheduler, args.workers):
+        return _fail(FIT, why)
     if args.plots:
         if not args.replicas:
             return _fail(FIT, "--plots draws the log against the fitted model's synthetic logs: --replicas 0 has none")

@@ -36,6 +36,8 @@ def test_check_config_imports_no_compiler_scipy_plots_or_server(tmp_path):
     loaded = loaded_after(["check-config", str(config)], tmp_path, extra)
     assert "simd.scenario.schema" in loaded  # it did read the file
     assert not [m for m in HEAVY if m in loaded]
+    # nor the process pool that --workers runs (its flags' help is on every parser: simd.executors)
+    assert "concurrent.futures.process" not in loaded and "multiprocessing" not in loaded
 
 
 def test_simulate_imports_no_plots_server_or_scipy_linalg(tmp_path):

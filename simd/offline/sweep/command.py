@@ -132,7 +132,7 @@ def _report(args, params, results, meta, out: Path | None) -> int:
 
 def run(args) -> int:
     from simd import regularfile
-    from simd.executors import ExecutorError, MissingDask, choose
+    from simd.executors import ExecutorError, MissingDask, choose, refused
     from simd.offline.sweep import run as sweep
     from simd.offline.sweep.grid import GridError, grid, parse_params
     from simd.scenario import default_config, load_config
@@ -143,8 +143,8 @@ def run(args) -> int:
     except KeyError:
         known = ", ".join([s.name for s in config.all_scenarios] + [sw.name for sw in config.sweeps])
         return _fail(f"--scenario: no scenario named {args.scenario!r} (known: {known})")
-    if args.scheduler and args.workers:
-        return _fail("--workers is for local runs; the scheduler's workers are its own")
+    if why := refused(args.scheduler, args.workers):
+        return _fail(why)
     if args.ci is None and args.max_replicas is not None:
         return _fail("--max-replicas applies to --ci only")
     cap = MAX_REPLICAS if args.max_replicas is None else args.max_replicas
